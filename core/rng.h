@@ -1,0 +1,51 @@
+/* rng.h - the counter-based generator every backend shares (header only).
+ *
+ * A draw is a pure function of (seed, stream, counter): no generator state, so a
+ * recomputation that asks again gets the same number (semantics.md, dropout), and a
+ * CUDA kernel computes the very same bits as the reference backend. Streams:
+ * parameters, input, labels and dropout masks each have their own.
+ */
+#ifndef REMAT_RNG_H
+#define REMAT_RNG_H
+
+#include <stdint.h>
+
+#if defined(__CUDACC__)
+#define REMAT_HOSTDEV __host__ __device__ __forceinline__
+#else
+#define REMAT_HOSTDEV static inline
+#endif
+
+/* Stream identifiers: combined with a layer / iteration index to key a draw. */
+enum {
+    REMAT_RNG_PARAM = 1,   /* counter: parameter element; key: layer*16 + param */
+    REMAT_RNG_INPUT = 2,   /* counter: input element;      key: iteration */
+    REMAT_RNG_LABEL = 3,   /* counter: sample;             key: iteration */
+    REMAT_RNG_DROPOUT = 4, /* counter: element of [N, F];  key: iteration, layer */
+};
+
+/* splitmix64 finaliser: a bijective 64-bit mixer. */
+REMAT_HOSTDEV uint64_t remat_rng_mix(uint64_t z) {
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* 64 random bits for (seed, stream, key, counter). */
+REMAT_HOSTDEV uint64_t remat_rng_bits(uint64_t seed, uint64_t stream, uint64_t key, uint64_t counter) {
+    uint64_t h = remat_rng_mix(seed ^ remat_rng_mix(stream * 0x100000001b3ull + key));
+    return remat_rng_mix(h ^ (counter * 0xd1b54a32d192ed03ull));
+}
+
+/* Uniform float in [0, 1) with 24 random bits (exactly representable). */
+REMAT_HOSTDEV float remat_rng_uniform(uint64_t seed, uint64_t stream, uint64_t key, uint64_t counter) {
+    return (float)(remat_rng_bits(seed, stream, key, counter) >> 40) * (1.0f / 16777216.0f);
+}
+
+/* Key of a dropout mask: the iteration and the layer index (not the time step). */
+REMAT_HOSTDEV uint64_t remat_rng_dropout_key(uint64_t iteration, uint64_t layer) {
+    return (iteration << 20) ^ layer;
+}
+
+#endif

@@ -1,0 +1,57 @@
+/* cli.h - what every `remat` subcommand shares: flag parsing, sizes, exit codes.
+ *
+ * A subcommand is `int remat_cmd_<name>(int argc, char **argv)` (argv[0] is the
+ * subcommand name) returning the process exit code of interfaces.md: 0 success,
+ * 1 a requested check failed, 2 bad input (one line on stderr naming file, field,
+ * expected).
+ */
+#ifndef REMAT_TOOLS_CLI_H
+#define REMAT_TOOLS_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { CLI_FLAG, CLI_STRING, CLI_INT, CLI_SIZE, CLI_DOUBLE, CLI_STRING_LIST } cli_kind;
+
+typedef struct cli_option {
+    const char *name;   /* "--model" */
+    cli_kind kind;
+    void *dest;         /* int* for FLAG/INT, const char** STRING, int64_t* SIZE, double* DOUBLE,
+                           cli_list* STRING_LIST */
+    const char *help;
+} cli_option;
+
+#define CLI_LIST_MAX 32
+typedef struct cli_list { int n; const char *items[CLI_LIST_MAX]; } cli_list;
+
+/* Parses argv[1..] against opts (terminated by {0}). "--help"/"-h" prints usage
+ * (the usage line, then one line per option) to stdout and returns 0 with *help_shown = 1.
+ * Unknown flag, missing value, bad number: one line on stderr, returns 2. */
+int cli_parse(int argc, char **argv, const char *usage, const cli_option *opts, int *help_shown);
+/* "512", "64KiB", "1.5GiB", "8GB"? (B, KiB, MiB, GiB, TiB; also K/M/G as binary). -1 on error. */
+int64_t cli_parse_size(const char *s);
+/* Prints "remat <cmd>: <msg>" on stderr and returns the exit code for err->status. */
+int cli_fail(const char *cmd, const remat_error *err);
+/* Prints "remat <cmd>: <field>: missing (expected ...)" and returns 2. */
+int cli_missing(const char *cmd, const char *flag, const char *expected);
+/* Human size: "123.4 MiB (129394688 B)" into buf. */
+const char *cli_fmt_bytes(int64_t bytes, char *buf, size_t len);
+/* Progress line on stderr, only when stderr is a terminal (or REMAT_PROGRESS=1):
+ * rewrites the current line; cli_progress_done ends it. */
+void cli_progress(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+void cli_progress_done(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

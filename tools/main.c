@@ -1,0 +1,43 @@
+/* main.c - `remat`: one executable, one subcommand per tools/cmd_<name>.c. */
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/commands.h"
+
+typedef struct {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *what;
+} command;
+
+static const command commands[] = {
+    {"demo", remat_cmd_demo, "the end-to-end demo: record, search, run, verify, plot"},
+    {"run", remat_cmd_run, "run training steps under a plan; record a trace or a gradient dump"},
+    {"simulate", remat_cmd_simulate, "predict peak memory and step time of a plan from a baseline trace"},
+    {"search", remat_cmd_search, "find a plan under a memory budget or by greedy level"},
+    {"tune", remat_cmd_tune, "largest batch (or T) that fits a budget, with and without checkpointing"},
+    {"verify", remat_cmd_verify, "prove a plan bit-identical to plain backpropagation; check compressors"},
+    {"plot", remat_cmd_plot, "draw memory curves and plan comparisons with gnuplot"},
+};
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: remat <command> [options]   (remat <command> --help for its options)\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].what);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "remat: unknown command '%s' (expected one of: demo, run, simulate, search, tune, verify, plot)\n",
+            argv[1]);
+    return 2;
+}
