@@ -7,6 +7,7 @@
  *     "input": {"shape": [128], "kind": "analog"},   // kind: analog (U[0,1)) | spikes (Bernoulli(rate))
  *     "classes": 10, "loss": "rate_mse",
  *     "optimizer": {"type": "sgd", "lr": 0.1, "momentum": 0.9},
+ *     "init_gain": 4.0,     // linear init U(-g/sqrt(in), g/sqrt(in)); default 1 (PyTorch)
  *     "layers": [
  *       {"name": "fc1", "type": "linear", "out": 512, "bias": true},
  *       {"name": "sn1", "type": "lif", "tau": 2.0, "surrogate": "sigmoid", "alpha": 4.0}, ...
@@ -81,6 +82,7 @@ typedef struct remat_model {
     int64_t classes;
     remat_loss_type loss;
     remat_optimizer optimizer;
+    float init_gain;         /* linear weights and biases ~ U(-g/sqrt(in), g/sqrt(in)); default 1 */
     int n_layers;
     remat_layer *layers;     /* owned */
     int n_blocks;

@@ -414,7 +414,7 @@ static remat_status check_sizes(const json_ctx *c, const remat_model *m) {
 
 static remat_status parse_model(const json_ctx *c, const cJSON *root, remat_model *m, remat_error *err) {
     static const char *const allowed[] = {"name", "description", "T", "N", "input", "classes", "loss",
-                                          "optimizer", "layers", "blocks", NULL};
+                                          "optimizer", "init_gain", "layers", "blocks", NULL};
     remat_status st = json_check_object(c, root, "", allowed);
     if (st) return st;
     if ((st = json_get_name(c, root, "", "name", m->name, sizeof m->name))) return st;
@@ -428,6 +428,11 @@ static remat_status parse_model(const json_ctx *c, const cJSON *root, remat_mode
     if ((st = json_get_enum(c, root, "", "loss", 0, loss_names, 2, 0, &loss))) return st;
     m->loss = (remat_loss_type)loss;
     if ((st = parse_optimizer(c, root, m))) return st;
+    double gain = 1.0;
+    if ((st = json_get_number(c, root, "", "init_gain", 0, 1.0, &gain))) return st;
+    if (!(gain > 0.0 && gain <= 100.0))
+        return json_fail_value(c, "init_gain", json_member(root, "init_gain"), "a number in (0, 100]");
+    m->init_gain = (float)gain;
     if ((st = parse_layers(c, root, m, err))) return st;
     if ((st = parse_blocks(c, root, m, err))) return st;
     if ((st = derive(c, m))) return st;
