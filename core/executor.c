@@ -359,12 +359,6 @@ static int64_t seg_in_features(remat_session *s, const remat_segment *g) {
     return s->m->layers[g->first].in_features;
 }
 
-/* Value class of the input of segment g. */
-static remat_value_class seg_in_values(remat_session *s, const remat_segment *g) {
-    if (g->first == 0) return s->m->input_spikes ? REMAT_VALUES_BINARY : REMAT_VALUES_REAL;
-    return s->m->layers[g->first - 1].out_values;
-}
-
 static remat_status count_nnz(remat_session *s, remat_tensor *t, int producer, int64_t *nnz) {
     *nnz = -1;
     if (s->ops->has_data) {
@@ -576,7 +570,7 @@ static remat_status init_params(remat_session *s) {
             op_begin(s, &op, REMAT_OP_FILL, j, l->block, 0, p->elems);
             if (s->ops->has_data) {
                 if (l->type == REMAT_LAYER_LINEAR) {
-                    float bound = 1.0f / sqrtf((float)l->in_features);
+                    float bound = m->init_gain / sqrtf((float)l->in_features);
                     s->ops->fill_uniform(s->be->ctx, fptr(p), p->elems, -bound, bound, s->o.seed, REMAT_RNG_PARAM,
                                          (uint64_t)(j * 16 + i));
                 } else { /* batch norm: weight 1, bias 0, running mean 0, running var 1 */

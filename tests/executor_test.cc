@@ -1,0 +1,309 @@
+// executor_test.cc - the determinism contract over plan grids on the small shipped
+// models, the bytes each plan saves (measured from the allocator, checked against
+// the tensor shapes), that recomputation really happens, and trace consistency.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/backend.h"
+#include "core/compress.h"
+#include "core/executor.h"
+#include "core/plan.h"
+#include "core/trace.h"
+#include "tests/testutil.h"
+
+using remat_test::Model;
+using remat_test::StepOutput;
+
+namespace {
+
+// A plan built in memory: every block stored, then options set per block.
+struct Plan {
+    remat_plan p{};
+    std::vector<remat_block_plan> blocks;
+    explicit Plan(const remat_model &m) : blocks((size_t)m.n_blocks) {
+        for (auto &b : blocks) {
+            std::memset(&b, 0, sizeof b);
+            b.k = 1;
+        }
+        p.n_blocks = m.n_blocks;
+        p.blocks = blocks.data();
+        p.text = const_cast<char *>("");
+        p.path = const_cast<char *>("");
+    }
+    Plan(const Plan &o) : p(o.p), blocks(o.blocks) { p.blocks = blocks.data(); }
+    bool valid(const remat_model &m) const {
+        remat_error err{};
+        return remat_plan_validate(&p, &m, "<test>", &err) == REMAT_OK;
+    }
+};
+
+// Every option one block can take (validated): stored; checkpointed x compressor x k x
+// (no split, one split at each inner layer).
+std::vector<remat_block_plan> block_options(const remat_model &m, int b) {
+    std::vector<remat_block_plan> out;
+    const remat_block &blk = m.blocks[b];
+    for (int ck = 0; ck <= 1; ck++)
+        for (int c = 0; c < REMAT_COMP_COUNT; c++)
+            for (int k = 1; k <= m.T; k++) {
+                if (m.T % k) continue;
+                for (int sp = -1; sp < blk.n_layers; sp++) {
+                    if (sp == 0) continue;
+                    if (!ck && (c || k > 1 || sp >= 0)) continue;
+                    remat_block_plan o;
+                    std::memset(&o, 0, sizeof o);
+                    o.checkpoint = ck;
+                    o.compressor = (remat_compressor)c;
+                    o.k = k;
+                    if (sp > 0) {
+                        o.n_splits = 1;
+                        o.splits[0] = blk.first_layer + sp;
+                    }
+                    Plan probe(m);
+                    probe.blocks[(size_t)b] = o;
+                    if (probe.valid(m)) out.push_back(o);
+                }
+            }
+    return out;
+}
+
+void expect_same(const StepOutput &base, const StepOutput &got, const std::string &what) {
+    uint32_t lb, lg;
+    float fb = (float)base.loss, fg = (float)got.loss;
+    std::memcpy(&lb, &fb, 4);
+    std::memcpy(&lg, &fg, 4);
+    EXPECT_EQ(lb, lg) << what << ": loss " << base.loss << " vs " << got.loss;
+    ASSERT_EQ(base.grads.size(), got.grads.size());
+    for (size_t i = 0; i < base.grads.size(); i++)
+        EXPECT_EQ(remat_test::first_difference(base.grads[i], got.grads[i]), -1) << what << ": gradient " << i;
+    for (size_t i = 0; i < base.after.size(); i++)
+        EXPECT_EQ(remat_test::first_difference(base.after[i], got.after[i]), -1) << what << ": running stat " << i;
+    EXPECT_EQ(remat_test::first_difference(base.input_grad, got.input_grad), -1) << what << ": input gradient";
+}
+
+class GridTest : public ::testing::TestWithParam<const char *> {};
+
+// Every block option, one block at a time, and every option on all blocks at once:
+// loss, gradients, running statistics and input gradient bit-identical to plain
+// backpropagation; every compression decompresses to the original bits.
+TEST_P(GridTest, EveryPlanBitIdenticalToBaseline) {
+    Model model(GetParam());
+    const remat_model &m = model.m;
+    remat_error err{};
+    Plan base(m);
+    StepOutput ref;
+    ASSERT_TRUE(remat_test::run_step(m, base.p, 7, nullptr, &ref, &err)) << err.msg;
+    int plans = 0, checkpointed = 0;
+    std::vector<std::vector<remat_block_plan>> opts;
+    for (int b = 0; b < m.n_blocks; b++) opts.push_back(block_options(m, b));
+    auto check = [&](const Plan &pl, const std::string &name) {
+        StepOutput got;
+        remat_error e{};
+        ASSERT_TRUE(remat_test::run_step(m, pl.p, 7, nullptr, &got, &e)) << name << ": " << e.msg;
+        expect_same(ref, got, name);
+        EXPECT_EQ(got.res.compression_mismatches, 0) << name;
+        EXPECT_EQ(got.res.compressions_checked, got.res.compressions) << name;
+        plans++;
+        if (got.res.recomputed_layers > 0) checkpointed++;
+    };
+    for (int b = 0; b < m.n_blocks; b++)
+        for (size_t i = 0; i < opts[(size_t)b].size(); i++) {
+            Plan pl(m);
+            pl.blocks[(size_t)b] = opts[(size_t)b][i];
+            check(pl, std::string(GetParam()) + " block " + std::to_string(b) + " option " + std::to_string(i));
+        }
+    // the same option on every block where it is valid
+    for (size_t i = 0; i < opts[0].size(); i++) {
+        Plan pl(m);
+        for (int b = 0; b < m.n_blocks; b++) {
+            remat_block_plan o = opts[0][i];
+            if (o.n_splits) o.splits[0] += m.blocks[b].first_layer - m.blocks[0].first_layer;
+            pl.blocks[(size_t)b] = o;
+        }
+        if (pl.valid(m)) check(pl, std::string(GetParam()) + " all blocks option " + std::to_string(i));
+    }
+    EXPECT_GT(checkpointed, 10) << "the grid must contain recomputing plans";
+    RecordProperty("plans", plans);
+    printf("%s: %d plans bit-identical (%d recompute)\n", GetParam(), plans, checkpointed);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shipped, GridTest, ::testing::Values("tiny-3block-if", "tiny-mlp-lif", "tiny-resnet-bn"));
+
+// Bytes a stored block keeps from forward to backward, from the shapes alone.
+int64_t stored_saved_bytes(const remat_model &m, int b) {
+    int64_t tn = m.T * m.N * 4, bytes = 0;
+    const remat_block &blk = m.blocks[b];
+    for (int j = blk.first_layer; j < blk.first_layer + blk.n_layers; j++) {
+        const remat_layer &l = m.layers[j];
+        if (l.type == REMAT_LAYER_LINEAR) bytes += tn * l.in_features;
+        if (l.type == REMAT_LAYER_IF || l.type == REMAT_LAYER_LIF) bytes += tn * l.out_features;
+        if (l.type == REMAT_LAYER_BATCHNORM) bytes += tn * l.in_features + 2 * 4 * l.out_features;
+    }
+    return bytes;
+}
+
+// Checkpointing blocks 1.. with the bit compressor: the end-of-forward bytes drop by
+// exactly what the stored blocks kept minus the packed inputs, and the peak drops.
+TEST(Savings, BitCheckpointSavesExactlyTheStoredActivations) {
+    Model model("tiny-3block-if");
+    const remat_model &m = model.m;
+    remat_error err{};
+    Plan base(m), plan(m);
+    int64_t expected = 0;
+    for (int b = 1; b < m.n_blocks; b++) {
+        plan.blocks[(size_t)b].checkpoint = 1;
+        plan.blocks[(size_t)b].compressor = REMAT_COMP_BIT;
+        int64_t n = m.T * m.N * m.layers[m.blocks[b].first_layer].in_features;
+        expected += stored_saved_bytes(m, b) - remat_compressed_bytes(REMAT_COMP_BIT, n, 0);
+    }
+    ASSERT_TRUE(plan.valid(m));
+    StepOutput a, c;
+    ASSERT_TRUE(remat_test::run_step(m, base.p, 3, nullptr, &a, &err)) << err.msg;
+    ASSERT_TRUE(remat_test::run_step(m, plan.p, 3, nullptr, &c, &err)) << err.msg;
+    EXPECT_EQ(a.res.end_of_forward_bytes - c.res.end_of_forward_bytes, expected);
+    EXPECT_LT(c.res.peak_live_bytes, a.res.peak_live_bytes);
+    EXPECT_GT(c.res.compressed_bytes, 0);
+    EXPECT_EQ(c.res.recomputed_layers, (m.n_blocks - 1) * m.blocks[1].n_layers);
+    expect_same(a, c, "bit checkpoint");
+}
+
+// Time chunks: k chunks recompute each layer of the block k times, keep k-1 boundary
+// states per neuron layer, and the recompute ops cover T/k steps each.
+TEST(Recompute, ChunksRecomputeEveryLayerOncePerChunk) {
+    Model model("tiny-mlp-lif");
+    const remat_model &m = model.m;
+    remat_error err{};
+    const int k = (int)m.T;  // the finest split
+    Plan plan(m);
+    plan.blocks[1].checkpoint = 1;
+    plan.blocks[1].k = k;
+    ASSERT_TRUE(plan.valid(m));
+    remat_trace tr;
+    remat_trace_init(&tr);
+    StepOutput out;
+    ASSERT_TRUE(remat_test::run_step(m, plan.p, 1, &tr, &out, &err)) << err.msg;
+    EXPECT_EQ(out.res.recomputed_layers, m.blocks[1].n_layers * k);
+    int recompute_ops = 0;
+    for (int64_t i = 0; i < tr.n_ops; i++) {
+        const remat_op_record &o = tr.ops[i];
+        if (o.phase != REMAT_PHASE_RECOMPUTE) continue;
+        if (o.op == REMAT_OP_LINEAR_FWD || o.op == REMAT_OP_NEURON_FWD) {
+            recompute_ops++;
+            EXPECT_EQ(o.t_steps, m.T / k);
+            EXPECT_EQ(o.block, 1);
+        }
+    }
+    EXPECT_EQ(recompute_ops, m.blocks[1].n_layers * k);
+    int boundary_states = 0;
+    for (int64_t i = 0; i < tr.n_events; i++) {
+        const remat_event &e = tr.events[i];
+        if (e.kind == REMAT_EVENT_ALLOC && e.role == REMAT_ROLE_NEURON_STATE && e.phase == REMAT_PHASE_FORWARD &&
+            e.block == 1)
+            boundary_states++;
+    }
+    int neurons = 0;
+    for (int j = m.blocks[1].first_layer; j < m.blocks[1].first_layer + m.blocks[1].n_layers; j++)
+        if (m.layers[j].type == REMAT_LAYER_IF || m.layers[j].type == REMAT_LAYER_LIF) neurons++;
+    // the working state of each neuron layer plus k-1 boundary snapshots
+    EXPECT_EQ(boundary_states, neurons * k);
+    remat_trace_free(&tr);
+}
+
+// Replaying the events reproduces the measured peak; every tensor is freed; a free
+// repeats its alloc's bytes.
+TEST(Trace, EventsReplayToTheMeasuredPeak) {
+    Model model("tiny-resnet-bn");
+    const remat_model &m = model.m;
+    remat_error err{};
+    Plan plan(m);
+    plan.blocks[1].checkpoint = 1;
+    remat_trace tr;
+    remat_trace_init(&tr);
+    remat_backend be{};
+    ASSERT_EQ(remat_backend_ref_init(&be, 1, &err), REMAT_OK);
+    remat_exec_opts o = remat_exec_opts_default();
+    o.trace = &tr;
+    remat_step_result r[2];
+    ASSERT_EQ(remat_exec_run(&m, &plan.p, &be, &o, 2, r, &err), REMAT_OK) << err.msg;
+    remat_backend_free(&be);
+    ASSERT_EQ(tr.n_iters, 2);
+    std::map<int64_t, int64_t> live;
+    int64_t bytes = 0;
+    for (int it = 0; it < 2; it++) {
+        int64_t peak = 0;
+        // live bytes carried into the iteration
+        for (int64_t i = tr.iters[it].first_event; i < tr.iters[it].first_event + tr.iters[it].n_events; i++) {
+            const remat_event &e = tr.events[i];
+            if (e.kind == REMAT_EVENT_ALLOC) {
+                ASSERT_EQ(live.count(e.tensor), 0u);
+                live[e.tensor] = e.bytes;
+                bytes += e.bytes;
+            } else {
+                ASSERT_EQ(live.count(e.tensor), 1u);
+                ASSERT_EQ(live[e.tensor], e.bytes);
+                live.erase(e.tensor);
+                bytes -= e.bytes;
+            }
+            if (bytes > peak) peak = bytes;
+        }
+        EXPECT_EQ(peak, r[it].peak_live_bytes) << "iteration " << it;
+        if (it == 0) {
+            // events before the first iteration (parameters) are live throughout
+        }
+    }
+    // the rest (session teardown) frees everything
+    for (int64_t i = tr.iters[1].first_event + tr.iters[1].n_events; i < tr.n_events; i++) {
+        const remat_event &e = tr.events[i];
+        ASSERT_EQ(e.kind, REMAT_EVENT_FREE);
+        live.erase(e.tensor);
+    }
+    // parameters were allocated before iteration 0: they are the only ones not seen
+    for (int64_t i = 0; i < tr.iters[0].first_event; i++) live.erase(tr.events[i].tensor);
+    EXPECT_TRUE(live.empty());
+    remat_trace_free(&tr);
+}
+
+// The GEMMs split work over output elements only: 1 and 2 threads agree bit for bit.
+TEST(Determinism, ThreadCountDoesNotChangeBits) {
+    Model model("tiny-3block-if");
+    remat_error err{};
+    Plan base(model.m);
+    StepOutput a, b;
+    ASSERT_TRUE(remat_test::run_step(model.m, base.p, 5, nullptr, &a, &err, REMAT_FAULT_NONE, 1)) << err.msg;
+    ASSERT_TRUE(remat_test::run_step(model.m, base.p, 5, nullptr, &b, &err, REMAT_FAULT_NONE, 2)) << err.msg;
+    expect_same(a, b, "2 threads");
+}
+
+// Each deliberate break of the contract changes some bit of the result.
+TEST(Faults, EveryFaultIsVisibleInTheGradients) {
+    remat_error err{};
+    struct Case {
+        const char *model;
+        remat_fault fault;
+        int block, k;
+        remat_compressor comp;
+    } cases[] = {
+        {"tiny-mlp-lif", REMAT_FAULT_REORDER_WGRAD, 1, 2, REMAT_COMP_NONE},
+        {"tiny-mlp-lif", REMAT_FAULT_LOSSY_COMPRESS, 1, 1, REMAT_COMP_BIT},
+    };
+    for (const Case &c : cases) {
+        Model model(c.model);
+        Plan base(model.m), plan(model.m);
+        plan.blocks[(size_t)c.block].checkpoint = 1;
+        plan.blocks[(size_t)c.block].k = c.k;
+        plan.blocks[(size_t)c.block].compressor = c.comp;
+        ASSERT_TRUE(plan.valid(model.m));
+        StepOutput a, b;
+        ASSERT_TRUE(remat_test::run_step(model.m, base.p, 5, nullptr, &a, &err)) << err.msg;
+        ASSERT_TRUE(remat_test::run_step(model.m, plan.p, 5, nullptr, &b, &err, c.fault)) << err.msg;
+        bool differs = remat_test::first_difference(a.input_grad, b.input_grad) >= 0;
+        for (size_t i = 0; i < a.grads.size(); i++)
+            differs = differs || remat_test::first_difference(a.grads[i], b.grads[i]) >= 0;
+        EXPECT_TRUE(differs) << "fault " << (int)c.fault << " went unnoticed";
+    }
+}
+
+}  // namespace

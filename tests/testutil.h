@@ -1,0 +1,46 @@
+// testutil.h - helpers shared by the GoogleTest files: loading shipped models,
+// running one step, comparing tensors bit for bit.
+#ifndef REMAT_TESTS_TESTUTIL_H
+#define REMAT_TESTS_TESTUTIL_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/executor.h"
+#include "core/model.h"
+#include "core/plan.h"
+#include "core/trace.h"
+
+namespace remat_test {
+
+// Path of a shipped model, e.g. model_path("tiny-mlp-lif") -> "data/models/tiny-mlp-lif.json".
+std::string model_path(const std::string &name);
+
+// A model loaded from data/models (aborts the test on error).
+struct Model {
+    remat_model m{};
+    explicit Model(const std::string &name);
+    ~Model();
+};
+
+// Everything one step produces that the determinism contract covers.
+struct StepOutput {
+    double loss = 0;
+    std::vector<std::vector<uint32_t>> grads;  // bit patterns, per (layer, trainable param)
+    std::vector<std::vector<uint32_t>> after;  // running statistics after the step
+    std::vector<uint32_t> input_grad;
+    remat_step_result res{};
+};
+
+// One step (no optimiser) of model under plan on the reference backend.
+// trace may be NULL. Returns false and fills err on failure.
+bool run_step(const remat_model &m, const remat_plan &p, uint64_t seed, remat_trace *trace, StepOutput *out,
+              remat_error *err, remat_fault fault = REMAT_FAULT_NONE, int threads = 1);
+
+// Index of the first differing element, or -1 when equal.
+int64_t first_difference(const std::vector<uint32_t> &a, const std::vector<uint32_t> &b);
+
+}  // namespace remat_test
+
+#endif

@@ -1,0 +1,163 @@
+/* cmd_run.c - `remat run`: training steps under a plan, with a trace or a dump. */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/dump.h"
+#include "core/executor.h"
+#include "core/trace.h"
+#include "tools/cli.h"
+#include "tools/commands.h"
+#include "tools/run_common.h"
+
+static const char *USAGE =
+    "usage: remat run --model M.json [--plan P.json] [--backend ref|cuda] [--seed S] [--iters N]\n"
+    "                 [--trace OUT.h5] [--dump OUT.h5] [--threads N] [--allocator-config K=V,...] [--json]\n"
+    "\n"
+    "Runs training steps of the model under the plan (no plan: plain backpropagation) and\n"
+    "prints the loss, the peak live and reserved bytes, the bytes held at the end of\n"
+    "forward and the step time. --trace writes every allocation event (docs/trace-schema.md);\n"
+    "--dump writes the gradient dump of one step without optimiser update (interfaces.md).";
+
+static void print_human(const remat_model *m, const char *plan_path, const char *backend, int threads,
+                        const remat_step_result *r, int iters) {
+    char b1[64], b2[64], b3[64], b4[64];
+    const remat_step_result *last = &r[iters - 1];
+    int64_t peak = 0, reserved = 0;
+    double tmin = 1e30;
+    for (int i = 0; i < iters; i++) {
+        if (r[i].peak_live_bytes > peak) peak = r[i].peak_live_bytes;
+        if (r[i].peak_reserved_bytes > reserved) reserved = r[i].peak_reserved_bytes;
+        if (r[i].step_time_s < tmin) tmin = r[i].step_time_s;
+    }
+    printf("model %s (T=%lld, N=%lld), plan %s, backend %s", m->name, (long long)m->T, (long long)m->N,
+           plan_path ? plan_path : "none (plain backpropagation)", backend);
+    if (!strcmp(backend, "ref")) printf(" (%d thread%s)", threads, threads == 1 ? "" : "s");
+    printf("\n");
+    for (int i = 0; i < iters; i++)
+        printf("  step %d: loss %.6f  peak live %s  time %.3f s\n", i + 1, r[i].loss,
+               cli_fmt_bytes(r[i].peak_live_bytes, b1, sizeof b1), r[i].step_time_s);
+    printf("peak live bytes       %s\n", cli_fmt_bytes(peak, b1, sizeof b1));
+    printf("peak reserved bytes   %s  (caching allocator model)\n", cli_fmt_bytes(reserved, b2, sizeof b2));
+    printf("end of forward        %s  (of which compressed inputs %s)\n",
+           cli_fmt_bytes(last->end_of_forward_bytes, b3, sizeof b3),
+           cli_fmt_bytes(last->compressed_bytes, b4, sizeof b4));
+    printf("step time             %.3f s (last), %.3f s (best of %d)\n", last->step_time_s, tmin, iters);
+    printf("recomputed layers     %d per step\n", last->recomputed_layers);
+    printf("events                %lld per step\n", (long long)last->events);
+}
+
+static void print_json(const remat_model *m, const char *plan_path, const char *backend,
+                       const remat_step_result *r, int iters) {
+    int64_t peak = 0, reserved = 0, events = 0;
+    for (int i = 0; i < iters; i++) {
+        if (r[i].peak_live_bytes > peak) peak = r[i].peak_live_bytes;
+        if (r[i].peak_reserved_bytes > reserved) reserved = r[i].peak_reserved_bytes;
+        events += r[i].events;
+    }
+    const remat_step_result *last = &r[iters - 1];
+    printf("{\"model\":\"%s\",\"plan\":\"%s\",\"backend\":\"%s\",\"T\":%lld,\"N\":%lld,"
+           "\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld,\"end_of_forward_bytes\":%lld,"
+           "\"step_time_s\":%.9g,\"events\":%lld,\"loss\":%.9g,\"recomputed_layers\":%d,\"steps\":[",
+           m->name, plan_path ? plan_path : "", backend, (long long)m->T, (long long)m->N, (long long)peak,
+           (long long)reserved, (long long)last->end_of_forward_bytes, last->step_time_s, (long long)events,
+           last->loss, last->recomputed_layers);
+    for (int i = 0; i < iters; i++)
+        printf("%s{\"loss\":%.9g,\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld,"
+               "\"end_of_forward_bytes\":%lld,\"step_time_s\":%.9g,\"events\":%lld}",
+               i ? "," : "", r[i].loss, (long long)r[i].peak_live_bytes, (long long)r[i].peak_reserved_bytes,
+               (long long)r[i].end_of_forward_bytes, r[i].step_time_s, (long long)r[i].events);
+    printf("]}\n");
+}
+
+int remat_cmd_run(int argc, char **argv) {
+    const char *model_path = NULL, *plan_path = NULL, *backend = "ref", *trace_path = NULL, *dump_path = NULL;
+    const char *alloc_cfg = NULL;
+    int seed = 1, iters = 1, threads = 1, json = 0, help = 0;
+    const cli_option opts[] = {
+        {"--model", CLI_STRING, &model_path, "model file (JSON)"},
+        {"--plan", CLI_STRING, &plan_path, "plan file (JSON); none = plain backpropagation"},
+        {"--backend", CLI_STRING, &backend, "ref (default) or cuda"},
+        {"--seed", CLI_INT, &seed, "seed of parameters, input, labels and dropout (default 1)"},
+        {"--iters", CLI_INT, &iters, "training steps (default 1)"},
+        {"--threads", CLI_INT, &threads, "reference-backend threads (default 1)"},
+        {"--trace", CLI_STRING, &trace_path, "write the allocation trace (HDF5)"},
+        {"--dump", CLI_STRING, &dump_path, "write the gradient dump of one step (HDF5)"},
+        {"--allocator-config", CLI_STRING, &alloc_cfg, "caching allocator settings, e.g. max_split_size=64MiB"},
+        {"--json", CLI_FLAG, &json, "print one JSON object instead of the summary"},
+        {0},
+    };
+    int rc = cli_parse(argc, argv, USAGE, opts, &help);
+    if (rc != 0 || help) return rc;
+    if (!model_path) return cli_missing("run", "--model", "a model file, e.g. data/models/mlp-lif.json");
+    if (iters < 1 || iters > 100000) {
+        fprintf(stderr, "remat run: --iters: %d is out of range (expected 1..100000)\n", iters);
+        return 2;
+    }
+    if (threads < 1 || threads > 256) {
+        fprintf(stderr, "remat run: --threads: %d is out of range (expected 1..256)\n", threads);
+        return 2;
+    }
+    if (seed < 0) {
+        fprintf(stderr, "remat run: --seed: %d is negative (expected 0 or more)\n", seed);
+        return 2;
+    }
+    if (dump_path && iters != 1) {
+        fprintf(stderr, "remat run: --dump: a dump records exactly one step (got --iters %d)\n", iters);
+        return 2;
+    }
+    remat_error err = {0};
+    remat_model m;
+    remat_plan p;
+    if (remat_tools_load(model_path, plan_path, &m, &p, &err) != REMAT_OK) return cli_fail("run", &err);
+    remat_exec_opts o = remat_exec_opts_default();
+    o.seed = (uint64_t)seed;
+    if (alloc_cfg && remat_caching_config_parse(alloc_cfg, &o.caching, &err) != REMAT_OK) {
+        remat_plan_free(&p);
+        remat_model_free(&m);
+        return cli_fail("run", &err);
+    }
+    remat_backend be;
+    memset(&be, 0, sizeof be);
+    if (remat_tools_backend_open(backend, threads, &be, &err) != REMAT_OK) {
+        remat_plan_free(&p);
+        remat_model_free(&m);
+        return cli_fail("run", &err);
+    }
+    remat_trace trace;
+    remat_trace_init(&trace);
+    if (trace_path) {
+        o.trace = &trace;
+        trace.threads = threads;
+        remat_tools_caching_config_text(&o.caching, trace.allocator_config, sizeof trace.allocator_config);
+    }
+    remat_step_result *res = remat_xcalloc((size_t)iters, sizeof *res, &err);
+    remat_status st = res ? REMAT_OK : REMAT_ERR_NOMEM;
+    if (st == REMAT_OK && dump_path) {
+        cli_progress("run: one step of %s for the dump", m.name);
+        st = remat_dump_run(&m, &p, &be, &o, dump_path, &res[0], &err);
+    } else if (st == REMAT_OK) {
+        remat_session *s = remat_session_init(&m, &p, &be, &o, &err);
+        if (!s) st = err.status != REMAT_OK ? err.status : REMAT_ERR_INTERNAL;
+        for (int i = 0; s && i < iters && st == REMAT_OK; i++) {
+            cli_progress("run: step %d/%d of %s", i + 1, iters, m.name);
+            st = remat_session_step(s, 1, &res[i], &err);
+        }
+        remat_session_free(s);
+    }
+    cli_progress_done();
+    if (st == REMAT_OK && trace_path) st = remat_trace_write_h5(&trace, trace_path, &err);
+    if (st == REMAT_OK) {
+        if (json)
+            print_json(&m, plan_path, backend, res, iters);
+        else
+            print_human(&m, plan_path, backend, threads, res, iters);
+        if (!json && trace_path) printf("trace written to %s (%lld events)\n", trace_path, (long long)trace.n_events);
+        if (!json && dump_path) printf("gradient dump written to %s\n", dump_path);
+    }
+    remat_xfree(res);
+    remat_trace_free(&trace);
+    remat_backend_free(&be);
+    remat_plan_free(&p);
+    remat_model_free(&m);
+    return st == REMAT_OK ? 0 : cli_fail("run", &err);
+}

@@ -1,0 +1,33 @@
+/* run_common.c - backend by name, model + plan loading. */
+#include "tools/run_common.h"
+
+#include <stdio.h>
+#include <string.h>
+
+remat_status remat_tools_backend_open(const char *name, int threads, remat_backend *out, remat_error *err) {
+    if (!name || !strcmp(name, "ref")) return remat_backend_ref_init(out, threads > 0 ? threads : 1, err);
+    if (!strcmp(name, "cuda")) return remat_backend_cuda_init(out, 0, err);
+    return remat_error_set(err, REMAT_ERR_INPUT, "--backend: '%s' is not a backend (expected ref or cuda)", name);
+}
+
+remat_status remat_tools_load(const char *model_path, const char *plan_path, remat_model *m, remat_plan *p,
+                              remat_error *err) {
+    memset(m, 0, sizeof *m);
+    memset(p, 0, sizeof *p);
+    remat_status st = remat_model_load(model_path, m, err);
+    if (st != REMAT_OK) return st;
+    st = plan_path ? remat_plan_load(plan_path, m, p, err) : remat_plan_init_empty(m, p, err);
+    if (st != REMAT_OK) remat_model_free(m);
+    return st;
+}
+
+void remat_tools_caching_config_text(const remat_caching_config *c, char *buf, size_t len) {
+    snprintf(buf, len,
+             "round_bytes=%lld,small_size=%lld,small_segment=%lld,large_segment=%lld,min_large_alloc=%lld,"
+             "round_large=%lld,small_split_min=%lld,large_split_min=%lld,max_split_size=%lld,"
+             "expandable_segments=%d,expandable_page=%lld",
+             (long long)c->round_bytes, (long long)c->small_size, (long long)c->small_segment,
+             (long long)c->large_segment, (long long)c->min_large_alloc, (long long)c->round_large,
+             (long long)c->small_split_min, (long long)c->large_split_min, (long long)c->max_split_size,
+             c->expandable_segments, (long long)c->expandable_page);
+}

@@ -1,0 +1,28 @@
+/* run_common.h - what `run`, `verify`, `tune --confirm` and `demo` share: opening
+ * a backend by name, loading a model and an optional plan, writing a trace. */
+#ifndef REMAT_TOOLS_RUN_COMMON_H
+#define REMAT_TOOLS_RUN_COMMON_H
+
+#include "core/alloc_model.h"
+#include "core/backend.h"
+#include "core/model.h"
+#include "core/plan.h"
+#include "core/status.h"
+#include "core/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* name: "ref" or "cuda" (NULL = ref). threads for ref. REMAT_ERR_INPUT for another name. */
+remat_status remat_tools_backend_open(const char *name, int threads, remat_backend *out, remat_error *err);
+/* Loads the model, and the plan if plan_path is not NULL (else the empty plan). */
+remat_status remat_tools_load(const char *model_path, const char *plan_path, remat_model *m, remat_plan *p,
+                              remat_error *err);
+/* "round_bytes=512,...": the configuration text a trace records. */
+void remat_tools_caching_config_text(const remat_caching_config *c, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
