@@ -231,38 +231,33 @@ TEST(Trace, EventsReplayToTheMeasuredPeak) {
     remat_backend_free(&be);
     ASSERT_EQ(tr.n_iters, 2);
     std::map<int64_t, int64_t> live;
-    int64_t bytes = 0;
-    for (int it = 0; it < 2; it++) {
-        int64_t peak = 0;
-        // live bytes carried into the iteration
-        for (int64_t i = tr.iters[it].first_event; i < tr.iters[it].first_event + tr.iters[it].n_events; i++) {
-            const remat_event &e = tr.events[i];
-            if (e.kind == REMAT_EVENT_ALLOC) {
-                ASSERT_EQ(live.count(e.tensor), 0u);
-                live[e.tensor] = e.bytes;
-                bytes += e.bytes;
-            } else {
-                ASSERT_EQ(live.count(e.tensor), 1u);
-                ASSERT_EQ(live[e.tensor], e.bytes);
-                live.erase(e.tensor);
-                bytes -= e.bytes;
-            }
-            if (bytes > peak) peak = bytes;
+    int64_t bytes = 0, peak = 0;
+    int it = -1;
+    auto apply = [&](const remat_event &e) {
+        if (e.kind == REMAT_EVENT_ALLOC) {
+            ASSERT_EQ(live.count(e.tensor), 0u) << "tensor " << e.tensor << " allocated twice";
+            live[e.tensor] = e.bytes;
+            bytes += e.bytes;
+        } else {
+            ASSERT_EQ(live.count(e.tensor), 1u) << "tensor " << e.tensor << " freed while not live";
+            ASSERT_EQ(live[e.tensor], e.bytes) << "free repeats its alloc's bytes";
+            live.erase(e.tensor);
+            bytes -= e.bytes;
         }
-        EXPECT_EQ(peak, r[it].peak_live_bytes) << "iteration " << it;
-        if (it == 0) {
-            // events before the first iteration (parameters) are live throughout
-        }
-    }
-    // the rest (session teardown) frees everything
-    for (int64_t i = tr.iters[1].first_event + tr.iters[1].n_events; i < tr.n_events; i++) {
+    };
+    for (int64_t i = 0; i < tr.n_events; i++) {
         const remat_event &e = tr.events[i];
-        ASSERT_EQ(e.kind, REMAT_EVENT_FREE);
-        live.erase(e.tensor);
+        if (it + 1 < tr.n_iters && i == tr.iters[it + 1].first_event) {
+            if (it >= 0) EXPECT_EQ(peak, r[it].peak_live_bytes) << "iteration " << it;
+            it++;
+            peak = 0;
+        }
+        apply(e);
+        if (it >= 0 && i < tr.iters[it].first_event + tr.iters[it].n_events && bytes > peak) peak = bytes;
     }
-    // parameters were allocated before iteration 0: they are the only ones not seen
-    for (int64_t i = 0; i < tr.iters[0].first_event; i++) live.erase(tr.events[i].tensor);
-    EXPECT_TRUE(live.empty());
+    EXPECT_EQ(peak, r[1].peak_live_bytes) << "iteration 1";
+    EXPECT_TRUE(live.empty()) << live.size() << " tensors never freed";
+    EXPECT_EQ(bytes, 0);
     remat_trace_free(&tr);
 }
 
