@@ -474,17 +474,16 @@ remat_status remat_model_load(const char *path, remat_model *out, remat_error *e
 }
 
 /* The model text with "T" and "N" replaced (a copy through remat_xmalloc). */
-static char *rescaled_text(const remat_model *m, remat_error *err) {
-    if (!m->text || !m->text[0]) return json_strdup("", err);
+static char *rescaled_text(const char *text, int64_t T, int64_t N, const char *origin, remat_error *err) {
+    if (!text || !text[0]) return json_strdup("", err);
     json_install_hooks();
-    cJSON *root = cJSON_Parse(m->text);
+    cJSON *root = cJSON_Parse(text);
     if (!root) {
-        remat_error_set(err, REMAT_ERR_INTERNAL, "%s: (file): the stored model text no longer parses",
-                        m->path ? m->path : "<model>");
+        remat_error_set(err, REMAT_ERR_INTERNAL, "%s: (file): the stored model text no longer parses", origin);
         return NULL;
     }
-    cJSON_ReplaceItemInObjectCaseSensitive(root, "T", cJSON_CreateNumber((double)m->T));
-    cJSON_ReplaceItemInObjectCaseSensitive(root, "N", cJSON_CreateNumber((double)m->N));
+    cJSON_ReplaceItemInObjectCaseSensitive(root, "T", cJSON_CreateNumber((double)T));
+    cJSON_ReplaceItemInObjectCaseSensitive(root, "N", cJSON_CreateNumber((double)N));
     char *printed = cJSON_Print(root);
     cJSON_Delete(root);
     if (!printed) {
@@ -513,7 +512,10 @@ remat_status remat_model_rescale(const remat_model *m, int64_t T, int64_t N, rem
     out->path = NULL;
     if (T) out->T = T;
     if (N) out->N = N;
-    remat_status st = check_sizes(&c, out);
+    remat_model probe = *m; /* the new sizes against the original layers */
+    probe.T = out->T;
+    probe.N = out->N;
+    remat_status st = check_sizes(&c, &probe);
     if (st) {
         memset(out, 0, sizeof *out);
         return st;
@@ -524,7 +526,7 @@ remat_status remat_model_rescale(const remat_model *m, int64_t T, int64_t N, rem
     if (out->layers && out->blocks && out->path) {
         memcpy(out->layers, m->layers, (size_t)m->n_layers * sizeof *m->layers);
         memcpy(out->blocks, m->blocks, (size_t)m->n_blocks * sizeof *m->blocks);
-        out->text = rescaled_text(out, err);
+        out->text = rescaled_text(m->text, out->T, out->N, origin, err);
     }
     if (!out->layers || !out->blocks || !out->path || !out->text) {
         st = err && err->status ? err->status : REMAT_ERR_NOMEM;

@@ -1,0 +1,574 @@
+// model_test.cc - model files: every shipped model loads with the structure its
+// file describes; every malformed model is refused with one line naming the file
+// and the field, status REMAT_ERR_INPUT (exit code 2); a missing file is REMAT_ERR_IO.
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/model.h"
+
+namespace {
+
+std::string replace_once(std::string s, const std::string &from, const std::string &to) {
+    size_t at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << "fragment not in base text: " << from;
+    if (at != std::string::npos) s.replace(at, from.size(), to);
+    return s;
+}
+
+// A small model touching every layer type: blocks a (BINARY input, has batch
+// norm), b (ends in add), c (INTEGER input, dropout).
+const char *kBase = R"({"name": "t", "T": 4, "N": 2,
+ "input": {"shape": [3], "kind": "spikes", "rate": 0.5},
+ "classes": 2, "loss": "rate_mse",
+ "optimizer": {"type": "sgd", "lr": 0.1, "momentum": 0.9},
+ "layers": [
+  {"name": "fc1", "type": "linear", "out": 4},
+  {"name": "bn1", "type": "batchnorm"},
+  {"name": "sn1", "type": "lif"},
+  {"name": "fc2", "type": "linear", "out": 4},
+  {"name": "sn2", "type": "if"},
+  {"name": "add1", "type": "add"},
+  {"name": "drop", "type": "dropout", "p": 0.1},
+  {"name": "fc3", "type": "linear", "out": 2},
+  {"name": "sn3", "type": "if"}],
+ "blocks": [
+  {"name": "a", "layers": ["fc1", "bn1", "sn1"]},
+  {"name": "b", "layers": ["fc2", "sn2", "add1"]},
+  {"name": "c", "layers": ["drop", "fc3", "sn3"]}]})";
+
+struct Parsed {
+    remat_model m{};
+    remat_error err{};
+    remat_status st;
+    explicit Parsed(const std::string &text, const char *origin = "case.json") {
+        st = remat_model_parse(text.data(), text.size(), origin, &m, &err);
+    }
+    ~Parsed() { remat_model_free(&m); }
+};
+
+TEST(ModelParse, BaseModelStructure) {
+    size_t live0 = remat_xmem_live();
+    {
+        Parsed p(kBase);
+        ASSERT_EQ(p.st, REMAT_OK) << p.err.msg;
+        const remat_model &m = p.m;
+        EXPECT_STREQ(m.name, "t");
+        EXPECT_EQ(m.T, 4);
+        EXPECT_EQ(m.N, 2);
+        EXPECT_EQ(m.in_features, 3);
+        EXPECT_EQ(m.in_ndim, 1);
+        EXPECT_EQ(m.in_shape[0], 3);
+        EXPECT_EQ(m.input_spikes, 1);
+        EXPECT_FLOAT_EQ(m.input_rate, 0.5f);
+        EXPECT_EQ(m.classes, 2);
+        EXPECT_EQ(m.loss, REMAT_LOSS_RATE_MSE);
+        EXPECT_EQ(m.optimizer.type, REMAT_OPT_SGD);
+        EXPECT_FLOAT_EQ(m.optimizer.lr, 0.1f);
+        EXPECT_FLOAT_EQ(m.optimizer.momentum, 0.9f);
+        ASSERT_EQ(m.n_layers, 9);
+        ASSERT_EQ(m.n_blocks, 3);
+        const int64_t in[] = {3, 4, 4, 4, 4, 4, 4, 4, 2};
+        const int64_t out[] = {4, 4, 4, 4, 4, 4, 4, 2, 2};
+        const remat_value_class vals[] = {REMAT_VALUES_REAL,   REMAT_VALUES_REAL,    REMAT_VALUES_BINARY,
+                                          REMAT_VALUES_REAL,   REMAT_VALUES_BINARY,  REMAT_VALUES_INTEGER,
+                                          REMAT_VALUES_REAL,   REMAT_VALUES_REAL,    REMAT_VALUES_BINARY};
+        const int blk[] = {0, 0, 0, 1, 1, 1, 2, 2, 2};
+        for (int i = 0; i < 9; i++) {
+            EXPECT_EQ(m.layers[i].in_features, in[i]) << i;
+            EXPECT_EQ(m.layers[i].out_features, out[i]) << i;
+            EXPECT_EQ(m.layers[i].out_values, vals[i]) << i;
+            EXPECT_EQ(m.layers[i].block, blk[i]) << i;
+        }
+        EXPECT_EQ(m.layers[5].type, REMAT_LAYER_ADD);
+        EXPECT_FLOAT_EQ(m.layers[6].p, 0.1f);
+        EXPECT_EQ(m.blocks[0].in_values, REMAT_VALUES_BINARY);
+        EXPECT_EQ(m.blocks[1].in_values, REMAT_VALUES_BINARY);
+        EXPECT_EQ(m.blocks[2].in_values, REMAT_VALUES_INTEGER);
+        EXPECT_EQ(m.blocks[0].has_batchnorm, 1);
+        EXPECT_EQ(m.blocks[1].has_batchnorm, 0);
+        EXPECT_EQ(m.blocks[1].has_add, 1);
+        EXPECT_EQ(m.blocks[0].has_add, 0);
+        EXPECT_EQ(m.blocks[2].first_layer, 6);
+        EXPECT_EQ(m.blocks[2].n_layers, 3);
+        EXPECT_EQ(std::string(m.text), kBase);
+        EXPECT_STREQ(m.path, "case.json");
+    }
+    EXPECT_EQ(remat_xmem_live(), live0) << "model_free must release everything";
+}
+
+TEST(ModelParse, NeuronAndLayerDefaults) {
+    Parsed p(kBase);
+    ASSERT_EQ(p.st, REMAT_OK) << p.err.msg;
+    const remat_layer &lif = p.m.layers[2], &ifn = p.m.layers[4], &fc = p.m.layers[0];
+    EXPECT_FLOAT_EQ(lif.neuron.v_threshold, 1.0f);
+    EXPECT_FLOAT_EQ(lif.neuron.v_reset, 0.0f);
+    EXPECT_EQ(lif.neuron.soft_reset, 0);
+    EXPECT_EQ(lif.neuron.detach_reset, 0);
+    EXPECT_EQ(lif.neuron.surrogate, REMAT_SURROGATE_SIGMOID);
+    EXPECT_FLOAT_EQ(lif.neuron.alpha, 4.0f);
+    EXPECT_FLOAT_EQ(lif.neuron.tau, 2.0f);
+    EXPECT_EQ(lif.neuron.decay_input, 1);
+    EXPECT_EQ(ifn.neuron.soft_reset, 0);
+    EXPECT_FLOAT_EQ(ifn.neuron.alpha, 4.0f);
+    EXPECT_EQ(fc.has_bias, 1);
+    // atan defaults alpha to 2; null v_reset is soft reset.
+    Parsed q(replace_once(kBase, R"({"name": "sn1", "type": "lif"})",
+                          R"({"name": "sn1", "type": "lif", "surrogate": "atan", "v_reset": null,
+                              "detach_reset": true, "decay_input": false, "tau": 1.5, "v_threshold": 0.5})"));
+    ASSERT_EQ(q.st, REMAT_OK) << q.err.msg;
+    const remat_neuron_opts &n = q.m.layers[2].neuron;
+    EXPECT_EQ(n.surrogate, REMAT_SURROGATE_ATAN);
+    EXPECT_FLOAT_EQ(n.alpha, 2.0f);
+    EXPECT_EQ(n.soft_reset, 1);
+    EXPECT_EQ(n.detach_reset, 1);
+    EXPECT_EQ(n.decay_input, 0);
+    EXPECT_FLOAT_EQ(n.tau, 1.5f);
+    EXPECT_FLOAT_EQ(n.v_threshold, 0.5f);
+    // defaults of optional top-level sections
+    std::string t = replace_once(kBase, R"("loss": "rate_mse",)", "");
+    t = replace_once(t, R"("optimizer": {"type": "sgd", "lr": 0.1, "momentum": 0.9},)", "");
+    t = replace_once(t, R"(, "rate": 0.5)", "");
+    Parsed r(t);
+    ASSERT_EQ(r.st, REMAT_OK) << r.err.msg;
+    EXPECT_EQ(r.m.loss, REMAT_LOSS_RATE_MSE);
+    EXPECT_EQ(r.m.optimizer.type, REMAT_OPT_SGD);
+    EXPECT_FLOAT_EQ(r.m.input_rate, 0.3f);
+    // adam with defaults
+    Parsed a(replace_once(kBase, R"({"type": "sgd", "lr": 0.1, "momentum": 0.9})", R"({"type": "adam"})"));
+    ASSERT_EQ(a.st, REMAT_OK) << a.err.msg;
+    EXPECT_EQ(a.m.optimizer.type, REMAT_OPT_ADAM);
+    EXPECT_FLOAT_EQ(a.m.optimizer.lr, 1e-3f);
+    EXPECT_FLOAT_EQ(a.m.optimizer.beta1, 0.9f);
+    EXPECT_FLOAT_EQ(a.m.optimizer.beta2, 0.999f);
+    EXPECT_FLOAT_EQ(a.m.optimizer.eps, 1e-8f);
+}
+
+TEST(ModelParse, ValueClassRules) {
+    // dropout with p == 0 keeps the class of its input (INTEGER from add1).
+    Parsed z(replace_once(kBase, R"("p": 0.1)", R"("p": 0)"));
+    ASSERT_EQ(z.st, REMAT_OK) << z.err.msg;
+    EXPECT_EQ(z.m.layers[6].out_values, REMAT_VALUES_INTEGER);
+    // analog input: block a input REAL; add of REAL block input stays REAL.
+    std::string t = replace_once(kBase, R"("kind": "spikes", "rate": 0.5)", R"("kind": "analog")");
+    t = replace_once(t, R"({"name": "a", "layers": ["fc1", "bn1", "sn1"]},
+  {"name": "b", "layers": ["fc2", "sn2", "add1"]})",
+                     R"({"name": "a", "layers": ["fc1", "bn1"]},
+  {"name": "b", "layers": ["sn1", "fc2", "sn2", "add1"]})");
+    Parsed r(t);
+    ASSERT_EQ(r.st, REMAT_OK) << r.err.msg;
+    EXPECT_EQ(r.m.blocks[0].in_values, REMAT_VALUES_REAL);
+    EXPECT_EQ(r.m.blocks[1].in_values, REMAT_VALUES_REAL);
+    EXPECT_EQ(r.m.layers[5].out_values, REMAT_VALUES_REAL);
+    EXPECT_EQ(r.m.blocks[2].in_values, REMAT_VALUES_REAL);
+    // linear "in" may be given when it matches; bias can be switched off.
+    Parsed b(replace_once(kBase, R"({"name": "fc1", "type": "linear", "out": 4})",
+                          R"({"name": "fc1", "type": "linear", "in": 3, "out": 4, "bias": false})"));
+    ASSERT_EQ(b.st, REMAT_OK) << b.err.msg;
+    EXPECT_EQ(b.m.layers[0].has_bias, 0);
+}
+
+TEST(ModelParams, NamesSizesTrainable) {
+    Parsed p(replace_once(kBase, R"({"name": "fc3", "type": "linear", "out": 2})",
+                          R"({"name": "fc3", "type": "linear", "out": 2, "bias": false})"));
+    ASSERT_EQ(p.st, REMAT_OK) << p.err.msg;
+    const remat_layer *fc1 = &p.m.layers[0], *bn = &p.m.layers[1], *sn = &p.m.layers[2], *fc3 = &p.m.layers[7];
+    ASSERT_EQ(remat_layer_n_params(fc1), 2);
+    EXPECT_STREQ(remat_layer_param_name(fc1, 0), "weight");
+    EXPECT_STREQ(remat_layer_param_name(fc1, 1), "bias");
+    EXPECT_EQ(remat_layer_param_elems(fc1, 0), 12);  // [out=4, in=3]
+    EXPECT_EQ(remat_layer_param_elems(fc1, 1), 4);
+    EXPECT_EQ(remat_layer_param_trainable(fc1, 0), 1);
+    EXPECT_EQ(remat_layer_param_trainable(fc1, 1), 1);
+    ASSERT_EQ(remat_layer_n_params(fc3), 1);
+    EXPECT_EQ(remat_layer_param_elems(fc3, 0), 8);
+    EXPECT_EQ(remat_layer_param_name(fc3, 1), nullptr);
+    ASSERT_EQ(remat_layer_n_params(bn), 4);
+    const char *names[] = {"weight", "bias", "running_mean", "running_var"};
+    for (int i = 0; i < 4; i++) {
+        EXPECT_STREQ(remat_layer_param_name(bn, i), names[i]);
+        EXPECT_EQ(remat_layer_param_elems(bn, i), 4);
+        EXPECT_EQ(remat_layer_param_trainable(bn, i), i < 2 ? 1 : 0);
+    }
+    EXPECT_EQ(remat_layer_n_params(sn), 0);
+    EXPECT_EQ(remat_layer_param_name(sn, 0), nullptr);
+    EXPECT_EQ(remat_layer_param_elems(sn, 0), 0);
+    EXPECT_EQ(remat_layer_param_name(bn, -1), nullptr);
+    EXPECT_EQ(remat_layer_param_name(bn, 4), nullptr);
+}
+
+TEST(ModelFind, LayersAndBlocks) {
+    Parsed p(kBase);
+    ASSERT_EQ(p.st, REMAT_OK);
+    EXPECT_EQ(remat_model_find_layer(&p.m, "fc1"), 0);
+    EXPECT_EQ(remat_model_find_layer(&p.m, "sn3"), 8);
+    EXPECT_EQ(remat_model_find_layer(&p.m, "a"), -1);
+    EXPECT_EQ(remat_model_find_layer(&p.m, nullptr), -1);
+    EXPECT_EQ(remat_model_find_block(&p.m, "c"), 2);
+    EXPECT_EQ(remat_model_find_block(&p.m, "fc1"), -1);
+}
+
+TEST(ModelRescale, ChangesTAndNAndText) {
+    Parsed p(kBase);
+    ASSERT_EQ(p.st, REMAT_OK);
+    remat_model r{};
+    remat_error err{};
+    ASSERT_EQ(remat_model_rescale(&p.m, 12, 0, &r, &err), REMAT_OK) << err.msg;
+    EXPECT_EQ(r.T, 12);
+    EXPECT_EQ(r.N, 2);
+    EXPECT_EQ(r.n_layers, 9);
+    EXPECT_NE(r.layers, p.m.layers);
+    EXPECT_EQ(r.layers[5].out_values, REMAT_VALUES_INTEGER);
+    EXPECT_STREQ(r.path, "case.json");
+    // The stored text now says T = 12 and parses to the same model.
+    Parsed again(r.text);
+    ASSERT_EQ(again.st, REMAT_OK) << again.err.msg;
+    EXPECT_EQ(again.m.T, 12);
+    EXPECT_EQ(again.m.N, 2);
+    EXPECT_EQ(again.m.n_layers, 9);
+    remat_model_free(&r);
+    EXPECT_EQ(r.layers, nullptr);
+
+    ASSERT_EQ(remat_model_rescale(&p.m, 0, 64, &r, &err), REMAT_OK) << err.msg;
+    EXPECT_EQ(r.T, 4);
+    EXPECT_EQ(r.N, 64);
+    remat_model_free(&r);
+
+    remat_error big{};
+    EXPECT_EQ(remat_model_rescale(&p.m, 1 << 20, 1 << 24, &r, &big), REMAT_ERR_INPUT);
+    EXPECT_NE(std::string(big.msg).find("case.json: "), std::string::npos) << big.msg;
+    EXPECT_NE(std::string(big.msg).find("under 1 TiB"), std::string::npos) << big.msg;
+    EXPECT_EQ(r.layers, nullptr);
+    remat_error neg{};
+    EXPECT_EQ(remat_model_rescale(&p.m, -3, 0, &r, &neg), REMAT_ERR_INPUT);
+    EXPECT_NE(std::string(neg.msg).find("case.json: T: expected"), std::string::npos) << neg.msg;
+}
+
+struct BadCase {
+    const char *from;
+    const char *to;
+    const char *needle;  // expected inside the message, after "case.json: "
+};
+
+void expect_refused(const std::string &text, const char *needle, const char *label) {
+    size_t live0 = remat_xmem_live();
+    {
+        Parsed p(text);
+        EXPECT_EQ(p.st, REMAT_ERR_INPUT) << label;
+        EXPECT_EQ(p.err.status, REMAT_ERR_INPUT) << label;
+        EXPECT_EQ(remat_status_exit_code(p.st), 2) << label;
+        std::string msg = p.err.msg;
+        EXPECT_EQ(msg.rfind("case.json: ", 0), 0u) << label << ": " << msg;
+        EXPECT_NE(msg.find(needle), std::string::npos) << label << ":\n  wanted: " << needle << "\n  got:    " << msg;
+        EXPECT_EQ(msg.find('\n'), std::string::npos) << "one line: " << msg;
+        EXPECT_EQ(p.m.layers, nullptr) << label;
+        EXPECT_EQ(p.m.text, nullptr) << label;
+    }
+    EXPECT_EQ(remat_xmem_live(), live0) << label << ": failure leaked memory";
+}
+
+TEST(ModelParse, BadInputs) {
+    const BadCase cases[] = {
+        {R"("loss": "rate_mse")", R"("loss": "rate_mse", "extra": 1)", "extra: unknown field"},
+        {R"("T": 4)", R"("T": "4")", "T: expected an integer in [1, 1048576], got \"4\""},
+        {R"("T": 4)", R"("T": 0)", "T: expected an integer in [1, 1048576], got 0"},
+        {R"("T": 4)", R"("T": 2.5)", "T: expected an integer"},
+        {R"("T": 4)", R"("T": 4, "T": 5)", "T: expected once, got a duplicate field"},
+        {R"("N": 2)", R"("N": -2)", "N: expected an integer in [1, 16777216], got -2"},
+        {R"("N": 2)", R"("N": 16777217)", "N: expected an integer in [1, 16777216]"},
+        {R"("N": 2,)", "", "N: missing"},
+        {R"({"name": "t",)", "{", "name: missing"},
+        {R"({"name": "t",)", R"({"name": "a/b",)", "name: expected a name of 1 to 63 characters"},
+        {R"({"name": "t",)", R"({"name": "",)", "name: expected a name"},
+        {R"({"name": "t",)", R"({"name": 7,)", "name: expected a name"},
+        {R"("classes": 2)", R"("classes": 0)", "classes: expected an integer in [1,"},
+        {R"("loss": "rate_mse")", R"("loss": "hinge")", R"(loss: expected one of "rate_mse", "rate_ce", got "hinge")"},
+        {R"("shape": [3])", R"("shape": [3, 2])", "input.shape: expected [features]"},
+        {R"("shape": [3])", R"("shape": [0])", "input.shape[0]: expected an integer in [1,"},
+        {R"("shape": [3])", R"("shape": 3)", "input.shape: expected [features]"},
+        {R"("shape": [3], )", "", "input.shape: missing"},
+        {R"("kind": "spikes")", R"("kind": "poisson")", "input.kind: expected one of"},
+        {R"("kind": "spikes", "rate": 0.5)", R"("kind": "analog", "rate": 0.5)", "input.rate: expected only with"},
+        {R"("rate": 0.5)", R"("rate": 1.5)", "input.rate: expected a probability in (0, 1]"},
+        {R"("rate": 0.5)", R"("rate": 0.5, "mean": 1)", "input.mean: unknown field"},
+        {R"("input": {"shape": [3], "kind": "spikes", "rate": 0.5},)", "", "input: missing"},
+        {R"("type": "sgd")", R"("type": "rmsprop")", "optimizer.type: expected one of"},
+        {R"("lr": 0.1)", R"("lr": 0)", "optimizer.lr: expected a number > 0"},
+        {R"("momentum": 0.9)", R"("momentum": 1)", "optimizer.momentum: expected a number in [0, 1)"},
+        {R"("momentum": 0.9)", R"("momentum": 0.9, "beta1": 0.9)", "optimizer.beta1: expected only with \"type\": \"adam\""},
+        {R"("type": "sgd", "lr": 0.1, "momentum": 0.9)", R"("type": "adam", "momentum": 0.9)",
+         "optimizer.momentum: expected only with \"type\": \"sgd\""},
+        {R"("type": "sgd", "lr": 0.1, "momentum": 0.9)", R"("type": "adam", "beta2": 1)",
+         "optimizer.beta2: expected a number in [0, 1)"},
+        {R"("type": "sgd", "lr": 0.1, "momentum": 0.9)", R"("type": "adam", "eps": 0)",
+         "optimizer.eps: expected a number > 0"},
+        {R"("lr": 0.1)", R"("lr": 1e300)", "optimizer.lr: expected a number within float range"},
+        {R"({"name": "fc1", "type": "linear", "out": 4})", R"({"type": "linear", "out": 4})", "layers[0].name: missing"},
+        {R"({"name": "sn2", "type": "if"})", R"({"name": "sn1", "type": "if"})",
+         "layers[4].name: expected a unique name, got \"sn1\" (also layers[2])"},
+        {R"("type": "batchnorm")", R"("type": "conv9")", "layers[1].type: expected one of \"linear\", \"if\""},
+        {R"({"name": "bn1", "type": "batchnorm"})", R"({"name": "bn1"})", "layers[1].type: missing"},
+        {R"({"name": "fc1", "type": "linear", "out": 4})", R"({"name": "fc1", "type": "linear", "out": 4, "tau": 2})",
+         "layers[0].tau: unknown field (expected one of: name, type, in, out, bias)"},
+        {R"({"name": "fc1", "type": "linear", "out": 4})", R"({"name": "fc1", "type": "linear"})", "layers[0].out: missing"},
+        {R"({"name": "fc1", "type": "linear", "out": 4})", R"({"name": "fc1", "type": "linear", "out": 4, "bias": 1})",
+         "layers[0].bias: expected true or false, got 1"},
+        {R"({"name": "fc2", "type": "linear", "out": 4})", R"({"name": "fc2", "type": "linear", "in": 5, "out": 4})",
+         "layers[3].in: expected 4 (the width of its input), got 5"},
+        {R"({"name": "bn1", "type": "batchnorm"})", R"({"name": "bn1", "type": "batchnorm", "features": 3})",
+         "layers[1].features: expected 4 (the width of its input), got 3"},
+        {R"({"name": "sn2", "type": "if"})", R"({"name": "sn2", "type": "if", "tau": 2})", "layers[4].tau: unknown field"},
+        {R"({"name": "sn2", "type": "if"})", R"({"name": "sn2", "type": "if", "decay_input": false})",
+         "layers[4].decay_input: unknown field"},
+        {R"({"name": "sn1", "type": "lif"})", R"({"name": "sn1", "type": "lif", "tau": 1})",
+         "layers[2].tau: expected a number > 1, got 1"},
+        {R"({"name": "sn1", "type": "lif"})", R"({"name": "sn1", "type": "lif", "tau": 1.00000001})",
+         "layers[2].tau: expected a number > 1"},
+        {R"({"name": "sn1", "type": "lif"})", R"({"name": "sn1", "type": "lif", "alpha": 0})",
+         "layers[2].alpha: expected a number > 0"},
+        {R"({"name": "sn1", "type": "lif"})", R"({"name": "sn1", "type": "lif", "surrogate": "relu"})",
+         R"(layers[2].surrogate: expected one of "sigmoid", "atan", got "relu")"},
+        {R"({"name": "sn1", "type": "lif"})", R"({"name": "sn1", "type": "lif", "v_reset": "soft"})",
+         "layers[2].v_reset: expected a number (hard reset) or null (soft reset)"},
+        {R"({"name": "sn1", "type": "lif"})", R"({"name": "sn1", "type": "lif", "detach_reset": 1})",
+         "layers[2].detach_reset: expected true or false"},
+        {R"({"name": "sn1", "type": "lif"})", R"({"name": "sn1", "type": "lif", "decay_input": "yes"})",
+         "layers[2].decay_input: expected true or false"},
+        {R"({"name": "sn1", "type": "lif"})", R"({"name": "sn1", "type": "lif", "v_threshold": null})",
+         "layers[2].v_threshold: expected a finite number, got null"},
+        {R"("p": 0.1)", R"("p": 1)", "layers[6].p: expected a probability in [0, 1), got 1"},
+        {R"("p": 0.1)", R"("p": -0.1)", "layers[6].p: expected a probability in [0, 1)"},
+        {R"("p": 0.1)", R"("p": 0.9999999999)", "layers[6].p: expected a probability in [0, 1)"},
+        {R"({"name": "add1", "type": "add"})", R"({"name": "add1", "type": "add", "p": 0})", "layers[5].p: unknown field"},
+        {R"({"name": "fc3", "type": "linear", "out": 2})", R"({"name": "fc3", "type": "linear", "out": 3})",
+         "layers[8]: expected the last layer (\"sn3\") to output classes = 2 features, got 3"},
+        {R"({"name": "fc2", "type": "linear", "out": 4})", R"({"name": "fc2", "type": "linear", "out": 5})",
+         "layers[5].type: expected the input width of \"add\" (5) to equal the width of the input of block \"b\" (4)"},
+        {R"(["fc2", "sn2", "add1"]},
+  {"name": "c", "layers": ["drop")",
+         R"(["fc2", "sn2"]},
+  {"name": "c", "layers": ["add1", "drop")",
+         "layers[5].type: expected \"add\" as the last layer of its block"},
+        {R"(["fc2", "sn2", "add1"]},
+  {"name": "c", "layers": ["drop", )",
+         R"(["fc2", "sn2", "add1", "drop"]},
+  {"name": "c", "layers": [)",
+         "is not the last layer of block \"b\""},
+        {R"("layers": ["fc1", "bn1", "sn1"])", R"("layers": ["fc1", "bn9", "sn1"])",
+         "blocks[0].layers[1]: expected a layer of this model, got \"bn9\""},
+        {R"("layers": ["fc1", "bn1", "sn1"])", R"("layers": ["bn1", "fc1", "sn1"])",
+         "blocks[0].layers[0]: expected \"fc1\" (blocks are consecutive runs covering every layer in order), got \"bn1\""},
+        {R"("layers": ["fc1", "bn1", "sn1"])", R"("layers": ["fc1", "bn1", "sn1", "fc1"])",
+         "blocks[0].layers[3]: expected each layer in one block only, got \"fc1\" a second time"},
+        {R"("layers": ["fc1", "bn1", "sn1"])", R"("layers": ["fc1", "sn1"])",
+         "blocks[0].layers[1]: expected \"bn1\""},
+        {R"(["drop", "fc3", "sn3"])", R"(["drop", "fc3"])",
+         "blocks: expected every layer in a block, but \"sn3\" and later layers are in none"},
+        {R"({"name": "b", "layers")", R"({"name": "a", "layers")", "blocks[1].name: expected a unique name, got \"a\""},
+        {R"("layers": ["fc1", "bn1", "sn1"])", R"("layers": [])", "blocks[0].layers: expected a non-empty array"},
+        {R"("layers": ["fc1", "bn1", "sn1"])", R"("layers": "fc1")", "blocks[0].layers: expected a non-empty array"},
+        {R"("layers": ["fc1", "bn1", "sn1"])", R"("layers": ["fc1", "bn1", "sn1"], "k": 2)", "blocks[0].k: unknown field"},
+        {R"({"name": "a", "layers": ["fc1", "bn1", "sn1"]},)", R"({"layers": ["fc1", "bn1", "sn1"]},)", "blocks[0].name: missing"},
+        {R"({"name": "a", "layers": ["fc1", "bn1", "sn1"]},)", R"(7,)", "blocks[0]: expected an object {...}, got 7"},
+        {R"({"name": "fc1", "type": "linear", "out": 4},)", R"("fc1",)", "layers[0]: expected a layer object"},
+        {R"(4, "N": 2)", R"(4, "N": 2, "description": 5)", "description: expected a string, got 5"},
+    };
+    for (const BadCase &c : cases) expect_refused(replace_once(kBase, c.from, c.to), c.needle, c.needle);
+}
+
+TEST(ModelParse, BadTextAndStructure) {
+    expect_refused("", "(file): expected valid JSON, got a syntax error at line 1, column 1", "empty");
+    expect_refused("{\"name\": \"t\",\n  \"T\": 4,,\n}", "(file): expected valid JSON, got a syntax error at line 2",
+                   "syntax");
+    expect_refused(std::string(kBase) + " x", "(file): expected valid JSON", "trailing garbage");
+    expect_refused("[1, 2]", "(root): expected an object {...}, got an array", "array root");
+    std::string with_nul = kBase;
+    with_nul[10] = '\0';
+    expect_refused(with_nul, "(file): expected JSON text, got a NUL byte at offset 10", "nul");
+    expect_refused(replace_once(kBase, R"("layers": [
+  {"name": "fc1")", R"("layers": [], "x": [
+  {"name": "fc1")"),
+                   "x: unknown field", "unknown");
+    std::string no_layers = std::string(kBase);
+    size_t a = no_layers.find("\"layers\": [\n");
+    size_t b = no_layers.find("\"blocks\"");
+    no_layers.replace(a, b - a, "\"layers\": [],\n ");
+    expect_refused(no_layers, "layers: expected an array of 1 to 4096 layers, got 0", "no layers");
+    expect_refused(replace_once(kBase, R"("blocks": [)", R"("blocks": 3, "z": [)"), "z: unknown field", "z");
+}
+
+TEST(ModelParse, AbsurdSizesRefusedBeforeAllocating) {
+    const char *one = R"({"name": "big", "T": 1, "N": 1, "input": {"shape": [IN]}, "classes": OUT,
+      "layers": [{"name": "fc", "type": "linear", "out": OUT}, {"name": "sn", "type": "if"}],
+      "blocks": [{"name": "b", "layers": ["fc", "sn"]}]})";
+    auto make = [&](const char *t, const char *n, const char *in, const char *out) {
+        std::string s = one;
+        s = replace_once(s, "\"T\": 1", std::string("\"T\": ") + t);
+        s = replace_once(s, "\"N\": 1", std::string("\"N\": ") + n);
+        s = replace_once(s, "IN", in);
+        s = replace_once(s, "\"out\": OUT", std::string("\"out\": ") + out);
+        s = replace_once(s, "\"classes\": OUT", std::string("\"classes\": ") + out);
+        return s;
+    };
+    {
+        Parsed ok(make("16", "512", "512", "512"));
+        ASSERT_EQ(ok.st, REMAT_OK) << ok.err.msg;
+    }
+    // weight 2^24 x 2^24 floats = 1 PiB
+    expect_refused(make("1", "1", "16777216", "16777216"), "layers[0]: expected a weight under 1 TiB", "weight");
+    // activations 2^20 * 2^24 * 16 * 4 bytes
+    expect_refused(make("1048576", "16777216", "16", "16"), "input.shape: expected T*N*features*4 bytes under 1 TiB",
+                   "input");
+    // input small, layer output huge: 2^16 * 2^16 * 2^16 * 4 = 2^50
+    expect_refused(make("65536", "65536", "1", "65536"), "layers[0]: expected activations under 1 TiB", "act");
+    expect_refused(make("1", "1", "16777217", "2"), "input.shape[0]: expected an integer in [1, 16777216]", "width");
+    expect_refused(make("1", "1", "1e300", "2"), "input.shape[0]: expected an integer", "1e300");
+}
+
+TEST(ModelLoad, MissingFileIsIoError) {
+    remat_model m{};
+    remat_error err{};
+    remat_status st = remat_model_load("data/models/no-such-model.json", &m, &err);
+    EXPECT_EQ(st, REMAT_ERR_IO);
+    EXPECT_EQ(remat_status_exit_code(st), 2);
+    EXPECT_EQ(std::string(err.msg).rfind("data/models/no-such-model.json: ", 0), 0u) << err.msg;
+    EXPECT_EQ(m.layers, nullptr);
+    remat_error e2{};
+    EXPECT_EQ(remat_model_load("data/models", &m, &e2), REMAT_ERR_IO) << e2.msg;  // a directory
+}
+
+std::vector<std::string> shipped_models() {
+    std::vector<std::string> out;
+    DIR *d = opendir("data/models");
+    if (!d) return out;
+    while (dirent *e = readdir(d)) {
+        std::string n = e->d_name;
+        if (n.size() > 5 && n.substr(n.size() - 5) == ".json") out.push_back("data/models/" + n);
+    }
+    closedir(d);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+TEST(ShippedModels, AllLoad) {
+    std::vector<std::string> files = shipped_models();
+    ASSERT_GE(files.size(), 6u);
+    for (const std::string &f : files) {
+        remat_model m{};
+        remat_error err{};
+        ASSERT_EQ(remat_model_load(f.c_str(), &m, &err), REMAT_OK) << f << ": " << err.msg;
+        EXPECT_EQ(m.layers[m.n_layers - 1].out_features, m.classes) << f;
+        std::string base = f.substr(f.rfind('/') + 1);
+        EXPECT_EQ(std::string(m.name) + ".json", base) << "model name matches its file";
+        EXPECT_STREQ(m.path, f.c_str());
+        remat_model_free(&m);
+    }
+}
+
+struct Loaded {
+    remat_model m{};
+    remat_error err{};
+    explicit Loaded(const char *name) {
+        std::string p = std::string("data/models/") + name + ".json";
+        EXPECT_EQ(remat_model_load(p.c_str(), &m, &err), REMAT_OK) << err.msg;
+    }
+    ~Loaded() { remat_model_free(&m); }
+};
+
+TEST(ShippedModels, Benchmarks) {
+    {
+        Loaded l("3block-if");
+        const remat_model &m = l.m;
+        EXPECT_EQ(m.T, 16);
+        EXPECT_EQ(m.N, 512);
+        EXPECT_EQ(m.in_features, 512);
+        ASSERT_EQ(m.n_blocks, 3);
+        ASSERT_EQ(m.n_layers, 12);
+        for (int i = 0; i < 12; i++) {
+            EXPECT_EQ(m.layers[i].type, i % 2 ? REMAT_LAYER_IF : REMAT_LAYER_LINEAR);
+            EXPECT_EQ(m.layers[i].in_features, 512);
+            EXPECT_EQ(m.layers[i].out_features, 512);
+        }
+        for (int b = 0; b < 3; b++) EXPECT_EQ(m.blocks[b].n_layers, 4);
+    }
+    {
+        Loaded l("mlp-lif");
+        const remat_model &m = l.m;
+        EXPECT_EQ(m.T, 64);
+        EXPECT_EQ(m.N, 128);
+        EXPECT_EQ(m.in_features, 128);
+        EXPECT_EQ(m.classes, 10);
+        EXPECT_EQ(m.input_spikes, 1);
+        ASSERT_EQ(m.n_layers, 6);
+        EXPECT_EQ(m.layers[0].out_features, 512);
+        EXPECT_EQ(m.layers[2].out_features, 512);
+        EXPECT_EQ(m.layers[4].out_features, 10);
+        for (int b = 0; b < 3; b++) EXPECT_EQ(m.blocks[b].in_values, REMAT_VALUES_BINARY);
+        for (int i = 1; i < 6; i += 2) EXPECT_EQ(m.layers[i].type, REMAT_LAYER_LIF);
+    }
+    {
+        Loaded l("resnet-bn");
+        const remat_model &m = l.m;
+        ASSERT_EQ(m.n_blocks, 4);
+        EXPECT_EQ(m.blocks[0].in_values, REMAT_VALUES_REAL);
+        EXPECT_EQ(m.blocks[1].in_values, REMAT_VALUES_BINARY);
+        EXPECT_EQ(m.blocks[2].in_values, REMAT_VALUES_INTEGER);
+        EXPECT_EQ(m.blocks[3].in_values, REMAT_VALUES_INTEGER);
+        EXPECT_TRUE(m.blocks[1].has_batchnorm && m.blocks[1].has_add);
+        EXPECT_TRUE(m.blocks[2].has_batchnorm && m.blocks[2].has_add);
+        int dropouts = 0;
+        for (int i = 0; i < m.n_layers; i++) dropouts += m.layers[i].type == REMAT_LAYER_DROPOUT;
+        EXPECT_GE(dropouts, 1);
+        EXPECT_EQ(m.optimizer.type, REMAT_OPT_ADAM);
+    }
+}
+
+// The tiny models together exercise every neuron option of the spec.
+TEST(ShippedModels, TinyModelsCoverEveryNeuronOption) {
+    int seen_if = 0, seen_lif = 0, atan = 0, sigmoid = 0, soft = 0, hard = 0, detach = 0, nodecay = 0, decay = 0,
+        tau_other = 0, thr_other = 0, alpha_explicit = 0, reset_nonzero = 0, dropout0 = 0, dropout_p = 0, bn = 0,
+        add = 0, ce = 0, mse = 0, adam = 0, sgd = 0, spikes = 0, analog = 0;
+    for (const char *name : {"tiny-3block-if", "tiny-mlp-lif", "tiny-resnet-bn"}) {
+        Loaded l(name);
+        const remat_model &m = l.m;
+        EXPECT_LE(m.T * m.N, 64) << name << " must stay tiny";
+        ce += m.loss == REMAT_LOSS_RATE_CE;
+        mse += m.loss == REMAT_LOSS_RATE_MSE;
+        adam += m.optimizer.type == REMAT_OPT_ADAM;
+        sgd += m.optimizer.type == REMAT_OPT_SGD;
+        spikes += m.input_spikes;
+        analog += !m.input_spikes;
+        for (int i = 0; i < m.n_layers; i++) {
+            const remat_layer &ly = m.layers[i];
+            bn += ly.type == REMAT_LAYER_BATCHNORM;
+            add += ly.type == REMAT_LAYER_ADD;
+            if (ly.type == REMAT_LAYER_DROPOUT) (ly.p == 0.0f ? dropout0 : dropout_p)++;
+            if (ly.type != REMAT_LAYER_IF && ly.type != REMAT_LAYER_LIF) continue;
+            const remat_neuron_opts &n = ly.neuron;
+            seen_if += ly.type == REMAT_LAYER_IF;
+            seen_lif += ly.type == REMAT_LAYER_LIF;
+            atan += n.surrogate == REMAT_SURROGATE_ATAN;
+            sigmoid += n.surrogate == REMAT_SURROGATE_SIGMOID;
+            soft += n.soft_reset;
+            hard += !n.soft_reset;
+            detach += n.detach_reset;
+            reset_nonzero += !n.soft_reset && n.v_reset != 0.0f;
+            thr_other += n.v_threshold != 1.0f;
+            alpha_explicit += n.alpha != (n.surrogate == REMAT_SURROGATE_ATAN ? 2.0f : 4.0f);
+            if (ly.type == REMAT_LAYER_LIF) {
+                (n.decay_input ? decay : nodecay)++;
+                tau_other += n.tau != 2.0f;
+            }
+        }
+    }
+    for (int v : {seen_if, seen_lif, atan, sigmoid, soft, hard, detach, nodecay, decay, tau_other, thr_other,
+                  alpha_explicit, reset_nonzero, dropout0, dropout_p, bn, add, ce, mse, adam, sgd, spikes, analog})
+        EXPECT_GT(v, 0);
+}
+
+}  // namespace
