@@ -1,0 +1,410 @@
+/* report.c - human and JSON output of `remat verify`. */
+#include "verify/report.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "core/types.h"
+
+void remat_verify_json_string(FILE *f, const char *s) {
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\r': fputs("\\r", f); break;
+        case '\t': fputs("\\t", f); break;
+        default:
+            if (*p < 0x20)
+                fprintf(f, "\\u%04x", *p);
+            else
+                fputc(*p, f);
+        }
+    }
+    fputc('"', f);
+}
+
+static void json_double(FILE *f, double v) {
+    if (isnan(v) || isinf(v))
+        fputs("null", f);
+    else
+        fprintf(f, "%.17g", v);
+}
+
+static const char *fmt_bytes(int64_t b, char *buf, size_t len) {
+    const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)b;
+    int i = 0;
+    while (fabs(v) >= 1024.0 && i < 4) {
+        v /= 1024.0;
+        i++;
+    }
+    if (i == 0)
+        snprintf(buf, len, "%" PRId64 " B", b);
+    else
+        snprintf(buf, len, "%.2f %s (%" PRId64 " B)", v, u[i], b);
+    return buf;
+}
+
+static void upper(const char *s, char *buf, size_t len) {
+    size_t i = 0;
+    for (; s[i] && i + 1 < len; i++) buf[i] = (s[i] >= 'a' && s[i] <= 'z') ? (char)(s[i] - 32) : s[i];
+    buf[i] = '\0';
+}
+
+const char *remat_verify_plan_desc(const remat_model *m, const remat_plan *p, char *buf, size_t len) {
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int bi = 0; p && bi < p->n_blocks && bi < m->n_blocks; bi++) {
+        const remat_block_plan *bp = &p->blocks[bi];
+        if (!bp->checkpoint) continue;
+        char opts[160];
+        size_t o = 0;
+        opts[0] = '\0';
+        if (bp->compressor != REMAT_COMP_NONE)
+            o += (size_t)snprintf(opts + o, sizeof opts - o, "%s", remat_compressor_name(bp->compressor));
+        if (bp->k > 1 && o < sizeof opts)
+            o += (size_t)snprintf(opts + o, sizeof opts - o, "%sk=%d", o ? "," : "", bp->k);
+        for (int s = 0; s < bp->n_splits && o < sizeof opts; s++) {
+            int li = bp->splits[s];
+            const char *nm = (li >= 0 && li < m->n_layers) ? m->layers[li].name : "?";
+            o += (size_t)snprintf(opts + o, sizeof opts - o, "%ssplit@%s", o ? "," : "", nm);
+        }
+        if (at < len)
+            at += (size_t)snprintf(buf + at, len - at, "%s%s:ckpt%s%s%s", at ? " " : "", m->blocks[bi].name,
+                                   opts[0] ? "(" : "", opts, opts[0] ? ")" : "");
+    }
+    if (!buf[0]) snprintf(buf, len, "baseline");
+    return buf;
+}
+
+static const char *kind_name(remat_verify_diff_kind k) {
+    switch (k) {
+    case REMAT_VERIFY_SAME: return "same";
+    case REMAT_VERIFY_DIFFERENT: return "different";
+    case REMAT_VERIFY_SHAPE: return "shape";
+    case REMAT_VERIFY_ONLY_A: return "only-baseline";
+    case REMAT_VERIFY_ONLY_B: return "only-plan";
+    }
+    return "?";
+}
+
+static const char *k_fail_names[] = {"mismatch", "lossy", "recompute-mismatch", "saves-nothing", "peak-not-reduced"};
+
+static void header(FILE *f, const remat_verify_context *cx) {
+    char desc[256];
+    remat_verify_plan_desc(cx->model, cx->plan, desc, sizeof desc);
+    fprintf(f, "remat verify: model %s (T=%" PRId64 ", N=%" PRId64 "), plan %s [%s], backend %s", cx->model->name,
+            cx->model->T, cx->model->N, (cx->plan_path && cx->plan_path[0]) ? cx->plan_path : "(none)", desc,
+            cx->backend ? cx->backend : "ref");
+    if (cx->threads > 0) fprintf(f, " (%d thread%s)", cx->threads, cx->threads == 1 ? "" : "s");
+    fprintf(f, ", seed %" PRIu64 "\n", cx->seed);
+}
+
+void remat_verify_print_human(FILE *f, const remat_verify_context *cx, const remat_verify_result *r) {
+    char sh[96], idx[96], b1[64], b2[64], up[32];
+    header(f, cx);
+    fprintf(f, "  %-34s %-18s %10s %14s  %s\n", "tensor", "shape", "differ", "max|diff|", "first difference");
+    for (int i = 0; i < r->cmp.n; i++) {
+        const remat_verify_diff *d = &r->cmp.d[i];
+        remat_verify_shape_str(d->ndim, d->shape, sh, sizeof sh);
+        if (d->kind == REMAT_VERIFY_DIFFERENT || d->kind == REMAT_VERIFY_SAME) {
+            char md[32];
+            if (isnan(d->max_abs_diff))
+                snprintf(md, sizeof md, "nan");
+            else
+                snprintf(md, sizeof md, "%.6g", d->max_abs_diff);
+            remat_verify_index_str(d, idx, sizeof idx);
+            if (d->first_flat >= 0) {
+                size_t l = strlen(idx);
+                snprintf(idx + l, sizeof idx - l, " 0x%08x vs 0x%08x", d->first_a, d->first_b);
+            }
+            fprintf(f, "  %-34s %-18s %10" PRId64 " %14s  %s\n", d->name, sh, d->n_diff, md, idx);
+        } else {
+            fprintf(f, "  %-34s %-18s %10" PRId64 " %14s  %s\n", d->name, sh, d->n_diff, "-",
+                    d->kind == REMAT_VERIFY_SHAPE       ? "shape or type differs"
+                    : d->kind == REMAT_VERIFY_ONLY_A    ? "missing from the plan run"
+                                                        : "missing from the baseline");
+        }
+    }
+    fprintf(f, "  end of forward   %s -> %s (%.1f%% less)\n", fmt_bytes(r->base.end_of_forward_bytes, b1, sizeof b1),
+            fmt_bytes(r->plan.end_of_forward_bytes, b2, sizeof b2),
+            100.0 * remat_verify_saving(r->base.end_of_forward_bytes, r->plan.end_of_forward_bytes));
+    fprintf(f, "  peak live        %s -> %s (%.1f%% less)\n", fmt_bytes(r->base.peak_live_bytes, b1, sizeof b1),
+            fmt_bytes(r->plan.peak_live_bytes, b2, sizeof b2),
+            100.0 * remat_verify_saving(r->base.peak_live_bytes, r->plan.peak_live_bytes));
+    fprintf(f, "  step time        %.4f s -> %.4f s\n", r->base.step_time_s, r->plan.step_time_s);
+    fprintf(f, "  recomputed layer forwards %d (plan implies %d), distinct layers %d (%d), compressions %" PRId64
+               " (%d)\n",
+            r->plan.recomputed_layers, r->expect.recomputed_layers, r->plan.recomputed_layer_set,
+            r->expect.recomputed_layer_set, r->plan.compressions, r->expect.compressed_segments);
+    if (r->compress_checked)
+        fprintf(f,
+                "  losslessness     executor: %" PRId64 " of %" PRId64 " compressions checked, %" PRId64
+                " differ; backend: %" PRId64 " encodings decoded by the host, %" PRId64 " wrong; %" PRId64
+                " round trips, %" PRId64 " wrong\n",
+                r->plan.compressions_checked, r->plan.compressions, r->plan.compression_mismatches,
+                r->compress.compressions, r->compress.format_bad, r->compress.decompressions,
+                r->compress.roundtrip_bad);
+    else
+        fprintf(f, "  losslessness     not checked (--no-compress-check)\n");
+    if (r->compress.first_problem[0]) fprintf(f, "  first compression problem: %s\n", r->compress.first_problem);
+    upper(remat_verify_verdict(r->failures), up, sizeof up);
+    int same = r->cmp.n - r->cmp.n_different;
+    if (!r->failures) {
+        fprintf(f, "verdict: %s: %d tensors bit-identical; the plan saves %.1f%% of the peak, %.1f%% at the end of "
+                   "forward\n",
+                up, same, 100.0 * remat_verify_saving(r->base.peak_live_bytes, r->plan.peak_live_bytes),
+                100.0 * remat_verify_saving(r->base.end_of_forward_bytes, r->plan.end_of_forward_bytes));
+        return;
+    }
+    fprintf(f, "verdict: %s:", up);
+    const char *sep = " ";
+    if (r->cmp.n_different) {
+        const char *first = "";
+        for (int i = 0; i < r->cmp.n; i++)
+            if (r->cmp.d[i].kind != REMAT_VERIFY_SAME) {
+                first = r->cmp.d[i].name;
+                break;
+            }
+        fprintf(f, "%s%d of %d tensors differ (first: %s)", sep, r->cmp.n_different, r->cmp.n, first);
+        sep = "; ";
+    }
+    if (r->failures & REMAT_VERIFY_FAIL_LOSSY) {
+        fprintf(f, "%sa compressed input did not come back bit for bit", sep);
+        sep = "; ";
+    }
+    if (r->failures & REMAT_VERIFY_FAIL_RECOMPUTE) {
+        fprintf(f, "%sthe executor recomputed %d layer forwards (%d layers) with %" PRId64
+                   " compressions, the plan implies %d (%d) with %d",
+                sep, r->plan.recomputed_layers, r->plan.recomputed_layer_set, r->plan.compressions,
+                r->expect.recomputed_layers, r->expect.recomputed_layer_set, r->expect.compressed_segments);
+        sep = "; ";
+    }
+    if (r->failures & REMAT_VERIFY_FAIL_NO_SAVING) {
+        fprintf(f, "%sthe plan saves nothing (neither the end-of-forward bytes nor the peak are lower)", sep);
+        sep = "; ";
+    }
+    if (r->failures & REMAT_VERIFY_FAIL_PEAK) {
+        fprintf(f, "%sthe plan does not lower the peak (%.1f%% less at the end of forward only)", sep,
+                100.0 * remat_verify_saving(r->base.end_of_forward_bytes, r->plan.end_of_forward_bytes));
+        sep = "; ";
+    }
+    if (!r->cmp.n_different) fprintf(f, "%sall %d tensors bit-identical", sep, r->cmp.n);
+    fputc('\n', f);
+}
+
+static void json_step(FILE *f, const remat_step_result *s) {
+    fprintf(f,
+            "{\"loss\": ");
+    json_double(f, s->loss);
+    fprintf(f,
+            ", \"end_of_forward_bytes\": %" PRId64 ", \"peak_live_bytes\": %" PRId64 ", \"peak_reserved_bytes\": %" PRId64
+            ", \"step_time_s\": ",
+            s->end_of_forward_bytes, s->peak_live_bytes, s->peak_reserved_bytes);
+    json_double(f, s->step_time_s);
+    fprintf(f,
+            ", \"recomputed_layers\": %d, \"recomputed_layer_set\": %d, \"compressions\": %" PRId64
+            ", \"compressed_bytes\": %" PRId64 "}",
+            s->recomputed_layers, s->recomputed_layer_set, s->compressions, s->compressed_bytes);
+}
+
+static void json_context(FILE *f, const remat_verify_context *cx) {
+    fprintf(f, "\"model\": ");
+    remat_verify_json_string(f, cx->model->name);
+    fprintf(f, ", \"model_path\": ");
+    remat_verify_json_string(f, cx->model->path);
+    fprintf(f, ", \"backend\": ");
+    remat_verify_json_string(f, cx->backend ? cx->backend : "ref");
+    fprintf(f, ", \"seed\": %" PRIu64 ", \"threads\": %d", cx->seed, cx->threads);
+}
+
+void remat_verify_print_json(FILE *f, const remat_verify_context *cx, const remat_verify_result *r) {
+    char sh[96];
+    fprintf(f, "{\"verdict\": ");
+    remat_verify_json_string(f, remat_verify_verdict(r->failures));
+    fprintf(f, ", \"passed\": %s, \"tensors_identical\": %s, \"failures\": [", r->failures ? "false" : "true",
+            r->cmp.n_different ? "false" : "true");
+    const char *sep = "";
+    for (int b = 0; b < 5; b++)
+        if (r->failures & (1u << b)) {
+            fprintf(f, "%s\"%s\"", sep, k_fail_names[b]);
+            sep = ", ";
+        }
+    fprintf(f, "], ");
+    json_context(f, cx);
+    char desc[256];
+    fprintf(f, ", \"plan\": ");
+    remat_verify_json_string(f, cx->plan_path ? cx->plan_path : "");
+    fprintf(f, ", \"plan_desc\": ");
+    remat_verify_json_string(f, remat_verify_plan_desc(cx->model, cx->plan, desc, sizeof desc));
+    fprintf(f, ", \"tensors\": [");
+    for (int i = 0; i < r->cmp.n; i++) {
+        const remat_verify_diff *d = &r->cmp.d[i];
+        fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
+        remat_verify_json_string(f, d->name);
+        fprintf(f, ", \"dtype\": \"%s\", \"shape\": %s, \"elements\": %" PRId64 ", \"status\": \"%s\", \"differing\": %" PRId64
+                   ", \"max_abs_diff\": ",
+                d->dtype == REMAT_VERIFY_I32 ? "int32" : "float32",
+                remat_verify_shape_str(d->ndim, d->shape, sh, sizeof sh), d->elems, kind_name(d->kind), d->n_diff);
+        if (d->kind == REMAT_VERIFY_SAME || d->kind == REMAT_VERIFY_DIFFERENT)
+            json_double(f, d->max_abs_diff);
+        else
+            fputs("null", f);
+        fprintf(f, ", \"first_index\": ");
+        if (d->first_flat < 0) {
+            fputs("null", f);
+        } else {
+            fputc('[', f);
+            for (int k = 0; k < d->ndim; k++) fprintf(f, "%s%" PRId64, k ? ", " : "", d->first_index[k]);
+            fprintf(f, "], \"first_bits\": [\"0x%08x\", \"0x%08x\"]", d->first_a, d->first_b);
+        }
+        fputc('}', f);
+    }
+    fprintf(f, "],\n \"baseline\": ");
+    json_step(f, &r->base);
+    fprintf(f, ",\n \"plan_run\": ");
+    json_step(f, &r->plan);
+    fprintf(f, ",\n \"expected\": {\"recomputed_layers\": %d, \"recomputed_layer_set\": %d, \"compressions\": %d}",
+            r->expect.recomputed_layers, r->expect.recomputed_layer_set, r->expect.compressed_segments);
+    fprintf(f, ",\n \"saving\": {\"end_of_forward\": ");
+    json_double(f, remat_verify_saving(r->base.end_of_forward_bytes, r->plan.end_of_forward_bytes));
+    fprintf(f, ", \"peak_live\": ");
+    json_double(f, remat_verify_saving(r->base.peak_live_bytes, r->plan.peak_live_bytes));
+    fprintf(f, "},\n \"compression_check\": {\"enabled\": %s, \"executor_checked\": %" PRId64
+               ", \"executor_mismatches\": %" PRId64 ", \"backend_encodings\": %" PRId64 ", \"backend_format_bad\": %" PRId64
+               ", \"backend_roundtrips\": %" PRId64 ", \"backend_roundtrip_bad\": %" PRId64 ", \"first_problem\": ",
+            r->compress_checked ? "true" : "false", r->plan.compressions_checked, r->plan.compression_mismatches,
+            r->compress.compressions, r->compress.format_bad, r->compress.decompressions, r->compress.roundtrip_bad);
+    if (r->compress.first_problem[0])
+        remat_verify_json_string(f, r->compress.first_problem);
+    else
+        fputs("null", f);
+    fprintf(f, "}}\n");
+}
+
+/* ---- grid ---- */
+
+int remat_verify_grid_failed(const remat_verify_grid_row *rows, int n) {
+    int bad = 0;
+    for (int i = 0; i < n; i++)
+        if (rows[i].failures & (REMAT_VERIFY_FAIL_TENSORS | REMAT_VERIFY_FAIL_LOSSY | REMAT_VERIFY_FAIL_RECOMPUTE))
+            bad++;
+    return bad;
+}
+
+void remat_verify_grid_print_human(FILE *f, const remat_verify_context *cx, const remat_verify_grid_summary *s,
+                                   const remat_verify_grid_row *rows, int n) {
+    fprintf(f, "remat verify --grid: model %s (T=%" PRId64 ", N=%" PRId64 "), backend %s, seed %" PRIu64 "\n",
+            cx->model->name, cx->model->T, cx->model->N, cx->backend ? cx->backend : "ref", cx->seed);
+    if (s->sampled)
+        fprintf(f, "  %d of %" PRId64 " valid plans, a random sample (sample seed %" PRIu64 ")\n", n, s->grid_size,
+                s->sample_seed);
+    else
+        fprintf(f, "  all %d of %" PRId64 " valid plans (the baseline itself excluded)\n", n, s->grid_size);
+    int width = 8;
+    for (int i = 0; i < n; i++) {
+        int l = (int)strlen(rows[i].plan);
+        if (l > width) width = l;
+    }
+    if (width > 90) width = 90;
+    fprintf(f, "  %-*s  %-18s %8s %8s %10s\n", width, "plan", "verdict", "peak", "eof", "step time");
+    int counts[6] = {0};
+    for (int i = 0; i < n; i++) {
+        const remat_verify_grid_row *r = &rows[i];
+        fprintf(f, "  %-*s  %-18s %7.1f%% %7.1f%% %8.4f s", width, r->plan, remat_verify_verdict(r->failures),
+                100.0 * r->peak_saving, 100.0 * r->eof_saving, r->step_time_s);
+        if (r->first_diff[0]) fprintf(f, "  first difference: %s", r->first_diff);
+        fputc('\n', f);
+        int b = 0;
+        while (b < 5 && !(r->failures & (1u << b))) b++;
+        counts[b]++;
+    }
+    int bad = remat_verify_grid_failed(rows, n);
+    fprintf(f, "  %d identical, %d mismatch, %d lossy, %d recompute-mismatch, %d saves-nothing, %d peak-not-reduced; "
+               "baseline step %.4f s, %.2f s in all\n",
+            counts[5], counts[0], counts[1], counts[2], counts[3], counts[4], s->baseline_step_time_s, s->total_wall_s);
+    if (bad)
+        fprintf(f, "verdict: MISMATCH: %d of %d plans break the determinism contract\n", bad, n);
+    else
+        fprintf(f, "verdict: IDENTICAL: all %d plans bit-identical to plain backpropagation\n", n);
+}
+
+void remat_verify_grid_print_json(FILE *f, const remat_verify_context *cx, const remat_verify_grid_summary *s,
+                                  const remat_verify_grid_row *rows, int n) {
+    int bad = remat_verify_grid_failed(rows, n);
+    fprintf(f, "{\"verdict\": \"%s\", \"passed\": %s, ", bad ? "mismatch" : "identical", bad ? "false" : "true");
+    json_context(f, cx);
+    fprintf(f, ", \"grid_size\": %" PRId64 ", \"sampled\": %s, \"sample_seed\": %" PRIu64 ", \"verified\": %d"
+               ", \"failed\": %d, \"total_wall_s\": ",
+            s->grid_size, s->sampled ? "true" : "false", s->sample_seed, n, bad);
+    json_double(f, s->total_wall_s);
+    fprintf(f, ", \"baseline_step_time_s\": ");
+    json_double(f, s->baseline_step_time_s);
+    fprintf(f, ", \"plans\": [");
+    for (int i = 0; i < n; i++) {
+        const remat_verify_grid_row *r = &rows[i];
+        fprintf(f, "%s\n  {\"plan\": ", i ? "," : "");
+        remat_verify_json_string(f, r->plan);
+        fprintf(f, ", \"verdict\": \"%s\", \"differing_tensors\": %d, \"first_difference\": ",
+                remat_verify_verdict(r->failures), r->n_different);
+        if (r->first_diff[0])
+            remat_verify_json_string(f, r->first_diff);
+        else
+            fputs("null", f);
+        fprintf(f, ", \"peak_saving\": ");
+        json_double(f, r->peak_saving);
+        fprintf(f, ", \"end_of_forward_saving\": ");
+        json_double(f, r->eof_saving);
+        fprintf(f, ", \"step_time_s\": ");
+        json_double(f, r->step_time_s);
+        fprintf(f, ", \"wall_s\": ");
+        json_double(f, r->wall_s);
+        fputc('}', f);
+    }
+    fprintf(f, "]}\n");
+}
+
+/* ---- compressors ---- */
+
+void remat_verify_compress_print_human(FILE *f, const remat_verify_compress_report *r) {
+    fprintf(f, "remat verify --compressors: seed %" PRIu64 ", large bit round trip %" PRId64 " elements%s\n", r->seed,
+            r->large_elems, r->large_elems ? "" : " (skipped)");
+    for (int i = 0; i < r->n; i++) {
+        const remat_verify_compress_group *g = &r->g[i];
+        fprintf(f, "  %-7s %-44s %7" PRId64 " checks  %s", g->compressor, g->what, g->cases,
+                g->failures ? "FAIL" : "ok");
+        if (g->seconds >= 0.05) fprintf(f, "  (%.2f s)", g->seconds);
+        if (g->failures) fprintf(f, "  %" PRId64 " failed, first: %s", g->failures, g->first_failure);
+        fputc('\n', f);
+    }
+    if (r->failures)
+        fprintf(f, "verdict: FAIL: %" PRId64 " of %" PRId64 " checks failed\n", r->failures, r->cases);
+    else
+        fprintf(f, "verdict: PASS: %" PRId64 " checks, every round trip bit-identical, every bad value refused\n",
+                r->cases);
+}
+
+void remat_verify_compress_print_json(FILE *f, const remat_verify_compress_report *r) {
+    fprintf(f,
+            "{\"verdict\": \"%s\", \"passed\": %s, \"seed\": %" PRIu64 ", \"large_elems\": %" PRId64
+            ", \"checks\": %" PRId64 ", \"failures\": %" PRId64 ", \"groups\": [",
+            r->failures ? "fail" : "pass", r->failures ? "false" : "true", r->seed, r->large_elems, r->cases,
+            r->failures);
+    for (int i = 0; i < r->n; i++) {
+        const remat_verify_compress_group *g = &r->g[i];
+        fprintf(f, "%s\n  {\"compressor\": \"%s\", \"what\": ", i ? "," : "", g->compressor);
+        remat_verify_json_string(f, g->what);
+        fprintf(f, ", \"checks\": %" PRId64 ", \"failures\": %" PRId64 ", \"seconds\": ", g->cases, g->failures);
+        json_double(f, g->seconds);
+        fprintf(f, ", \"first_failure\": ");
+        if (g->first_failure[0])
+            remat_verify_json_string(f, g->first_failure);
+        else
+            fputs("null", f);
+        fputc('}', f);
+    }
+    fprintf(f, "]}\n");
+}

@@ -1,0 +1,74 @@
+/* report.h - what `remat verify` prints: the human table (default) and the one JSON
+ * object of interfaces.md (--json), for a plan, a grid of plans and the
+ * compressor checks. Nothing here decides a verdict; it only prints results.
+ */
+#ifndef REMAT_VERIFY_REPORT_H
+#define REMAT_VERIFY_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/model.h"
+#include "core/plan.h"
+#include "verify/compress_check.h"
+#include "verify/plan_check.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What the run was: printed in headers and JSON. */
+typedef struct remat_verify_context {
+    const remat_model *model;
+    const remat_plan *plan;  /* may be NULL (grid) */
+    const char *plan_path;   /* may be NULL or "" */
+    const char *backend;     /* "ref", "cuda" */
+    uint64_t seed;
+    int threads;             /* reference backend GEMM threads (0: not applicable) */
+} remat_verify_context;
+
+/* A plan in one short line: "b1:ckpt(bit,k=4) b3:ckpt(split@fc3b)" or "baseline". */
+const char *remat_verify_plan_desc(const remat_model *m, const remat_plan *p, char *buf, size_t len);
+
+/* Plan verification: one line per tensor, the saving/recompute/compression lines,
+ * the verdict line. */
+void remat_verify_print_human(FILE *f, const remat_verify_context *cx, const remat_verify_result *r);
+/* The same as one JSON object (and a newline). */
+void remat_verify_print_json(FILE *f, const remat_verify_context *cx, const remat_verify_result *r);
+
+/* Grid rows: filled by the caller for each plan verified. */
+typedef struct remat_verify_grid_row {
+    char plan[256];          /* remat_verify_plan_desc */
+    unsigned failures;
+    int n_different;         /* tensors that differ */
+    double peak_saving, eof_saving;
+    double step_time_s;      /* the plan's step time as the executor measured it */
+    double wall_s;           /* verifying it: run, capture, compare */
+    char first_diff[REMAT_VERIFY_NAME_LEN]; /* first differing tensor, "" if none */
+} remat_verify_grid_row;
+
+typedef struct remat_verify_grid_summary {
+    int64_t grid_size;       /* valid plans of the model */
+    int sampled;             /* 1 when rows are a seeded sample */
+    uint64_t sample_seed;
+    double total_wall_s;
+    double baseline_step_time_s;
+} remat_verify_grid_summary;
+
+void remat_verify_grid_print_human(FILE *f, const remat_verify_context *cx, const remat_verify_grid_summary *s,
+                                   const remat_verify_grid_row *rows, int n);
+void remat_verify_grid_print_json(FILE *f, const remat_verify_context *cx, const remat_verify_grid_summary *s,
+                                  const remat_verify_grid_row *rows, int n);
+/* Rows whose failures make the grid fail: anything but saves-nothing / peak-not-reduced. */
+int remat_verify_grid_failed(const remat_verify_grid_row *rows, int n);
+
+void remat_verify_compress_print_human(FILE *f, const remat_verify_compress_report *r);
+void remat_verify_compress_print_json(FILE *f, const remat_verify_compress_report *r);
+
+/* JSON string literal of s (quotes included) to f. */
+void remat_verify_json_string(FILE *f, const char *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
