@@ -248,7 +248,9 @@ TEST(Trace, EventsReplayToTheMeasuredPeak) {
     for (int64_t i = 0; i < tr.n_events; i++) {
         const remat_event &e = tr.events[i];
         if (it + 1 < tr.n_iters && i == tr.iters[it + 1].first_event) {
-            if (it >= 0) EXPECT_EQ(peak, r[it].peak_live_bytes) << "iteration " << it;
+            if (it >= 0) {
+                EXPECT_EQ(peak, r[it].peak_live_bytes) << "iteration " << it;
+            }
             it++;
             peak = 0;
         }
