@@ -1,10 +1,149 @@
-/* cmd_plot.c - placeholder until the owning issue lands (replace this file). */
+/* cmd_plot.c - `remat plot`: memory curves, peak breakdowns, Pareto fronts and
+ * scaling curves drawn with gnuplot (plots/, docs/plots.md). */
 #include <stdio.h>
+#include <string.h>
 
+#include "core/trace.h"
+#include "plots/memplot.h"
+#include "plots/pareto.h"
+#include "plots/scaling.h"
+#include "tools/cli.h"
 #include "tools/commands.h"
 
+static const char *USAGE =
+    "usage: remat plot --trace A.h5 [--trace B.h5 ...] --out FIG.png   memory over one iteration\n"
+    "       remat plot --breakdown --trace A.h5 [--trace B.h5 ...] --out FIG.png   the peak by role\n"
+    "       remat plot --pareto FRONT.json --out FIG.png                peak against time overhead\n"
+    "       remat plot --scaling SCALING.json --out FIG.png             peak against T (or N)\n"
+    "\n"
+    "Writes FIG.png (or FIG.svg: the extension decides) with gnuplot, and next to it FIG.dat\n"
+    "(the numbers, in bytes and seconds) and FIG.gp (the script, kept: restyle it and run\n"
+    "`gnuplot FIG.gp` in that folder). Memory curves: one per trace (live bytes solid,\n"
+    "reserved bytes of the caching allocator model dashed), each peak marked with its value\n"
+    "and block/layer, the phases in a strip below; reduced to --max-points per curve keeping\n"
+    "every bucket's maximum, so no peak is lost. Exit status: 0 done, 1 gnuplot missing or\n"
+    "failing (data and script are still written), 2 bad input. docs/plots.md has the formats.";
+
+static int parse_x(const char *s, remat_curve_x *x) {
+    if (!strcmp(s, "time")) *x = REMAT_CURVE_X_TIME;
+    else if (!strcmp(s, "event") || !strcmp(s, "events")) *x = REMAT_CURVE_X_EVENT;
+    else return 0;
+    return 1;
+}
+
+static int report(const remat_figure_files *f, int data_only) {
+    if (data_only) printf("wrote %s and %s (run `gnuplot %s` in that folder to draw %s)\n", f->data, f->script,
+                          strrchr(f->script, '/') ? strrchr(f->script, '/') + 1 : f->script, f->image_name);
+    else printf("wrote %s (script %s, data %s)\n", f->image, f->script, f->data);
+    if (f->gnuplot_stderr[0]) fprintf(stderr, "remat plot: gnuplot said: %s\n", f->gnuplot_stderr);
+    return 0;
+}
+
 int remat_cmd_plot(int argc, char **argv) {
-    (void)argc; (void)argv;
-    fprintf(stderr, "remat plot: not built in this version\n");
-    return 2;
+    cli_list traces = {0}, labels = {0};
+    const char *out = NULL, *xs = "time", *pareto = NULL, *scaling = NULL, *title = NULL;
+    int iter = -1, data_only = 0, breakdown = 0, no_reserved = 0, max_points = 4000, width = 0, height = 0, help = 0;
+    const cli_option opts[] = {
+        {"--trace", CLI_STRING_LIST, &traces, "trace file (HDF5) to draw; repeat to overlay several"},
+        {"--label", CLI_STRING_LIST, &labels, "legend name of the trace at the same position (default: its plan)"},
+        {"--out", CLI_STRING, &out, "figure to write: FIG.png or FIG.svg (FIG.gp and FIG.dat go next to it)"},
+        {"--x", CLI_STRING, &xs, "x axis of memory curves: time (default) or event"},
+        {"--iter", CLI_INT, &iter, "training iteration to draw, from 0 (default: the last)"},
+        {"--max-points", CLI_INT, &max_points, "points per curve after reduction (default 4000, at least 8)"},
+        {"--no-reserved", CLI_FLAG, &no_reserved, "draw live bytes only (no caching-allocator replay)"},
+        {"--breakdown", CLI_FLAG, &breakdown, "draw the peak of each trace split by role, as stacked bars"},
+        {"--pareto", CLI_STRING, &pareto, "draw a search's Pareto front from this JSON file"},
+        {"--scaling", CLI_STRING, &scaling, "draw peak against T (or N) from this JSON file"},
+        {"--title", CLI_STRING, &title, "figure title (default: made from the inputs)"},
+        {"--width", CLI_INT, &width, "image width in pixels (default 1280)"},
+        {"--height", CLI_INT, &height, "image height in pixels (default 720)"},
+        {"--data-only", CLI_FLAG, &data_only, "write FIG.dat and FIG.gp only; do not run gnuplot"},
+        {0},
+    };
+    int rc = cli_parse(argc, argv, USAGE, opts, &help);
+    if (rc != 0 || help) return rc;
+    if (!out) return cli_missing("plot", "--out", "the figure to write, FIG.png or FIG.svg");
+    int modes = (pareto != NULL) + (scaling != NULL) + (traces.n > 0 || breakdown);
+    if (modes == 0) return cli_missing("plot", "--trace", "a trace file (or --pareto FRONT.json, --scaling SCALING.json)");
+    if (modes > 1) {
+        fprintf(stderr, "remat plot: %s: expected one kind of figure (--trace/--breakdown, --pareto or --scaling), got several\n",
+                pareto ? "--pareto" : "--scaling");
+        return 2;
+    }
+    if (breakdown && traces.n == 0) return cli_missing("plot", "--trace", "the traces whose peaks to break down");
+    remat_curve_opts co = remat_curve_opts_default();
+    if (!parse_x(xs, &co.x)) {
+        fprintf(stderr, "remat plot: --x: expected time or event, got '%s'\n", xs);
+        return 2;
+    }
+    if (iter < -1) {
+        fprintf(stderr, "remat plot: --iter: expected 0 or more, got %d\n", iter);
+        return 2;
+    }
+    if (max_points < 8) {
+        fprintf(stderr, "remat plot: --max-points: expected 8 or more, got %d\n", max_points);
+        return 2;
+    }
+    if (width < 0 || height < 0 || width > 20000 || height > 20000 || (width && width < 320) || (height && height < 240)) {
+        fprintf(stderr, "remat plot: --width/--height: expected 320..20000 x 240..20000 pixels, got %d x %d\n", width, height);
+        return 2;
+    }
+    if (labels.n > traces.n) {
+        fprintf(stderr, "remat plot: --label: given %d times for %d traces (expected at most one per --trace)\n", labels.n,
+                traces.n);
+        return 2;
+    }
+    if (traces.n > REMAT_PLOT_MAX_INPUTS) {
+        fprintf(stderr, "remat plot: --trace: given %d times (expected at most %d)\n", traces.n, REMAT_PLOT_MAX_INPUTS);
+        return 2;
+    }
+    co.iter = iter;
+    co.max_points = max_points;
+    co.reserved = !no_reserved;
+    remat_figure_opts fo = remat_figure_opts_default();
+    fo.out = out;
+    fo.title = title;
+    fo.data_only = data_only;
+    fo.width = width;
+    fo.height = height;
+    remat_figure_files files;
+    remat_error err = {0};
+    remat_status st;
+
+    if (pareto) {
+        remat_pareto p;
+        if ((st = remat_pareto_read(pareto, &p, &err)) != REMAT_OK) return cli_fail("plot", &err);
+        st = remat_plot_pareto(&p, pareto, &fo, &files, &err);
+        remat_pareto_free(&p);
+        return st == REMAT_OK ? report(&files, data_only) : cli_fail("plot", &err);
+    }
+    if (scaling) {
+        remat_scaling s;
+        if ((st = remat_scaling_read(scaling, &s, &err)) != REMAT_OK) return cli_fail("plot", &err);
+        st = remat_plot_scaling(&s, scaling, &fo, &files, &err);
+        remat_scaling_free(&s);
+        return st == REMAT_OK ? report(&files, data_only) : cli_fail("plot", &err);
+    }
+
+    remat_trace tr[REMAT_PLOT_MAX_INPUTS];
+    remat_plot_input in[REMAT_PLOT_MAX_INPUTS];
+    int loaded = 0;
+    st = REMAT_OK;
+    for (int i = 0; i < traces.n && st == REMAT_OK; i++) {
+        cli_progress("plot: reading %s", traces.items[i]);
+        remat_trace_init(&tr[i]);
+        st = remat_trace_read_h5(traces.items[i], &tr[i], &err);
+        loaded = i + 1;
+        in[i].trace = &tr[i];
+        in[i].origin = traces.items[i];
+        in[i].label = i < labels.n ? labels.items[i] : NULL;
+    }
+    if (st == REMAT_OK) {
+        cli_progress("plot: drawing %s", out);
+        st = breakdown ? remat_plot_breakdown(in, traces.n, &co, &fo, &files, &err)
+                       : remat_plot_memory(in, traces.n, &co, &fo, &files, &err);
+    }
+    cli_progress_done();
+    for (int i = 0; i < loaded; i++) remat_trace_free(&tr[i]);
+    return st == REMAT_OK ? report(&files, data_only) : cli_fail("plot", &err);
 }

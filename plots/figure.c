@@ -1,0 +1,321 @@
+/* figure.c - output files of a figure, atomic writes, units, running gnuplot.
+ *
+ * gnuplot runs as a child process (fork + execv) in the script's folder, so the
+ * kept script can name its data file and image by basename and the user can rerun
+ * it there unchanged. Its stderr is read through a pipe: the first line becomes the
+ * error message on failure (or files->gnuplot_stderr on success).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "plots/figure.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+remat_figure_opts remat_figure_opts_default(void) {
+    remat_figure_opts o;
+    memset(&o, 0, sizeof o);
+    return o;
+}
+
+static const char *base_of(const char *p) {
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+remat_status remat_figure_files_init(const remat_figure_opts *o, remat_figure_files *f, remat_error *err) {
+    memset(f, 0, sizeof *f);
+    const char *out = o ? o->out : NULL;
+    if (!out || !*out) return remat_error_set(err, REMAT_ERR_INPUT, "--out: missing (expected FIG.png or FIG.svg)");
+    size_t n = strlen(out);
+    if (n + 8 >= REMAT_FIG_PATH_LEN)
+        return remat_error_set(err, REMAT_ERR_INPUT, "%.64s...: --out: expected a path under %d characters", out,
+                               REMAT_FIG_PATH_LEN - 8);
+    const char *dot = strrchr(out, '.');
+    const char *base = base_of(out);
+    if (!dot || dot < base || dot == base)
+        return remat_error_set(err, REMAT_ERR_INPUT, "%s: --out: expected a file name ending in .png or .svg", out);
+    if (strcasecmp(dot, ".png") == 0) f->format = REMAT_FIG_PNG;
+    else if (strcasecmp(dot, ".svg") == 0) f->format = REMAT_FIG_SVG;
+    else return remat_error_set(err, REMAT_ERR_INPUT, "%s: --out: expected a file name ending in .png or .svg", out);
+    if (strlen(base) >= sizeof f->image_name - 8)
+        return remat_error_set(err, REMAT_ERR_INPUT, "%s: --out: file name too long", out);
+    size_t stem = (size_t)(dot - out);
+    memcpy(f->image, out, n + 1);
+    snprintf(f->data, sizeof f->data, "%.*s.dat", (int)stem, out);
+    snprintf(f->script, sizeof f->script, "%.*s.gp", (int)stem, out);
+    snprintf(f->image_name, sizeof f->image_name, "%.500s", base);
+    snprintf(f->data_name, sizeof f->data_name, "%.500s", base_of(f->data));
+    return REMAT_OK;
+}
+
+/* ---- atomic files --------------------------------------------------------- */
+
+remat_status remat_afile_open(remat_afile *a, const char *path, remat_error *err) {
+    memset(a, 0, sizeof *a);
+    if (strlen(path) >= sizeof a->path)
+        return remat_error_set(err, REMAT_ERR_IO, "%.64s...: cannot write: path too long", path);
+    snprintf(a->path, sizeof a->path, "%s", path);
+    snprintf(a->tmp, sizeof a->tmp, "%s.tmp", path);
+    a->fp = fopen(a->tmp, "w");
+    if (!a->fp) return remat_error_set(err, REMAT_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+    return REMAT_OK;
+}
+
+remat_status remat_afile_commit(remat_afile *a, remat_error *err) {
+    if (!a->fp) return remat_error_set(err, REMAT_ERR_IO, "%s: cannot write: not open", a->path);
+    int bad = ferror(a->fp);
+    int e = errno;
+    if (fflush(a->fp) != 0) { bad = 1; e = errno; }
+    if (fclose(a->fp) != 0) { bad = 1; e = errno; }
+    a->fp = NULL;
+    if (bad) {
+        remove(a->tmp);
+        return remat_error_set(err, REMAT_ERR_IO, "%s: cannot write: %s", a->path, strerror(e ? e : EIO));
+    }
+    if (rename(a->tmp, a->path) != 0) {
+        e = errno;
+        remove(a->tmp);
+        return remat_error_set(err, REMAT_ERR_IO, "%s: cannot rename from %s: %s", a->path, a->tmp, strerror(e));
+    }
+    return REMAT_OK;
+}
+
+void remat_afile_abort(remat_afile *a) {
+    if (a->fp) {
+        fclose(a->fp);
+        a->fp = NULL;
+        remove(a->tmp);
+    }
+}
+
+/* ---- units ------------------------------------------------------------------ */
+
+remat_unit remat_unit_bytes(double max_bytes) {
+    remat_unit u;
+    if (max_bytes >= 2.0 * 1073741824.0) { u.scale = 1073741824.0; u.name = "GiB"; }
+    else if (max_bytes >= 2.0 * 1048576.0) { u.scale = 1048576.0; u.name = "MiB"; }
+    else if (max_bytes >= 2.0 * 1024.0) { u.scale = 1024.0; u.name = "KiB"; }
+    else { u.scale = 1.0; u.name = "B"; }
+    return u;
+}
+
+remat_unit remat_unit_seconds(double span_s) {
+    remat_unit u;
+    if (span_s >= 2.0) { u.scale = 1.0; u.name = "s"; }
+    else if (span_s >= 2e-3) { u.scale = 1e-3; u.name = "ms"; }
+    else { u.scale = 1e-6; u.name = "us"; }
+    return u;
+}
+
+const char *remat_fmt_bytes_short(int64_t bytes, char *buf, size_t len) {
+    double b = (double)bytes;
+    double a = fabs(b);
+    const char *unit = "B";
+    double s = 1.0;
+    if (a >= 1073741824.0) { s = 1073741824.0; unit = "GiB"; }
+    else if (a >= 1048576.0) { s = 1048576.0; unit = "MiB"; }
+    else if (a >= 1024.0) { s = 1024.0; unit = "KiB"; }
+    double v = b / s;
+    if (s == 1.0) snprintf(buf, len, "%lld B", (long long)bytes);
+    else if (fabs(v) >= 100.0) snprintf(buf, len, "%.1f %s", v, unit);
+    else if (fabs(v) >= 10.0) snprintf(buf, len, "%.2f %s", v, unit);
+    else snprintf(buf, len, "%.3f %s", v, unit);
+    return buf;
+}
+
+/* ---- gnuplot text ----------------------------------------------------------- */
+
+void remat_gp_put_string(FILE *fp, const char *s) {
+    fputc('"', fp);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if (*p == '\n') fputs("\\n", fp);
+        else if (*p == '"' || *p == '\\') { fputc('\\', fp); fputc(*p, fp); }
+        else if (*p < 0x20 || *p == 0x7f) continue;
+        else fputc(*p, fp);
+    }
+    fputc('"', fp);
+}
+
+void remat_gp_put_terminal(FILE *fp, const remat_figure_files *f, const remat_figure_opts *o) {
+    int w = o && o->width > 0 ? o->width : 1280;
+    int h = o && o->height > 0 ? o->height : 720;
+    fprintf(fp, "# output: gnuplot -e \"outfile='other.svg'\" %s writes elsewhere (terminal below decides the format)\n",
+            base_of(f->script));
+    fprintf(fp, "if (!exists(\"outfile\")) outfile = ");
+    remat_gp_put_string(fp, f->image_name);
+    fputc('\n', fp);
+    if (f->format == REMAT_FIG_PNG)
+        fprintf(fp, "set terminal pngcairo size %d,%d noenhanced font \"DejaVu Sans,10\" background rgb \"white\"\n", w, h);
+    else
+        fprintf(fp, "set terminal svg size %d,%d dynamic noenhanced font \"DejaVu Sans,11\" background rgb \"white\"\n", w,
+                h);
+    fprintf(fp, "set output outfile\n");
+}
+
+void remat_path_stem(const char *path, char *buf, size_t len) {
+    const char *b = base_of(path ? path : "");
+    const char *dot = strrchr(b, '.');
+    size_t n = dot && dot > b ? (size_t)(dot - b) : strlen(b);
+    snprintf(buf, len, "%.*s", (int)n, b);
+}
+
+/* ---- running gnuplot ---------------------------------------------------------- */
+
+static int is_exec(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode) && access(p, X_OK) == 0;
+}
+
+const char *remat_gnuplot_find(const remat_figure_opts *o, char *buf, size_t len) {
+    const char *want = o && o->gnuplot && *o->gnuplot ? o->gnuplot : getenv("REMAT_GNUPLOT");
+    if (!want || !*want) want = "gnuplot";
+    if (strchr(want, '/')) {
+        if (!is_exec(want)) return NULL;
+        if (want[0] == '/') { snprintf(buf, len, "%s", want); return buf; }
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof cwd)) return NULL;
+        snprintf(buf, len, "%s/%s", cwd, want);
+        return buf;
+    }
+    const char *path = getenv("PATH");
+    if (!path || !*path) path = "/usr/local/bin:/usr/bin:/bin";
+    while (*path) {
+        const char *colon = strchr(path, ':');
+        size_t n = colon ? (size_t)(colon - path) : strlen(path);
+        if (n > 0) {
+            snprintf(buf, len, "%.*s/%s", (int)n, path, want);
+            if (is_exec(buf)) return buf;
+        }
+        if (!colon) break;
+        path = colon + 1;
+    }
+    return NULL;
+}
+
+static void first_line(const char *text, char *out, size_t len) {
+    /* skip empty lines and gnuplot's echo of the failing command, keep the message */
+    const char *best = NULL;
+    size_t best_n = 0;
+    for (const char *p = text; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        const char *q = p;
+        while (q < p + n && (*q == ' ' || *q == '\t' || *q == '^')) q++;
+        if (q < p + n) {
+            if (!best) { best = p; best_n = n; }
+            if (strstr(p, "line ") && memchr(p, ':', n)) { best = p; best_n = n; break; }
+        }
+        if (!nl) break;
+        p = nl + 1;
+    }
+    if (!best) { out[0] = 0; return; }
+    if (best_n >= len) best_n = len - 1;
+    memcpy(out, best, best_n);
+    out[best_n] = 0;
+    for (char *c = out; *c; c++)
+        if (*c == '\t' || *c == '\r') *c = ' ';
+}
+
+remat_status remat_figure_render(const remat_figure_opts *o, remat_figure_files *f, remat_error *err) {
+    f->image_written = 0;
+    f->gnuplot_missing = 0;
+    f->gnuplot_stderr[0] = 0;
+    if (o && o->data_only) return REMAT_OK;
+    char gp[PATH_MAX];
+    if (!remat_gnuplot_find(o, gp, sizeof gp)) {
+        f->gnuplot_missing = 1;
+        return remat_error_set(err, REMAT_ERR_CHECK,
+                               "gnuplot: not found (install gnuplot, e.g. apt-get install gnuplot-nox, or set "
+                               "REMAT_GNUPLOT); wrote %s and %s, run `gnuplot %s` in that folder for %s",
+                               f->script, f->data, base_of(f->script), f->image_name);
+    }
+    char dir[REMAT_FIG_PATH_LEN];
+    const char *slash = strrchr(f->script, '/');
+    if (slash) snprintf(dir, sizeof dir, "%.*s", (int)(slash - f->script == 0 ? 1 : slash - f->script), f->script);
+    else snprintf(dir, sizeof dir, ".");
+    char tmp_name[600], tmp_path[REMAT_FIG_PATH_LEN + 8], setout[700];
+    snprintf(tmp_name, sizeof tmp_name, "%s.tmp", f->image_name);
+    snprintf(tmp_path, sizeof tmp_path, "%s.tmp", f->image);
+    /* outfile='name.tmp' with ' doubled (gnuplot single-quoted string) */
+    size_t k = 0;
+    k += (size_t)snprintf(setout, sizeof setout, "outfile='");
+    for (const char *p = tmp_name; *p && k + 4 < sizeof setout; p++) {
+        if (*p == '\'') setout[k++] = '\'';
+        setout[k++] = *p;
+    }
+    setout[k++] = '\'';
+    setout[k] = 0;
+
+    int pfd[2];
+    if (pipe(pfd) != 0) return remat_error_set(err, REMAT_ERR_INTERNAL, "%s: gnuplot: pipe: %s", f->script, strerror(errno));
+    remove(tmp_path);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(pfd[0]);
+        close(pfd[1]);
+        return remat_error_set(err, REMAT_ERR_INTERNAL, "%s: gnuplot: fork: %s", f->script, strerror(errno));
+    }
+    if (pid == 0) {
+        close(pfd[0]);
+        dup2(pfd[1], 2);
+        close(pfd[1]);
+        int devnull = open("/dev/null", O_RDWR);
+        if (devnull >= 0) { dup2(devnull, 0); dup2(devnull, 1); if (devnull > 2) close(devnull); }
+        if (chdir(dir) != 0) { fprintf(stderr, "cannot enter %s: %s\n", dir, strerror(errno)); _exit(127); }
+        char *argv[] = {(char *)"gnuplot", (char *)"-e", setout, (char *)base_of(f->script), NULL};
+        execv(gp, argv);
+        fprintf(stderr, "cannot run %s: %s\n", gp, strerror(errno));
+        _exit(127);
+    }
+    close(pfd[1]);
+    char *text = NULL;
+    size_t tn = 0, tcap = 0;
+    char chunk[4096];
+    for (;;) {
+        ssize_t r = read(pfd[0], chunk, sizeof chunk);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        if (tn + (size_t)r + 1 > tcap && tcap < (1u << 20)) {
+            size_t ncap = tcap ? tcap * 2 : 8192;
+            while (ncap < tn + (size_t)r + 1) ncap *= 2;
+            char *nt = remat_xrealloc(text, ncap, NULL);
+            if (nt) { text = nt; tcap = ncap; }
+        }
+        if (text && tn + (size_t)r + 1 <= tcap) { memcpy(text + tn, chunk, (size_t)r); tn += (size_t)r; }
+    }
+    close(pfd[0]);
+    if (text) text[tn] = 0;
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    char line[480];
+    first_line(text ? text : "", line, sizeof line);
+    remat_xfree(text);
+    int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    struct stat st;
+    if (ok && (stat(tmp_path, &st) != 0 || st.st_size == 0)) {
+        ok = 0;
+        if (!line[0]) snprintf(line, sizeof line, "wrote no image");
+    }
+    if (!ok) {
+        remove(tmp_path);
+        if (!line[0]) snprintf(line, sizeof line, "exit status %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        return remat_error_set(err, REMAT_ERR_INTERNAL, "%s: gnuplot: %s", f->script, line);
+    }
+    if (rename(tmp_path, f->image) != 0) {
+        int e = errno;
+        remove(tmp_path);
+        return remat_error_set(err, REMAT_ERR_IO, "%s: cannot rename from %s: %s", f->image, tmp_path, strerror(e));
+    }
+    snprintf(f->gnuplot_stderr, sizeof f->gnuplot_stderr, "%s", line);
+    f->image_written = 1;
+    return REMAT_OK;
+}

@@ -1,0 +1,108 @@
+/* figure.h - what every remat figure shares: the output files, writing them
+ * safely, units, gnuplot strings, and running gnuplot.
+ *
+ * A figure "dir/FIG.png" (or ".svg") is made of three files side by side:
+ *   dir/FIG.dat  the numbers (bytes and seconds, unscaled), in gnuplot data blocks
+ *   dir/FIG.gp   the gnuplot script that draws them; kept so the user can restyle
+ *                it and run `gnuplot FIG.gp` in dir (it refers to FIG.dat by name)
+ *   dir/FIG.png  the image (not written with data_only)
+ * Every file is written to "<name>.tmp" and renamed, so a failed run leaves no
+ * half-written file behind; gnuplot draws into "FIG.png.tmp" (the script takes the
+ * output name from the variable `outfile` when it is set, e.g. gnuplot -e "outfile='x.png'").
+ *
+ * Exit status of a missing gnuplot: the data and script are written first, then
+ * remat_figure_render returns REMAT_ERR_CHECK (exit code 1: the input was fine, the
+ * drawing that was asked for could not be made) with files->gnuplot_missing = 1 and
+ * a one-line message that says how to get the image.
+ */
+#ifndef REMAT_PLOTS_FIGURE_H
+#define REMAT_PLOTS_FIGURE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define REMAT_FIG_PATH_LEN 4096
+
+typedef enum remat_fig_format { REMAT_FIG_PNG = 0, REMAT_FIG_SVG = 1 } remat_fig_format;
+
+typedef struct remat_figure_opts {
+    const char *out;      /* "dir/FIG.png" or "dir/FIG.svg" (case-insensitive extension) */
+    const char *title;    /* NULL or "": a default title made from the inputs */
+    int data_only;        /* 1: write FIG.dat and FIG.gp, do not run gnuplot */
+    int width, height;    /* pixels; 0: 1280 x 720 */
+    const char *gnuplot;  /* NULL: $REMAT_GNUPLOT if set, else "gnuplot" searched on $PATH */
+} remat_figure_opts;
+
+remat_figure_opts remat_figure_opts_default(void);
+
+typedef struct remat_figure_files {
+    remat_fig_format format;
+    char image[REMAT_FIG_PATH_LEN];   /* the figure path as given */
+    char data[REMAT_FIG_PATH_LEN];    /* FIG.dat */
+    char script[REMAT_FIG_PATH_LEN];  /* FIG.gp */
+    char data_name[512];              /* basenames, as the script refers to them */
+    char image_name[512];
+    int image_written;                /* 1 once the image is in place */
+    int gnuplot_missing;              /* 1: gnuplot was not found (REMAT_ERR_CHECK) */
+    char gnuplot_stderr[512];         /* first line gnuplot printed on stderr ("" when silent) */
+} remat_figure_files;
+
+/* Derives the three paths from opts->out. REMAT_ERR_INPUT "<out>: --out: expected a
+ * file name ending in .png or .svg" for any other extension. */
+remat_status remat_figure_files_init(const remat_figure_opts *o, remat_figure_files *f, remat_error *err);
+
+/* ---- files written through "<path>.tmp" + rename ------------------------- */
+typedef struct remat_afile {
+    FILE *fp;
+    char path[REMAT_FIG_PATH_LEN];
+    char tmp[REMAT_FIG_PATH_LEN + 8];
+} remat_afile;
+/* Opens "<path>.tmp" for writing. REMAT_ERR_IO "<path>: cannot write: <reason>". */
+remat_status remat_afile_open(remat_afile *a, const char *path, remat_error *err);
+/* Flushes, closes and renames onto path; on any write error removes the temp file
+ * and returns REMAT_ERR_IO naming path. */
+remat_status remat_afile_commit(remat_afile *a, remat_error *err);
+/* Closes and removes the temp file (after a failure elsewhere). */
+void remat_afile_abort(remat_afile *a);
+
+/* ---- units ---------------------------------------------------------------- */
+typedef struct remat_unit { double scale; const char *name; } remat_unit;
+/* Binary byte unit that suits a maximum: B, KiB, MiB or GiB (GiB from 2 GiB up,
+ * MiB from 2 MiB, KiB from 2 KiB). */
+remat_unit remat_unit_bytes(double max_bytes);
+/* Time unit for a span in seconds: s, ms or us. */
+remat_unit remat_unit_seconds(double span_s);
+/* "812.3 MiB" (4 significant digits at most) into buf. */
+const char *remat_fmt_bytes_short(int64_t bytes, char *buf, size_t len);
+
+/* ---- gnuplot text --------------------------------------------------------- */
+/* Writes s as a gnuplot double-quoted string ("..." with \ and " escaped, control
+ * characters dropped; "\n" inside s is kept as a line break). */
+void remat_gp_put_string(FILE *fp, const char *s);
+/* Writes the terminal, size and output lines for f's format. */
+void remat_gp_put_terminal(FILE *fp, const remat_figure_files *f, const remat_figure_opts *o);
+/* The stem of a path: "runs/base.h5" -> "base". */
+void remat_path_stem(const char *path, char *buf, size_t len);
+
+/* Runs gnuplot on the script (cwd: the script's folder) drawing into
+ * "<image>.tmp", then renames it onto the image. Does nothing when data_only.
+ * REMAT_ERR_CHECK with gnuplot_missing = 1 when no gnuplot is found;
+ * REMAT_ERR_INTERNAL "<script>: gnuplot: <its first error line>" when gnuplot
+ * fails or writes no image. Any stderr output of a successful run is kept in
+ * files->gnuplot_stderr (first line). */
+remat_status remat_figure_render(const remat_figure_opts *o, remat_figure_files *f, remat_error *err);
+
+/* The gnuplot executable that render would run, or NULL when none is found
+ * (the returned pointer is static or into o/getenv). */
+const char *remat_gnuplot_find(const remat_figure_opts *o, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,373 @@
+/* pareto.c - the Pareto-front file (read, write) and its figure; see pareto.h. */
+#define _POSIX_C_SOURCE 200809L
+#include "plots/pareto.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+remat_status remat_plot_read_file(const char *path, char **text, size_t *len, remat_error *err) {
+    *text = NULL;
+    *len = 0;
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return remat_error_set(err, REMAT_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    char *buf = remat_xmalloc(cap, err);
+    if (!buf) { fclose(fp); return REMAT_ERR_NOMEM; }
+    for (;;) {
+        if (n + 1 >= cap) {
+            char *nb = remat_xrealloc(buf, cap * 2, err);
+            if (!nb) { remat_xfree(buf); fclose(fp); return REMAT_ERR_NOMEM; }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t r = fread(buf + n, 1, cap - n - 1, fp);
+        n += r;
+        if (r == 0) break;
+    }
+    int bad = ferror(fp);
+    fclose(fp);
+    if (bad) {
+        remat_xfree(buf);
+        return remat_error_set(err, REMAT_ERR_IO, "%s: cannot read: read error", path);
+    }
+    buf[n] = 0;
+    *text = buf;
+    *len = n;
+    return REMAT_OK;
+}
+
+void remat_pareto_free(remat_pareto *p) {
+    if (!p) return;
+    remat_xfree(p->points);
+    memset(p, 0, sizeof *p);
+}
+
+/* A JSON number that must be an integer >= lo. */
+static remat_status get_int(const cJSON *o, const char *key, int required, int64_t lo, int64_t *out, const char *origin,
+                            const char *where, remat_error *err) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v) {
+        if (required) return remat_error_set(err, REMAT_ERR_INPUT, "%s: %s%s: missing (expected an integer >= %lld)", origin, where, key, (long long)lo);
+        return REMAT_OK;
+    }
+    double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    if (!(d >= (double)lo) || d != floor(d) || d > 9.007199254740992e15)
+        return remat_error_set(err, REMAT_ERR_INPUT, "%s: %s%s: expected an integer >= %lld", origin, where, key, (long long)lo);
+    *out = (int64_t)d;
+    return REMAT_OK;
+}
+
+static remat_status get_num(const cJSON *o, const char *key, int required, double lo, double *out, int *present,
+                            const char *origin, const char *where, remat_error *err) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (present) *present = v != NULL;
+    if (!v) {
+        if (required) return remat_error_set(err, REMAT_ERR_INPUT, "%s: %s%s: missing (expected a number >= %g)", origin, where, key, lo);
+        return REMAT_OK;
+    }
+    double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    if (!(d >= lo) || !isfinite(d))
+        return remat_error_set(err, REMAT_ERR_INPUT, "%s: %s%s: expected a number >= %g", origin, where, key, lo);
+    *out = d;
+    return REMAT_OK;
+}
+
+remat_status remat_pareto_parse(const char *text, size_t len, const char *origin, remat_pareto *out, remat_error *err) {
+    memset(out, 0, sizeof *out);
+    if (!origin) origin = "<pareto>";
+    cJSON *root = cJSON_ParseWithLength(text, len);
+    if (!root) {
+        const char *at = cJSON_GetErrorPtr();
+        long off = at && at >= text && at <= text + len ? (long)(at - text) : -1;
+        return remat_error_set(err, REMAT_ERR_INPUT, "%s: (document): expected JSON, syntax error near byte %ld", origin, off);
+    }
+    remat_status st = REMAT_OK;
+    if (!cJSON_IsObject(root)) {
+        st = remat_error_set(err, REMAT_ERR_INPUT, "%s: (document): expected a JSON object", origin);
+        goto done;
+    }
+    const cJSON *base = cJSON_GetObjectItemCaseSensitive(root, "baseline");
+    if (base) {
+        if (!cJSON_IsObject(base)) {
+            st = remat_error_set(err, REMAT_ERR_INPUT, "%s: baseline: expected an object {\"peak_bytes\", \"time_s\"}", origin);
+            goto done;
+        }
+        if ((st = get_int(base, "peak_bytes", 1, 0, &out->baseline_peak_bytes, origin, "baseline.", err)) != REMAT_OK) goto done;
+        if ((st = get_num(base, "time_s", 1, 0.0, &out->baseline_time_s, NULL, origin, "baseline.", err)) != REMAT_OK) goto done;
+        out->has_baseline = 1;
+    }
+    if ((st = get_int(root, "budget_bytes", 0, 1, &out->budget_bytes, origin, "", err)) != REMAT_OK) goto done;
+    const cJSON *pts = cJSON_GetObjectItemCaseSensitive(root, "points");
+    if (!pts || !cJSON_IsArray(pts) || cJSON_GetArraySize(pts) < 1) {
+        st = remat_error_set(err, REMAT_ERR_INPUT, "%s: points: expected an array of at least one point", origin);
+        goto done;
+    }
+    int n = cJSON_GetArraySize(pts);
+    out->points = remat_xcalloc((size_t)n, sizeof *out->points, err);
+    if (!out->points) { st = REMAT_ERR_NOMEM; goto done; }
+    int i = 0;
+    const cJSON *pt;
+    cJSON_ArrayForEach(pt, pts) {
+        char where[48];
+        snprintf(where, sizeof where, "points[%d].", i);
+        remat_pareto_point *q = &out->points[i];
+        if (!cJSON_IsObject(pt)) {
+            st = remat_error_set(err, REMAT_ERR_INPUT, "%s: points[%d]: expected an object", origin, i);
+            goto done;
+        }
+        if ((st = get_int(pt, "peak_bytes", 1, 0, &q->peak_bytes, origin, where, err)) != REMAT_OK) goto done;
+        if ((st = get_num(pt, "time_s", 1, 0.0, &q->time_s, NULL, origin, where, err)) != REMAT_OK) goto done;
+        int has_ov = 0;
+        if ((st = get_num(pt, "overhead", 0, -1.0, &q->overhead, &has_ov, origin, where, err)) != REMAT_OK) goto done;
+        if (!has_ov) {
+            if (!out->has_baseline || !(out->baseline_time_s > 0.0)) {
+                st = remat_error_set(err, REMAT_ERR_INPUT,
+                                     "%s: points[%d].overhead: missing (expected a number, or baseline.time_s > 0 to derive it)",
+                                     origin, i);
+                goto done;
+            }
+            q->overhead = q->time_s / out->baseline_time_s - 1.0;
+        }
+        const cJSON *ch = cJSON_GetObjectItemCaseSensitive(pt, "chosen");
+        if (ch && !cJSON_IsBool(ch)) {
+            st = remat_error_set(err, REMAT_ERR_INPUT, "%s: points[%d].chosen: expected true or false", origin, i);
+            goto done;
+        }
+        q->chosen = ch && cJSON_IsTrue(ch);
+        const cJSON *lb = cJSON_GetObjectItemCaseSensitive(pt, "label");
+        if (lb && !cJSON_IsString(lb)) {
+            st = remat_error_set(err, REMAT_ERR_INPUT, "%s: points[%d].label: expected a string", origin, i);
+            goto done;
+        }
+        if (lb) snprintf(q->label, sizeof q->label, "%s", lb->valuestring);
+        else snprintf(q->label, sizeof q->label, "plan %d", i);
+        i++;
+    }
+    out->n_points = n;
+done:
+    cJSON_Delete(root);
+    if (st != REMAT_OK) remat_pareto_free(out);
+    return st;
+}
+
+remat_status remat_pareto_read(const char *path, remat_pareto *out, remat_error *err) {
+    memset(out, 0, sizeof *out);
+    char *text;
+    size_t len;
+    remat_status st = remat_plot_read_file(path, &text, &len, err);
+    if (st != REMAT_OK) return st;
+    st = remat_pareto_parse(text, len, path, out, err);
+    remat_xfree(text);
+    return st;
+}
+
+static void put_json_string(FILE *fp, const char *s) {
+    fputc('"', fp);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') fprintf(fp, "\\%c", *p);
+        else if (*p < 0x20) fprintf(fp, "\\u%04x", *p);
+        else fputc(*p, fp);
+    }
+    fputc('"', fp);
+}
+
+remat_status remat_pareto_write(const char *path, const remat_pareto *p, remat_error *err) {
+    remat_afile af;
+    remat_status st = remat_afile_open(&af, path, err);
+    if (st != REMAT_OK) return st;
+    FILE *fp = af.fp;
+    fprintf(fp, "{\n  \"points\": [");
+    for (int i = 0; i < p->n_points; i++) {
+        const remat_pareto_point *q = &p->points[i];
+        fprintf(fp, "%s\n    {\"peak_bytes\": %lld, \"time_s\": %.17g, \"overhead\": %.17g, \"chosen\": %s, \"label\": ",
+                i ? "," : "", (long long)q->peak_bytes, q->time_s, q->overhead, q->chosen ? "true" : "false");
+        put_json_string(fp, q->label);
+        fputc('}', fp);
+    }
+    fprintf(fp, "\n  ]");
+    if (p->has_baseline)
+        fprintf(fp, ",\n  \"baseline\": {\"peak_bytes\": %lld, \"time_s\": %.17g}", (long long)p->baseline_peak_bytes,
+                p->baseline_time_s);
+    if (p->budget_bytes > 0) fprintf(fp, ",\n  \"budget_bytes\": %lld", (long long)p->budget_bytes);
+    fprintf(fp, "\n}\n");
+    return remat_afile_commit(&af, err);
+}
+
+/* Non-dominated subset of (ov[i], pk[i]), sorted by overhead then peak. */
+static int front_of(const double *ov, const int64_t *pk, int n, int *idx) {
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        int dominated = 0;
+        for (int j = 0; j < n && !dominated; j++) {
+            if (j == i) continue;
+            int le = ov[j] <= ov[i] && pk[j] <= pk[i];
+            int lt = ov[j] < ov[i] || pk[j] < pk[i];
+            if (le && lt) dominated = 1;
+            else if (le && j < i) dominated = 1; /* an equal point seen first */
+        }
+        if (!dominated) idx[k++] = i;
+    }
+    for (int a = 1; a < k; a++)
+        for (int b = a; b > 0; b--) {
+            int x = idx[b - 1], y = idx[b];
+            if (ov[x] > ov[y] || (ov[x] == ov[y] && pk[x] > pk[y])) { idx[b - 1] = y; idx[b] = x; }
+            else break;
+        }
+    return k;
+}
+
+int remat_pareto_front(const remat_pareto *p, int *idx) {
+    double *ov = remat_xmalloc((size_t)(p->n_points > 0 ? p->n_points : 1) * sizeof(double), NULL);
+    int64_t *pk = remat_xmalloc((size_t)(p->n_points > 0 ? p->n_points : 1) * sizeof(int64_t), NULL);
+    int k = 0;
+    if (ov && pk) {
+        for (int i = 0; i < p->n_points; i++) { ov[i] = p->points[i].overhead; pk[i] = p->points[i].peak_bytes; }
+        k = front_of(ov, pk, p->n_points, idx);
+    }
+    remat_xfree(ov);
+    remat_xfree(pk);
+    return k;
+}
+
+static void data_label(FILE *fp, const char *s) {
+    fputc('"', fp);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) fputc(*p == '"' ? '\'' : (*p < 0x20 ? ' ' : *p), fp);
+    fputc('"', fp);
+}
+
+remat_status remat_plot_pareto(const remat_pareto *p, const char *origin, const remat_figure_opts *fo,
+                               remat_figure_files *files, remat_error *err) {
+    remat_figure_opts fdef = remat_figure_opts_default();
+    if (!fo) fo = &fdef;
+    remat_status st = remat_figure_files_init(fo, files, err);
+    if (st != REMAT_OK) return st;
+    if (p->n_points < 1) return remat_error_set(err, REMAT_ERR_INPUT, "%s: points: expected at least one point", origin ? origin : "<pareto>");
+    int n = p->n_points + (p->has_baseline ? 1 : 0);
+    double *ov = remat_xmalloc((size_t)n * sizeof(double), err);
+    int64_t *pk = remat_xmalloc((size_t)n * sizeof(int64_t), err);
+    int *idx = remat_xmalloc((size_t)n * sizeof(int), err);
+    if (!ov || !pk || !idx) { st = REMAT_ERR_NOMEM; goto out; }
+    double omin = 0.0, omax = 0.0, ymax = 1.0;
+    for (int i = 0; i < p->n_points; i++) {
+        ov[i] = p->points[i].overhead;
+        pk[i] = p->points[i].peak_bytes;
+    }
+    if (p->has_baseline) { ov[n - 1] = 0.0; pk[n - 1] = p->baseline_peak_bytes; }
+    for (int i = 0; i < n; i++) {
+        if (ov[i] < omin) omin = ov[i];
+        if (ov[i] > omax) omax = ov[i];
+        if ((double)pk[i] > ymax) ymax = (double)pk[i];
+    }
+    if ((double)p->budget_bytes > ymax) ymax = (double)p->budget_bytes;
+    int nf = front_of(ov, pk, n, idx);
+    remat_unit yu = remat_unit_bytes(ymax);
+    double span = (omax - omin) * 100.0;
+    if (span <= 0.0) span = 10.0;
+    double xlo = omin * 100.0 - 0.06 * span, xhi = omax * 100.0 + 0.30 * span;
+
+    remat_afile af;
+    if ((st = remat_afile_open(&af, files->data, err)) != REMAT_OK) goto out;
+    FILE *fp = af.fp;
+    fprintf(fp, "# remat plot --pareto: plans of a search; overhead in percent, peak in bytes.\n");
+    fprintf(fp, "# index 0: every point: overhead_pct peak_bytes time_s chosen \"label\"\n");
+    for (int i = 0; i < p->n_points; i++) {
+        const remat_pareto_point *q = &p->points[i];
+        fprintf(fp, "%.9g %lld %.9g %d ", q->overhead * 100.0, (long long)q->peak_bytes, q->time_s, q->chosen);
+        data_label(fp, q->label);
+        fputc('\n', fp);
+    }
+    fprintf(fp, "\n\n# index 1: the non-dominated points (baseline included), by overhead: overhead_pct peak_bytes\n");
+    for (int k = 0; k < nf; k++) fprintf(fp, "%.9g %lld\n", ov[idx[k]] * 100.0, (long long)pk[idx[k]]);
+    /* extend the staircase to the right edge so the last step reads as "from here on" */
+    fprintf(fp, "%.9g %lld\n", xhi, (long long)pk[idx[nf - 1]]);
+    int nchosen = 0;
+    for (int i = 0; i < p->n_points; i++) nchosen += p->points[i].chosen;
+    if (nchosen) {
+        fprintf(fp, "\n\n# index 2: chosen: overhead_pct peak_bytes time_s \"label\"\n");
+        for (int i = 0; i < p->n_points; i++)
+            if (p->points[i].chosen) {
+                fprintf(fp, "%.9g %lld %.9g ", p->points[i].overhead * 100.0, (long long)p->points[i].peak_bytes,
+                        p->points[i].time_s);
+                data_label(fp, p->points[i].label);
+                fputc('\n', fp);
+            }
+    }
+    if (p->has_baseline)
+        fprintf(fp, "\n\n# index %d: baseline: overhead_pct peak_bytes time_s\n0 %lld %.9g\n", nchosen ? 3 : 2,
+                (long long)p->baseline_peak_bytes, p->baseline_time_s);
+    if ((st = remat_afile_commit(&af, err)) != REMAT_OK) goto out;
+
+    if ((st = remat_afile_open(&af, files->script, err)) != REMAT_OK) goto out;
+    fp = af.fp;
+    fprintf(fp, "# remat plot --pareto: predicted peak against predicted time overhead of the plans of a search.\n");
+    fprintf(fp, "# Numbers in %s. Restyle freely and redraw with: gnuplot %s  (in this folder)\n", files->data_name,
+            strrchr(files->script, '/') ? strrchr(files->script, '/') + 1 : files->script);
+    remat_gp_put_terminal(fp, files, fo);
+    fprintf(fp, "dat = ");
+    remat_gp_put_string(fp, files->data_name);
+    fprintf(fp, "\nyscale = %.17g\nylab = \"%s\"\nytop = %.17g / yscale\n", yu.scale, yu.name, ymax * 1.15);
+    char title[400];
+    if (fo->title && fo->title[0]) snprintf(title, sizeof title, "%s", fo->title);
+    else {
+        char stem[128];
+        remat_path_stem(origin ? origin : "", stem, sizeof stem);
+        snprintf(title, sizeof title, "Peak memory against step-time overhead%s%s", stem[0] ? " - " : "", stem);
+    }
+    fprintf(fp, "set title ");
+    remat_gp_put_string(fp, title);
+    fprintf(fp, " font \",13\"\n");
+    fprintf(fp, "set xrange [%.9g:%.9g]\nset yrange [0:ytop]\n", xlo, xhi);
+    fprintf(fp, "set xlabel \"predicted step-time overhead over the baseline (%%)\"\n");
+    fprintf(fp, "set ylabel \"predicted peak live memory (\".ylab.\")\"\nset format y \"%%g\"\nset format x \"%%g\"\n");
+    fprintf(fp, "set grid xtics ytics lc rgb \"#d0d0d0\" lt 1 lw 0.6\nset tics out nomirror\nset border 3\n");
+    fprintf(fp, "set key bottom left Left reverse samplen 2 spacing 1.2 box lc rgb \"#cccccc\" opaque\n");
+    fprintf(fp, "set style textbox opaque fc rgb \"white\" noborder margins 2,1\n");
+    if (p->budget_bytes > 0) {
+        char b[32];
+        fprintf(fp, "budget = %lld / yscale\n", (long long)p->budget_bytes);
+        fprintf(fp, "set arrow 1 from graph 0, first budget to graph 1, first budget nohead dt (8,5) lw 1.2 lc rgb \"#888888\" back\n");
+        fprintf(fp, "set label 1 \"budget %s\" at graph 0.99, first budget offset 0,0.7 right tc rgb \"#555555\" front\n",
+                remat_fmt_bytes_short(p->budget_bytes, b, sizeof b));
+    }
+    int lab = 10;
+    for (int i = 0; i < p->n_points; i++) {
+        if (!p->points[i].chosen) continue;
+        char b[32], t[300];
+        snprintf(t, sizeof t, "chosen: %s\n%s at %+.1f %%", p->points[i].label,
+                 remat_fmt_bytes_short(p->points[i].peak_bytes, b, sizeof b), p->points[i].overhead * 100.0);
+        fprintf(fp, "set label %d ", lab++);
+        remat_gp_put_string(fp, t);
+        fprintf(fp, " at first %.9g, first %lld/yscale offset 1.5,-1.9 left boxed front tc rgb \"#b03010\"\n",
+                p->points[i].overhead * 100.0, (long long)p->points[i].peak_bytes);
+    }
+    if (p->has_baseline) {
+        char b[32], t[100];
+        snprintf(t, sizeof t, "baseline: %s", remat_fmt_bytes_short(p->baseline_peak_bytes, b, sizeof b));
+        fprintf(fp, "set label %d ", lab++);
+        remat_gp_put_string(fp, t);
+        fprintf(fp, " at first 0, first %lld/yscale offset 0,1.5 left boxed front tc rgb \"#202020\"\n",
+                (long long)p->baseline_peak_bytes);
+    }
+    fprintf(fp, "# to name every point: add  dat index 0 using 1:($2/yscale):5 with labels offset 1,0.6 left font \",8\" notitle\n");
+    fprintf(fp, "plot \\\n");
+    fprintf(fp, "  dat index 1 using 1:($2/yscale) with steps lw 2 lc rgb \"#1f5fbf\" title \"Pareto front (lower peak costs more time)\", \\\n");
+    fprintf(fp, "  dat index 0 using 1:($2/yscale) with points pt 6 ps 1.1 lc rgb \"#6f8fbf\" title \"plans evaluated (%d)\"",
+            p->n_points);
+    if (nchosen)
+        fprintf(fp, ", \\\n  dat index 2 using 1:($2/yscale) with points pt 7 ps 2.2 lc rgb \"#d6451b\" title \"chosen plan\"");
+    if (p->has_baseline)
+        fprintf(fp, ", \\\n  dat index %d using 1:($2/yscale) with points pt 5 ps 1.8 lc rgb \"#202020\" title \"baseline (no checkpointing)\"",
+                nchosen ? 3 : 2);
+    fprintf(fp, "\n");
+    if ((st = remat_afile_commit(&af, err)) != REMAT_OK) goto out;
+    st = remat_figure_render(fo, files, err);
+out:
+    remat_xfree(ov);
+    remat_xfree(pk);
+    remat_xfree(idx);
+    return st;
+}
