@@ -24,6 +24,7 @@
 #include "verify/compare.h"
 #include "verify/compress_check.h"
 #include "verify/expect.h"
+#include "verify/grid.h"
 #include "verify/plan_check.h"
 #include "verify/report.h"
 #include "verify/tensor_set.h"
@@ -545,6 +546,80 @@ TEST(VerifyBackend, OffFormatButLosslessCompressorIsCaught) {
     EXPECT_EQ(v.r.compress.roundtrip_bad, 0);
     EXPECT_GT(v.r.compress.format_bad, 0);  // ... the host decoder can
     EXPECT_TRUE(v.r.failures & REMAT_VERIFY_FAIL_LOSSY);
+}
+
+// ---- grids -----------------------------------------------------------------
+
+struct Grid {
+    remat_verify_grid_row *rows = nullptr;
+    int n = 0;
+    remat_verify_grid_summary sum{};
+    remat_status st;
+    remat_error err{};
+    Grid(const remat_model &m, remat_backend *be, const remat_verify_grid_opts &o) {
+        st = remat_verify_grid_run(&m, be, &o, &rows, &n, &sum, &err);
+    }
+    ~Grid() { remat_xfree(rows); }
+};
+
+TEST(VerifyGrid, SeededSampleIsRepeatableAndNeverTheBaseline) {
+    Ref ref;
+    remat_test::Model m("tiny-mlp-lif");
+    remat_verify_grid_opts o = remat_verify_grid_opts_default();
+    o.sample = 8;
+    o.sample_seed = 11;
+    Grid a(m.m, &ref.be, o), b(m.m, &ref.be, o);
+    ASSERT_EQ(a.st, REMAT_OK) << a.err.msg;
+    ASSERT_EQ(a.n, 8);
+    ASSERT_EQ(b.n, 8);
+    EXPECT_TRUE(a.sum.sampled);
+    EXPECT_GT(a.sum.grid_size, 8);
+    for (int i = 0; i < a.n; i++) {
+        EXPECT_STREQ(a.rows[i].plan, b.rows[i].plan);
+        EXPECT_STRNE(a.rows[i].plan, "baseline");
+        EXPECT_EQ(a.rows[i].failures & kBroken, 0u) << a.rows[i].plan << " " << a.rows[i].first_diff;
+    }
+    EXPECT_EQ(remat_verify_grid_failed(a.rows, a.n), 0);
+    o.sample_seed = 12;
+    Grid c(m.m, &ref.be, o);
+    int same = 0;
+    for (int i = 0; i < c.n; i++) same += !std::strcmp(a.rows[i].plan, c.rows[i].plan);
+    EXPECT_LT(same, 8);  // another seed, other plans
+}
+
+TEST(VerifyGrid, FullGridFindsEveryPlanThatRecomputesBatchNorm) {
+    Ref ref;
+    remat_test::Model m("tiny-resnet-bn");
+    remat_verify_grid_opts o = remat_verify_grid_opts_default();
+    o.v.fault = REMAT_FAULT_BN_DOUBLE_UPDATE;
+    o.v.check_compress = 0;
+    Grid g(m.m, &ref.be, o);
+    ASSERT_EQ(g.st, REMAT_OK) << g.err.msg;
+    EXPECT_FALSE(g.sum.sampled);
+    EXPECT_EQ(g.n, g.sum.grid_size - 1);
+    int broken = 0;
+    for (int i = 0; i < g.n; i++) {
+        std::string p = g.rows[i].plan;
+        bool bn = p.find("res1:ckpt") != std::string::npos || p.find("res2:ckpt") != std::string::npos;
+        EXPECT_EQ((g.rows[i].failures & REMAT_VERIFY_FAIL_TENSORS) != 0, bn) << p;
+        if (bn) {
+            EXPECT_EQ(std::string(g.rows[i].first_diff).rfind("after/r", 0), 0u) << g.rows[i].first_diff;
+        }
+        broken += bn;
+    }
+    EXPECT_GT(broken, 0);
+    EXPECT_EQ(remat_verify_grid_failed(g.rows, g.n), broken);
+}
+
+TEST(VerifyGrid, FullGridLargerThanTheLimitIsRefused) {
+    Ref ref;
+    remat_test::Model m("tiny-mlp-lif");
+    remat_verify_grid_opts o = remat_verify_grid_opts_default();
+    o.max_plans = 100;
+    Grid g(m.m, &ref.be, o);
+    EXPECT_EQ(g.st, REMAT_ERR_INPUT);
+    EXPECT_NE(std::string(g.err.msg).find("--sample"), std::string::npos) << g.err.msg;
+    EXPECT_EQ(g.n, 0);
 }
 
 // ---- printing -------------------------------------------------------------------

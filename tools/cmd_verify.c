@@ -1,10 +1,272 @@
-/* cmd_verify.c - placeholder until the owning issue lands (replace this file). */
+/* cmd_verify.c - `remat verify`: prove a plan bit-identical to plain backpropagation
+ * (one plan, or every valid plan of a model), and check the compressors alone.
+ * The checks live in verify/; this file parses flags, opens the backend and prints.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
+#include "tools/cli.h"
 #include "tools/commands.h"
+#include "tools/run_common.h"
+#include "verify/compress_check.h"
+#include "verify/grid.h"
+#include "verify/plan_check.h"
+#include "verify/report.h"
+
+static const char *USAGE =
+    "usage: remat verify --model M.json --plan P.json [--backend ref|cuda] [--seed S] [--threads N] [--json]\n"
+    "       remat verify --model M.json --grid [--sample K] [--sample-seed S] [--seed S] [--all-rows] [--json]\n"
+    "       remat verify --compressors [--seed S] [--large N|auto|max] [--json]\n"
+    "\n"
+    "Runs one training step (no optimiser update) with plain backpropagation and with the\n"
+    "plan, from the same seed on the same backend, and compares the loss, the input and\n"
+    "labels, every parameter, every parameter gradient, the input gradient, the batch-norm\n"
+    "running statistics after the step and every dropout mask BIT FOR BIT (so -0.0 differs\n"
+    "from 0.0 and NaN payloads count). It also checks that the plan lowers the bytes held at\n"
+    "the end of forward and the peak, that it recomputes exactly the layers the plan implies,\n"
+    "and that every compressed checkpoint input decompresses to the original bit for bit.\n"
+    "--grid verifies every valid plan of the model (or --sample K of them); --compressors\n"
+    "runs the compressors alone over adversarial inputs and values they must refuse.\n"
+    "Exit status: 0 all identical (and, for one plan, it saves memory), 1 a check failed,\n"
+    "2 bad input. docs/verify.md says what bit-identical guarantees.";
+
+static int parse_u64(const char *s, uint64_t *out) {
+    if (!s || !*s || *s == '-') return 0;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end) return 0;
+    *out = (uint64_t)v;
+    return 1;
+}
+
+static int parse_fault(const char *s, remat_fault *out) {
+    static const struct { const char *name; remat_fault f; } k[] = {
+        {"none", REMAT_FAULT_NONE},
+        {"reorder-wgrad", REMAT_FAULT_REORDER_WGRAD},
+        {"redraw-dropout", REMAT_FAULT_REDRAW_DROPOUT},
+        {"bn-double-update", REMAT_FAULT_BN_DOUBLE_UPDATE},
+        {"lossy-compress", REMAT_FAULT_LOSSY_COMPRESS},
+    };
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+        if (!strcmp(s, k[i].name)) {
+            *out = k[i].f;
+            return 1;
+        }
+    return 0;
+}
+
+static void compress_progress(void *ctx, const char *comp, const char *group) {
+    (void)ctx;
+    cli_progress("verify --compressors: %s: %s", comp, group);
+}
+
+static int run_compressors(uint64_t seed, const char *large, int json) {
+    remat_verify_compress_opts o = remat_verify_compress_opts_default();
+    o.seed = seed;
+    o.progress = compress_progress;
+    if (!large || !strcmp(large, "auto")) {
+        o.large_elems = REMAT_VERIFY_LARGE_AUTO;
+    } else if (!strcmp(large, "max")) {
+        o.large_elems = REMAT_COMPRESS_MAX_ELEMS;
+    } else {
+        uint64_t v;
+        if (!parse_u64(large, &v) || v > (uint64_t)REMAT_COMPRESS_MAX_ELEMS) {
+            fprintf(stderr, "remat verify: --large: '%s' is not an element count (expected 0..%" PRId64
+                            ", auto or max)\n",
+                    large, REMAT_COMPRESS_MAX_ELEMS);
+            return 2;
+        }
+        o.large_elems = (int64_t)v;
+    }
+    remat_error err = {0};
+    remat_verify_compress_report *r = remat_xmalloc(sizeof *r, &err);
+    if (!r) return cli_fail("verify", &err);
+    remat_status st = remat_verify_compressors_run(&o, r, &err);
+    cli_progress_done();
+    if (st != REMAT_OK) {
+        remat_xfree(r);
+        return cli_fail("verify", &err);
+    }
+    if (json)
+        remat_verify_compress_print_json(stdout, r);
+    else
+        remat_verify_compress_print_human(stdout, r);
+    int rc = r->failures ? 1 : 0;
+    remat_xfree(r);
+    return rc;
+}
+
+static double mono_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void grid_progress(void *ctx, int done, int total, const char *plan) {
+    double *t0 = ctx;
+    double el = mono_now() - *t0;
+    if (done > 0)
+        cli_progress("verify --grid: plan %d/%d, %.0f s, about %.0f s left: %s", done + 1, total, el,
+                     el / done * (total - done), plan);
+    else
+        cli_progress("verify --grid: plan %d/%d: %s", done + 1, total, plan);
+}
+
+static int run_grid(const remat_model *m, remat_backend *be, const remat_verify_context *cx,
+                    const remat_verify_grid_opts *o, int json, int all_rows) {
+    remat_error err = {0};
+    remat_verify_grid_row *rows = NULL;
+    int n = 0;
+    remat_verify_grid_summary sum;
+    remat_status st = remat_verify_grid_run(m, be, o, &rows, &n, &sum, &err);
+    cli_progress_done();
+    if (st != REMAT_OK) return cli_fail("verify", &err);
+    if (json)
+        remat_verify_grid_print_json(stdout, cx, &sum, rows, n);
+    else
+        remat_verify_grid_print_human(stdout, cx, &sum, rows, n, all_rows);
+    int rc = remat_verify_grid_failed(rows, n) ? 1 : 0;
+    remat_xfree(rows);
+    return rc;
+}
+
+static int run_plan(const remat_model *m, const remat_plan *p, const char *plan_path, remat_backend *be,
+                    const char *backend, int threads, const remat_verify_opts *o, int json) {
+    remat_error err = {0};
+    remat_verify_result r;
+    cli_progress("verify: %s: baseline and plan, one step each", m->name);
+    remat_status st = remat_verify_plan_run(m, p, be, o, &r, &err);
+    cli_progress_done();
+    if (st != REMAT_OK) return cli_fail("verify", &err);
+    remat_verify_context cx = {m, p, plan_path, backend, o->seed, !strcmp(backend, "ref") ? threads : 0};
+    if (json)
+        remat_verify_print_json(stdout, &cx, &r);
+    else
+        remat_verify_print_human(stdout, &cx, &r);
+    int rc = r.failures ? 1 : 0;
+    remat_verify_result_free(&r);
+    return rc;
+}
 
 int remat_cmd_verify(int argc, char **argv) {
-    (void)argc; (void)argv;
-    fprintf(stderr, "remat verify: not built in this version\n");
-    return 2;
+    const char *model_path = NULL, *plan_path = NULL, *backend = "ref", *seed_s = NULL, *fault_s = NULL;
+    const char *large = NULL, *sample_seed_s = NULL;
+    int threads = 1, json = 0, help = 0, grid = 0, sample = 0, compressors = 0, no_check = 0, all_rows = 0;
+    int max_plans_i = 20000;
+    const cli_option opts[] = {
+        {"--model", CLI_STRING, &model_path, "model file (JSON)"},
+        {"--plan", CLI_STRING, &plan_path, "plan file (JSON) to verify against plain backpropagation"},
+        {"--grid", CLI_FLAG, &grid, "verify every valid plan of the model instead of one"},
+        {"--sample", CLI_INT, &sample, "with --grid: verify a seeded random sample of K plans"},
+        {"--sample-seed", CLI_STRING, &sample_seed_s, "with --sample: seed of the sample (default: --seed)"},
+        {"--max-plans", CLI_INT, &max_plans_i, "with --grid: refuse a full grid of more plans than this (default 20000; use --sample)"},
+        {"--all-rows", CLI_FLAG, &all_rows, "with --grid: print every row (default: at most 200, then failures and best)"},
+        {"--compressors", CLI_FLAG, &compressors, "check the compressors alone over adversarial inputs"},
+        {"--large", CLI_STRING, &large,
+         "with --compressors: elements of the large bit round trip (auto: the largest that fits, max, 0: skip)"},
+        {"--backend", CLI_STRING, &backend, "ref (default) or cuda; baseline and plan run on the same one"},
+        {"--seed", CLI_STRING, &seed_s, "seed of parameters, input, labels, dropout (default 1)"},
+        {"--threads", CLI_INT, &threads, "reference-backend threads (default 1)"},
+        {"--no-compress-check", CLI_FLAG, &no_check, "skip the per-compression losslessness check (faster)"},
+        {"--fault", CLI_STRING, &fault_s,
+         "break the contract on purpose in the plan run, to see verify catch it: reorder-wgrad, redraw-dropout, "
+         "bn-double-update, lossy-compress"},
+        {"--json", CLI_FLAG, &json, "print one JSON object instead of the table"},
+        {0},
+    };
+    int rc = cli_parse(argc, argv, USAGE, opts, &help);
+    if (rc != 0 || help) return rc;
+
+    uint64_t seed = 1, sample_seed;
+    if (seed_s && !parse_u64(seed_s, &seed)) {
+        fprintf(stderr, "remat verify: --seed: '%s' is not a seed (expected a decimal 0..2^64-1)\n", seed_s);
+        return 2;
+    }
+    sample_seed = seed;
+    if (sample_seed_s && !parse_u64(sample_seed_s, &sample_seed)) {
+        fprintf(stderr, "remat verify: --sample-seed: '%s' is not a seed (expected a decimal 0..2^64-1)\n",
+                sample_seed_s);
+        return 2;
+    }
+    if (threads < 1 || threads > 256) {
+        fprintf(stderr, "remat verify: --threads: %d is out of range (expected 1..256)\n", threads);
+        return 2;
+    }
+    remat_fault fault = REMAT_FAULT_NONE;
+    if (fault_s && !parse_fault(fault_s, &fault)) {
+        fprintf(stderr,
+                "remat verify: --fault: '%s' is not a fault (expected none, reorder-wgrad, redraw-dropout, "
+                "bn-double-update or lossy-compress)\n",
+                fault_s);
+        return 2;
+    }
+    if (compressors) {
+        if (model_path || plan_path || grid) {
+            fprintf(stderr, "remat verify: --compressors: runs alone (expected no --model, --plan or --grid)\n");
+            return 2;
+        }
+        return run_compressors(seed, large, json);
+    }
+    if (large) {
+        fprintf(stderr, "remat verify: --large: only with --compressors\n");
+        return 2;
+    }
+    if (!model_path) return cli_missing("verify", "--model", "a model file, e.g. data/models/mlp-lif.json");
+    if (grid && plan_path) {
+        fprintf(stderr, "remat verify: --grid: verifies every plan (expected no --plan)\n");
+        return 2;
+    }
+    if (!grid && !plan_path) return cli_missing("verify", "--plan", "a plan file, or --grid for every valid plan");
+    if (all_rows && !grid) {
+        fprintf(stderr, "remat verify: --all-rows: only with --grid\n");
+        return 2;
+    }
+    if (max_plans_i < 1) {
+        fprintf(stderr, "remat verify: --max-plans: %d (expected 1 or more)\n", max_plans_i);
+        return 2;
+    }
+    if (sample < 0 || (sample && !grid)) {
+        fprintf(stderr, "remat verify: --sample: %d (expected a positive count, with --grid)\n", sample);
+        return 2;
+    }
+
+    remat_error err = {0};
+    remat_model m;
+    remat_plan p;
+    if (remat_tools_load(model_path, plan_path, &m, &p, &err) != REMAT_OK) return cli_fail("verify", &err);
+    remat_backend be;
+    memset(&be, 0, sizeof be);
+    if (remat_tools_backend_open(backend, threads, &be, &err) != REMAT_OK) {
+        remat_plan_free(&p);
+        remat_model_free(&m);
+        return cli_fail("verify", &err);
+    }
+    remat_verify_opts o = remat_verify_opts_default();
+    o.seed = seed;
+    o.fault = fault;
+    o.check_compress = !no_check;
+    if (grid) {
+        remat_verify_context cx = {&m, NULL, NULL, backend, seed, !strcmp(backend, "ref") ? threads : 0};
+        remat_verify_grid_opts go = remat_verify_grid_opts_default();
+        go.v = o;
+        go.sample = sample;
+        go.sample_seed = sample_seed;
+        go.max_plans = max_plans_i;
+        double t0 = mono_now();
+        go.progress = grid_progress;
+        go.progress_ctx = &t0;
+        rc = run_grid(&m, &be, &cx, &go, json, all_rows);
+    } else {
+        rc = run_plan(&m, &p, plan_path, &be, backend, threads, &o, json);
+    }
+    remat_backend_free(&be);
+    remat_plan_free(&p);
+    remat_model_free(&m);
+    return rc;
 }

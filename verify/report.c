@@ -287,23 +287,35 @@ void remat_verify_print_json(FILE *f, const remat_verify_context *cx, const rema
 
 /* ---- grid ---- */
 
+static int row_broken(const remat_verify_grid_row *r);
+
 int remat_verify_grid_failed(const remat_verify_grid_row *rows, int n) {
     int bad = 0;
-    for (int i = 0; i < n; i++)
-        if (rows[i].failures & (REMAT_VERIFY_FAIL_TENSORS | REMAT_VERIFY_FAIL_LOSSY | REMAT_VERIFY_FAIL_RECOMPUTE))
-            bad++;
+    for (int i = 0; i < n; i++) bad += row_broken(&rows[i]);
     return bad;
 }
 
+static int row_broken(const remat_verify_grid_row *r) {
+    return (r->failures & (REMAT_VERIFY_FAIL_TENSORS | REMAT_VERIFY_FAIL_LOSSY | REMAT_VERIFY_FAIL_RECOMPUTE)) != 0;
+}
+
+static void grid_row(FILE *f, int width, const remat_verify_grid_row *r) {
+    fprintf(f, "  %-*s  %-18s %7.1f%% %7.1f%% %8.4f s", width, r->plan, remat_verify_verdict(r->failures),
+            100.0 * r->peak_saving, 100.0 * r->eof_saving, r->step_time_s);
+    if (r->first_diff[0]) fprintf(f, "  first difference: %s", r->first_diff);
+    fputc('\n', f);
+}
+
 void remat_verify_grid_print_human(FILE *f, const remat_verify_context *cx, const remat_verify_grid_summary *s,
-                                   const remat_verify_grid_row *rows, int n) {
+                                   const remat_verify_grid_row *rows, int n, int all_rows) {
     fprintf(f, "remat verify --grid: model %s (T=%" PRId64 ", N=%" PRId64 "), backend %s, seed %" PRIu64 "\n",
             cx->model->name, cx->model->T, cx->model->N, cx->backend ? cx->backend : "ref", cx->seed);
     if (s->sampled)
         fprintf(f, "  %d of %" PRId64 " valid plans, a random sample (sample seed %" PRIu64 ")\n", n, s->grid_size,
                 s->sample_seed);
     else
-        fprintf(f, "  all %d of %" PRId64 " valid plans (the baseline itself excluded)\n", n, s->grid_size);
+        fprintf(f, "  all %d plans of the grid (%" PRId64 " valid plans; the baseline is the reference)\n", n,
+                s->grid_size);
     int width = 8;
     for (int i = 0; i < n; i++) {
         int l = (int)strlen(rows[i].plan);
@@ -313,14 +325,33 @@ void remat_verify_grid_print_human(FILE *f, const remat_verify_context *cx, cons
     fprintf(f, "  %-*s  %-18s %8s %8s %10s\n", width, "plan", "verdict", "peak", "eof", "step time");
     int counts[6] = {0};
     for (int i = 0; i < n; i++) {
-        const remat_verify_grid_row *r = &rows[i];
-        fprintf(f, "  %-*s  %-18s %7.1f%% %7.1f%% %8.4f s", width, r->plan, remat_verify_verdict(r->failures),
-                100.0 * r->peak_saving, 100.0 * r->eof_saving, r->step_time_s);
-        if (r->first_diff[0]) fprintf(f, "  first difference: %s", r->first_diff);
-        fputc('\n', f);
         int b = 0;
-        while (b < 5 && !(r->failures & (1u << b))) b++;
+        while (b < 5 && !(rows[i].failures & (1u << b))) b++;
         counts[b]++;
+    }
+    if (all_rows || n <= REMAT_VERIFY_GRID_ROWS) {
+        for (int i = 0; i < n; i++) grid_row(f, width, &rows[i]);
+    } else {
+        int shown = 0;
+        for (int i = 0; i < n; i++)
+            if (row_broken(&rows[i])) {
+                grid_row(f, width, &rows[i]);
+                shown++;
+            }
+        /* the largest peak savings (ties: grid order) */
+        int top[REMAT_VERIFY_GRID_TOP], nt = 0;
+        for (int i = 0; i < n; i++) {
+            if (row_broken(&rows[i])) continue;
+            int at = nt;
+            while (at > 0 && rows[top[at - 1]].peak_saving < rows[i].peak_saving) at--;
+            if (at >= REMAT_VERIFY_GRID_TOP) continue;
+            if (nt < REMAT_VERIFY_GRID_TOP) nt++;
+            for (int k = nt - 1; k > at; k--) top[k] = top[k - 1];
+            top[at] = i;
+        }
+        fprintf(f, "  ... largest peak savings:\n");
+        for (int k = 0; k < nt; k++) grid_row(f, width, &rows[top[k]]);
+        fprintf(f, "  (%d rows not shown: --all-rows or --json prints every row)\n", n - shown - nt);
     }
     int bad = remat_verify_grid_failed(rows, n);
     fprintf(f, "  %d identical, %d mismatch, %d lossy, %d recompute-mismatch, %d saves-nothing, %d peak-not-reduced; "

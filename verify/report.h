@@ -55,8 +55,13 @@ typedef struct remat_verify_grid_summary {
     double baseline_step_time_s;
 } remat_verify_grid_summary;
 
+/* Human table. With more than REMAT_VERIFY_GRID_ROWS rows and all_rows == 0, only
+ * the rows that break the contract and the REMAT_VERIFY_GRID_TOP largest peak
+ * savings are printed (the counts and the verdict always cover every row). */
+#define REMAT_VERIFY_GRID_ROWS 200
+#define REMAT_VERIFY_GRID_TOP 10
 void remat_verify_grid_print_human(FILE *f, const remat_verify_context *cx, const remat_verify_grid_summary *s,
-                                   const remat_verify_grid_row *rows, int n);
+                                   const remat_verify_grid_row *rows, int n, int all_rows);
 void remat_verify_grid_print_json(FILE *f, const remat_verify_context *cx, const remat_verify_grid_summary *s,
                                   const remat_verify_grid_row *rows, int n);
 /* Rows whose failures make the grid fail: anything but saves-nothing / peak-not-reduced. */

@@ -1,0 +1,219 @@
+// verify_cli_test.cc - `remat verify` end to end: the built binary (runfiles path
+// tools/remat) on shipped models and plans, checking exit codes 0/1/2, the human
+// verdict line and the --json object.
+#include <gtest/gtest.h>
+
+#include <cjson/cJSON.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Proc {
+    int rc = -1;
+    std::string out, err;
+};
+
+std::string tmp_dir() {
+    const char *t = std::getenv("TEST_TMPDIR");
+    return t ? t : "/tmp";
+}
+
+std::string slurp(const std::string &path) {
+    std::ifstream f(path);
+    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+Proc remat(const std::string &args) {
+    static int n = 0;
+    std::string o = tmp_dir() + "/out" + std::to_string(n) + ".txt";
+    std::string e = tmp_dir() + "/err" + std::to_string(n++) + ".txt";
+    std::string cmd = "tools/remat " + args + " >" + o + " 2>" + e;
+    Proc r;
+    int st = std::system(cmd.c_str());
+    r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+    r.out = slurp(o);
+    r.err = slurp(e);
+    return r;
+}
+
+std::string write_file(const std::string &name, const std::string &text) {
+    std::string p = tmp_dir() + "/" + name;
+    std::ofstream(p) << text;
+    return p;
+}
+
+int lines(const std::string &s) {
+    int k = 0;
+    for (char c : s) k += c == '\n';
+    return k;
+}
+
+const std::string kModel = "--model data/models/tiny-mlp-lif.json";
+const std::string kPlan = "--plan data/plans/tiny-mlp-lif-ckpt.json";
+
+TEST(VerifyCli, HelpExitsZero) {
+    Proc r = remat("verify --help");
+    EXPECT_EQ(r.rc, 0);
+    EXPECT_NE(r.out.find("usage: remat verify"), std::string::npos);
+    EXPECT_NE(r.out.find("--grid"), std::string::npos);
+    EXPECT_NE(r.out.find("--compressors"), std::string::npos);
+}
+
+TEST(VerifyCli, IdenticalPlanExitsZeroWithOneLinePerTensor) {
+    Proc r = remat("verify " + kModel + " " + kPlan);
+    EXPECT_EQ(r.rc, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("verdict: IDENTICAL"), std::string::npos) << r.out;
+    for (const char *t : {"grads/fc1/weight", "grads/fc3/bias", "grads/input", "loss"})
+        EXPECT_NE(r.out.find(t), std::string::npos) << t;
+}
+
+TEST(VerifyCli, JsonIsOneObjectWithVerdictAndTensors) {
+    Proc r = remat("verify " + kModel + " " + kPlan + " --json --seed 7");
+    EXPECT_EQ(r.rc, 0) << r.err;
+    cJSON *j = cJSON_Parse(r.out.c_str());
+    ASSERT_NE(j, nullptr) << r.out;
+    EXPECT_STREQ(cJSON_GetObjectItem(j, "verdict")->valuestring, "identical");
+    EXPECT_EQ(cJSON_GetObjectItem(j, "seed")->valuedouble, 7);
+    cJSON *ts = cJSON_GetObjectItem(j, "tensors");
+    ASSERT_TRUE(cJSON_IsArray(ts));
+    EXPECT_GE(cJSON_GetArraySize(ts), 10);
+    cJSON *t0 = cJSON_GetArrayItem(ts, 0);
+    for (const char *k : {"name", "shape", "differing", "max_abs_diff", "first_index"})
+        EXPECT_NE(cJSON_GetObjectItem(t0, k), nullptr) << k;
+    cJSON_Delete(j);
+}
+
+TEST(VerifyCli, EachDeliberateBreakExitsOne) {
+    struct {
+        std::string model, plan, fault;
+    } cases[] = {
+        {"tiny-mlp-lif", "tiny-mlp-lif-ckpt", "reorder-wgrad"},
+        {"tiny-mlp-lif", "tiny-mlp-lif-ckpt", "lossy-compress"},
+        {"tiny-resnet-bn", "tiny-resnet-bn-ckpt", "bn-double-update"},
+        {"tiny-3block-if", "tiny-3block-if-ckpt", "reorder-wgrad"},
+    };
+    for (auto &c : cases) {
+        Proc r = remat("verify --model data/models/" + c.model + ".json --plan data/plans/" + c.plan +
+                      ".json --fault " + c.fault + " --json");
+        EXPECT_EQ(r.rc, 1) << c.fault << "\n" << r.out << r.err;
+        cJSON *j = cJSON_Parse(r.out.c_str());
+        ASSERT_NE(j, nullptr) << r.out;
+        EXPECT_STRNE(cJSON_GetObjectItem(j, "verdict")->valuestring, "identical");
+        cJSON_Delete(j);
+    }
+    // redrawn dropout masks need dropout on non-zero values inside a recomputed block
+    std::string model = write_file("drop-first.json", R"({
+      "name": "drop-first", "T": 4, "N": 8, "input": {"shape": [16], "kind": "analog"},
+      "classes": 4, "loss": "rate_mse", "optimizer": {"type": "sgd", "lr": 0.1, "momentum": 0.9},
+      "layers": [{"name": "d0", "type": "dropout", "p": 0.5}, {"name": "fc1", "type": "linear", "out": 16},
+                 {"name": "lif1", "type": "lif"}, {"name": "fc2", "type": "linear", "out": 4},
+                 {"name": "lif2", "type": "lif"}],
+      "blocks": [{"name": "b1", "layers": ["d0", "fc1", "lif1"]}, {"name": "b2", "layers": ["fc2", "lif2"]}]})");
+    std::string plan = write_file("drop-first-plan.json", R"({"blocks": [{"name": "b1", "checkpoint": true}]})");
+    Proc r = remat("verify --model " + model + " --plan " + plan + " --fault redraw-dropout");
+    EXPECT_EQ(r.rc, 1) << r.out << r.err;
+    EXPECT_NE(r.out.find("verdict: MISMATCH"), std::string::npos) << r.out;
+}
+
+TEST(VerifyCli, NoOpPlanExitsOneAndSaysItSavesNothing) {
+    std::string plan = write_file("noop.json", R"({"blocks": [{"name": "b1", "checkpoint": false}]})");
+    Proc r = remat("verify " + kModel + " --plan " + plan);
+    EXPECT_EQ(r.rc, 1) << r.out << r.err;
+    EXPECT_NE(r.out.find("saves nothing"), std::string::npos) << r.out;
+}
+
+TEST(VerifyCli, BadInputExitsTwoWithOneLine) {
+    for (const std::string &args : std::vector<std::string>{
+             std::string("verify --model data/models/no-such-model.json ") + kPlan,
+             "verify " + kModel + " --plan data/plans/tiny-mlp-lif-invalid-k-divisor.json",
+             "verify " + kModel,
+             "verify --plan data/plans/tiny-mlp-lif-ckpt.json",
+             "verify " + kModel + " " + kPlan + " --no-such-flag",
+             "verify " + kModel + " " + kPlan + " --fault nonsense",
+             "verify " + kModel + " " + kPlan + " --seed -3",
+             "verify " + kModel + " " + kPlan + " --backend tpu",
+             "verify " + kModel + " " + kPlan + " --grid",
+             "verify --compressors " + kModel,
+             "verify --compressors --large lots",
+         }) {
+        Proc r = remat(args);
+        EXPECT_EQ(r.rc, 2) << args << "\n" << r.out << r.err;
+        EXPECT_EQ(lines(r.err), 1) << args << "\n" << r.err;
+    }
+}
+
+TEST(VerifyCli, CompressorsPass) {
+    Proc r = remat("verify --compressors --large 1000003 --json --seed 5");
+    EXPECT_EQ(r.rc, 0) << r.out << r.err;
+    cJSON *j = cJSON_Parse(r.out.c_str());
+    ASSERT_NE(j, nullptr) << r.out;
+    EXPECT_STREQ(cJSON_GetObjectItem(j, "verdict")->valuestring, "pass");
+    EXPECT_EQ(cJSON_GetObjectItem(j, "large_elems")->valuedouble, 1000003);
+    EXPECT_EQ(cJSON_GetObjectItem(j, "seed")->valuedouble, 5);
+    EXPECT_GT(cJSON_GetArraySize(cJSON_GetObjectItem(j, "groups")), 40);
+    cJSON_Delete(j);
+    Proc h = remat("verify --compressors --large 0");
+    EXPECT_EQ(h.rc, 0);
+    EXPECT_NE(h.out.find("verdict: PASS"), std::string::npos) << h.out;
+    EXPECT_NE(h.out.find("refuse -0 (0x80000000)"), std::string::npos) << h.out;
+}
+
+TEST(VerifyCli, GridSampleExitsZeroWithATableRowPerPlan) {
+    Proc r = remat("verify --model data/models/tiny-mlp-lif.json --grid --sample 4 --sample-seed 3 --json");
+    EXPECT_EQ(r.rc, 0) << r.out << r.err;
+    cJSON *j = cJSON_Parse(r.out.c_str());
+    ASSERT_NE(j, nullptr) << r.out;
+    EXPECT_EQ(cJSON_GetArraySize(cJSON_GetObjectItem(j, "plans")), 4);
+    EXPECT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(j, "sampled")));
+    EXPECT_GT(cJSON_GetObjectItem(j, "grid_size")->valuedouble, 4);
+    cJSON_Delete(j);
+    // the same sample seed picks the same plans
+    Proc a = remat("verify --model data/models/tiny-mlp-lif.json --grid --sample 4 --sample-seed 3");
+    Proc b = remat("verify --model data/models/tiny-mlp-lif.json --grid --sample 4 --sample-seed 3");
+    EXPECT_EQ(a.rc, 0);
+    auto plans_of = [](const std::string &s) {
+        std::string p;
+        for (size_t at = s.find("ckpt"); at != std::string::npos; at = s.find("ckpt", at + 1)) p += s.substr(at, 12);
+        return p;
+    };
+    EXPECT_EQ(plans_of(a.out), plans_of(b.out));
+    EXPECT_NE(a.out.find("verdict: IDENTICAL"), std::string::npos) << a.out;
+}
+
+TEST(VerifyCli, FullGridWithAFaultExitsOne) {
+    // every plan that recomputes a batch-norm block breaks; the others stay identical
+    Proc r = remat("verify --model data/models/tiny-resnet-bn.json --grid --fault bn-double-update --json");
+    EXPECT_EQ(r.rc, 1) << r.err;
+    cJSON *j = cJSON_Parse(r.out.c_str());
+    ASSERT_NE(j, nullptr) << r.out.substr(0, 2000);
+    EXPECT_FALSE(cJSON_IsTrue(cJSON_GetObjectItem(j, "sampled")));
+    int n = cJSON_GetArraySize(cJSON_GetObjectItem(j, "plans"));
+    EXPECT_EQ(n, (int)cJSON_GetObjectItem(j, "grid_size")->valuedouble - 1);
+    int bad = 0, with_bn = 0;
+    cJSON *p;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItem(j, "plans")) {
+        std::string plan = cJSON_GetObjectItem(p, "plan")->valuestring;
+        bool recomputes_bn = plan.find("res1:ckpt") != std::string::npos || plan.find("res2:ckpt") != std::string::npos;
+        bool mismatch = !std::string(cJSON_GetObjectItem(p, "verdict")->valuestring).compare("mismatch");
+        with_bn += recomputes_bn;
+        bad += mismatch;
+        EXPECT_EQ(mismatch, recomputes_bn) << plan;
+    }
+    EXPECT_GT(with_bn, 0);
+    EXPECT_EQ(cJSON_GetObjectItem(j, "failed")->valuedouble, bad);
+    cJSON_Delete(j);
+}
+
+TEST(VerifyCli, FullGridOfAFullSizeModelNeedsASample) {
+    Proc r = remat("verify --model data/models/mlp-lif.json --grid");
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("--sample"), std::string::npos) << r.err;
+}
+
+}  // namespace
