@@ -1,10 +1,276 @@
-/* cmd_search.c - placeholder until the owning issue lands (replace this file). */
+/* cmd_search.c - `remat search`: a plan chosen in the simulator, by greedy level
+ * (0..4) or as the fastest plan under a memory budget (sim/search.h). */
 #include <stdio.h>
+#include <string.h>
 
+#include "core/trace.h"
+#include "sim/search.h"
+#include "sim/sim.h"
+#include "tools/cli.h"
 #include "tools/commands.h"
 
+static const char *USAGE =
+    "usage: remat search --trace BASE.h5 (--budget BYTES | --level 0..4) [--preset speed|balanced|memory]\n"
+    "                    [--allocator exact|caching] [--allocator-config K=V,...] [--N n] [--T t] [--iters n]\n"
+    "                    [--out P.json] [--pareto FRONT.json] [--json]\n"
+    "\n"
+    "Chooses a checkpoint plan with the simulator (no model runs), from a trace recorded by\n"
+    "`remat run --trace` without a plan.\n"
+    "  --level 0..4   the greedy levels: 1 checkpoints blocks by input size (preset: speed,\n"
+    "                 balanced, memory = 50/75/100 %% of them), 2 adds spatial splits and 3 time\n"
+    "                 chunks where the peak drops, 4 restores blocks, costliest forward first,\n"
+    "                 where the peak does not rise.\n"
+    "  --budget B     the plan with the least predicted step time whose predicted peak fits B:\n"
+    "                 exact dynamic programming over the chain of blocks, confirmed by a full\n"
+    "                 simulation. Prints the Pareto front of peak against time; exit 1 when\n"
+    "                 nothing fits (with the smallest reachable peak).";
+
+static int write_plan(const char *path, const remat_plan *p, const remat_model *m, remat_error *err) {
+    char *text = remat_plan_to_json(p, m, err);
+    if (!text) return 0;
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    int ok = f && fputs(text, f) >= 0;
+    if (f && fclose(f) != 0) ok = 0;
+    if (ok && rename(tmp, path) != 0) ok = 0;
+    if (!ok) {
+        remove(tmp);
+        remat_error_set(err, REMAT_ERR_IO, "%s: cannot write the plan", path);
+    }
+    remat_xfree(text);
+    return ok;
+}
+
+static void print_figures_json(const char *name, const remat_search_figures *f) {
+    printf("\"%s\":{\"peak_bytes\":%lld,\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld,"
+           "\"end_of_forward_bytes\":%lld,\"step_time_s\":%.9g}",
+           name, (long long)f->peak, (long long)f->peak_live, (long long)f->peak_reserved,
+           (long long)f->end_of_forward, f->time_s);
+}
+
+static void print_plan_json(const remat_plan *p, const remat_model *m) {
+    remat_error e = {0};
+    char *text = remat_plan_to_json(p, m, &e);
+    printf("\"plan\":%s", text ? text : "null");
+    remat_xfree(text);
+}
+
+static void print_compare(const char *what, const remat_search_figures *f, const remat_search_figures *b) {
+    char b1[64], b2[64];
+    printf("%-22s peak %s (%.1f %% of baseline %s), step time %.6f s (%+.1f %%)\n", what,
+           cli_fmt_bytes(f->peak, b1, sizeof b1), b->peak > 0 ? 100.0 * (double)f->peak / (double)b->peak : 0.0,
+           cli_fmt_bytes(b->peak, b2, sizeof b2), f->time_s, b->time_s > 0 ? 100.0 * (f->time_s / b->time_s - 1) : 0);
+}
+
+static int run_level(remat_sim *s, int level, int preset, const char *out, const char *pareto, int json) {
+    remat_error err = {0};
+    remat_plan p;
+    remat_search_figures fig, base;
+    remat_search_log log = {0};
+    const remat_model *m = remat_sim_model(s);
+    cli_progress("search: level %d", level);
+    remat_status st = remat_search_greedy(s, level, (remat_search_preset)preset, &p, &fig, &log, &err);
+    cli_progress_done();
+    if (st != REMAT_OK) {
+        remat_search_log_free(&log);
+        return cli_fail("search", &err);
+    }
+    base.peak = log.steps[0].peak;
+    base.time_s = log.steps[0].time_s;
+    char label[160];
+    remat_search_plan_label(&p, m, label, sizeof label);
+    int ok = 1;
+    if (out) ok = write_plan(out, &p, m, &err);
+    remat_search_point *pts = remat_xcalloc((size_t)log.n, sizeof *pts, &err);
+    int np = 0;
+    for (int i = 0; pts && i < log.n; i++) {
+        if (!log.steps[i].kept) continue;
+        pts[np].peak = log.steps[i].peak;
+        pts[np].time_s = log.steps[i].time_s;
+        snprintf(pts[np].label, sizeof pts[np].label, "L%d %.150s", log.steps[i].level, log.steps[i].what);
+        np++;
+    }
+    if (np) pts[np - 1].chosen = 1;
+    if (ok && pareto && pts) ok = remat_search_write_front(pareto, pts, np, &base, &err) == REMAT_OK;
+    if (ok && json) {
+        printf("{\"mode\":\"level\",\"level\":%d,\"label\":", level);
+        remat_search_json_string(stdout, label);
+        printf(",");
+        print_plan_json(&p, m);
+        printf(",\"peak_bytes\":%lld,\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld,"
+               "\"end_of_forward_bytes\":%lld,\"step_time_s\":%.9g,",
+               (long long)fig.peak, (long long)fig.peak_live, (long long)fig.peak_reserved,
+               (long long)fig.end_of_forward, fig.time_s);
+        printf("\"baseline\":{\"peak_bytes\":%lld,\"step_time_s\":%.9g},\"steps\":[", (long long)base.peak, base.time_s);
+        for (int i = 0; i < log.n; i++)
+        {
+            printf("%s{\"level\":%d,\"what\":", i ? "," : "", log.steps[i].level);
+            remat_search_json_string(stdout, log.steps[i].what);
+            printf(",\"peak_bytes\":%lld,\"step_time_s\":%.9g,\"kept\":%s}", (long long)log.steps[i].peak,
+                   log.steps[i].time_s, log.steps[i].kept ? "true" : "false");
+        }
+        printf("]}\n");
+    } else if (ok) {
+        char b1[64];
+        printf("greedy search, level %d, model %s (T=%lld, N=%lld)\n", level, m->name, (long long)m->T, (long long)m->N);
+        for (int i = 0; i < log.n; i++)
+            printf("  L%d %-46s peak %-28s %.6f s  %s\n", log.steps[i].level, log.steps[i].what,
+                   cli_fmt_bytes(log.steps[i].peak, b1, sizeof b1), log.steps[i].time_s,
+                   log.steps[i].kept ? "kept" : "undone");
+        printf("plan                   %s\n", label);
+        print_compare("predicted", &fig, &base);
+        if (out) printf("plan written to %s\n", out);
+        if (pareto) printf("steps written to %s\n", pareto);
+    }
+    remat_xfree(pts);
+    remat_search_log_free(&log);
+    remat_plan_free(&p);
+    return ok ? 0 : cli_fail("search", &err);
+}
+
+static int run_budget(remat_sim *s, int64_t budget, const char *out, const char *pareto, int json) {
+    remat_error err = {0};
+    remat_search_budget_result r;
+    const remat_model *m = remat_sim_model(s);
+    cli_progress("search: measuring the chain of %d blocks", m->n_blocks);
+    remat_status st = remat_search_budget(s, budget, NULL, &r, &err);
+    cli_progress_done();
+    if (st != REMAT_OK) {
+        remat_search_budget_result_free(&r);
+        return cli_fail("search", &err);
+    }
+    char label[160], b1[64], b2[64];
+    remat_search_plan_label(&r.plan, m, label, sizeof label);
+    int ok = 1;
+    if (r.found && out) ok = write_plan(out, &r.plan, m, &err);
+    if (ok && pareto) ok = remat_search_write_front(pareto, r.front, r.n_front, &r.baseline, &err) == REMAT_OK;
+    if (ok && json) {
+        printf("{\"mode\":\"budget\",\"budget_bytes\":%lld,\"fits\":%s,\"label\":", (long long)budget,
+               r.found ? "true" : "false");
+        remat_search_json_string(stdout, label);
+        printf(",");
+        print_plan_json(&r.plan, m);
+        printf(",");
+        print_figures_json("predicted", &r.fig);
+        printf(",\"peak_bytes\":%lld,\"step_time_s\":%.9g,\"min_peak_bytes\":%lld,", (long long)r.fig.peak, r.fig.time_s,
+               (long long)(r.found ? -1 : r.min_peak));
+        print_figures_json("baseline", &r.baseline);
+        printf(",\"front\":");
+        remat_search_front_json(stdout, r.front, r.n_front, &r.baseline);
+        printf(",\"search\":{\"blocks\":%d,\"options\":%lld,\"probes\":%d,\"simulations\":%lld,\"rounds\":%d,"
+               "\"dp_states\":%lld,\"dp_max_front\":%lld,\"chain_checked\":%d,\"chain_mismatches\":%d,"
+               "\"seconds\":%.6f}}\n",
+               m->n_blocks, (long long)r.options, r.probes, (long long)r.simulations, r.rounds, (long long)r.stats.states,
+               (long long)r.stats.max_front, r.checked, r.mismatches, r.seconds);
+    } else if (ok) {
+        printf("budget search, model %s (T=%lld, N=%lld), budget %s\n", m->name, (long long)m->T, (long long)m->N,
+               cli_fmt_bytes(budget, b1, sizeof b1));
+        printf("Pareto front (predicted peak against step time overhead):\n");
+        for (int i = 0; i < r.n_front; i++)
+            printf("  %s %-28s %+7.1f %%  %s\n", r.front[i].chosen ? "*" : " ",
+                   cli_fmt_bytes(r.front[i].peak, b1, sizeof b1),
+                   r.baseline.time_s > 0 ? 100.0 * (r.front[i].time_s / r.baseline.time_s - 1) : 0.0,
+                   r.front[i].label);
+        if (r.found) {
+            printf("plan                   %s\n", label);
+            print_compare("predicted", &r.fig, &r.baseline);
+            if (out) printf("plan written to %s\n", out);
+        } else {
+            printf("nothing fits %s; the smallest reachable peak is %s (plan %s)\n", cli_fmt_bytes(budget, b1, sizeof b1),
+                   cli_fmt_bytes(r.min_peak, b2, sizeof b2), label);
+        }
+        if (pareto) printf("front written to %s\n", pareto);
+        printf("search: %d blocks, %lld options, %d probe simulations, %lld simulations in all, %d round%s, "
+               "chain model checked on %d plans (%d mismatches), %.3f s\n",
+               m->n_blocks, (long long)r.options, r.probes, (long long)r.simulations, r.rounds, r.rounds == 1 ? "" : "s",
+               r.checked, r.mismatches, r.seconds);
+    }
+    int rc = ok ? 0 : cli_fail("search", &err);
+    if (ok && !r.found) {
+        fprintf(stderr, "remat search: --budget: nothing fits %lld B; the smallest reachable peak is %lld B\n",
+                (long long)budget, (long long)r.min_peak);
+        rc = 1;
+    }
+    remat_search_budget_result_free(&r);
+    return rc;
+}
+
 int remat_cmd_search(int argc, char **argv) {
-    (void)argc; (void)argv;
-    fprintf(stderr, "remat search: not built in this version\n");
-    return 2;
+    const char *trace_path = NULL, *preset_name = "memory", *alloc = "exact", *alloc_cfg = NULL, *out = NULL;
+    const char *pareto = NULL;
+    int64_t budget = -1;
+    int level = -1, N = 0, T = 0, iters = 0, json = 0, help = 0;
+    const cli_option opts[] = {
+        {"--trace", CLI_STRING, &trace_path, "baseline trace (remat run --trace, no plan)"},
+        {"--budget", CLI_SIZE, &budget, "memory budget: the fastest plan whose predicted peak fits"},
+        {"--level", CLI_INT, &level, "greedy level 0..4"},
+        {"--preset", CLI_STRING, &preset_name, "level 1 share of blocks: speed (50 %), balanced (75 %), memory (100 %, default)"},
+        {"--allocator", CLI_STRING, &alloc, "exact (peak live bytes, default) or caching (peak reserved bytes)"},
+        {"--allocator-config", CLI_STRING, &alloc_cfg, "caching allocator settings (default: the trace's)"},
+        {"--N", CLI_INT, &N, "search for this batch size (default: as recorded)"},
+        {"--T", CLI_INT, &T, "search for this number of time steps (default: as recorded)"},
+        {"--iters", CLI_INT, &iters, "training steps per simulation (default: as recorded, at most 8 for --budget)"},
+        {"--out", CLI_STRING, &out, "write the chosen plan (JSON plan file)"},
+        {"--pareto", CLI_STRING, &pareto, "write the Pareto front (or the greedy steps) as JSON"},
+        {"--json", CLI_FLAG, &json, "print one JSON object instead of the summary"},
+        {0},
+    };
+    int rc = cli_parse(argc, argv, USAGE, opts, &help);
+    if (rc != 0 || help) return rc;
+    if (!trace_path) return cli_missing("search", "--trace", "a baseline trace recorded by remat run --trace");
+    if ((budget >= 0) == (level >= 0)) {
+        fprintf(stderr, "remat search: --budget/--level: expected exactly one of them\n");
+        return 2;
+    }
+    if (level > 4) {
+        fprintf(stderr, "remat search: --level: expected 0..4, got %d\n", level);
+        return 2;
+    }
+    if (budget == 0) {
+        fprintf(stderr, "remat search: --budget: expected a positive size\n");
+        return 2;
+    }
+    int preset = remat_search_preset_from_name(preset_name);
+    if (preset < 0) {
+        fprintf(stderr, "remat search: --preset: expected speed, balanced or memory, got '%s'\n", preset_name);
+        return 2;
+    }
+    int kind = remat_sim_allocator_from_name(alloc);
+    if (kind < 0) {
+        fprintf(stderr, "remat search: --allocator: expected exact or caching, got '%s'\n", alloc);
+        return 2;
+    }
+    if (N < 0 || T < 0 || iters < 0 || iters > 100000) {
+        fprintf(stderr, "remat search: --N/--T/--iters: expected positive values (0 = as recorded)\n");
+        return 2;
+    }
+    remat_error err = {0};
+    remat_sim_opts so = remat_sim_opts_default();
+    so.allocator = (remat_alloc_kind)kind;
+    so.allocator_config = alloc_cfg;
+    so.N = N;
+    so.T = T;
+    so.iters = iters;
+    remat_trace trace;
+    remat_sim *s = NULL;
+    cli_progress("search: reading %s and checking it against the executor", trace_path);
+    if (remat_sim_open(trace_path, &so, &trace, &s, &err) != REMAT_OK) {
+        cli_progress_done();
+        remat_trace_free(&trace);
+        return cli_fail("search", &err);
+    }
+    if (budget > 0 && iters == 0 && trace.n_iters > REMAT_CHAIN_MAX_ITERS) { /* the chain model holds 8 steps */
+        remat_sim_free(s);
+        so.iters = REMAT_CHAIN_MAX_ITERS;
+        so.origin = trace_path;
+        if (!(s = remat_sim_init(&trace, &so, &err))) {
+            remat_trace_free(&trace);
+            return cli_fail("search", &err);
+        }
+    }
+    rc = level >= 0 ? run_level(s, level, preset, out, pareto, json) : run_budget(s, budget, out, pareto, json);
+    remat_sim_free(s);
+    remat_trace_free(&trace);
+    return rc;
 }

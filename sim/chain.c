@@ -1,0 +1,409 @@
+/* chain.c - the Pareto-pruned dynamic programme over the chain model (sim/chain.h).
+ *
+ * Stage i holds the states reachable after choosing options for blocks 1..i
+ * without exceeding the budget anywhere so far: (H per iteration, time, parent,
+ * option). A state is dropped when another one has H <= in every iteration and
+ * time <= (ties keep the earlier one). Because later constraints only grow with
+ * H and time only adds, a dropped state can never lead to a better feasible
+ * plan than the one that beat it: the result is the exact optimum of the model.
+ * Options of a block that another option of the same block beats in delta,
+ * local and time are removed before the programme runs.
+ */
+#include "sim/chain.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+remat_status remat_chain_init(remat_chain *c, int n_blocks, const int *n_opts, int n_iters, remat_error *err) {
+    memset(c, 0, sizeof *c);
+    if (n_iters < 1 || n_iters > REMAT_CHAIN_MAX_ITERS)
+        return remat_error_set(err, REMAT_ERR_INPUT, "chain: iterations: expected 1..%d, got %d",
+                               REMAT_CHAIN_MAX_ITERS, n_iters);
+    c->n_blocks = n_blocks;
+    c->n_iters = n_iters;
+    c->n_opts = remat_xcalloc((size_t)(n_blocks ? n_blocks : 1), sizeof *c->n_opts, err);
+    c->opts = remat_xcalloc((size_t)(n_blocks ? n_blocks : 1), sizeof *c->opts, err);
+    if (!c->n_opts || !c->opts) {
+        remat_chain_free(c);
+        return REMAT_ERR_NOMEM;
+    }
+    for (int b = 0; b < n_blocks; b++) {
+        if (n_opts[b] < 1) {
+            remat_chain_free(c);
+            return remat_error_set(err, REMAT_ERR_INPUT, "chain: block %d: expected at least one option", b);
+        }
+        c->n_opts[b] = n_opts[b];
+        c->opts[b] = remat_xcalloc((size_t)n_opts[b], sizeof **c->opts, err);
+        if (!c->opts[b]) {
+            remat_chain_free(c);
+            return REMAT_ERR_NOMEM;
+        }
+    }
+    return REMAT_OK;
+}
+
+void remat_chain_free(remat_chain *c) {
+    if (c->opts)
+        for (int b = 0; b < c->n_blocks; b++) remat_xfree(c->opts[b]);
+    remat_xfree(c->opts);
+    remat_xfree(c->n_opts);
+    memset(c, 0, sizeof *c);
+}
+
+int64_t remat_chain_peak(const remat_chain *c, const int *choice, double *time) {
+    int64_t peak = 0;
+    double t = c->time0;
+    for (int b = 0; b < c->n_blocks; b++) t += c->opts[b][choice[b]].time;
+    for (int it = 0; it < c->n_iters; it++) {
+        int64_t h = 0, p = c->fixed[it];
+        for (int b = 0; b < c->n_blocks; b++) {
+            const remat_chain_opt *o = &c->opts[b][choice[b]];
+            if (c->base[it] + h + o->local[it] > p) p = c->base[it] + h + o->local[it];
+            h += o->delta[it];
+        }
+        if (c->base[it] + h + c->tail[it] > p) p = c->base[it] + h + c->tail[it];
+        if (p > peak) peak = p;
+    }
+    if (time) *time = t;
+    return peak;
+}
+
+/* ---- the programme ------------------------------------------------------------ */
+
+typedef struct cand {
+    int64_t h[REMAT_CHAIN_MAX_ITERS];
+    double time;
+    int32_t parent, opt;
+} cand;
+
+static int g_nit; /* iterations compared by the sort (set before each qsort; single-threaded use) */
+
+static int cand_cmp_h(const void *a, const void *b) { /* H lexicographic, then time */
+    const cand *x = a, *y = b;
+    for (int i = 0; i < g_nit; i++)
+        if (x->h[i] != y->h[i]) return x->h[i] < y->h[i] ? -1 : 1;
+    if (x->time != y->time) return x->time < y->time ? -1 : 1;
+    return (x->parent > y->parent) - (x->parent < y->parent);
+}
+
+static int cand_cmp_t(const void *a, const void *b) { /* time, then H */
+    const cand *x = a, *y = b;
+    if (x->time != y->time) return x->time < y->time ? -1 : 1;
+    return cand_cmp_h(a, b);
+}
+
+static int h_le(const cand *a, const cand *b, int nit) {
+    for (int i = 0; i < nit; i++)
+        if (a->h[i] > b->h[i]) return 0;
+    return 1;
+}
+
+/* Keeps the non-dominated candidates in place; returns how many. */
+static int64_t prune(cand *v, int64_t n, int nit) {
+    if (n == 0) return 0;
+    g_nit = nit;
+    int64_t k = 0;
+    if (nit == 1) {
+        qsort(v, (size_t)n, sizeof *v, cand_cmp_h);
+        double best = 0;
+        for (int64_t i = 0; i < n; i++)
+            if (k == 0 || v[i].time < best) {
+                best = v[i].time;
+                v[k++] = v[i];
+            }
+        return k;
+    }
+    qsort(v, (size_t)n, sizeof *v, cand_cmp_t);
+    for (int64_t i = 0; i < n; i++) {
+        int dominated = 0;
+        for (int64_t j = 0; j < k && !dominated; j++) dominated = h_le(&v[j], &v[i], nit);
+        if (!dominated) v[k++] = v[i];
+    }
+    return k;
+}
+
+typedef struct stage { int32_t *parent, *opt; int64_t n; } stage;
+
+/* Indices of the options of block b that no other option beats. */
+static int kept_options(const remat_chain *c, int b, int *out) {
+    int n = 0;
+    for (int o = 0; o < c->n_opts[b]; o++) {
+        const remat_chain_opt *x = &c->opts[b][o];
+        int dominated = 0;
+        for (int q = 0; q < c->n_opts[b] && !dominated; q++) {
+            if (q == o) continue;
+            const remat_chain_opt *y = &c->opts[b][q];
+            int le = y->time <= x->time, lt = y->time < x->time;
+            for (int it = 0; it < c->n_iters && le; it++) {
+                le = y->delta[it] <= x->delta[it] && y->local[it] <= x->local[it];
+                lt |= y->delta[it] < x->delta[it] || y->local[it] < x->local[it];
+            }
+            dominated = le && (lt || q < o);
+        }
+        if (!dominated) out[n++] = o;
+    }
+    return n;
+}
+
+static remat_status solve(const remat_chain *c, int64_t budget, int ignore_time, int *choice, int *found,
+                          remat_chain_stats *stats, remat_error *err) {
+    *found = 0;
+    int nit = c->n_iters, nb = c->n_blocks;
+    for (int it = 0; it < nit; it++)
+        if (c->fixed[it] > budget) return REMAT_OK;
+    int max_opts = 1;
+    for (int b = 0; b < nb; b++)
+        if (c->n_opts[b] > max_opts) max_opts = c->n_opts[b];
+    remat_status st = REMAT_OK;
+    stage *stages = remat_xcalloc((size_t)(nb + 1), sizeof *stages, err);
+    int *kept = remat_xmalloc((size_t)max_opts * sizeof *kept, err);
+    cand *cur = remat_xmalloc(sizeof *cur, err);
+    cand *next = NULL;
+    int64_t n_cur = 1, cap_cur = 1, cap_next = 0;
+    if (!stages || !kept || !cur) {
+        st = REMAT_ERR_NOMEM;
+        goto done;
+    }
+    memset(cur, 0, sizeof *cur);
+    cur[0].parent = -1;
+    cur[0].opt = -1;
+    for (int b = 0; b < nb && n_cur > 0; b++) {
+        int nk = kept_options(c, b, kept);
+        if (stats) stats->options_kept += nk;
+        int64_t need = n_cur * nk;
+        if (need > cap_next) {
+            cand *v = remat_xrealloc(next, (size_t)need * sizeof *v, err);
+            if (!v) {
+                st = REMAT_ERR_NOMEM;
+                goto done;
+            }
+            next = v;
+            cap_next = need;
+        }
+        int64_t n = 0;
+        for (int64_t s = 0; s < n_cur; s++)
+            for (int q = 0; q < nk; q++) {
+                const remat_chain_opt *o = &c->opts[b][kept[q]];
+                int ok = 1;
+                for (int it = 0; it < nit && ok; it++) ok = c->base[it] + cur[s].h[it] + o->local[it] <= budget;
+                if (!ok) continue;
+                cand *x = &next[n++];
+                for (int it = 0; it < nit; it++) x->h[it] = cur[s].h[it] + o->delta[it];
+                x->time = ignore_time ? 0 : cur[s].time + o->time;
+                x->parent = (int32_t)s;
+                x->opt = kept[q];
+            }
+        if (stats) stats->states += n;
+        n = prune(next, n, nit);
+        if (stats && n > stats->max_front) stats->max_front = n;
+        stages[b].parent = remat_xmalloc((size_t)(n ? n : 1) * sizeof(int32_t), err);
+        stages[b].opt = remat_xmalloc((size_t)(n ? n : 1) * sizeof(int32_t), err);
+        if (!stages[b].parent || !stages[b].opt) {
+            st = REMAT_ERR_NOMEM;
+            goto done;
+        }
+        for (int64_t s = 0; s < n; s++) {
+            stages[b].parent[s] = next[s].parent;
+            stages[b].opt[s] = next[s].opt;
+        }
+        stages[b].n = n;
+        cand *tmp = cur;
+        cur = next;
+        next = tmp;
+        int64_t cap_tmp = cap_cur;
+        cap_cur = cap_next;
+        cap_next = cap_tmp;
+        n_cur = n;
+    }
+    if (n_cur > 0) {
+        int64_t best = -1;
+        for (int64_t s = 0; s < n_cur; s++) {
+            int ok = 1;
+            for (int it = 0; it < nit && ok; it++) ok = c->base[it] + cur[s].h[it] + c->tail[it] <= budget;
+            if (ok && (best < 0 || cur[s].time < cur[best].time)) best = s;
+        }
+        if (best >= 0) {
+            int64_t s = best;
+            for (int b = nb - 1; b >= 0; b--) {
+                choice[b] = stages[b].opt[s];
+                s = stages[b].parent[s];
+            }
+            *found = 1;
+        }
+    }
+done:
+    if (stages)
+        for (int b = 0; b < nb; b++) {
+            remat_xfree(stages[b].parent);
+            remat_xfree(stages[b].opt);
+        }
+    remat_xfree(stages);
+    remat_xfree(kept);
+    remat_xfree(cur);
+    remat_xfree(next);
+    return st;
+}
+
+remat_status remat_chain_solve(const remat_chain *c, int64_t budget, int *choice, int64_t *peak, double *time,
+                               int *found, remat_chain_stats *stats, remat_error *err) {
+    if (stats) memset(stats, 0, sizeof *stats);
+    int *ch = remat_xmalloc((size_t)(c->n_blocks ? c->n_blocks : 1) * sizeof *ch, err);
+    if (!ch) return REMAT_ERR_NOMEM;
+    remat_status st = solve(c, budget, 0, ch, found, stats, err);
+    if (st == REMAT_OK && *found) {
+        double t;
+        int64_t p = remat_chain_peak(c, ch, &t);
+        memcpy(choice, ch, (size_t)c->n_blocks * sizeof *ch);
+        if (peak) *peak = p;
+        if (time) *time = t;
+    }
+    remat_xfree(ch);
+    return st;
+}
+
+remat_status remat_chain_min_peak(const remat_chain *c, int *choice, int64_t *peak, double *time,
+                                  remat_error *err) {
+    int nb = c->n_blocks;
+    int *ch = remat_xmalloc((size_t)(nb ? nb : 1) * sizeof *ch, err);
+    if (!ch) return REMAT_ERR_NOMEM;
+    /* an upper bound: each block's option with the least held bytes, then least local */
+    for (int b = 0; b < nb; b++) {
+        int best = 0;
+        for (int o = 1; o < c->n_opts[b]; o++) {
+            const remat_chain_opt *x = &c->opts[b][o], *y = &c->opts[b][best];
+            if (x->delta[0] < y->delta[0] || (x->delta[0] == y->delta[0] && x->local[0] < y->local[0])) best = o;
+        }
+        ch[b] = best;
+    }
+    int64_t hi = remat_chain_peak(c, ch, NULL), lo = 0;
+    for (int it = 0; it < c->n_iters; it++)
+        if (c->fixed[it] > lo) lo = c->fixed[it];
+    remat_status st = REMAT_OK;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        int found = 0;
+        if ((st = solve(c, mid, 1, ch, &found, NULL, err)) != REMAT_OK) break;
+        if (found) hi = mid;
+        else lo = mid + 1;
+    }
+    int found = 0;
+    if (st == REMAT_OK) st = remat_chain_solve(c, hi, choice, peak, time, &found, NULL, err);
+    if (st == REMAT_OK && !found) st = remat_error_set(err, REMAT_ERR_INTERNAL, "chain: min peak %lld not reachable", (long long)hi);
+    remat_xfree(ch);
+    return st;
+}
+
+static int point_cmp(const void *a, const void *b) {
+    const remat_chain_point *x = a, *y = b;
+    if (x->peak != y->peak) return x->peak > y->peak ? -1 : 1;
+    return (x->time > y->time) - (x->time < y->time);
+}
+
+remat_status remat_chain_front(const remat_chain *c, int max_points, remat_chain_point **points, int **choices,
+                               int *n_points, remat_error *err) {
+    int nb = c->n_blocks;
+    if (max_points < 2) max_points = 2;
+    *points = NULL;
+    *choices = NULL;
+    *n_points = 0;
+    remat_chain_point *pts = remat_xmalloc((size_t)max_points * sizeof *pts, err);
+    int *chs = remat_xmalloc((size_t)max_points * (size_t)(nb ? nb : 1) * sizeof *chs, err);
+    if (!pts || !chs) {
+        remat_xfree(pts);
+        remat_xfree(chs);
+        return REMAT_ERR_NOMEM;
+    }
+    int n = 0, found = 0, complete = 0;
+    int64_t budget = INT64_MAX;
+    remat_status st = REMAT_OK;
+    /* walk the breakpoints: the fastest plan, then the fastest one below its peak, ... */
+    while (n < max_points) {
+        if ((st = remat_chain_solve(c, budget, chs + (size_t)n * nb, &pts[n].peak, &pts[n].time, &found, NULL, err)) !=
+            REMAT_OK)
+            goto fail;
+        if (!found) {
+            complete = 1;
+            break;
+        }
+        budget = pts[n].peak - 1;
+        n++;
+    }
+    if (!complete) { /* too many breakpoints: sample budgets evenly from the top to the minimum */
+        int64_t top = pts[0].peak, minp;
+        double mt;
+        int *mch = remat_xmalloc((size_t)(nb ? nb : 1) * sizeof *mch, err);
+        if (!mch) {
+            st = REMAT_ERR_NOMEM;
+            goto fail;
+        }
+        st = remat_chain_min_peak(c, mch, &minp, &mt, err);
+        if (st != REMAT_OK) {
+            remat_xfree(mch);
+            goto fail;
+        }
+        n = 1;
+        for (int i = 1; i < max_points - 1; i++) {
+            int64_t b = top - (int64_t)((double)(top - minp) * i / (max_points - 1));
+            if ((st = remat_chain_solve(c, b, chs + (size_t)n * nb, &pts[n].peak, &pts[n].time, &found, NULL, err)) !=
+                REMAT_OK) {
+                remat_xfree(mch);
+                goto fail;
+            }
+            if (found) n++;
+        }
+        pts[n].peak = minp;
+        pts[n].time = mt;
+        memcpy(chs + (size_t)n * nb, mch, (size_t)nb * sizeof *mch);
+        n++;
+        remat_xfree(mch);
+    }
+    /* sort by peak descending and drop points another point beats (equal time, lower peak) */
+    {
+        int *order = remat_xmalloc((size_t)(n ? n : 1) * sizeof *order, err);
+        remat_chain_point *sp = remat_xmalloc((size_t)(n ? n : 1) * sizeof *sp, err);
+        int *sc = remat_xmalloc((size_t)(n ? n : 1) * (size_t)(nb ? nb : 1) * sizeof *sc, err);
+        if (!order || !sp || !sc) {
+            remat_xfree(order);
+            remat_xfree(sp);
+            remat_xfree(sc);
+            st = REMAT_ERR_NOMEM;
+            goto fail;
+        }
+        for (int i = 0; i < n; i++) sp[i] = pts[i];
+        /* sort indices by (peak desc, time asc) */
+        for (int i = 0; i < n; i++) order[i] = i;
+        for (int i = 1; i < n; i++) {
+            int x = order[i], j = i;
+            while (j > 0 && point_cmp(&sp[order[j - 1]], &sp[x]) > 0) {
+                order[j] = order[j - 1];
+                j--;
+            }
+            order[j] = x;
+        }
+        int m = 0;
+        for (int i = 0; i < n; i++) {
+            const remat_chain_point *p = &sp[order[i]];
+            /* beaten by a later point (lower peak) with time <= its time? */
+            int beaten = 0;
+            for (int j = i + 1; j < n && !beaten; j++) beaten = sp[order[j]].time <= p->time;
+            if (m > 0 && pts[m - 1].peak == p->peak) beaten = 1;
+            if (beaten) continue;
+            pts[m] = *p;
+            memcpy(sc + (size_t)m * nb, chs + (size_t)order[i] * nb, (size_t)nb * sizeof *sc);
+            m++;
+        }
+        remat_xfree(chs);
+        remat_xfree(sp);
+        remat_xfree(order);
+        chs = sc;
+        n = m;
+    }
+    *points = pts;
+    *choices = chs;
+    *n_points = n;
+    return REMAT_OK;
+fail:
+    remat_xfree(pts);
+    remat_xfree(chs);
+    return st;
+}

@@ -1,0 +1,269 @@
+/* op_cost.c - op durations and non-zero counts from a baseline trace (rules in op_cost.h).
+ *
+ * Tables are sorted arrays of (key, median) built once; a prediction is at most
+ * four binary searches. Keys use -2 for a field the rule ignores.
+ */
+#include "sim/op_cost.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WILD (-2)
+
+typedef struct cost_key { int64_t k[4]; } cost_key; /* op, layer, phase, elems per step */
+
+typedef struct cost_row {
+    cost_key key;
+    double per_step;   /* duration / t_steps */
+    double per_elem;   /* duration / elems (NAN when elems == 0) */
+    double dur;
+} cost_row;
+
+typedef struct cost_group {
+    cost_key key;
+    double per_step, per_elem, dur; /* medians; per_elem NAN when no record had elements */
+} cost_group;
+
+typedef struct cost_table { cost_group *g; int64_t n; } cost_table;
+
+enum { TAB_SHAPE, TAB_PHASE, TAB_LAYER, TAB_KIND, TAB_COUNT };
+
+struct remat_op_cost_model {
+    cost_table tab[TAB_COUNT];
+    double comp[REMAT_COMP_COUNT], decomp[REMAT_COMP_COUNT];
+};
+
+static int key_cmp(const cost_key *a, const cost_key *b) {
+    for (int i = 0; i < 4; i++)
+        if (a->k[i] != b->k[i]) return a->k[i] < b->k[i] ? -1 : 1;
+    return 0;
+}
+
+static int row_cmp(const void *a, const void *b) { return key_cmp(&((const cost_row *)a)->key, &((const cost_row *)b)->key); }
+
+static int dbl_cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Median of the finite values among v[0..n) (sorted in place); NAN if none. */
+static double median(double *v, int64_t n) {
+    int64_t m = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (!isnan(v[i])) v[m++] = v[i];
+    if (m == 0) return NAN;
+    qsort(v, (size_t)m, sizeof *v, dbl_cmp);
+    return (m & 1) ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
+}
+
+static int phase_key(int phase) { return phase == REMAT_PHASE_RECOMPUTE ? REMAT_PHASE_FORWARD : phase; }
+
+static cost_key make_key(const remat_op_record *r, int tab) {
+    cost_key k = {{r->op, r->layer, phase_key(r->phase), r->t_steps > 0 ? r->elems / r->t_steps : r->elems}};
+    if (tab >= TAB_PHASE) k.k[3] = WILD;
+    if (tab >= TAB_LAYER) k.k[2] = WILD;
+    if (tab >= TAB_KIND) k.k[1] = WILD;
+    return k;
+}
+
+static remat_status build_table(const remat_trace *base, int tab, cost_table *out, remat_error *err) {
+    out->g = NULL;
+    out->n = 0;
+    int64_t n = base->n_ops;
+    if (n == 0) return REMAT_OK;
+    cost_row *rows = remat_xmalloc((size_t)n * sizeof *rows, err);
+    double *v = remat_xmalloc((size_t)n * sizeof *v, err);
+    out->g = remat_xmalloc((size_t)n * sizeof *out->g, err);
+    if (!rows || !v || !out->g) {
+        remat_xfree(rows);
+        remat_xfree(v);
+        remat_xfree(out->g);
+        out->g = NULL;
+        return REMAT_ERR_NOMEM;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const remat_op_record *r = &base->ops[i];
+        double d = r->t_end - r->t_start;
+        if (!(d >= 0)) d = 0;
+        rows[i].key = make_key(r, tab);
+        rows[i].dur = d;
+        rows[i].per_step = d / (r->t_steps > 0 ? r->t_steps : 1);
+        rows[i].per_elem = r->elems > 0 ? d / (double)r->elems : NAN;
+    }
+    qsort(rows, (size_t)n, sizeof *rows, row_cmp);
+    for (int64_t i = 0; i < n;) {
+        int64_t j = i;
+        while (j < n && key_cmp(&rows[j].key, &rows[i].key) == 0) j++;
+        cost_group *g = &out->g[out->n++];
+        g->key = rows[i].key;
+        for (int64_t x = i; x < j; x++) v[x - i] = rows[x].per_step;
+        g->per_step = median(v, j - i);
+        for (int64_t x = i; x < j; x++) v[x - i] = rows[x].per_elem;
+        g->per_elem = median(v, j - i);
+        for (int64_t x = i; x < j; x++) v[x - i] = rows[x].dur;
+        g->dur = median(v, j - i);
+        i = j;
+    }
+    remat_xfree(rows);
+    remat_xfree(v);
+    return REMAT_OK;
+}
+
+static const cost_group *find(const cost_table *t, const cost_key *k) {
+    int64_t lo = 0, hi = t->n;
+    while (lo < hi) {
+        int64_t mid = (lo + hi) / 2;
+        int c = key_cmp(&t->g[mid].key, k);
+        if (c == 0) return &t->g[mid];
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return NULL;
+}
+
+remat_op_cost_model *remat_op_cost_init(const remat_trace *base, remat_error *err) {
+    remat_op_cost_model *m = remat_xcalloc(1, sizeof *m, err);
+    if (!m) return NULL;
+    for (int t = 0; t < TAB_COUNT; t++)
+        if (build_table(base, t, &m->tab[t], err) != REMAT_OK) {
+            remat_op_cost_free(m);
+            return NULL;
+        }
+    for (int c = 0; c < REMAT_COMP_COUNT; c++) {
+        m->comp[c] = base->compress_s_per_elem[c] > 0 ? base->compress_s_per_elem[c] : 0;
+        m->decomp[c] = base->decompress_s_per_elem[c] > 0 ? base->decompress_s_per_elem[c] : 0;
+    }
+    return m;
+}
+
+void remat_op_cost_free(remat_op_cost_model *m) {
+    if (!m) return;
+    for (int t = 0; t < TAB_COUNT; t++) remat_xfree(m->tab[t].g);
+    remat_xfree(m);
+}
+
+static double per_elem_cost(const cost_group *g, const remat_op_record *op) {
+    if (op->elems > 0 && !isnan(g->per_elem)) return g->per_elem * (double)op->elems;
+    return isnan(g->dur) ? 0 : g->dur;
+}
+
+double remat_op_cost_predict(const remat_op_cost_model *m, const remat_op_record *op, remat_compressor c,
+                             remat_op_cost_rule *rule) {
+    remat_op_cost_rule dummy;
+    if (!rule) rule = &dummy;
+    cost_key k = make_key(op, TAB_SHAPE);
+    const cost_group *g = find(&m->tab[TAB_SHAPE], &k);
+    if (g && !isnan(g->per_step)) {
+        *rule = REMAT_OP_COST_SAME_SHAPE;
+        return g->per_step * (op->t_steps > 0 ? op->t_steps : 1);
+    }
+    int is_comp = op->op == REMAT_OP_COMPRESS, is_decomp = op->op == REMAT_OP_DECOMPRESS;
+    if ((is_comp || is_decomp) && (int)c >= 0 && c < REMAT_COMP_COUNT) {
+        double rate = is_comp ? m->comp[c] : m->decomp[c];
+        if (rate > 0) {
+            *rule = REMAT_OP_COST_CALIBRATION;
+            return rate * (double)op->elems;
+        }
+    }
+    static const remat_op_cost_rule rules[] = {REMAT_OP_COST_SAME_SHAPE, REMAT_OP_COST_PER_ELEM_PHASE,
+                                               REMAT_OP_COST_PER_ELEM_LAYER, REMAT_OP_COST_PER_ELEM_KIND};
+    for (int t = TAB_PHASE; t < TAB_COUNT; t++) {
+        k = make_key(op, t);
+        g = find(&m->tab[t], &k);
+        if (g) {
+            *rule = rules[t];
+            return per_elem_cost(g, op);
+        }
+    }
+    if (is_comp || is_decomp) {
+        remat_op_record copy = *op;
+        copy.op = REMAT_OP_COPY;
+        k = make_key(&copy, TAB_KIND);
+        g = find(&m->tab[TAB_KIND], &k);
+        if (g) {
+            *rule = REMAT_OP_COST_PER_ELEM_KIND;
+            return per_elem_cost(g, op);
+        }
+    }
+    *rule = REMAT_OP_COST_UNPRICED;
+    return 0.0;
+}
+
+/* ---- non-zeros ---------------------------------------------------------------- */
+
+typedef struct nnz_row { int32_t iter, layer; int64_t nnz, elems; } nnz_row;
+
+struct remat_nnz_table {
+    nnz_row *rows;
+    int64_t n;
+    int32_t n_iters; /* recorded iterations (max iter + 1) */
+};
+
+static int nnz_cmp(const void *a, const void *b) {
+    const nnz_row *x = a, *y = b;
+    if (x->iter != y->iter) return x->iter < y->iter ? -1 : 1;
+    if (x->layer != y->layer) return x->layer < y->layer ? -1 : 1;
+    return (x->elems > y->elems) - (x->elems < y->elems);
+}
+
+remat_nnz_table *remat_nnz_table_init(const remat_trace *base, remat_error *err) {
+    remat_nnz_table *t = remat_xcalloc(1, sizeof *t, err);
+    if (!t) return NULL;
+    int64_t n = 0;
+    for (int64_t i = 0; i < base->n_events; i++)
+        if (base->events[i].kind == REMAT_EVENT_ALLOC && base->events[i].nnz >= 0) n++;
+    t->rows = remat_xmalloc((size_t)(n ? n : 1) * sizeof *t->rows, err);
+    if (!t->rows) {
+        remat_xfree(t);
+        return NULL;
+    }
+    for (int64_t i = 0; i < base->n_events; i++) {
+        const remat_event *e = &base->events[i];
+        if (e->kind != REMAT_EVENT_ALLOC || e->nnz < 0) continue;
+        int64_t elems = 1;
+        for (int d = 0; d < e->ndim && d < 4; d++) elems *= e->dims[d];
+        nnz_row r = {e->iter, e->layer, e->nnz, elems};
+        t->rows[t->n++] = r;
+        if (e->iter + 1 > t->n_iters) t->n_iters = e->iter + 1;
+    }
+    qsort(t->rows, (size_t)t->n, sizeof *t->rows, nnz_cmp);
+    return t;
+}
+
+void remat_nnz_table_free(remat_nnz_table *t) {
+    if (!t) return;
+    remat_xfree(t->rows);
+    remat_xfree(t);
+}
+
+int64_t remat_nnz_table_size(const remat_nnz_table *t) { return t->n; }
+
+int64_t remat_nnz_table_lookup(const remat_nnz_table *t, int iter, int layer, int64_t elems, int *found) {
+    int dummy;
+    if (!found) found = &dummy;
+    *found = 0;
+    if (t->n == 0 || t->n_iters == 0) return elems;
+    if (iter < 0) iter = 0;
+    int32_t it = iter % t->n_iters;
+    int64_t lo = 0, hi = t->n;
+    while (lo < hi) { /* first row with (iter, layer) >= (it, layer) */
+        int64_t mid = (lo + hi) / 2;
+        const nnz_row *r = &t->rows[mid];
+        if (r->iter < it || (r->iter == it && r->layer < layer)) lo = mid + 1;
+        else hi = mid;
+    }
+    const nnz_row *best = NULL;
+    for (int64_t i = lo; i < t->n && t->rows[i].iter == it && t->rows[i].layer == layer; i++) {
+        if (t->rows[i].elems == elems) {
+            *found = 1;
+            return t->rows[i].nnz;
+        }
+        if (!best || t->rows[i].elems > best->elems) best = &t->rows[i];
+    }
+    if (!best || best->elems <= 0) return elems;
+    *found = 2;
+    double v = (double)best->nnz * (double)elems / (double)best->elems;
+    int64_t r = (int64_t)llround(v);
+    return r < 0 ? 0 : (r > elems ? elems : r);
+}

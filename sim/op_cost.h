@@ -1,0 +1,72 @@
+/* op_cost.h - what the simulator knows about time and data from a baseline trace:
+ * the predicted duration of every op (from the measured op records and the
+ * compressor calibration) and the number of non-zeros of every spike tensor
+ * (which decides the size of a sparse-compressed input).
+ *
+ * Duration of an op, first rule that applies:
+ *  1. same (op kind, layer, phase, elements per time step) measured in the baseline:
+ *     median over the baseline's records of (duration / t_steps), times t_steps.
+ *     RECOMPUTE ops use the FORWARD records of the same op kind and layer.
+ *  2. compress / decompress: the trace's calibration, seconds per element, times elements.
+ *  3. same (op kind, layer, phase): median seconds per element, times elements
+ *     (this is how rescaled N or per-step sizes are priced: cost scales with elements).
+ *  4. same (op kind, layer), any phase: median seconds per element.
+ *  5. same op kind, any layer: median seconds per element (compress/decompress
+ *     without calibration fall back to copy ops).
+ *  6. 0 seconds (counted as unpriced).
+ * Ops with no elements use the median duration instead of a per-element rate.
+ */
+#ifndef REMAT_SIM_OP_COST_H
+#define REMAT_SIM_OP_COST_H
+
+#include <stdint.h>
+
+#include "core/status.h"
+#include "core/trace.h"
+#include "core/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum remat_op_cost_rule {
+    REMAT_OP_COST_SAME_SHAPE = 0,
+    REMAT_OP_COST_CALIBRATION,
+    REMAT_OP_COST_PER_ELEM_PHASE,
+    REMAT_OP_COST_PER_ELEM_LAYER,
+    REMAT_OP_COST_PER_ELEM_KIND,
+    REMAT_OP_COST_UNPRICED,
+    REMAT_OP_COST_RULE_COUNT
+} remat_op_cost_rule;
+
+typedef struct remat_op_cost_model remat_op_cost_model;
+
+/* Builds the tables from base->ops and the calibration. NULL on NOMEM. */
+remat_op_cost_model *remat_op_cost_init(const remat_trace *base, remat_error *err);
+void remat_op_cost_free(remat_op_cost_model *m);
+/* Predicted seconds of op. c: the compressor of the op's block (compress and
+ * decompress ops only). rule (may be NULL) gets the rule that priced it. */
+double remat_op_cost_predict(const remat_op_cost_model *m, const remat_op_record *op, remat_compressor c,
+                             remat_op_cost_rule *rule);
+
+/* Non-zeros of spike/integer tensors, keyed by (iteration, layer), from the
+ * baseline's alloc events that carry nnz >= 0 (layer -1: the network input). */
+typedef struct remat_nnz_table remat_nnz_table;
+
+remat_nnz_table *remat_nnz_table_init(const remat_trace *base, remat_error *err);
+void remat_nnz_table_free(remat_nnz_table *t);
+/* nnz of the full-T output of `layer` at step `iter`, a tensor of `elems`
+ * elements. *found = 1 (exact) when the baseline recorded a tensor of that size
+ * for that (iter, layer); otherwise scaled by density, *found = 2:
+ * round(nnz * elems / recorded elems) (rescaled N or T; iterations beyond the
+ * recorded ones reuse iter modulo their number). Not recorded at all (e.g. a
+ * layer inside a block: the executor counts spikes of segment outputs only):
+ * returns elems (the worst case) and *found = 0. */
+int64_t remat_nnz_table_lookup(const remat_nnz_table *t, int iter, int layer, int64_t elems, int *found);
+/* Number of (iter, layer) entries. */
+int64_t remat_nnz_table_size(const remat_nnz_table *t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

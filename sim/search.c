@@ -1,0 +1,492 @@
+/* search.c - greedy levels and the exact budget search (contracts in sim/search.h). */
+#define _POSIX_C_SOURCE 200809L
+
+#include "sim/search.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "sim/profile.h"
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- evaluation and labels ---------------------------------------------------- */
+
+remat_status remat_search_evaluate(remat_sim *s, const remat_plan *p, remat_search_figures *f, remat_error *err) {
+    remat_status st = remat_sim_set_plan(s, p, err);
+    if (st == REMAT_OK) st = remat_sim_run(s, err);
+    if (st != REMAT_OK) return st;
+    const remat_sim_summary *r = remat_sim_results(s);
+    f->peak = remat_sim_peak(s);
+    f->peak_live = r->peak_live_bytes;
+    f->peak_reserved = r->peak_reserved_bytes;
+    f->end_of_forward = r->end_of_forward_bytes;
+    f->time_s = r->step_time_s;
+    return REMAT_OK;
+}
+
+void remat_search_plan_label(const remat_plan *p, const remat_model *m, char *buf, size_t len) {
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int b = 0; b < p->n_blocks && used + 1 < len; b++) {
+        const remat_block_plan *bp = &p->blocks[b];
+        if (!bp->checkpoint) continue;
+        int n = snprintf(buf + used, len - used, "%s%s:%s", used ? "," : "", m->blocks[b].name,
+                         remat_compressor_name(bp->compressor));
+        if (n > 0) used += (size_t)n;
+        if (used < len && bp->k > 1 && (n = snprintf(buf + used, len - used, "/k%d", bp->k)) > 0) used += (size_t)n;
+        if (used < len && bp->n_splits > 0 && (n = snprintf(buf + used, len - used, "/s%d", bp->n_splits)) > 0)
+            used += (size_t)n;
+        if (used >= len) used = len - 1;
+    }
+    if (!used) snprintf(buf, len, "stored");
+}
+
+int remat_search_preset_from_name(const char *s) {
+    if (!s) return -1;
+    if (!strcmp(s, "speed")) return REMAT_PRESET_SPEED;
+    if (!strcmp(s, "balanced")) return REMAT_PRESET_BALANCED;
+    if (!strcmp(s, "memory")) return REMAT_PRESET_MEMORY;
+    return -1;
+}
+
+void remat_search_log_free(remat_search_log *l) {
+    remat_xfree(l->steps);
+    memset(l, 0, sizeof *l);
+}
+
+static remat_status log_step(remat_search_log *l, int level, const char *what, const remat_search_figures *f, int kept,
+                             remat_error *err) {
+    if (!l) return REMAT_OK;
+    if (l->n == l->cap) {
+        int c = l->cap ? l->cap * 2 : 32;
+        remat_search_step *v = remat_xrealloc(l->steps, (size_t)c * sizeof *v, err);
+        if (!v) return REMAT_ERR_NOMEM;
+        l->steps = v;
+        l->cap = c;
+    }
+    remat_search_step *x = &l->steps[l->n++];
+    x->level = level;
+    snprintf(x->what, sizeof x->what, "%s", what);
+    x->peak = f->peak;
+    x->time_s = f->time_s;
+    x->kept = kept;
+    return REMAT_OK;
+}
+
+/* ---- greedy ------------------------------------------------------------------------ */
+
+static int64_t block_input_elems(const remat_model *m, int b) {
+    return m->T * m->N * m->layers[m->blocks[b].first_layer].in_features;
+}
+
+/* Predicted bytes of block b's saved input under compressor c (largest over the steps). */
+static int64_t compressed_size(remat_sim *s, const remat_model *m, int b, remat_compressor c) {
+    int64_t elems = block_input_elems(m, b);
+    switch (c) {
+    case REMAT_COMP_NONE: return elems * 4;
+    case REMAT_COMP_BOOL:
+    case REMAT_COMP_UINT8: return elems;
+    case REMAT_COMP_BIT: return (elems + 7) / 8;
+    case REMAT_COMP_SPARSE: {
+        int64_t worst = 0;
+        const remat_sim_summary *r = remat_sim_results(s);
+        int iters = r->n_iters > 0 ? r->n_iters : 1;
+        for (int it = 0; it < iters; it++) {
+            int64_t nnz = remat_sim_nnz(s, it, m->blocks[b].first_layer - 1, elems);
+            if (nnz * 4 > worst) worst = nnz * 4;
+        }
+        return worst;
+    }
+    default: return INT64_MAX;
+    }
+}
+
+static int plan_valid(const remat_plan *p, const remat_model *m) {
+    remat_error e = {0};
+    return remat_plan_validate(p, m, "<search>", &e) == REMAT_OK;
+}
+
+/* Seconds of block b's first-pass forward ops in the last simulated trace (per step). */
+static double block_forward_time(remat_sim *s, int b) {
+    const remat_trace *t = remat_sim_trace(s);
+    double sum = 0;
+    for (int64_t i = 0; i < t->n_ops; i++) {
+        const remat_op_record *op = &t->ops[i];
+        if (op->block == b && op->phase == REMAT_PHASE_FORWARD && op->op != REMAT_OP_COMPRESS)
+            sum += op->t_end - op->t_start;
+    }
+    return sum / (t->n_iters > 0 ? t->n_iters : 1);
+}
+
+remat_status remat_search_greedy(remat_sim *s, int level, remat_search_preset preset, remat_plan *out,
+                                 remat_search_figures *fig, remat_search_log *log, remat_error *err) {
+    const remat_model *m = remat_sim_model(s);
+    int nb = m->n_blocks;
+    if (level < 0 || level > 4) return remat_error_set(err, REMAT_ERR_INPUT, "level: expected 0..4, got %d", level);
+    remat_status st = remat_plan_init_empty(m, out, err);
+    if (st != REMAT_OK) return st;
+    remat_plan cand;
+    if ((st = remat_plan_init_empty(m, &cand, err)) != REMAT_OK) {
+        remat_plan_free(out);
+        return st;
+    }
+    int *order = remat_xmalloc((size_t)(nb ? nb : 1) * sizeof *order, err);
+    double *cost = remat_xmalloc((size_t)(nb ? nb : 1) * sizeof *cost, err);
+    remat_search_figures cur, f;
+    char what[160];
+    if (!order || !cost) {
+        st = REMAT_ERR_NOMEM;
+        goto done;
+    }
+    if ((st = remat_search_evaluate(s, out, &cur, err)) != REMAT_OK) goto done;
+    if ((st = log_step(log, 0, "baseline (nothing checkpointed)", &cur, 1, err)) != REMAT_OK) goto done;
+
+    if (level >= 1) { /* checkpoint blocks by input size, largest first */
+        for (int b = 0; b < nb; b++) order[b] = b;
+        for (int i = 1; i < nb; i++) { /* stable insertion sort, descending input size */
+            int x = order[i], j = i;
+            while (j > 0 && block_input_elems(m, order[j - 1]) < block_input_elems(m, x)) {
+                order[j] = order[j - 1];
+                j--;
+            }
+            order[j] = x;
+        }
+        int pct = preset == REMAT_PRESET_SPEED ? 50 : preset == REMAT_PRESET_BALANCED ? 75 : 100;
+        int count = (nb * pct + 99) / 100;
+        size_t used = 0;
+        what[0] = '\0';
+        for (int i = 0; i < count; i++) {
+            int b = order[i];
+            static const remat_compressor prefer[] = {REMAT_COMP_BIT, REMAT_COMP_SPARSE, REMAT_COMP_BOOL,
+                                                      REMAT_COMP_UINT8, REMAT_COMP_NONE};
+            remat_compressor best = REMAT_COMP_NONE;
+            int64_t best_size = INT64_MAX;
+            for (int q = 0; q < 5; q++) {
+                out->blocks[b].checkpoint = 1;
+                out->blocks[b].compressor = prefer[q];
+                if (!plan_valid(out, m)) continue;
+                int64_t sz = compressed_size(s, m, b, prefer[q]);
+                if (sz < best_size) {
+                    best_size = sz;
+                    best = prefer[q];
+                }
+            }
+            out->blocks[b].checkpoint = 1;
+            out->blocks[b].compressor = best;
+            int n = snprintf(what + used, sizeof what - used, "%s%s(%s)", used ? " " : "checkpoint ",
+                             m->blocks[b].name, remat_compressor_name(best));
+            if (n > 0 && used + (size_t)n < sizeof what) used += (size_t)n;
+        }
+        if ((st = remat_search_evaluate(s, out, &cur, err)) != REMAT_OK) goto done;
+        if ((st = log_step(log, 1, what, &cur, 1, err)) != REMAT_OK) goto done;
+    }
+
+    for (int lv = 2; lv <= 3 && lv <= level; lv++) { /* 2: spatial splits; 3: time chunks */
+        remat_block_options *opts = NULL;
+        if (lv == 2 && (st = remat_search_block_options(m, &opts, err)) != REMAT_OK) goto done;
+        for (int b = 0; b < nb && st == REMAT_OK; b++) {
+            if (!out->blocks[b].checkpoint) continue;
+            remat_block_plan keep = out->blocks[b], best_bp = keep;
+            remat_search_figures best = cur;
+            int tried = 0;
+            int n_try = lv == 2 ? opts[b].n : (int)m->T;
+            for (int i = 0; i < n_try && st == REMAT_OK; i++) {
+                remat_block_plan bp = keep;
+                if (lv == 2) {
+                    const remat_block_plan *o = &opts[b].v[i];
+                    if (!o->checkpoint || o->n_splits == 0 || o->compressor != keep.compressor || o->k != keep.k)
+                        continue;
+                    bp.n_splits = o->n_splits;
+                    memcpy(bp.splits, o->splits, sizeof bp.splits);
+                } else {
+                    int k = i + 1;
+                    if (k <= 1 || m->T % k || k == keep.k) continue;
+                    bp.k = k;
+                }
+                memcpy(cand.blocks, out->blocks, (size_t)nb * sizeof *cand.blocks);
+                cand.blocks[b] = bp;
+                if (!plan_valid(&cand, m)) continue;
+                if ((st = remat_search_evaluate(s, &cand, &f, err)) != REMAT_OK) break;
+                /* the best candidate: lowest peak, then least time */
+                if (!tried || f.peak < best.peak || (f.peak == best.peak && f.time_s < best.time_s)) {
+                    best = f;
+                    best_bp = bp;
+                }
+                tried++;
+            }
+            if (st != REMAT_OK || !tried) continue;
+            int kept = best.peak < cur.peak;
+            if (lv == 2)
+                snprintf(what, sizeof what, "split %s into %d segments", m->blocks[b].name, best_bp.n_splits + 1);
+            else
+                snprintf(what, sizeof what, "time chunks k=%d on %s", best_bp.k, m->blocks[b].name);
+            if (kept) {
+                out->blocks[b] = best_bp;
+                cur = best;
+            }
+            st = log_step(log, lv, what, &best, kept, err);
+        }
+        remat_search_options_free(opts, nb);
+        if (st != REMAT_OK) goto done;
+        if ((st = remat_search_evaluate(s, out, &cur, err)) != REMAT_OK) goto done;
+    }
+
+    if (level >= 4) { /* restore checkpointed blocks, costliest forward first, where the peak does not rise */
+        int n = 0;
+        for (int b = 0; b < nb; b++)
+            if (out->blocks[b].checkpoint) {
+                cost[b] = block_forward_time(s, b);
+                order[n++] = b;
+            }
+        for (int i = 1; i < n; i++) {
+            int x = order[i], j = i;
+            while (j > 0 && cost[order[j - 1]] < cost[x]) {
+                order[j] = order[j - 1];
+                j--;
+            }
+            order[j] = x;
+        }
+        for (int i = 0; i < n && st == REMAT_OK; i++) {
+            int b = order[i];
+            memcpy(cand.blocks, out->blocks, (size_t)nb * sizeof *cand.blocks);
+            memset(&cand.blocks[b], 0, sizeof cand.blocks[b]);
+            cand.blocks[b].compressor = REMAT_COMP_NONE;
+            cand.blocks[b].k = 1;
+            if ((st = remat_search_evaluate(s, &cand, &f, err)) != REMAT_OK) break;
+            int kept = f.peak <= cur.peak;
+            snprintf(what, sizeof what, "restore %s (forward %.3g ms)", m->blocks[b].name, cost[b] * 1e3);
+            if (kept) {
+                out->blocks[b] = cand.blocks[b];
+                cur = f;
+            }
+            st = log_step(log, 4, what, &f, kept, err);
+        }
+        if (st == REMAT_OK) st = remat_search_evaluate(s, out, &cur, err);
+    }
+done:
+    if (st == REMAT_OK && fig) *fig = cur;
+    if (st != REMAT_OK) remat_plan_free(out);
+    remat_plan_free(&cand);
+    remat_xfree(order);
+    remat_xfree(cost);
+    return st;
+}
+
+/* ---- the chain model by probes -------------------------------------------------- */
+
+remat_status remat_search_build_chain(remat_sim *s, const remat_block_options *opts, remat_chain *out, int *probes,
+                                      remat_error *err) {
+    const remat_model *m = remat_sim_model(s);
+    int nb = m->n_blocks, P = 1;
+    int *n_opts = remat_xmalloc((size_t)(nb ? nb : 1) * sizeof *n_opts, err);
+    if (!n_opts) return REMAT_ERR_NOMEM;
+    for (int b = 0; b < nb; b++) {
+        n_opts[b] = opts[b].n;
+        if (opts[b].n > P) P = opts[b].n;
+    }
+    int n_it = remat_sim_results(s)->n_iters;
+    remat_plan p;
+    remat_status st = REMAT_OK;
+    double *steps = NULL;
+    if (n_it < 1) { /* the number of steps is known once a plan has run */
+        if ((st = remat_sim_set_plan(s, NULL, err)) == REMAT_OK) st = remat_sim_run(s, err);
+        n_it = remat_sim_results(s)->n_iters;
+    }
+    if (st == REMAT_OK && n_it > REMAT_CHAIN_MAX_ITERS)
+        st = remat_error_set(err, REMAT_ERR_INPUT, "iters: the budget search simulates at most %d steps, got %d",
+                             REMAT_CHAIN_MAX_ITERS, n_it);
+    if (st == REMAT_OK) st = remat_chain_init(out, nb, n_opts, n_it, err);
+    remat_xfree(n_opts);
+    if (st != REMAT_OK) return st;
+    if ((st = remat_plan_init_empty(m, &p, err)) != REMAT_OK) {
+        remat_chain_free(out);
+        return st;
+    }
+    steps = remat_xmalloc((size_t)n_it * sizeof *steps, err);
+    if (!steps) st = REMAT_ERR_NOMEM;
+    for (int r = 0; r < P && st == REMAT_OK; r++) {
+        for (int b = 0; b < nb; b++) p.blocks[b] = opts[b].v[r < opts[b].n ? r : opts[b].n - 1];
+        if ((st = remat_sim_set_plan(s, &p, err)) != REMAT_OK || (st = remat_sim_run(s, err)) != REMAT_OK) break;
+        const remat_sim_summary *res = remat_sim_results(s);
+        for (int it = 0; it < n_it; it++) steps[it] = res->iters[it].step_time_s;
+        remat_step_profile prof;
+        if ((st = remat_profile_trace(remat_sim_trace(s), nb, steps, &prof, err)) != REMAT_OK) break;
+        for (int b = 0; b < nb; b++)
+            if (r < opts[b].n) out->opts[b][r] = prof.blocks[b];
+        if (r == 0) {
+            memcpy(out->base, prof.base, sizeof out->base);
+            memcpy(out->tail, prof.tail, sizeof out->tail);
+            memcpy(out->fixed, prof.fixed, sizeof out->fixed);
+            out->time0 = prof.time0;
+        }
+        remat_step_profile_free(&prof);
+        if (probes) *probes = r + 1;
+    }
+    remat_xfree(steps);
+    remat_plan_free(&p);
+    if (st != REMAT_OK) remat_chain_free(out);
+    return st;
+}
+
+/* ---- budget ------------------------------------------------------------------------ */
+
+remat_search_budget_opts remat_search_budget_opts_default(void) {
+    remat_search_budget_opts o;
+    memset(&o, 0, sizeof o);
+    o.front_points = 24;
+    o.check_plans = 8;
+    o.max_rounds = 32;
+    o.seed = 1;
+    return o;
+}
+
+void remat_search_budget_result_free(remat_search_budget_result *r) {
+    remat_plan_free(&r->plan);
+    remat_xfree(r->front);
+    memset(r, 0, sizeof *r);
+}
+
+static uint64_t splitmix(uint64_t *x) {
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static void apply_choice(remat_plan *p, const remat_block_options *opts, const int *choice) {
+    for (int b = 0; b < p->n_blocks; b++) p->blocks[b] = opts[b].v[choice[b]];
+}
+
+static double rel_diff(double a, double b) {
+    double d = a > b ? a - b : b - a, m = (a > b ? a : b);
+    return m > 0 ? d / m : d;
+}
+
+remat_status remat_search_budget(remat_sim *s, int64_t budget, const remat_search_budget_opts *o,
+                                 remat_search_budget_result *out, remat_error *err) {
+    remat_search_budget_opts def = remat_search_budget_opts_default();
+    if (!o) o = &def;
+    memset(out, 0, sizeof *out);
+    double t_start = now_s();
+    const remat_model *m = remat_sim_model(s);
+    int nb = m->n_blocks;
+    remat_block_options *opts = NULL;
+    remat_chain chain;
+    memset(&chain, 0, sizeof chain);
+    int *choice = remat_xmalloc((size_t)(nb ? nb : 1) * sizeof *choice, err);
+    remat_plan p;
+    memset(&p, 0, sizeof p);
+    remat_status st = choice ? remat_plan_init_empty(m, &p, err) : REMAT_ERR_NOMEM;
+    if (st != REMAT_OK) goto done;
+    if ((st = remat_search_evaluate(s, &p, &out->baseline, err)) != REMAT_OK) goto done;
+    out->simulations++;
+    if ((st = remat_search_block_options(m, &opts, err)) != REMAT_OK) goto done;
+    for (int b = 0; b < nb; b++) out->options += opts[b].n;
+    if ((st = remat_search_build_chain(s, opts, &chain, &out->probes, err)) != REMAT_OK) goto done;
+    out->simulations += out->probes;
+
+    /* check the chain model against full simulations of random plans */
+    uint64_t rng = o->seed;
+    for (int c = 0; c < o->check_plans && st == REMAT_OK; c++) {
+        for (int b = 0; b < nb; b++) choice[b] = (int)(splitmix(&rng) % (uint64_t)opts[b].n);
+        double t;
+        int64_t peak = remat_chain_peak(&chain, choice, &t);
+        apply_choice(&p, opts, choice);
+        remat_search_figures f;
+        if ((st = remat_search_evaluate(s, &p, &f, err)) != REMAT_OK) break;
+        out->simulations++;
+        out->checked++;
+        if (f.peak_live != peak || rel_diff(f.time_s, t) > 1e-9) out->mismatches++;
+    }
+    if (st != REMAT_OK) goto done;
+
+    /* solve, confirm, tighten */
+    int64_t dp_budget = budget;
+    out->min_peak = INT64_MAX;
+    for (int round = 0; round < o->max_rounds; round++) {
+        int found = 0;
+        remat_chain_stats cs;
+        if ((st = remat_chain_solve(&chain, dp_budget, choice, NULL, NULL, &found, &cs, err)) != REMAT_OK) goto done;
+        if (round == 0) out->stats = cs;
+        out->rounds = round + 1;
+        if (!found) break;
+        apply_choice(&p, opts, choice);
+        remat_search_figures f;
+        if ((st = remat_search_evaluate(s, &p, &f, err)) != REMAT_OK) goto done;
+        out->simulations++;
+        if (f.peak <= budget) {
+            out->found = 1;
+            out->fig = f;
+            remat_plan_free(&out->plan);
+            if ((st = remat_plan_init_empty(m, &out->plan, err)) != REMAT_OK) goto done;
+            memcpy(out->plan.blocks, p.blocks, (size_t)nb * sizeof *p.blocks);
+            break;
+        }
+        if (f.peak < out->min_peak) out->min_peak = f.peak;
+        dp_budget -= f.peak - budget; /* the model under-estimated by this much here */
+    }
+    if (!out->found) { /* the smallest peak the chain model reaches, simulated */
+        int64_t mp;
+        if ((st = remat_chain_min_peak(&chain, choice, &mp, NULL, err)) != REMAT_OK) goto done;
+        apply_choice(&p, opts, choice);
+        remat_search_figures f;
+        if ((st = remat_search_evaluate(s, &p, &f, err)) != REMAT_OK) goto done;
+        out->simulations++;
+        out->fig = f;
+        if (f.peak < out->min_peak) out->min_peak = f.peak;
+        remat_plan_free(&out->plan);
+        if ((st = remat_plan_init_empty(m, &out->plan, err)) != REMAT_OK) goto done;
+        memcpy(out->plan.blocks, p.blocks, (size_t)nb * sizeof *p.blocks);
+    }
+
+    /* the Pareto front of the chain model, each point simulated */
+    if (o->front_points > 0) {
+        remat_chain_point *pts = NULL;
+        int *chs = NULL, np = 0;
+        if ((st = remat_chain_front(&chain, o->front_points, &pts, &chs, &np, err)) != REMAT_OK) goto done;
+        out->front = remat_xcalloc((size_t)np + 1, sizeof *out->front, err);
+        if (!out->front) st = REMAT_ERR_NOMEM;
+        char chosen[160];
+        remat_search_plan_label(&out->plan, m, chosen, sizeof chosen);
+        int have_chosen = 0;
+        for (int i = 0; i < np && st == REMAT_OK; i++) {
+            apply_choice(&p, opts, chs + (size_t)i * nb);
+            remat_search_figures f;
+            if ((st = remat_search_evaluate(s, &p, &f, err)) != REMAT_OK) break;
+            out->simulations++;
+            remat_search_point *x = &out->front[out->n_front++];
+            x->peak = f.peak;
+            x->time_s = f.time_s;
+            remat_search_plan_label(&p, m, x->label, sizeof x->label);
+            x->chosen = out->found && !have_chosen && !strcmp(x->label, chosen);
+            have_chosen |= x->chosen;
+        }
+        if (st == REMAT_OK && out->found && !have_chosen) {
+            remat_search_point *x = &out->front[out->n_front++];
+            x->peak = out->fig.peak;
+            x->time_s = out->fig.time_s;
+            x->chosen = 1;
+            snprintf(x->label, sizeof x->label, "%s", chosen);
+            for (int i = out->n_front - 1; i > 0 && out->front[i - 1].peak < out->front[i].peak; i--) {
+                remat_search_point tmp = out->front[i];
+                out->front[i] = out->front[i - 1];
+                out->front[i - 1] = tmp;
+            }
+        }
+        remat_xfree(pts);
+        remat_xfree(chs);
+    }
+done:
+    out->seconds = now_s() - t_start;
+    remat_chain_free(&chain);
+    remat_search_options_free(opts, nb);
+    remat_plan_free(&p);
+    remat_xfree(choice);
+    return st;
+}

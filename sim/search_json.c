@@ -1,0 +1,47 @@
+/* search_json.c - the Pareto front as JSON (format in sim/search.h). */
+#include <stdio.h>
+
+#include "sim/search.h"
+
+void remat_search_json_string(FILE *f, const char *s) {
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
+        else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
+        else fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+void remat_search_front_json(FILE *f, const remat_search_point *pts, int n, const remat_search_figures *baseline) {
+    fprintf(f, "{\"points\":[");
+    for (int i = 0; i < n; i++) {
+        double over = baseline->time_s > 0 ? pts[i].time_s / baseline->time_s - 1.0 : 0.0;
+        fprintf(f, "%s{\"peak_bytes\":%lld,\"time_s\":%.9g,\"overhead\":%.9g,\"chosen\":%s,\"label\":", i ? "," : "",
+                (long long)pts[i].peak, pts[i].time_s, over, pts[i].chosen ? "true" : "false");
+        remat_search_json_string(f, pts[i].label);
+        fprintf(f, "}");
+    }
+    fprintf(f, "],\"baseline\":{\"peak_bytes\":%lld,\"time_s\":%.9g}}", (long long)baseline->peak, baseline->time_s);
+}
+
+remat_status remat_search_write_front(const char *path, const remat_search_point *pts, int n,
+                                      const remat_search_figures *baseline, remat_error *err) {
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+        return remat_error_set(err, REMAT_ERR_IO, "%s: path too long", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) return remat_error_set(err, REMAT_ERR_IO, "%s: cannot write", path);
+    remat_search_front_json(f, pts, n, baseline);
+    fputc('\n', f);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        remove(tmp);
+        return remat_error_set(err, REMAT_ERR_IO, "%s: write failed", path);
+    }
+    if (rename(tmp, path) != 0) {
+        remove(tmp);
+        return remat_error_set(err, REMAT_ERR_IO, "%s: cannot rename %s into place", path, tmp);
+    }
+    return REMAT_OK;
+}

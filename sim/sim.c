@@ -1,0 +1,484 @@
+/* sim.c - the simulator: predicts the event stream, the peaks and the step time
+ * of a checkpoint plan from one baseline trace (facade in sim/sim.h).
+ *
+ * Modelling assumptions (what the predictions rest on; each is checked or
+ * measured where it can be):
+ *
+ *  1. One schedule. The predicted event stream is the one the executor produces:
+ *     the simulator runs core/executor.c itself on the dry backend (no memory, no
+ *     data), so the scheduling rules exist once. Sizes of every tensor follow
+ *     from the model and the plan, except sparse-compressed inputs (assumption 4).
+ *  2. The baseline is reproducible. At load, the dry run of the empty plan must
+ *     give the recorded event stream (kind, bytes, role, phase, block, layer of
+ *     every event); otherwise the trace came from another version or was edited,
+ *     and it is refused.
+ *  3. Time. Each op lasts what the same op measured in the baseline (median over
+ *     its records of seconds per time step, times the op's time steps; rules in
+ *     sim/op_cost.h); recomputation costs what the first forward cost; compress
+ *     and decompress cost the trace's calibration per element. Ops run back to
+ *     back on one compute stream: step time = sum of op durations. Host work
+ *     between ops, and the spike counting a recording run does for its trace, are
+ *     not modelled. With the copy stream (sim/des.h) compressions overlap compute.
+ *  4. Data. The only data-dependent size is a sparse-compressed input: its non-zeros
+ *     come from the baseline's counts for the same (step, producing layer); a
+ *     rescaled tensor keeps the recorded density; a tensor the baseline did not
+ *     count (a split point inside a block) takes the density of its block's output.
+ *     Recomputation reproduces the first forward bit for bit (the determinism
+ *     contract), so counts do not depend on the plan.
+ *  5. Memory. Peaks come from replaying the predicted events in (time, seq)
+ *     order through core/alloc_model.c, the allocator models the executor itself
+ *     uses (exact live bytes; the CUDA caching allocator's rules), restarting at
+ *     the executor's restart point of every step. With one stream the replay
+ *     must agree with the dry run's own accounting; a disagreement is a bug and
+ *     is reported as one.
+ *  6. Rescaling. Another T or N re-instantiates the model (remat_model_rescale)
+ *     and re-runs the schedule: every size follows exactly; op costs scale with
+ *     the elements they touch; spike counts with density (assumption 4).
+ */
+#include "sim/sim.h"
+
+#include <ctype.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/backend.h"
+#include "core/executor.h"
+#include "sim/des.h"
+#include "sim/op_cost.h"
+
+struct remat_sim {
+    const remat_trace *base;
+    remat_sim_opts o;
+    char origin[256];
+    remat_model base_model, model;
+    remat_caching_config caching;
+    remat_op_cost_model *cost;
+    remat_nnz_table *nnz;
+    remat_backend dry;
+    remat_plan plan;
+    int has_plan;
+    const remat_plan *cur_plan; /* plan used by the hooks during a run */
+    const remat_model *cur_model;
+    remat_trace pred;
+    int have_pred;
+    remat_sim_summary res;
+    remat_sim_iter *iters;
+    remat_step_result *steps;
+    int n_iters;
+    double baseline_step;
+    int64_t unpriced, estimated, nnz_est;
+};
+
+remat_sim_opts remat_sim_opts_default(void) {
+    remat_sim_opts o;
+    memset(&o, 0, sizeof o);
+    o.allocator = REMAT_ALLOC_EXACT;
+    o.check_baseline = 1;
+    return o;
+}
+
+/* ---- hooks ------------------------------------------------------------------- */
+
+static double hook_op_cost(void *ctx, const remat_op_record *op) {
+    remat_sim *s = ctx;
+    remat_compressor c = REMAT_COMP_NONE;
+    if (s->cur_plan && op->block >= 0 && op->block < s->cur_plan->n_blocks) c = s->cur_plan->blocks[op->block].compressor;
+    remat_op_cost_rule rule;
+    double d = remat_op_cost_predict(s->cost, op, c, &rule);
+    if (rule == REMAT_OP_COST_UNPRICED) s->unpriced++;
+    else if (rule != REMAT_OP_COST_SAME_SHAPE && rule != REMAT_OP_COST_CALIBRATION) s->estimated++;
+    return d;
+}
+
+static int64_t nnz_rule(const remat_sim *s, const remat_model *m, int iter, int layer, int64_t elems, int *exact) {
+    int found = 0;
+    int64_t v = remat_nnz_table_lookup(s->nnz, iter, layer, elems, &found);
+    *exact = found == 1;
+    if (found == 0 && layer >= 0 && layer < m->n_layers) {
+        /* not counted by the baseline: the density of the block's output */
+        const remat_block *b = &m->blocks[m->layers[layer].block];
+        v = remat_nnz_table_lookup(s->nnz, iter, b->first_layer + b->n_layers - 1, elems, &found);
+    }
+    return v;
+}
+
+static int64_t hook_nnz(void *ctx, int iter, int layer, int64_t elems) {
+    remat_sim *s = ctx;
+    int exact;
+    int64_t v = nnz_rule(s, s->cur_model ? s->cur_model : &s->model, iter, layer, elems, &exact);
+    if (!exact) s->nnz_est++;
+    return v;
+}
+
+int64_t remat_sim_nnz(const remat_sim *s, int iter, int layer, int64_t elems) {
+    int exact;
+    return nnz_rule(s, &s->model, iter, layer, elems, &exact);
+}
+
+/* ---- the dry backend, with addresses ------------------------------------------------
+ * The executor tells "write the segment output" from "recompute into a transient"
+ * by whether the output pointer is NULL, and the dry backend's segments are NULL.
+ * The simulator therefore runs the dry backend's own ops table with one change:
+ * segments get a fixed non-NULL address that nothing ever dereferences (every dry
+ * kernel returns at once). */
+
+#define SIM_FAKE_BASE ((uintptr_t)1 << 44)
+
+static remat_status sim_segment_alloc(void *ctx, int64_t bytes, void **out, remat_error *err) {
+    (void)ctx;
+    (void)bytes;
+    (void)err;
+    *out = (void *)SIM_FAKE_BASE;
+    return REMAT_OK;
+}
+
+static void sim_segment_free(void *ctx, void *p) {
+    (void)ctx;
+    (void)p;
+}
+
+static remat_backend_ops g_sim_ops;
+
+static remat_status sim_backend_init(remat_backend *out, remat_error *err) {
+    remat_backend dry;
+    remat_status st = remat_backend_dry_init(&dry, err);
+    if (st != REMAT_OK) return st;
+    g_sim_ops = *dry.ops;
+    g_sim_ops.segment_alloc = sim_segment_alloc;
+    g_sim_ops.segment_free = sim_segment_free;
+    out->ops = &g_sim_ops;
+    out->ctx = dry.ctx;
+    return REMAT_OK;
+}
+
+/* ---- helpers ------------------------------------------------------------------- */
+
+static remat_status plan_copy(const remat_plan *src, remat_plan *dst, remat_error *err) {
+    memset(dst, 0, sizeof *dst);
+    dst->n_blocks = src->n_blocks;
+    dst->blocks = remat_xmalloc((size_t)(src->n_blocks ? src->n_blocks : 1) * sizeof *dst->blocks, err);
+    size_t lt = strlen(src->text ? src->text : ""), lp = strlen(src->path ? src->path : "");
+    dst->text = remat_xmalloc(lt + 1, err);
+    dst->path = remat_xmalloc(lp + 1, err);
+    if (!dst->blocks || !dst->text || !dst->path) {
+        remat_plan_free(dst);
+        return REMAT_ERR_NOMEM;
+    }
+    if (src->n_blocks) memcpy(dst->blocks, src->blocks, (size_t)src->n_blocks * sizeof *dst->blocks);
+    memcpy(dst->text, src->text ? src->text : "", lt + 1);
+    memcpy(dst->path, src->path ? src->path : "", lp + 1);
+    return REMAT_OK;
+}
+
+static const char *kind_name(int k) { return k == REMAT_EVENT_ALLOC ? "alloc" : k == REMAT_EVENT_FREE ? "free" : "?"; }
+
+static void describe_event(const remat_event *e, char *buf, size_t len) {
+    snprintf(buf, len, "%s %lld B role %s phase %s block %d layer %d", kind_name(e->kind), (long long)e->bytes,
+             remat_role_name((remat_role)e->role), remat_phase_name((remat_phase)e->phase), (int)e->block,
+             (int)e->layer);
+}
+
+int64_t remat_sim_compare_events(const remat_trace *a, const remat_trace *b, char *what, size_t what_len) {
+    int64_t n = a->n_events < b->n_events ? a->n_events : b->n_events;
+    for (int64_t i = 0; i < n; i++) {
+        const remat_event *x = &a->events[i], *y = &b->events[i];
+        if (x->kind != y->kind || x->bytes != y->bytes || x->role != y->role || x->phase != y->phase ||
+            x->block != y->block || x->layer != y->layer) {
+            if (what) {
+                char dx[96], dy[96];
+                describe_event(x, dx, sizeof dx);
+                describe_event(y, dy, sizeof dy);
+                snprintf(what, what_len, "event %lld: %s, not %s", (long long)i, dy, dx);
+            }
+            return i;
+        }
+    }
+    if (a->n_events != b->n_events) {
+        if (what)
+            snprintf(what, what_len, "%lld events, not %lld", (long long)b->n_events, (long long)a->n_events);
+        return n;
+    }
+    return -1;
+}
+
+static int blank(const char *s) {
+    for (; s && *s; s++)
+        if (!isspace((unsigned char)*s)) return 0;
+    return 1;
+}
+
+/* ---- the dry run ----------------------------------------------------------------- */
+
+static remat_status dry_run(remat_sim *s, const remat_model *m, const remat_plan *p, int iters, remat_trace *out,
+                            remat_step_result *steps, remat_error *err) {
+    remat_exec_opts eo = remat_exec_opts_default();
+    eo.seed = s->base->seed;
+    eo.caching = s->caching;
+    eo.trace = out;
+    eo.op_cost = hook_op_cost;
+    eo.nnz_oracle = hook_nnz;
+    eo.hook_ctx = s;
+    s->cur_plan = p;
+    s->cur_model = m;
+    s->unpriced = s->estimated = s->nnz_est = 0;
+    remat_status st = remat_exec_run(m, p, &s->dry, &eo, iters, steps, err);
+    s->cur_plan = NULL;
+    s->cur_model = NULL;
+    if (st != REMAT_OK) return st;
+    snprintf(out->backend, sizeof out->backend, "sim");
+    snprintf(out->allocator_config, sizeof out->allocator_config, "%s", s->base->allocator_config);
+    out->threads = s->base->threads;
+    memcpy(out->compress_s_per_elem, s->base->compress_s_per_elem, sizeof out->compress_s_per_elem);
+    memcpy(out->decompress_s_per_elem, s->base->decompress_s_per_elem, sizeof out->decompress_s_per_elem);
+    return REMAT_OK;
+}
+
+static remat_status check_baseline(remat_sim *s, remat_error *err) {
+    const remat_trace *b = s->base;
+    remat_plan empty;
+    remat_status st = remat_plan_init_empty(&s->base_model, &empty, err);
+    if (st != REMAT_OK) return st;
+    remat_trace t;
+    remat_trace_init(&t);
+    remat_step_result *steps = remat_xcalloc((size_t)b->n_iters, sizeof *steps, err);
+    if (!steps) {
+        remat_plan_free(&empty);
+        return REMAT_ERR_NOMEM;
+    }
+    remat_error e = {0};
+    st = dry_run(s, &s->base_model, &empty, b->n_iters, &t, steps, &e);
+    if (st != REMAT_OK) {
+        st = remat_error_set(err, REMAT_ERR_INPUT, "%s: model: the executor cannot run the recorded model (%s)",
+                             s->origin, e.msg);
+    } else {
+        char what[256];
+        int64_t i = remat_sim_compare_events(b, &t, what, sizeof what);
+        if (i >= 0)
+            st = remat_error_set(err, REMAT_ERR_INPUT,
+                                 "%s: events: expected the stream this build's executor gives for the recorded "
+                                 "model (%s); recorded by another version or for another model",
+                                 s->origin, what);
+    }
+    remat_xfree(steps);
+    remat_trace_free(&t);
+    remat_plan_free(&empty);
+    return st;
+}
+
+/* ---- facade ------------------------------------------------------------------------ */
+
+remat_sim *remat_sim_init(const remat_trace *base, const remat_sim_opts *o, remat_error *err) {
+    remat_sim *s = remat_xcalloc(1, sizeof *s, err);
+    if (!s) return NULL;
+    s->base = base;
+    s->o = o ? *o : remat_sim_opts_default();
+    snprintf(s->origin, sizeof s->origin, "%s", s->o.origin ? s->o.origin : "<trace>");
+    s->o.origin = NULL;
+    s->o.allocator_config = NULL;
+    remat_trace_init(&s->pred);
+    remat_status st = REMAT_OK;
+    char origin[300];
+    if (base->schema_version > REMAT_TRACE_SCHEMA_VERSION) {
+        st = remat_error_set(err, REMAT_ERR_INPUT, "%s: schema_version: expected <= %d, got %d", s->origin,
+                             REMAT_TRACE_SCHEMA_VERSION, (int)base->schema_version);
+        goto fail;
+    }
+    if (base->n_iters < 1) {
+        st = remat_error_set(err, REMAT_ERR_INPUT, "%s: iters: expected at least one recorded training step", s->origin);
+        goto fail;
+    }
+    snprintf(origin, sizeof origin, "%s: model_text", s->origin);
+    if ((st = remat_model_parse(base->model_text ? base->model_text : "", strlen(base->model_text ? base->model_text : ""),
+                                origin, &s->base_model, err)) != REMAT_OK)
+        goto fail;
+    if (!blank(base->plan_text)) { /* a plan file that checkpoints nothing is still plain backpropagation */
+        remat_plan p;
+        remat_error e = {0};
+        snprintf(origin, sizeof origin, "%s: plan_text", s->origin);
+        int ok = remat_plan_parse(base->plan_text, strlen(base->plan_text), origin, &s->base_model, &p, &e) == REMAT_OK;
+        if (ok) {
+            ok = remat_plan_is_empty(&p);
+            remat_plan_free(&p);
+        }
+        if (!ok) {
+            st = remat_error_set(err, REMAT_ERR_INPUT,
+                                 "%s: plan: expected a trace recorded without a plan (plain backpropagation); "
+                                 "record the baseline with `remat run` without --plan",
+                                 s->origin);
+            goto fail;
+        }
+    }
+    s->caching = remat_caching_config_default();
+    if (o && o->allocator_config) {
+        if ((st = remat_caching_config_parse(o->allocator_config, &s->caching, err)) != REMAT_OK) goto fail;
+    } else if (!blank(base->allocator_config)) {
+        remat_error e = {0};
+        if (remat_caching_config_parse(base->allocator_config, &s->caching, &e) != REMAT_OK) {
+            st = remat_error_set(err, REMAT_ERR_INPUT, "%s: allocator_config: %s", s->origin, e.msg);
+            goto fail;
+        }
+    }
+    if (!(s->cost = remat_op_cost_init(base, err)) || !(s->nnz = remat_nnz_table_init(base, err))) {
+        st = err->status;
+        goto fail;
+    }
+    if ((st = sim_backend_init(&s->dry, err)) != REMAT_OK) goto fail;
+    if (s->o.check_baseline && (st = check_baseline(s, err)) != REMAT_OK) goto fail;
+    if (s->o.T < 0 || s->o.N < 0) {
+        st = remat_error_set(err, REMAT_ERR_INPUT, "rescale: T and N: expected positive values");
+        goto fail;
+    }
+    if ((st = remat_model_rescale(&s->base_model, s->o.T, s->o.N, &s->model, err)) != REMAT_OK) goto fail;
+    s->n_iters = s->o.iters > 0 ? s->o.iters : base->n_iters;
+    s->iters = remat_xcalloc((size_t)s->n_iters, sizeof *s->iters, err);
+    s->steps = remat_xcalloc((size_t)s->n_iters, sizeof *s->steps, err);
+    if (!s->iters || !s->steps) {
+        st = REMAT_ERR_NOMEM;
+        goto fail;
+    }
+    for (int32_t i = 0; i < base->n_iters; i++) s->baseline_step += base->iters[i].step_time_s;
+    s->baseline_step /= base->n_iters;
+    if ((st = remat_plan_init_empty(&s->model, &s->plan, err)) != REMAT_OK) goto fail;
+    s->has_plan = 1;
+    return s;
+fail:
+    if (err && err->status == REMAT_OK) remat_error_set(err, st ? st : REMAT_ERR_INTERNAL, "simulator: init failed");
+    remat_sim_free(s);
+    return NULL;
+}
+
+void remat_sim_free(remat_sim *s) {
+    if (!s) return;
+    if (s->has_plan) remat_plan_free(&s->plan);
+    remat_trace_free(&s->pred);
+    remat_op_cost_free(s->cost);
+    remat_nnz_table_free(s->nnz);
+    if (s->dry.ops) remat_backend_free(&s->dry);
+    remat_model_free(&s->model);
+    remat_model_free(&s->base_model);
+    remat_xfree(s->iters);
+    remat_xfree(s->steps);
+    remat_xfree(s);
+}
+
+const remat_model *remat_sim_model(const remat_sim *s) { return &s->model; }
+const remat_model *remat_sim_base_model(const remat_sim *s) { return &s->base_model; }
+const remat_plan *remat_sim_plan(const remat_sim *s) { return &s->plan; }
+const remat_sim_summary *remat_sim_results(const remat_sim *s) { return &s->res; }
+const remat_trace *remat_sim_trace(const remat_sim *s) { return &s->pred; }
+double remat_sim_baseline_step_time(const remat_sim *s) { return s->baseline_step; }
+
+int64_t remat_sim_peak(const remat_sim *s) {
+    return s->o.allocator == REMAT_ALLOC_CACHING ? s->res.peak_reserved_bytes : s->res.peak_live_bytes;
+}
+
+remat_status remat_sim_set_plan(remat_sim *s, const remat_plan *p, remat_error *err) {
+    remat_plan np;
+    remat_status st = p ? plan_copy(p, &np, err) : remat_plan_init_empty(&s->model, &np, err);
+    if (st != REMAT_OK) return st;
+    if ((st = remat_plan_validate(&np, &s->model, np.path && np.path[0] ? np.path : "<plan>", err)) != REMAT_OK) {
+        remat_plan_free(&np);
+        return st;
+    }
+    if (s->has_plan) remat_plan_free(&s->plan);
+    s->plan = np;
+    s->has_plan = 1;
+    return REMAT_OK;
+}
+
+remat_status remat_sim_run(remat_sim *s, remat_error *err) {
+    remat_trace_free(&s->pred);
+    remat_trace_init(&s->pred);
+    s->have_pred = 0;
+    memset(&s->res, 0, sizeof s->res);
+    memset(s->steps, 0, (size_t)s->n_iters * sizeof *s->steps);
+    remat_status st = dry_run(s, &s->model, &s->plan, s->n_iters, &s->pred, s->steps, err);
+    if (st != REMAT_OK) return st;
+    s->have_pred = 1;
+    if (s->pred.n_iters != s->n_iters)
+        return remat_error_set(err, REMAT_ERR_INTERNAL, "sim: dry run recorded %d steps, expected %d",
+                               (int)s->pred.n_iters, s->n_iters);
+
+    remat_des_schedule_result sched = {0}, flat = {0};
+    if (s->o.copy_stream) {
+        if ((st = remat_des_schedule(&s->pred, 1, &sched, err)) != REMAT_OK) return st;
+        if ((st = remat_des_schedule(&s->pred, 0, &flat, err)) != REMAT_OK) {
+            remat_des_schedule_free(&sched);
+            return st;
+        }
+    }
+    remat_des_replay_opts ro = remat_des_replay_opts_default();
+    ro.caching = s->caching;
+    remat_des_iter_peaks *pk = remat_xcalloc((size_t)s->n_iters, sizeof *pk, err);
+    if (!pk) {
+        remat_des_schedule_free(&sched);
+        remat_des_schedule_free(&flat);
+        return REMAT_ERR_NOMEM;
+    }
+    st = remat_des_replay(&s->pred, s->o.copy_stream ? sched.event_time : NULL, &ro, pk, s->n_iters, err);
+    for (int i = 0; st == REMAT_OK && i < s->n_iters; i++) {
+        const remat_step_result *r = &s->steps[i];
+        remat_sim_iter *it = &s->iters[i];
+        if (!s->o.copy_stream && (pk[i].peak_live_bytes != r->peak_live_bytes ||
+                                  pk[i].peak_reserved_bytes != r->peak_reserved_bytes ||
+                                  pk[i].peak_allocated_bytes != r->peak_allocated_bytes)) {
+            st = remat_error_set(err, REMAT_ERR_INTERNAL,
+                                 "sim: step %d: replay gives peaks live/allocated/reserved %lld/%lld/%lld, the "
+                                 "executor's accounting %lld/%lld/%lld",
+                                 i, (long long)pk[i].peak_live_bytes, (long long)pk[i].peak_allocated_bytes,
+                                 (long long)pk[i].peak_reserved_bytes, (long long)r->peak_live_bytes,
+                                 (long long)r->peak_allocated_bytes, (long long)r->peak_reserved_bytes);
+            break;
+        }
+        it->peak_live_bytes = pk[i].peak_live_bytes;
+        it->peak_reserved_bytes = pk[i].peak_reserved_bytes;
+        it->peak_allocated_bytes = pk[i].peak_allocated_bytes;
+        it->end_of_forward_bytes = r->end_of_forward_bytes;
+        it->end_of_forward_reserved = r->end_of_forward_reserved;
+        it->step_time_s = r->step_time_s;
+        if (s->o.copy_stream) it->step_time_s += sched.iter_time[i] - flat.iter_time[i];
+        it->events = r->events;
+        remat_sim_summary *R = &s->res;
+        if (it->peak_live_bytes > R->peak_live_bytes) R->peak_live_bytes = it->peak_live_bytes;
+        if (it->peak_reserved_bytes > R->peak_reserved_bytes) R->peak_reserved_bytes = it->peak_reserved_bytes;
+        if (it->peak_allocated_bytes > R->peak_allocated_bytes) R->peak_allocated_bytes = it->peak_allocated_bytes;
+        if (it->end_of_forward_bytes > R->end_of_forward_bytes) R->end_of_forward_bytes = it->end_of_forward_bytes;
+        if (it->end_of_forward_reserved > R->end_of_forward_reserved)
+            R->end_of_forward_reserved = it->end_of_forward_reserved;
+        if (r->compressed_bytes > R->compressed_bytes) R->compressed_bytes = r->compressed_bytes;
+        R->recomputed_layers = r->recomputed_layers;
+        R->step_time_s += it->step_time_s / s->n_iters;
+    }
+    for (int i = 0; i < s->n_iters; i++) s->res.events += s->iters[i].events;
+    s->res.trace_events = s->pred.n_events;
+    s->res.unpriced_ops = s->unpriced;
+    s->res.estimated_ops = s->estimated;
+    s->res.nnz_estimated = s->nnz_est;
+    s->res.delayed_frees = sched.delayed_frees;
+    s->res.n_iters = s->n_iters;
+    s->res.iters = s->iters;
+    remat_xfree(pk);
+    remat_des_schedule_free(&sched);
+    remat_des_schedule_free(&flat);
+    return st;
+}
+
+remat_status remat_sim_open(const char *path, const remat_sim_opts *o, remat_trace *trace, remat_sim **out,
+                            remat_error *err) {
+    *out = NULL;
+    remat_trace_init(trace);
+    remat_status st = remat_trace_read_h5(path, trace, err);
+    if (st != REMAT_OK) return st;
+    remat_sim_opts so = o ? *o : remat_sim_opts_default();
+    if (!so.origin) so.origin = path;
+    *out = remat_sim_init(trace, &so, err);
+    return *out ? REMAT_OK : (err && err->status != REMAT_OK ? err->status : REMAT_ERR_INTERNAL);
+}
+
+int remat_sim_allocator_from_name(const char *s) {
+    if (!s) return -1;
+    if (!strcmp(s, "exact")) return REMAT_ALLOC_EXACT;
+    if (!strcmp(s, "caching")) return REMAT_ALLOC_CACHING;
+    return -1;
+}

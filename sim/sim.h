@@ -1,0 +1,122 @@
+/* sim.h - the simulator's facade: load a baseline trace, apply a plan, run, read
+ * the predicted peaks and step time (modelling assumptions: top of sim/sim.c).
+ *
+ *   remat_trace base;  remat_trace_read_h5("base.h5", &base, &err);
+ *   remat_sim_opts o = remat_sim_opts_default();
+ *   remat_sim *s = remat_sim_init(&base, &o, &err);        // checks the baseline
+ *   remat_sim_set_plan(s, &plan, &err);                    // plan for remat_sim_model(s)
+ *   remat_sim_run(s, &err);
+ *   const remat_sim_summary *r = remat_sim_results(s);
+ *   printf("%lld\n", (long long)r->peak_live_bytes);
+ *   remat_sim_free(s);
+ *
+ * Errors (REMAT_ERR_INPUT, one line naming the trace and the field):
+ *  - a trace recorded with a plan ("plan: expected a trace recorded without a plan");
+ *  - a trace whose model text does not parse;
+ *  - a trace that the executor of this build does not reproduce event for event
+ *    when it dry-runs the empty plan (recorded by another version, or edited).
+ */
+#ifndef REMAT_SIM_SIM_H
+#define REMAT_SIM_SIM_H
+
+#include <stdint.h>
+
+#include "core/alloc_model.h"
+#include "core/model.h"
+#include "core/plan.h"
+#include "core/status.h"
+#include "core/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct remat_sim_opts {
+    remat_alloc_kind allocator;   /* which peak remat_sim_peak reports (both are always computed) */
+    const char *allocator_config; /* caching config text (remat_caching_config_parse); NULL: the one
+                                     the trace was recorded under */
+    int64_t T, N;                 /* rescale to this T / N; 0: as recorded */
+    int iters;                    /* training steps to simulate; 0: as recorded */
+    int copy_stream;              /* 1: compress/decompress on a copy stream (see sim/des.h) */
+    int check_baseline;           /* 1 (default): dry-run the empty plan and compare with the trace */
+    const char *origin;           /* name of the trace in messages (its path); NULL: "<trace>" */
+} remat_sim_opts;
+
+remat_sim_opts remat_sim_opts_default(void);
+
+typedef struct remat_sim_iter {
+    int64_t peak_live_bytes, peak_reserved_bytes, peak_allocated_bytes;
+    int64_t end_of_forward_bytes, end_of_forward_reserved;
+    double step_time_s;
+    int64_t events;
+} remat_sim_iter;
+
+typedef struct remat_sim_summary {
+    /* maxima over the simulated steps (what `remat run` reports for its steps) */
+    int64_t peak_live_bytes, peak_reserved_bytes, peak_allocated_bytes;
+    int64_t end_of_forward_bytes, end_of_forward_reserved;
+    double step_time_s;           /* mean over the simulated steps */
+    int64_t events;               /* allocation events of the simulated steps (as `remat run --json`) */
+    int64_t trace_events;         /* events of the predicted trace (initialisation and final frees too) */
+    int64_t compressed_bytes;     /* compressed inputs held at the end of forward (max over steps) */
+    int recomputed_layers;        /* per step */
+    int64_t unpriced_ops;         /* ops no measurement priced (0 s) */
+    int64_t estimated_ops;        /* ops priced per element (other shape than measured) */
+    int64_t nnz_estimated;        /* spike counts not recorded for that exact tensor (density-scaled or worst case) */
+    int64_t delayed_frees;        /* copy stream: frees that waited for it */
+    int n_iters;
+    const remat_sim_iter *iters;  /* [n_iters], owned by the simulator */
+} remat_sim_summary;
+
+typedef struct remat_sim remat_sim;
+
+/* Reads the model from base->model_text, checks the trace (see above), builds the
+ * op-cost and spike-count tables. base must outlive the simulator. */
+remat_sim *remat_sim_init(const remat_trace *base, const remat_sim_opts *o, remat_error *err);
+void remat_sim_free(remat_sim *s);
+
+/* The model simulated (rescaled when T/N were given) and the recorded one. */
+const remat_model *remat_sim_model(const remat_sim *s);
+const remat_model *remat_sim_base_model(const remat_sim *s);
+
+/* Copies and validates plan p against remat_sim_model(s). NULL: the empty plan. */
+remat_status remat_sim_set_plan(remat_sim *s, const remat_plan *p, remat_error *err);
+const remat_plan *remat_sim_plan(const remat_sim *s);
+
+/* Runs the executor on the dry backend under the plan (virtual time from the
+ * op-cost model), then the discrete-event replay of its events through the
+ * allocator models. */
+remat_status remat_sim_run(remat_sim *s, remat_error *err);
+const remat_sim_summary *remat_sim_results(const remat_sim *s);
+/* The predicted trace of the last run (events, ops, iteration summaries), in
+ * the format `remat run --trace` writes; backend "sim". */
+const remat_trace *remat_sim_trace(const remat_sim *s);
+/* The predicted peak under o.allocator: live (exact) or reserved (caching). */
+int64_t remat_sim_peak(const remat_sim *s);
+
+/* The spike count the simulator assumes for the full-T output of `layer` (-1: the
+ * network input) of `elems` elements at step `iter` (assumption 4 of sim.c). */
+int64_t remat_sim_nnz(const remat_sim *s, int iter, int layer, int64_t elems);
+
+/* Measured figures of the baseline (mean step time, max peaks over its steps). */
+double remat_sim_baseline_step_time(const remat_sim *s);
+
+/* Reads the trace at path into *trace (which the caller frees with
+ * remat_trace_free, after the simulator) and opens a simulator on it; o->origin
+ * defaults to path. Errors of the reader (newer schema, truncated or corrupt
+ * file) and of remat_sim_init pass through. */
+remat_status remat_sim_open(const char *path, const remat_sim_opts *o, remat_trace *trace, remat_sim **out,
+                            remat_error *err);
+
+/* "exact" / "caching" -> the kind; -1 for anything else. */
+int remat_sim_allocator_from_name(const char *s);
+
+/* First difference between two event streams in (kind, bytes, role, phase,
+ * block, layer), or -1 when equal (lengths included: the shorter one's length).
+ * what (may be NULL, >= 160 bytes) gets a description of the difference. */
+int64_t remat_sim_compare_events(const remat_trace *a, const remat_trace *b, char *what, size_t what_len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,55 @@
+/* tune.h - the largest batch size N (or number of time steps T) whose predicted
+ * peak fits a budget, with plain backpropagation and with the best checkpoint
+ * plan, found by rescaling one baseline trace (no model runs).
+ *
+ * A value v fits plainly when the empty plan's predicted peak at v is within
+ * the budget; it fits with checkpointing when remat_search_budget finds a plan
+ * at v. Both are monotone in v (every tensor grows with N and T), so the largest
+ * fitting value is found by doubling (or halving) from the recorded value and
+ * then bisection.
+ */
+#ifndef REMAT_SIM_TUNE_H
+#define REMAT_SIM_TUNE_H
+
+#include <stdint.h>
+
+#include "core/model.h"
+#include "core/plan.h"
+#include "core/trace.h"
+#include "sim/search.h"
+#include "sim/sim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct remat_tune_opts {
+    int dim_T;               /* 0: tune N, 1: tune T */
+    int64_t max_value;       /* largest value tried (0: 1<<20 for N, 1<<16 for T) */
+    remat_sim_opts sim;      /* allocator, config, iterations (T and N are set by the tuner) */
+} remat_tune_opts;
+
+remat_tune_opts remat_tune_opts_default(void);
+
+typedef struct remat_tune_side {
+    int64_t value;            /* largest fitting value, 0 when even 1 does not fit */
+    remat_search_figures fig; /* predicted figures at that value */
+} remat_tune_side;
+
+typedef struct remat_tune_result {
+    remat_tune_side plain, ckpt;
+    remat_plan plan;          /* owned: the checkpoint plan at ckpt.value (for model) */
+    remat_model model;        /* owned: the model rescaled to ckpt.value (when ckpt.value > 0) */
+    int have_plan;
+    int evaluations;          /* values tried */
+    double seconds;
+} remat_tune_result;
+
+remat_status remat_tune(const remat_trace *base, const remat_tune_opts *o, int64_t budget, remat_tune_result *out,
+                        remat_error *err);
+void remat_tune_result_free(remat_tune_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
