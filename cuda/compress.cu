@@ -1,0 +1,430 @@
+/* compress.cu - count_nonzero and the compressors of core/compress.h on the device,
+ * with the reference's (compress.c) checks, their order and their messages:
+ *  1. arguments (compressor id, n, buffer present);
+ *  2. values: the FIRST element the format cannot represent (by bit pattern), found
+ *     with atomicMin over indices - the minimum does not depend on the order the
+ *     threads run in - then read back with its value for the message;
+ *  3. sizes;  4. encoding.
+ * When the size is right, checking and encoding share one pass (compress.h leaves
+ * dst unspecified after a refusal); decompression checks first and writes dst only
+ * for a valid buffer, as the reference does.
+ *
+ * Sparse: positions come out ascending and deterministic by a two-pass scheme:
+ * pass 1 counts the ones of each chunk of SPARSE_CHUNK elements (a block per chunk),
+ * an exclusive scan over the chunk counts (one block, integer sums) gives each chunk
+ * its output offset and the total, pass 2 writes each chunk's positions in element
+ * order (ballot prefix inside a warp, warp totals inside the block, row by row).
+ * Integer counts may use atomics (integer addition is exact in any order).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/compress.h"
+#include "cuda/cuda_internal.cuh"
+#include "cuda/kernel_bodies.h"
+
+#define GRID_STRIDE(i, n) \
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (int64_t)gridDim.x * blockDim.x)
+
+#define NO_INDEX 0xffffffffffffffffull
+
+/* Sparse chunking: 256 threads x 16 rows = 4096 elements per block. */
+#define SPARSE_THREADS 256
+#define SPARSE_ROWS 16
+#define SPARSE_CHUNK (SPARSE_THREADS * SPARSE_ROWS)
+
+typedef unsigned long long ull;
+
+static ull *bad_slot(remat_cuda_ctx *c) { return (ull *)((char *)c->small + REMAT_CUDA_SMALL_BAD); }
+static ull *count_slot(remat_cuda_ctx *c) { return (ull *)((char *)c->small + REMAT_CUDA_SMALL_COUNT); }
+
+/* Copies `bytes` of device memory to the host (through the pinned area) and waits. */
+static void read_back(remat_cuda_ctx *c, void *host, const void *dev, int64_t bytes) {
+    char *h = (char *)c->small_host + REMAT_CUDA_SMALL_BYTES;
+    cudaCheck(cudaMemcpyAsync(h, dev, (size_t)bytes, cudaMemcpyDeviceToHost, c->stream));
+    cudaCheck(cudaStreamSynchronize(c->stream));
+    memcpy(host, h, (size_t)bytes);
+}
+
+/* Reads the two slots (first bad index, count) in one transfer. */
+static void read_slots(remat_cuda_ctx *c, ull *bad, ull *count) {
+    ull v[2];
+    read_back(c, v, bad_slot(c), sizeof v);
+    if (bad) *bad = v[0];
+    if (count) *count = v[1];
+}
+
+static void reset_slots(remat_cuda_ctx *c) {
+    const ull init[2] = {NO_INDEX, 0};
+    /* Both slots are adjacent (REMAT_CUDA_SMALL_BAD, REMAT_CUDA_SMALL_COUNT). */
+    memcpy((char *)c->small_host + REMAT_CUDA_SMALL_BAD, init, sizeof init);
+    cudaCheck(cudaMemcpyAsync(bad_slot(c), (char *)c->small_host + REMAT_CUDA_SMALL_BAD, sizeof init,
+                              cudaMemcpyHostToDevice, c->stream));
+}
+
+/* ---- count_nonzero ---- */
+
+__global__ void count_nonzero_kernel(ull *count, const float *__restrict__ x, int64_t n) {
+    ull local = 0;
+    GRID_STRIDE(i, n) local += remat_cuda::float_bits(x[i]) != 0u;
+    /* warp sum, then one atomic per warp */
+    for (int off = 16; off > 0; off >>= 1) local += __shfl_down_sync(0xffffffffu, local, off);
+    if ((threadIdx.x & 31) == 0 && local) atomicAdd(count, local);
+}
+
+int64_t remat_cuda_count_nonzero(remat_cuda_ctx *c, const float *x, int64_t n) {
+    if (n <= 0) return 0;
+    reset_slots(c);
+    count_nonzero_kernel<<<remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream>>>(count_slot(c), x, n);
+    cudaCheckLaunch();
+    ull count;
+    read_slots(c, nullptr, &count);
+    return (int64_t)count;
+}
+
+/* ---- value checks and encoders ---- */
+
+/* mode 0: check only; 1: check and write. */
+__global__ void bool_kernel(uint8_t *__restrict__ out, ull *bad, const float *__restrict__ src, int64_t n, int write) {
+    GRID_STRIDE(i, n) {
+        const float f = src[i];
+        if (!remat_cuda::is_binary(f)) atomicMin(bad, (ull)i);
+        if (write) out[i] = (uint8_t)remat_cuda::is_one(f);
+    }
+}
+
+__global__ void bit_kernel(uint8_t *__restrict__ out, ull *bad, const float *__restrict__ src, int64_t n, int write) {
+    const int64_t nbytes = (n + 7) / 8;
+    GRID_STRIDE(b, nbytes) {
+        for (int j = 0; j < 8 && b * 8 + j < n; j++)
+            if (!remat_cuda::is_binary(src[b * 8 + j])) {
+                atomicMin(bad, (ull)(b * 8 + j));
+                break;
+            }
+        if (write) out[b] = remat_cuda::bit_pack_byte(src, n, b);
+    }
+}
+
+__global__ void uint8_kernel(uint8_t *__restrict__ out, ull *bad, const float *__restrict__ src, int64_t n,
+                             int write) {
+    GRID_STRIDE(i, n) {
+        const float f = src[i];
+        const int ok = remat_cuda::is_uint8_value(f);
+        if (!ok) atomicMin(bad, (ull)i);
+        if (write) out[i] = ok ? (uint8_t)(int)f : (uint8_t)0;
+    }
+}
+
+/* Sparse pass 1: validity and the number of ones of each chunk. */
+__global__ void __launch_bounds__(SPARSE_THREADS)
+    sparse_count_kernel(ull *__restrict__ counts, ull *bad, const float *__restrict__ src, int64_t n) {
+    const int64_t base = (int64_t)blockIdx.x * SPARSE_CHUNK;
+    int total = 0;
+    for (int r = 0; r < SPARSE_ROWS; r++) {
+        const int64_t i = base + (int64_t)r * SPARSE_THREADS + threadIdx.x;
+        int one = 0;
+        if (i < n) {
+            const float f = src[i];
+            if (!remat_cuda::is_binary(f)) atomicMin(bad, (ull)i);
+            one = remat_cuda::is_one(f);
+        }
+        total += __syncthreads_count(one);
+    }
+    if (threadIdx.x == 0) counts[blockIdx.x] = (ull)total;
+}
+
+/* Exclusive scan of counts[0..nb) in place (one block of 1024 threads), total to *sum. */
+#define SCAN_THREADS 1024
+__global__ void __launch_bounds__(SCAN_THREADS) exclusive_scan_kernel(ull *counts, int64_t nb, ull *sum) {
+    __shared__ ull part[SCAN_THREADS];
+    const int64_t per = (nb + SCAN_THREADS - 1) / SCAN_THREADS;
+    const int64_t lo = threadIdx.x * per, hi = lo + per < nb ? lo + per : nb;
+    ull s = 0;
+    for (int64_t i = lo; i < hi; i++) s += counts[i];
+    part[threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        ull run = 0;
+        for (int t = 0; t < SCAN_THREADS; t++) {
+            const ull v = part[t];
+            part[t] = run;
+            run += v;
+        }
+        *sum = run;
+    }
+    __syncthreads();
+    ull run = part[threadIdx.x];
+    for (int64_t i = lo; i < hi; i++) {
+        const ull v = counts[i];
+        counts[i] = run;
+        run += v;
+    }
+}
+
+__device__ __forceinline__ void store_u32(uint8_t *out, ull w, uint32_t pos, int aligned) {
+    if (aligned) {
+        ((uint32_t *)out)[w] = pos;
+    } else { /* little-endian, as the host stores uint32 */
+        out[4 * w + 0] = (uint8_t)(pos);
+        out[4 * w + 1] = (uint8_t)(pos >> 8);
+        out[4 * w + 2] = (uint8_t)(pos >> 16);
+        out[4 * w + 3] = (uint8_t)(pos >> 24);
+    }
+}
+
+/* Sparse pass 2: each chunk writes its ones' positions from its offset, in element order. */
+__global__ void __launch_bounds__(SPARSE_THREADS)
+    sparse_write_kernel(uint8_t *__restrict__ out, const ull *__restrict__ offsets, const float *__restrict__ src,
+                        int64_t n, int aligned) {
+    __shared__ int warp_tot[SPARSE_THREADS / 32];
+    const int64_t base = (int64_t)blockIdx.x * SPARSE_CHUNK;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    ull w = offsets[blockIdx.x];
+    for (int r = 0; r < SPARSE_ROWS; r++) {
+        const int64_t i = base + (int64_t)r * SPARSE_THREADS + threadIdx.x;
+        const int one = i < n && remat_cuda::is_one(src[i]);
+        const unsigned ballot = __ballot_sync(0xffffffffu, one);
+        if (lane == 0) warp_tot[warp] = __popc(ballot);
+        __syncthreads();
+        int before = 0, row_total = 0;
+        for (int q = 0; q < SPARSE_THREADS / 32; q++) {
+            if (q < warp) before += warp_tot[q];
+            row_total += warp_tot[q];
+        }
+        if (one) store_u32(out, w + (ull)before + (ull)__popc(ballot & ((1u << lane) - 1u)), (uint32_t)i, aligned);
+        w += (ull)row_total;
+        __syncthreads();
+    }
+}
+
+/* ---- decompression ---- */
+
+__global__ void bool_check_kernel(ull *bad, const uint8_t *__restrict__ in, int64_t n) {
+    GRID_STRIDE(i, n) if (in[i] > 1) atomicMin(bad, (ull)i);
+}
+
+__global__ void bytes_to_float_kernel(float *__restrict__ dst, const uint8_t *__restrict__ in, int64_t n) {
+    GRID_STRIDE(i, n) dst[i] = (float)in[i];
+}
+
+__global__ void bit_unpack_kernel(float *__restrict__ dst, const uint8_t *__restrict__ in, int64_t n) {
+    GRID_STRIDE(i, n) dst[i] = (float)((in[i >> 3] >> (i & 7)) & 1u);
+}
+
+__device__ __forceinline__ uint32_t load_u32(const uint8_t *in, int64_t w) {
+    return (uint32_t)in[4 * w] | ((uint32_t)in[4 * w + 1] << 8) | ((uint32_t)in[4 * w + 2] << 16) |
+           ((uint32_t)in[4 * w + 3] << 24);
+}
+
+__global__ void sparse_check_kernel(ull *bad, const uint8_t *__restrict__ in, int64_t nnz, int64_t n) {
+    GRID_STRIDE(w, nnz) {
+        const int64_t pos = (int64_t)load_u32(in, w);
+        const int64_t prev = w > 0 ? (int64_t)load_u32(in, w - 1) : -1;
+        if (pos >= n || pos <= prev) atomicMin(bad, (ull)w);
+    }
+}
+
+__global__ void sparse_scatter_kernel(float *__restrict__ dst, const uint8_t *__restrict__ in, int64_t nnz) {
+    GRID_STRIDE(w, nnz) dst[load_u32(in, w)] = 1.0f;
+}
+
+/* ---- host side: the reference's checks and messages ---- */
+
+static remat_status refuse_value(remat_error *err, remat_compressor comp, int64_t i, float v, const char *what) {
+    return remat_error_set(err, REMAT_ERR_INPUT,
+                           "%s compressor: element %" PRId64 " is %.9g (bits 0x%08" PRIx32 "), not %s",
+                           remat_compressor_name(comp), i, (double)v, remat_cuda::float_bits(v), what);
+}
+
+static remat_status check_args(remat_compressor comp, int64_t n, int64_t bytes, const void *buf, const char *field,
+                               remat_error *err) {
+    if (comp < REMAT_COMP_NONE || comp >= REMAT_COMP_COUNT)
+        return remat_error_set(err, REMAT_ERR_INPUT, "compressor: id: expected 0..%d, got %d", REMAT_COMP_COUNT - 1,
+                               (int)comp);
+    if (n < 0 || n > REMAT_COMPRESS_MAX_ELEMS)
+        return remat_error_set(err, REMAT_ERR_INPUT,
+                               "%s compressor: n: expected 0..%" PRId64 " elements, got %" PRId64,
+                               remat_compressor_name(comp), (int64_t)REMAT_COMPRESS_MAX_ELEMS, n);
+    if (bytes < 0 || (bytes > 0 && !buf))
+        return remat_error_set(err, REMAT_ERR_INPUT, "%s compressor: %s: expected a buffer of %" PRId64 " bytes",
+                               remat_compressor_name(comp), field, bytes);
+    return REMAT_OK;
+}
+
+static remat_status wrong_size(remat_error *err, remat_compressor comp, const char *field, int64_t want,
+                               int64_t got) {
+    return remat_error_set(err, REMAT_ERR_INPUT, "%s compressor: %s: expected %" PRId64 " bytes, got %" PRId64,
+                           remat_compressor_name(comp), field, want, got);
+}
+
+/* The first refused element, if any, as the reference reports it. */
+static remat_status report_bad(remat_cuda_ctx *c, remat_compressor comp, const float *src, ull bad,
+                               const char *what, remat_error *err) {
+    float v;
+    read_back(c, &v, src + bad, sizeof v);
+    return refuse_value(err, comp, (int64_t)bad, v, what);
+}
+
+static remat_status compress_sparse(remat_cuda_ctx *c, uint8_t *out, int64_t dst_bytes, const float *src, int64_t n,
+                                    remat_error *err) {
+    const remat_compressor comp = REMAT_COMP_SPARSE;
+    const int64_t nb = (n + SPARSE_CHUNK - 1) / SPARSE_CHUNK;
+    if (nb > 0x7fffffff) return remat_error_set(err, REMAT_ERR_INPUT, "sparse compressor: n: too large");
+    ull bad = NO_INDEX, nnz = 0;
+    ull *counts = nullptr;
+    if (nb > 0) {
+        void *tmp;
+        remat_status st = remat_cuda_scratch(c, nb * (int64_t)sizeof(ull), &tmp, err);
+        if (st != REMAT_OK) return st;
+        counts = (ull *)tmp;
+        reset_slots(c);
+        sparse_count_kernel<<<(unsigned)nb, SPARSE_THREADS, 0, c->stream>>>(counts, bad_slot(c), src, n);
+        cudaCheckLaunch();
+        exclusive_scan_kernel<<<1, SCAN_THREADS, 0, c->stream>>>(counts, nb, count_slot(c));
+        cudaCheckLaunch();
+        read_slots(c, &bad, &nnz);
+    }
+    if (bad != NO_INDEX) return report_bad(c, comp, src, bad, "+0.0 or 1.0", err);
+    if (dst_bytes != (int64_t)nnz * 4) return wrong_size(err, comp, "dst_bytes", (int64_t)nnz * 4, dst_bytes);
+    if (nnz == 0) return REMAT_OK;
+    sparse_write_kernel<<<(unsigned)nb, SPARSE_THREADS, 0, c->stream>>>(out, counts, src, n,
+                                                                         ((uintptr_t)out % 4u) == 0);
+    cudaCheckLaunch();
+    return REMAT_OK;
+}
+
+remat_status remat_cuda_compress(remat_cuda_ctx *c, remat_compressor comp, void *dst, int64_t dst_bytes,
+                                 const float *src, int64_t n, remat_error *err) {
+    remat_status st = check_args(comp, n, dst_bytes, dst, "dst_bytes", err);
+    if (st != REMAT_OK) return st;
+    if (n > 0 && !src)
+        return remat_error_set(err, REMAT_ERR_INPUT, "%s compressor: src: expected %" PRId64 " floats, got NULL",
+                               remat_compressor_name(comp), n);
+    uint8_t *out = (uint8_t *)dst;
+    switch (comp) {
+    case REMAT_COMP_NONE:
+        if (dst_bytes != n * 4) return wrong_size(err, comp, "dst_bytes", n * 4, dst_bytes);
+        if (n) cudaCheck(cudaMemcpyAsync(out, src, (size_t)n * sizeof(float), cudaMemcpyDeviceToDevice, c->stream));
+        return REMAT_OK;
+    case REMAT_COMP_SPARSE: return compress_sparse(c, out, dst_bytes, src, n, err);
+    case REMAT_COMP_BOOL:
+    case REMAT_COMP_BIT:
+    case REMAT_COMP_UINT8: {
+        const int64_t want = comp == REMAT_COMP_BIT ? (n + 7) / 8 : n;
+        const int write = dst_bytes == want;
+        ull bad = NO_INDEX;
+        if (n > 0) {
+            reset_slots(c);
+            if (comp == REMAT_COMP_BOOL)
+                bool_kernel<<<remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream>>>(out, bad_slot(c), src, n, write);
+            else if (comp == REMAT_COMP_BIT)
+                bit_kernel<<<remat_cuda_blocks(want), REMAT_CUDA_THREADS, 0, c->stream>>>(out, bad_slot(c), src, n,
+                                                                                         write);
+            else
+                uint8_kernel<<<remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream>>>(out, bad_slot(c), src, n,
+                                                                                        write);
+            cudaCheckLaunch();
+            read_slots(c, &bad, nullptr);
+        }
+        if (bad != NO_INDEX)
+            return report_bad(c, comp, src, bad,
+                              comp == REMAT_COMP_UINT8 ? "an integer 0..255 (+0.0 for zero)" : "+0.0 or 1.0", err);
+        if (!write) return wrong_size(err, comp, "dst_bytes", want, dst_bytes);
+        return REMAT_OK;
+    }
+    default: return remat_error_set(err, REMAT_ERR_INTERNAL, "compressor: id %d not handled", (int)comp);
+    }
+}
+
+remat_status remat_cuda_decompress(remat_cuda_ctx *c, remat_compressor comp, float *dst, int64_t n, const void *src,
+                                   int64_t src_bytes, remat_error *err) {
+    remat_status st = check_args(comp, n, src_bytes, src, "src_bytes", err);
+    if (st != REMAT_OK) return st;
+    if (n > 0 && !dst)
+        return remat_error_set(err, REMAT_ERR_INPUT,
+                               "%s compressor: dst: expected room for %" PRId64 " floats, got NULL",
+                               remat_compressor_name(comp), n);
+    const uint8_t *in = (const uint8_t *)src;
+    switch (comp) {
+    case REMAT_COMP_NONE:
+        if (src_bytes != n * 4) return wrong_size(err, comp, "src_bytes", n * 4, src_bytes);
+        if (n) cudaCheck(cudaMemcpyAsync(dst, in, (size_t)n * sizeof(float), cudaMemcpyDeviceToDevice, c->stream));
+        return REMAT_OK;
+    case REMAT_COMP_BOOL: {
+        if (src_bytes != n) return wrong_size(err, comp, "src_bytes", n, src_bytes);
+        if (n == 0) return REMAT_OK;
+        reset_slots(c);
+        bool_check_kernel<<<remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream>>>(bad_slot(c), in, n);
+        cudaCheckLaunch();
+        ull bad;
+        read_slots(c, &bad, nullptr);
+        if (bad != NO_INDEX) {
+            uint8_t v;
+            read_back(c, &v, in + bad, 1);
+            return remat_error_set(err, REMAT_ERR_INPUT, "bool compressor: byte %" PRId64 ": expected 0 or 1, got %u",
+                                   (int64_t)bad, (unsigned)v);
+        }
+        bytes_to_float_kernel<<<remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream>>>(dst, in, n);
+        cudaCheckLaunch();
+        return REMAT_OK;
+    }
+    case REMAT_COMP_UINT8:
+        if (src_bytes != n) return wrong_size(err, comp, "src_bytes", n, src_bytes);
+        if (n == 0) return REMAT_OK;
+        bytes_to_float_kernel<<<remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream>>>(dst, in, n);
+        cudaCheckLaunch();
+        return REMAT_OK;
+    case REMAT_COMP_BIT: {
+        const int64_t want = (n + 7) / 8;
+        if (src_bytes != want) return wrong_size(err, comp, "src_bytes", want, src_bytes);
+        if (n == 0) return REMAT_OK;
+        if (n % 8) {
+            uint8_t last;
+            read_back(c, &last, in + want - 1, 1);
+            if ((last >> (n % 8)) != 0)
+                return remat_error_set(err, REMAT_ERR_INPUT,
+                                       "bit compressor: byte %" PRId64 ": expected zero padding above bit %d, got 0x%02x",
+                                       want - 1, (int)(n % 8), (unsigned)last);
+        }
+        bit_unpack_kernel<<<remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream>>>(dst, in, n);
+        cudaCheckLaunch();
+        return REMAT_OK;
+    }
+    case REMAT_COMP_SPARSE: {
+        if (src_bytes % 4 != 0)
+            return remat_error_set(err, REMAT_ERR_INPUT,
+                                   "sparse compressor: src_bytes: expected a multiple of 4, got %" PRId64, src_bytes);
+        const int64_t nnz = src_bytes / 4;
+        if (nnz > n) return wrong_size(err, comp, "src_bytes", n * 4, src_bytes);
+        if (nnz > 0) {
+            reset_slots(c);
+            sparse_check_kernel<<<remat_cuda_blocks(nnz), REMAT_CUDA_THREADS, 0, c->stream>>>(bad_slot(c), in, nnz, n);
+            cudaCheckLaunch();
+            ull bad;
+            read_slots(c, &bad, nullptr);
+            if (bad != NO_INDEX) {
+                uint32_t pos, prev_pos = 0;
+                read_back(c, &pos, in + 4 * bad, 4);
+                if (bad > 0) read_back(c, &prev_pos, in + 4 * (bad - 1), 4);
+                if ((int64_t)pos >= n)
+                    return remat_error_set(err, REMAT_ERR_INPUT,
+                                           "sparse compressor: position %" PRId64 ": expected < %" PRId64 ", got %" PRIu32,
+                                           (int64_t)bad, n, pos);
+                const int64_t prev = bad > 0 ? (int64_t)prev_pos : -1;
+                return remat_error_set(err, REMAT_ERR_INPUT,
+                                       "sparse compressor: position %" PRId64 ": expected ascending (> %" PRId64
+                                       "), got %" PRIu32,
+                                       (int64_t)bad, prev, pos);
+            }
+        }
+        if (n) cudaCheck(cudaMemsetAsync(dst, 0, (size_t)n * sizeof(float), c->stream));
+        if (nnz > 0) {
+            sparse_scatter_kernel<<<remat_cuda_blocks(nnz), REMAT_CUDA_THREADS, 0, c->stream>>>(dst, in, nnz);
+            cudaCheckLaunch();
+        }
+        return REMAT_OK;
+    }
+    default: return remat_error_set(err, REMAT_ERR_INTERNAL, "compressor: id %d not handled", (int)comp);
+    }
+}

@@ -1,0 +1,603 @@
+/* cuda_backend.cu - the CUDA backend: device selection, the memory entries of the
+ * vtable (segments through cudaMalloc, the driver's view through cudaMemGetInfo),
+ * the clock, per-op CUDA-event timing, and the table that routes every kernel entry
+ * to its cuda/<file>.cu.
+ *
+ * Modelling assumptions:
+ *  - one device, one stream (ctx->stream) for every kernel, copy and cuBLAS call;
+ *  - the executor's allocator model carves tensors out of the segments handed out
+ *    here; the backend never allocates device memory behind its back except its own
+ *    fixed buffers (cuBLAS workspace, a 64 KiB scalar area) made at init, and the
+ *    compressors' per-block scratch (grown on demand, reported as internal_bytes);
+ *  - now() waits for the stream, then reads CLOCK_MONOTONIC: the executor's op times
+ *    are therefore device times of the queued work plus launch overhead.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cuda/cuda_internal.cuh"
+
+/* ---- errors ------------------------------------------------------------------- */
+
+void remat_cuda_fatal(const char *file, int line, const char *call, const char *name, const char *text) {
+    fprintf(stderr, "remat: CUDA error at %s:%d: %s: %s: %s\n", file, line, call, name, text);
+    fflush(stderr);
+    exit(1);
+}
+
+const char *remat_cublas_status_name(cublasStatus_t s) {
+    switch (s) {
+    case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
+    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
+    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
+    case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
+    case CUBLAS_STATUS_MAPPING_ERROR: return "CUBLAS_STATUS_MAPPING_ERROR";
+    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
+    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
+    case CUBLAS_STATUS_LICENSE_ERROR: return "CUBLAS_STATUS_LICENSE_ERROR";
+    default: return "CUBLAS_STATUS_<unknown>";
+    }
+}
+
+/* ---- memory ------------------------------------------------------------------- */
+
+static void driver_mem(int64_t *free_bytes, int64_t *total_bytes) {
+    size_t f = 0, t = 0;
+    if (cudaMemGetInfo(&f, &t) != cudaSuccess) {
+        (void)cudaGetLastError();
+        *free_bytes = *total_bytes = -1;
+        return;
+    }
+    *free_bytes = (int64_t)f;
+    *total_bytes = (int64_t)t;
+}
+
+/* cudaMalloc that turns failure into REMAT_ERR_DEVICE with the numbers. */
+static remat_status device_malloc(remat_cuda_ctx *c, int64_t bytes, void **out, const char *what,
+                                  remat_error *err) {
+    *out = NULL;
+    if (bytes <= 0) return REMAT_OK;
+    cudaError_t e = cudaMalloc(out, (size_t)bytes);
+    if (e == cudaSuccess) return REMAT_OK;
+    (void)cudaGetLastError(); /* out of memory is not sticky: clear it */
+    *out = NULL;
+    int64_t fr, tot;
+    driver_mem(&fr, &tot);
+    return remat_error_set(err, REMAT_ERR_DEVICE,
+                           "cuda: %s: out of device memory: asked %lld bytes, free %lld of %lld, reserved %lld "
+                           "by remat segments + %lld internal (%s)",
+                           what, (long long)bytes, (long long)fr, (long long)tot, (long long)c->segment_bytes,
+                           (long long)(c->cublas_ws_bytes + c->small_bytes + c->scratch_bytes),
+                           cudaGetErrorString(e));
+}
+
+static remat_status op_segment_alloc(void *ctx, int64_t bytes, void **out, remat_error *err) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    *out = NULL;
+    if (bytes <= 0) return remat_error_set(err, REMAT_ERR_INTERNAL, "cuda: segment_alloc: bytes > 0, got %lld",
+                                           (long long)bytes);
+    if (c->n_segs == c->cap_segs) {
+        int64_t cap = c->cap_segs ? 2 * c->cap_segs : 64;
+        remat_cuda_segment *s =
+            (remat_cuda_segment *)remat_xrealloc(c->segs, (size_t)cap * sizeof *s, err);
+        if (!s) return REMAT_ERR_NOMEM;
+        c->segs = s;
+        c->cap_segs = cap;
+    }
+    void *p;
+    remat_status st = device_malloc(c, bytes, &p, "segment_alloc", err);
+    if (st != REMAT_OK) return st;
+    c->segs[c->n_segs].ptr = p;
+    c->segs[c->n_segs].bytes = bytes;
+    c->n_segs++;
+    c->segment_bytes += bytes;
+    if (c->segment_bytes > c->peak_segment_bytes) c->peak_segment_bytes = c->segment_bytes;
+    int64_t fr, tot;
+    driver_mem(&fr, &tot);
+    if (fr >= 0 && (c->free_at_peak < 0 || fr < c->free_at_peak)) c->free_at_peak = fr;
+    *out = p;
+    return REMAT_OK;
+}
+
+static void op_segment_free(void *ctx, void *p) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    if (!p) return;
+    for (int64_t i = 0; i < c->n_segs; i++)
+        if (c->segs[i].ptr == p) {
+            c->segment_bytes -= c->segs[i].bytes;
+            c->segs[i] = c->segs[c->n_segs - 1];
+            c->n_segs--;
+            break;
+        }
+    /* cudaFree waits for the device: no kernel still reads the segment. */
+    cudaCheck(cudaFree(p));
+}
+
+static void op_mem_info(void *ctx, int64_t *free_bytes, int64_t *total_bytes) {
+    (void)ctx;
+    driver_mem(free_bytes, total_bytes);
+}
+
+remat_status remat_cuda_scratch(remat_cuda_ctx *c, int64_t bytes, void **out, remat_error *err) {
+    if (bytes <= c->scratch_bytes) {
+        *out = c->scratch;
+        return REMAT_OK;
+    }
+    if (c->scratch) {
+        cudaCheck(cudaFree(c->scratch));
+        c->scratch = NULL;
+        c->scratch_bytes = 0;
+    }
+    int64_t want = bytes < (1 << 20) ? (1 << 20) : bytes;
+    remat_status st = device_malloc(c, want, &c->scratch, "compressor scratch", err);
+    if (st != REMAT_OK) return st;
+    c->scratch_bytes = want;
+    *out = c->scratch;
+    return REMAT_OK;
+}
+
+/* ---- copies and the clock ------------------------------------------------------- */
+
+
+static void op_to_host(void *ctx, void *host_dst, const void *src, int64_t bytes) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    if (bytes <= 0) return;
+    cudaCheck(cudaMemcpyAsync(host_dst, src, (size_t)bytes, cudaMemcpyDeviceToHost, c->stream));
+    cudaCheck(cudaStreamSynchronize(c->stream));
+}
+
+static void op_from_host(void *ctx, void *dst, const void *host_src, int64_t bytes) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    if (bytes <= 0) return;
+    cudaCheck(cudaMemcpyAsync(dst, host_src, (size_t)bytes, cudaMemcpyHostToDevice, c->stream));
+    /* The caller may reuse host_src at once. */
+    cudaCheck(cudaStreamSynchronize(c->stream));
+}
+
+static double op_now(void *ctx) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    cudaCheck(cudaStreamSynchronize(c->stream));
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- per-op device times (CUDA events) ------------------------------------------ */
+
+enum {
+    PROF_LINEAR_FORWARD, PROF_LINEAR_BACKWARD, PROF_NEURON_FORWARD, PROF_NEURON_BACKWARD,
+    PROF_BATCHNORM_FORWARD, PROF_BATCHNORM_BACKWARD, PROF_DROPOUT_MASK, PROF_DROPOUT_FORWARD,
+    PROF_DROPOUT_BACKWARD, PROF_ADD_FORWARD, PROF_ADD_BACKWARD, PROF_LOSS_FORWARD, PROF_LOSS_BACKWARD,
+    PROF_SGD_UPDATE, PROF_ADAM_UPDATE, PROF_FILL_UNIFORM, PROF_FILL_BERNOULLI, PROF_FILL_LABELS,
+    PROF_COUNT_NONZERO, PROF_COMPRESS, PROF_DECOMPRESS, PROF_ZERO_COPY, PROF_N
+};
+
+static const char *const prof_names[PROF_N] = {
+    "linear_forward", "linear_backward", "neuron_forward", "neuron_backward", "batchnorm_forward",
+    "batchnorm_backward", "dropout_mask", "dropout_forward", "dropout_backward", "add_forward", "add_backward",
+    "loss_forward", "loss_backward", "sgd_update", "adam_update", "fill_uniform", "fill_bernoulli",
+    "fill_labels", "count_nonzero", "compress", "decompress", "zero_copy"};
+
+/* Adds up the recorded event pairs (the stream must be idle) and recycles them. */
+static void prof_fold(remat_cuda_ctx *c) {
+    if (c->n_prof == 0) return;
+    cudaCheck(cudaStreamSynchronize(c->stream));
+    for (int64_t i = 0; i < c->n_prof; i++) {
+        float ms = 0.0f;
+        cudaCheck(cudaEventElapsedTime(&ms, c->prof[i].start, c->prof[i].stop));
+        c->prof_calls[c->prof[i].op]++;
+        c->prof_seconds[c->prof[i].op] += 1e-3 * (double)ms;
+    }
+    c->n_prof = 0;
+}
+
+/* Returns the slot to record, or -1 when profiling is off. */
+static int64_t prof_begin(remat_cuda_ctx *c, int op) {
+    if (!c->profiling) return -1;
+    if (c->n_prof == 4096) prof_fold(c);
+    if (c->n_prof == c->cap_prof) {
+        int64_t cap = c->cap_prof ? 2 * c->cap_prof : 256;
+        if (cap > 4096) cap = 4096;
+        remat_cuda_prof_event *p =
+            (remat_cuda_prof_event *)remat_xrealloc(c->prof, (size_t)cap * sizeof *p, NULL);
+        if (!p) return -1; /* no host memory: this call goes untimed */
+        for (int64_t i = c->cap_prof; i < cap; i++) {
+            cudaCheck(cudaEventCreate(&p[i].start));
+            cudaCheck(cudaEventCreate(&p[i].stop));
+        }
+        c->prof = p;
+        c->cap_prof = cap;
+    }
+    int64_t slot = c->n_prof++;
+    c->prof[slot].op = op;
+    cudaCheck(cudaEventRecord(c->prof[slot].start, c->stream));
+    return slot;
+}
+
+static void prof_end(remat_cuda_ctx *c, int64_t slot) {
+    if (slot >= 0) cudaCheck(cudaEventRecord(c->prof[slot].stop, c->stream));
+}
+
+#define TIMED(c, op, body)                        \
+    do {                                          \
+        int64_t slot_ = prof_begin((c), (op));    \
+        body;                                     \
+        prof_end((c), slot_);                     \
+    } while (0)
+
+/* ---- the kernel entries ------------------------------------------------------------ */
+
+static void op_zero(void *ctx, void *dst, int64_t bytes) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    if (bytes > 0) TIMED(c, PROF_ZERO_COPY, cudaCheck(cudaMemsetAsync(dst, 0, (size_t)bytes, c->stream)));
+}
+
+static void op_copy(void *ctx, void *dst, const void *src, int64_t bytes) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    if (bytes > 0 && dst != src)
+        TIMED(c, PROF_ZERO_COPY,
+              cudaCheck(cudaMemcpyAsync(dst, src, (size_t)bytes, cudaMemcpyDeviceToDevice, c->stream)));
+}
+
+static void op_linear_forward(void *ctx, float *out, const float *inp, const float *weight, const float *bias,
+                              int64_t rows, int64_t in, int64_t out_f) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    TIMED(c, PROF_LINEAR_FORWARD, remat_cuda_linear_forward(c, out, inp, weight, bias, rows, in, out_f));
+}
+
+static void op_linear_backward(void *ctx, float *dinp, float *dweight, float *dbias, const float *dout,
+                               const float *inp, const float *weight, float *scratch, int64_t t_steps, int64_t N,
+                               int64_t in, int64_t out_f) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    TIMED(c, PROF_LINEAR_BACKWARD,
+          remat_cuda_linear_backward(c, dinp, dweight, dbias, dout, inp, weight, scratch, t_steps, N, in, out_f));
+}
+
+static void op_neuron_forward(void *ctx, float *spikes, float *h, float *v, const float *x, remat_layer_type type,
+                              const remat_neuron_opts *o, int64_t t_steps, int64_t nf) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    TIMED(c, PROF_NEURON_FORWARD, remat_cuda_neuron_forward(c, spikes, h, v, x, type, o, t_steps, nf));
+}
+
+static void op_neuron_backward(void *ctx, float *dx, float *gv, const float *dspikes, const float *h,
+                               remat_layer_type type, const remat_neuron_opts *o, int64_t t_steps, int64_t nf) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    TIMED(c, PROF_NEURON_BACKWARD, remat_cuda_neuron_backward(c, dx, gv, dspikes, h, type, o, t_steps, nf));
+}
+
+static void op_batchnorm_forward(void *ctx, float *out, float *mean, float *rstd, float *running_mean,
+                                 float *running_var, const float *inp, const float *weight, const float *bias,
+                                 int64_t rows, int64_t C) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    TIMED(c, PROF_BATCHNORM_FORWARD,
+          remat_cuda_batchnorm_forward(c, out, mean, rstd, running_mean, running_var, inp, weight, bias, rows, C));
+}
+
+static void op_batchnorm_backward(void *ctx, float *dinp, float *dweight, float *dbias, const float *dout,
+                                  const float *inp, const float *weight, const float *mean, const float *rstd,
+                                  int64_t rows, int64_t C) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    TIMED(c, PROF_BATCHNORM_BACKWARD,
+          remat_cuda_batchnorm_backward(c, dinp, dweight, dbias, dout, inp, weight, mean, rstd, rows, C));
+}
+
+static void op_dropout_mask(void *ctx, float *mask, uint64_t seed, uint64_t iter, int layer, float p, int64_t nf) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    TIMED(c, PROF_DROPOUT_MASK, remat_cuda_dropout_mask(c, mask, seed, iter, layer, p, nf));
+}
+
+static void op_dropout_forward(void *ctx, float *out, const float *inp, uint64_t seed, uint64_t iter, int layer,
+                               float p, int64_t t_steps, int64_t nf) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    TIMED(c, PROF_DROPOUT_FORWARD, remat_cuda_dropout_forward(c, out, inp, seed, iter, layer, p, t_steps, nf));
+}
+
+static void op_dropout_backward(void *ctx, float *dinp, const float *dout, uint64_t seed, uint64_t iter, int layer,
+                                float p, int64_t t_steps, int64_t nf) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    TIMED(c, PROF_DROPOUT_BACKWARD, remat_cuda_dropout_backward(c, dinp, dout, seed, iter, layer, p, t_steps, nf));
+}
+
+static void op_add_forward(void *ctx, float *out, const float *a, const float *b, int64_t n) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    TIMED(c, PROF_ADD_FORWARD, remat_cuda_add_forward(c, out, a, b, n));
+}
+
+static void op_add_backward(void *ctx, float *da, float *db, const float *dout, int64_t n) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    TIMED(c, PROF_ADD_BACKWARD, remat_cuda_add_backward(c, da, db, dout, n));
+}
+
+static float op_loss_forward(void *ctx, float *rate, const float *out, const int32_t *labels, remat_loss_type type,
+                             int64_t T, int64_t N, int64_t K) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    float L = 0.0f;
+    TIMED(c, PROF_LOSS_FORWARD, L = remat_cuda_loss_forward(c, rate, out, labels, type, T, N, K));
+    return L;
+}
+
+static void op_loss_backward(void *ctx, float *dout, const float *rate, const int32_t *labels, remat_loss_type type,
+                             int64_t T, int64_t N, int64_t K) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    TIMED(c, PROF_LOSS_BACKWARD, remat_cuda_loss_backward(c, dout, rate, labels, type, T, N, K));
+}
+
+static void op_sgd_update(void *ctx, float *param, float *buf, const float *grad, float lr, float momentum,
+                          int first_step, int64_t n) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    TIMED(c, PROF_SGD_UPDATE, remat_cuda_sgd_update(c, param, buf, grad, lr, momentum, first_step, n));
+}
+
+static void op_adam_update(void *ctx, float *param, float *m, float *v, const float *grad, float lr, float beta1,
+                           float beta2, float eps, int step, int64_t n) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    TIMED(c, PROF_ADAM_UPDATE, remat_cuda_adam_update(c, param, m, v, grad, lr, beta1, beta2, eps, step, n));
+}
+
+static void op_fill_uniform(void *ctx, float *out, int64_t n, float lo, float hi, uint64_t seed, uint64_t stream,
+                            uint64_t key) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    TIMED(c, PROF_FILL_UNIFORM, remat_cuda_fill_uniform(c, out, n, lo, hi, seed, stream, key));
+}
+
+static void op_fill_bernoulli(void *ctx, float *out, int64_t n, float rate, uint64_t seed, uint64_t stream,
+                              uint64_t key) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    TIMED(c, PROF_FILL_BERNOULLI, remat_cuda_fill_bernoulli(c, out, n, rate, seed, stream, key));
+}
+
+static void op_fill_labels(void *ctx, int32_t *labels, int64_t n, int64_t classes, uint64_t seed, uint64_t key) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    TIMED(c, PROF_FILL_LABELS, remat_cuda_fill_labels(c, labels, n, classes, seed, key));
+}
+
+static int64_t op_count_nonzero(void *ctx, const float *x, int64_t n) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    int64_t r = 0;
+    TIMED(c, PROF_COUNT_NONZERO, r = remat_cuda_count_nonzero(c, x, n));
+    return r;
+}
+
+static remat_status op_compress(void *ctx, remat_compressor comp, void *dst, int64_t dst_bytes, const float *src,
+                                int64_t n, remat_error *err) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    remat_status st = REMAT_OK;
+    TIMED(c, PROF_COMPRESS, st = remat_cuda_compress(c, comp, dst, dst_bytes, src, n, err));
+    return st;
+}
+
+static remat_status op_decompress(void *ctx, remat_compressor comp, float *dst, int64_t n, const void *src,
+                                  int64_t src_bytes, remat_error *err) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    remat_status st = REMAT_OK;
+    TIMED(c, PROF_DECOMPRESS, st = remat_cuda_decompress(c, comp, dst, n, src, src_bytes, err));
+    return st;
+}
+
+/* ---- life cycle ------------------------------------------------------------------- */
+
+static void ctx_release(remat_cuda_ctx *c) {
+    if (!c) return;
+    /* Best effort on teardown: errors here cannot be acted upon. */
+    if (c->stream) (void)cudaStreamSynchronize(c->stream);
+    for (int64_t i = 0; i < c->n_segs; i++) (void)cudaFree(c->segs[i].ptr);
+    for (int64_t i = 0; i < c->cap_prof; i++) {
+        (void)cudaEventDestroy(c->prof[i].start);
+        (void)cudaEventDestroy(c->prof[i].stop);
+    }
+    if (c->cublas) (void)cublasDestroy(c->cublas);
+    if (c->cublas_ws) (void)cudaFree(c->cublas_ws);
+    if (c->small) (void)cudaFree(c->small);
+    if (c->small_host) (void)cudaFreeHost(c->small_host);
+    if (c->scratch) (void)cudaFree(c->scratch);
+    if (c->stream) (void)cudaStreamDestroy(c->stream);
+    (void)cudaGetLastError();
+    remat_xfree(c->segs);
+    remat_xfree(c->prof);
+    remat_xfree(c);
+}
+
+static void op_destroy(void *ctx) { ctx_release((remat_cuda_ctx *)ctx); }
+
+static const remat_backend_ops cuda_ops = {
+    /* name */ "cuda",
+    /* has_data */ 1,
+    op_segment_alloc,
+    op_segment_free,
+    op_mem_info,
+    op_zero,
+    op_copy,
+    op_to_host,
+    op_from_host,
+    op_now,
+    op_destroy,
+    op_linear_forward,
+    op_linear_backward,
+    op_neuron_forward,
+    op_neuron_backward,
+    op_batchnorm_forward,
+    op_batchnorm_backward,
+    op_dropout_mask,
+    op_dropout_forward,
+    op_dropout_backward,
+    op_add_forward,
+    op_add_backward,
+    op_loss_forward,
+    op_loss_backward,
+    op_sgd_update,
+    op_adam_update,
+    op_fill_uniform,
+    op_fill_bernoulli,
+    op_fill_labels,
+    op_count_nonzero,
+    op_compress,
+    op_decompress,
+};
+
+/* A failed runtime call during init: REMAT_ERR_DEVICE naming the call. */
+#define INIT_CHECK(call)                                                                                   \
+    do {                                                                                                   \
+        cudaError_t e_ = (call);                                                                           \
+        if (e_ != cudaSuccess) {                                                                           \
+            (void)cudaGetLastError();                                                                      \
+            ctx_release(c);                                                                                \
+            return remat_error_set(err, REMAT_ERR_DEVICE, "cuda: %s:%d: %s: %s", __FILE__, __LINE__, #call, \
+                                   cudaGetErrorString(e_));                                                \
+        }                                                                                                  \
+    } while (0)
+
+#define INIT_CUBLAS(call)                                                                                  \
+    do {                                                                                                   \
+        cublasStatus_t s_ = (call);                                                                        \
+        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                                 \
+            ctx_release(c);                                                                                \
+            return remat_error_set(err, REMAT_ERR_DEVICE, "cuda: %s:%d: %s: %s", __FILE__, __LINE__, #call, \
+                                   remat_cublas_status_name(s_));                                          \
+        }                                                                                                  \
+    } while (0)
+
+extern "C" remat_status remat_backend_cuda_init(remat_backend *out, int device, remat_error *err) {
+    out->ops = NULL;
+    out->ctx = NULL;
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return remat_error_set(err, REMAT_ERR_DEVICE, "no CUDA device: %s", cudaGetErrorString(e));
+    }
+    if (n == 0) return remat_error_set(err, REMAT_ERR_DEVICE, "no CUDA device: cudaGetDeviceCount found none");
+    if (device < 0 || device >= n)
+        return remat_error_set(err, REMAT_ERR_DEVICE, "no CUDA device: device %d requested, %d present", device, n);
+
+    remat_cuda_ctx *c = (remat_cuda_ctx *)remat_xcalloc(1, sizeof *c, err);
+    if (!c) return REMAT_ERR_NOMEM;
+    c->device = device;
+    c->free_at_peak = -1;
+    const char *mode = getenv("REMAT_CUDA_GEMM");
+    if (mode && strcmp(mode, "tiled") == 0) c->gemm_mode = REMAT_CUDA_GEMM_TILED;
+    else if (mode && *mode && strcmp(mode, "auto") != 0) {
+        ctx_release(c);
+        return remat_error_set(err, REMAT_ERR_INPUT, "REMAT_CUDA_GEMM: auto or tiled, got \"%s\"", mode);
+    }
+
+    INIT_CHECK(cudaSetDevice(device));
+    INIT_CHECK(cudaGetDeviceProperties(&c->prop, device));
+    INIT_CHECK(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+    INIT_CUBLAS(cublasCreate(&c->cublas));
+    INIT_CUBLAS(cublasSetStream(c->cublas, c->stream));
+    /* FP32 arithmetic as written: no TF32, no reduced-precision shortcuts. */
+    INIT_CUBLAS(cublasSetMathMode(c->cublas, CUBLAS_PEDANTIC_MATH));
+    INIT_CUBLAS(cublasSetPointerMode(c->cublas, CUBLAS_POINTER_MODE_HOST));
+    /* cuBLAS's recommended workspace: 32 MiB on Hopper and newer, 4 MiB before. Given
+     * explicitly so that cuBLAS allocates nothing on its own during a step. */
+    c->cublas_ws_bytes = c->prop.major >= 9 ? (32ll << 20) : (4ll << 20);
+    {
+        remat_status st = device_malloc(c, c->cublas_ws_bytes, &c->cublas_ws, "cuBLAS workspace", err);
+        if (st != REMAT_OK) {
+            ctx_release(c);
+            return st;
+        }
+    }
+    INIT_CUBLAS(cublasSetWorkspace(c->cublas, c->cublas_ws, (size_t)c->cublas_ws_bytes));
+    c->small_bytes = 64 << 10;
+    INIT_CHECK(cudaMalloc(&c->small, (size_t)c->small_bytes));
+    INIT_CHECK(cudaMallocHost(&c->small_host, (size_t)c->small_bytes));
+    {
+        /* The per-op scratch (batch-norm factors, loss terms, compressor counts) exists
+         * from the start, so that a step normally allocates nothing behind the model. */
+        void *tmp;
+        remat_status st = remat_cuda_scratch(c, 1 << 20, &tmp, err);
+        if (st != REMAT_OK) {
+            ctx_release(c);
+            return st;
+        }
+    }
+    INIT_CHECK(cudaStreamSynchronize(c->stream));
+    driver_mem(&c->free_at_init, &c->total_bytes);
+    c->free_at_peak = c->free_at_init;
+
+    out->ops = &cuda_ops;
+    out->ctx = c;
+    return REMAT_OK;
+}
+
+/* ---- cuda_backend.h ---------------------------------------------------------------- */
+
+static remat_cuda_ctx *cuda_ctx_of(const remat_backend *b, remat_error *err) {
+    if (!b || b->ops != &cuda_ops || !b->ctx) {
+        remat_error_set(err, REMAT_ERR_INPUT, "cuda: backend: one made by remat_backend_cuda_init");
+        return NULL;
+    }
+    return (remat_cuda_ctx *)b->ctx;
+}
+
+extern "C" remat_status remat_backend_cuda_set_gemm(remat_backend *b, remat_cuda_gemm mode, remat_error *err) {
+    remat_cuda_ctx *c = cuda_ctx_of(b, err);
+    if (!c) return REMAT_ERR_INPUT;
+    if (mode != REMAT_CUDA_GEMM_AUTO && mode != REMAT_CUDA_GEMM_TILED)
+        return remat_error_set(err, REMAT_ERR_INPUT, "cuda: gemm mode: auto (0) or tiled (1), got %d", (int)mode);
+    c->gemm_mode = mode;
+    return REMAT_OK;
+}
+
+extern "C" remat_status remat_backend_cuda_get_info(const remat_backend *b, remat_cuda_info *out,
+                                                    remat_error *err) {
+    remat_cuda_ctx *c = cuda_ctx_of(b, err);
+    if (!c) return REMAT_ERR_INPUT;
+    memset(out, 0, sizeof *out);
+    snprintf(out->device_name, sizeof out->device_name, "%s", c->prop.name);
+    out->device = c->device;
+    out->cc_major = c->prop.major;
+    out->cc_minor = c->prop.minor;
+    out->sm_count = c->prop.multiProcessorCount;
+    int clock_khz = 0, bus_bits = 0;
+    if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, c->device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, c->device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        clock_khz = bus_bits = 0;
+    }
+    out->peak_bandwidth = 2.0 * 1e3 * (double)clock_khz * (double)bus_bits / 8.0;
+    out->total_bytes = c->total_bytes;
+    out->free_at_init = c->free_at_init;
+    out->free_at_peak = c->free_at_peak;
+    out->internal_bytes = c->cublas_ws_bytes + c->small_bytes + c->scratch_bytes;
+    out->segment_bytes = c->segment_bytes;
+    out->peak_segment_bytes = c->peak_segment_bytes;
+    out->n_segments = c->n_segs;
+    out->gemm_calls_cublas = c->gemm_calls_cublas;
+    out->gemm_calls_tiled = c->gemm_calls_tiled;
+    out->gemm_mode = c->gemm_mode;
+    return REMAT_OK;
+}
+
+extern "C" remat_status remat_backend_cuda_set_profiling(remat_backend *b, int on, remat_error *err) {
+    remat_cuda_ctx *c = cuda_ctx_of(b, err);
+    if (!c) return REMAT_ERR_INPUT;
+    if (!on) prof_fold(c);
+    c->profiling = on != 0;
+    return REMAT_OK;
+}
+
+extern "C" remat_status remat_backend_cuda_get_profile(remat_backend *b, remat_cuda_profile *out, int reset,
+                                                       remat_error *err) {
+    remat_cuda_ctx *c = cuda_ctx_of(b, err);
+    if (!c) return REMAT_ERR_INPUT;
+    prof_fold(c);
+    memset(out, 0, sizeof *out);
+    out->n = PROF_N;
+    for (int i = 0; i < PROF_N; i++) {
+        out->name[i] = prof_names[i];
+        out->calls[i] = c->prof_calls[i];
+        out->seconds[i] = c->prof_seconds[i];
+    }
+    if (reset) {
+        memset(c->prof_calls, 0, sizeof c->prof_calls);
+        memset(c->prof_seconds, 0, sizeof c->prof_seconds);
+    }
+    return REMAT_OK;
+}

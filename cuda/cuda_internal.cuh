@@ -1,0 +1,141 @@
+/* cuda_internal.cuh - the CUDA backend's context and the host entry of every kernel
+ * file. Each remat_cuda_<op> has the arguments and meaning of remat_ref_<op>
+ * (core/ref_kernels.h) with the context first; pointers are device pointers; work is
+ * queued on ctx->stream (one stream: cuBLAS's reproducibility guarantee holds for a
+ * single active stream).
+ */
+#ifndef REMAT_CUDA_INTERNAL_CUH
+#define REMAT_CUDA_INTERNAL_CUH
+
+#include <stdint.h>
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include "core/backend.h"
+#include "core/model.h"
+#include "core/status.h"
+#include "core/types.h"
+#include "cuda/cuda_backend.h"
+#include "cuda/cuda_check.cuh"
+
+/* Byte offsets of the device scalars in ctx->small (each op uses its slots between
+ * its launch and its read-back; the single stream orders the users). */
+#define REMAT_CUDA_SMALL_LOSS 0   /* double: the loss sum */
+#define REMAT_CUDA_SMALL_BAD 64   /* unsigned long long: first offending index (atomicMin) */
+#define REMAT_CUDA_SMALL_COUNT 72 /* unsigned long long: a count (non-zeros, ones) */
+#define REMAT_CUDA_SMALL_BYTES 128 /* host read-backs of arbitrary bytes start here */
+
+/* Threads per block of the element-wise kernels, and the grid cap (grid-stride loops). */
+#define REMAT_CUDA_THREADS 256
+#define REMAT_CUDA_MAX_BLOCKS 65535
+
+typedef struct remat_cuda_segment {
+    void *ptr;
+    int64_t bytes;
+} remat_cuda_segment;
+
+typedef struct remat_cuda_prof_event {
+    int op;
+    cudaEvent_t start, stop;
+} remat_cuda_prof_event;
+
+typedef struct remat_cuda_ctx {
+    int device;
+    cudaDeviceProp prop;
+    cudaStream_t stream;
+    cublasHandle_t cublas;
+    void *cublas_ws;            /* the user workspace given to cuBLAS (no hidden allocation) */
+    int64_t cublas_ws_bytes;
+    void *small;                /* device scalars: loss partials, error slots, counters */
+    void *small_host;           /* pinned mirror of `small` for read-backs */
+    int64_t small_bytes;
+    void *scratch;              /* grows on demand: per-block counts of the compressors */
+    int64_t scratch_bytes;
+    remat_cuda_segment *segs;   /* live segments */
+    int64_t n_segs, cap_segs;
+    int64_t segment_bytes, peak_segment_bytes;
+    int64_t free_at_init, free_at_peak, total_bytes;
+    remat_cuda_gemm gemm_mode;
+    int64_t gemm_calls_cublas, gemm_calls_tiled;
+    int profiling;
+    remat_cuda_prof_event *prof;  /* recorded, not yet summed */
+    int64_t n_prof, cap_prof;
+    int64_t prof_calls[REMAT_CUDA_PROF_MAX];
+    double prof_seconds[REMAT_CUDA_PROF_MAX];
+} remat_cuda_ctx;
+
+/* Launch shape of an element-wise kernel over n items. */
+static inline unsigned remat_cuda_blocks(int64_t n) {
+    int64_t b = (n + REMAT_CUDA_THREADS - 1) / REMAT_CUDA_THREADS;
+    if (b < 1) b = 1;
+    if (b > REMAT_CUDA_MAX_BLOCKS) b = REMAT_CUDA_MAX_BLOCKS;
+    return (unsigned)b;
+}
+
+/* Device scratch of at least `bytes` (ctx->scratch); REMAT_ERR_DEVICE with the
+ * numbers when the device cannot provide it. */
+remat_status remat_cuda_scratch(remat_cuda_ctx *c, int64_t bytes, void **out, remat_error *err);
+
+/* ---- linear.cu ---- */
+void remat_cuda_linear_forward(remat_cuda_ctx *c, float *out, const float *inp, const float *weight,
+                               const float *bias, int64_t rows, int64_t in, int64_t out_f);
+void remat_cuda_linear_backward(remat_cuda_ctx *c, float *dinp, float *dweight, float *dbias, const float *dout,
+                                const float *inp, const float *weight, float *scratch, int64_t t_steps,
+                                int64_t N, int64_t in, int64_t out_f);
+/* The tiled GEMMs (C (+)= A op B, layouts as remat_ref_gemm_nt/nn/tn), exposed for tests. */
+void remat_cuda_gemm_nt(remat_cuda_ctx *c, float *C, const float *A, const float *B, int64_t M, int64_t N,
+                        int64_t K, int accumulate);
+void remat_cuda_gemm_nn(remat_cuda_ctx *c, float *C, const float *A, const float *B, int64_t M, int64_t N,
+                        int64_t K, int accumulate);
+void remat_cuda_gemm_tn(remat_cuda_ctx *c, float *C, const float *A, const float *B, int64_t M, int64_t N,
+                        int64_t K, int accumulate);
+
+/* ---- neuron.cu ---- */
+void remat_cuda_neuron_forward(remat_cuda_ctx *c, float *spikes, float *h, float *v, const float *x,
+                               remat_layer_type type, const remat_neuron_opts *o, int64_t t_steps, int64_t nf);
+void remat_cuda_neuron_backward(remat_cuda_ctx *c, float *dx, float *gv, const float *dspikes, const float *h,
+                                remat_layer_type type, const remat_neuron_opts *o, int64_t t_steps, int64_t nf);
+
+/* ---- batchnorm.cu ---- */
+void remat_cuda_batchnorm_forward(remat_cuda_ctx *c, float *out, float *mean, float *rstd, float *running_mean,
+                                  float *running_var, const float *inp, const float *weight, const float *bias,
+                                  int64_t rows, int64_t C);
+void remat_cuda_batchnorm_backward(remat_cuda_ctx *c, float *dinp, float *dweight, float *dbias, const float *dout,
+                                   const float *inp, const float *weight, const float *mean, const float *rstd,
+                                   int64_t rows, int64_t C);
+
+/* ---- elementwise.cu ---- */
+void remat_cuda_dropout_mask(remat_cuda_ctx *c, float *mask, uint64_t seed, uint64_t iter, int layer, float p,
+                             int64_t nf);
+void remat_cuda_dropout_forward(remat_cuda_ctx *c, float *out, const float *inp, uint64_t seed, uint64_t iter,
+                                int layer, float p, int64_t t_steps, int64_t nf);
+void remat_cuda_dropout_backward(remat_cuda_ctx *c, float *dinp, const float *dout, uint64_t seed, uint64_t iter,
+                                 int layer, float p, int64_t t_steps, int64_t nf);
+void remat_cuda_add_forward(remat_cuda_ctx *c, float *out, const float *a, const float *b, int64_t n);
+void remat_cuda_add_backward(remat_cuda_ctx *c, float *da, float *db, const float *dout, int64_t n);
+void remat_cuda_sgd_update(remat_cuda_ctx *c, float *param, float *buf, const float *grad, float lr,
+                           float momentum, int first_step, int64_t n);
+void remat_cuda_adam_update(remat_cuda_ctx *c, float *param, float *m, float *v, const float *grad, float lr,
+                            float beta1, float beta2, float eps, int step, int64_t n);
+void remat_cuda_fill_uniform(remat_cuda_ctx *c, float *out, int64_t n, float lo, float hi, uint64_t seed,
+                             uint64_t stream, uint64_t key);
+void remat_cuda_fill_bernoulli(remat_cuda_ctx *c, float *out, int64_t n, float rate, uint64_t seed,
+                               uint64_t stream, uint64_t key);
+void remat_cuda_fill_labels(remat_cuda_ctx *c, int32_t *labels, int64_t n, int64_t classes, uint64_t seed,
+                            uint64_t key);
+
+/* ---- loss.cu ---- */
+float remat_cuda_loss_forward(remat_cuda_ctx *c, float *rate, const float *out, const int32_t *labels,
+                              remat_loss_type type, int64_t T, int64_t N, int64_t K);
+void remat_cuda_loss_backward(remat_cuda_ctx *c, float *dout, const float *rate, const int32_t *labels,
+                              remat_loss_type type, int64_t T, int64_t N, int64_t K);
+
+/* ---- compress.cu ---- */
+int64_t remat_cuda_count_nonzero(remat_cuda_ctx *c, const float *x, int64_t n);
+remat_status remat_cuda_compress(remat_cuda_ctx *c, remat_compressor comp, void *dst, int64_t dst_bytes,
+                                 const float *src, int64_t n, remat_error *err);
+remat_status remat_cuda_decompress(remat_cuda_ctx *c, remat_compressor comp, float *dst, int64_t n,
+                                   const void *src, int64_t src_bytes, remat_error *err);
+
+#endif

@@ -1,0 +1,260 @@
+/* kernel_bodies.h - the per-element arithmetic of the CUDA kernels, written once for
+ * host and device (REMAT_HOSTDEV, core/rng.h). The kernels in the cuda/ .cu files call these and
+ * add only the thread mapping; tests/cuda_test.cc compiles the same functions on the
+ * host and checks them bit for bit against core/ref_kernels.c, which checks the
+ * arithmetic even on a machine without a GPU.
+ *
+ * Every expression is written in the order of core/ref_kernels.c (which follows
+ * semantics.md). Both sides compile without contraction (-ffp-contract=off on the
+ * host, nvcc --fmad=false on the device), division and sqrt are IEEE-rounded on both
+ * (nvcc's defaults -prec-div=true -prec-sqrt=true, no -use_fast_math), and the only
+ * transcendental on the neuron path is the reference's own polynomial e^x, copied
+ * below: so these bodies give the reference's bits on either side. fmaf is the single
+ * rounding fused multiply-add on both.
+ *
+ * C++ only (templates): included by .cu files and by C++ tests.
+ */
+#ifndef REMAT_CUDA_KERNEL_BODIES_H
+#define REMAT_CUDA_KERNEL_BODIES_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "core/rng.h"
+
+namespace remat_cuda {
+
+/* Bit pattern of a float (no aliasing problem on either side). */
+REMAT_HOSTDEV uint32_t float_bits(float f) {
+#if defined(__CUDA_ARCH__)
+    return (uint32_t)__float_as_uint(f);
+#else
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+#endif
+}
+
+REMAT_HOSTDEV float bits_float(uint32_t u) {
+#if defined(__CUDA_ARCH__)
+    return __uint_as_float(u);
+#else
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+#endif
+}
+
+/* ---- neurons (ref_kernels.c: exp_poly, surrogate, neuron_fwd, neuron_bwd) ---- */
+
+REMAT_HOSTDEV float exp_poly(float x) {
+    x = x > -87.0f ? x : -87.0f;
+    x = x < 88.0f ? x : 88.0f;
+    const float kf = floorf(x * 1.44269504088896341f + 0.5f);
+    float r = x - kf * 0.693359375f;
+    r = r - kf * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * (r * r) + r + 1.0f;
+    return p * bits_float((uint32_t)(((int32_t)kf + 127) << 23));
+}
+
+REMAT_HOSTDEV float surrogate(float u, int atan_sg, float alpha) {
+    if (atan_sg) {
+        const float w = (1.57079632679489662f * alpha) * u;
+        return (alpha / 2.0f) / (1.0f + w * w);
+    }
+    const float sig = 1.0f / (1.0f + exp_poly(-(alpha * u)));
+    return alpha * sig * (1.0f - sig);
+}
+
+/* The neuron options as the kernels take them (v_reset already 0 under soft reset). */
+struct neuron_params {
+    float vth, vr, tau, alpha;
+    int lif, decay_input, soft, detach, atan_sg;
+};
+
+/* One element i over t_steps: x, spikes, h indexed t*nf + i; v is the element's state. */
+REMAT_HOSTDEV void neuron_forward_elem(float *spikes, float *h, float *v, const float *x, const neuron_params &q,
+                                       int64_t t_steps, int64_t nf, int64_t i) {
+    float vv = v[i];
+    for (int64_t t = 0; t < t_steps; t++) {
+        const int64_t off = t * nf + i;
+        const float xx = x[off];
+        float hh;
+        if (!q.lif) hh = vv + xx;
+        else if (q.decay_input) hh = vv + (xx - (vv - q.vr)) / q.tau;
+        else hh = vv - (vv - q.vr) / q.tau + xx;
+        const float s = (hh - q.vth >= 0.0f) ? 1.0f : 0.0f;
+        vv = q.soft ? hh - s * q.vth : hh * (1.0f - s) + q.vr * s;
+        spikes[off] = s;
+        if (h) h[off] = hh;
+    }
+    v[i] = vv;
+}
+
+REMAT_HOSTDEV void neuron_backward_elem(float *dx, float *gv, const float *ds, const float *h,
+                                        const neuron_params &q, int64_t t_steps, int64_t nf, int64_t i) {
+    const float decay = 1.0f - 1.0f / q.tau;
+    float g = gv[i];
+    for (int64_t t = t_steps - 1; t >= 0; t--) {
+        const int64_t off = t * nf + i;
+        const float hh = h[off], gs = ds[off];
+        const float u = hh - q.vth;
+        const float s = (u >= 0.0f) ? 1.0f : 0.0f;
+        const float sg = surrogate(u, q.atan_sg, q.alpha);
+        float gh;
+        if (!q.soft && !q.detach) gh = (gs + g * (q.vr - hh)) * sg + g * (1.0f - s);
+        else if (!q.soft) gh = gs * sg + g * (1.0f - s);
+        else if (!q.detach) gh = (gs - q.vth * g) * sg + g;
+        else gh = gs * sg + g;
+        if (!q.lif) {
+            dx[off] = dx[off] + gh;
+            g = gh;
+        } else {
+            dx[off] = dx[off] + (q.decay_input ? gh / q.tau : gh);
+            g = gh * decay;
+        }
+    }
+    gv[i] = g;
+}
+
+/* ---- GEMM: the reference's per-element chain (gemm.c) ---- */
+
+/* c = (accumulate ? c0 : +0) then c = fmaf(A(i,k), B(k,j), c) for k ascending. */
+REMAT_HOSTDEV float gemm_chain(const float *a, int64_t a_cs, const float *b, int64_t b_rs, int64_t K, float c) {
+    for (int64_t k = 0; k < K; k++) c = fmaf(a[k * a_cs], b[k * b_rs], c);
+    return c;
+}
+
+/* ---- dropout ---- */
+
+REMAT_HOSTDEV float dropout_mask_value(uint64_t seed, uint64_t key, float p, float scale, int64_t i) {
+    const float u = remat_rng_uniform(seed, REMAT_RNG_DROPOUT, key, (uint64_t)i);
+    return u >= p ? scale : 0.0f;
+}
+
+/* ---- batch norm: one channel c, rows ascending, in double (ref_kernels.c) ---- */
+
+struct bn_stats {
+    float mean, rstd;
+    double unbiased, var;
+};
+
+REMAT_HOSTDEV bn_stats batchnorm_channel_stats(const float *inp, int64_t rows, int64_t C, int64_t c) {
+    double sum = 0.0, sq = 0.0;
+    for (int64_t r = 0; r < rows; r++) sum += (double)inp[r * C + c];
+    const double mu = rows > 0 ? sum / (double)rows : 0.0;
+    for (int64_t r = 0; r < rows; r++) {
+        const double d = (double)inp[r * C + c] - mu;
+        sq += d * d;
+    }
+    bn_stats s;
+    s.var = rows > 0 ? sq / (double)rows : 0.0;
+    s.mean = (float)mu;
+    s.rstd = (float)(1.0 / sqrt(s.var + 1e-5));
+    s.unbiased = rows > 1 ? sq / (double)(rows - 1) : s.var;
+    return s;
+}
+
+REMAT_HOSTDEV float batchnorm_out(float x, float m, float rs, float w, float b) { return (x - m) * rs * w + b; }
+
+/* sdy, sdyx of one channel (rows ascending, double). */
+REMAT_HOSTDEV void batchnorm_channel_grads(const float *dout, const float *inp, float m, float rs, int64_t rows,
+                                           int64_t C, int64_t c, double *sdy_out, double *sdyx_out) {
+    double sdy = 0.0, sdyx = 0.0;
+    for (int64_t r = 0; r < rows; r++) {
+        const float x = inp[r * C + c], dy = dout[r * C + c];
+        const float xhat = (x - m) * rs;
+        sdy += (double)dy;
+        sdyx += (double)dy * (double)xhat;
+    }
+    *sdy_out = sdy;
+    *sdyx_out = sdyx;
+}
+
+REMAT_HOSTDEV float batchnorm_dinp(float dx, float x, float dy, float m, float rs, float mdy, float mdyx, float k) {
+    const float xhat = (x - m) * rs;
+    return dx + (dy - mdy - xhat * mdyx) * k;
+}
+
+/* ---- losses ---- */
+
+/* rate[e] = (sum over t ascending of out[t*NK + e]) / T, in float. */
+REMAT_HOSTDEV float rate_elem(const float *out, int64_t T, int64_t NK, int64_t e) {
+    float r = 0.0f;
+    for (int64_t t = 0; t < T; t++) r = r + out[t * NK + e];
+    return r / (float)T;
+}
+
+/* Row statistics of softmax(rate_n): the maximum and sum of e^(r - max), k ascending. */
+REMAT_HOSTDEV void ce_row(const float *r, int64_t K, double *mx_out, double *se_out) {
+    double mx = -INFINITY, se = 0.0;
+    for (int64_t k = 0; k < K; k++)
+        if ((double)r[k] > mx) mx = (double)r[k];
+    for (int64_t k = 0; k < K; k++) se += exp((double)r[k] - mx);
+    *mx_out = mx;
+    *se_out = se;
+}
+
+/* The cross-entropy term of sample n (before the sum over n). */
+REMAT_HOSTDEV double ce_term(const float *r, int32_t y, int64_t K) {
+    double mx, se;
+    ce_row(r, K, &mx, &se);
+    const int ok = y >= 0 && (int64_t)y < K;
+    return mx + log(se) - (ok ? (double)r[y] : 0.0);
+}
+
+/* dL/dout of element (n, k) divided by T, as the reference rounds it. */
+REMAT_HOSTDEV float loss_grad(int mse, float r, int onehot_hit, double mx, double se, int64_t N, int64_t K,
+                              int64_t T) {
+    const double onehot = onehot_hit ? 1.0 : 0.0;
+    double g;
+    if (mse) g = 2.0 * ((double)r - onehot) / ((double)N * (double)K);
+    else g = (exp((double)r - mx) / se - onehot) / (double)N;
+    return (float)(g / (double)T);
+}
+
+/* ---- optimisers ---- */
+
+REMAT_HOSTDEV void adam_elem(float *p, float *m, float *v, float g, float beta1, float beta2, float om1, float om2,
+                             float step_size, float bc2_sqrt, float eps) {
+    *m = *m * beta1 + om1 * g;
+    *v = *v * beta2 + om2 * (g * g);
+    const float denom = sqrtf(*v) / bc2_sqrt + eps;
+    *p = *p - step_size * (*m / denom);
+}
+
+/* ---- compressors (compress.c) ---- */
+
+#define REMAT_CUDA_BITS_ZERO 0x00000000u
+#define REMAT_CUDA_BITS_ONE 0x3f800000u
+
+REMAT_HOSTDEV int is_binary(float f) {
+    const uint32_t u = float_bits(f);
+    return u == REMAT_CUDA_BITS_ZERO || u == REMAT_CUDA_BITS_ONE;
+}
+
+REMAT_HOSTDEV int is_one(float f) { return float_bits(f) == REMAT_CUDA_BITS_ONE; }
+
+REMAT_HOSTDEV int is_uint8_value(float f) {
+    if (float_bits(f) == REMAT_CUDA_BITS_ZERO) return 1;
+    if (!(f >= 1.0f && f <= 255.0f)) return 0;
+    return (float)(int)f == f;
+}
+
+/* Byte b of the bit encoding of src[0..n). */
+REMAT_HOSTDEV uint8_t bit_pack_byte(const float *src, int64_t n, int64_t b) {
+    uint32_t byte = 0;
+    for (int j = 0; j < 8 && b * 8 + j < n; j++) byte |= (uint32_t)is_one(src[b * 8 + j]) << j;
+    return (uint8_t)byte;
+}
+
+} /* namespace remat_cuda */
+
+#endif

@@ -1,0 +1,281 @@
+/* linear.cu - linear layers (remat_ref_linear_forward / _backward) and the tiled GEMM.
+ *
+ * The determinism argument (docs/cuda.md has it in full):
+ *  - The tiled kernel computes every output element as the reference GEMM defines it
+ *    (core/gemm.c): c = (accumulate ? C : +0), then c = fmaf(A(i,k), B(k,j), c) for k
+ *    ascending, one thread owning the whole chain. Tiles only decide which thread
+ *    computes which element and what sits in shared memory; K is never split (a K tile
+ *    continues the same register chain, and the chain stops at K: no padded k ever
+ *    enters it). So the bits of an element depend neither on M, nor on its place in a
+ *    tile, nor on the grid - and equal the reference's.
+ *  - cuBLAS (AUTO mode, backward only) is called once per time step, with shapes
+ *    (N, in, out_f) that no plan changes, on one stream, with a fixed user workspace,
+ *    pedantic FP32 math, and only 256-byte aligned pointers. cuBLAS documents that a
+ *    routine gives the same bits for the same call on the same GPU model and toolkit
+ *    (single stream); each of our calls is such a same call whatever the plan.
+ *  - Weight gradients: P_t = dout_t^T inp_t, then dweight = dweight + P_t for t
+ *    descending (the reference's order); bias gradients: per step a sum over the N rows
+ *    in ascending order from +0, then added in descending t.
+ */
+#include <stdint.h>
+
+#include "cuda/cuda_internal.cuh"
+
+/* Tile shape: a 64 x 64 output tile per block of 256 threads, 4 x 4 elements per
+ * thread (rows ty + 16 r, columns tx + 16 s), K in slabs of 16 through shared memory. */
+#define GEMM_BM 64
+#define GEMM_BN 64
+#define GEMM_BK 16
+#define GEMM_THREADS 256
+
+/* A(i,k) = a[i*a_rs + k*a_cs], B(k,j) = b[k*b_rs + j*b_cs]. steps > 0 makes it the
+ * weight-gradient form: C(i,j) = C(i,j) + P_s(i,j) for s = steps-1 .. 0, P_s being the
+ * chain over A + s*a_step, B + s*b_step from +0. */
+struct gemm_desc {
+    float *c;
+    const float *a, *b;
+    int64_t M, N, K;
+    int64_t a_rs, a_cs, b_rs, b_cs;
+    int accumulate;
+    int64_t steps, a_step, b_step;
+};
+
+/* Loads the K slab [k0, k0 + BK) of A (rows i0..) and B (columns j0..) into shared
+ * memory; out-of-range entries are 0 (never used by a valid element's chain). The
+ * mapping from thread to entry follows the contiguous dimension, for coalescing. */
+__device__ __forceinline__ void gemm_load_slab(float (*As)[GEMM_BM + 1], float (*Bs)[GEMM_BN + 1],
+                                               const float *a, const float *b, const gemm_desc &g, int64_t i0,
+                                               int64_t j0, int64_t k0) {
+    const int tid = threadIdx.x;
+    for (int l = tid; l < GEMM_BM * GEMM_BK; l += GEMM_THREADS) {
+        int ii, kk;
+        if (g.a_cs == 1) ii = l / GEMM_BK, kk = l % GEMM_BK;
+        else ii = l % GEMM_BM, kk = l / GEMM_BM;
+        const int64_t i = i0 + ii, k = k0 + kk;
+        As[kk][ii] = (i < g.M && k < g.K) ? a[i * g.a_rs + k * g.a_cs] : 0.0f;
+    }
+    for (int l = tid; l < GEMM_BN * GEMM_BK; l += GEMM_THREADS) {
+        int jj, kk;
+        if (g.b_cs == 1) jj = l % GEMM_BN, kk = l / GEMM_BN;
+        else kk = l % GEMM_BK, jj = l / GEMM_BK;
+        const int64_t j = j0 + jj, k = k0 + kk;
+        Bs[kk][jj] = (j < g.N && k < g.K) ? b[k * g.b_rs + j * g.b_cs] : 0.0f;
+    }
+}
+
+/* acc[r][s] = fmaf(A(i,k), B(k,j), acc[r][s]) for the slab's valid k, ascending. */
+__device__ __forceinline__ void gemm_slab_chain(float (&acc)[4][4], float (*As)[GEMM_BM + 1],
+                                                float (*Bs)[GEMM_BN + 1], int kmax, int tx, int ty) {
+    for (int kk = 0; kk < kmax; kk++) {
+        float av[4], bv[4];
+#pragma unroll
+        for (int r = 0; r < 4; r++) av[r] = As[kk][ty + 16 * r];
+#pragma unroll
+        for (int s = 0; s < 4; s++) bv[s] = Bs[kk][tx + 16 * s];
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+#pragma unroll
+            for (int s = 0; s < 4; s++) acc[r][s] = fmaf(av[r], bv[s], acc[r][s]);
+    }
+}
+
+__global__ void __launch_bounds__(GEMM_THREADS) gemm_tiled_kernel(gemm_desc g) {
+    __shared__ float As[GEMM_BK][GEMM_BM + 1];
+    __shared__ float Bs[GEMM_BK][GEMM_BN + 1];
+    const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+    const int64_t j0 = (int64_t)blockIdx.x * GEMM_BN;
+    const int64_t m_tiles = (g.M + GEMM_BM - 1) / GEMM_BM;
+    for (int64_t mt = blockIdx.y; mt < m_tiles; mt += gridDim.y) {
+        const int64_t i0 = mt * GEMM_BM;
+        float cv[4][4];
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+#pragma unroll
+            for (int s = 0; s < 4; s++) {
+                const int64_t i = i0 + ty + 16 * r, j = j0 + tx + 16 * s;
+                cv[r][s] = (i < g.M && j < g.N && (g.accumulate || g.steps > 0)) ? g.c[i * g.N + j] : 0.0f;
+            }
+        const int64_t n_steps = g.steps > 0 ? g.steps : 1;
+        for (int64_t st = n_steps - 1; st >= 0; st--) {
+            const float *a = g.a + (g.steps > 0 ? st * g.a_step : 0);
+            const float *b = g.b + (g.steps > 0 ? st * g.b_step : 0);
+            float acc[4][4];
+#pragma unroll
+            for (int r = 0; r < 4; r++)
+#pragma unroll
+                for (int s = 0; s < 4; s++) acc[r][s] = g.steps > 0 ? 0.0f : cv[r][s];
+            for (int64_t k0 = 0; k0 < g.K; k0 += GEMM_BK) {
+                gemm_load_slab(As, Bs, a, b, g, i0, j0, k0);
+                __syncthreads();
+                const int kmax = g.K - k0 < GEMM_BK ? (int)(g.K - k0) : GEMM_BK;
+                gemm_slab_chain(acc, As, Bs, kmax, tx, ty);
+                __syncthreads();
+            }
+#pragma unroll
+            for (int r = 0; r < 4; r++)
+#pragma unroll
+                for (int s = 0; s < 4; s++) cv[r][s] = g.steps > 0 ? cv[r][s] + acc[r][s] : acc[r][s];
+        }
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+#pragma unroll
+            for (int s = 0; s < 4; s++) {
+                const int64_t i = i0 + ty + 16 * r, j = j0 + tx + 16 * s;
+                if (i < g.M && j < g.N) g.c[i * g.N + j] = cv[r][s];
+            }
+    }
+}
+
+static void gemm_launch(remat_cuda_ctx *c, const gemm_desc &g) {
+    if (g.M <= 0 || g.N <= 0) return;
+    const int64_t n_tiles = (g.N + GEMM_BN - 1) / GEMM_BN, m_tiles = (g.M + GEMM_BM - 1) / GEMM_BM;
+    if (n_tiles > 0x7fffffff) remat_cuda_fatal(__FILE__, __LINE__, "gemm_launch", "N", "too many column tiles");
+    dim3 grid((unsigned)n_tiles, (unsigned)(m_tiles < 65535 ? m_tiles : 65535));
+    gemm_tiled_kernel<<<grid, GEMM_THREADS, 0, c->stream>>>(g);
+    cudaCheckLaunch();
+    c->gemm_calls_tiled++;
+}
+
+static gemm_desc desc(float *C, const float *A, const float *B, int64_t M, int64_t N, int64_t K, int64_t a_rs,
+                      int64_t a_cs, int64_t b_rs, int64_t b_cs, int accumulate) {
+    gemm_desc g;
+    g.c = C;
+    g.a = A;
+    g.b = B;
+    g.M = M;
+    g.N = N;
+    g.K = K;
+    g.a_rs = a_rs;
+    g.a_cs = a_cs;
+    g.b_rs = b_rs;
+    g.b_cs = b_cs;
+    g.accumulate = accumulate;
+    g.steps = 0;
+    g.a_step = g.b_step = 0;
+    return g;
+}
+
+void remat_cuda_gemm_nt(remat_cuda_ctx *c, float *C, const float *A, const float *B, int64_t M, int64_t N,
+                        int64_t K, int accumulate) {
+    gemm_launch(c, desc(C, A, B, M, N, K, K, 1, 1, K, accumulate));
+}
+
+void remat_cuda_gemm_nn(remat_cuda_ctx *c, float *C, const float *A, const float *B, int64_t M, int64_t N,
+                        int64_t K, int accumulate) {
+    gemm_launch(c, desc(C, A, B, M, N, K, K, 1, N, 1, accumulate));
+}
+
+void remat_cuda_gemm_tn(remat_cuda_ctx *c, float *C, const float *A, const float *B, int64_t M, int64_t N,
+                        int64_t K, int accumulate) {
+    gemm_launch(c, desc(C, A, B, M, N, K, 1, M, N, 1, accumulate));
+}
+
+/* ---- small kernels of the linear layer ---- */
+
+/* out[r, :] = bias (the chain of every output element starts from its bias). */
+__global__ void bias_rows_kernel(float *__restrict__ out, const float *__restrict__ bias, int64_t rows,
+                                 int64_t out_f) {
+    const int64_t n = rows * out_f;
+    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (int64_t)gridDim.x * blockDim.x)
+        out[e] = bias[e % out_f];
+}
+
+/* dbias[o] = dbias[o] + (sum over n ascending of dout[t, n, o], from +0) for t descending. */
+__global__ void dbias_kernel(float *__restrict__ dbias, const float *__restrict__ dout, int64_t t_steps, int64_t N,
+                             int64_t out_f) {
+    for (int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; o < out_f; o += (int64_t)gridDim.x * blockDim.x) {
+        float db = dbias[o];
+        for (int64_t t = t_steps - 1; t >= 0; t--) {
+            float pb = 0.0f;
+            const float *dt = dout + t * N * out_f + o;
+            for (int64_t n = 0; n < N; n++) pb = pb + dt[n * out_f];
+            db = db + pb;
+        }
+        dbias[o] = db;
+    }
+}
+
+/* dw[e] = dw[e] + pw[e] */
+__global__ void add_into_kernel(float *__restrict__ dw, const float *__restrict__ pw, int64_t n) {
+    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (int64_t)gridDim.x * blockDim.x)
+        dw[e] = dw[e] + pw[e];
+}
+
+/* ---- entries ---- */
+
+void remat_cuda_linear_forward(remat_cuda_ctx *c, float *out, const float *inp, const float *weight,
+                               const float *bias, int64_t rows, int64_t in, int64_t out_f) {
+    if (rows <= 0 || out_f <= 0) return;
+    if (bias) {
+        bias_rows_kernel<<<remat_cuda_blocks(rows * out_f), REMAT_CUDA_THREADS, 0, c->stream>>>(out, bias, rows, out_f);
+        cudaCheckLaunch();
+        remat_cuda_gemm_nt(c, out, inp, weight, rows, out_f, in, 1);
+    } else {
+        remat_cuda_gemm_nt(c, out, inp, weight, rows, out_f, in, 0);
+    }
+}
+
+static int aligned256(const void *p) { return p == nullptr || ((uintptr_t)p % 256u) == 0; }
+
+/* AUTO routes the backward GEMMs to cuBLAS when every pointer of every per-step call
+ * is 256-byte aligned: the bases are, and the per-step offsets N*in*4, N*out_f*4 bytes
+ * are multiples of 256. The decision depends on (N, in, out_f) and the bases only;
+ * bases come from the allocator model (512-byte blocks in cudaMalloc segments, which
+ * are 256-byte aligned), so no plan changes it. */
+static int use_cublas(const remat_cuda_ctx *c, const float *dinp, const float *dout, const float *inp,
+                      const float *weight, const float *scratch, int64_t N, int64_t in, int64_t out_f) {
+    if (c->gemm_mode != REMAT_CUDA_GEMM_AUTO) return 0;
+    if ((N * in) % 64 != 0 || (N * out_f) % 64 != 0) return 0;
+    if (N > 0x7fffffff || in > 0x7fffffff || out_f > 0x7fffffff) return 0;
+    return aligned256(dinp) && aligned256(dout) && aligned256(inp) && aligned256(weight) && aligned256(scratch);
+}
+
+void remat_cuda_linear_backward(remat_cuda_ctx *c, float *dinp, float *dweight, float *dbias, const float *dout,
+                                const float *inp, const float *weight, float *scratch, int64_t t_steps,
+                                int64_t N, int64_t in, int64_t out_f) {
+    if (t_steps <= 0 || N <= 0 || out_f <= 0) return;
+    const int cublas = use_cublas(c, dinp, dout, inp, weight, scratch, N, in, out_f);
+    if (dinp) {
+        if (cublas) {
+            /* dinp_t[N, in] += dout_t[N, out_f] W[out_f, in]; column-major view:
+             * dinp_t^T (in x N) = W^T (in x out_f) dout_t^T (out_f x N). */
+            const float one = 1.0f;
+            for (int64_t t = 0; t < t_steps; t++) {
+                cublasCheck(cublasSgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int)in, (int)N, (int)out_f, &one,
+                                        weight, (int)in, dout + t * N * out_f, (int)out_f, &one,
+                                        dinp + t * N * in, (int)in));
+                c->gemm_calls_cublas++;
+            }
+        } else {
+            remat_cuda_gemm_nn(c, dinp, dout, weight, t_steps * N, in, out_f, 1);
+        }
+    }
+    if (dweight) {
+        if (cublas) {
+            /* P_t[out_f, in] = dout_t^T inp_t into scratch, then dweight += P_t, t descending.
+             * Column-major view: P_t^T (in x out_f) = inp_t^T (in x N) dout_t (N x out_f). */
+            const float one = 1.0f, zero = 0.0f;
+            for (int64_t t = t_steps - 1; t >= 0; t--) {
+                cublasCheck(cublasSgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_T, (int)in, (int)out_f, (int)N, &one,
+                                        inp + t * N * in, (int)in, dout + t * N * out_f, (int)out_f, &zero,
+                                        scratch, (int)in));
+                c->gemm_calls_cublas++;
+                add_into_kernel<<<remat_cuda_blocks(out_f * in), REMAT_CUDA_THREADS, 0, c->stream>>>(dweight, scratch,
+                                                                                                    out_f * in);
+                cudaCheckLaunch();
+            }
+        } else {
+            /* One launch: each thread keeps its dweight elements in registers, builds
+             * P_t for t descending from +0 and adds it - the reference's sequence. */
+            gemm_desc g = desc(dweight, dout, inp, out_f, in, N, 1, out_f, in, 1, 1);
+            g.steps = t_steps;
+            g.a_step = N * out_f;
+            g.b_step = N * in;
+            gemm_launch(c, g);
+        }
+    }
+    if (dbias) {
+        dbias_kernel<<<remat_cuda_blocks(out_f), REMAT_CUDA_THREADS, 0, c->stream>>>(dbias, dout, t_steps, N, out_f);
+        cudaCheckLaunch();
+    }
+}
