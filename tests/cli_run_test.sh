@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# cli_run_test.sh - `remat run` end to end: exit codes and one-line errors of
+# interfaces.md, JSON keys, trace and dump files written whole.
+set -u
+remat="$1"
+cd "${TEST_SRCDIR:-.}/${TEST_WORKSPACE:-remat}" 2>/dev/null || true
+tmp="${TEST_TMPDIR:-/tmp}/cli_run.$$"
+mkdir -p "$tmp"
+fails=0 passes=0
+
+expect() { # expect <code> <stderr-pattern> -- command...
+  local want="$1" pat="$2"; shift 3
+  local out err code
+  out=$("$@" 2>"$tmp/err"); code=$?
+  err=$(cat "$tmp/err")
+  if [ "$code" != "$want" ]; then
+    echo "FAIL: '$*' exited $code, expected $want; stderr: $err"; fails=$((fails+1)); return
+  fi
+  if [ -n "$pat" ] && ! grep -qE -- "$pat" "$tmp/err"; then
+    echo "FAIL: '$*' stderr does not match /$pat/: $err"; fails=$((fails+1)); return
+  fi
+  if [ "$want" = 2 ] && [ "$(wc -l < "$tmp/err")" -ne 1 ]; then
+    echo "FAIL: '$*' printed more than one error line: $err"; fails=$((fails+1)); return
+  fi
+  passes=$((passes+1))
+}
+
+M=data/models/tiny-mlp-lif.json
+expect 0 "" -- "$remat" run --help
+expect 0 "" -- "$remat" --help
+expect 2 "unknown command" -- "$remat" frobnicate
+expect 2 "--model" -- "$remat" run
+expect 2 "no-such.json" -- "$remat" run --model "$tmp/no-such.json"
+printf '{"name": "x", "T": 4,' > "$tmp/trunc.json"
+expect 2 "trunc.json" -- "$remat" run --model "$tmp/trunc.json"
+expect 2 "k" -- "$remat" run --model $M --plan data/plans/tiny-mlp-lif-invalid-k-divisor.json
+expect 2 "blocks" -- "$remat" run --model $M --plan data/plans/tiny-mlp-lif-invalid-unknown-block.json
+expect 2 "backend" -- "$remat" run --model $M --backend tpu
+expect 2 "iters" -- "$remat" run --model $M --iters 0
+expect 2 "dump" -- "$remat" run --model $M --iters 2 --dump "$tmp/d.h5"
+expect 2 "" -- "$remat" run --model $M --seed notanumber
+# cuda without a device (or without CUDA) is a device error, exit 1, never a crash
+expect 1 "CUDA" -- "$remat" run --model $M --backend cuda
+
+# a good run: JSON keys, trace and dump written, no temp files left
+expect 0 "" -- "$remat" run --model $M --plan data/plans/tiny-mlp-lif-ckpt.json --iters 2 --trace "$tmp/t.h5" --json
+out=$("$remat" run --model $M --plan data/plans/tiny-mlp-lif-ckpt.json --json)
+for key in peak_live_bytes peak_reserved_bytes end_of_forward_bytes step_time_s events; do
+  if ! echo "$out" | grep -q "\"$key\":"; then echo "FAIL: --json lacks $key: $out"; fails=$((fails+1)); else passes=$((passes+1)); fi
+done
+[ -s "$tmp/t.h5" ] && passes=$((passes+1)) || { echo "FAIL: no trace written"; fails=$((fails+1)); }
+expect 0 "" -- "$remat" run --model $M --dump "$tmp/d.h5"
+[ -s "$tmp/d.h5" ] && passes=$((passes+1)) || { echo "FAIL: no dump written"; fails=$((fails+1)); }
+ls "$tmp"/*.tmp >/dev/null 2>&1 && { echo "FAIL: temp files left"; fails=$((fails+1)); } || passes=$((passes+1))
+# a trace path in a missing folder: exit 2, nothing half written
+expect 2 "" -- "$remat" run --model $M --trace "$tmp/missing/dir/t.h5"
+
+rm -rf "$tmp"
+echo "cli_run: $passes passed, $fails failed"
+[ "$fails" -eq 0 ]
