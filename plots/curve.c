@@ -279,6 +279,9 @@ remat_status remat_mem_curve_build(const remat_trace *t, const char *origin, con
                                    (long long)i, (long long)t->events[i].tensor);
         if (t->events[i].tensor > max_id) max_id = t->events[i].tensor;
     }
+    if (max_id > 2 * hi + 1024) /* ids are dense from 0: at most one per alloc */
+        return remat_error_set(err, REMAT_ERR_INPUT, "%s: events.tensor: expected ids dense from 0, got id %lld among %lld events",
+                               origin, (long long)max_id, (long long)hi);
     int64_t n = hi - lo + 1; /* points: the start and one after each event */
     double *x = NULL;
     int64_t *live = NULL, *resv = NULL, *ev = NULL, *keep = NULL;

@@ -73,7 +73,7 @@ remat_status remat_plot_items_build(const remat_plot_input *in, int n, const rem
         if (!dup[i] || (in[i].label && in[i].label[0])) continue;
         char stem[96], tmp[160];
         remat_path_stem(in[i].origin ? in[i].origin : "", stem, sizeof stem);
-        snprintf(tmp, sizeof tmp, "%s (%s)", items[i].label, stem[0] ? stem : "trace");
+        snprintf(tmp, sizeof tmp, "%.100s (%.50s)", items[i].label, stem[0] ? stem : "trace");
         snprintf(items[i].label, sizeof items[i].label, "%s", tmp);
     }
     for (int i = 0; i < n; i++)

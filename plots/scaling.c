@@ -240,7 +240,7 @@ remat_status remat_plot_scaling(const remat_scaling *s, const char *origin, cons
     fprintf(fp, "set grid xtics ytics lc rgb \"#d0d0d0\" lt 1 lw 0.6\nset tics out nomirror\nset border 3\n");
     fprintf(fp, "set key top left Left reverse samplen 3 spacing 1.25 box lc rgb \"#cccccc\" opaque\n");
     /* fitted references */
-    char fit_plot[REMAT_SCALING_MAX_SERIES][400];
+    char fit_plot[REMAT_SCALING_MAX_SERIES][512];
     int nfit = 0;
     for (int i = 0; i < s->n_series; i++) {
         const remat_scaling_series *q = &s->series[i];
