@@ -417,6 +417,54 @@ TEST(Curve, BadTracesAreRefusedWithFileAndField) {
     }
 }
 
+TEST(Curve, IterationsFromTheEventsWhenTheTraceHasNoSummaries) {
+    TB b;
+    int64_t a = b.Alloc(100, REMAT_PHASE_FORWARD, REMAT_ROLE_SAVED);
+    b.Free(a, REMAT_PHASE_BACKWARD);
+    b.iter = 1;
+    int64_t c1 = b.Alloc(300, REMAT_PHASE_FORWARD, REMAT_ROLE_SAVED);
+    int64_t c2 = b.Alloc(50, REMAT_PHASE_BACKWARD, REMAT_ROLE_ACT_GRAD);
+    b.Free(c2, REMAT_PHASE_BACKWARD);
+    b.Free(c1, REMAT_PHASE_BACKWARD);
+    ASSERT_EQ(b.t.n_iters, 0);
+    remat_curve_opts o = remat_curve_opts_default();
+    remat_mem_curve c;
+    remat_error err = {};
+    ASSERT_EQ(remat_mem_curve_build(&b.t, "noiters.h5", &o, &c, &err), REMAT_OK) << err.msg;
+    EXPECT_EQ(c.iter, 1);
+    EXPECT_EQ(c.first_event, 2);
+    EXPECT_EQ(c.n_events, 4);
+    EXPECT_EQ(c.live.peak, 350);
+    remat_mem_curve_free(&c);
+    o.iter = 0;
+    ASSERT_EQ(remat_mem_curve_build(&b.t, "noiters.h5", &o, &c, &err), REMAT_OK) << err.msg;
+    EXPECT_EQ(c.live.peak, 100);
+    EXPECT_EQ(c.n_events, 2);
+    remat_mem_curve_free(&c);
+    o.iter = 2;
+    EXPECT_EQ(remat_mem_curve_build(&b.t, "noiters.h5", &o, &c, &err), REMAT_ERR_INPUT);
+    EXPECT_STREQ(err.msg, "noiters.h5: --iter: no events of iteration 2 in the trace");
+}
+
+TEST(Figure, ATraceWithoutTimesIsDrawnOnTheEventAxis) {
+    TB b;
+    int64_t a = b.Alloc(100, REMAT_PHASE_FORWARD, REMAT_ROLE_SAVED, -1, -1, 0.0);
+    b.Free(a, REMAT_PHASE_BACKWARD, 0.0);
+    remat_plot_input in = {&b.t, "sim.h5", nullptr};
+    remat_figure_opts fo = remat_figure_opts_default();
+    std::string out = TmpDir() + "/notime.png";
+    fo.out = out.c_str();
+    fo.data_only = 1;
+    remat_figure_files f;
+    remat_error err = {};
+    ASSERT_EQ(remat_plot_memory(&in, 1, nullptr, &fo, &f, &err), REMAT_OK) << err.msg;
+    std::string gp = ReadAll(f.script);
+    EXPECT_NE(gp.find("allocation events since the start of the iteration"), std::string::npos) << gp;
+    auto rows = DataBlock(f.data, 0);
+    ASSERT_EQ(rows.size(), 3u);
+    EXPECT_EQ(rows[2][0], "2");
+}
+
 // A trace of about `n` events: a sawtooth of small tensors plus a few big spikes.
 void BuildBig(TB &b, int64_t n, std::vector<int64_t> *spike_events) {
     std::mt19937_64 rng(11);
