@@ -21,7 +21,7 @@
 static const char *USAGE =
     "usage: remat verify --model M.json --plan P.json [--backend ref|cuda] [--seed S] [--threads N] [--json]\n"
     "       remat verify --model M.json --grid [--sample K] [--sample-seed S] [--seed S] [--all-rows] [--json]\n"
-    "       remat verify --compressors [--seed S] [--large N|auto|max] [--json]\n"
+    "       remat verify --compressors [--seed S] [--large N|auto|max|0] [--json]\n"
     "\n"
     "Runs one training step (no optimiser update) with plain backpropagation and with the\n"
     "plan, from the same seed on the same backend, and compares the loss, the input and\n"
@@ -70,7 +70,9 @@ static int run_compressors(uint64_t seed, const char *large, int json) {
     remat_verify_compress_opts o = remat_verify_compress_opts_default();
     o.seed = seed;
     o.progress = compress_progress;
-    if (!large || !strcmp(large, "auto")) {
+    if (!large) {
+        o.large_elems = REMAT_VERIFY_LARGE_DEFAULT;
+    } else if (!strcmp(large, "auto")) {
         o.large_elems = REMAT_VERIFY_LARGE_AUTO;
     } else if (!strcmp(large, "max")) {
         o.large_elems = REMAT_COMPRESS_MAX_ELEMS;
@@ -169,7 +171,8 @@ int remat_cmd_verify(int argc, char **argv) {
         {"--all-rows", CLI_FLAG, &all_rows, "with --grid: print every row (default: at most 200, then failures and best)"},
         {"--compressors", CLI_FLAG, &compressors, "check the compressors alone over adversarial inputs"},
         {"--large", CLI_STRING, &large,
-         "with --compressors: elements of the large bit round trip (auto: the largest that fits, max, 0: skip)"},
+         "with --compressors: elements of the large bit round trip (default 268435459; auto: the largest that "
+         "fits in memory; max: 4294967295; 0: skip)"},
         {"--backend", CLI_STRING, &backend, "ref (default) or cuda; baseline and plan run on the same one"},
         {"--seed", CLI_STRING, &seed_s, "seed of parameters, input, labels, dropout (default 1)"},
         {"--threads", CLI_INT, &threads, "reference-backend threads (default 1)"},

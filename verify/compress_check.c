@@ -74,7 +74,7 @@ remat_verify_compress_opts remat_verify_compress_opts_default(void) {
     remat_verify_compress_opts o;
     memset(&o, 0, sizeof o);
     o.seed = 1;
-    o.large_elems = REMAT_VERIFY_LARGE_AUTO;
+    o.large_elems = REMAT_VERIFY_LARGE_DEFAULT;
     return o;
 }
 
@@ -515,14 +515,21 @@ static int64_t mem_available(void) {
 }
 
 static int64_t auto_large(void) {
-    const int64_t M = REMAT_COMPRESS_MAX_ELEMS;
-    int64_t need = M * 4 + M / 8 + ((int64_t)1 << 30);
-    if (mem_available() >= need) return M;
-    return ((int64_t)1 << 28) + 3;
+    int64_t spare = mem_available() - ((int64_t)1 << 30);
+    int64_t n = spare > 0 ? spare / 33 * 8 : 0; /* 4 bytes + 1 bit = 33/8 bytes per element */
+    if (n > REMAT_COMPRESS_MAX_ELEMS) n = REMAT_COMPRESS_MAX_ELEMS;
+    if (n < REMAT_VERIFY_LARGE_DEFAULT) n = REMAT_VERIFY_LARGE_DEFAULT;
+    return n;
 }
 
 /* Byte j of the large pattern (element i is bit i%8 of byte i/8). */
 static unsigned char large_byte(uint64_t seed, int64_t j) { return (unsigned char)(mix64(seed ^ (uint64_t)j) >> 56); }
+
+/* The 8 floats (0.0 / 1.0) that byte value v decodes to, LSB first. */
+static void byte_table(float tab[256][8]) {
+    for (int v = 0; v < 256; v++)
+        for (int b = 0; b < 8; b++) tab[v][b] = ((v >> b) & 1) ? 1.0f : 0.0f;
+}
 
 static void g_large(ctx *x, int64_t n) {
     const remat_compressor c = REMAT_COMP_BIT;
@@ -536,19 +543,18 @@ static void g_large(ctx *x, int64_t n) {
         check_fail(x, "n=%" PRId64 ": compressed size %" PRId64 ", the format needs %" PRId64, n, said, exp);
         return;
     }
+    static float tab[256][8];
+    byte_table(tab);
     float *v = xalloc(x, (size_t)n * 4);
     unsigned char *enc = v ? xalloc(x, (size_t)exp) : NULL;
     if (!v || !enc) {
         remat_xfree(v);
         return;
     }
-    int last_bits = (int)(n % 8);
-    for (int64_t j = 0; j < exp; j++) {
-        unsigned char byte = large_byte(seed, j);
-        int64_t base = j * 8;
-        int lim = (j == exp - 1 && last_bits) ? last_bits : 8;
-        for (int b = 0; b < lim; b++) v[base + b] = ((byte >> b) & 1) ? 1.0f : 0.0f;
-    }
+    const int64_t full = n / 8;
+    const int last_bits = (int)(n % 8);
+    for (int64_t j = 0; j < full; j++) memcpy(v + 8 * j, tab[large_byte(seed, j)], sizeof tab[0]);
+    if (last_bits) memcpy(v + 8 * full, tab[large_byte(seed, full)], (size_t)last_bits * 4);
     remat_error e = {0};
     if (x->cd->compress(c, enc, exp, v, n, &e) != REMAT_OK) {
         check_fail(x, "n=%" PRId64 ": valid input refused: %s", n, e.msg);
@@ -557,7 +563,7 @@ static void g_large(ctx *x, int64_t n) {
     check_ok(x);
     for (int64_t j = 0; j < exp; j++) {
         unsigned char want = large_byte(seed, j);
-        if (j == exp - 1 && last_bits) want &= (unsigned char)((1u << last_bits) - 1);
+        if (j == full) want &= (unsigned char)((1u << last_bits) - 1);
         if (enc[j] != want) {
             check_fail(x, "n=%" PRId64 ": compressed byte %" PRId64 " is 0x%02x, the format says 0x%02x", n, j, enc[j],
                        want);
@@ -571,17 +577,15 @@ static void g_large(ctx *x, int64_t n) {
         goto out;
     }
     for (int64_t j = 0; j < exp; j++) {
-        unsigned char byte = large_byte(seed, j);
-        int64_t base = j * 8;
-        int lim = (j == exp - 1 && last_bits) ? last_bits : 8;
-        for (int b = 0; b < lim; b++) {
-            float want = ((byte >> b) & 1) ? 1.0f : 0.0f;
-            if (fbits(v[base + b]) != fbits(want)) {
-                check_fail(x, "n=%" PRId64 ": element %" PRId64 " was %g, restored 0x%08x", n, base + b, (double)want,
-                           fbits(v[base + b]));
+        const float *want = tab[large_byte(seed, j)];
+        int lim = j == full ? last_bits : 8;
+        if (!memcmp(v + 8 * j, want, (size_t)lim * 4)) continue;
+        for (int b = 0; b < lim; b++)
+            if (fbits(v[8 * j + b]) != fbits(want[b])) {
+                check_fail(x, "n=%" PRId64 ": element %" PRId64 " was %g, restored 0x%08x", n, 8 * j + b,
+                           (double)want[b], fbits(v[8 * j + b]));
                 goto out;
             }
-        }
     }
     check_ok(x);
 out:

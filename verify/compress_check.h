@@ -39,13 +39,18 @@ typedef struct remat_verify_codec {
 /* compress.h's functions. */
 remat_verify_codec remat_verify_codec_default(void);
 
-/* large_elems for "as large as fits": REMAT_COMPRESS_MAX_ELEMS if this machine's
- * free memory holds 4 bytes + 1 bit per element with 1 GiB to spare, else 2^28 + 3. */
+/* large_elems for "as large as fits": the most elements (at most
+ * REMAT_COMPRESS_MAX_ELEMS, at least REMAT_VERIFY_LARGE_DEFAULT) whose 4 bytes + 1 bit
+ * each fit in this machine's available memory with 1 GiB to spare. The full
+ * REMAT_COMPRESS_MAX_ELEMS round trip takes 16.5 GiB and minutes. */
 #define REMAT_VERIFY_LARGE_AUTO (-1)
+/* The default: 2^28 + 3 elements (1 GiB of floats; not a multiple of 8). */
+#define REMAT_VERIFY_LARGE_DEFAULT (((int64_t)1 << 28) + 3)
 
 typedef struct remat_verify_compress_opts {
     uint64_t seed;          /* random densities and patterns */
-    int64_t large_elems;    /* the large bit round trip: elements, 0 to skip, or REMAT_VERIFY_LARGE_AUTO */
+    int64_t large_elems;    /* the large bit round trip: elements (default REMAT_VERIFY_LARGE_DEFAULT),
+                               0 to skip, or REMAT_VERIFY_LARGE_AUTO */
     const remat_verify_codec *codec; /* NULL: remat_verify_codec_default() */
     /* Called before each group (may be NULL): for a progress line. */
     void (*progress)(void *ctx, const char *compressor, const char *group);
