@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,7 +14,11 @@
 static void *hook_malloc(size_t n) { return remat_xmalloc(n ? n : 1, NULL); }
 static void hook_free(void *p) { remat_xfree(p); }
 
+/* Installed once (normally by the constructor below, before main and before any
+ * thread exists), so concurrent parses never write cJSON's global hooks. */
 void json_install_hooks(void) {
+    static atomic_int installed;
+    if (atomic_exchange(&installed, 1)) return;
     cJSON_Hooks h = {hook_malloc, hook_free};
     cJSON_InitHooks(&h);
 }

@@ -7,9 +7,10 @@
  * and returns REMAT_ERR_INPUT. Values echoed into messages are sanitised (printable
  * ASCII, truncated) so that a message stays one line whatever the file holds.
  *
- * cJSON's own allocations are routed through remat_xmalloc/remat_xfree (hooks
- * installed by a constructor when this file is linked, and again before every
- * parse; installing them twice is harmless).
+ * cJSON's own allocations are routed through remat_xmalloc/remat_xfree: the hooks
+ * are installed once, by a constructor when this file is linked (so every cJSON
+ * tree in the process, whoever builds it, uses the same allocator), or at the
+ * first parse on compilers without constructors.
  */
 #ifndef REMAT_CORE_JSON_UTIL_H
 #define REMAT_CORE_JSON_UTIL_H
@@ -26,7 +27,7 @@ typedef struct json_ctx {
     remat_error *err;
 } json_ctx;
 
-/* Installs the remat_xmalloc hooks into cJSON (idempotent). */
+/* Installs the remat_xmalloc hooks into cJSON (once; later calls do nothing). */
 void json_install_hooks(void);
 
 /* Parses text[0..len) (need not be NUL-terminated). On success *root owns the tree
