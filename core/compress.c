@@ -79,8 +79,8 @@ static int is_uint8_value(float f) {
 }
 
 static remat_status refuse_value(remat_error *err, remat_compressor c, int64_t i, float v, const char *what) {
-    return remat_error_set(err, REMAT_ERR_INPUT, "%s compressor: element %" PRId64 " is %.9g (bits 0x%08" PRIx32
-                           "), not %s", remat_compressor_name(c), i, (double)v, bits_of(v), what);
+    return remat_error_set(err, REMAT_ERR_INPUT, "%s compressor: element %" PRId64 " is %.9g, not %s (bits 0x%08" PRIx32
+                           ")", remat_compressor_name(c), i, (double)v, what, bits_of(v));
 }
 
 static remat_status check_args(remat_compressor c, int64_t n, int64_t bytes, const void *buf, const char *field,

@@ -143,7 +143,7 @@ void ExpectRefused(remat_compressor c, float bad, const std::string& text) {
             << remat_compressor_name(c) << " accepted " << text;
         EXPECT_EQ(err.status, REMAT_ERR_INPUT);
         const std::string msg = err.msg;
-        EXPECT_NE(msg.find("element " + std::to_string(at) + " is " + text), std::string::npos)
+        EXPECT_NE(msg.find("element " + std::to_string(at) + " is " + text + ", not "), std::string::npos)
             << remat_compressor_name(c) << ": " << msg;
     }
 }
