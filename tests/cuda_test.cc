@@ -8,8 +8,9 @@
 //     on random inputs. Exact (bit) equality wherever the computation is the same
 //     element-wise chain (neurons, dropout, add, fills, optimisers, batch norm, MSE,
 //     the tiled GEMM, compressors and their error messages); stated tolerances where it
-//     is not (cuBLAS GEMMs: |d| <= 4 K eps sum|a b|; CE loss: 1 float ulp, because the
-//     device's double exp/log may differ from libm in the last double bit).
+//     is not (cuBLAS GEMMs: |d| <= 4 (K+2) eps sum|a b|; CE loss: 1 float ulp and its
+//     gradient T ulps after T accumulations, because the device's double exp/log may
+//     differ from libm in the last double bit).
 //     Determinism: repeated runs bit-identical, time-chunked calls equal full ones.
 //  3. CudaExecutor.*: whole training steps of the shipped tiny models, CUDA against
 //     the reference, and every plan of a small grid bit-identical to the CUDA baseline.
@@ -151,7 +152,7 @@ TEST(HostBodies, NeuronsMatchReference) {
 }
 
 TEST(HostBodies, GemmChainIsTheReferenceGemm) {
-    const int64_t M = 13, N = 21, K = 37;
+    const int64_t M = 13, N = 21, K = 600;  // K > 256: the reference blocks K (exactly)
     const Floats A = uniform(M * K, -1, 1, 5), B = uniform(N * K, -1, 1, 6), C0 = uniform(M * N, -1, 1, 7);
     for (int acc = 0; acc < 2; acc++) {
         Floats ref = C0, mine = C0;
@@ -686,7 +687,9 @@ TEST_F(CudaKernels, LossesMatchReference) {
         } else {
             EXPECT_LE(ulp_distance(Lc, L), 1.0f) << "ce loss " << Lc << " vs " << L;
             const Floats g = dd.get(T * N * K);
-            for (size_t i = 0; i < g.size(); i++) ASSERT_LE(ulp_distance(g[i], dout[i]), 1.0f) << "ce gradient " << i;
+            // gt may differ by 1 ulp of gt; dout accumulates it T times onto 0.25.
+            for (size_t i = 0; i < g.size(); i++)
+                ASSERT_LE(ulp_distance(g[i], dout[i]), (float)T) << "ce gradient " << i;
         }
     }
 }
