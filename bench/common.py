@@ -1,0 +1,203 @@
+"""common.py - shared helpers of the bench/ experiment scripts (bench/exp*.py).
+
+Each experiment script runs its commands, prints its table, and writes
+bench/results/<name>.json (and .csv): the exact command that reproduces it, the machine,
+the date, every underlying command line, and the measured rows. bench/make_doc.py turns
+those files into docs/benchmarks.md.
+
+The remat binary: $REMAT_BIN if set, else bazel-bin/tools/remat under
+$(bazel [--output_base=$BAZEL_OUTPUT_BASE] info bazel-bin) (bench/run-all builds it).
+"""
+import csv
+import datetime
+import json
+import os
+import platform
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULTS = os.path.join(ROOT, "bench", "results")
+WORK = os.path.join(RESULTS, "work")  # generated model/plan/trace files (not committed)
+TORCH_PYTHON = "/usr/bin/python3"     # Debian's interpreter, where python3-torch lives
+
+
+def bazel_cmd():
+    base = os.environ.get("BAZEL_OUTPUT_BASE")
+    return ["bazel"] + (["--output_base=" + base] if base else [])
+
+
+_BIN = None
+_BAZEL_BIN = None
+
+
+def bazel_bin():
+    """The bazel-bin folder of this workspace (and output base)."""
+    global _BAZEL_BIN
+    if not _BAZEL_BIN:
+        _BAZEL_BIN = subprocess.run(bazel_cmd() + ["info", "bazel-bin"], cwd=ROOT, capture_output=True, text=True,
+                                    check=True).stdout.strip()
+    return _BAZEL_BIN
+
+
+def remat_bin():
+    global _BIN
+    if _BIN:
+        return _BIN
+    if os.environ.get("REMAT_BIN"):
+        _BIN = os.environ["REMAT_BIN"]
+    else:
+        _BIN = os.path.join(bazel_bin(), "tools", "remat")
+    if not os.access(_BIN, os.X_OK):
+        sys.exit("bench: %s: not built (run: %s build //tools:remat)" % (_BIN, " ".join(bazel_cmd())))
+    return _BIN
+
+
+def rel(path):
+    """Path relative to the repository root, for printing commands."""
+    p = os.path.abspath(path)
+    return os.path.relpath(p, ROOT) if p.startswith(ROOT) else p
+
+
+def show(cmd):
+    """The command as a user would type it from the repository root."""
+    out = []
+    for a in cmd:
+        a = str(a)
+        if a == _BIN:
+            a = "remat"
+        elif os.path.isabs(a) and a.startswith(ROOT):
+            a = rel(a)
+        out.append(shlex.quote(a))
+    return " ".join(out)
+
+
+def run(cmd, ok=(0,), timeout=1800):
+    """Runs cmd from the repository root; returns (rc, stdout, stderr, wall seconds)."""
+    cmd = [str(c) for c in cmd]
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    wall = time.perf_counter() - t0
+    if p.returncode not in ok:
+        raise RuntimeError("bench: `%s` exited %d: %s" % (show(cmd), p.returncode, p.stderr.strip()[-2000:]))
+    return p.returncode, p.stdout, p.stderr, wall
+
+
+def run_json(cmd, ok=(0,), timeout=1800):
+    rc, out, err, wall = run(cmd, ok, timeout)
+    try:
+        d = json.loads(out)
+    except ValueError:
+        line = [l for l in out.splitlines() if l.strip().startswith("{")]
+        if not line:
+            raise RuntimeError("bench: `%s` printed no JSON: %s %s" % (show(cmd), out[-500:], err[-500:]))
+        d = json.loads(line[-1])
+    d["_rc"] = rc
+    d["_wall_s"] = wall
+    return d
+
+
+def remat(*args, ok=(0,), timeout=1800):
+    return run_json([remat_bin()] + [str(a) for a in args] + ["--json"], ok=ok, timeout=timeout)
+
+
+def med(xs):
+    return statistics.median(xs) if xs else None
+
+
+def stats(xs):
+    """median, min, max of a list of numbers."""
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return {"median": None, "min": None, "max": None, "n": 0}
+    return {"median": statistics.median(xs), "min": min(xs), "max": max(xs), "n": len(xs)}
+
+
+def machine():
+    model, cores = platform.processor() or "unknown", os.cpu_count()
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+        for l in out.splitlines():
+            k, _, v = l.partition(":")
+            if k.strip() == "Model name":
+                model = v.strip()
+            if k.strip() == "CPU(s)":
+                cores = int(v.strip())
+    except OSError:
+        pass
+    mem = ""
+    try:
+        with open("/proc/meminfo") as f:
+            kb = int(f.readline().split()[1])
+            mem = "%.0f GiB RAM" % (kb / 1048576)
+    except OSError:
+        pass
+    return "%s, %s cores, %s, %s" % (model, cores, mem, platform.platform())
+
+
+def now():
+    return datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+
+
+def write_model(base_path, name, **changes):
+    """A copy of a model file with fields changed (T, N, ...), under bench/results/work/."""
+    os.makedirs(WORK, exist_ok=True)
+    with open(base_path) as f:
+        m = json.load(f)
+    m.update(changes)
+    path = os.path.join(WORK, name + ".json")
+    with open(path, "w") as f:
+        json.dump(m, f, indent=1)
+    return path
+
+
+def write_plan(model_name, blocks, name, description=""):
+    os.makedirs(WORK, exist_ok=True)
+    p = {"model": model_name, "blocks": blocks}
+    if description:
+        p["description"] = description
+    path = os.path.join(WORK, name + ".json")
+    with open(path, "w") as f:
+        json.dump(p, f, indent=1)
+    return path
+
+
+LOAD_START = os.getloadavg()
+T_START = time.time()
+
+
+def save(name, result, rows=None, columns=None):
+    """Writes bench/results/<name>.json (result) and <name>.csv (rows)."""
+    os.makedirs(RESULTS, exist_ok=True)
+    result.setdefault("machine", machine())
+    result.setdefault("date", now())
+    result.setdefault("loadavg_start", list(LOAD_START))
+    result.setdefault("loadavg_end", list(os.getloadavg()))
+    result.setdefault("elapsed_s", time.time() - T_START)
+    with open(os.path.join(RESULTS, name + ".json"), "w") as f:
+        json.dump(result, f, indent=1, default=str)
+    if rows:
+        columns = columns or list(rows[0].keys())
+        with open(os.path.join(RESULTS, name + ".csv"), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore")
+            w.writeheader()
+            for r in rows:
+                w.writerow(r)
+
+
+def mib(b):
+    return None if b is None else b / 1048576.0
+
+
+def arg_quick():
+    """--quick in argv (or BENCH_QUICK=1): smaller sweeps, fewer repeats."""
+    return "--quick" in sys.argv or os.environ.get("BENCH_QUICK") == "1"
+
+
+def arg_int(name, default):
+    if name in sys.argv:
+        return int(sys.argv[sys.argv.index(name) + 1])
+    return default

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""exp3_search_levels.py - the greedy search levels 0-4 and --budget on 3block-if
+(3 x Linear(512)-IF-Linear(512)-IF, T=16, N=512, C=512).
+
+  python3 bench/exp3_search_levels.py [--quick] [--rounds R] [--threads N]
+
+1. `remat run` without a plan records the baseline trace (--iters 2).
+2. `remat search --level L` for L = 0..4 (preset memory, the default) and
+   `remat search --budget B` with B = the level-4 predicted peak: the chosen plans; the
+   search time is the wall time of the command (median of S repeats; it includes reading
+   the trace).
+3. R rounds, each running every chosen plan once (`remat run --iters 2`, second step):
+   measured peak (deterministic) and step time (median and range over rounds), and the
+   overhead against level 0 from the same round.
+Published (SpikingJelly memopt, RTX 4090, PyTorch 2.11): 462.3 MiB -> 249.3 MiB at level
+1-3, 248.8 MiB at level 4; 48.9 ms -> 93.5 ms (level 1) -> 60.1 ms (level 4).
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common as C  # noqa: E402
+
+PUBLISHED = {0: (462.3, 48.9, None), 1: (249.3, 93.5, 66.4), 2: (249.3, 66.5, 833.2), 3: (249.3, 66.8, 684.9),
+             4: (248.8, 60.1, 1687.5)}
+
+
+def main():
+    quick = C.arg_quick()
+    rounds = C.arg_int("--rounds", 2 if quick else 3)
+    srepeats = C.arg_int("--search-repeats", 3)
+    threads = C.arg_int("--threads", 1)
+    model = os.path.join(C.ROOT, "data/models/3block-if.json")
+    trace = os.path.join(C.WORK, "3block-if-base.h5")
+    os.makedirs(C.WORK, exist_ok=True)
+    commands = []
+    cmd = ["run", "--model", model, "--iters", 2, "--threads", threads, "--trace", trace]
+    C.remat(*cmd)
+    commands.append(C.show([C.remat_bin()] + cmd + ["--json"]))
+    configs = []  # (name, plan path or None, search result, search times)
+    for level in range(5):
+        plan = os.path.join(C.WORK, "3block-if-level%d.json" % level)
+        cmd = ["search", "--trace", trace, "--level", level, "--out", plan]
+        res, times = None, []
+        for _ in range(srepeats):
+            res = C.remat(*cmd)
+            times.append(res["_wall_s"])
+        commands.append(C.show([C.remat_bin()] + cmd + ["--json"]))
+        configs.append(("level %d" % level, plan if level > 0 else None, res, times, level))
+    budget = configs[4][2]["peak_bytes"]
+    plan = os.path.join(C.WORK, "3block-if-budget.json")
+    cmd = ["search", "--trace", trace, "--budget", "%dB" % budget, "--out", plan]
+    res, times = None, []
+    for _ in range(srepeats):
+        res = C.remat(*cmd)
+        times.append(res["_wall_s"])
+    commands.append(C.show([C.remat_bin()] + cmd + ["--json"]))
+    configs.append(("--budget %.1f MiB" % C.mib(budget), plan, res, times, None))
+    meas = {c[0]: [] for c in configs}
+    for r in range(rounds):
+        for name, plan, _, _, _ in configs:
+            cmd = ["run", "--model", model, "--iters", 2, "--threads", threads] + (["--plan", plan] if plan else [])
+            d = C.remat(*cmd)
+            meas[name].append(d["steps"][-1])
+            if r == 0:
+                commands.append(C.show([C.remat_bin()] + cmd + ["--json"]))
+    base = meas["level 0"]
+    rows = []
+    for name, plan, res, times, level in configs:
+        m = meas[name]
+        peak = max(x["peak_live_bytes"] for x in m)
+        row = {"config": name, "level": level, "plan": res.get("label") or ("(budget plan)" if level is None else ""),
+               "peak_bytes": peak, "peak_reserved_bytes": max(x["peak_reserved_bytes"] for x in m),
+               "predicted_peak_bytes": res.get("peak_live_bytes", res.get("peak_bytes")),
+               "predicted_step_s": res.get("step_time_s"),
+               "vs_level0_pct": 100.0 * (peak / base[0]["peak_live_bytes"] - 1),
+               "step_s": C.stats([x["step_time_s"] for x in m]),
+               "overhead_pct": C.stats([100 * (x["step_time_s"] / b["step_time_s"] - 1) for x, b in zip(m, base)]),
+               "search_s": C.stats(times)}
+        if level is not None:
+            pub = PUBLISHED[level]
+            row["published"] = {"peak_MiB": pub[0], "step_ms": pub[1], "search_ms": pub[2]}
+        if level is None:
+            row["budget_bytes"] = budget
+            row["plan"] = res.get("label") or str(res.get("plan"))
+        rows.append(row)
+        print("%-20s peak %7.1f MiB (%+6.1f %%) step %.3f s (%+6.1f %%) search %.3f s  %s" % (
+            name, C.mib(peak), row["vs_level0_pct"], row["step_s"]["median"], row["overhead_pct"]["median"],
+            row["search_s"]["median"], row["plan"]), flush=True)
+    C.save("exp3_search_levels", {
+        "title": "Search levels on 3block-if (T=16, N=512, C=512)",
+        "command": "python3 bench/exp3_search_levels.py" + (" --quick" if quick else "") +
+                   " --rounds %d --threads %d" % (rounds, threads),
+        "rounds": rounds, "threads": threads, "search_repeats": srepeats, "commands": commands, "rows": rows},
+        [{"config": r["config"], "peak_bytes": r["peak_bytes"], "vs_level0_pct": r["vs_level0_pct"],
+          "step_s_median": r["step_s"]["median"], "overhead_pct_median": r["overhead_pct"]["median"],
+          "search_s_median": r["search_s"]["median"], "plan": r["plan"]} for r in rows])
+
+
+if __name__ == "__main__":
+    main()

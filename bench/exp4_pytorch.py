@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""exp4_pytorch.py - remat's reference backend against PyTorch on the CPU, same models.
+
+  python3 bench/exp4_pytorch.py [--quick] [--rounds R] [--threads N] [--models a,b]
+
+For each shipped model (3block-if, mlp-lif, resnet-bn):
+  PyTorch (Debian python3-torch, bench/pytorch/snn.py):
+    plain       - autograd keeps what each op saves;
+    checkpoint  - torch.utils.checkpoint(block, use_reentrant=False) around every block;
+  remat (`remat run`, reference backend):
+    plain       - no plan;
+    ckpt/block  - the same plan as torch's: every block checkpointed, input uncompressed, k=1;
+    level 4     - the plan `remat search --level 4` chooses from the baseline trace.
+Step time: R rounds; each round runs every configuration once in a fresh process
+(torch: 1 warm-up + 3 timed steps, median; remat: --iters 2, the second step), so the
+ratios of a round are measured side by side. Given: median and range over the rounds.
+Peak: exact live tensor bytes of a step after the first (torch: profiler memory events,
+bench/pytorch/measure.py; remat: peak_live_bytes), deterministic.
+Both sides use the same number of threads (--threads, default 1) and compute the
+gradient of the network input (remat always does; torch: input.requires_grad_()).
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common as C  # noqa: E402
+
+MEASURE = os.path.join(C.ROOT, "bench", "pytorch", "measure.py")
+
+
+def torch_cmd(model, ckpt, threads, repeats, memory):
+    cmd = [C.TORCH_PYTHON, MEASURE, "--model", model, "--threads", threads, "--repeats", repeats, "--json"]
+    if ckpt:
+        cmd.append("--checkpoint")
+    if not memory:
+        cmd.append("--no-memory")
+    return [str(c) for c in cmd]
+
+
+def main():
+    quick = C.arg_quick()
+    rounds = C.arg_int("--rounds", 2 if quick else 3)
+    threads = C.arg_int("--threads", 1)
+    models = ["3block-if", "mlp-lif", "resnet-bn"]
+    if "--models" in sys.argv:
+        models = sys.argv[sys.argv.index("--models") + 1].split(",")
+    rc = C.run([C.TORCH_PYTHON, "-c", "import torch; print(torch.__version__)"], ok=(0, 1))
+    if rc[0] != 0:
+        sys.exit("exp4: torch does not import in %s; run bench/setup-pytorch.sh" % C.TORCH_PYTHON)
+    torch_version = rc[1].strip()
+    commands, rows = [], []
+    for name in models:
+        model = os.path.join(C.ROOT, "data/models/%s.json" % name)
+        import json
+        with open(model) as f:
+            spec = json.load(f)
+        trace = os.path.join(C.WORK, "%s-exp4-base.h5" % name)
+        os.makedirs(C.WORK, exist_ok=True)
+        cmd = ["run", "--model", model, "--iters", 2, "--threads", threads, "--trace", trace]
+        C.remat(*cmd)
+        commands.append(C.show([C.remat_bin()] + cmd + ["--json"]))
+        l4 = os.path.join(C.WORK, "%s-exp4-level4.json" % name)
+        cmd = ["search", "--trace", trace, "--level", 4, "--out", l4]
+        l4res = C.remat(*cmd)
+        commands.append(C.show([C.remat_bin()] + cmd + ["--json"]))
+        perblock = C.write_plan(name, [{"name": b["name"], "checkpoint": True} for b in spec["blocks"]],
+                                "%s-ckpt-per-block" % name, "every block checkpointed, uncompressed, k=1 "
+                                "(what torch.utils.checkpoint per block does)")
+        configs = [("torch plain", "torch", False), ("torch checkpoint", "torch", True),
+                   ("remat plain", "remat", None), ("remat ckpt/block", "remat", perblock),
+                   ("remat level 4", "remat", l4)]
+        meas = {c[0]: [] for c in configs}
+        peaks = {}
+        # torch peaks: one profiled pass each (deterministic)
+        for cname, kind, arg in configs:
+            if kind != "torch":
+                continue
+            cmd = torch_cmd(model, arg, threads, 0, True)
+            d = C.run_json(cmd)
+            peaks[cname] = d["peak_live_bytes"]
+            commands.append(C.show(cmd))
+        for r in range(rounds):
+            for cname, kind, arg in configs:
+                if kind == "torch":
+                    cmd = torch_cmd(model, arg, threads, 3, False)
+                    d = C.run_json(cmd)
+                    meas[cname].append(d["step_time_s"])
+                else:
+                    cmd = [C.remat_bin(), "run", "--model", model, "--iters", 2, "--threads", threads]
+                    if arg:
+                        cmd += ["--plan", arg]
+                    cmd = [str(c) for c in cmd] + ["--json"]
+                    d = C.run_json(cmd)
+                    meas[cname].append(d["steps"][-1]["step_time_s"])
+                    peaks[cname] = d["steps"][-1]["peak_live_bytes"]
+                if r == 0:
+                    commands.append(C.show(cmd))
+        tp = meas["torch plain"]
+        for cname, kind, arg in configs:
+            row = {"model": name, "T": spec["T"], "N": spec["N"], "config": cname, "peak_bytes": peaks[cname],
+                   "step_s": C.stats(meas[cname]),
+                   "time_vs_torch_plain": C.stats([a / b for a, b in zip(meas[cname], tp)]),
+                   "peak_vs_torch_plain": peaks[cname] / peaks["torch plain"],
+                   "plan": l4res.get("label") if cname == "remat level 4" else ""}
+            rows.append(row)
+            print("%-10s %-17s peak %8.1f MiB (%.2fx torch plain)  step %.3f s (%.3f..%.3f; %.2fx torch plain)" % (
+                name, cname, C.mib(row["peak_bytes"]), row["peak_vs_torch_plain"], row["step_s"]["median"],
+                row["step_s"]["min"], row["step_s"]["max"], row["time_vs_torch_plain"]["median"]), flush=True)
+    C.save("exp4_pytorch", {
+        "title": "Against PyTorch on the CPU",
+        "command": "python3 bench/exp4_pytorch.py" + (" --quick" if quick else "") +
+                   " --rounds %d --threads %d" % (rounds, threads),
+        "torch": torch_version, "rounds": rounds, "threads": threads, "commands": commands, "rows": rows},
+        [{"model": r["model"], "config": r["config"], "peak_bytes": r["peak_bytes"],
+          "step_s_median": r["step_s"]["median"], "step_s_min": r["step_s"]["min"], "step_s_max": r["step_s"]["max"],
+          "time_vs_torch_plain_median": r["time_vs_torch_plain"]["median"],
+          "peak_vs_torch_plain": r["peak_vs_torch_plain"]} for r in rows])
+
+
+if __name__ == "__main__":
+    main()

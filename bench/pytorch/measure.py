@@ -1,0 +1,134 @@
+#!/usr/bin/python3
+"""measure.py - step time and exact peak of live tensor memory of one model file in PyTorch (CPU).
+
+  /usr/bin/python3 bench/pytorch/measure.py --model data/models/mlp-lif.json [--checkpoint]
+      [--T 64] [--N 128] [--threads 1] [--repeats 5] [--json]
+
+Time: one warm-up step, then --repeats timed training steps (forward, loss, backward,
+optimiser), each timed with time.perf_counter; median, min and max are printed.
+
+Memory (exact, Debian's torch 1.13 has no CPU memory statistics API): a second pass runs
+under torch.profiler with profile_memory=True, started BEFORE the model is built. The CPU
+allocator then reports every allocation and free of tensor storage to the profiler, and
+each [memory] event carries `total_allocated`, the allocator's running sum of live bytes
+under its lock (c10 ProfiledCPUMemoryReporter), i.e. the exact live tensor bytes after that
+event. The peak of a step is the largest total_allocated among the events between the
+start and the end of that step (marked with record_function); the second step is
+reported (parameters, gradients, optimiser state, batch, activations are all live then,
+as in remat's figure for a step after the first). Byte counts are the requested storage
+sizes (no allocator rounding), the same convention as remat's peak_live_bytes.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import torch  # noqa: E402
+from torch.profiler import ProfilerActivity, profile, record_function  # noqa: E402
+
+import snn  # noqa: E402
+
+
+def build(spec, checkpoint, seed):
+    torch.manual_seed(seed)
+    net = snn.SNN(spec, checkpoint=checkpoint)
+    opt = snn.make_optimizer(spec, net.parameters())
+    # gradients allocated once and kept (remat allocates them at start-up, zeroed)
+    for p in net.parameters():
+        p.grad = torch.zeros_like(p)
+    return net, opt
+
+
+def one_step(spec, net, opt, state):
+    state["x"] = state["labels"] = None  # free the previous batch (and its gradient) first
+    x, labels = snn.make_batch(spec, net)
+    state["x"], state["labels"] = x, labels
+    return snn.train_step(net, opt, x, labels)
+
+
+def measure_time(spec, checkpoint, repeats, seed):
+    net, opt = build(spec, checkpoint, seed)
+    state = {}
+    one_step(spec, net, opt, state)  # warm-up (also allocates optimiser state)
+    times, loss = [], 0.0
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        loss = one_step(spec, net, opt, state)
+        times.append(time.perf_counter() - t0)
+    return times, loss
+
+
+def _walk(events):
+    stack = list(events)
+    while stack:
+        e = stack.pop()
+        yield e
+        stack.extend(e.children)
+
+
+def measure_memory(spec, checkpoint, seed, steps=2):
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        net, opt = build(spec, checkpoint, seed)
+        state = {}
+        for i in range(steps):
+            with record_function("bench_step_%d" % i):
+                one_step(spec, net, opt, state)
+    tree = prof.profiler.kineto_results.experimental_event_tree()
+    windows, allocs = {}, []
+    for e in _walk(tree):
+        if e.name.startswith("bench_step_"):
+            windows[int(e.name[len("bench_step_"):])] = (e.start_time_ns, e.end_time_ns)
+        elif type(e.extra_fields).__name__ == "_ExtraFields_Allocation":
+            allocs.append((e.start_time_ns, e.extra_fields.total_allocated, e.extra_fields.alloc_size))
+    allocs.sort(key=lambda a: a[0])
+    out = []
+    for i in range(steps):
+        lo, hi = windows[i]
+        inside = [a for a in allocs if lo <= a[0] <= hi]
+        before = [a for a in allocs if a[0] < lo]
+        start = before[-1][1] if before else 0
+        peak = max([start] + [a[1] for a in inside])
+        out.append({"peak_live_bytes": int(peak), "events": len(inside), "live_at_start": int(start)})
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--checkpoint", action="store_true", help="torch.utils.checkpoint per block (non-reentrant)")
+    ap.add_argument("--T", type=int)
+    ap.add_argument("--N", type=int)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--no-memory", action="store_true")
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    spec = snn.load_model(a.model)
+    if a.T:
+        spec["T"] = a.T
+    if a.N:
+        spec["N"] = a.N
+    res = {"model": spec["name"], "T": spec["T"], "N": spec["N"], "checkpoint": a.checkpoint,
+           "threads": a.threads, "torch": torch.__version__}
+    if a.repeats > 0:
+        times, loss = measure_time(spec, a.checkpoint, a.repeats, a.seed)
+        res.update({"step_time_s": statistics.median(times), "step_time_min_s": min(times),
+                    "step_time_max_s": max(times), "step_times_s": times, "loss": loss})
+    if not a.no_memory:
+        mem = measure_memory(spec, a.checkpoint, a.seed)
+        res.update({"peak_live_bytes": mem[-1]["peak_live_bytes"], "memory_steps": mem})
+    if a.json:
+        print(json.dumps(res))
+    else:
+        for k, v in res.items():
+            print("%-18s %s" % (k, v))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,244 @@
+"""snn.py - remat's model files (data/models/*.json) written in PyTorch, for the CPU comparison.
+
+Semantics follow ../shared/spec/semantics.md (SpikingJelly's multi-step conventions), so a
+model here computes what `remat run` computes on the reference backend:
+
+- tensors are time-major [T, N, C]; linear and batch norm treat them as T*N rows;
+- multi-step IF / LIF neurons are one torch.autograd.Function each: the forward runs the
+  T steps and saves only the potential h [T, N, C] (what remat's executor keeps for a
+  stored neuron layer); the backward runs the surrogate-gradient recurrence of
+  semantics.md (sigmoid or atan surrogate, hard or soft reset, detach_reset, decay_input);
+- batch norm: statistics over all T*N rows (F.batch_norm in training mode, eps 1e-5,
+  momentum 0.1);
+- add: SEW ADD, block input + block output;
+- dropout: one inverted mask [N, C] shared by every time step (SpikingJelly multi-step
+  dropout). torch.utils.checkpoint restores the RNG state, so a recomputation draws the
+  same mask;
+- loss: rate = mean over t of the output; rate_mse or rate_ce;
+- optimiser: SGD with momentum or Adam as the model file says;
+- init: linear weight and bias ~ U(-g/sqrt(in), g/sqrt(in)) with g = init_gain;
+  input: Bernoulli(rate) spikes or U(0, 1) analog values; labels uniform.
+
+Random numbers come from torch's generator, not remat's counter-based one, so losses
+differ from remat's bit for bit; shapes, the work done and what is kept for backward are
+the same, which is what the memory and time comparison needs.
+
+Checkpointing: `checkpoint=True` wraps every block in
+torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False) (the input of each block
+is kept, its internals are recomputed in backward).
+"""
+import json
+import math
+
+import torch
+import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint as torch_checkpoint
+
+
+def _surrogate(u, kind, alpha):
+    if kind == "sigmoid":
+        sig = torch.sigmoid(alpha * u)
+        return alpha * sig * (1.0 - sig)
+    # atan
+    return (alpha / 2.0) / (1.0 + (math.pi / 2.0 * alpha * u) ** 2)
+
+
+class MultiStepNeuron(torch.autograd.Function):
+    """Multi-step IF/LIF: x [T, N, ...] -> spikes s [T, N, ...]; saves h [T, N, ...]."""
+
+    @staticmethod
+    def forward(ctx, x, cfg):
+        T = x.shape[0]
+        vth, vreset = cfg["v_threshold"], cfg["v_reset"]
+        h_seq = torch.empty_like(x)
+        s_seq = torch.empty_like(x)
+        v = torch.full_like(x[0], 0.0 if vreset is None else vreset)
+        for t in range(T):
+            if cfg["type"] == "if":
+                h = v + x[t]
+            elif cfg["decay_input"]:
+                h = v + (x[t] - (v - (0.0 if vreset is None else vreset))) / cfg["tau"]
+            else:
+                h = v - (v - (0.0 if vreset is None else vreset)) / cfg["tau"] + x[t]
+            s = (h - vth >= 0).to(x.dtype)
+            if vreset is None:
+                v = h - s * vth
+            else:
+                v = h * (1.0 - s) + vreset * s
+            h_seq[t] = h
+            s_seq[t] = s
+        ctx.cfg = cfg
+        ctx.save_for_backward(h_seq)
+        return s_seq
+
+    @staticmethod
+    def backward(ctx, gs_seq):
+        (h_seq,) = ctx.saved_tensors
+        cfg = ctx.cfg
+        T = h_seq.shape[0]
+        vth, vreset = cfg["v_threshold"], cfg["v_reset"]
+        tau = cfg.get("tau", 1.0)
+        gx_seq = torch.empty_like(h_seq)
+        gv = torch.zeros_like(h_seq[0])
+        for t in range(T - 1, -1, -1):
+            h = h_seq[t]
+            u = h - vth
+            sg = _surrogate(u, cfg["surrogate"], cfg["alpha"])
+            gs = gs_seq[t]
+            if vreset is not None:
+                s = (u >= 0).to(h.dtype)
+                if cfg["detach_reset"]:
+                    gh = gs * sg + gv * (1.0 - s)
+                else:
+                    gh = (gs + gv * (vreset - h)) * sg + gv * (1.0 - s)
+            else:
+                if cfg["detach_reset"]:
+                    gh = gs * sg + gv
+                else:
+                    gh = (gs - vth * gv) * sg + gv
+            if cfg["type"] == "if":
+                gx_seq[t] = gh
+                gv = gh
+            else:
+                gx_seq[t] = gh / tau if cfg["decay_input"] else gh
+                gv = gh * (1.0 - 1.0 / tau)
+        return gx_seq, None
+
+
+def neuron_cfg(layer):
+    kind = layer["type"]
+    return {
+        "type": kind,
+        "v_threshold": float(layer.get("v_threshold", 1.0)),
+        "v_reset": None if ("v_reset" in layer and layer["v_reset"] is None) else float(layer.get("v_reset", 0.0)),
+        "detach_reset": bool(layer.get("detach_reset", False)),
+        "surrogate": layer.get("surrogate", "sigmoid"),
+        "alpha": float(layer.get("alpha", 4.0 if layer.get("surrogate", "sigmoid") == "sigmoid" else 2.0)),
+        "tau": float(layer.get("tau", 2.0)),
+        "decay_input": bool(layer.get("decay_input", True)),
+    }
+
+
+class Layer(torch.nn.Module):
+    def __init__(self, spec, in_features, gain):
+        super().__init__()
+        self.kind = spec["type"]
+        self.out_features = in_features
+        if self.kind == "linear":
+            out = int(spec["out"])
+            bound = gain / math.sqrt(in_features)
+            self.weight = torch.nn.Parameter(torch.empty(out, in_features).uniform_(-bound, bound))
+            self.bias = (torch.nn.Parameter(torch.empty(out).uniform_(-bound, bound))
+                         if spec.get("bias", True) else None)
+            self.out_features = out
+        elif self.kind == "batchnorm":
+            self.weight = torch.nn.Parameter(torch.ones(in_features))
+            self.bias = torch.nn.Parameter(torch.zeros(in_features))
+            self.register_buffer("running_mean", torch.zeros(in_features))
+            self.register_buffer("running_var", torch.ones(in_features))
+        elif self.kind in ("if", "lif"):
+            self.cfg = neuron_cfg(spec)
+        elif self.kind == "dropout":
+            self.p = float(spec.get("p", 0.5))
+        elif self.kind != "add":
+            raise ValueError("bench/pytorch/snn.py: layer type %r is not supported" % self.kind)
+
+    def forward(self, x, block_input):
+        if self.kind == "linear":
+            return F.linear(x, self.weight, self.bias)
+        if self.kind == "batchnorm":
+            T, N, C = x.shape
+            y = F.batch_norm(x.reshape(T * N, C), self.running_mean, self.running_var, self.weight, self.bias,
+                             training=True, momentum=0.1, eps=1e-5)
+            return y.reshape(T, N, C)
+        if self.kind in ("if", "lif"):
+            return MultiStepNeuron.apply(x, self.cfg)
+        if self.kind == "add":
+            return block_input + x
+        # dropout: one mask [N, C] for all T
+        if self.p == 0.0:
+            return x
+        mask = torch.empty(x.shape[1:], dtype=x.dtype).bernoulli_(1.0 - self.p).div_(1.0 - self.p)
+        return x * mask
+
+
+class Block(torch.nn.Module):
+    def __init__(self, layers):
+        super().__init__()
+        self.layers = torch.nn.ModuleList(layers)
+
+    def forward(self, x):
+        y = x
+        for layer in self.layers:
+            y = layer(y, x)
+        return y
+
+
+class SNN(torch.nn.Module):
+    def __init__(self, model, checkpoint=False):
+        super().__init__()
+        self.T, self.N = int(model["T"]), int(model["N"])
+        self.in_features = int(math.prod(model["input"]["shape"]))
+        self.classes = int(model["classes"])
+        self.loss_kind = model.get("loss", "rate_mse")
+        self.checkpoint = checkpoint
+        gain = float(model.get("init_gain", 1.0))
+        by_name = {l["name"]: l for l in model["layers"]}
+        features = self.in_features
+        blocks = []
+        for b in model["blocks"]:
+            layers = []
+            for name in b["layers"]:
+                layer = Layer(by_name[name], features, gain)
+                features = layer.out_features
+                layers.append(layer)
+            blocks.append(Block(layers))
+        self.blocks = torch.nn.ModuleList(blocks)
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = torch_checkpoint(b, x, use_reentrant=False) if self.checkpoint else b(x)
+        return x
+
+    def loss(self, out, labels):
+        rate = out.mean(0)
+        if self.loss_kind == "rate_ce":
+            return F.cross_entropy(rate, labels)
+        return F.mse_loss(rate, F.one_hot(labels, self.classes).to(rate.dtype))
+
+
+def load_model(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def make_optimizer(model_spec, params):
+    o = model_spec.get("optimizer", {"type": "sgd", "lr": 0.1})
+    if o["type"] == "adam":
+        return torch.optim.Adam(params, lr=o.get("lr", 1e-3), betas=(o.get("beta1", 0.9), o.get("beta2", 0.999)),
+                                eps=o.get("eps", 1e-8))
+    return torch.optim.SGD(params, lr=o.get("lr", 0.1), momentum=o.get("momentum", 0.0))
+
+
+def make_batch(model_spec, net, input_grad=True):
+    """Input [T, N, C] and labels [N]. input_grad=True: the input requires a gradient, as
+    remat's executor always computes dL/dinput (the gradient dump reads it), so both do
+    the same work and hold the same tensors."""
+    shape = (net.T, net.N, net.in_features)
+    if model_spec["input"].get("kind") == "spikes":
+        x = torch.empty(shape).bernoulli_(float(model_spec["input"].get("rate", 0.5)))
+    else:
+        x = torch.rand(shape)
+    x.requires_grad_(input_grad)
+    labels = torch.randint(0, net.classes, (net.N,))
+    return x, labels
+
+
+def train_step(net, opt, x, labels):
+    opt.zero_grad(set_to_none=False)
+    out = net(x)
+    loss = net.loss(out, labels)
+    del out
+    loss.backward()
+    opt.step()
+    return float(loss)
