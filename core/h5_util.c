@@ -132,7 +132,10 @@ remat_status remat_h5_make_parents(hid_t file, const char *file_name, const char
         buf[i] = 0;
         htri_t e = H5Lexists(file, buf, H5P_DEFAULT);
         if (e == 0) {
-            hid_t g = H5Gcreate2(file, buf, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+            hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+            if (gcpl >= 0) H5Pset_obj_track_times(gcpl, 0); /* no clock in the file: same content, same bytes */
+            hid_t g = H5Gcreate2(file, buf, H5P_DEFAULT, gcpl >= 0 ? gcpl : H5P_DEFAULT, H5P_DEFAULT);
+            if (gcpl >= 0) H5Pclose(gcpl);
             if (g < 0) return remat_error_set(err, REMAT_ERR_IO, "%s: %s: cannot create the group", file_name, buf);
             H5Gclose(g);
         } else if (e < 0) {
@@ -158,7 +161,10 @@ remat_status remat_h5_write(hid_t file, const char *file_name, const char *path,
     }
     hid_t space = rank == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(rank, hd, NULL);
     if (space < 0) return remat_error_set(err, REMAT_ERR_IO, "%s: %s: cannot create the dataspace", file_name, path);
-    hid_t d = H5Dcreate2(file, path, file_type(type), space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    if (dcpl >= 0) H5Pset_obj_track_times(dcpl, 0);
+    hid_t d = H5Dcreate2(file, path, file_type(type), space, H5P_DEFAULT, dcpl >= 0 ? dcpl : H5P_DEFAULT, H5P_DEFAULT);
+    if (dcpl >= 0) H5Pclose(dcpl);
     H5Sclose(space);
     if (d < 0) return remat_error_set(err, REMAT_ERR_IO, "%s: %s: cannot create the dataset", file_name, path);
     herr_t w = 0;

@@ -11,8 +11,9 @@
  *   remat_h5_write(f, path, "/events/bytes", REMAT_H5_I64, 1, &n, bytes, &err);
  *   remat_h5_close(f);
  *
- * Files are written with the HDF5 1.8+ object format (checksummed metadata) and
- * contiguous, uncompressed datasets, so h5py and h5dump read them as they are.
+ * Files are written with the HDF5 1.8+ object format (checksummed metadata),
+ * contiguous uncompressed datasets and no modification times (the same content
+ * gives the same bytes), so h5py and h5dump read them as they are.
  */
 #ifndef REMAT_H5_UTIL_H
 #define REMAT_H5_UTIL_H

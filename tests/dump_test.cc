@@ -1,0 +1,322 @@
+// dump_test.cc - the gradient dump (core/dump.h) and its reader (core/dump_read.h):
+// layout exactly as interfaces.md says, values equal to what a session reports,
+// equal dumps for different plans, byte-identical files for equal content, and
+// clean refusals of files that are not dumps.
+#include <gtest/gtest.h>
+#include <hdf5.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/backend.h"
+#include "core/dump.h"
+#include "core/dump_read.h"
+#include "core/executor.h"
+#include "core/h5_util.h"
+#include "core/model.h"
+#include "core/plan.h"
+
+namespace {
+
+std::string tmp_path(const std::string &name) {
+    const char *d = getenv("TEST_TMPDIR");
+    return std::string(d ? d : "/tmp") + "/dump_test_" + std::to_string(getpid()) + "_" + name;
+}
+
+std::vector<char> slurp(const std::string &p) {
+    std::ifstream f(p, std::ios::binary);
+    return std::vector<char>((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+struct Fixture {
+    remat_model m{};
+    remat_plan empty{}, ckpt{};
+    remat_backend be{};
+    std::vector<std::string> files;
+    explicit Fixture(const char *model) {
+        remat_error err = {};
+        std::string mp = std::string("data/models/") + model + ".json";
+        EXPECT_EQ(remat_model_load(mp.c_str(), &m, &err), REMAT_OK) << err.msg;
+        EXPECT_EQ(remat_plan_init_empty(&m, &empty, &err), REMAT_OK) << err.msg;
+        std::string pp = std::string("data/plans/") + model + "-ckpt.json";
+        EXPECT_EQ(remat_plan_load(pp.c_str(), &m, &ckpt, &err), REMAT_OK) << err.msg;
+        EXPECT_EQ(remat_backend_ref_init(&be, 1, &err), REMAT_OK) << err.msg;
+    }
+    ~Fixture() {
+        for (auto &f : files) {
+            remove(f.c_str());
+            remove((f + ".tmp").c_str());
+        }
+        remat_backend_free(&be);
+        remat_plan_free(&ckpt);
+        remat_plan_free(&empty);
+        remat_model_free(&m);
+    }
+    std::string dump(const remat_plan &p, const std::string &name, uint64_t seed, remat_step_result *res) {
+        files.push_back(tmp_path(name));
+        remat_exec_opts o = remat_exec_opts_default();
+        o.seed = seed;
+        remat_error err = {};
+        EXPECT_EQ(remat_dump_run(&m, &p, &be, &o, files.back().c_str(), res, &err), REMAT_OK) << err.msg;
+        EXPECT_EQ(access((files.back() + ".tmp").c_str(), F_OK), -1);
+        return files.back();
+    }
+};
+
+struct Dump {
+    remat_dump d{};
+    explicit Dump(const std::string &p) {
+        remat_error err = {};
+        EXPECT_EQ(remat_dump_read(p.c_str(), &d, &err), REMAT_OK) << err.msg;
+    }
+    ~Dump() { remat_dump_free(&d); }
+    const remat_dump_entry *get(const std::string &path) const {
+        const remat_dump_entry *e = remat_dump_find(&d, path.c_str());
+        EXPECT_NE(e, nullptr) << path;
+        return e;
+    }
+};
+
+void expect_bits(const remat_dump_entry *e, const std::vector<float> &v) {
+    ASSERT_NE(e, nullptr);
+    ASSERT_EQ(e->elems, (int64_t)v.size()) << e->path;
+    EXPECT_EQ(memcmp(e->data, v.data(), v.size() * 4), 0) << e->path;
+}
+
+TEST(Dump, LayoutMatchesInterfaces) {
+    Fixture fx("tiny-resnet-bn");
+    remat_step_result res;
+    std::string p = fx.dump(fx.empty, "layout.h5", 7, &res);
+    Dump dd(p);
+    const remat_model &m = fx.m;
+    EXPECT_STREQ(dd.d.model, m.text);
+    EXPECT_STREQ(dd.d.plan, "");
+    EXPECT_STREQ(dd.d.seed, "7");
+    EXPECT_STREQ(dd.d.backend, "ref");
+    std::set<std::string> want = {"/input", "/labels", "/loss", "/grads/input"};
+    int n_bn = 0, n_drop = 0;
+    for (int li = 0; li < m.n_layers; li++) {
+        const remat_layer &l = m.layers[li];
+        for (int pi = 0; pi < remat_layer_n_params(&l); pi++) {
+            std::string nm = std::string(l.name) + "/" + remat_layer_param_name(&l, pi);
+            want.insert("/params/" + nm);
+            if (remat_layer_param_trainable(&l, pi)) want.insert("/grads/" + nm);
+            else want.insert("/after/" + nm);
+        }
+        if (l.type == REMAT_LAYER_DROPOUT) {
+            want.insert(std::string("/masks/") + l.name);
+            n_drop++;
+        }
+        if (l.type == REMAT_LAYER_BATCHNORM) n_bn++;
+    }
+    ASSERT_GT(n_bn, 0);
+    ASSERT_GT(n_drop, 0);
+    std::set<std::string> got;
+    for (int i = 0; i < dd.d.n; i++) got.insert(dd.d.entries[i].path);
+    EXPECT_EQ(got, want);
+    // shapes and types
+    const remat_dump_entry *in = dd.get("/input");
+    ASSERT_EQ(in->rank, 3);
+    EXPECT_EQ(in->dims[0], m.T);
+    EXPECT_EQ(in->dims[1], m.N);
+    EXPECT_EQ(in->dims[2], m.in_features);
+    EXPECT_EQ(in->dtype, REMAT_DUMP_F32);
+    const remat_dump_entry *gi = dd.get("/grads/input");
+    ASSERT_EQ(gi->rank, 3);
+    EXPECT_EQ(memcmp(gi->dims, in->dims, 3 * sizeof(int64_t)), 0);
+    const remat_dump_entry *lab = dd.get("/labels");
+    EXPECT_EQ(lab->dtype, REMAT_DUMP_I32);
+    ASSERT_EQ(lab->rank, 1);
+    EXPECT_EQ(lab->dims[0], m.N);
+    for (int64_t i = 0; i < m.N; i++) {
+        int32_t c = ((const int32_t *)lab->data)[i];
+        EXPECT_GE(c, 0);
+        EXPECT_LT(c, m.classes);
+    }
+    const remat_dump_entry *loss = dd.get("/loss");
+    EXPECT_EQ(loss->rank, 0);
+    EXPECT_EQ(loss->elems, 1);
+    EXPECT_EQ(*(const float *)loss->data, (float)res.loss);
+    const remat_dump_entry *w = dd.get("/params/stem_fc/weight");
+    ASSERT_EQ(w->rank, 2);
+    EXPECT_EQ(w->dims[0], 8);
+    EXPECT_EQ(w->dims[1], 8);
+    const remat_dump_entry *hw = dd.get("/grads/head_fc/weight");
+    ASSERT_EQ(hw->rank, 2);
+    EXPECT_EQ(hw->dims[0], 3);
+    EXPECT_EQ(hw->dims[1], 8);
+    const remat_dump_entry *rv = dd.get("/after/r1_bn1/running_var");
+    ASSERT_EQ(rv->rank, 1);
+    EXPECT_EQ(rv->dims[0], 8);
+    // masks: [N, F], values 0 or 1/(1-p)
+    const remat_dump_entry *mk = dd.get("/masks/head_drop");
+    ASSERT_EQ(mk->rank, 2);
+    EXPECT_EQ(mk->dims[0], m.N);
+    EXPECT_EQ(mk->dims[1], 8);
+    int zeros = 0;
+    for (int64_t i = 0; i < mk->elems; i++) {
+        float v = ((const float *)mk->data)[i];
+        EXPECT_TRUE(v == 0.0f || v == 1.0f / (1.0f - 0.25f)) << v;
+        zeros += v == 0.0f;
+    }
+    EXPECT_GT(zeros, 0);
+    const remat_dump_entry *m0 = dd.get("/masks/stem_drop");  // p = 0: all ones
+    for (int64_t i = 0; i < m0->elems; i++) EXPECT_EQ(((const float *)m0->data)[i], 1.0f);
+    EXPECT_EQ(remat_dump_find(&dd.d, "/nope"), nullptr);
+}
+
+TEST(Dump, ValuesAreTheSessionsBeforeAndAfterTheStep) {
+    Fixture fx("tiny-resnet-bn");
+    remat_step_result res;
+    std::string p = fx.dump(fx.empty, "values.h5", 11, &res);
+    Dump dd(p);
+    const remat_model &m = fx.m;
+    remat_exec_opts o = remat_exec_opts_default();
+    o.seed = 11;
+    remat_error err = {};
+    remat_session *s = remat_session_init(&m, &fx.empty, &fx.be, &o, &err);
+    ASSERT_NE(s, nullptr) << err.msg;
+    for (int li = 0; li < m.n_layers; li++) {
+        const remat_layer &l = m.layers[li];
+        for (int pi = 0; pi < remat_layer_n_params(&l); pi++) {
+            std::vector<float> v(remat_layer_param_elems(&l, pi));
+            ASSERT_EQ(remat_session_get_param(s, li, pi, v.data(), &err), REMAT_OK);
+            expect_bits(dd.get(std::string("/params/") + l.name + "/" + remat_layer_param_name(&l, pi)), v);
+        }
+    }
+    remat_step_result r;
+    ASSERT_EQ(remat_session_step(s, 0, &r, &err), REMAT_OK) << err.msg;
+    EXPECT_EQ(r.loss, res.loss);
+    EXPECT_EQ(r.peak_live_bytes, res.peak_live_bytes);
+    int changed_stats = 0;
+    for (int li = 0; li < m.n_layers; li++) {
+        const remat_layer &l = m.layers[li];
+        for (int pi = 0; pi < remat_layer_n_params(&l); pi++) {
+            std::string nm = std::string(l.name) + "/" + remat_layer_param_name(&l, pi);
+            std::vector<float> v(remat_layer_param_elems(&l, pi));
+            if (remat_layer_param_trainable(&l, pi)) {
+                ASSERT_EQ(remat_session_get_grad(s, li, pi, v.data(), &err), REMAT_OK);
+                expect_bits(dd.get("/grads/" + nm), v);
+                // no optimiser update: the parameter after the step is the one before
+                ASSERT_EQ(remat_session_get_param(s, li, pi, v.data(), &err), REMAT_OK);
+                expect_bits(dd.get("/params/" + nm), v);
+            } else {
+                ASSERT_EQ(remat_session_get_param(s, li, pi, v.data(), &err), REMAT_OK);
+                expect_bits(dd.get("/after/" + nm), v);
+                const remat_dump_entry *before = dd.get("/params/" + nm);
+                changed_stats += memcmp(before->data, v.data(), v.size() * 4) != 0;
+            }
+        }
+    }
+    EXPECT_GT(changed_stats, 0);  // the step did update the running statistics
+    std::vector<float> x(m.T * m.N * m.in_features);
+    ASSERT_EQ(remat_session_get_input(s, x.data(), &err), REMAT_OK);
+    expect_bits(dd.get("/input"), x);
+    ASSERT_EQ(remat_session_get_input_grad(s, x.data(), &err), REMAT_OK);
+    expect_bits(dd.get("/grads/input"), x);
+    std::vector<int32_t> lab(m.N);
+    ASSERT_EQ(remat_session_get_labels(s, lab.data(), &err), REMAT_OK);
+    EXPECT_EQ(memcmp(dd.get("/labels")->data, lab.data(), lab.size() * 4), 0);
+    remat_session_free(s);
+}
+
+TEST(Dump, PlansGiveTheSameDumpExceptThePlan) {
+    for (const char *model : {"tiny-resnet-bn", "tiny-mlp-lif", "tiny-3block-if"}) {
+        SCOPED_TRACE(model);
+        Fixture fx(model);
+        remat_step_result r0, r1, r2;
+        std::string a = fx.dump(fx.empty, "base.h5", 3, &r0);
+        std::string b = fx.dump(fx.ckpt, "ckpt.h5", 3, &r1);
+        std::string c = fx.dump(fx.ckpt, "ckpt2.h5", 3, &r2);
+        Dump da(a), db(b);
+        EXPECT_STREQ(db.d.plan, fx.ckpt.text);
+        EXPECT_STRNE(da.d.plan, db.d.plan);
+        EXPECT_STREQ(da.d.model, db.d.model);
+        EXPECT_STREQ(da.d.seed, db.d.seed);
+        ASSERT_EQ(da.d.n, db.d.n);
+        for (int i = 0; i < da.d.n; i++) {
+            const remat_dump_entry &x = da.d.entries[i], &y = db.d.entries[i];
+            ASSERT_STREQ(x.path, y.path);
+            ASSERT_EQ(x.elems, y.elems);
+            EXPECT_EQ(memcmp(x.data, y.data, (size_t)x.elems * 4), 0) << x.path;
+        }
+        // the checkpointed run really was different: it held less at the end of forward
+        EXPECT_LT(r1.end_of_forward_bytes, r0.end_of_forward_bytes);
+        // same content, same bytes: no clock in the file
+        EXPECT_EQ(slurp(b), slurp(c));
+    }
+}
+
+TEST(Dump, ReaderRefusesWhatIsNotADump) {
+    std::string p = tmp_path("notadump.h5");
+    remat_dump d;
+    remat_error err = {};
+    {
+        std::ofstream f(p, std::ios::binary | std::ios::trunc);
+        f << "plain text, not HDF5\n";
+    }
+    EXPECT_EQ(remat_dump_read(p.c_str(), &d, &err), REMAT_ERR_INPUT);
+    EXPECT_NE(std::string(err.msg).find("not an HDF5 file"), std::string::npos) << err.msg;
+    EXPECT_EQ(d.n, 0);
+    // HDF5, but no attributes
+    hid_t f;
+    err = {};
+    ASSERT_EQ(remat_h5_create(p.c_str(), &f, &err), REMAT_OK);
+    float one = 1;
+    int64_t n1 = 1;
+    ASSERT_EQ(remat_h5_write(f, p.c_str(), "/loss", REMAT_H5_F32, 0, &n1, &one, &err), REMAT_OK);
+    remat_h5_close(f);
+    EXPECT_EQ(remat_dump_read(p.c_str(), &d, &err), REMAT_ERR_INPUT);
+    EXPECT_EQ(std::string(err.msg), p + ": model: missing root attribute (not a gradient dump)");
+    // attributes, but no /labels; then an int64 dataset
+    err = {};
+    ASSERT_EQ(remat_h5_create(p.c_str(), &f, &err), REMAT_OK);
+    for (const char *a : {"model", "plan", "seed", "backend"})
+        ASSERT_EQ(remat_h5_attr_write_str(f, p.c_str(), "/", a, "x", &err), REMAT_OK);
+    ASSERT_EQ(remat_h5_write(f, p.c_str(), "/loss", REMAT_H5_F32, 0, &n1, &one, &err), REMAT_OK);
+    ASSERT_EQ(remat_h5_write(f, p.c_str(), "/input", REMAT_H5_F32, 1, &n1, &one, &err), REMAT_OK);
+    ASSERT_EQ(remat_h5_write(f, p.c_str(), "/grads/input", REMAT_H5_F32, 1, &n1, &one, &err), REMAT_OK);
+    remat_h5_close(f);
+    EXPECT_EQ(remat_dump_read(p.c_str(), &d, &err), REMAT_ERR_INPUT);
+    EXPECT_EQ(std::string(err.msg), p + ": /labels: missing dataset (not a gradient dump)");
+    err = {};
+    hid_t g = H5Fopen(p.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    ASSERT_GE(g, 0);
+    int64_t big = 5;
+    ASSERT_EQ(remat_h5_write(g, p.c_str(), "/labels", REMAT_H5_I64, 1, &n1, &big, &err), REMAT_OK);
+    remat_h5_close(g);
+    EXPECT_EQ(remat_dump_read(p.c_str(), &d, &err), REMAT_ERR_INPUT);
+    EXPECT_NE(std::string(err.msg).find("/labels: expected a float32 (or, for /labels, int32) dataset"),
+              std::string::npos)
+        << err.msg;
+    err = {};
+    EXPECT_EQ(remat_dump_read(tmp_path("missing.h5").c_str(), &d, &err), REMAT_ERR_IO);
+    remove(p.c_str());
+}
+
+TEST(Dump, WriteFailureLeavesNothing) {
+    Fixture fx("tiny-mlp-lif");
+    remat_exec_opts o = remat_exec_opts_default();
+    remat_error err = {};
+    std::string p = tmp_path("no-such-dir") + "/d.h5";
+    EXPECT_EQ(remat_dump_run(&fx.m, &fx.empty, &fx.be, &o, p.c_str(), nullptr, &err), REMAT_ERR_IO);
+    EXPECT_NE(std::string(err.msg).find("cannot create"), std::string::npos) << err.msg;
+    EXPECT_EQ(access(p.c_str(), F_OK), -1);
+    // the dry backend has no data to dump
+    remat_backend dry;
+    err = {};
+    ASSERT_EQ(remat_backend_dry_init(&dry, &err), REMAT_OK);
+    std::string q = tmp_path("dry.h5");
+    EXPECT_EQ(remat_dump_run(&fx.m, &fx.empty, &dry, &o, q.c_str(), nullptr, &err), REMAT_ERR_INPUT);
+    EXPECT_EQ(access(q.c_str(), F_OK), -1);
+    EXPECT_EQ(access((q + ".tmp").c_str(), F_OK), -1);
+    remat_backend_free(&dry);
+}
+
+}  // namespace
