@@ -158,6 +158,7 @@ typedef struct replay_state {
     remat_alloc_model *exact, *caching;
     remat_des_iter_peaks *iters;
     int n_iters, cur;
+    const int64_t *eof; /* [n_iters] end-of-forward event of each step, -1 none */
 } replay_state;
 
 static void close_iter(replay_state *s) {
@@ -198,8 +199,30 @@ static remat_status apply(replay_state *s, const remat_event *e, int64_t idx, re
     if (st != REMAT_OK)
         return remat_error_set(err, REMAT_ERR_INPUT, "events[%lld]: %s of tensor %lld: %s", (long long)idx,
                                e->kind == REMAT_EVENT_ALLOC ? "alloc" : "free", (long long)e->tensor, local.msg);
-    if (s->cur >= 0 && s->cur < s->n_iters) s->iters[s->cur].events++;
+    if (s->cur >= 0 && s->cur < s->n_iters) {
+        remat_des_iter_peaks *it = &s->iters[s->cur];
+        it->events++;
+        if (s->eof[s->cur] == idx) {
+            remat_alloc_stats as;
+            if (s->exact) {
+                remat_alloc_model_stats(s->exact, &as);
+                it->end_of_forward_live = as.live_bytes;
+            }
+            if (s->caching) {
+                remat_alloc_model_stats(s->caching, &as);
+                it->end_of_forward_reserved = as.reserved_bytes;
+                if (!s->exact) it->end_of_forward_live = as.live_bytes;
+            }
+        }
+    }
     return REMAT_OK;
+}
+
+int64_t remat_des_iter_eof_point(const remat_trace *t, int it) {
+    int64_t i = t->iters[it].first_event, end = i + t->iters[it].n_events;
+    for (; i < end && i < t->n_events; i++)
+        if (t->events[i].kind == REMAT_EVENT_FREE && t->events[i].phase == REMAT_PHASE_LOSS) return i;
+    return -1;
 }
 
 int64_t remat_des_iter_reset_point(const remat_trace *t, int it) {
@@ -238,7 +261,19 @@ remat_status remat_des_replay(const remat_trace *t, const double *event_time, co
         remat_alloc_model_free(s.caching);
         return REMAT_ERR_NOMEM;
     }
-    for (int32_t i = 0; i < t->n_iters; i++) reset[i] = remat_des_iter_reset_point(t, i);
+    int64_t *eof = remat_xmalloc((size_t)(t->n_iters ? t->n_iters : 1) * sizeof *eof, err);
+    if (!eof) {
+        remat_xfree(reset);
+        remat_alloc_model_free(s.exact);
+        remat_alloc_model_free(s.caching);
+        return REMAT_ERR_NOMEM;
+    }
+    for (int32_t i = 0; i < t->n_iters; i++) {
+        reset[i] = remat_des_iter_reset_point(t, i);
+        eof[i] = remat_des_iter_eof_point(t, i);
+        iters[i].end_of_forward_live = iters[i].end_of_forward_reserved = -1;
+    }
+    s.eof = eof;
     if (!event_time) {
         int next = 0; /* next iteration to open */
         for (int64_t i = 0; i < t->n_events && st == REMAT_OK; i++) {
@@ -263,6 +298,7 @@ remat_status remat_des_replay(const remat_trace *t, const double *event_time, co
     }
     remat_xfree(reset);
     close_iter(&s);
+    remat_xfree(eof);
     remat_alloc_model_free(s.exact);
     remat_alloc_model_free(s.caching);
     return st;

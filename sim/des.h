@@ -74,6 +74,8 @@ typedef struct remat_des_iter_peaks {
     int64_t peak_live_bytes;       /* EXACT model, from the first event of the iteration */
     int64_t peak_allocated_bytes;  /* CACHING model: rounded blocks in use */
     int64_t peak_reserved_bytes;   /* CACHING model: segments */
+    int64_t end_of_forward_live;   /* after the loss forward: live bytes (-1: no loss in the step) */
+    int64_t end_of_forward_reserved; /* ... and reserved bytes */
     int64_t events;
 } remat_des_iter_peaks;
 
@@ -88,6 +90,11 @@ remat_des_replay_opts remat_des_replay_opts_default(void);
  * that open the step (the previous step's batch and input gradient), i.e. the
  * index of the first event of the step's slice that is not a free. */
 int64_t remat_des_iter_reset_point(const remat_trace *t, int it);
+
+/* Where the executor measures the end of forward in step `it`: just after the
+ * first free of the loss phase (the network output, once the loss has read it).
+ * The index of that event, or -1 when the step has none. */
+int64_t remat_des_iter_eof_point(const remat_trace *t, int it);
 
 /* Replays every event of t through fresh allocator models. event_time NULL: in
  * recorded order (a flat loop, no queue); otherwise through the queue in

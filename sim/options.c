@@ -1,8 +1,12 @@
-/* options.c - the per-block options the searches choose from (see sim/search.h).
- * Each candidate is validated by core/plan_json.c's remat_plan_validate, so the
- * options are exactly the valid ones of the enumerated family. */
+/* options.c - the per-block options the searches choose from (see sim/search.h):
+ * core/plan_grid.c's options of each block (every valid stored / checkpointed x
+ * compressor x k x single-split option, the grid the acceptance tests prove exact),
+ * plus, for each checkpointed (compressor, k) with two or more valid single split
+ * points, the option that splits at all of them (a block recomputed as several
+ * segments, the spatial split of greedy level 2). */
 #include <string.h>
 
+#include "core/plan_grid.h"
 #include "sim/search.h"
 
 void remat_search_options_free(remat_block_options *o, int n_blocks) {
@@ -11,22 +15,43 @@ void remat_search_options_free(remat_block_options *o, int n_blocks) {
     remat_xfree(o);
 }
 
-static remat_status push(remat_block_options *o, int *cap, const remat_block_plan *bp, remat_error *err) {
-    if (o->n == *cap) {
-        int c = *cap ? *cap * 2 : 16;
-        remat_block_plan *v = remat_xrealloc(o->v, (size_t)c * sizeof *v, err);
-        if (!v) return REMAT_ERR_NOMEM;
-        o->v = v;
-        *cap = c;
-    }
-    o->v[o->n++] = *bp;
-    return REMAT_OK;
-}
-
 static int valid(remat_plan *p, const remat_model *m, int b, const remat_block_plan *bp) {
     remat_error e = {0};
+    remat_block_plan keep = p->blocks[b];
     p->blocks[b] = *bp;
-    return remat_plan_validate(p, m, "<search>", &e) == REMAT_OK;
+    int ok = remat_plan_validate(p, m, "<search>", &e) == REMAT_OK;
+    p->blocks[b] = keep;
+    return ok;
+}
+
+/* Appends the all-splits option of every (compressor, k) that has >= 2 single splits. */
+static remat_status add_multi_splits(const remat_model *m, int b, remat_plan *p, remat_block_options *o,
+                                     remat_error *err) {
+    int n0 = o->n;
+    for (int i = 0; i < n0; i++) {
+        const remat_block_plan *x = &o->v[i];
+        if (!x->checkpoint || x->n_splits != 0) continue;
+        remat_block_plan all = *x;
+        for (int j = 0; j < n0; j++) {
+            const remat_block_plan *y = &o->v[j];
+            if (y->checkpoint && y->n_splits == 1 && y->compressor == x->compressor && y->k == x->k &&
+                all.n_splits < REMAT_MAX_SPLITS)
+                all.splits[all.n_splits++] = y->splits[0];
+        }
+        if (all.n_splits < 2) continue;
+        for (int a = 1; a < all.n_splits; a++) /* ascending, as plans require */
+            for (int c = a; c > 0 && all.splits[c - 1] > all.splits[c]; c--) {
+                int t = all.splits[c];
+                all.splits[c] = all.splits[c - 1];
+                all.splits[c - 1] = t;
+            }
+        if (!valid(p, m, b, &all)) continue;
+        remat_block_plan *v = remat_xrealloc(o->v, (size_t)(o->n + 1) * sizeof *v, err);
+        if (!v) return REMAT_ERR_NOMEM;
+        o->v = v;
+        o->v[o->n++] = all;
+    }
+    return REMAT_OK;
 }
 
 remat_status remat_search_block_options(const remat_model *m, remat_block_options **out, remat_error *err) {
@@ -35,46 +60,10 @@ remat_status remat_search_block_options(const remat_model *m, remat_block_option
     remat_status st = remat_plan_init_empty(m, &p, err);
     if (st != REMAT_OK) return st;
     remat_block_options *o = remat_xcalloc((size_t)(m->n_blocks ? m->n_blocks : 1), sizeof *o, err);
-    if (!o) {
-        remat_plan_free(&p);
-        return REMAT_ERR_NOMEM;
-    }
+    if (!o) st = REMAT_ERR_NOMEM;
     for (int b = 0; b < m->n_blocks && st == REMAT_OK; b++) {
-        const remat_block *blk = &m->blocks[b];
-        remat_block_plan stored = p.blocks[b], bp;
-        int cap = 0;
-        st = push(&o[b], &cap, &stored, err);
-        /* split sets: none, each valid single point, all valid points */
-        int singles[REMAT_MAX_SPLITS], ns = 0;
-        for (int l = blk->first_layer + 1; l < blk->first_layer + blk->n_layers && ns < REMAT_MAX_SPLITS; l++) {
-            memset(&bp, 0, sizeof bp);
-            bp.checkpoint = 1;
-            bp.compressor = REMAT_COMP_NONE;
-            bp.k = 1;
-            bp.n_splits = 1;
-            bp.splits[0] = l;
-            if (valid(&p, m, b, &bp)) singles[ns++] = l;
-        }
-        int n_sets = 1 + ns + (ns >= 2 ? 1 : 0);
-        for (int set = 0; set < n_sets && st == REMAT_OK; set++) {
-            for (int c = 0; c < REMAT_COMP_COUNT && st == REMAT_OK; c++)
-                for (int64_t k = 1; k <= m->T && st == REMAT_OK; k++) {
-                    if (m->T % k) continue;
-                    memset(&bp, 0, sizeof bp);
-                    bp.checkpoint = 1;
-                    bp.compressor = (remat_compressor)c;
-                    bp.k = (int)k;
-                    if (set >= 1 && set <= ns) {
-                        bp.n_splits = 1;
-                        bp.splits[0] = singles[set - 1];
-                    } else if (set == ns + 1) {
-                        bp.n_splits = ns;
-                        memcpy(bp.splits, singles, (size_t)ns * sizeof *singles);
-                    }
-                    if (valid(&p, m, b, &bp)) st = push(&o[b], &cap, &bp, err);
-                }
-        }
-        p.blocks[b] = stored;
+        st = remat_plan_grid_block_options(m, b, &o[b].v, &o[b].n, err);
+        if (st == REMAT_OK) st = add_multi_splits(m, b, &p, &o[b], err);
     }
     remat_plan_free(&p);
     if (st != REMAT_OK) {

@@ -30,7 +30,9 @@
  *     uses (exact live bytes; the CUDA caching allocator's rules), restarting at
  *     the executor's restart point of every step. With one stream the replay
  *     must agree with the dry run's own accounting; a disagreement is a bug and
- *     is reported as one.
+ *     is reported as one. Expandable segments (a caching-model mode no real run
+ *     uses here) are applied by the replay alone: placement does not change the
+ *     event stream.
  *  6. Rescaling. Another T or N re-instantiates the model (remat_model_rescale)
  *     and re-runs the schedule: every size follows exactly; op costs scale with
  *     the elements they touch; spike counts with density (assumption 4).
@@ -215,6 +217,10 @@ static remat_status dry_run(remat_sim *s, const remat_model *m, const remat_plan
     remat_exec_opts eo = remat_exec_opts_default();
     eo.seed = s->base->seed;
     eo.caching = s->caching;
+    /* A real segment cannot grow in place, and the executor refuses expandable
+     * segments; the event stream does not depend on placement, so the executor
+     * runs with fixed segments and the replay applies the expandable model. */
+    eo.caching.expandable_segments = 0;
     eo.trace = out;
     eo.op_cost = hook_op_cost;
     eo.nnz_oracle = hook_nnz;
@@ -420,22 +426,29 @@ remat_status remat_sim_run(remat_sim *s, remat_error *err) {
     for (int i = 0; st == REMAT_OK && i < s->n_iters; i++) {
         const remat_step_result *r = &s->steps[i];
         remat_sim_iter *it = &s->iters[i];
-        if (!s->o.copy_stream && (pk[i].peak_live_bytes != r->peak_live_bytes ||
-                                  pk[i].peak_reserved_bytes != r->peak_reserved_bytes ||
-                                  pk[i].peak_allocated_bytes != r->peak_allocated_bytes)) {
+        /* one stream: the replay must agree with the executor's own accounting (the
+         * caching figures only when the executor ran the same caching model) */
+        int same_caching = !s->caching.expandable_segments;
+        if (!s->o.copy_stream &&
+            (pk[i].peak_live_bytes != r->peak_live_bytes || pk[i].end_of_forward_live != r->end_of_forward_bytes ||
+             (same_caching && (pk[i].peak_reserved_bytes != r->peak_reserved_bytes ||
+                               pk[i].peak_allocated_bytes != r->peak_allocated_bytes ||
+                               pk[i].end_of_forward_reserved != r->end_of_forward_reserved)))) {
             st = remat_error_set(err, REMAT_ERR_INTERNAL,
-                                 "sim: step %d: replay gives peaks live/allocated/reserved %lld/%lld/%lld, the "
-                                 "executor's accounting %lld/%lld/%lld",
+                                 "sim: step %d: replay gives peaks live/allocated/reserved %lld/%lld/%lld and end of "
+                                 "forward %lld/%lld, the executor's accounting %lld/%lld/%lld and %lld/%lld",
                                  i, (long long)pk[i].peak_live_bytes, (long long)pk[i].peak_allocated_bytes,
-                                 (long long)pk[i].peak_reserved_bytes, (long long)r->peak_live_bytes,
-                                 (long long)r->peak_allocated_bytes, (long long)r->peak_reserved_bytes);
+                                 (long long)pk[i].peak_reserved_bytes, (long long)pk[i].end_of_forward_live,
+                                 (long long)pk[i].end_of_forward_reserved, (long long)r->peak_live_bytes,
+                                 (long long)r->peak_allocated_bytes, (long long)r->peak_reserved_bytes,
+                                 (long long)r->end_of_forward_bytes, (long long)r->end_of_forward_reserved);
             break;
         }
         it->peak_live_bytes = pk[i].peak_live_bytes;
         it->peak_reserved_bytes = pk[i].peak_reserved_bytes;
         it->peak_allocated_bytes = pk[i].peak_allocated_bytes;
-        it->end_of_forward_bytes = r->end_of_forward_bytes;
-        it->end_of_forward_reserved = r->end_of_forward_reserved;
+        it->end_of_forward_bytes = pk[i].end_of_forward_live;
+        it->end_of_forward_reserved = pk[i].end_of_forward_reserved;
         it->step_time_s = r->step_time_s;
         if (s->o.copy_stream) it->step_time_s += sched.iter_time[i] - flat.iter_time[i];
         it->events = r->events;

@@ -1,0 +1,225 @@
+// sim_cli_test.cc - `remat simulate`, `remat search` and `remat tune` end to end:
+// the built binary (runfiles path tools/remat) on a recorded baseline, checking
+// exit codes 0/1/2, one-line errors, the --json objects and the files written.
+#include <gtest/gtest.h>
+
+#include <cjson/cJSON.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+namespace {
+
+struct Proc {
+    int rc = -1;
+    std::string out, err;
+};
+
+std::string tmp_dir() {
+    const char *t = std::getenv("TEST_TMPDIR");
+    return t ? t : "/tmp";
+}
+
+std::string slurp(const std::string &path) {
+    std::ifstream f(path);
+    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+Proc remat(const std::string &args) {
+    static int n = 0;
+    std::string o = tmp_dir() + "/sout" + std::to_string(n) + ".txt";
+    std::string e = tmp_dir() + "/serr" + std::to_string(n++) + ".txt";
+    std::string cmd = "tools/remat " + args + " >" + o + " 2>" + e;
+    Proc r;
+    int st = std::system(cmd.c_str());
+    r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+    r.out = slurp(o);
+    r.err = slurp(e);
+    return r;
+}
+
+int lines(const std::string &s) {
+    int k = 0;
+    for (char c : s) k += c == '\n';
+    return k;
+}
+
+int64_t num(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    EXPECT_TRUE(cJSON_IsNumber(v)) << key;
+    return v ? (int64_t)v->valuedouble : -1;
+}
+
+class SimCli : public ::testing::Test {
+  protected:
+    static std::string base, planned;
+    static void SetUpTestSuite() {
+        base = tmp_dir() + "/cli_base.h5";
+        planned = tmp_dir() + "/cli_planned.h5";
+        Proc r = remat("run --model data/models/tiny-3block-if.json --iters 2 --trace " + base);
+        ASSERT_EQ(r.rc, 0) << r.err;
+        r = remat("run --model data/models/tiny-3block-if.json --plan data/plans/tiny-3block-if-ckpt.json --trace " +
+                  planned);
+        ASSERT_EQ(r.rc, 0) << r.err;
+    }
+};
+std::string SimCli::base, SimCli::planned;
+
+TEST_F(SimCli, HelpExitsZero) {
+    for (const char *cmd : {"simulate", "search", "tune"}) {
+        Proc r = remat(std::string(cmd) + " --help");
+        EXPECT_EQ(r.rc, 0) << cmd;
+        EXPECT_NE(r.out.find("usage: remat " + std::string(cmd)), std::string::npos) << r.out;
+    }
+}
+
+// The prediction equals what `remat run --plan` measures.
+TEST_F(SimCli, SimulateJsonEqualsRun) {
+    std::string plan = "--plan data/plans/tiny-3block-if-ckpt.json";
+    Proc s = remat("simulate --trace " + base + " " + plan + " --json");
+    ASSERT_EQ(s.rc, 0) << s.err;
+    Proc r = remat("run --model data/models/tiny-3block-if.json --iters 2 " + plan + " --json");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    cJSON *a = cJSON_Parse(s.out.c_str()), *b = cJSON_Parse(r.out.c_str());
+    ASSERT_NE(a, nullptr) << s.out;
+    ASSERT_NE(b, nullptr) << r.out;
+    for (const char *k : {"peak_live_bytes", "peak_reserved_bytes", "end_of_forward_bytes", "events"})
+        EXPECT_EQ(num(a, k), num(b, k)) << k;
+    EXPECT_GT(cJSON_GetObjectItem(a, "step_time_s")->valuedouble, 0);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+}
+
+TEST_F(SimCli, SimulateWritesPredictedTraceAndRescales) {
+    std::string out = tmp_dir() + "/cli_pred.h5";
+    Proc s = remat("simulate --trace " + base + " --N 32 --T 8 --allocator caching --out " + out);
+    ASSERT_EQ(s.rc, 0) << s.err;
+    EXPECT_NE(s.out.find("T=8, N=32"), std::string::npos) << s.out;
+    // the predicted trace is a trace: it simulates (as a baseline of the rescaled model)
+    Proc again = remat("simulate --trace " + out + " --json");
+    EXPECT_EQ(again.rc, 0) << again.err;
+}
+
+TEST_F(SimCli, SearchBudgetWritesPlanAndFront) {
+    std::string plan = tmp_dir() + "/cli_plan.json", front = tmp_dir() + "/cli_front.json";
+    Proc s = remat("simulate --trace " + base + " --json");
+    cJSON *b = cJSON_Parse(s.out.c_str());
+    ASSERT_NE(b, nullptr);
+    int64_t baseline = num(b, "peak_live_bytes");
+    cJSON_Delete(b);
+    int64_t budget = baseline * 9 / 10;
+    Proc r = remat("search --trace " + base + " --budget " + std::to_string(budget) + " --out " + plan + " --pareto " +
+                   front + " --json");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    cJSON *j = cJSON_Parse(r.out.c_str());
+    ASSERT_NE(j, nullptr) << r.out;
+    EXPECT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(j, "fits")));
+    EXPECT_LE(num(j, "peak_bytes"), budget);
+    cJSON_Delete(j);
+    cJSON *f = cJSON_Parse(slurp(front).c_str());
+    ASSERT_NE(f, nullptr);
+    const cJSON *pts = cJSON_GetObjectItem(f, "points");
+    ASSERT_TRUE(cJSON_IsArray(pts));
+    int chosen = 0;
+    const cJSON *p;
+    cJSON_ArrayForEach(p, pts) {
+        num(p, "peak_bytes");
+        num(p, "time_s");
+        EXPECT_TRUE(cJSON_IsNumber(cJSON_GetObjectItem(p, "overhead")));
+        EXPECT_TRUE(cJSON_IsString(cJSON_GetObjectItem(p, "label")));
+        chosen += cJSON_IsTrue(cJSON_GetObjectItem(p, "chosen"));
+    }
+    EXPECT_EQ(chosen, 1);
+    EXPECT_EQ(num(cJSON_GetObjectItem(f, "baseline"), "peak_bytes"), baseline);
+    cJSON_Delete(f);
+    // the written plan runs, and its measured peak fits the budget
+    Proc run = remat("run --model data/models/tiny-3block-if.json --iters 2 --plan " + plan + " --json");
+    ASSERT_EQ(run.rc, 0) << run.err;
+    cJSON *m = cJSON_Parse(run.out.c_str());
+    EXPECT_LE(num(m, "peak_live_bytes"), budget);
+    cJSON_Delete(m);
+}
+
+TEST_F(SimCli, SearchNothingFitsExitsOne) {
+    Proc r = remat("search --trace " + base + " --budget 1KiB");
+    EXPECT_EQ(r.rc, 1);
+    EXPECT_NE(r.out.find("nothing fits"), std::string::npos) << r.out;
+    EXPECT_NE(r.err.find("smallest reachable peak is"), std::string::npos) << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+}
+
+TEST_F(SimCli, SearchLevels) {
+    for (int level = 0; level <= 4; level++) {
+        Proc r = remat("search --trace " + base + " --level " + std::to_string(level) + " --preset balanced --json");
+        ASSERT_EQ(r.rc, 0) << r.err;
+        cJSON *j = cJSON_Parse(r.out.c_str());
+        ASSERT_NE(j, nullptr) << r.out;
+        EXPECT_EQ(num(j, "level"), level);
+        EXPECT_TRUE(cJSON_IsObject(cJSON_GetObjectItem(j, "plan")));
+        cJSON_Delete(j);
+    }
+}
+
+TEST_F(SimCli, Tune) {
+    Proc r = remat("tune --trace " + base + " --budget 300KiB --max 4096 --json");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    cJSON *j = cJSON_Parse(r.out.c_str());
+    ASSERT_NE(j, nullptr) << r.out;
+    int64_t plain = num(cJSON_GetObjectItem(j, "plain"), "value");
+    int64_t ckpt = num(cJSON_GetObjectItem(j, "checkpointed"), "value");
+    EXPECT_GT(plain, 8);
+    EXPECT_GE(ckpt, plain);
+    cJSON_Delete(j);
+    Proc none = remat("tune --trace " + base + " --budget 1KiB");
+    EXPECT_EQ(none.rc, 1);
+}
+
+TEST_F(SimCli, TuneConfirmRunsForReal) {
+    Proc r = remat("tune --trace " + base + " --budget 100KiB --max 64 --confirm --json");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    cJSON *j = cJSON_Parse(r.out.c_str());
+    ASSERT_NE(j, nullptr) << r.out;
+    const cJSON *c = cJSON_GetObjectItem(j, "confirm");
+    ASSERT_TRUE(cJSON_IsObject(c)) << r.out;
+    EXPECT_EQ(num(c, "peak_live_bytes"), num(c, "predicted_peak_live_bytes"));
+    EXPECT_EQ(num(c, "peak_reserved_bytes"), num(c, "predicted_peak_reserved_bytes"));
+    cJSON_Delete(j);
+}
+
+// ---- bad input: one line on stderr, exit 2 ----------------------------------------
+
+TEST_F(SimCli, BadInputExitsTwo) {
+    std::string trunc = tmp_dir() + "/cli_trunc.h5";
+    {
+        std::string bytes = slurp(base);
+        std::ofstream(trunc, std::ios::binary).write(bytes.data(), (std::streamsize)(bytes.size() / 3));
+    }
+    const std::string cases[] = {
+        "simulate --trace " + planned,                                            // recorded with a plan
+        "search --trace " + planned + " --level 1",
+        "simulate --trace " + trunc,                                              // truncated HDF5
+        "simulate --trace " + tmp_dir() + "/no-such.h5",                          // missing
+        "simulate --trace " + base + " --plan data/plans/tiny-mlp-lif-ckpt.json", // plan for another model
+        "simulate --trace " + base + " --allocator fast",
+        "simulate --plan data/plans/tiny-3block-if-ckpt.json",                   // no trace
+        "search --trace " + base,                                                 // neither --budget nor --level
+        "search --trace " + base + " --level 5",
+        "search --trace " + base + " --level 1 --preset huge",
+        "search --trace " + base + " --budget 10MiB --level 1",
+        "tune --trace " + base,                                                   // no budget
+        "tune --trace " + base + " --budget 1MiB --dim X",
+        "simulate --trace " + base + " --allocator-config max_split_size=1",
+    };
+    for (const std::string &c : cases) {
+        Proc r = remat(c);
+        EXPECT_EQ(r.rc, 2) << c << "\n" << r.err;
+        EXPECT_EQ(lines(r.err), 1) << c << "\n" << r.err;
+    }
+    Proc p = remat("simulate --trace " + planned);
+    EXPECT_NE(p.err.find("plan: expected a trace recorded without a plan"), std::string::npos) << p.err;
+}
+
+}  // namespace
