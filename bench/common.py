@@ -104,6 +104,19 @@ def remat(*args, ok=(0,), timeout=1800):
     return run_json([remat_bin()] + [str(a) for a in args] + ["--json"], ok=ok, timeout=timeout)
 
 
+MEASURE_ITERS = 3  # measured runs: one warm-up step, then the best of the others
+
+
+def steady(d):
+    """The last step of a `remat run --json` result, with step_time_s the best (smallest)
+    over every step after the first (the first pays page faults and lazy allocation)."""
+    st = dict(d["steps"][-1])
+    later = d["steps"][1:] or d["steps"]
+    st["step_time_s"] = min(x["step_time_s"] for x in later)
+    st["step_times_s"] = [x["step_time_s"] for x in d["steps"]]
+    return st
+
+
 def med(xs):
     return statistics.median(xs) if xs else None
 

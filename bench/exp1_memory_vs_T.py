@@ -14,8 +14,9 @@ For T in 16, 32, 64, 128, 256 (model file data/models/mlp-lif.json with T change
   4. the plan of the published scheme (spikefit): every block checkpointed, K time chunks
      with K the divisor of T nearest sqrt(T), inputs uncompressed (spikefit keeps floats);
   5. `remat simulate` of every plan (predicted peak, step time);
-  6. R rounds, each running the baseline and every plan once (--iters 2, the
-     second step is measured), so every ratio is measured side by side in one round.
+  6. R rounds, each running the baseline and every plan once (--iters 3: the peak of the
+     last step, the best step time after the first), so every ratio is measured side by
+     side in one round.
 Peaks are deterministic (the same bytes every round); times vary, so the overhead is
 given as the median and range of the per-round ratios.
 Curve shapes: least-squares fit of peak = a + b * T^p over the five T for p in
@@ -26,6 +27,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True
 import common as C  # noqa: E402
 
 PUBLISHED = {  # spikefit README, RTX 5060 Laptop: T: (K, standard MB, checkpointed MB, saved %, time %)
@@ -109,9 +111,9 @@ def main():
         meas = {n: [] for n in plans}
         for r in range(rounds):
             for name, plan in plans.items():
-                cmd = ["run", "--model", model, "--iters", 2, "--threads", threads] + (["--plan", plan] if plan else [])
+                cmd = ["run", "--model", model, "--iters", C.MEASURE_ITERS, "--threads", threads] + (["--plan", plan] if plan else [])
                 d = C.remat(*cmd)
-                meas[name].append(d["steps"][-1])
+                meas[name].append(C.steady(d))
                 if r == 0:
                     commands.append(C.show([C.remat_bin()] + cmd + ["--json"]))
         base_peak = meas["base"][0]["peak_live_bytes"]

@@ -21,6 +21,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True
 import common as C  # noqa: E402
 
 PUBLISHED = {16: (6463, 15870, 2.46), 32: (3242, 9727, 3.00), 64: (1621, 8471, 5.23), 128: (810, 5631, 6.95),

@@ -11,9 +11,10 @@ For each shipped model (3block-if, mlp-lif, resnet-bn):
     plain       - no plan;
     ckpt/block  - the same plan as torch's: every block checkpointed, input uncompressed, k=1;
     level 4     - the plan `remat search --level 4` chooses from the baseline trace.
-Step time: R rounds; each round runs every configuration once in a fresh process
-(torch: 1 warm-up + 3 timed steps, median; remat: --iters 2, the second step), so the
-ratios of a round are measured side by side. Given: median and range over the rounds.
+Step time: R rounds; each round runs every configuration once in a fresh process, three
+training steps each (torch: one warm-up step and two timed ones; remat: --iters 3), and
+takes the best step after the first; the ratios of a round are measured side by side.
+Given: median and range over the rounds.
 Peak: exact live tensor bytes of a step after the first (torch: profiler memory events,
 bench/pytorch/measure.py; remat: peak_live_bytes), deterministic.
 Both sides use the same number of threads (--threads, default 1) and compute the
@@ -23,6 +24,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True
 import common as C  # noqa: E402
 
 MEASURE = os.path.join(C.ROOT, "bench", "pytorch", "measure.py")
@@ -82,17 +84,17 @@ def main():
         for r in range(rounds):
             for cname, kind, arg in configs:
                 if kind == "torch":
-                    cmd = torch_cmd(model, arg, threads, 3, False)
+                    cmd = torch_cmd(model, arg, threads, C.MEASURE_ITERS - 1, False)
                     d = C.run_json(cmd)
-                    meas[cname].append(d["step_time_s"])
+                    meas[cname].append(d["step_time_min_s"])
                 else:
-                    cmd = [C.remat_bin(), "run", "--model", model, "--iters", 2, "--threads", threads]
+                    cmd = [C.remat_bin(), "run", "--model", model, "--iters", C.MEASURE_ITERS, "--threads", threads]
                     if arg:
                         cmd += ["--plan", arg]
                     cmd = [str(c) for c in cmd] + ["--json"]
                     d = C.run_json(cmd)
-                    meas[cname].append(d["steps"][-1]["step_time_s"])
-                    peaks[cname] = d["steps"][-1]["peak_live_bytes"]
+                    meas[cname].append(C.steady(d)["step_time_s"])
+                    peaks[cname] = C.steady(d)["peak_live_bytes"]
                 if r == 0:
                     commands.append(C.show(cmd))
         tp = meas["torch plain"]

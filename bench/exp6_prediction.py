@@ -30,6 +30,7 @@ import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True
 import common as C  # noqa: E402
 
 COMPRESSORS = ["none", "bool", "uint8", "bit", "sparse"]

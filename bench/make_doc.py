@@ -13,6 +13,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True
 import common as C  # noqa: E402
 
 OUT = os.path.join(C.ROOT, "docs", "benchmarks.md")

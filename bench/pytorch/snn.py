@@ -8,6 +8,8 @@ model here computes what `remat run` computes on the reference backend:
   T steps and saves only the potential h [T, N, C] (what remat's executor keeps for a
   stored neuron layer); the backward runs the surrogate-gradient recurrence of
   semantics.md (sigmoid or atan surrogate, hard or soft reset, detach_reset, decay_input);
+  both loops are TorchScript functions (as SpikingJelly's `torch` backend scripts its
+  multi-step loops), which runs them about twice as fast as plain Python here;
 - batch norm: statistics over all T*N rows (F.batch_norm in training mode, eps 1e-5,
   momentum 0.1);
 - add: SEW ADD, block input + block output;
@@ -35,38 +37,77 @@ import torch.nn.functional as F
 from torch.utils.checkpoint import checkpoint as torch_checkpoint
 
 
-def _surrogate(u, kind, alpha):
-    if kind == "sigmoid":
-        sig = torch.sigmoid(alpha * u)
-        return alpha * sig * (1.0 - sig)
-    # atan
-    return (alpha / 2.0) / (1.0 + (math.pi / 2.0 * alpha * u) ** 2)
+@torch.jit.script
+def _neuron_forward(x: torch.Tensor, is_lif: bool, decay_input: bool, tau: float, vth: float, vreset: float,
+                    soft: bool):
+    """The T steps of semantics.md; returns (spikes s, potentials h), both [T, N, ...].
+    TorchScript, as SpikingJelly's `torch` backend scripts its multi-step loops."""
+    T = x.shape[0]
+    h_seq = torch.empty_like(x)
+    s_seq = torch.empty_like(x)
+    v = torch.full_like(x[0], vreset)
+    for t in range(T):
+        if not is_lif:
+            h = v + x[t]
+        elif decay_input:
+            h = v + (x[t] - (v - vreset)) / tau
+        else:
+            h = v - (v - vreset) / tau + x[t]
+        s = (h - vth >= 0).to(x.dtype)
+        if soft:
+            v = h - s * vth
+        else:
+            v = h * (1.0 - s) + vreset * s
+        h_seq[t] = h
+        s_seq[t] = s
+    return s_seq, h_seq
+
+
+@torch.jit.script
+def _neuron_backward(gs_seq: torch.Tensor, h_seq: torch.Tensor, is_lif: bool, decay_input: bool, tau: float,
+                     vth: float, vreset: float, soft: bool, detach_reset: bool, sigmoid: bool, alpha: float):
+    """dL/dx from dL/ds and the saved h, by the recurrence of semantics.md."""
+    T = h_seq.shape[0]
+    gx_seq = torch.empty_like(h_seq)
+    gv = torch.zeros_like(h_seq[0])
+    for t in range(T - 1, -1, -1):
+        h = h_seq[t]
+        u = h - vth
+        if sigmoid:
+            sig = torch.sigmoid(alpha * u)
+            sg = alpha * sig * (1.0 - sig)
+        else:
+            sg = (alpha / 2.0) / (1.0 + (1.5707963267948966 * alpha * u) ** 2)
+        gs = gs_seq[t]
+        if not soft:
+            s = (u >= 0).to(h.dtype)
+            if detach_reset:
+                gh = gs * sg + gv * (1.0 - s)
+            else:
+                gh = (gs + gv * (vreset - h)) * sg + gv * (1.0 - s)
+        else:
+            if detach_reset:
+                gh = gs * sg + gv
+            else:
+                gh = (gs - vth * gv) * sg + gv
+        if not is_lif:
+            gx_seq[t] = gh
+            gv = gh
+        else:
+            gx_seq[t] = gh / tau if decay_input else gh
+            gv = gh * (1.0 - 1.0 / tau)
+    return gx_seq
 
 
 class MultiStepNeuron(torch.autograd.Function):
-    """Multi-step IF/LIF: x [T, N, ...] -> spikes s [T, N, ...]; saves h [T, N, ...]."""
+    """Multi-step IF/LIF: x [T, N, ...] -> spikes s [T, N, ...]; saves only h [T, N, ...]."""
 
     @staticmethod
     def forward(ctx, x, cfg):
-        T = x.shape[0]
-        vth, vreset = cfg["v_threshold"], cfg["v_reset"]
-        h_seq = torch.empty_like(x)
-        s_seq = torch.empty_like(x)
-        v = torch.full_like(x[0], 0.0 if vreset is None else vreset)
-        for t in range(T):
-            if cfg["type"] == "if":
-                h = v + x[t]
-            elif cfg["decay_input"]:
-                h = v + (x[t] - (v - (0.0 if vreset is None else vreset))) / cfg["tau"]
-            else:
-                h = v - (v - (0.0 if vreset is None else vreset)) / cfg["tau"] + x[t]
-            s = (h - vth >= 0).to(x.dtype)
-            if vreset is None:
-                v = h - s * vth
-            else:
-                v = h * (1.0 - s) + vreset * s
-            h_seq[t] = h
-            s_seq[t] = s
+        soft = cfg["v_reset"] is None
+        vreset = 0.0 if soft else cfg["v_reset"]
+        s_seq, h_seq = _neuron_forward(x, cfg["type"] == "lif", cfg["decay_input"], cfg["tau"], cfg["v_threshold"],
+                                       vreset, soft)
         ctx.cfg = cfg
         ctx.save_for_backward(h_seq)
         return s_seq
@@ -75,34 +116,11 @@ class MultiStepNeuron(torch.autograd.Function):
     def backward(ctx, gs_seq):
         (h_seq,) = ctx.saved_tensors
         cfg = ctx.cfg
-        T = h_seq.shape[0]
-        vth, vreset = cfg["v_threshold"], cfg["v_reset"]
-        tau = cfg.get("tau", 1.0)
-        gx_seq = torch.empty_like(h_seq)
-        gv = torch.zeros_like(h_seq[0])
-        for t in range(T - 1, -1, -1):
-            h = h_seq[t]
-            u = h - vth
-            sg = _surrogate(u, cfg["surrogate"], cfg["alpha"])
-            gs = gs_seq[t]
-            if vreset is not None:
-                s = (u >= 0).to(h.dtype)
-                if cfg["detach_reset"]:
-                    gh = gs * sg + gv * (1.0 - s)
-                else:
-                    gh = (gs + gv * (vreset - h)) * sg + gv * (1.0 - s)
-            else:
-                if cfg["detach_reset"]:
-                    gh = gs * sg + gv
-                else:
-                    gh = (gs - vth * gv) * sg + gv
-            if cfg["type"] == "if":
-                gx_seq[t] = gh
-                gv = gh
-            else:
-                gx_seq[t] = gh / tau if cfg["decay_input"] else gh
-                gv = gh * (1.0 - 1.0 / tau)
-        return gx_seq, None
+        soft = cfg["v_reset"] is None
+        gx = _neuron_backward(gs_seq.contiguous(), h_seq, cfg["type"] == "lif", cfg["decay_input"], cfg["tau"],
+                              cfg["v_threshold"], 0.0 if soft else cfg["v_reset"], soft, cfg["detach_reset"],
+                              cfg["surrogate"] == "sigmoid", cfg["alpha"])
+        return gx, None
 
 
 def neuron_cfg(layer):
