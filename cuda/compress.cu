@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "core/compress.h"
+#include "cuda/compress_messages.h"
 #include "cuda/cuda_internal.cuh"
 #include "cuda/kernel_bodies.h"
 
@@ -229,41 +230,16 @@ __global__ void sparse_scatter_kernel(float *__restrict__ dst, const uint8_t *__
     GRID_STRIDE(w, nnz) dst[load_u32(in, w)] = 1.0f;
 }
 
-/* ---- host side: the reference's checks and messages ---- */
+/* ---- host side: the reference's checks, messages in compress_messages.h ---- */
 
-static remat_status refuse_value(remat_error *err, remat_compressor comp, int64_t i, float v, const char *what) {
-    return remat_error_set(err, REMAT_ERR_INPUT,
-                           "%s compressor: element %" PRId64 " is %.9g (bits 0x%08" PRIx32 "), not %s",
-                           remat_compressor_name(comp), i, (double)v, remat_cuda::float_bits(v), what);
-}
-
-static remat_status check_args(remat_compressor comp, int64_t n, int64_t bytes, const void *buf, const char *field,
-                               remat_error *err) {
-    if (comp < REMAT_COMP_NONE || comp >= REMAT_COMP_COUNT)
-        return remat_error_set(err, REMAT_ERR_INPUT, "compressor: id: expected 0..%d, got %d", REMAT_COMP_COUNT - 1,
-                               (int)comp);
-    if (n < 0 || n > REMAT_COMPRESS_MAX_ELEMS)
-        return remat_error_set(err, REMAT_ERR_INPUT,
-                               "%s compressor: n: expected 0..%" PRId64 " elements, got %" PRId64,
-                               remat_compressor_name(comp), (int64_t)REMAT_COMPRESS_MAX_ELEMS, n);
-    if (bytes < 0 || (bytes > 0 && !buf))
-        return remat_error_set(err, REMAT_ERR_INPUT, "%s compressor: %s: expected a buffer of %" PRId64 " bytes",
-                               remat_compressor_name(comp), field, bytes);
-    return REMAT_OK;
-}
-
-static remat_status wrong_size(remat_error *err, remat_compressor comp, const char *field, int64_t want,
-                               int64_t got) {
-    return remat_error_set(err, REMAT_ERR_INPUT, "%s compressor: %s: expected %" PRId64 " bytes, got %" PRId64,
-                           remat_compressor_name(comp), field, want, got);
-}
+using namespace remat_cuda;
 
 /* The first refused element, if any, as the reference reports it. */
 static remat_status report_bad(remat_cuda_ctx *c, remat_compressor comp, const float *src, ull bad,
                                const char *what, remat_error *err) {
     float v;
     read_back(c, &v, src + bad, sizeof v);
-    return refuse_value(err, comp, (int64_t)bad, v, what);
+    return msg_refuse_value(err, comp, (int64_t)bad, v, what);
 }
 
 static remat_status compress_sparse(remat_cuda_ctx *c, uint8_t *out, int64_t dst_bytes, const float *src, int64_t n,
@@ -285,8 +261,8 @@ static remat_status compress_sparse(remat_cuda_ctx *c, uint8_t *out, int64_t dst
         cudaCheckLaunch();
         read_slots(c, &bad, &nnz);
     }
-    if (bad != NO_INDEX) return report_bad(c, comp, src, bad, "+0.0 or 1.0", err);
-    if (dst_bytes != (int64_t)nnz * 4) return wrong_size(err, comp, "dst_bytes", (int64_t)nnz * 4, dst_bytes);
+    if (bad != NO_INDEX) return report_bad(c, comp, src, bad, REMAT_CUDA_WHAT_BINARY, err);
+    if (dst_bytes != (int64_t)nnz * 4) return msg_wrong_size(err, comp, "dst_bytes", (int64_t)nnz * 4, dst_bytes);
     if (nnz == 0) return REMAT_OK;
     sparse_write_kernel<<<(unsigned)nb, SPARSE_THREADS, 0, c->stream>>>(out, counts, src, n,
                                                                          ((uintptr_t)out % 4u) == 0);
@@ -296,15 +272,14 @@ static remat_status compress_sparse(remat_cuda_ctx *c, uint8_t *out, int64_t dst
 
 remat_status remat_cuda_compress(remat_cuda_ctx *c, remat_compressor comp, void *dst, int64_t dst_bytes,
                                  const float *src, int64_t n, remat_error *err) {
-    remat_status st = check_args(comp, n, dst_bytes, dst, "dst_bytes", err);
+    remat_status st = msg_check_args(comp, n, dst_bytes, dst, "dst_bytes", err);
     if (st != REMAT_OK) return st;
     if (n > 0 && !src)
-        return remat_error_set(err, REMAT_ERR_INPUT, "%s compressor: src: expected %" PRId64 " floats, got NULL",
-                               remat_compressor_name(comp), n);
+        return msg_null_src(err, comp, n);
     uint8_t *out = (uint8_t *)dst;
     switch (comp) {
     case REMAT_COMP_NONE:
-        if (dst_bytes != n * 4) return wrong_size(err, comp, "dst_bytes", n * 4, dst_bytes);
+        if (dst_bytes != n * 4) return msg_wrong_size(err, comp, "dst_bytes", n * 4, dst_bytes);
         if (n) cudaCheck(cudaMemcpyAsync(out, src, (size_t)n * sizeof(float), cudaMemcpyDeviceToDevice, c->stream));
         return REMAT_OK;
     case REMAT_COMP_SPARSE: return compress_sparse(c, out, dst_bytes, src, n, err);
@@ -329,8 +304,8 @@ remat_status remat_cuda_compress(remat_cuda_ctx *c, remat_compressor comp, void 
         }
         if (bad != NO_INDEX)
             return report_bad(c, comp, src, bad,
-                              comp == REMAT_COMP_UINT8 ? "an integer 0..255 (+0.0 for zero)" : "+0.0 or 1.0", err);
-        if (!write) return wrong_size(err, comp, "dst_bytes", want, dst_bytes);
+                              comp == REMAT_COMP_UINT8 ? REMAT_CUDA_WHAT_UINT8 : REMAT_CUDA_WHAT_BINARY, err);
+        if (!write) return msg_wrong_size(err, comp, "dst_bytes", want, dst_bytes);
         return REMAT_OK;
     }
     default: return remat_error_set(err, REMAT_ERR_INTERNAL, "compressor: id %d not handled", (int)comp);
@@ -339,20 +314,18 @@ remat_status remat_cuda_compress(remat_cuda_ctx *c, remat_compressor comp, void 
 
 remat_status remat_cuda_decompress(remat_cuda_ctx *c, remat_compressor comp, float *dst, int64_t n, const void *src,
                                    int64_t src_bytes, remat_error *err) {
-    remat_status st = check_args(comp, n, src_bytes, src, "src_bytes", err);
+    remat_status st = msg_check_args(comp, n, src_bytes, src, "src_bytes", err);
     if (st != REMAT_OK) return st;
     if (n > 0 && !dst)
-        return remat_error_set(err, REMAT_ERR_INPUT,
-                               "%s compressor: dst: expected room for %" PRId64 " floats, got NULL",
-                               remat_compressor_name(comp), n);
+        return msg_null_dst(err, comp, n);
     const uint8_t *in = (const uint8_t *)src;
     switch (comp) {
     case REMAT_COMP_NONE:
-        if (src_bytes != n * 4) return wrong_size(err, comp, "src_bytes", n * 4, src_bytes);
+        if (src_bytes != n * 4) return msg_wrong_size(err, comp, "src_bytes", n * 4, src_bytes);
         if (n) cudaCheck(cudaMemcpyAsync(dst, in, (size_t)n * sizeof(float), cudaMemcpyDeviceToDevice, c->stream));
         return REMAT_OK;
     case REMAT_COMP_BOOL: {
-        if (src_bytes != n) return wrong_size(err, comp, "src_bytes", n, src_bytes);
+        if (src_bytes != n) return msg_wrong_size(err, comp, "src_bytes", n, src_bytes);
         if (n == 0) return REMAT_OK;
         reset_slots(c);
         bool_check_kernel<<<remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream>>>(bad_slot(c), in, n);
@@ -362,30 +335,27 @@ remat_status remat_cuda_decompress(remat_cuda_ctx *c, remat_compressor comp, flo
         if (bad != NO_INDEX) {
             uint8_t v;
             read_back(c, &v, in + bad, 1);
-            return remat_error_set(err, REMAT_ERR_INPUT, "bool compressor: byte %" PRId64 ": expected 0 or 1, got %u",
-                                   (int64_t)bad, (unsigned)v);
+            return msg_bool_byte(err, (int64_t)bad, (unsigned)v);
         }
         bytes_to_float_kernel<<<remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream>>>(dst, in, n);
         cudaCheckLaunch();
         return REMAT_OK;
     }
     case REMAT_COMP_UINT8:
-        if (src_bytes != n) return wrong_size(err, comp, "src_bytes", n, src_bytes);
+        if (src_bytes != n) return msg_wrong_size(err, comp, "src_bytes", n, src_bytes);
         if (n == 0) return REMAT_OK;
         bytes_to_float_kernel<<<remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream>>>(dst, in, n);
         cudaCheckLaunch();
         return REMAT_OK;
     case REMAT_COMP_BIT: {
         const int64_t want = (n + 7) / 8;
-        if (src_bytes != want) return wrong_size(err, comp, "src_bytes", want, src_bytes);
+        if (src_bytes != want) return msg_wrong_size(err, comp, "src_bytes", want, src_bytes);
         if (n == 0) return REMAT_OK;
         if (n % 8) {
             uint8_t last;
             read_back(c, &last, in + want - 1, 1);
             if ((last >> (n % 8)) != 0)
-                return remat_error_set(err, REMAT_ERR_INPUT,
-                                       "bit compressor: byte %" PRId64 ": expected zero padding above bit %d, got 0x%02x",
-                                       want - 1, (int)(n % 8), (unsigned)last);
+                return msg_bit_padding(err, want - 1, (int)(n % 8), (unsigned)last);
         }
         bit_unpack_kernel<<<remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream>>>(dst, in, n);
         cudaCheckLaunch();
@@ -393,10 +363,9 @@ remat_status remat_cuda_decompress(remat_cuda_ctx *c, remat_compressor comp, flo
     }
     case REMAT_COMP_SPARSE: {
         if (src_bytes % 4 != 0)
-            return remat_error_set(err, REMAT_ERR_INPUT,
-                                   "sparse compressor: src_bytes: expected a multiple of 4, got %" PRId64, src_bytes);
+            return msg_sparse_multiple(err, src_bytes);
         const int64_t nnz = src_bytes / 4;
-        if (nnz > n) return wrong_size(err, comp, "src_bytes", n * 4, src_bytes);
+        if (nnz > n) return msg_wrong_size(err, comp, "src_bytes", n * 4, src_bytes);
         if (nnz > 0) {
             reset_slots(c);
             sparse_check_kernel<<<remat_cuda_blocks(nnz), REMAT_CUDA_THREADS, 0, c->stream>>>(bad_slot(c), in, nnz, n);
@@ -407,15 +376,8 @@ remat_status remat_cuda_decompress(remat_cuda_ctx *c, remat_compressor comp, flo
                 uint32_t pos, prev_pos = 0;
                 read_back(c, &pos, in + 4 * bad, 4);
                 if (bad > 0) read_back(c, &prev_pos, in + 4 * (bad - 1), 4);
-                if ((int64_t)pos >= n)
-                    return remat_error_set(err, REMAT_ERR_INPUT,
-                                           "sparse compressor: position %" PRId64 ": expected < %" PRId64 ", got %" PRIu32,
-                                           (int64_t)bad, n, pos);
-                const int64_t prev = bad > 0 ? (int64_t)prev_pos : -1;
-                return remat_error_set(err, REMAT_ERR_INPUT,
-                                       "sparse compressor: position %" PRId64 ": expected ascending (> %" PRId64
-                                       "), got %" PRIu32,
-                                       (int64_t)bad, prev, pos);
+                if ((int64_t)pos >= n) return msg_sparse_range(err, (int64_t)bad, n, pos);
+                return msg_sparse_order(err, (int64_t)bad, bad > 0 ? (int64_t)prev_pos : -1, pos);
             }
         }
         if (n) cudaCheck(cudaMemsetAsync(dst, 0, (size_t)n * sizeof(float), c->stream));

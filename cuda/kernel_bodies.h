@@ -51,7 +51,9 @@ REMAT_HOSTDEV float bits_float(uint32_t u) {
 REMAT_HOSTDEV float exp_poly(float x) {
     x = x > -87.0f ? x : -87.0f;
     x = x < 88.0f ? x : 88.0f;
-    const float kf = floorf(x * 1.44269504088896341f + 0.5f);
+    /* k = round(x / ln2), ties to even: adding and removing 1.5 * 2^23 (the reference's
+     * vectorisable rounding; floorf(y + 0.5f) would round ties up and differ). */
+    const float kf = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
     float r = x - kf * 0.693359375f;
     r = r - kf * -2.12194440e-4f;
     float p = 1.9875691500e-4f;

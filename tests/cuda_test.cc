@@ -33,6 +33,7 @@
 #include "core/model.h"
 #include "core/plan.h"
 #include "core/ref_kernels.h"
+#include "cuda/compress_messages.h"
 #include "cuda/cuda_backend.h"
 #include "cuda/kernel_bodies.h"
 #include "tests/testutil.h"
@@ -114,9 +115,63 @@ std::vector<NeuronCase> neuron_cases() {
 
 float v_init(const remat_neuron_opts &o) { return o.soft_reset ? 0.0f : o.v_reset; }
 
+// Potentials that stress the surrogate's e^x (with v_threshold 0 and alpha 4, u = h and
+// the polynomial's argument is -4h exactly): arguments whose k = x / ln2 lands exactly on
+// a half-integer (round-to-nearest-even and floor(y + 0.5) differ on half of them), the
+// clamps at -87 and 88 and beyond, huge and tiny magnitudes, then random values.
+Floats stress_potentials(size_t n) {
+    Floats h;
+    for (int j = -130; j <= 130; j++) {
+        const float y0 = (float)j + 0.5f;
+        float x = y0 / 1.44269504088896341f;
+        for (int d = 0; d < 64; d++) x = std::nextafter(x, -INFINITY);
+        for (int d = 0; d < 128; d++, x = std::nextafter(x, INFINITY))
+            if (x * 1.44269504088896341f == y0) h.push_back(-x / 4.0f);
+    }
+    for (float v : {0.0f, -0.0f, 21.75f, -21.75f, 22.0f, -22.0f, 30.0f, -30.0f, 1e3f, -1e3f, 1e30f, -1e30f, 1e-30f,
+                    -1e-30f, FLT_MIN, -FLT_MIN, 0.25f, -0.25f})
+        h.push_back(v);
+    const Floats r = uniform(n > h.size() ? n - h.size() : 0, -30.0f, 30.0f, 19);
+    h.insert(h.end(), r.begin(), r.end());
+    h.resize(n);
+    return h;
+}
+
+NeuronCase stress_case(remat_layer_type type) {
+    NeuronCase c;
+    c.type = type;
+    c.o = remat_neuron_opts{0.0f, 0.0f, 0, 0, REMAT_SURROGATE_SIGMOID, 4.0f, 3.0f, 1};
+    c.name = type == REMAT_LAYER_LIF ? "stress lif" : "stress if";
+    return c;
+}
+
 // ======================================================================================
 // 1. Host bodies against the reference
 // ======================================================================================
+
+TEST(HostBodies, SurrogateAtRoundingTiesAndExtremesMatchesReference) {
+    const int64_t T = 2, nf = 2048;
+    Floats h = stress_potentials(T * nf);
+    size_t ties = 0;
+    for (int64_t i = 0; i < nf; i++) ties += std::fabs(h[i]) < 40.0f && h[i] != 0.0f;
+    ASSERT_GT(ties, 100u);
+    for (remat_layer_type type : {REMAT_LAYER_IF, REMAT_LAYER_LIF}) {
+        const NeuronCase c = stress_case(type);
+        remat_cuda::neuron_params q{};
+        q.lif = type == REMAT_LAYER_LIF;
+        q.decay_input = q.lif;
+        q.vth = 0.0f;
+        q.vr = 0.0f;
+        q.tau = 3.0f;
+        q.alpha = 4.0f;
+        const Floats ds = uniform(T * nf, -1.0f, 1.0f, 20);
+        Floats dx_ref(T * nf, 0.0f), gv_ref(nf, 0.0f), dx(T * nf, 0.0f), gv(nf, 0.0f);
+        remat_ref_neuron_backward(dx_ref.data(), gv_ref.data(), ds.data(), h.data(), c.type, &c.o, T, nf);
+        for (int64_t i = 0; i < nf; i++) remat_cuda::neuron_backward_elem(dx.data(), gv.data(), ds.data(), h.data(), q, T, nf, i);
+        EXPECT_BITS_EQ(dx, dx_ref, c.name + " dx");
+        EXPECT_BITS_EQ(gv, gv_ref, c.name + " gv");
+    }
+}
 
 TEST(HostBodies, NeuronsMatchReference) {
     const int64_t T = 9, nf = 301;
@@ -298,6 +353,69 @@ TEST(HostBodies, CompressorPredicatesMatchReference) {
     }
 }
 
+// Every refusal the CUDA compressors can report, against the reference's text for the
+// same condition.
+TEST(HostBodies, CompressorMessagesMatchReference) {
+    using namespace remat_cuda;
+    auto same = [](remat_status s1, const remat_error &e1, remat_status s2, const remat_error &e2, const char *what) {
+        EXPECT_EQ(s2, s1) << what;
+        EXPECT_STREQ(e2.msg, e1.msg) << what;
+    };
+    uint8_t buf[64] = {0};
+    float fl[16] = {0};
+    {
+        float src[8] = {0, 1, 0, 0.5f, 1, 0, 0, 0};
+        remat_error e1{}, e2{};
+        same(remat_compress(REMAT_COMP_BIT, buf, 1, src, 8, &e1), e1,
+             msg_refuse_value(&e2, REMAT_COMP_BIT, 3, 0.5f, REMAT_CUDA_WHAT_BINARY), e2, "binary refusal");
+        src[3] = 256.0f;
+        remat_error e3{}, e4{};
+        same(remat_compress(REMAT_COMP_UINT8, buf, 8, src, 8, &e3), e3,
+             msg_refuse_value(&e4, REMAT_COMP_UINT8, 3, 256.0f, REMAT_CUDA_WHAT_UINT8), e4, "uint8 refusal");
+    }
+    {
+        remat_error e1{}, e2{};
+        same(remat_compress((remat_compressor)9, buf, 1, fl, 1, &e1), e1,
+             msg_check_args((remat_compressor)9, 1, 1, buf, "dst_bytes", &e2), e2, "compressor id");
+        remat_error e3{}, e4{};
+        same(remat_compress(REMAT_COMP_BOOL, buf, 1, fl, -1, &e3), e3,
+             msg_check_args(REMAT_COMP_BOOL, -1, 1, buf, "dst_bytes", &e4), e4, "negative n");
+        remat_error e5{}, e6{};
+        same(remat_decompress(REMAT_COMP_BIT, fl, 8, nullptr, 1, &e5), e5,
+             msg_check_args(REMAT_COMP_BIT, 8, 1, nullptr, "src_bytes", &e6), e6, "missing buffer");
+        remat_error e7{}, e8{};
+        same(remat_compress(REMAT_COMP_BIT, buf, 1, nullptr, 8, &e7), e7, msg_null_src(&e8, REMAT_COMP_BIT, 8), e8,
+             "null src");
+        remat_error e9{}, e10{};
+        same(remat_decompress(REMAT_COMP_BOOL, nullptr, 4, buf, 4, &e9), e9, msg_null_dst(&e10, REMAT_COMP_BOOL, 4),
+             e10, "null dst");
+        remat_error e11{}, e12{};
+        same(remat_compress(REMAT_COMP_BOOL, buf, 5, fl, 4, &e11), e11,
+             msg_wrong_size(&e12, REMAT_COMP_BOOL, "dst_bytes", 4, 5), e12, "wrong size");
+    }
+    {
+        const uint8_t b[4] = {0, 1, 2, 0};
+        remat_error e1{}, e2{};
+        same(remat_decompress(REMAT_COMP_BOOL, fl, 4, b, 4, &e1), e1, msg_bool_byte(&e2, 2, 2), e2, "bool byte");
+        const uint8_t p[2] = {0xff, 0x07};
+        remat_error e3{}, e4{};
+        same(remat_decompress(REMAT_COMP_BIT, fl, 10, p, 2, &e3), e3, msg_bit_padding(&e4, 1, 2, 0x07), e4,
+             "bit padding");
+        remat_error e5{}, e6{};
+        same(remat_decompress(REMAT_COMP_SPARSE, fl, 10, buf, 3, &e5), e5, msg_sparse_multiple(&e6, 3), e6,
+             "sparse multiple of 4");
+        const uint32_t range[2] = {1, 12}, order[3] = {1, 5, 5};
+        remat_error e7{}, e8{};
+        same(remat_decompress(REMAT_COMP_SPARSE, fl, 10, range, 8, &e7), e7, msg_sparse_range(&e8, 1, 10, 12), e8,
+             "sparse range");
+        remat_error e9{}, e10{};
+        same(remat_decompress(REMAT_COMP_SPARSE, fl, 10, order, 12, &e9), e9, msg_sparse_order(&e10, 2, 5, 5), e10,
+             "sparse order");
+        remat_error e11{}, e12{};
+        same(remat_decompress(REMAT_COMP_SPARSE, fl, 10, order, 0 + 4, &e11), e11, REMAT_OK, e12, "sparse valid");
+    }
+}
+
 // ======================================================================================
 // 2. Device kernels against the reference
 // ======================================================================================
@@ -380,6 +498,28 @@ TEST_F(CudaKernels, NeuronsMatchReferenceBitForBit) {
         ops().neuron_backward(be.ctx, ddx.f(), dgv.f(), dgs.f(), dh.f(), c.type, &c.o, T, nf);
         EXPECT_BITS_EQ(ddx.get(T * nf), dx_ref, c.name + " dx");
         EXPECT_BITS_EQ(dgv.get(nf), gv_ref, c.name + " gv");
+    }
+}
+
+TEST_F(CudaKernels, SurrogateAtRoundingTiesAndExtremesMatchesReference) {
+    const int64_t T = 3, nf = 4096;
+    const Floats h = stress_potentials(T * nf), ds = uniform(T * nf, -1.0f, 1.0f, 27);
+    for (remat_layer_type type : {REMAT_LAYER_IF, REMAT_LAYER_LIF}) {
+        const NeuronCase c = stress_case(type);
+        Floats dx_ref(T * nf, 0.0f), gv_ref(nf, 0.0f);
+        remat_ref_neuron_backward(dx_ref.data(), gv_ref.data(), ds.data(), h.data(), c.type, &c.o, T, nf);
+        Dev dh(&be, h), dds(&be, ds), ddx(&be, Floats(T * nf, 0.0f)), dgv(&be, Floats(nf, 0.0f));
+        ops().neuron_backward(be.ctx, ddx.f(), dgv.f(), dds.f(), dh.f(), c.type, &c.o, T, nf);
+        EXPECT_BITS_EQ(ddx.get(T * nf), dx_ref, c.name + " dx");
+        EXPECT_BITS_EQ(dgv.get(nf), gv_ref, c.name + " gv");
+        // Forward over the same potentials used as inputs: the threshold at 0 exactly.
+        Floats s_ref(T * nf), h_ref(T * nf), v_ref(nf, 0.0f);
+        remat_ref_neuron_forward(s_ref.data(), h_ref.data(), v_ref.data(), h.data(), c.type, &c.o, T, nf);
+        Dev dsp(&be, T * nf * 4), dho(&be, T * nf * 4), dv(&be, Floats(nf, 0.0f));
+        ops().neuron_forward(be.ctx, dsp.f(), dho.f(), dv.f(), dh.f(), c.type, &c.o, T, nf);
+        EXPECT_BITS_EQ(dsp.get(T * nf), s_ref, c.name + " spikes");
+        EXPECT_BITS_EQ(dho.get(T * nf), h_ref, c.name + " h");
+        EXPECT_BITS_EQ(dv.get(nf), v_ref, c.name + " v");
     }
 }
 
