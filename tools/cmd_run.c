@@ -5,6 +5,7 @@
 #include "core/dump.h"
 #include "core/executor.h"
 #include "core/trace.h"
+#include "cuda/cuda_backend.h"
 #include "tools/cli.h"
 #include "tools/commands.h"
 #include "tools/run_common.h"
@@ -46,8 +47,27 @@ static void print_human(const remat_model *m, const char *plan_path, const char 
     printf("events                %lld per step\n", (long long)last->events);
 }
 
+/* The CUDA driver's view next to the allocator's: context, cuBLAS workspace and
+ * scratch are outside the allocator model, and this makes the gap visible. */
+static int cuda_driver_view(remat_backend *be, remat_cuda_info *info) {
+    remat_error e = {0};
+    return remat_backend_cuda_get_info(be, info, &e) == REMAT_OK;
+}
+
+static void print_driver_human(const remat_cuda_info *ci, int64_t reserved) {
+    char b1[64], b2[64], b3[64], b4[64], b5[64];
+    printf("device                %s (sm_%d%d, %s total)\n", ci->device_name, ci->cc_major, ci->cc_minor,
+           cli_fmt_bytes(ci->total_bytes, b1, sizeof b1));
+    printf("driver view           free at init %s, lowest free %s: %s used during the run\n",
+           cli_fmt_bytes(ci->free_at_init, b2, sizeof b2), cli_fmt_bytes(ci->free_at_peak, b3, sizeof b3),
+           cli_fmt_bytes(ci->free_at_init - ci->free_at_peak, b4, sizeof b4));
+    printf("outside the allocator %s (cuBLAS workspace, scratch); segments %s vs model reserved %s\n",
+           cli_fmt_bytes(ci->internal_bytes, b5, sizeof b5), cli_fmt_bytes(ci->peak_segment_bytes, b1, sizeof b1),
+           cli_fmt_bytes(reserved, b2, sizeof b2));
+}
+
 static void print_json(const remat_model *m, const char *plan_path, const char *backend,
-                       const remat_step_result *r, int iters) {
+                       const remat_step_result *r, int iters, const remat_cuda_info *ci) {
     int64_t peak = 0, reserved = 0, events = 0;
     for (int i = 0; i < iters; i++) {
         if (r[i].peak_live_bytes > peak) peak = r[i].peak_live_bytes;
@@ -66,7 +86,13 @@ static void print_json(const remat_model *m, const char *plan_path, const char *
                "\"end_of_forward_bytes\":%lld,\"step_time_s\":%.9g,\"events\":%lld}",
                i ? "," : "", r[i].loss, (long long)r[i].peak_live_bytes, (long long)r[i].peak_reserved_bytes,
                (long long)r[i].end_of_forward_bytes, r[i].step_time_s, (long long)r[i].events);
-    printf("]}\n");
+    printf("]");
+    if (ci)
+        printf(",\"driver\":{\"device\":\"%s\",\"total_bytes\":%lld,\"free_at_init\":%lld,\"free_at_peak\":%lld,"
+               "\"internal_bytes\":%lld,\"peak_segment_bytes\":%lld}",
+               ci->device_name, (long long)ci->total_bytes, (long long)ci->free_at_init, (long long)ci->free_at_peak,
+               (long long)ci->internal_bytes, (long long)ci->peak_segment_bytes);
+    printf("}\n");
 }
 
 int remat_cmd_run(int argc, char **argv) {
@@ -146,11 +172,15 @@ int remat_cmd_run(int argc, char **argv) {
     }
     cli_progress_done();
     if (st == REMAT_OK && trace_path) st = remat_trace_write_h5(&trace, trace_path, &err);
+    remat_cuda_info ci;
+    int have_ci = st == REMAT_OK && !strcmp(backend, "cuda") && cuda_driver_view(&be, &ci);
     if (st == REMAT_OK) {
-        if (json)
-            print_json(&m, plan_path, backend, res, iters);
-        else
+        if (json) {
+            print_json(&m, plan_path, backend, res, iters, have_ci ? &ci : NULL);
+        } else {
             print_human(&m, plan_path, backend, threads, res, iters);
+            if (have_ci) print_driver_human(&ci, res[iters - 1].peak_reserved_bytes);
+        }
         if (!json && trace_path) printf("trace written to %s (%lld events)\n", trace_path, (long long)trace.n_events);
         if (!json && dump_path) printf("gradient dump written to %s\n", dump_path);
     }
