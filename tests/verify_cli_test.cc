@@ -216,4 +216,29 @@ TEST(VerifyCli, FullGridOfAFullSizeModelNeedsASample) {
     EXPECT_NE(r.err.find("--sample"), std::string::npos) << r.err;
 }
 
+TEST(VerifyCli, TwoDumpsCompareBitForBit) {
+    std::string a = tmp_dir() + "/a.h5", b = tmp_dir() + "/b.h5", c = tmp_dir() + "/c.h5";
+    ASSERT_EQ(remat("run " + kModel + " --dump " + a).rc, 0);
+    ASSERT_EQ(remat("run " + kModel + " " + kPlan + " --dump " + b).rc, 0);
+    ASSERT_EQ(remat("run " + kModel + " --seed 2 --dump " + c).rc, 0);
+    Proc same = remat("verify --dump " + a + " --dump " + b);
+    EXPECT_EQ(same.rc, 0) << same.out << same.err;
+    EXPECT_NE(same.out.find("verdict: IDENTICAL"), std::string::npos) << same.out;
+    EXPECT_NE(same.out.find("grads/fc1/weight"), std::string::npos) << same.out;
+    Proc other = remat("verify --dump " + a + " --dump " + c + " --json");
+    EXPECT_EQ(other.rc, 1) << other.out << other.err;
+    cJSON *j = cJSON_Parse(other.out.c_str());
+    ASSERT_NE(j, nullptr) << other.out;
+    EXPECT_STREQ(cJSON_GetObjectItem(j, "verdict")->valuestring, "mismatch");
+    EXPECT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(j, "seed_differs")));
+    cJSON_Delete(j);
+    for (const std::string &args : std::vector<std::string>{"verify --dump " + a,
+                                                            "verify --dump " + a + " --dump " + tmp_dir() + "/none.h5",
+                                                            "verify --dump " + a + " --dump " + b + " " + kModel}) {
+        Proc r = remat(args);
+        EXPECT_EQ(r.rc, 2) << args << "\n" << r.err;
+        EXPECT_EQ(lines(r.err), 1) << args << "\n" << r.err;
+    }
+}
+
 }  // namespace

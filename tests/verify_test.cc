@@ -10,12 +10,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "core/backend.h"
 #include "core/compress.h"
+#include "core/dump.h"
+#include "core/dump_read.h"
 #include "core/executor.h"
 #include "core/model.h"
 #include "core/plan.h"
@@ -23,6 +26,7 @@
 #include "verify/check_backend.h"
 #include "verify/compare.h"
 #include "verify/compress_check.h"
+#include "verify/dump_compare.h"
 #include "verify/expect.h"
 #include "verify/grid.h"
 #include "verify/plan_check.h"
@@ -546,6 +550,83 @@ TEST(VerifyBackend, OffFormatButLosslessCompressorIsCaught) {
     EXPECT_EQ(v.r.compress.roundtrip_bad, 0);
     EXPECT_GT(v.r.compress.format_bad, 0);  // ... the host decoder can
     EXPECT_TRUE(v.r.failures & REMAT_VERIFY_FAIL_LOSSY);
+}
+
+// ---- gradient dumps --------------------------------------------------------
+
+std::string tmp_path(const std::string &name) {
+    const char *t = std::getenv("TEST_TMPDIR");
+    return std::string(t ? t : "/tmp") + "/" + name;
+}
+
+void write_dump(const remat_model &m, const remat_plan &p, remat_backend *be, const std::string &path,
+                uint64_t seed = 1, remat_fault fault = REMAT_FAULT_NONE) {
+    remat_exec_opts o = remat_exec_opts_default();
+    o.seed = seed;
+    o.fault = fault;
+    remat_error err{};
+    ASSERT_EQ(remat_dump_run(&m, &p, be, &o, path.c_str(), nullptr, &err), REMAT_OK) << err.msg;
+}
+
+TEST(VerifyDumps, PlanAndBaselineDumpsAreIdenticalAndHoldWhatVerifyCaptures) {
+    Ref ref;
+    remat_test::Model m("tiny-resnet-bn");
+    Plan empty(m.m);
+    Plan p(m.m, "data/plans/tiny-resnet-bn-ckpt.json", 0);
+    std::string a = tmp_path("base.h5"), b = tmp_path("plan.h5");
+    write_dump(m.m, empty.p, &ref.be, a);
+    write_dump(m.m, p.p, &ref.be, b);
+    remat_verify_dump_result r{};
+    remat_error err{};
+    ASSERT_EQ(remat_verify_dumps(a.c_str(), b.c_str(), &r, &err), REMAT_OK) << err.msg;
+    EXPECT_TRUE(r.identical);
+    EXPECT_EQ(r.cmp.n_different, 0);
+    EXPECT_STRNE(r.plan_a, r.plan_b);  // only the plan attribute differs
+    remat_verify_dump_result_free(&r);
+
+    // the dump writer and verify's in-memory capture are two readings of one step:
+    // the same tensors, the same bits
+    remat_dump d{};
+    ASSERT_EQ(remat_dump_read(a.c_str(), &d, &err), REMAT_OK) << err.msg;
+    remat_verify_set from_dump{};
+    ASSERT_EQ(remat_verify_set_from_dump(&d, &from_dump, &err), REMAT_OK) << err.msg;
+    remat_verify_opts o = remat_verify_opts_default();
+    remat_verify_baseline bl{};
+    ASSERT_EQ(remat_verify_baseline_run(&m.m, &ref.be, &o, &bl, &err), REMAT_OK) << err.msg;
+    EXPECT_EQ(from_dump.n, bl.tensors.n);
+    for (int i = 0; i < bl.tensors.n; i++) {
+        const remat_verify_tensor *t = &bl.tensors.t[i];
+        const remat_verify_tensor *u = remat_verify_set_find(&from_dump, t->name);
+        ASSERT_NE(u, nullptr) << t->name;
+        ASSERT_EQ(u->elems, t->elems) << t->name;
+        EXPECT_EQ(std::memcmp(u->bits, t->bits, (size_t)t->elems * 4), 0) << t->name;
+    }
+    remat_verify_baseline_free(&bl);
+    remat_verify_set_free(&from_dump);
+    remat_dump_free(&d);
+}
+
+TEST(VerifyDumps, BrokenPlanAndOtherSeedAreReported) {
+    Ref ref;
+    remat_test::Model m("tiny-mlp-lif");
+    Plan empty(m.m);
+    Plan p(m.m, "data/plans/tiny-mlp-lif-ckpt.json", 0);
+    std::string a = tmp_path("mlp-base.h5"), b = tmp_path("mlp-lossy.h5"), c = tmp_path("mlp-seed2.h5");
+    write_dump(m.m, empty.p, &ref.be, a);
+    write_dump(m.m, p.p, &ref.be, b, 1, REMAT_FAULT_LOSSY_COMPRESS);
+    write_dump(m.m, empty.p, &ref.be, c, 2);
+    remat_verify_dump_result r{};
+    remat_error err{};
+    ASSERT_EQ(remat_verify_dumps(a.c_str(), b.c_str(), &r, &err), REMAT_OK) << err.msg;
+    EXPECT_FALSE(r.identical);
+    EXPECT_GT(r.cmp.n_different, 0);
+    EXPECT_FALSE(r.seed_differs);
+    remat_verify_dump_result_free(&r);
+    ASSERT_EQ(remat_verify_dumps(a.c_str(), c.c_str(), &r, &err), REMAT_OK) << err.msg;
+    EXPECT_FALSE(r.identical);
+    EXPECT_TRUE(r.seed_differs);
+    remat_verify_dump_result_free(&r);
+    EXPECT_EQ(remat_verify_dumps(a.c_str(), tmp_path("missing.h5").c_str(), &r, &err), REMAT_ERR_IO);
 }
 
 // ---- grids -----------------------------------------------------------------

@@ -14,6 +14,7 @@
 #include "tools/commands.h"
 #include "tools/run_common.h"
 #include "verify/compress_check.h"
+#include "verify/dump_compare.h"
 #include "verify/grid.h"
 #include "verify/plan_check.h"
 #include "verify/report.h"
@@ -22,6 +23,7 @@ static const char *USAGE =
     "usage: remat verify --model M.json --plan P.json [--backend ref|cuda] [--seed S] [--threads N] [--json]\n"
     "       remat verify --model M.json --grid [--sample K] [--sample-seed S] [--seed S] [--all-rows] [--json]\n"
     "       remat verify --compressors [--seed S] [--large N|auto|max|0] [--json]\n"
+    "       remat verify --dump A.h5 --dump B.h5 [--json]\n"
     "\n"
     "Runs one training step (no optimiser update) with plain backpropagation and with the\n"
     "plan, from the same seed on the same backend, and compares the loss, the input and\n"
@@ -31,7 +33,8 @@ static const char *USAGE =
     "the end of forward and the peak, that it recomputes exactly the layers the plan implies,\n"
     "and that every compressed checkpoint input decompresses to the original bit for bit.\n"
     "--grid verifies every valid plan of the model (or --sample K of them); --compressors\n"
-    "runs the compressors alone over adversarial inputs and values they must refuse.\n"
+    "runs the compressors alone over adversarial inputs and values they must refuse;\n"
+    "--dump twice compares two gradient dumps of `remat run --dump` bit for bit.\n"
     "Exit status: 0 all identical (and, for one plan, it saves memory), 1 a check failed,\n"
     "2 bad input. docs/verify.md says what bit-identical guarantees.";
 
@@ -138,6 +141,20 @@ static int run_grid(const remat_model *m, remat_backend *be, const remat_verify_
     return rc;
 }
 
+static int run_dumps(const char *a, const char *b, int json) {
+    remat_error err = {0};
+    remat_verify_dump_result r;
+    remat_status st = remat_verify_dumps(a, b, &r, &err);
+    if (st != REMAT_OK) return cli_fail("verify", &err);
+    if (json)
+        remat_verify_dump_print_json(stdout, a, b, &r);
+    else
+        remat_verify_dump_print_human(stdout, a, b, &r);
+    int rc = r.identical ? 0 : 1;
+    remat_verify_dump_result_free(&r);
+    return rc;
+}
+
 static int run_plan(const remat_model *m, const remat_plan *p, const char *plan_path, remat_backend *be,
                     const char *backend, int threads, const remat_verify_opts *o, int json) {
     remat_error err = {0};
@@ -161,6 +178,7 @@ int remat_cmd_verify(int argc, char **argv) {
     const char *large = NULL, *sample_seed_s = NULL;
     int threads = 1, json = 0, help = 0, grid = 0, sample = 0, compressors = 0, no_check = 0, all_rows = 0;
     int max_plans_i = 20000;
+    cli_list dumps = {0};
     const cli_option opts[] = {
         {"--model", CLI_STRING, &model_path, "model file (JSON)"},
         {"--plan", CLI_STRING, &plan_path, "plan file (JSON) to verify against plain backpropagation"},
@@ -180,6 +198,7 @@ int remat_cmd_verify(int argc, char **argv) {
         {"--fault", CLI_STRING, &fault_s,
          "break the contract on purpose in the plan run, to see verify catch it: reorder-wgrad, redraw-dropout, "
          "bn-double-update, lossy-compress"},
+        {"--dump", CLI_STRING_LIST, &dumps, "a gradient dump (HDF5); give two to compare them bit for bit"},
         {"--json", CLI_FLAG, &json, "print one JSON object instead of the table"},
         {0},
     };
@@ -208,6 +227,15 @@ int remat_cmd_verify(int argc, char **argv) {
                 "bn-double-update or lossy-compress)\n",
                 fault_s);
         return 2;
+    }
+    if (dumps.n) {
+        if (dumps.n != 2 || model_path || plan_path || grid || compressors) {
+            fprintf(stderr, "remat verify: --dump: expected exactly two dumps and no --model, --plan, --grid or "
+                            "--compressors (got %d dump%s)\n",
+                    dumps.n, dumps.n == 1 ? "" : "s");
+            return 2;
+        }
+        return run_dumps(dumps.items[0], dumps.items[1], json);
     }
     if (compressors) {
         if (model_path || plan_path || grid) {

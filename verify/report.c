@@ -93,22 +93,11 @@ static const char *kind_name(remat_verify_diff_kind k) {
 
 static const char *k_fail_names[] = {"mismatch", "lossy", "recompute-mismatch", "saves-nothing", "peak-not-reduced"};
 
-static void header(FILE *f, const remat_verify_context *cx) {
-    char desc[256];
-    remat_verify_plan_desc(cx->model, cx->plan, desc, sizeof desc);
-    fprintf(f, "remat verify: model %s (T=%" PRId64 ", N=%" PRId64 "), plan %s [%s], backend %s", cx->model->name,
-            cx->model->T, cx->model->N, (cx->plan_path && cx->plan_path[0]) ? cx->plan_path : "(none)", desc,
-            cx->backend ? cx->backend : "ref");
-    if (cx->threads > 0) fprintf(f, " (%d thread%s)", cx->threads, cx->threads == 1 ? "" : "s");
-    fprintf(f, ", seed %" PRIu64 "\n", cx->seed);
-}
-
-void remat_verify_print_human(FILE *f, const remat_verify_context *cx, const remat_verify_result *r) {
-    char sh[96], idx[96], b1[64], b2[64], up[32];
-    header(f, cx);
+void remat_verify_print_tensors(FILE *f, const remat_verify_cmp *cmp, const char *name_a, const char *name_b) {
+    char sh[96], idx[96];
     fprintf(f, "  %-34s %-18s %10s %14s  %s\n", "tensor", "shape", "differ", "max|diff|", "first difference");
-    for (int i = 0; i < r->cmp.n; i++) {
-        const remat_verify_diff *d = &r->cmp.d[i];
+    for (int i = 0; i < cmp->n; i++) {
+        const remat_verify_diff *d = &cmp->d[i];
         remat_verify_shape_str(d->ndim, d->shape, sh, sizeof sh);
         if (d->kind == REMAT_VERIFY_DIFFERENT || d->kind == REMAT_VERIFY_SAME) {
             char md[32];
@@ -123,12 +112,29 @@ void remat_verify_print_human(FILE *f, const remat_verify_context *cx, const rem
             }
             fprintf(f, "  %-34s %-18s %10" PRId64 " %14s  %s\n", d->name, sh, d->n_diff, md, idx);
         } else {
-            fprintf(f, "  %-34s %-18s %10" PRId64 " %14s  %s\n", d->name, sh, d->n_diff, "-",
-                    d->kind == REMAT_VERIFY_SHAPE       ? "shape or type differs"
-                    : d->kind == REMAT_VERIFY_ONLY_A    ? "missing from the plan run"
-                                                        : "missing from the baseline");
+            if (d->kind == REMAT_VERIFY_SHAPE)
+                fprintf(f, "  %-34s %-18s %10" PRId64 " %14s  shape or type differs\n", d->name, sh, d->n_diff, "-");
+            else
+                fprintf(f, "  %-34s %-18s %10" PRId64 " %14s  only in the %s\n", d->name, sh, d->n_diff, "-",
+                        d->kind == REMAT_VERIFY_ONLY_A ? name_a : name_b);
         }
     }
+}
+
+static void header(FILE *f, const remat_verify_context *cx) {
+    char desc[256];
+    remat_verify_plan_desc(cx->model, cx->plan, desc, sizeof desc);
+    fprintf(f, "remat verify: model %s (T=%" PRId64 ", N=%" PRId64 "), plan %s [%s], backend %s", cx->model->name,
+            cx->model->T, cx->model->N, (cx->plan_path && cx->plan_path[0]) ? cx->plan_path : "(none)", desc,
+            cx->backend ? cx->backend : "ref");
+    if (cx->threads > 0) fprintf(f, " (%d thread%s)", cx->threads, cx->threads == 1 ? "" : "s");
+    fprintf(f, ", seed %" PRIu64 "\n", cx->seed);
+}
+
+void remat_verify_print_human(FILE *f, const remat_verify_context *cx, const remat_verify_result *r) {
+    char b1[64], b2[64], up[32];
+    header(f, cx);
+    remat_verify_print_tensors(f, &r->cmp, "baseline", "plan run");
     fprintf(f, "  end of forward   %s -> %s (%.1f%% less)\n", fmt_bytes(r->base.end_of_forward_bytes, b1, sizeof b1),
             fmt_bytes(r->plan.end_of_forward_bytes, b2, sizeof b2),
             100.0 * remat_verify_saving(r->base.end_of_forward_bytes, r->plan.end_of_forward_bytes));
@@ -221,28 +227,11 @@ static void json_context(FILE *f, const remat_verify_context *cx) {
     fprintf(f, ", \"seed\": %" PRIu64 ", \"threads\": %d", cx->seed, cx->threads);
 }
 
-void remat_verify_print_json(FILE *f, const remat_verify_context *cx, const remat_verify_result *r) {
+void remat_verify_json_tensors(FILE *f, const remat_verify_cmp *cmp) {
     char sh[96];
-    fprintf(f, "{\"verdict\": ");
-    remat_verify_json_string(f, remat_verify_verdict(r->failures));
-    fprintf(f, ", \"passed\": %s, \"tensors_identical\": %s, \"failures\": [", r->failures ? "false" : "true",
-            r->cmp.n_different ? "false" : "true");
-    const char *sep = "";
-    for (int b = 0; b < 5; b++)
-        if (r->failures & (1u << b)) {
-            fprintf(f, "%s\"%s\"", sep, k_fail_names[b]);
-            sep = ", ";
-        }
-    fprintf(f, "], ");
-    json_context(f, cx);
-    char desc[256];
-    fprintf(f, ", \"plan\": ");
-    remat_verify_json_string(f, cx->plan_path ? cx->plan_path : "");
-    fprintf(f, ", \"plan_desc\": ");
-    remat_verify_json_string(f, remat_verify_plan_desc(cx->model, cx->plan, desc, sizeof desc));
-    fprintf(f, ", \"tensors\": [");
-    for (int i = 0; i < r->cmp.n; i++) {
-        const remat_verify_diff *d = &r->cmp.d[i];
+    fputc('[', f);
+    for (int i = 0; i < cmp->n; i++) {
+        const remat_verify_diff *d = &cmp->d[i];
         fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
         remat_verify_json_string(f, d->name);
         fprintf(f, ", \"dtype\": \"%s\", \"shape\": %s, \"elements\": %" PRId64 ", \"status\": \"%s\", \"differing\": %" PRId64
@@ -263,7 +252,30 @@ void remat_verify_print_json(FILE *f, const remat_verify_context *cx, const rema
         }
         fputc('}', f);
     }
-    fprintf(f, "],\n \"baseline\": ");
+    fputc(']', f);
+}
+
+void remat_verify_print_json(FILE *f, const remat_verify_context *cx, const remat_verify_result *r) {
+    fprintf(f, "{\"verdict\": ");
+    remat_verify_json_string(f, remat_verify_verdict(r->failures));
+    fprintf(f, ", \"passed\": %s, \"tensors_identical\": %s, \"failures\": [", r->failures ? "false" : "true",
+            r->cmp.n_different ? "false" : "true");
+    const char *sep = "";
+    for (int b = 0; b < 5; b++)
+        if (r->failures & (1u << b)) {
+            fprintf(f, "%s\"%s\"", sep, k_fail_names[b]);
+            sep = ", ";
+        }
+    fprintf(f, "], ");
+    json_context(f, cx);
+    char desc[256];
+    fprintf(f, ", \"plan\": ");
+    remat_verify_json_string(f, cx->plan_path ? cx->plan_path : "");
+    fprintf(f, ", \"plan_desc\": ");
+    remat_verify_json_string(f, remat_verify_plan_desc(cx->model, cx->plan, desc, sizeof desc));
+    fprintf(f, ", \"tensors\": ");
+    remat_verify_json_tensors(f, &r->cmp);
+    fprintf(f, ",\n \"baseline\": ");
     json_step(f, &r->base);
     fprintf(f, ",\n \"plan_run\": ");
     json_step(f, &r->plan);
@@ -438,4 +450,72 @@ void remat_verify_compress_print_json(FILE *f, const remat_verify_compress_repor
         fputc('}', f);
     }
     fprintf(f, "]}\n");
+}
+
+/* ---- two dumps ---- */
+
+/* The plan attribute (a plan file's text) on one line, cut to fit. */
+static const char *plan_line(const char *text, char *buf, size_t len) {
+    size_t o = 0;
+    int space = 0;
+    for (const char *p = text; *p && o + 4 < len; p++) {
+        int ws = *p == ' ' || *p == '\n' || *p == '\r' || *p == '\t';
+        if (ws) {
+            space = o > 0;
+            continue;
+        }
+        if (space) buf[o++] = ' ';
+        space = 0;
+        buf[o++] = *p;
+    }
+    buf[o] = '\0';
+    if (!o) snprintf(buf, len, "(none: plain backpropagation)");
+    return buf;
+}
+
+void remat_verify_dump_print_human(FILE *f, const char *path_a, const char *path_b,
+                                   const remat_verify_dump_result *r) {
+    char pa[128], pb[128];
+    fprintf(f, "remat verify: dumps %s vs %s\n", path_a, path_b);
+    fprintf(f, "  plan of the first:  %s\n", plan_line(r->plan_a, pa, sizeof pa));
+    fprintf(f, "  plan of the second: %s\n", plan_line(r->plan_b, pb, sizeof pb));
+    remat_verify_print_tensors(f, &r->cmp, "first", "second");
+    if (r->model_differs) fprintf(f, "  attribute model differs (the dumps are of different model files)\n");
+    if (r->seed_differs) fprintf(f, "  attribute seed differs: %s vs %s\n", r->seed_a, r->seed_b);
+    if (r->backend_differs) fprintf(f, "  attribute backend differs: %s vs %s\n", r->backend_a, r->backend_b);
+    if (r->identical) {
+        fprintf(f, "verdict: IDENTICAL: %d tensors bit-identical\n", r->cmp.n);
+        return;
+    }
+    fprintf(f, "verdict: MISMATCH:");
+    const char *sep = " ";
+    if (r->cmp.n_different) {
+        for (int i = 0; i < r->cmp.n; i++)
+            if (r->cmp.d[i].kind != REMAT_VERIFY_SAME) {
+                fprintf(f, " %d of %d tensors differ (first: %s)", r->cmp.n_different, r->cmp.n, r->cmp.d[i].name);
+                break;
+            }
+        sep = "; ";
+    }
+    if (r->model_differs || r->seed_differs || r->backend_differs)
+        fprintf(f, "%sthe dumps are of different runs (model, seed or backend)", sep);
+    fputc('\n', f);
+}
+
+void remat_verify_dump_print_json(FILE *f, const char *path_a, const char *path_b,
+                                  const remat_verify_dump_result *r) {
+    fprintf(f, "{\"verdict\": \"%s\", \"passed\": %s, \"a\": ", r->identical ? "identical" : "mismatch",
+            r->identical ? "true" : "false");
+    remat_verify_json_string(f, path_a);
+    fprintf(f, ", \"b\": ");
+    remat_verify_json_string(f, path_b);
+    fprintf(f, ", \"plan_a\": ");
+    remat_verify_json_string(f, r->plan_a);
+    fprintf(f, ", \"plan_b\": ");
+    remat_verify_json_string(f, r->plan_b);
+    fprintf(f, ", \"model_differs\": %s, \"seed_differs\": %s, \"backend_differs\": %s, \"tensors\": ",
+            r->model_differs ? "true" : "false", r->seed_differs ? "true" : "false",
+            r->backend_differs ? "true" : "false");
+    remat_verify_json_tensors(f, &r->cmp);
+    fprintf(f, "}\n");
 }

@@ -10,7 +10,9 @@
 
 #include "core/model.h"
 #include "core/plan.h"
+#include "verify/compare.h"
 #include "verify/compress_check.h"
+#include "verify/dump_compare.h"
 #include "verify/plan_check.h"
 
 #ifdef __cplusplus
@@ -29,6 +31,13 @@ typedef struct remat_verify_context {
 
 /* A plan in one short line: "b1:ckpt(bit,k=4) b3:ckpt(split@fc3b)" or "baseline". */
 const char *remat_verify_plan_desc(const remat_model *m, const remat_plan *p, char *buf, size_t len);
+
+/* One line per tensor (name, shape, differing elements, max |diff|, first differing
+ * multi-index with both bit patterns); name_a/name_b name the two sides for tensors
+ * present in one only. */
+void remat_verify_print_tensors(FILE *f, const remat_verify_cmp *cmp, const char *name_a, const char *name_b);
+/* The same as a JSON array. */
+void remat_verify_json_tensors(FILE *f, const remat_verify_cmp *cmp);
 
 /* Plan verification: one line per tensor, the saving/recompute/compression lines,
  * the verdict line. */
@@ -69,6 +78,12 @@ int remat_verify_grid_failed(const remat_verify_grid_row *rows, int n);
 
 void remat_verify_compress_print_human(FILE *f, const remat_verify_compress_report *r);
 void remat_verify_compress_print_json(FILE *f, const remat_verify_compress_report *r);
+
+/* Two dumps (verify/dump_compare.h). */
+void remat_verify_dump_print_human(FILE *f, const char *path_a, const char *path_b,
+                                   const remat_verify_dump_result *r);
+void remat_verify_dump_print_json(FILE *f, const char *path_a, const char *path_b,
+                                  const remat_verify_dump_result *r);
 
 /* JSON string literal of s (quotes included) to f. */
 void remat_verify_json_string(FILE *f, const char *s);
