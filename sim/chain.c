@@ -124,6 +124,81 @@ static int64_t prune(cand *v, int64_t n, int nit) {
 
 typedef struct stage { int32_t *parent, *opt; int64_t n; } stage;
 
+/* One iteration: the states of a stage are sorted by H ascending with time
+ * strictly descending (the Pareto front). Each option maps the feasible prefix of
+ * that front to a list sorted the same way; a k-way merge of those lists by (H,
+ * time), keeping a candidate only when it is faster than every one before it,
+ * yields the next front directly (no sort of all candidates). work: 3 * nk ints. */
+typedef struct merge_head { int64_t h; double t; int q; } merge_head;
+
+static int head_less(const merge_head *a, const merge_head *b) {
+    if (a->h != b->h) return a->h < b->h;
+    if (a->t != b->t) return a->t < b->t;
+    return a->q < b->q;
+}
+
+static void heap_down(merge_head *hp, int n, int i) {
+    for (;;) {
+        int l = 2 * i + 1, m = i;
+        if (l < n && head_less(&hp[l], &hp[m])) m = l;
+        if (l + 1 < n && head_less(&hp[l + 1], &hp[m])) m = l + 1;
+        if (m == i) return;
+        merge_head tmp = hp[i];
+        hp[i] = hp[m];
+        hp[m] = tmp;
+        i = m;
+    }
+}
+
+static int64_t merge_one(const remat_chain *c, int b, const int *kept, int nk, const cand *cur, int64_t n_cur,
+                         int64_t budget, int ignore_time, cand *next, merge_head *work, int64_t *made) {
+    merge_head *hp = work;
+    int64_t *pos = (int64_t *)(work + nk), *len = pos + nk;
+    int nh = 0;
+    for (int q = 0; q < nk; q++) {
+        const remat_chain_opt *o = &c->opts[b][kept[q]];
+        int64_t lo = 0, hi = n_cur; /* feasible prefix: base + H + local <= budget */
+        while (lo < hi) {
+            int64_t mid = (lo + hi) / 2;
+            if (c->base[0] + cur[mid].h[0] + o->local[0] <= budget) lo = mid + 1;
+            else hi = mid;
+        }
+        len[q] = lo;
+        pos[q] = 0;
+        *made += lo;
+        if (lo > 0) {
+            hp[nh].h = cur[0].h[0] + o->delta[0];
+            hp[nh].t = ignore_time ? 0 : cur[0].time + o->time;
+            hp[nh].q = q;
+            nh++;
+        }
+    }
+    for (int i = nh / 2 - 1; i >= 0; i--) heap_down(hp, nh, i);
+    int64_t n = 0;
+    double best = 0;
+    while (nh > 0) {
+        merge_head top = hp[0];
+        int q = top.q;
+        if (n == 0 || top.t < best) {
+            cand *x = &next[n++];
+            x->h[0] = top.h;
+            x->time = top.t;
+            x->parent = (int32_t)pos[q];
+            x->opt = kept[q];
+            best = top.t;
+        }
+        if (++pos[q] < len[q]) {
+            const remat_chain_opt *o = &c->opts[b][kept[q]];
+            hp[0].h = cur[pos[q]].h[0] + o->delta[0];
+            hp[0].t = ignore_time ? 0 : cur[pos[q]].time + o->time;
+        } else {
+            hp[0] = hp[--nh];
+        }
+        heap_down(hp, nh, 0);
+    }
+    return n;
+}
+
 /* Indices of the options of block b that no other option beats. */
 static int kept_options(const remat_chain *c, int b, int *out) {
     int n = 0;
@@ -157,10 +232,11 @@ static remat_status solve(const remat_chain *c, int64_t budget, int ignore_time,
     remat_status st = REMAT_OK;
     stage *stages = remat_xcalloc((size_t)(nb + 1), sizeof *stages, err);
     int *kept = remat_xmalloc((size_t)max_opts * sizeof *kept, err);
+    merge_head *work = remat_xmalloc((size_t)max_opts * 3 * sizeof *work, err);
     cand *cur = remat_xmalloc(sizeof *cur, err);
     cand *next = NULL;
     int64_t n_cur = 1, cap_cur = 1, cap_next = 0;
-    if (!stages || !kept || !cur) {
+    if (!stages || !kept || !cur || !work) {
         st = REMAT_ERR_NOMEM;
         goto done;
     }
@@ -181,20 +257,26 @@ static remat_status solve(const remat_chain *c, int64_t budget, int ignore_time,
             cap_next = need;
         }
         int64_t n = 0;
-        for (int64_t s = 0; s < n_cur; s++)
-            for (int q = 0; q < nk; q++) {
-                const remat_chain_opt *o = &c->opts[b][kept[q]];
-                int ok = 1;
-                for (int it = 0; it < nit && ok; it++) ok = c->base[it] + cur[s].h[it] + o->local[it] <= budget;
-                if (!ok) continue;
-                cand *x = &next[n++];
-                for (int it = 0; it < nit; it++) x->h[it] = cur[s].h[it] + o->delta[it];
-                x->time = ignore_time ? 0 : cur[s].time + o->time;
-                x->parent = (int32_t)s;
-                x->opt = kept[q];
-            }
-        if (stats) stats->states += n;
-        n = prune(next, n, nit);
+        if (nit == 1) {
+            int64_t made = 0;
+            n = merge_one(c, b, kept, nk, cur, n_cur, budget, ignore_time, next, work, &made);
+            if (stats) stats->states += made;
+        } else {
+            for (int64_t s = 0; s < n_cur; s++)
+                for (int q = 0; q < nk; q++) {
+                    const remat_chain_opt *o = &c->opts[b][kept[q]];
+                    int ok = 1;
+                    for (int it = 0; it < nit && ok; it++) ok = c->base[it] + cur[s].h[it] + o->local[it] <= budget;
+                    if (!ok) continue;
+                    cand *x = &next[n++];
+                    for (int it = 0; it < nit; it++) x->h[it] = cur[s].h[it] + o->delta[it];
+                    x->time = ignore_time ? 0 : cur[s].time + o->time;
+                    x->parent = (int32_t)s;
+                    x->opt = kept[q];
+                }
+            if (stats) stats->states += n;
+            n = prune(next, n, nit);
+        }
         if (stats && n > stats->max_front) stats->max_front = n;
         stages[b].parent = remat_xmalloc((size_t)(n ? n : 1) * sizeof(int32_t), err);
         stages[b].opt = remat_xmalloc((size_t)(n ? n : 1) * sizeof(int32_t), err);
@@ -239,6 +321,7 @@ done:
         }
     remat_xfree(stages);
     remat_xfree(kept);
+    remat_xfree(work);
     remat_xfree(cur);
     remat_xfree(next);
     return st;

@@ -282,17 +282,32 @@ remat_status remat_des_replay(const remat_trace *t, const double *event_time, co
         }
         while (st == REMAT_OK && next < t->n_iters) open_iter(&s, next++); /* empty trailing steps */
     } else {
+        /* Events enter the queue in program order and leave it in (time, seq)
+         * order as soon as no later event can precede them: sufmin[i] is the
+         * earliest time of events i.. (a later event has a larger seq, so a queued
+         * event whose time is <= sufmin[i + 1] is final). The queue then holds only
+         * the events the schedule moved (delayed frees), not the whole trace. */
         remat_des_queue q;
         remat_des_queue_init(&q);
-        for (int64_t i = 0; i < t->n_events && st == REMAT_OK; i++) st = remat_des_queue_push(&q, event_time[i], i, err);
+        double *sufmin = remat_xmalloc((size_t)(t->n_events + 1) * sizeof *sufmin, err);
+        if (!sufmin) st = REMAT_ERR_NOMEM;
+        if (sufmin) {
+            sufmin[t->n_events] = 1e300;
+            for (int64_t i = t->n_events - 1; i >= 0; i--)
+                sufmin[i] = event_time[i] < sufmin[i + 1] ? event_time[i] : sufmin[i + 1];
+        }
         remat_des_item item;
         int next = 0, hint = 0;
-        while (st == REMAT_OK && remat_des_queue_pop(&q, &item)) {
-            /* a step's measurement starts with the first of its events at or after its reset point */
-            hint = iter_of(t, item.seq, hint);
-            while (next < t->n_iters && next <= hint && item.seq >= reset[next]) open_iter(&s, next++);
-            st = apply(&s, &t->events[item.seq], item.seq, err);
+        for (int64_t i = 0; i < t->n_events && st == REMAT_OK; i++) {
+            if ((st = remat_des_queue_push(&q, event_time[i], i, err)) != REMAT_OK) break;
+            while (st == REMAT_OK && q.n > 0 && q.items[0].time <= sufmin[i + 1] && remat_des_queue_pop(&q, &item)) {
+                /* a step's measurement starts with the first of its events at or after its reset point */
+                hint = iter_of(t, item.seq, hint);
+                while (next < t->n_iters && next <= hint && item.seq >= reset[next]) open_iter(&s, next++);
+                st = apply(&s, &t->events[item.seq], item.seq, err);
+            }
         }
+        remat_xfree(sufmin);
         while (st == REMAT_OK && next < t->n_iters) open_iter(&s, next++);
         remat_des_queue_free(&q);
     }
