@@ -284,8 +284,9 @@ remat_status remat_plot_memory(const remat_plot_input *in, int n, const remat_cu
     int cols = entries < 2 ? 1 : (int)fmin(3.0, floor((R - L) * W / entry_px));
     if (cols < 1) cols = 1;
     if (cols > entries) cols = entries;
-    if (any_reserved && cols > 1 && cols % 2) cols--; /* keep each trace's live and reserved side by side */
-    int rows = (entries + cols - 1) / cols;
+    /* with reserved curves and room for two columns: live curves in the first column,
+     * reserved in the second, one row per trace (the key fills column by column) */
+    int rows = any_reserved && cols >= 2 ? n : (entries + cols - 1) / cols;
     double title_y = 1.0 - 18.0 / H;
     double key_top = 1.0 - 34.0 / H;
     double MT = key_top - (rows * (lh + 2.0) + 10.0) / H;
@@ -360,8 +361,8 @@ remat_status remat_plot_memory(const remat_plot_input *in, int n, const remat_cu
     remat_gp_put_string(fp, title);
     fprintf(fp, " at screen 0.5, screen %.4f center font \",13\"\n", title_y);
     fprintf(fp, "set tmargin at screen %.4f\nset bmargin at screen %.4f\n", MT, MB);
-    fprintf(fp, "set key at screen %.4f, screen %.4f left top horizontal maxcols %d Left reverse samplen 3 spacing 1.15 width 2\n", L,
-            key_top, cols);
+    fprintf(fp, "set key at screen %.4f, screen %.4f left top vertical maxrows %d Left reverse samplen 3 spacing 1.15 width 2\n", L,
+            key_top, rows);
     fprintf(fp, "set xrange [0:xmax]\nset yrange [0:ytop]\nset format x \"\"\nunset xlabel\n");
     fprintf(fp, "set ylabel \"memory (\".ylab.\")\"\nset format y \"%%g\"\n");
     fprintf(fp, "set grid xtics ytics lc rgb \"#d0d0d0\" lt 1 lw 0.6\nset tics out nomirror\nset border 3\n");
@@ -385,16 +386,20 @@ remat_status remat_plot_memory(const remat_plot_input *in, int n, const remat_cu
         fprintf(fp, "  dat index %d using (($1+$2)/2/xscale):(ytop/2):(($2-$1)/2/xscale):(ytop/2):(phase_bg($3)) "
                     "with boxxyerror fs solid 1.0 noborder lc rgb variable notitle, \\\n",
                 ph_idx[0]);
-    for (int i = 0; i < n; i++) {
-        fprintf(fp, "  dat index %d using ($1/xscale):($2/yscale) with steps lw 2 lc rgb c%d title ", live_idx[i], i + 1);
-        remat_gp_put_string(fp, key_title[i][0]);
-        if (res_idx[i] >= 0) {
-            fprintf(fp, ", \\\n  dat index %d using ($1/xscale):($2/yscale) with steps lw 1.3 dt (6,4) lc rgb c%d title ",
-                    res_idx[i], i + 1);
-            remat_gp_put_string(fp, key_title[i][1]);
+    int curves_left = entries;
+    for (int r = 0; r < 2; r++)
+        for (int i = 0; i < n; i++) {
+            if (r == 0)
+                fprintf(fp, "  dat index %d using ($1/xscale):($2/yscale) with steps lw 2 lc rgb c%d title ", live_idx[i],
+                        i + 1);
+            else if (res_idx[i] >= 0)
+                fprintf(fp, "  dat index %d using ($1/xscale):($2/yscale) with steps lw 1.3 dt (6,4) lc rgb c%d title ",
+                        res_idx[i], i + 1);
+            else
+                continue;
+            remat_gp_put_string(fp, key_title[i][r]);
+            fprintf(fp, "%s\n", --curves_left > 0 ? ", \\" : "");
         }
-        fprintf(fp, "%s\n", i + 1 < n ? ", \\" : "");
-    }
 
     fprintf(fp, "\n# ---- phase strip (one row per trace)\n");
     fprintf(fp, "unset label\nunset arrow\n");
