@@ -117,7 +117,9 @@ remat_status remat_plot_breakdown(const remat_plot_input *in, int n, const remat
     fprintf(fp, "\nyscale = %.17g\nylab = \"%s\"\nytop = %.17g / yscale\n", yu.scale, yu.name, ymax * 1.12);
     char title[400], model_name[REMAT_NAME_LEN + 40] = "";
     for (int i = 0; i < n && !model_name[0]; i++)
-        if (items[i].has_model) snprintf(model_name, sizeof model_name, " - model %s", items[i].model.name);
+        if (items[i].has_model)
+            snprintf(model_name, sizeof model_name, " - model %s (T=%lld, N=%lld)", items[i].model.name,
+                     (long long)items[i].model.T, (long long)items[i].model.N);
     if (fo->title && fo->title[0]) snprintf(title, sizeof title, "%s", fo->title);
     else snprintf(title, sizeof title, "What the peak holds%s", model_name);
     fprintf(fp, "set title ");

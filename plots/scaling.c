@@ -228,7 +228,7 @@ remat_status remat_plot_scaling(const remat_scaling *s, const char *origin, cons
     char title[400];
     if (fo->title && fo->title[0]) snprintf(title, sizeof title, "%s", fo->title);
     else if (!strcmp(xn, "T"))
-        snprintf(title, sizeof title, "Peak memory against T: without checkpointing \xe2\x88\x9d T, with it \xe2\x88\x9d \xe2\x88\x9aT");
+        snprintf(title, sizeof title, "Peak memory against T, with \xe2\x88\x9d T and \xe2\x88\x9d \xe2\x88\x9aT references");
     else snprintf(title, sizeof title, "Peak memory against %s", xn);
     fprintf(fp, "set title ");
     remat_gp_put_string(fp, title);

@@ -20,7 +20,8 @@
  *                the last other series gets "sqrt"; the rest "none".
  * Unknown fields are ignored.
  *
- * Figure: each series as points joined by lines; each fitted reference (least
+ * Figure: each series as points joined by lines (the data decides which reference
+ * it follows; the title claims nothing); each fitted reference (least
  * squares over the series' points, needs two distinct x) as a faint dashed curve
  * over the whole x range, its legend giving the fitted form (e.g. "~ T: 1.2 MiB +
  * 0.81 MiB x T"). Linear axes from 0, so a straight line and a square root look

@@ -8,7 +8,7 @@ dat = "3block-if-breakdown.dat"
 yscale = 1048576
 ylab = "MiB"
 ytop = 304216801.28000003 / yscale
-set title "What the peak holds - model 3block-if" font ",13"
+set title "What the peak holds - model 3block-if (T=16, N=512)" font ",13"
 set style data histograms
 set style histogram rowstacked gap 1
 set style fill solid 0.95 border rgb "white"

@@ -8,7 +8,7 @@ dat = "mlp-lif-breakdown.dat"
 yscale = 1048576
 ylab = "MiB"
 ytop = 122221415.68000001 / yscale
-set title "What the peak holds - model mlp-lif" font ",13"
+set title "What the peak holds - model mlp-lif (T=64, N=128)" font ",13"
 set style data histograms
 set style histogram rowstacked gap 1
 set style fill solid 0.95 border rgb "white"
