@@ -38,13 +38,24 @@
 
 enum { WHERE_NONE = 0, WHERE_FREE = 1, WHERE_UNMAPPED = 2, WHERE_DEAD = 3 };
 
+/* A block: 32 bytes, two per cache line. The treap walks touch only these; the
+ * neighbour links (prev/next in the segment) live in a separate array. */
 typedef struct blk {
-    int64_t size, offset;
-    int32_t seg, prev, next; /* prev/next: neighbours in the segment, by offset */
-    int32_t l, r;            /* treap children (or free-list link in r) */
+    int64_t size;
+    uint64_t addr;           /* segment << ADDR_BITS | offset: address order is integer order */
+    int32_t l, r;            /* treap children (r doubles as the free-list link) */
     uint32_t prio;
     uint8_t allocated, mapped, pool, where;
 } blk;
+
+#define ADDR_BITS 40
+#define OFF_MASK ((((uint64_t)1) << ADDR_BITS) - 1)
+#define MAX_SEGMENTS ((int32_t)1 << 23)
+/* Largest request the address packing holds (a segment stays under 2^40 bytes). */
+#define MAX_REQUEST ((int64_t)1 << 39)
+static inline uint64_t mkaddr(int32_t seg, int64_t off) { return (uint64_t)seg << ADDR_BITS | (uint64_t)off; }
+static inline int32_t seg_of(const blk *b) { return (int32_t)(b->addr >> ADDR_BITS); }
+static inline int64_t off_of(const blk *b) { return (int64_t)(b->addr & OFF_MASK); }
 
 typedef struct seg {
     int64_t size;    /* fixed: bytes; expandable: address space */
@@ -61,6 +72,7 @@ struct remat_alloc_model {
     int64_t *id_bytes;
     int64_t cap_ids;
     blk *b;
+    int32_t *lk; /* lk[2i]: prev block of i in its segment, lk[2i+1]: next (NIL at the ends) */
     int32_t n_b, cap_b, free_b, n_live_b;
     seg *s;
     int32_t n_s, cap_s;
@@ -69,38 +81,57 @@ struct remat_alloc_model {
     remat_alloc_stats st;
 };
 
-/* ---- treaps ------------------------------------------------------------------ */
+#define PREV(m, x) ((m)->lk[2 * (x)])
+#define NEXT(m, x) ((m)->lk[2 * (x) + 1])
+
+/* ---- treaps ------------------------------------------------------------------
+ * Two instantiations: the free sets ordered by (size, address), the unmapped sets
+ * by address. Keys are unique (an address belongs to one block). */
 
 static inline int lt_size(const blk *B, int32_t a, int32_t b) {
-    if (B[a].size != B[b].size) return B[a].size < B[b].size;
-    if (B[a].seg != B[b].seg) return B[a].seg < B[b].seg;
-    return B[a].offset < B[b].offset;
+    return B[a].size < B[b].size || (B[a].size == B[b].size && B[a].addr < B[b].addr);
 }
-static inline int lt_addr(const blk *B, int32_t a, int32_t b) {
-    if (B[a].seg != B[b].seg) return B[a].seg < B[b].seg;
-    return B[a].offset < B[b].offset;
-}
-static inline int lt(const blk *B, int32_t a, int32_t b, int addr) {
-    return addr ? lt_addr(B, a, b) : lt_size(B, a, b);
-}
+static inline int lt_addr(const blk *B, int32_t a, int32_t b) { return B[a].addr < B[b].addr; }
 
-/* Splits t into *L (keys < key(x)) and *R (keys >= key(x)). */
-static void treap_split(blk *B, int32_t t, int32_t x, int addr, int32_t *L, int32_t *R) {
-    int32_t *l = L, *r = R;
-    while (t != NIL) {
-        if (lt(B, t, x, addr)) {
-            *l = t;
-            l = &B[t].r;
-            t = B[t].r;
-        } else {
-            *r = t;
-            r = &B[t].l;
-            t = B[t].l;
-        }
+#define DEFINE_TREAP(SUFFIX, LT)                                                                   \
+    static void treap_insert_##SUFFIX(blk *B, int32_t *root, int32_t x) {                          \
+        int32_t *link = root;                                                                      \
+        while (*link != NIL && B[*link].prio > B[x].prio) link = LT(B, x, *link) ? &B[*link].l : &B[*link].r; \
+        /* split the subtree at *link around x into x's children */                               \
+        int32_t t = *link, *l = &B[x].l, *r = &B[x].r;                                             \
+        while (t != NIL) {                                                                         \
+            if (LT(B, t, x)) {                                                                     \
+                *l = t;                                                                            \
+                l = &B[t].r;                                                                       \
+                t = B[t].r;                                                                        \
+            } else {                                                                               \
+                *r = t;                                                                            \
+                r = &B[t].l;                                                                       \
+                t = B[t].l;                                                                        \
+            }                                                                                      \
+        }                                                                                          \
+        *l = NIL;                                                                                  \
+        *r = NIL;                                                                                  \
+        *link = x;                                                                                 \
+    }                                                                                              \
+    static void treap_erase_##SUFFIX(blk *B, int32_t *root, int32_t x) {                           \
+        int32_t *link = root;                                                                      \
+        while (*link != x) link = LT(B, x, *link) ? &B[*link].l : &B[*link].r;                     \
+        *link = treap_merge(B, B[x].l, B[x].r);                                                    \
+        B[x].l = B[x].r = NIL;                                                                     \
+    }                                                                                              \
+    static int32_t successor_##SUFFIX(const blk *B, int32_t t, int32_t x) {                        \
+        int32_t best = NIL;                                                                        \
+        while (t != NIL) {                                                                         \
+            if (LT(B, x, t)) {                                                                     \
+                best = t;                                                                          \
+                t = B[t].l;                                                                        \
+            } else {                                                                               \
+                t = B[t].r;                                                                        \
+            }                                                                                      \
+        }                                                                                          \
+        return best;                                                                               \
     }
-    *l = NIL;
-    *r = NIL;
-}
 
 /* Every key of a is below every key of b. */
 static int32_t treap_merge(blk *B, int32_t a, int32_t b) {
@@ -121,42 +152,19 @@ static int32_t treap_merge(blk *B, int32_t a, int32_t b) {
     return root;
 }
 
-static void treap_insert(blk *B, int32_t *root, int32_t x, int addr) {
-    int32_t *link = root;
-    while (*link != NIL && B[*link].prio > B[x].prio) link = lt(B, x, *link, addr) ? &B[*link].l : &B[*link].r;
-    treap_split(B, *link, x, addr, &B[x].l, &B[x].r);
-    *link = x;
-}
+DEFINE_TREAP(size, lt_size)
+DEFINE_TREAP(addr, lt_addr)
 
-static void treap_erase(blk *B, int32_t *root, int32_t x, int addr) {
-    int32_t *link = root;
-    while (*link != x) link = lt(B, x, *link, addr) ? &B[*link].l : &B[*link].r;
-    *link = treap_merge(B, B[x].l, B[x].r);
-    B[x].l = B[x].r = NIL;
-}
-
-/* The smallest free block of at least `size` bytes (ties: lowest address). */
-static int32_t lower_bound_size(const blk *B, int32_t t, int64_t size) {
-    int32_t best = NIL;
-    while (t != NIL) {
-        if (B[t].size >= size) {
-            best = t;
-            t = B[t].l;
+/* Link to the smallest free block of at least `size` bytes (ties: lowest address),
+ * or NULL. Removing it is then *link = merge(children): no second descent. */
+static int32_t *lower_bound_link(blk *B, int32_t *root, int64_t size) {
+    int32_t *best = NULL, *link = root;
+    while (*link != NIL) {
+        if (B[*link].size >= size) {
+            best = link;
+            link = &B[*link].l;
         } else {
-            t = B[t].r;
-        }
-    }
-    return best;
-}
-
-static int32_t successor(const blk *B, int32_t t, int32_t x, int addr) {
-    int32_t best = NIL;
-    while (t != NIL) {
-        if (lt(B, x, t, addr)) {
-            best = t;
-            t = B[t].l;
-        } else {
-            t = B[t].r;
+            link = &B[*link].r;
         }
     }
     return best;
@@ -184,19 +192,22 @@ static remat_status reserve_blocks(remat_alloc_model *m, int32_t k, remat_error 
     int32_t have = m->cap_b - m->n_b;
     for (int32_t f = m->free_b; f != NIL && have < k; f = m->b[f].r) have++;
     if (have >= k) return REMAT_OK;
-    if (m->cap_b > INT32_MAX / 2 - k)
-        return remat_error_set(err, REMAT_ERR_NOMEM, "allocator model: more than 2^30 blocks");
+    if (m->cap_b > INT32_MAX / 4 - k)
+        return remat_error_set(err, REMAT_ERR_NOMEM, "allocator model: more than 2^29 blocks");
     int32_t cap = m->cap_b ? m->cap_b * 2 : 1024;
     while (cap - m->n_b < k) cap *= 2;
     blk *nb = remat_xrealloc(m->b, (size_t)cap * sizeof(blk), err);
     if (!nb) return REMAT_ERR_NOMEM;
     m->b = nb;
+    int32_t *nl = remat_xrealloc(m->lk, (size_t)cap * 2 * sizeof(int32_t), err);
+    if (!nl) return REMAT_ERR_NOMEM; /* m->b grew; cap_b unchanged: harmless */
+    m->lk = nl;
     m->cap_b = cap;
     return REMAT_OK;
 }
 
 /* Callers reserve first: never fails. */
-static int32_t new_block(remat_alloc_model *m) {
+static int32_t new_block(remat_alloc_model *m, int64_t size, int32_t si, int64_t off, int pool, int mapped) {
     int32_t i;
     if (m->free_b != NIL) {
         i = m->free_b;
@@ -205,10 +216,15 @@ static int32_t new_block(remat_alloc_model *m) {
         i = m->n_b++;
     }
     blk *x = &m->b[i];
-    memset(x, 0, sizeof *x);
-    x->prev = x->next = x->l = x->r = NIL;
+    x->size = size;
+    x->addr = mkaddr(si, off);
+    x->l = x->r = NIL;
     x->prio = next_prio(m);
+    x->allocated = 0;
+    x->mapped = (uint8_t)mapped;
+    x->pool = (uint8_t)pool;
     x->where = WHERE_NONE;
+    PREV(m, i) = NEXT(m, i) = NIL;
     m->n_live_b++;
     return i;
 }
@@ -220,9 +236,27 @@ static void drop_block(remat_alloc_model *m, int32_t i) {
     m->n_live_b--;
 }
 
+/* Puts block n right after block x in x's segment. */
+static void link_after(remat_alloc_model *m, int32_t x, int32_t n) {
+    PREV(m, n) = x;
+    NEXT(m, n) = NEXT(m, x);
+    if (NEXT(m, n) != NIL) PREV(m, NEXT(m, n)) = n;
+    NEXT(m, x) = n;
+}
+
+/* Puts block n right before block x (maybe as the segment's head). */
+static void link_before(remat_alloc_model *m, int32_t x, int32_t n) {
+    NEXT(m, n) = x;
+    PREV(m, n) = PREV(m, x);
+    if (PREV(m, n) != NIL) NEXT(m, PREV(m, n)) = n;
+    else m->s[seg_of(&m->b[x])].head = n;
+    PREV(m, x) = n;
+}
+
 static remat_status reserve_segment(remat_alloc_model *m, remat_error *err) {
     if (m->n_s < m->cap_s) return REMAT_OK;
-    if (m->cap_s > INT32_MAX / 4) return remat_error_set(err, REMAT_ERR_NOMEM, "allocator model: too many segments");
+    if (m->n_s >= MAX_SEGMENTS)
+        return remat_error_set(err, REMAT_ERR_NOMEM, "allocator model: more than %d segments", MAX_SEGMENTS);
     int32_t cap = m->cap_s ? m->cap_s * 2 : 64;
     seg *ns = remat_xrealloc(m->s, (size_t)cap * sizeof(seg), err);
     if (!ns) return REMAT_ERR_NOMEM;
@@ -235,17 +269,17 @@ static void tree_add(remat_alloc_model *m, int32_t x) {
     blk *B = m->b;
     if (B[x].mapped) {
         B[x].where = WHERE_FREE;
-        treap_insert(B, &m->free_root[B[x].pool], x, 0);
+        treap_insert_size(B, &m->free_root[B[x].pool], x);
     } else {
         B[x].where = WHERE_UNMAPPED;
-        treap_insert(B, &m->unmapped_root[B[x].pool], x, 1);
+        treap_insert_addr(B, &m->unmapped_root[B[x].pool], x);
     }
 }
 
 static void tree_remove(remat_alloc_model *m, int32_t x) {
     blk *B = m->b;
-    if (B[x].where == WHERE_FREE) treap_erase(B, &m->free_root[B[x].pool], x, 0);
-    else if (B[x].where == WHERE_UNMAPPED) treap_erase(B, &m->unmapped_root[B[x].pool], x, 1);
+    if (B[x].where == WHERE_FREE) treap_erase_size(B, &m->free_root[B[x].pool], x);
+    else if (B[x].where == WHERE_UNMAPPED) treap_erase_addr(B, &m->unmapped_root[B[x].pool], x);
     B[x].where = WHERE_NONE;
 }
 
@@ -280,6 +314,7 @@ void remat_alloc_model_free(remat_alloc_model *m) {
     remat_xfree(m->id_blk);
     remat_xfree(m->id_bytes);
     remat_xfree(m->b);
+    remat_xfree(m->lk);
     remat_xfree(m->s);
     remat_xfree(m);
 }
@@ -333,31 +368,38 @@ static inline int should_split(const remat_caching_config *c, const blk *x, int6
     return size < c->max_split_size && remaining > c->large_split_min;
 }
 
-static inline int64_t expandable_size(const blk *B, int32_t x) {
-    int32_t n = B[x].next;
-    return B[x].size + (n != NIL && !B[n].mapped ? B[n].size : 0);
+static inline int64_t expandable_size(const remat_alloc_model *m, int32_t x) {
+    int32_t n = NEXT(m, x);
+    return m->b[x].size + (n != NIL && !m->b[n].mapped ? m->b[n].size : 0);
 }
 
 /* get_free_block: removes and returns the chosen free block, or NIL. */
 static int32_t get_free_block(remat_alloc_model *m, int pool, int64_t size) {
     blk *B = m->b;
     const remat_caching_config *c = &m->cfg;
-    int32_t root = m->free_root[pool];
-    int32_t it = lower_bound_size(B, root, size);
-    if (it == NIL) return NIL;
+    int32_t *root = &m->free_root[pool];
+    int32_t *link = lower_bound_link(B, root, size);
+    if (!link) return NIL;
+    int32_t it = *link;
     if (c->expandable_segments) {
         /* best fit counts a block followed by unmapped space at the size it can grow to */
-        int32_t nx = successor(B, root, it, 0);
-        while (nx != NIL && expandable_size(B, nx) < expandable_size(B, it)) {
+        int32_t nx = successor_size(B, *root, it);
+        while (nx != NIL && expandable_size(m, nx) < expandable_size(m, it)) {
             it = nx;
-            nx = successor(B, root, it, 0);
+            nx = successor_size(B, *root, it);
         }
     }
     /* a request under max_split_size never takes an oversize block */
     if (size < c->max_split_size && B[it].size >= c->max_split_size) return NIL;
     /* an oversize request takes a block only if less than large_segment too big */
     if (size >= c->max_split_size && B[it].size >= size + c->large_segment) return NIL;
-    tree_remove(m, it);
+    if (it == *link) { /* the usual case: unlink without a second descent */
+        *link = treap_merge(B, B[it].l, B[it].r);
+        B[it].l = B[it].r = NIL;
+        B[it].where = WHERE_NONE;
+    } else {
+        tree_remove(m, it);
+    }
     return it;
 }
 
@@ -367,14 +409,14 @@ static int try_merge(remat_alloc_model *m, int32_t dst, int32_t src) {
     blk *B = m->b;
     if (src == NIL || B[src].allocated || B[src].mapped != B[dst].mapped) return 0;
     tree_remove(m, src);
-    if (B[dst].prev == src) {
-        B[dst].offset = B[src].offset;
-        B[dst].prev = B[src].prev;
-        if (B[dst].prev != NIL) B[B[dst].prev].next = dst;
-        else m->s[B[dst].seg].head = dst;
+    if (PREV(m, dst) == src) {
+        B[dst].addr = B[src].addr;
+        PREV(m, dst) = PREV(m, src);
+        if (PREV(m, dst) != NIL) NEXT(m, PREV(m, dst)) = dst;
+        else m->s[seg_of(&B[dst])].head = dst;
     } else {
-        B[dst].next = B[src].next;
-        if (B[dst].next != NIL) B[B[dst].next].prev = dst;
+        NEXT(m, dst) = NEXT(m, src);
+        if (NEXT(m, dst) != NIL) PREV(m, NEXT(m, dst)) = dst;
     }
     B[dst].size += B[src].size;
     drop_block(m, src);
@@ -388,13 +430,7 @@ static int32_t new_fixed_segment(remat_alloc_model *m, int pool, int64_t bytes) 
     memset(s, 0, sizeof *s);
     s->size = s->mapped = s->extent = bytes;
     s->pool = (uint8_t)pool;
-    int32_t x = new_block(m);
-    blk *b = &m->b[x];
-    b->size = bytes;
-    b->offset = 0;
-    b->seg = si;
-    b->mapped = 1;
-    b->pool = (uint8_t)pool;
+    int32_t x = new_block(m, bytes, si, 0, pool, 1);
     s->head = x;
     m->st.reserved_bytes += bytes;
     m->st.n_segments++;
@@ -410,38 +446,30 @@ static void map_block(remat_alloc_model *m, int32_t t, int64_t size) {
     if (mapped > B[t].size) mapped = B[t].size;
     tree_remove(m, t);
     B[t].mapped = 1;
+    int32_t si = seg_of(&B[t]);
+    int64_t off = off_of(&B[t]);
     if (mapped < B[t].size) {
-        int32_t r = new_block(m);
-        B = m->b;
-        B[r].size = B[t].size - mapped;
-        B[r].offset = B[t].offset + mapped;
-        B[r].seg = B[t].seg;
-        B[r].pool = B[t].pool;
-        B[r].mapped = 0;
-        B[r].prev = t;
-        B[r].next = B[t].next;
-        if (B[r].next != NIL) B[B[r].next].prev = r;
-        B[t].next = r;
+        int32_t r = new_block(m, B[t].size - mapped, si, off + mapped, B[t].pool, 0);
+        link_after(m, t, r);
         B[t].size = mapped;
         tree_add(m, r);
     }
-    seg *s = &m->s[B[t].seg];
-    int64_t end = B[t].offset + mapped;
-    if (end > s->extent) s->extent = end;
+    seg *s = &m->s[si];
+    if (off + mapped > s->extent) s->extent = off + mapped;
     s->mapped += mapped;
     m->st.reserved_bytes += mapped;
-    try_merge(m, t, B[t].prev);
-    try_merge(m, t, m->b[t].next);
+    try_merge(m, t, PREV(m, t));
+    try_merge(m, t, NEXT(m, t));
     tree_add(m, t);
 }
 
-static int allocatable(const blk *B, int32_t x) { return x != NIL && !B[x].allocated; }
+static int allocatable(const remat_alloc_model *m, int32_t x) { return x != NIL && !m->b[x].allocated; }
 
-static int has_space(const blk *B, int32_t x, int64_t size) {
+static int has_space(const remat_alloc_model *m, int32_t x, int64_t size) {
     int64_t bytes = 0;
-    while (bytes < size && allocatable(B, x)) {
-        bytes += B[x].size;
-        x = B[x].next;
+    while (bytes < size && allocatable(m, x)) {
+        bytes += m->b[x].size;
+        x = NEXT(m, x);
     }
     return bytes >= size;
 }
@@ -449,12 +477,11 @@ static int has_space(const blk *B, int32_t x, int64_t size) {
 /* find_expandable_block: the lowest address where free and unmapped space adds up to
  * size, or a new expandable segment. */
 static int32_t find_expandable_block(remat_alloc_model *m, int pool, int64_t size) {
-    blk *B = m->b;
     int32_t root = m->unmapped_root[pool];
-    for (int32_t it = leftmost(B, root); it != NIL; it = successor(B, root, it, 1)) {
+    for (int32_t it = leftmost(m->b, root); it != NIL; it = successor_addr(m->b, root, it)) {
         int32_t c = it;
-        if (allocatable(B, B[c].prev)) c = B[c].prev;
-        if (has_space(B, c, size)) return c;
+        if (allocatable(m, PREV(m, c))) c = PREV(m, c);
+        if (has_space(m, c, size)) return c;
     }
     int64_t page = page_of(&m->cfg, pool);
     int32_t si = m->n_s++;
@@ -463,12 +490,7 @@ static int32_t find_expandable_block(remat_alloc_model *m, int pool, int64_t siz
     s->size = REMAT_EXP_VSPACE / page * page;
     s->pool = (uint8_t)pool;
     s->expandable = 1;
-    int32_t x = new_block(m);
-    B = m->b;
-    B[x].size = s->size;
-    B[x].seg = si;
-    B[x].pool = (uint8_t)pool;
-    B[x].mapped = 0;
+    int32_t x = new_block(m, s->size, si, 0, pool, 0);
     s->head = x;
     m->st.n_segments++;
     tree_add(m, x);
@@ -480,7 +502,7 @@ static int32_t alloc_expandable(remat_alloc_model *m, int pool, int64_t size) {
     int32_t c = find_expandable_block(m, pool, size);
     if (!m->b[c].mapped) map_block(m, c, m->b[c].size < size ? m->b[c].size : size);
     while (m->b[c].size < size) {
-        int32_t nx = m->b[c].next;
+        int32_t nx = NEXT(m, c);
         int64_t want = size - m->b[c].size;
         map_block(m, nx, want < m->b[nx].size ? want : m->b[nx].size);
         c = nx;
@@ -522,16 +544,13 @@ remat_status remat_alloc_model_alloc(remat_alloc_model *m, int64_t id, int64_t b
         return REMAT_OK;
     }
     const remat_caching_config *c = &m->cfg;
-    if (bytes > INT64_MAX / 4)
-        return remat_error_set(err, REMAT_ERR_INTERNAL, "allocator model: tensor %lld: size %lld too large",
-                               (long long)id, (long long)bytes);
+    if (bytes > MAX_REQUEST)
+        return remat_error_set(err, REMAT_ERR_INPUT,
+                               "allocator model: tensor %lld: %lld bytes exceed the %lld bytes one segment can "
+                               "hold in the model",
+                               (long long)id, (long long)bytes, (long long)MAX_REQUEST);
     int64_t size = round_size(c, bytes);
     int pool = size <= c->small_size ? 0 : 1;
-    if (c->expandable_segments && size > REMAT_EXP_VSPACE / 2)
-        return remat_error_set(err, REMAT_ERR_INPUT,
-                               "allocator model: tensor %lld: %lld bytes exceed the address space modelled for an "
-                               "expandable segment (%lld bytes)",
-                               (long long)id, (long long)bytes, (long long)(REMAT_EXP_VSPACE / 2));
     if ((st = reserve_blocks(m, 3, err)) != REMAT_OK) return st;
     if ((st = reserve_segment(m, err)) != REMAT_OK) return st;
 
@@ -551,17 +570,8 @@ remat_status remat_alloc_model_alloc(remat_alloc_model *m, int64_t id, int64_t b
     }
     blk *B = m->b;
     if (should_split(c, &B[x], size)) {
-        int32_t r = new_block(m);
-        B = m->b;
-        B[r].size = B[x].size - size;
-        B[r].offset = B[x].offset + size;
-        B[r].seg = B[x].seg;
-        B[r].pool = B[x].pool;
-        B[r].mapped = 1;
-        B[r].prev = x;
-        B[r].next = B[x].next;
-        if (B[r].next != NIL) B[B[r].next].prev = r;
-        B[x].next = r;
+        int32_t r = new_block(m, B[x].size - size, seg_of(&B[x]), off_of(&B[x]) + size, B[x].pool, 1);
+        link_after(m, x, r);
         B[x].size = size;
         tree_add(m, r);
     }
@@ -573,10 +583,11 @@ remat_status remat_alloc_model_alloc(remat_alloc_model *m, int64_t id, int64_t b
     m->st.allocated_bytes += B[x].size;
     m->st.n_allocs++;
     bump_peaks(&m->st);
-    res.segment = B[x].seg;
-    res.offset = B[x].offset;
+    int32_t si = seg_of(&B[x]);
+    res.segment = si;
+    res.offset = off_of(&B[x]);
     res.block_bytes = B[x].size;
-    if (grew) res.new_segment_bytes = m->s[B[x].seg].expandable ? m->s[B[x].seg].extent : m->s[B[x].seg].size;
+    if (grew) res.new_segment_bytes = m->s[si].expandable ? m->s[si].extent : m->s[si].size;
     if (out) *out = res;
     return REMAT_OK;
 }
@@ -598,8 +609,8 @@ remat_status remat_alloc_model_release(remat_alloc_model *m, int64_t id, remat_e
     blk *B = m->b;
     m->st.allocated_bytes -= B[x].size;
     B[x].allocated = 0;
-    try_merge(m, x, B[x].prev);
-    try_merge(m, x, m->b[x].next);
+    try_merge(m, x, PREV(m, x));
+    try_merge(m, x, NEXT(m, x));
     tree_add(m, x);
     return REMAT_OK;
 }
@@ -644,48 +655,30 @@ static int32_t collect(const blk *B, int32_t t, int32_t *out, int32_t n, int32_t
 static int64_t unmap_block(remat_alloc_model *m, int32_t x) {
     blk *B = m->b;
     int64_t page = page_of(&m->cfg, B[x].pool);
-    int64_t lo = round_up(B[x].offset, page);
-    int64_t hi = (B[x].offset + B[x].size) / page * page;
+    int64_t off = off_of(&B[x]);
+    int32_t si = seg_of(&B[x]);
+    int64_t lo = round_up(off, page);
+    int64_t hi = (off + B[x].size) / page * page;
     if (lo >= hi) return 0;
     tree_remove(m, x);
-    int64_t before = lo - B[x].offset, after = B[x].offset + B[x].size - hi;
+    int64_t before = lo - off, after = off + B[x].size - hi;
     if (before > 0) {
-        int32_t nb = new_block(m);
-        B = m->b;
-        B[nb].size = before;
-        B[nb].offset = B[x].offset;
-        B[nb].seg = B[x].seg;
-        B[nb].pool = B[x].pool;
-        B[nb].mapped = 1;
-        B[nb].prev = B[x].prev;
-        B[nb].next = x;
-        if (B[nb].prev != NIL) B[B[nb].prev].next = nb;
-        else m->s[B[x].seg].head = nb;
-        B[x].prev = nb;
+        int32_t nb = new_block(m, before, si, off, B[x].pool, 1);
+        link_before(m, x, nb);
         tree_add(m, nb);
     }
     if (after > 0) {
-        int32_t na = new_block(m);
-        B = m->b;
-        B[na].size = after;
-        B[na].offset = hi;
-        B[na].seg = B[x].seg;
-        B[na].pool = B[x].pool;
-        B[na].mapped = 1;
-        B[na].prev = x;
-        B[na].next = B[x].next;
-        if (B[na].next != NIL) B[B[na].next].prev = na;
-        B[x].next = na;
+        int32_t na = new_block(m, after, si, hi, B[x].pool, 1);
+        link_after(m, x, na);
         tree_add(m, na);
     }
-    B[x].offset = lo;
+    B[x].addr = mkaddr(si, lo);
     B[x].size = hi - lo;
     B[x].mapped = 0;
-    seg *s = &m->s[B[x].seg];
-    s->mapped -= hi - lo;
+    m->s[si].mapped -= hi - lo;
     m->st.reserved_bytes -= hi - lo;
-    try_merge(m, x, B[x].prev);
-    try_merge(m, x, m->b[x].next);
+    try_merge(m, x, PREV(m, x));
+    try_merge(m, x, NEXT(m, x));
     tree_add(m, x);
     return hi - lo;
 }
@@ -698,8 +691,8 @@ int64_t remat_alloc_model_empty_cache(remat_alloc_model *m, void (*on_release)(v
         for (int32_t si = 0; si < m->n_s; si++) {
             seg *s = &m->s[si];
             if (s->released || s->expandable) continue;
-            blk *h = &m->b[s->head];
-            if (h->allocated || h->next != NIL) continue;
+            int32_t h = s->head;
+            if (m->b[h].allocated || NEXT(m, h) != NIL) continue;
             released += s->mapped;
             release_segment(m, si, on_release, ctx);
         }
@@ -719,11 +712,8 @@ int64_t remat_alloc_model_empty_cache(remat_alloc_model *m, void (*on_release)(v
     for (int32_t i = 0; i < n; i++) {
         int32_t x = list[i];
         released += unmap_block(m, x);
-        blk *B = m->b;
-        if (!B[x].mapped && B[x].prev == NIL && B[x].next == NIL) {
-            int32_t si = B[x].seg;
-            release_segment(m, si, on_release, ctx);
-        }
+        if (!m->b[x].mapped && PREV(m, x) == NIL && NEXT(m, x) == NIL)
+            release_segment(m, seg_of(&m->b[x]), on_release, ctx);
     }
     remat_xfree(list);
     /* recompute each expandable segment's extent (end of its highest mapped page) */
@@ -731,8 +721,8 @@ int64_t remat_alloc_model_empty_cache(remat_alloc_model *m, void (*on_release)(v
         seg *s = &m->s[si];
         if (s->released || !s->expandable) continue;
         int64_t ext = 0;
-        for (int32_t x = s->head; x != NIL; x = m->b[x].next)
-            if (m->b[x].mapped) ext = m->b[x].offset + m->b[x].size;
+        for (int32_t x = s->head; x != NIL; x = NEXT(m, x))
+            if (m->b[x].mapped) ext = off_of(&m->b[x]) + m->b[x].size;
         s->extent = ext;
     }
     return released;
@@ -754,7 +744,7 @@ static remat_status check_tree(const remat_alloc_model *m, int32_t root, int add
         int32_t x = order[i];
         if (B[x].where != where || B[x].pool != pool || B[x].allocated)
             st = remat_error_set(err, REMAT_ERR_INTERNAL, "allocator model: block %d in the wrong tree", x);
-        else if (i > 0 && !lt(B, order[i - 1], x, addr))
+        else if (i > 0 && !(addr ? lt_addr(B, order[i - 1], x) : lt_size(B, order[i - 1], x)))
             st = remat_error_set(err, REMAT_ERR_INTERNAL, "allocator model: tree out of order at block %d", x);
         else if ((B[x].l != NIL && B[B[x].l].prio > B[x].prio) || (B[x].r != NIL && B[B[x].r].prio > B[x].prio))
             st = remat_error_set(err, REMAT_ERR_INTERNAL, "allocator model: heap order broken at block %d", x);
@@ -793,8 +783,9 @@ remat_status remat_alloc_model_check(const remat_alloc_model *m, remat_error *er
         n_segs++;
         int64_t off = 0, mapped = 0;
         int32_t prev = NIL;
-        for (int32_t x = s->head; x != NIL; prev = x, x = B[x].next) {
-            if (B[x].seg != si || B[x].prev != prev || B[x].offset != off || B[x].size <= 0 || B[x].pool != s->pool)
+        for (int32_t x = s->head; x != NIL; prev = x, x = NEXT(m, x)) {
+            if (seg_of(&B[x]) != si || PREV(m, x) != prev || off_of(&B[x]) != off || B[x].size <= 0 ||
+                B[x].pool != s->pool)
                 return remat_error_set(err, REMAT_ERR_INTERNAL,
                                        "allocator model: segment %d: block %d breaks the chain at offset %lld", si, x,
                                        (long long)off);
@@ -803,8 +794,8 @@ remat_status remat_alloc_model_check(const remat_alloc_model *m, remat_error *er
                                        "allocator model: segment %d: free neighbours %d and %d not merged", si, prev, x);
             if (!B[x].mapped) {
                 int64_t page = page_of(&m->cfg, s->pool);
-                if (!s->expandable || B[x].allocated || B[x].offset % page != 0 ||
-                    (B[x].next != NIL && B[x].size % page != 0))
+                if (!s->expandable || B[x].allocated || off % page != 0 ||
+                    (NEXT(m, x) != NIL && B[x].size % page != 0))
                     return remat_error_set(err, REMAT_ERR_INTERNAL,
                                            "allocator model: segment %d: bad unmapped block %d", si, x);
                 n_unmapped++;

@@ -433,8 +433,13 @@ remat_status remat_trace_read_h5(const char *path, remat_trace *out, remat_error
     if (st == REMAT_OK) {
         char *end = NULL;
         unsigned long long sv = strtoull(seed, &end, 10);
-        if (!seed[0] || *end || seed[0] == '-' || seed[0] == ' ')
-            st = BAD("%s: seed: expected a decimal integer, found '%.40s'", path, seed);
+        if (!seed[0] || *end || seed[0] < '0' || seed[0] > '9') {
+            char shown[41];
+            size_t k = 0;
+            for (; k < 40 && seed[k]; k++) shown[k] = seed[k] >= 0x20 && seed[k] < 0x7f ? seed[k] : '?';
+            shown[k] = 0;
+            st = BAD("%s: seed: expected a decimal integer, found '%s'", path, shown);
+        }
         t.seed = sv;
     }
     if (st == REMAT_OK && (T < 0 || N < 0))

@@ -517,6 +517,22 @@ TEST(AllocModel, ErrorsOnDoubleAllocAndFree) {
     }
 }
 
+TEST(Caching, RequestsBeyondTheModelledAddressSpaceRefused) {
+    for (const char *cfg : {"", "expandable_segments=1"}) {
+        remat_caching_config c = cfg_with(cfg);
+        Model a(REMAT_ALLOC_CACHING, &c);
+        remat_alloc_result r;
+        remat_error err = {};
+        EXPECT_EQ(remat_alloc_model_alloc(a.m, 0, ((int64_t)1 << 39) + 1, &r, &err), REMAT_ERR_INPUT) << cfg;
+        EXPECT_NE(std::string(err.msg).find("tensor 0"), std::string::npos) << err.msg;
+        EXPECT_EQ(a.stats().n_allocs, 0);
+        EXPECT_EQ(a.alloc(0, (int64_t)1 << 39).block_bytes, (int64_t)1 << 39);  // the largest one that fits
+        a.check();
+    }
+    Model e(REMAT_ALLOC_EXACT);  // the exact model only adds numbers
+    EXPECT_EQ(e.alloc(0, (int64_t)1 << 50).block_bytes, (int64_t)1 << 50);
+}
+
 TEST(Exact, LiveBytesAndPeaks) {
     Model a(REMAT_ALLOC_EXACT);
     remat_alloc_result r = a.alloc(0, 1000);
