@@ -479,6 +479,26 @@ remat_status remat_search_budget(remat_sim *s, int64_t budget, const remat_searc
                 out->front[i - 1] = tmp;
             }
         }
+        /* keep the points no other simulated point beats (under the caching model the
+         * simulated reserved peaks need not follow the chain model's live-byte order) */
+        int k = 0;
+        for (int i = 0; i < out->n_front; i++) {
+            const remat_search_point *x = &out->front[i];
+            int beaten = 0;
+            for (int j = 0; j < out->n_front && !beaten && !x->chosen; j++) {
+                const remat_search_point *y = &out->front[j];
+                beaten = j != i && y->peak <= x->peak && y->time_s <= x->time_s &&
+                         (y->peak < x->peak || y->time_s < x->time_s || j < i);
+            }
+            if (!beaten) out->front[k++] = *x;
+        }
+        out->n_front = k;
+        for (int i = 1; i < k; i++) /* peak descending */
+            for (int j = i; j > 0 && out->front[j - 1].peak < out->front[j].peak; j--) {
+                remat_search_point tmp = out->front[j];
+                out->front[j] = out->front[j - 1];
+                out->front[j - 1] = tmp;
+            }
         remat_xfree(pts);
         remat_xfree(chs);
     }
