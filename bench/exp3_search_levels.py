@@ -5,8 +5,9 @@
   python3 bench/exp3_search_levels.py [--quick] [--rounds R] [--threads N]
 
 1. `remat run` without a plan records the baseline trace (--iters 2).
-2. `remat search --level L` for L = 0..4 (preset memory, the default) and
-   `remat search --budget B` with B = the level-4 predicted peak: the chosen plans; the
+2. `remat search --level L` for L = 0..4 (preset memory, the default),
+   `remat search --budget B` with B = the level-4 predicted peak, and with B = the
+   smallest peak any plan reaches (`--budget 1B` exits 1 naming it): the chosen plans; the
    search time is the wall time of the command (median of S repeats; it includes reading
    the trace).
 3. R rounds, each running every chosen plan once (`remat run --iters 3`: peak of the last
@@ -58,6 +59,18 @@ def main():
         times.append(res["_wall_s"])
     commands.append(C.show([C.remat_bin()] + cmd + ["--json"]))
     configs.append(("--budget %.1f MiB" % C.mib(budget), plan, res, times, None))
+    # the smallest peak any plan reaches ("nothing fits 1 B" names it), then the fastest plan there
+    cmd = ["search", "--trace", trace, "--budget", "1B"]
+    low = C.remat(*cmd, ok=(1,))
+    commands.append(C.show([C.remat_bin()] + cmd + ["--json"]))
+    plan = os.path.join(C.WORK, "3block-if-minpeak.json")
+    cmd = ["search", "--trace", trace, "--budget", "%dB" % low["min_peak_bytes"], "--out", plan]
+    res, times = None, []
+    for _ in range(srepeats):
+        res = C.remat(*cmd)
+        times.append(res["_wall_s"])
+    commands.append(C.show([C.remat_bin()] + cmd + ["--json"]))
+    configs.append(("--budget %.1f MiB (min)" % C.mib(low["min_peak_bytes"]), plan, res, times, None))
     meas = {c[0]: [] for c in configs}
     for r in range(rounds):
         for name, plan, _, _, _ in configs:
@@ -83,7 +96,7 @@ def main():
             pub = PUBLISHED[level]
             row["published"] = {"peak_MiB": pub[0], "step_ms": pub[1], "search_ms": pub[2]}
         if level is None:
-            row["budget_bytes"] = budget
+            row["budget_bytes"] = res.get("budget_bytes", budget)
             row["plan"] = res.get("label") or str(res.get("plan"))
         rows.append(row)
         print("%-20s peak %7.1f MiB (%+6.1f %%) step %.3f s (%+6.1f %%) search %.3f s  %s" % (

@@ -14,7 +14,8 @@ For each shipped model (3block-if, mlp-lif, resnet-bn):
 Step time: R rounds; each round runs every configuration once in a fresh process, three
 training steps each (torch: one warm-up step and two timed ones; remat: --iters 3), and
 takes the best step after the first; the ratios of a round are measured side by side.
-Given: median and range over the rounds.
+Given: median and range over the rounds (3block-if, whose steps are the longest: one
+round fewer, at least 2).
 Peak: exact live tensor bytes of a step after the first (torch: profiler memory events,
 bench/pytorch/measure.py; remat: peak_live_bytes), deterministic.
 Both sides use the same number of threads (--threads, default 1) and compute the
@@ -50,6 +51,16 @@ def main():
     if rc[0] != 0:
         sys.exit("exp4: torch does not import in %s; run bench/setup-pytorch.sh" % C.TORCH_PYTHON)
     torch_version = rc[1].strip()
+    # which BLAS Debian's torch calls (libblas.so.3 is an alternative: OpenBLAS or the
+    # reference BLAS) and how fast its GEMM runs on the benchmark models' linear layer
+    probe = ("import torch, time, os\n"
+             "torch.set_num_threads(%d)\n"
+             "a = torch.rand(8192, 512); w = torch.rand(512, 512); torch.nn.functional.linear(a, w)\n"
+             "best = min((lambda t0: (torch.nn.functional.linear(a, w), time.perf_counter() - t0)[1])"
+             "(time.perf_counter()) for _ in range(5))\n"
+             "print(2 * 8192 * 512 * 512 / best / 1e9)\n" % threads)
+    gemm = float(C.run([C.TORCH_PYTHON, "-c", probe])[1].strip())
+    blas = os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3")
     commands, rows = [], []
     for name in models:
         model = os.path.join(C.ROOT, "data/models/%s.json" % name)
@@ -81,7 +92,9 @@ def main():
             d = C.run_json(cmd)
             peaks[cname] = d["peak_live_bytes"]
             commands.append(C.show(cmd))
-        for r in range(rounds):
+        # 3block-if's steps are the longest (about 80 GFLOP): one round fewer keeps run-all in time
+        model_rounds = max(2, rounds - 1) if name == "3block-if" else rounds
+        for r in range(model_rounds):
             for cname, kind, arg in configs:
                 if kind == "torch":
                     cmd = torch_cmd(model, arg, threads, C.MEASURE_ITERS - 1, False)
@@ -100,6 +113,7 @@ def main():
         tp = meas["torch plain"]
         for cname, kind, arg in configs:
             row = {"model": name, "T": spec["T"], "N": spec["N"], "config": cname, "peak_bytes": peaks[cname],
+                   "rounds": model_rounds,
                    "step_s": C.stats(meas[cname]),
                    "time_vs_torch_plain": C.stats([a / b for a, b in zip(meas[cname], tp)]),
                    "peak_vs_torch_plain": peaks[cname] / peaks["torch plain"],
@@ -112,7 +126,7 @@ def main():
         "title": "Against PyTorch on the CPU",
         "command": "python3 bench/exp4_pytorch.py" + (" --quick" if quick else "") +
                    " --rounds %d --threads %d" % (rounds, threads),
-        "torch": torch_version, "rounds": rounds, "threads": threads, "commands": commands, "rows": rows},
+        "torch": torch_version, "torch_blas": blas, "torch_gemm_gflops": gemm, "rounds": rounds, "threads": threads, "commands": commands, "rows": rows},
         [{"model": r["model"], "config": r["config"], "peak_bytes": r["peak_bytes"],
           "step_s_median": r["step_s"]["median"], "step_s_min": r["step_s"]["min"], "step_s_max": r["step_s"]["max"],
           "time_vs_torch_plain_median": r["time_vs_torch_plain"]["median"],

@@ -39,9 +39,10 @@ def rng(s, scale=1.0, fmt="%.3f", unit=""):
     """median (min..max) of a stats dict."""
     if not s or s.get("median") is None:
         return "–"
+    med_ = (fmt % (s["median"] * scale)) + unit
     if s.get("n", 1) <= 1 or s["min"] == s["max"]:
-        return (fmt % (s["median"] * scale)) + unit
-    return (fmt + unit + " (" + fmt + "–" + fmt + ")") % (s["median"] * scale, s["min"] * scale, s["max"] * scale)
+        return med_
+    return "%s (%s–%s)" % (med_, fmt % (s["min"] * scale), fmt % (s["max"] * scale))
 
 
 def table(head, rows):
@@ -124,8 +125,7 @@ def sec_exp1(d):
     last = rows[-1]
     T, N = last["T"], last["N"]
     width, nin = 512, 128
-    floor = 3 * T * N * width * 4 + 2 * T * N * nin * 4
-    best = min(rows, key=lambda r: r["T"])  # noqa: F841
+    floor = 3 * T * N * width * 4 + T * N * nin * 4
     ours = [max(r["search"]["saved_pct"], r["minpeak"]["saved_pct"], r["sqrtT"]["saved_pct"]) for r in rows]
     pub = [r["published"]["saved_pct"] for r in rows]
     miss = [r["T"] for r, o, p in zip(rows, ours, pub) if o < p]
@@ -139,8 +139,9 @@ def sec_exp1(d):
             "**Why we miss the published savings (T = %s), and the √T shape (our chunked peaks grow with exponent "
             "p = %.2f, against %.2f published).** remat checkpoints *blocks* (Linear + LIF here) and chunks time "
             "*inside* a block. During the backward of a time-chunked block the executor still holds three full-T "
-            "tensors of that block: its decompressed input, its output gradient and its input gradient "
-            "(`[T, N, 512]` each), plus the network input and its gradient (`[T, N, 128]`). At T = %d, N = %d "
+            "tensors of that block: its saved (or decompressed) input, its output gradient and its input "
+            "gradient (`[T, N, 512]` each), plus the network input (`[T, N, 128]`); `bench/trace_peak.py` on the "
+            "predicted trace of the min-peak plan shows exactly these at its peak. At T = %d, N = %d "
             "that floor alone is %s, against a measured smallest peak of %s: the peak is linear in T with a "
             "smaller slope, not √T. The published scheme (spikefit) chunks the *whole network* along time, so "
             "only the chunk being recomputed and the K boundary states of every layer are live, which is what "
@@ -149,7 +150,7 @@ def sec_exp1(d):
             "block instead of full-T tensors (a chunked segment's output gradient and input gradient then only "
             "exist per chunk); (2) decompress a compressed input one chunk at a time; (3) allocate a segment's "
             "input gradient when its first layer's backward runs rather than when the segment's backward "
-            "starts. (1) and (2) would bring the floor to the boundary states, the chunk internals and the "
+            "starts, and free its output gradient after its last reader (section 4). (1) and (2) would bring the floor to the boundary states, the chunk internals and the "
             "network input, the published regime." % (
                 ", ".join(str(t) for t in miss), f["sqrtT"]["best"]["p"], f["published_checkpointed"]["best"]["p"],
                 T, N, mib(floor), mib(min(last["search"]["peak_bytes"], last["minpeak"]["peak_bytes"],
@@ -168,7 +169,7 @@ def sec_exp1(d):
                         "the fastest plan at the smallest peak any plan reaches (`remat search --budget`, dynamic "
                         "programming), and the published scheme's plan (every block checkpointed, K time chunks "
                         "with K the divisor of T nearest √T, inputs uncompressed). Peaks are measured "
-                        "(`remat run`, peak of live tensor bytes of the second step) and deterministic; time is the "
+                        "(`remat run --iters 3`, peak of live tensor bytes of the last step) and deterministic; time is the "
                         "step-time overhead against plain backpropagation measured in the same round, median "
                         "(range) over %d rounds." % d["rounds"],
                         provenance(d), t, "Plans and predictions (\"exact\": the simulator's predicted peak equals "
@@ -246,8 +247,9 @@ def sec_exp3(d, d4):
         tp = [r for r in d4["rows"] if r["model"] == "3block-if" and r["config"] == "torch plain"]
         if tp:
             notes.append("For the same model written in PyTorch on this CPU (section 4) the plain peak is %s: the "
-                         "published 462 MiB also counts what SpikingJelly's neurons and the CUDA allocator keep "
-                         "beyond the tensors autograd saves." % mib(tp[0]["peak_bytes"]))
+                         "published 462 MiB is SpikingJelly's implementation on a GPU, which keeps more per layer "
+                         "than the neuron of `bench/pytorch/snn.py` (SpikingJelly is not in Debian and was not "
+                         "run here)." % mib(tp[0]["peak_bytes"]))
     notes.append("**Time.** Level 4 costs %s per step against level 0 (median of %d side-by-side rounds); "
                  "published: %+.1f %% (48.9 → 60.1 ms). The search itself (the whole command: reading the trace, "
                  "every greedy step simulated) takes %s at level 4; published: 1687.5 ms of real "
@@ -261,12 +263,27 @@ def sec_exp3(d, d4):
                          mib(b.get("budget_bytes")), b["plan"], mib(b["peak_bytes"]),
                          rng(b["overhead_pct"], fmt="%+.1f", unit=" %"),
                          rng(l4["overhead_pct"], fmt="%+.1f", unit=" %")))
+    if len(bud) > 1:
+        b = bud[1]
+        notes.append("**The smallest peak** any plan reaches (`--budget 1B` names it; `--budget` at that peak "
+                     "picks the fastest plan there): %s, %s, measured %s (%s against level 0) at %s per step. "
+                     "Level 4 stops at %s because each greedy step is kept only when it lowers the peak on its "
+                     "own; the dynamic programme sees combinations (time chunks on block 1 *and* splits with "
+                     "chunks on blocks 2 and 3)." % (
+                         b["plan"], "predicted %s" % mib(b["predicted_peak_bytes"]), mib(b["peak_bytes"]),
+                         pct(b["vs_level0_pct"]), rng(b["overhead_pct"], fmt="%+.1f", unit=" %"),
+                         mib(l4["peak_bytes"])))
+    best = min(r["vs_level0_pct"] for r in rows)
     if l4["vs_level0_pct"] > -46.2:
-        notes.append("**Where it misses the relative aim.** Block 1 sees the analog network input, for which no "
-                     "lossless compressor applies, and the backward floor of section 1 (full-T input, output and "
-                     "input gradient of the block being recomputed) limits what time chunks buy; in absolute "
-                     "bytes the aim (well below 249 MiB) is met. The executor changes listed in section 1 would "
-                     "lower the relative figure too.")
+        notes.append("**Against the published relative aim (-46 %%).** Level 4 reaches %s; %s. In absolute "
+                     "bytes the aim (well below 249 MiB) is met by every level. What bounds level 4: block 1 "
+                     "sees the analog network input, for which no lossless compressor applies, and at its peak "
+                     "(block 1's recomputation, `bench/trace_peak.py`) the network input, block 1's output and "
+                     "input gradients and the recomputed internals of all four layers of block 1 are live, "
+                     "`[16, 512, 512]` each." % (
+                         pct(l4["vs_level0_pct"]),
+                         ("the exact search goes further, to %s" % pct(best)) if best <= -46.2 else
+                         ("no plan goes below %s" % pct(best))))
     return "\n\n".join(["## 3. The search levels (3block-if)",
                         "3 x [Linear(512)-IF-Linear(512)-IF], T = 16, N = 512, C = 512. `remat search --level L` "
                         "(preset memory) and `--budget` chosen in the simulator from one baseline trace; every "
@@ -292,9 +309,11 @@ def sec_exp4(d):
     speed = ["%s %.2fx" % (m, v["remat plain"]["time_vs_torch_plain"]["median"]) for m, v in by.items()
              if "remat plain" in v]
     notes.append("**Speed.** Our plain step takes %s the time of PyTorch's plain step (median of per-round "
-                 "ratios). PyTorch's multi-step neuron is a Python loop over T of small tensor ops (what "
-                 "SpikingJelly's `torch` backend does), ours is one fused loop in C; the GEMMs are of the same "
-                 "class (section 0)." % ", ".join(speed))
+                 "ratios). PyTorch's multi-step neuron is a TorchScript loop over T of small tensor ops (as "
+                 "SpikingJelly's `torch` backend does it), each op a separate pass over memory; ours is one "
+                 "fused loop in C. PyTorch's GEMM (the 8192 x 512 x 512 linear layer) ran at %.1f GFLOP/s "
+                 "through `%s`; section 0 compares ours with OpenBLAS." % (
+                     ", ".join(speed), d.get("torch_gemm_gflops", 0), d.get("torch_blas", "?")))
     mem = []
     for m, v in by.items():
         if "remat plain" in v and "torch plain" in v:
@@ -302,12 +321,19 @@ def sec_exp4(d):
     notes.append("**Memory, plain.** Our plain peak against PyTorch's: %s." % ", ".join(mem))
     worse = [m for m, v in by.items() if "remat plain" in v and v["remat plain"]["peak_vs_torch_plain"] > 1.0]
     if worse:
-        notes.append("Where ours is higher (%s), the cause is one rule of the executor's schedule: a segment's "
-                     "input gradient (`[T, N, F]`, role `act_grad`) is allocated when the segment's backward "
-                     "starts, so it coexists with the last layer's saved tensors and output gradient; PyTorch "
-                     "allocates each gradient when the op that produces it runs, after the later ops' saved "
-                     "tensors were released. Allocating the input gradient when the first layer's backward runs "
-                     "(for k = 1) removes that overlap (one `[T, N, F]` tensor: 16 MiB for mlp-lif)." %
+        notes.append("Where ours is higher (%s), the cause is two rules of the executor's schedule "
+                     "(`core/executor.c`, segment backward), visible with `bench/trace_peak.py` on the plain "
+                     "traces: (a) a segment's input gradient (`[T, N, F]`, role `act_grad`) is allocated when "
+                     "the segment's backward *starts*, so it coexists with the last layer's saved tensors and "
+                     "gradients (the mlp-lif peak, in the backward of `lif2`, holds it); (b) a segment's output "
+                     "gradient is freed only when the whole segment's backward is done, although only its last "
+                     "layer reads it (the 3block-if peak, in the backward of `fc3b`, holds both). PyTorch "
+                     "allocates each gradient when the op producing it runs and frees it after its only "
+                     "consumer. Allocating the input gradient when the first layer's backward runs and freeing "
+                     "the output gradient after the last layer's backward (for k = 1; chunked segments need "
+                     "them across chunks) removes up to two `[T, N, F]` tensors from these peaks (16 MiB each "
+                     "for mlp-lif and 3block-if); what is left of PyTorch's peak is its own temporaries (GEMM "
+                     "outputs before accumulation into `.grad`, the neuron loops' per-step tensors)." %
                      ", ".join(worse))
     cmp_ = []
     for m, v in by.items():
@@ -337,10 +363,14 @@ def sec_exp4(d):
                         "`torch.profiler.profile(profile_memory=True)` started before the model is built; every "
                         "allocation and free of the CPU allocator is then reported with `total_allocated`, the "
                         "allocator's running sum of live bytes taken under its lock; the peak of a step is the "
-                        "largest value between that step's `record_function` markers (second step reported). "
-                        "Step times come from separate runs without the profiler: median of %d rounds, each a "
-                        "fresh process (torch: one warm-up and three timed steps, median)." % (
-                            d.get("torch", ""), d["threads"], d["rounds"]),
+                        "largest value between that step's `record_function` markers (second step reported, "
+                        "as remat reports a step after the first). "
+                        "Step times come from separate runs without the profiler: median (range) of %d rounds "
+                        "(3block-if: %s), each configuration a fresh process per round running three steps, the "
+                        "best step after the first taken (torch: one warm-up and two timed steps)." % (
+                            d.get("torch", ""), d["threads"], d["rounds"],
+                            ", ".join(sorted(set(str(r.get("rounds", d["rounds"])) for r in rows
+                                                 if r["model"] == "3block-if"))) or "–"),
                         provenance(d), t, "\n\n".join(notes), commands(d)])
 
 
@@ -355,11 +385,30 @@ def sec_exp5(d):
         if b["status"] != "ok":
             parts.append("`%s`: %s." % (b["target"], b["status"]))
             continue
-        parts.append("`bazel-bin/bench/%s --json` (%.1f s):" % (b["target"], b["wall_s"]))
+        cmd = [c for c in d.get("commands", []) if c.startswith("bazel-bin/bench/" + b["target"])]
+        parts.append("`%s` (%.1f s):" % (cmd[0] if cmd else b["target"], b["wall_s"]))
         js = b.get("json")
-        if isinstance(js, dict) and isinstance(js.get("rows"), list) and js["rows"]:
-            keys = list(js["rows"][0].keys())
-            parts.append(table(keys, [[r.get(k) for k in keys] for r in js["rows"]]))
+        if b["target"] == "replay_bench" and isinstance(js, dict) and "exact_events_per_s" in js:
+            parts.append(table(["trace", "allocator model", "events per second", "replay time"], [
+                ["%d events (%d steps, %d-block chain)" % (js["events"], js["steps"], js["blocks"]),
+                 "exact (live bytes), flat loop", "%.1f M/s" % (js["exact_events_per_s"] / 1e6), "%.3f s" % js["exact_s"]],
+                ["", "caching (CUDA caching allocator rules), flat loop",
+                 "%.1f M/s" % (js["caching_events_per_s"] / 1e6), "%.3f s" % js["caching_s"]],
+                ["", "both, through the event queue (discrete-event path)",
+                 "%.1f M/s" % (js["des_both_models_events_per_s"] / 1e6), "%.3f s" % js["des_s"]]]))
+            parts.append("Best of %d; generating the trace (dry run) took %.1f s." % (js["repeats"], js["generate_s"]))
+        elif b["target"] == "sim_bench" and isinstance(js, dict) and "chains" in js:
+            parts.append(table(["chain", "block options", "baseline trace events", "plans evaluated per second",
+                                "one full simulation"],
+                               [["%d blocks" % c["blocks"], c["options"], c["trace_events"], "%.0f" % c["plans_per_s"],
+                                 "%.2f ms" % (c["eval_s"] * 1e3)] for c in js["chains"]]))
+            parts.append(table(["chain", "`search --budget`", "budget", "fits", "search time", "simulations",
+                                "DP states (largest front)", "chain model exact on"],
+                               [["%d blocks" % c["blocks"], q["budget"], mib(q["budget_bytes"], 2),
+                                 "yes" if q["fits"] else "no", "%.2f s" % q["seconds"], q["simulations"],
+                                 "%d (%d)" % (q["dp_states"], q["dp_max_front"]),
+                                 "%d / %d plans" % (q["chain_checked"] - q["chain_mismatches"], q["chain_checked"])]
+                                for c in js["chains"] for q in c["searches"]]))
         else:
             parts.append("```\n%s\n```" % b.get("stdout", "").strip()[-4000:])
     sh = d.get("shipped", [])
@@ -369,15 +418,6 @@ def sec_exp5(d):
                            [[r["model"], r["trace_events"], rng(r["simulate_wall_s"], 1000, "%.0f", " ms"),
                              r["simulations"], rng(r["search_seconds"], 1000, "%.0f", " ms"),
                              "%.0f" % r["plans_per_s"], r["options"]] for r in sh]))
-    ch = d.get("chains", [])
-    if ch:
-        parts.append("`remat search --budget` on generated chains (Linear(64)-LIF blocks, T = 8, N = 16):")
-        parts.append(table(["blocks", "budget", "fits", "search time (reported)", "command wall time",
-                            "simulations", "block options", "DP states", "Pareto points"],
-                           [[r["blocks"], "%s (%s)" % (r["budget"], mib(r["budget_bytes"], 2)), r["fits"],
-                             rng(r["search_seconds"], fmt="%.2f", unit=" s"), rng(r["search_wall_s"], fmt="%.2f",
-                                                                                  unit=" s"),
-                             r["simulations"], r["options"], r["dp_states"], r["front_points"]] for r in ch]))
     parts.append(commands(d))
     return "\n\n".join(parts)
 
@@ -426,6 +466,81 @@ def sec_exp6(d):
                         provenance(d), t, "\n\n".join(notes), commands(d)])
 
 
+def summary(d0, d1, d2, d3, d4, d5, d6):
+    """One line per section: the aim and where this run stands."""
+    rows = []
+    if d1:
+        r = d1["rows"]
+        best = [max(x["search"]["saved_pct"], x["minpeak"]["saved_pct"], x["sqrtT"]["saved_pct"]) for x in r]
+        rows.append(["1", "memory against T (mlp-lif)", "34 / 50 / 69 / 79 / 87 % saved, √T shape",
+                     "%s saved (best plan per T); chunked peak grows as T^%.2f" % (
+                         " / ".join("%.0f %%" % b for b in best), d1["fits"]["minpeak"]["best"]["p"]),
+                     "missed (why: section 1)" if any(b < p["published"]["saved_pct"] for b, p in zip(best, r))
+                     else "met"])
+    if d2:
+        g = [x["gain"] for x in d2["rows"]]
+        conf = [x for x in d2["rows"] if x.get("confirm")]
+        rows.append(["2", "batch under 2 GiB", "2.46x (T=16) … 10.38x (T=256)",
+                     "%.2fx … %.2fx; %d/%d confirmed by real runs" % (g[0], g[-1], sum(1 for x in conf if
+                                                                               x.get("confirmed")), len(conf)),
+                     "missed (why: section 2)" if g[-1] < 10.38 else "met"])
+    if d3:
+        r = {x["config"]: x for x in d3["rows"]}
+        l4 = [x for x in d3["rows"] if x["level"] == 4][0]
+        best = min(d3["rows"], key=lambda x: x["peak_bytes"])
+        rows.append(["3", "search levels (3block-if)", "462 → 249 MiB (-46 %), +23 % time",
+                     "level 4: %s (%s), %s time; smallest: %s (%s)" % (
+                         mib(l4["peak_bytes"]), pct(l4["vs_level0_pct"]),
+                         rng(l4["overhead_pct"], fmt="%+.0f", unit=" %"), mib(best["peak_bytes"]),
+                         pct(best["vs_level0_pct"])),
+                     "met in bytes" + ("" if best["vs_level0_pct"] <= -46.2 else ", not in %")])
+        del r
+    if d4:
+        by = {}
+        for x in d4["rows"]:
+            by.setdefault(x["model"], {})[x["config"]] = x
+        sp = ["%s %.2fx" % (m, v["remat plain"]["time_vs_torch_plain"]["median"]) for m, v in by.items()]
+        mem = ["%s %s vs %s" % (m, mib(v["remat level 4"]["peak_bytes"]), mib(v["torch checkpoint"]["peak_bytes"]))
+               for m, v in by.items()]
+        faster = all(v["remat plain"]["time_vs_torch_plain"]["median"] <= 1.0 for v in by.values())
+        saves = all(v["remat level 4"]["peak_bytes"] <= v["torch checkpoint"]["peak_bytes"] for v in by.values())
+        rows.append(["4", "against PyTorch (CPU)", "as fast per step; more saved at less overhead",
+                     "step time vs torch: %s; our level 4 vs torch checkpoint: %s" % (", ".join(sp), ", ".join(mem)),
+                     ("faster" if faster else "slower on some") + "; " + ("saves more" if saves else
+                                                                          "saves less on some (section 4)")])
+    if d5:
+        rb = [b for b in d5.get("binaries", []) if b["target"] == "replay_bench" and b.get("json")]
+        sb = [b for b in d5.get("binaries", []) if b["target"] == "sim_bench" and b.get("json")]
+        txt = []
+        if rb:
+            j = rb[0]["json"]
+            txt.append("replay of %.1fM events: exact %.0fM/s, caching %.0fM/s" % (
+                j["events"] / 1e6, j["exact_events_per_s"] / 1e6, j["caching_events_per_s"] / 1e6))
+        if sb:
+            for c in sb[0]["json"]["chains"]:
+                txt.append("%d blocks: %.0f plans/s, search --budget %.1f–%.1f s" % (
+                    c["blocks"], c["plans_per_s"], min(q["seconds"] for q in c["searches"]),
+                    max(q["seconds"] for q in c["searches"])))
+        rows.append(["5", "simulator speed", "10M+ events replayed; search on 100+ blocks", "; ".join(txt) or "–", ""])
+    if d6:
+        ms = d6["models"]
+        n = sum(m["compared"] for m in ms)
+        ex = sum(m["live_exact"] for m in ms)
+        exr = sum(m["reserved_exact"] for m in ms)
+        worst = max(ms, key=lambda m: abs(m["max_live_err_bytes"] or 0))
+        rows.append(["6", "predicted vs measured", "exact peaks",
+                     "%d/%d plans exact (live), %d/%d (reserved); largest error %d B (%.3f %%, %s)" % (
+                         ex, n, exr, n, worst["max_live_err_bytes"] or 0, worst["max_live_err_pct"] or 0,
+                         worst["model"]),
+                     "met" if ex == n and exr == n else "not exact on %d plan(s) (section 6)" % (2 * n - ex - exr)])
+    if d0:
+        main_ = [x["ratio"] for x in d0["rows"] if (x["M"], x["N"], x["K"]) == (8192, 512, 512)]
+        if main_:
+            rows.append(["0", "GEMM vs OpenBLAS", "OpenBLAS class", "%.2f–%.2f of OpenBLAS on 8192x512x512" % (
+                min(main_), max(main_)), ""])
+    return "## Summary\n\n" + table(["§", "question", "aim (published)", "this run", "verdict"], rows)
+
+
 def main():
     total = None
     if "--total-seconds" in sys.argv:
@@ -445,14 +560,7 @@ def main():
             "the CPU reference backend; the published figures were measured on GPUs." % (
                 " --quick" if "--quick" in sys.argv else "", C.now(),
                 (", %.0f s in all" % total) if total is not None else ""),
-            "| section | question | published aim |\n|---|---|---|\n"
-            "| 1 | memory against T, mlp-lif | 34/50/69/79/87 % saved at +14..+58 % time |\n"
-            "| 2 | batch that fits 2 GiB | 2.5x (T=16) .. 10.4x (T=256) |\n"
-            "| 3 | search levels, 3block-if | 462 → 249 MiB, 48.9 → 60.1 ms |\n"
-            "| 4 | against PyTorch on the CPU | at least as fast, more saved at less overhead |\n"
-            "| 5 | simulator speed | replay of 10M+ events, search on 100+ blocks |\n"
-            "| 6 | predicted against measured | exact peaks |\n"
-            "| 0 | GEMM against OpenBLAS | |"]
+            summary(d0, d1, d2, d3, d4, d5, d6)]
     if failed:
         head.append("**Failed in this run:** %s (their sections show the previous results, if any)." % failed)
     secs = [sec_exp1(d1), sec_exp2(d2), sec_exp3(d3, d4), sec_exp4(d4), sec_exp5(d5), sec_exp6(d6), sec_gemm(d0)]

@@ -3,8 +3,11 @@
 # Debian's python3-torch (1.13 on Debian 12). Idempotent: does nothing when torch imports.
 # Only the benchmark's own set-up installs it; setup.sh never does.
 set -euo pipefail
-if python3 -c 'import torch' >/dev/null 2>&1; then
-    python3 -c 'import torch; print("bench/setup-pytorch.sh: torch", torch.__version__, "already installed")'
+# Debian's package installs into Debian's interpreter; another python3 earlier on PATH
+# (pyenv, a virtual environment) would not see it, so the benchmarks call /usr/bin/python3.
+PY=/usr/bin/python3
+if "$PY" -c 'import torch' >/dev/null 2>&1; then
+    "$PY" -c 'import torch; print("bench/setup-pytorch.sh: torch", torch.__version__, "already installed")'
     exit 0
 fi
 SUDO=""
@@ -14,4 +17,4 @@ if ! $SUDO apt-get install -y --no-install-recommends python3-torch python3-nump
     $SUDO apt-get update
     $SUDO apt-get install -y --no-install-recommends python3-torch python3-numpy
 fi
-python3 -c 'import torch; print("bench/setup-pytorch.sh: torch", torch.__version__, "installed")'
+"$PY" -c 'import torch; print("bench/setup-pytorch.sh: torch", torch.__version__, "installed")'
