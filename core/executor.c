@@ -466,7 +466,7 @@ static remat_status segment_forward(remat_session *s, int sg) {
             describe_state(s, b, REMAT_ROLE_NEURON_STATE, j, m->layers[j].out_features);
             TRY(talloc(s, b));
             op_t op;
-            op_begin(s, &op, REMAT_OP_COPY, j, g->block, 0, b->elems);
+            op_begin(s, &op, REMAT_OP_COPY, j, m->layers[j].block, 0, b->elems);
             if (s->ops->has_data) s->ops->copy(s->be->ctx, b->ptr, s->ls[j].v.ptr, b->bytes);
             TRY(op_end(s, &op));
         }

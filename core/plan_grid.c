@@ -26,7 +26,8 @@ static remat_status opt_push(opt_list *l, const remat_block_plan *o, remat_error
 }
 
 static int option_eq(const remat_block_plan *a, const remat_block_plan *b) {
-    if (a->checkpoint != b->checkpoint || a->compressor != b->compressor || a->k != b->k || a->n_splits != b->n_splits)
+    if (a->checkpoint != b->checkpoint || a->compressor != b->compressor || a->k != b->k || a->n_splits != b->n_splits ||
+        (a->span > 1 ? a->span : 1) != (b->span > 1 ? b->span : 1))
         return 0;
     for (int i = 0; i < a->n_splits; i++)
         if (a->splits[i] != b->splits[i]) return 0;
@@ -98,6 +99,7 @@ const char *remat_plan_grid_option_label(const remat_model *m, const remat_block
         return buf;
     }
     size_t w = (size_t)snprintf(buf, len, "ckpt/%s/k%d", remat_compressor_name(o->compressor), o->k);
+    if (o->span > 1 && w < len) w += (size_t)snprintf(buf + w, len - w, "/span%d", o->span);
     for (int i = 0; i < o->n_splits && w < len; i++) {
         int s = o->splits[i];
         const char *name = (s >= 0 && s < m->n_layers) ? m->layers[s].name : "?";
@@ -126,6 +128,7 @@ static uint64_t plan_hash(const remat_block_plan *blocks, int nb) {
         MIX(blocks[b].compressor);
         MIX(blocks[b].k);
         MIX(blocks[b].n_splits);
+        MIX(blocks[b].span > 1 ? blocks[b].span : 1);
         for (int i = 0; i < blocks[b].n_splits; i++) MIX(blocks[b].splits[i]);
     }
 #undef MIX
@@ -368,4 +371,32 @@ void remat_plan_grid_free(remat_plan_grid *g) {
     for (int i = 0; i < g->n_plans; i++) remat_plan_free(&g->plans[i]);
     remat_xfree(g->plans);
     memset(g, 0, sizeof *g);
+}
+
+remat_status remat_plan_grid_spans(const remat_model *m, remat_plan_grid *out, remat_error *err) {
+    grid_builder gb;
+    remat_block_plan *cur = NULL;
+    remat_status st = begin(m, out, &gb, &cur, err);
+    remat_plan scratch;
+    memset(&scratch, 0, sizeof scratch);
+    if (st == REMAT_OK) st = remat_plan_init_empty(m, &scratch, err);
+    for (int b = 0; st == REMAT_OK && b < m->n_blocks; b++)
+        for (int span = 2; st == REMAT_OK && b + span <= m->n_blocks; span++)
+            for (int c = 0; st == REMAT_OK && c < REMAT_COMP_COUNT; c++)
+                for (int64_t k = 1; st == REMAT_OK && k <= m->T; k++) {
+                    if (m->T % k) continue;
+                    remat_block_plan o;
+                    memset(&o, 0, sizeof o);
+                    o.checkpoint = 1;
+                    o.compressor = (remat_compressor)c;
+                    o.k = (int)k;
+                    o.span = span;
+                    if (!option_valid(m, &scratch, b, &o)) continue;
+                    cur[b] = o;
+                    st = grid_push(&gb, cur);
+                    memset(&cur[b], 0, sizeof cur[b]);
+                    cur[b].k = 1;
+                }
+    remat_plan_free(&scratch);
+    return finish(st, &gb, out, cur, m, NULL);
 }

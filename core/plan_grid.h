@@ -59,6 +59,11 @@ remat_status remat_plan_grid_uniform(const remat_model *m, remat_plan_grid *out,
 remat_status remat_plan_grid_random(const remat_model *m, uint64_t seed, int count, remat_plan_grid *out,
                                     remat_error *err);
 
+/* (d) Spans: for each block b and each span s >= 2 that fits, every compressor and k
+ * (no splits) valid for the unit of blocks b .. b+s-1, every other block stored.
+ * Spans are not block options (a span constrains the blocks it covers), so the
+ * other grids and the product leave them out. */
+remat_status remat_plan_grid_spans(const remat_model *m, remat_plan_grid *out, remat_error *err);
 /* Number of plans in the full product of the blocks' options, saturating at
  * INT64_MAX. */
 int64_t remat_plan_grid_product_size(const remat_model *m, remat_error *err);

@@ -8,6 +8,10 @@
  * - splits name layers of the block other than its first, each once, and never
  *   appear in a block that ends in `add` (a segment after the cut would lose the
  *   block input the add needs);
+ * - span s > 1 (this block and the next s-1 as one checkpointed unit): needs
+ *   checkpoint, stays inside the model, covers no block with `add` (the add reads
+ *   its own block's input), and the covered blocks are stored in the plan (a file
+ *   must not name them); k > 1 needs no batch norm in any covered block;
  * - the compressor must represent every segment input (the block input, and the
  *   output of the layer before each split): bit/bool/sparse need BINARY values,
  *   uint8 needs BINARY or INTEGER, sparse also needs fewer than 2^32 elements
@@ -42,6 +46,26 @@ static remat_status check_block_plan(const json_ctx *c, const remat_model *m, in
                                      const char *prefix, int require_sorted) {
     const remat_block *blk = &m->blocks[b];
     char field[160], buf[96];
+    int span = bp->span > 1 ? bp->span : 1;
+    if (bp->span < 0 || (span > 1 && b + span > m->n_blocks))
+        return json_fail(c, json_path(field, sizeof field, prefix, "span"),
+                         "expected 1 .. %d (blocks from \"%s\" to the last), got %d", m->n_blocks - b, blk->name,
+                         bp->span);
+    if (span > 1 && !bp->checkpoint)
+        return json_fail(c, json_path(field, sizeof field, prefix, "span"),
+                         "expected 1 on block \"%s\", which is not checkpointed (set \"checkpoint\": true), got %d",
+                         blk->name, bp->span);
+    /* The unit: layers of blocks b .. b+span-1. */
+    int first = blk->first_layer, end = m->blocks[b + span - 1].first_layer + m->blocks[b + span - 1].n_layers;
+    int has_bn = 0, has_add = blk->has_add;
+    for (int q = b; q < b + span; q++) {
+        has_bn |= m->blocks[q].has_batchnorm;
+        if (span > 1 && m->blocks[q].has_add)
+            return json_fail(c, json_path(field, sizeof field, prefix, "span"),
+                             "expected a span without \"add\": block \"%s\" ends in an add that reads its own block "
+                             "input, got %d",
+                             m->blocks[q].name, bp->span);
+    }
     if (bp->k < 1)
         return json_fail(c, json_path(field, sizeof field, prefix, "k"), "expected an integer >= 1, got %d", bp->k);
     if ((int)bp->compressor < 0 || bp->compressor >= REMAT_COMP_COUNT)
@@ -71,12 +95,12 @@ static remat_status check_block_plan(const json_ctx *c, const remat_model *m, in
     if (bp->k > m->T || m->T % bp->k != 0)
         return json_fail(c, json_path(field, sizeof field, prefix, "k"), "expected a divisor of T = %lld, got %d",
                          (long long)m->T, bp->k);
-    if (bp->k > 1 && blk->has_batchnorm)
+    if (bp->k > 1 && has_bn)
         return json_fail(c, json_path(field, sizeof field, prefix, "k"),
-                         "expected 1 because block \"%s\" has batch norm (time chunks would change batch-norm "
+                         "expected 1 because block \"%s\"%s has batch norm (time chunks would change batch-norm "
                          "statistics), got %d",
-                         blk->name, bp->k);
-    if (bp->n_splits && blk->has_add)
+                         blk->name, span > 1 ? " or a block of its span" : "", bp->k);
+    if (bp->n_splits && has_add)
         return json_fail(c, json_path(field, sizeof field, prefix, "splits"),
                          "expected no splits in block \"%s\": it ends in \"add\" (a split would cut the add from "
                          "its block input)",
@@ -85,9 +109,10 @@ static remat_status check_block_plan(const json_ctx *c, const remat_model *m, in
         int s = bp->splits[j];
         char sf[192];
         snprintf(sf, sizeof sf, "%s.splits[%d]", prefix, j);
-        if (s <= blk->first_layer || s >= blk->first_layer + blk->n_layers)
-            return json_fail(c, sf, "expected a layer of block \"%s\" after its first layer \"%s\", got %s",
-                             blk->name, m->layers[blk->first_layer].name, layer_name_or_index(m, s, buf, sizeof buf));
+        if (s <= first || s >= end)
+            return json_fail(c, sf, "expected a layer of block \"%s\"%s after its first layer \"%s\", got %s",
+                             blk->name, span > 1 ? " or its span" : "", m->layers[first].name,
+                             layer_name_or_index(m, s, buf, sizeof buf));
         for (int q = 0; q < j; q++)
             if (bp->splits[q] == s)
                 return json_fail(c, sf, "expected each split once, got %s again (also splits[%d])",
@@ -98,9 +123,9 @@ static remat_status check_block_plan(const json_ctx *c, const remat_model *m, in
     }
     /* Every segment input must be representable by the compressor. */
     for (int j = -1; j < bp->n_splits; j++) {
-        int first = j < 0 ? blk->first_layer : bp->splits[j];
-        remat_value_class v = j < 0 ? blk->in_values : m->layers[first - 1].out_values;
-        const char *seg = m->layers[first].name;
+        int sfirst = j < 0 ? blk->first_layer : bp->splits[j];
+        remat_value_class v = j < 0 ? blk->in_values : m->layers[sfirst - 1].out_values;
+        const char *seg = m->layers[sfirst].name;
         json_path(field, sizeof field, prefix, "compressor");
         remat_compressor comp = bp->compressor;
         if ((comp == REMAT_COMP_BIT || comp == REMAT_COMP_BOOL || comp == REMAT_COMP_SPARSE) &&
@@ -116,7 +141,7 @@ static remat_status check_block_plan(const json_ctx *c, const remat_model *m, in
                              "\"uint8\" stores small integers only",
                              seg);
         if (comp == REMAT_COMP_SPARSE) {
-            int64_t elems = m->T * m->N * m->layers[first].in_features;
+            int64_t elems = m->T * m->N * m->layers[sfirst].in_features;
             if (elems > (int64_t)UINT32_MAX)
                 return json_fail(c, field,
                                  "expected at most 2^32 - 1 elements for \"sparse\" (uint32 positions), the input "
@@ -158,7 +183,7 @@ static int cmp_int(const void *a, const void *b) {
 
 static remat_status parse_entry(const json_ctx *c, const remat_model *m, const cJSON *j, int i, int *seen,
                                 remat_plan *out) {
-    static const char *const allowed[] = {"name", "checkpoint", "compressor", "k", "splits", NULL};
+    static const char *const allowed[] = {"name", "checkpoint", "compressor", "k", "splits", "span", NULL};
     static const char *const comp_names[] = {"none", "bool", "uint8", "bit", "sparse"};
     char p[32], field[160];
     json_index_path(p, sizeof p, "blocks", i);
@@ -191,6 +216,9 @@ static remat_status parse_entry(const json_ctx *c, const remat_model *m, const c
         return json_fail(c, json_path(field, sizeof field, p, "k"), "expected a divisor of T = %lld, got %lld",
                          (long long)m->T, (long long)k);
     bp->k = (int)k;
+    int64_t span;
+    if ((st = json_get_int(c, j, p, "span", 0, 1, 1, m->n_blocks, &span))) return st;
+    bp->span = (int)span;
     const cJSON *sp = json_member(j, "splits");
     if (sp) {
         json_path(field, sizeof field, p, "splits");
@@ -205,8 +233,9 @@ static remat_status parse_entry(const json_ctx *c, const remat_model *m, const c
             if ((st = json_check_name(c, e, ef, lname, sizeof lname))) return st;
             int idx = remat_model_find_layer(m, lname);
             if (idx < 0)
-                return json_fail(c, ef, "expected a layer of block \"%s\" after its first layer \"%s\", got \"%s\"",
-                                 m->blocks[b].name, m->layers[m->blocks[b].first_layer].name, lname);
+                return json_fail(c, ef, "expected a layer of block \"%s\"%s after its first layer \"%s\", got \"%s\"",
+                                 m->blocks[b].name, bp->span > 1 ? " or its span" : "",
+                                 m->layers[m->blocks[b].first_layer].name, lname);
             bp->splits[q] = idx;
         }
         bp->n_splits = n;
@@ -238,6 +267,17 @@ static remat_status parse_plan(const json_ctx *c, const cJSON *root, const remat
     for (int b = 0; b < m->n_blocks; b++) seen[b] = -1;
     int i = 0;
     for (const cJSON *j = arr->child; j && st == REMAT_OK; j = j->next, i++) st = parse_entry(c, m, j, i, seen, out);
+    for (int b = 0; b < m->n_blocks && st == REMAT_OK; b++) {
+        for (int q = b + 1; q < b + out->blocks[b].span && q < m->n_blocks; q++) {
+            if (seen[q] < 0) continue;
+            char entry[32], field[64];
+            json_index_path(entry, sizeof entry, "blocks", seen[q]);
+            st = json_fail(c, json_path(field, sizeof field, entry, "name"),
+                           "expected a block outside the span of \"%s\" (span %d covers \"%s\"), got \"%s\"",
+                           m->blocks[b].name, out->blocks[b].span, m->blocks[q].name, m->blocks[q].name);
+            break;
+        }
+    }
     remat_xfree(seen);
     return st;
 }
@@ -288,6 +328,14 @@ remat_status remat_plan_validate(const remat_plan *p, const remat_model *m, cons
         json_index_path(prefix, sizeof prefix, "blocks", b);
         remat_status st = check_block_plan(&c, m, b, &p->blocks[b], prefix, 1);
         if (st) return st;
+        for (int q = b + 1; q < b + p->blocks[b].span && q < m->n_blocks; q++) {
+            const remat_block_plan *cq = &p->blocks[q];
+            if (cq->checkpoint || cq->span > 1) {
+                json_index_path(prefix, sizeof prefix, "blocks", q);
+                return json_fail(&c, prefix, "expected block \"%s\" stored: it is covered by the span of \"%s\"",
+                                 m->blocks[q].name, m->blocks[b].name);
+            }
+        }
     }
     return REMAT_OK;
 }
@@ -364,6 +412,7 @@ char *remat_plan_to_json(const remat_plan *p, const remat_model *m, remat_error 
         if (bp->compressor != REMAT_COMP_NONE)
             sb_printf(&b, ", \"compressor\": \"%s\"", remat_compressor_name(bp->compressor));
         if (bp->k != 1) sb_printf(&b, ", \"k\": %d", bp->k);
+        if (bp->span > 1) sb_printf(&b, ", \"span\": %d", bp->span);
         if (bp->n_splits) {
             sb_printf(&b, ", \"splits\": [");
             for (int j = 0; j < bp->n_splits; j++) {

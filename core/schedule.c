@@ -20,7 +20,10 @@ remat_status remat_schedule_build(const remat_model *m, const remat_plan *p, rem
     for (int b = 0; b < m->n_blocks; b++) {
         const remat_block *blk = &m->blocks[b];
         const remat_block_plan *bp = &p->blocks[b];
-        int start = blk->first_layer, end = blk->first_layer + blk->n_layers;
+        int span = bp->checkpoint && bp->span > 1 ? bp->span : 1;
+        if (b + span > m->n_blocks) span = m->n_blocks - b;
+        const remat_block *lastb = &m->blocks[b + span - 1];
+        int start = blk->first_layer, end = lastb->first_layer + lastb->n_layers;
         int cuts[REMAT_MAX_SPLITS + 2], nc = 0;
         cuts[nc++] = start;
         if (bp->checkpoint)
@@ -33,7 +36,7 @@ remat_status remat_schedule_build(const remat_model *m, const remat_plan *p, rem
                                        p->path && p->path[0] ? p->path : "<plan>", b, blk->name);
             }
             remat_segment *s = &out->segs[out->n_segs++];
-            s->block = b;
+            s->block = m->layers[cuts[i]].block;
             s->first = cuts[i];
             s->n = cuts[i + 1] - cuts[i];
             s->checkpoint = bp->checkpoint;
@@ -44,6 +47,7 @@ remat_status remat_schedule_build(const remat_model *m, const remat_plan *p, rem
             else
                 s->keeps_input_raw = remat_layer_saves_input(&m->layers[s->first]);
         }
+        b += span - 1; /* the covered blocks are part of this unit */
     }
     return REMAT_OK;
 }

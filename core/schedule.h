@@ -1,8 +1,8 @@
 /* schedule.h - the plan turned into segments (private to core/).
  *
- * A stored block is one segment. A checkpointed block is one segment per run of
- * layers between its split points, each checkpointed with the block's compressor
- * and k. Segment s reads act[s] (full T) and writes act[s+1]; act[0] is the
+ * A stored block is one segment. A checkpointed block (with the blocks its span
+ * covers) is one segment per run of layers between its split points, each
+ * checkpointed with the block's compressor and k. Segment s reads act[s] (full T) and writes act[s+1]; act[0] is the
  * network input, act[n_segs] the network output.
  */
 #ifndef REMAT_SCHEDULE_H
@@ -13,7 +13,7 @@
 #include "core/status.h"
 
 typedef struct remat_segment {
-    int block;
+    int block;               /* block of the segment's first layer */
     int first, n;            /* layers [first, first + n) */
     int checkpoint;
     remat_compressor comp;

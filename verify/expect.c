@@ -11,8 +11,12 @@ remat_verify_expect remat_verify_expect_plan(const remat_model *m, const remat_p
         const remat_block_plan *bp = &p->blocks[bi];
         if (!bp->checkpoint) continue;
         int k = bp->k > 0 ? bp->k : 1;
-        /* segment boundaries: the block's first layer and every split inside it */
-        int start = blk->first_layer, end = blk->first_layer + blk->n_layers;
+        /* the unit: this block and the blocks its span covers */
+        int span = bp->span > 1 ? bp->span : 1;
+        if (bi + span > m->n_blocks) span = m->n_blocks - bi;
+        const remat_block *lastb = &m->blocks[bi + span - 1];
+        /* segment boundaries: the unit's first layer and every split inside it */
+        int start = blk->first_layer, end = lastb->first_layer + lastb->n_layers;
         int seg_start = start;
         for (int si = 0; si <= bp->n_splits; si++) {
             int seg_end = end;
@@ -28,6 +32,7 @@ remat_verify_expect remat_verify_expect_plan(const remat_model *m, const remat_p
             e.recomputed_layer_set += layers;
             seg_start = seg_end;
         }
+        bi += span - 1;
     }
     return e;
 }

@@ -147,15 +147,25 @@ remat_status remat_verify_grid_run(const remat_model *m, remat_backend *b, const
     if (!o->sample && size - 1 > 0x7fffffff)
         return remat_error_set(err, REMAT_ERR_INPUT, "%s: grid: %" PRId64 " valid plans (expected --sample K)",
                                m->path, size);
-    int64_t cap = o->sample ? o->sample : size - 1;
+    /* spans (several blocks as one unit) are not block options: a full grid verifies
+     * them on top of the product; a sample draws from the product only */
+    remat_plan_grid spans;
+    memset(&spans, 0, sizeof spans);
+    remat_status sst = o->sample ? REMAT_OK : remat_plan_grid_spans(m, &spans, err);
+    if (sst != REMAT_OK) return sst;
+    int64_t cap = (o->sample ? o->sample : size - 1) + spans.n_plans;
     remat_verify_grid_row *r = remat_xcalloc((size_t)(cap > 0 ? cap : 1), sizeof *r, err);
-    if (!r) return REMAT_ERR_NOMEM;
+    if (!r) {
+        remat_plan_grid_free(&spans);
+        return REMAT_ERR_NOMEM;
+    }
 
     double t0 = wall_now();
     remat_verify_baseline bl;
     remat_status st = remat_verify_baseline_run(m, b, &o->v, &bl, err);
     if (st != REMAT_OK) {
         remat_xfree(r);
+        remat_plan_grid_free(&spans);
         return st;
     }
     summary->baseline_step_time_s = bl.res.step_time_s;
@@ -164,6 +174,12 @@ remat_status remat_verify_grid_run(const remat_model *m, remat_backend *b, const
         st = run_sample(&bl, m, b, o, r, &n, err);
     else
         st = run_full(&bl, m, b, o, size, r, &n, err);
+    for (int i = 0; i < spans.n_plans && st == REMAT_OK; i++) {
+        progress(o, m, &spans.plans[i], n, (int)cap);
+        st = verify_one(&bl, m, &spans.plans[i], b, o, &r[n], err);
+        if (st == REMAT_OK) n++;
+    }
+    remat_plan_grid_free(&spans);
     remat_verify_baseline_free(&bl);
     summary->total_wall_s = wall_now() - t0;
     if (st != REMAT_OK) {

@@ -67,6 +67,8 @@ const char *remat_verify_plan_desc(const remat_model *m, const remat_plan *p, ch
             o += (size_t)snprintf(opts + o, sizeof opts - o, "%s", remat_compressor_name(bp->compressor));
         if (bp->k > 1 && o < sizeof opts)
             o += (size_t)snprintf(opts + o, sizeof opts - o, "%sk=%d", o ? "," : "", bp->k);
+        if (bp->span > 1 && o < sizeof opts)
+            o += (size_t)snprintf(opts + o, sizeof opts - o, "%sspan=%d", o ? "," : "", bp->span);
         for (int s = 0; s < bp->n_splits && o < sizeof opts; s++) {
             int li = bp->splits[s];
             const char *nm = (li >= 0 && li < m->n_layers) ? m->layers[li].name : "?";
