@@ -395,3 +395,47 @@ TEST(PlanLoad, MissingFileIsIoError) {
 }
 
 }  // namespace
+
+// span: several blocks as one unit; its rules, each with its own message.
+TEST(PlanSpan, RulesAndRoundTrip) {
+    remat_model m{};
+    remat_error err{};
+    ASSERT_EQ(remat_model_load("data/models/tiny-mlp-lif.json", &m, &err), REMAT_OK) << err.msg;
+    struct Case {
+        const char *text, *field;
+    } bad[] = {
+        {R"({"blocks":[{"name":"b1","span":2}]})", "blocks[0].span"},
+        {R"({"blocks":[{"name":"b2","checkpoint":true,"span":3}]})", "blocks[0].span"},
+        {R"({"blocks":[{"name":"b1","checkpoint":true,"span":2},{"name":"b2","checkpoint":true}]})", "blocks[1].name"},
+        {R"({"blocks":[{"name":"b1","checkpoint":true,"span":0}]})", "blocks[0].span"},
+    };
+    for (const Case &c : bad) {
+        remat_plan p{};
+        remat_error e{};
+        EXPECT_EQ(remat_plan_parse(c.text, strlen(c.text), "p.json", &m, &p, &e), REMAT_ERR_INPUT) << c.text;
+        EXPECT_NE(strstr(e.msg, c.field), nullptr) << e.msg;
+        EXPECT_EQ(strncmp(e.msg, "p.json: ", 8), 0) << e.msg;
+    }
+    const char *good = R"({"blocks":[{"name":"b1","checkpoint":true,"compressor":"bit","k":3,"span":3,"splits":["fc2"]}]})";
+    remat_plan p{};
+    ASSERT_EQ(remat_plan_parse(good, strlen(good), "p.json", &m, &p, &err), REMAT_OK) << err.msg;
+    EXPECT_EQ(p.blocks[0].span, 3);
+    char *text = remat_plan_to_json(&p, &m, &err);
+    ASSERT_NE(text, nullptr);
+    remat_plan q{};
+    ASSERT_EQ(remat_plan_parse(text, strlen(text), "again.json", &m, &q, &err), REMAT_OK) << err.msg << text;
+    EXPECT_EQ(q.blocks[0].span, 3);
+    EXPECT_EQ(q.blocks[0].n_splits, 1);
+    remat_xfree(text);
+    remat_plan_free(&q);
+    remat_plan_free(&p);
+    // a span over a block with `add` is refused
+    remat_model r{};
+    ASSERT_EQ(remat_model_load("data/models/tiny-resnet-bn.json", &r, &err), REMAT_OK) << err.msg;
+    const char *add = R"({"blocks":[{"name":"stem","checkpoint":true,"span":2}]})";
+    remat_error e{};
+    EXPECT_EQ(remat_plan_parse(add, strlen(add), "p.json", &r, &p, &e), REMAT_ERR_INPUT);
+    EXPECT_NE(strstr(e.msg, "add"), nullptr) << e.msg;
+    remat_model_free(&r);
+    remat_model_free(&m);
+}
