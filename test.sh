@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test.sh - every test: the normal build, then again under AddressSanitizer and
-# UndefinedBehaviorSanitizer. Exit status non-zero when anything fails.
+# UndefinedBehaviorSanitizer, then a short run of each fuzzer. Exit status
+# non-zero when anything fails.
 set -uo pipefail
 cd "$(dirname "$0")"
 status=0
@@ -10,5 +11,7 @@ python3 tools/count_tests.py bazel-testlogs || status=1
 echo "== bazel test //... under ASan + UBSan"
 bazel test --config=asan --test_summary=terse //... || status=1
 python3 tools/count_tests.py bazel-testlogs || status=1
+echo "== fuzzers (libFuzzer + ASan + UBSan), 15 s each; the seed is printed for replay"
+sh fuzz/run.sh 15 || status=1
 if [ "$status" -eq 0 ]; then echo "all test targets passed"; else echo "some test targets FAILED"; fi
 exit $status

@@ -1,12 +1,13 @@
 #!/bin/sh
-# fuzz/run.sh - build the model and plan fuzzers with clang (libFuzzer + ASan +
-# UBSan, not Bazel) and run each for a while.
+# fuzz/run.sh - build the model, plan and trace fuzzers with clang (libFuzzer +
+# ASan + UBSan, not Bazel) and run each for a while.
 #
 #   fuzz/run.sh [SECONDS] [SEED]
 #
 # SECONDS per fuzzer (default 20). SEED is passed as -seed=SEED (default: derived
 # from the clock); it is printed so a failure can be replayed with the same seed.
-# The seed corpus is data/models and data/plans (read only); new inputs go to
+# The seed corpus is data/models and data/plans (read only) for the JSON readers and
+# fuzz/seeds/trace for the HDF5 trace reader; new inputs go to
 # $FUZZ_WORK (default /tmp/remat-fuzz), crashes to $FUZZ_WORK/crash-*.
 # Exit status: 0 when both fuzzers ran clean, 1 otherwise.
 set -eu
@@ -23,22 +24,28 @@ case $seed in ''|*[!0-9]*) echo "fuzz/run.sh: SEED: expected a whole number, got
 mkdir -p "$work"
 cd "$root"
 srcs="core/status.c core/types.c core/json_util.c core/model_json.c core/plan_json.c core/plan_grid.c"
+trace_srcs="core/status.c core/types.c core/trace.c core/trace_h5.c core/h5_util.c"
 flags="-std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -I."
 for t in model plan; do
     $cc $flags -o "$work/fuzz_$t" "fuzz/fuzz_$t.c" $srcs -lcjson -lm
 done
+$cc $flags -I/usr/include/hdf5/serial -o "$work/fuzz_trace" fuzz/fuzz_trace.c $trace_srcs \
+    -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5_serial -lm
 
 echo "fuzz/run.sh: seed=$seed seconds=$secs work=$work"
 status=0
-for t in model plan; do
+for t in model plan trace; do
     corpus="$work/corpus_$t"
+    if [ "$t" = trace ]; then seeds="fuzz/seeds/trace"; dict=""; maxlen=65536
+    else seeds="data/models data/plans"; dict="-dict=fuzz/json.dict"; maxlen=8192; fi
     mkdir -p "$corpus"
     log="$work/fuzz_$t.log"
-    echo "fuzz/run.sh: fuzz_$t: replay with: $work/fuzz_$t -seed=$seed -dict=fuzz/json.dict $corpus data/models data/plans"
+    echo "fuzz/run.sh: fuzz_$t: replay with: $work/fuzz_$t -seed=$seed $dict $corpus $seeds"
+    # shellcheck disable=SC2086
     if ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-        "$work/fuzz_$t" -seed="$seed" -max_total_time="$secs" -dict=fuzz/json.dict -max_len=8192 \
+        "$work/fuzz_$t" -seed="$seed" -max_total_time="$secs" $dict -max_len=$maxlen \
             -artifact_prefix="$work/" -print_final_stats=1 \
-            "$corpus" data/models data/plans >"$log" 2>&1; then
+            "$corpus" $seeds >"$log" 2>&1; then
         runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
         cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
         echo "fuzz/run.sh: fuzz_$t: ok, ${runs:-?} runs in ${secs}s, $cov, corpus $(ls "$corpus" | wc -l) files"

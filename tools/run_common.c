@@ -22,12 +22,5 @@ remat_status remat_tools_load(const char *model_path, const char *plan_path, rem
 }
 
 void remat_tools_caching_config_text(const remat_caching_config *c, char *buf, size_t len) {
-    snprintf(buf, len,
-             "round_bytes=%lld,small_size=%lld,small_segment=%lld,large_segment=%lld,min_large_alloc=%lld,"
-             "round_large=%lld,small_split_min=%lld,large_split_min=%lld,max_split_size=%lld,"
-             "expandable_segments=%d,expandable_page=%lld",
-             (long long)c->round_bytes, (long long)c->small_size, (long long)c->small_segment,
-             (long long)c->large_segment, (long long)c->min_large_alloc, (long long)c->round_large,
-             (long long)c->small_split_min, (long long)c->large_split_min, (long long)c->max_split_size,
-             c->expandable_segments, (long long)c->expandable_page);
+    remat_caching_config_format(c, buf, len);
 }
