@@ -175,7 +175,8 @@ def main():
                  "predicted_peak_live": prs["peak_live_bytes"],
                  "measured_peak_reserved": meas["peak_reserved_bytes"],
                  "predicted_peak_reserved": prs["peak_reserved_bytes"],
-                 "measured_step_s": meas["step_time_s"], "predicted_step_s": prs["step_time_s"]}
+                 "measured_step_s": meas["step_time_s"], "predicted_step_s": prs["step_time_s"],
+                 "nnz_estimated": pred.get("nnz_estimated", 0), "estimated_ops": pred.get("estimated_ops", 0)}
             r["live_err_bytes"] = r["predicted_peak_live"] - r["measured_peak_live"]
             r["reserved_err_bytes"] = r["predicted_peak_reserved"] - r["measured_peak_reserved"]
             r["live_err_pct"] = 100.0 * r["live_err_bytes"] / r["measured_peak_live"]
