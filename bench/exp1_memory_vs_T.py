@@ -11,10 +11,14 @@ For T in 16, 32, 64, 128, 256 (model file data/models/mlp-lif.json with T change
   3. `remat search --budget 1B` (exits 1, naming the smallest peak any plan reaches, by
      dynamic programming over the chain), then `remat search --budget <that peak>`: the
      fastest plan at the smallest peak ("min peak");
-  4. the plan of the published scheme (spikefit): every block checkpointed, K time chunks
-     with K the divisor of T nearest sqrt(T), inputs uncompressed (spikefit keeps floats);
+  4. K = the divisor of T nearest sqrt(T), inputs uncompressed (spikefit keeps floats):
+     "per block": every block checkpointed on its own with K time chunks; "span": the
+     three blocks as one checkpointed unit (plan field "span": 3) chunked along time
+     across all layers -- the published scheme (checkpointing along time);
   5. `remat simulate` of every plan (predicted peak, step time);
-  6. R rounds, each running the baseline and every plan once (--iters 3: the peak of the
+  6. at the largest T, the tensors live at the peak of the predicted traces of plain,
+     per-block and span (bench/trace_peak.py), to say where each peak comes from;
+  7. R rounds, each running the baseline and every plan once (--iters 3: the peak of the
      last step, the best step time after the first), so every ratio is measured side by
      side in one round.
 Peaks are deterministic (the same bytes every round); times vary, so the overhead is
@@ -29,6 +33,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True
 import common as C  # noqa: E402
+import trace_peak  # noqa: E402
 
 PUBLISHED = {  # spikefit README, RTX 5060 Laptop: T: (K, standard MB, checkpointed MB, saved %, time %)
     16: (4, 55, 36, 34.2, 13.9), 32: (4, 90, 44, 50.4, 43.8), 64: (8, 157, 49, 69.0, 50.7),
@@ -102,7 +107,10 @@ def main():
         K = nearest_divisor(T, math.sqrt(T))
         kplan = C.write_plan("mlp-lif", [{"name": b, "checkpoint": True, "k": K} for b in ("b1", "b2", "b3")],
                              "mlp-lif-T%d-sqrtT" % T, "every block checkpointed, K=%d time chunks (K ~ sqrt(T))" % K)
-        plans = {"base": None, "search": splan, "minpeak": dplan, "sqrtT": kplan}
+        span = C.write_plan("mlp-lif", [{"name": "b1", "checkpoint": True, "k": K, "span": 3}],
+                            "mlp-lif-T%d-span" % T, "the three blocks as one unit (span 3), K=%d time chunks "
+                            "across all layers: checkpointing along time as published" % K)
+        plans = {"base": None, "search": splan, "minpeak": dplan, "sqrtT": kplan, "span": span}
         pred = {}
         for name, plan in plans.items():
             cmd = ["simulate", "--trace", trace] + (["--plan", plan] if plan else [])
@@ -121,7 +129,7 @@ def main():
                "baseline_step_s": C.stats([m["step_time_s"] for m in meas["base"]]),
                "predicted_baseline_peak_bytes": pred["base"]["peak_live_bytes"],
                "published": dict(zip(["K", "standard_MB", "checkpointed_MB", "saved_pct", "time_pct"], PUBLISHED[T]))}
-        for name in ("search", "minpeak", "sqrtT"):
+        for name in ("search", "minpeak", "sqrtT", "span"):
             peaks = sorted(set(m["peak_live_bytes"] for m in meas[name]))
             ratios = [m["step_time_s"] / b["step_time_s"] - 1 for m, b in zip(meas[name], meas["base"])]
             row[name] = {"peak_bytes": peaks[-1], "peaks_seen": peaks,
@@ -131,24 +139,41 @@ def main():
                          "predicted_peak_bytes": pred[name]["peak_live_bytes"],
                          "predicted_step_s": pred[name]["step_time_s"],
                          "plan": {"search": srch.get("label"), "minpeak": dp.get("label"),
-                                  "sqrtT": "all blocks ckpt, k=%d" % K}[name]}
+                                  "sqrtT": "every block ckpt, k=%d" % K, "span": "span of 3 blocks, k=%d" % K}[name]}
         row["search"]["search_predicted_peak_bytes"] = srch.get("peak_live_bytes")
         row["minpeak"]["search_seconds"] = dp.get("search", {}).get("seconds")
         rows.append(row)
         print("T=%3d base %8.1f MiB | level4 %8.1f MiB (%5.1f %% saved, %+6.1f %% time) | minpeak %8.1f MiB "
               "(%5.1f %% saved, %+6.1f %% time) | sqrtT K=%d %8.1f MiB "
-              "(%5.1f %% saved, %+6.1f %% time) | published %.1f %% saved, %+.1f %% time" % (
+              "(%5.1f %% saved, %+6.1f %% time) | span %8.1f MiB (%5.1f %% saved, %+6.1f %% time) | "
+              "published %.1f %% saved, %+.1f %% time" % (
                   T, C.mib(base_peak), C.mib(row["search"]["peak_bytes"]), row["search"]["saved_pct"],
                   row["search"]["overhead_pct"]["median"], C.mib(row["minpeak"]["peak_bytes"]),
                   row["minpeak"]["saved_pct"], row["minpeak"]["overhead_pct"]["median"], K, C.mib(row["sqrtT"]["peak_bytes"]),
-                  row["sqrtT"]["saved_pct"], row["sqrtT"]["overhead_pct"]["median"], PUBLISHED[T][3],
+                  row["sqrtT"]["saved_pct"], row["sqrtT"]["overhead_pct"]["median"], C.mib(row["span"]["peak_bytes"]),
+                  row["span"]["saved_pct"], row["span"]["overhead_pct"]["median"], PUBLISHED[T][3],
                   PUBLISHED[T][4]), flush=True)
+    # what is live at the peak of the per-block and span plans at the largest T (predicted trace)
+    at_peak = {}
+    T = Ts[-1]
+    for name in ("sqrtT", "span", "base"):
+        out = os.path.join(C.WORK, "mlp-lif-T%d-%s-pred.h5" % (T, name))
+        cmd = ["simulate", "--trace", os.path.join(C.WORK, "mlp-lif-T%d-base.h5" % T), "--out", out]
+        if name != "base":
+            cmd += ["--plan", os.path.join(C.WORK, "mlp-lif-T%d-%s.json" % (T, name))]
+        C.remat(*cmd)
+        commands.append(C.show([C.remat_bin()] + cmd + ["--json"]))
+        pk = trace_peak.peak(out)
+        pk["tensors"] = [t for t in pk["tensors"] if t["bytes"] >= 1 << 20]
+        at_peak[name] = pk
+        commands.append("python3 bench/trace_peak.py " + C.rel(out))
     xs = [float(r["T"]) for r in rows]
     fits = {}
     for name, ys in (("baseline", [r["baseline_peak_bytes"] for r in rows]),
                      ("search", [r["search"]["peak_bytes"] for r in rows]),
                      ("minpeak", [r["minpeak"]["peak_bytes"] for r in rows]),
                      ("sqrtT", [r["sqrtT"]["peak_bytes"] for r in rows]),
+                     ("span", [r["span"]["peak_bytes"] for r in rows]),
                      ("published_standard", [PUBLISHED[int(x)][1] * 1e6 for x in xs]),
                      ("published_checkpointed", [PUBLISHED[int(x)][2] * 1e6 for x in xs])):
         fits[name] = {"best": fit_power(xs, ys), "linear": fit_r2(xs, ys, 1.0), "sqrt": fit_r2(xs, ys, 0.5),
@@ -160,7 +185,8 @@ def main():
         "title": "Memory against T (mlp-lif, N=128)",
         "command": "python3 bench/exp1_memory_vs_T.py" + (" --quick" if quick else "") +
                    " --rounds %d --threads %d" % (rounds, threads),
-        "rounds": rounds, "threads": threads, "commands": commands, "rows": rows, "fits": fits},
+        "rounds": rounds, "threads": threads, "commands": commands, "rows": rows, "fits": fits,
+        "at_peak_T": Ts[-1], "at_peak": at_peak},
         [{"T": r["T"], "baseline_peak_bytes": r["baseline_peak_bytes"],
           "search_peak_bytes": r["search"]["peak_bytes"], "search_saved_pct": r["search"]["saved_pct"],
           "search_overhead_pct_median": r["search"]["overhead_pct"]["median"],
@@ -168,6 +194,8 @@ def main():
           "minpeak_overhead_pct_median": r["minpeak"]["overhead_pct"]["median"],
           "sqrtT_peak_bytes": r["sqrtT"]["peak_bytes"], "sqrtT_saved_pct": r["sqrtT"]["saved_pct"],
           "sqrtT_overhead_pct_median": r["sqrtT"]["overhead_pct"]["median"],
+          "span_peak_bytes": r["span"]["peak_bytes"], "span_saved_pct": r["span"]["saved_pct"],
+          "span_overhead_pct_median": r["span"]["overhead_pct"]["median"],
           "published_saved_pct": r["published"]["saved_pct"], "published_time_pct": r["published"]["time_pct"]}
          for r in rows])
 

@@ -9,11 +9,16 @@ without checkpointing, for T = 16..256, from `remat tune`; confirmed by real run
    backpropagation and with the fastest plan that fits (rescaling the recorded trace;
    no model runs). Exact allocator: the budget bounds the peak of live tensor bytes,
    as torch.cuda.max_memory_allocated does for the published figures.
-2. For each T in --confirm-T (default 16 and 256, the two ends of the table; every T
+2. The same with checkpointing along time across the whole network (one span of the
+   three blocks, K ~ sqrt(T) time chunks, the published scheme), whatever plan the
+   tuner picked: the largest N by bisection on `remat simulate --N` (the same rescaled
+   prediction the tuner uses).
+3. For each T in --confirm-T (default 16 and 256, the two ends of the table; every T
    costs about a minute of CPU here, so the middle ones are left to --confirm-T
    16,32,64,128,256): one real run (`remat run --iters 1`) at the tuned N, which must
    fit, and one at 1.6 x that N, which must exceed the budget, both plain and with the
-   tuned plan. The confirming runs use --threads (default 2): only their peak matters.
+   tuned plan (and, at T=16, with the span plan). The confirming runs use --threads
+   (default 2): only their peak matters.
 Published (spikefit AutoTuner, 2 GB budget): 6463/15870 (2.46x) at T=16, 3242/9727
 (3.00x), 1621/8471 (5.23x), 810/5631 (6.95x), 419/4351 (10.38x) at T=256.
 """
@@ -29,10 +34,31 @@ PUBLISHED = {16: (6463, 15870, 2.46), 32: (3242, 9727, 3.00), 64: (1621, 8471, 5
 BUDGET = 2 * 1024 ** 3
 
 
+def largest_n(trace, plan, budget, commands):
+    """Largest N whose predicted peak (remat simulate --N, exact allocator) fits the budget:
+    bisection between a size that fits and one that does not."""
+    def peak(n):
+        return C.remat("simulate", "--trace", trace, "--plan", plan, "--N", n)["peak_live_bytes"]
+    lo, hi = 1, 2
+    while peak(hi) <= budget:
+        lo, hi = hi, hi * 2
+        if hi > (1 << 22):
+            return None
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if peak(mid) <= budget:
+            lo = mid
+        else:
+            hi = mid
+    commands.append(C.show([C.remat_bin(), "simulate", "--trace", trace, "--plan", plan, "--N", lo, "--json"]))
+    return lo
+
+
 def main():
     quick = C.arg_quick()
     threads = C.arg_int("--threads", 2)
     confirm = [16] if quick else [16, 256]
+    span_confirm = [16]  # a 2 GiB step with the span plan at T=256 takes minutes here
     if "--confirm-T" in sys.argv:
         confirm = [int(x) for x in sys.argv[sys.argv.index("--confirm-T") + 1].split(",") if x]
     base_model = os.path.join(C.ROOT, "data/models/mlp-lif.json")
@@ -48,12 +74,22 @@ def main():
         tu = C.remat(*cmd)
         commands.append(C.show([C.remat_bin()] + cmd + ["--json"]))
         plain_n, ck_n = tu["plain"]["value"], tu["checkpointed"]["value"]
+        # checkpointing along time across the whole network (one span of the three blocks,
+        # K ~ sqrt(T)): largest N by bisection on the simulator's rescaled prediction
+        K = min((d for d in range(1, T + 1) if T % d == 0), key=lambda d: (abs(d - T ** 0.5), d))
+        span = C.write_plan("mlp-lif", [{"name": "b1", "checkpoint": True, "k": K, "span": 3}],
+                            "mlp-lif-T%d-span" % T, "span of the three blocks, K=%d" % K)
+        span_n = largest_n(trace, span, BUDGET, commands)
         row = {"T": T, "plain_N": plain_n, "ckpt_N": ck_n, "gain": ck_n / plain_n,
                "plain_predicted_peak": tu["plain"]["peak_bytes"], "ckpt_predicted_peak": tu["checkpointed"]["peak_bytes"],
                "plan": tu["checkpointed"].get("label"), "tune_s": tu["_wall_s"],
+               "span_N": span_n, "span_K": K, "span_gain": (span_n / plain_n) if span_n else None,
                "published": dict(zip(["plain_N", "ckpt_N", "gain"], PUBLISHED[T])), "confirm": {}}
         if T in confirm:
-            for kind, n, p in (("plain", plain_n, None), ("ckpt", ck_n, plan)):
+            runs = [("plain", plain_n, None), ("ckpt", ck_n, plan)]
+            if T in span_confirm and span_n:
+                runs.append(("span", span_n, span))
+            for kind, n, p in runs:
                 for scale in (1.0, 1.6):
                     N = int(round(n * scale))
                     mfile = C.write_model(base_model, "mlp-lif-T%d-N%d" % (T, N), T=T, N=N)
@@ -67,13 +103,14 @@ def main():
                         T, kind, N, C.mib(d["peak_live_bytes"]), "fits" if d["peak_live_bytes"] <= BUDGET else
                         "exceeds", d["steps"][0]["step_time_s"]), flush=True)
             c = row["confirm"]
-            row["confirmed"] = (c["plain_x1.0"]["fits"] and not c["plain_x1.6"]["fits"] and c["ckpt_x1.0"]["fits"]
-                                and not c["ckpt_x1.6"]["fits"])
+            row["confirmed"] = all(c[k + "_x1.0"]["fits"] and not c[k + "_x1.6"]["fits"]
+                                   for k in ("plain", "ckpt", "span") if k + "_x1.0" in c)
             row["plain_measured_peak"] = c["plain_x1.0"]["peak_bytes"]
             row["ckpt_measured_peak"] = c["ckpt_x1.0"]["peak_bytes"]
         rows.append(row)
-        print("T=%3d plain N=%6d  ckpt N=%6d  gain %.2fx  (published %d / %d, %.2fx)%s" % (
-            T, plain_n, ck_n, row["gain"], PUBLISHED[T][0], PUBLISHED[T][1], PUBLISHED[T][2],
+        print("T=%3d plain N=%6d  ckpt N=%6d  gain %.2fx  span(K=%d) N=%s gain %s (published %d / %d, %.2fx)%s" % (
+            T, plain_n, ck_n, row["gain"], K, span_n, "%.2fx" % row["span_gain"] if span_n else "-",
+            PUBLISHED[T][0], PUBLISHED[T][1], PUBLISHED[T][2],
             ("  confirmed" if row.get("confirmed") else "  NOT confirmed") if T in confirm else ""), flush=True)
     C.save("exp2_batch_fits", {
         "title": "Largest batch under 2 GiB (mlp-lif)",
@@ -82,7 +119,8 @@ def main():
         "budget_bytes": BUDGET, "threads": threads, "confirm_T": confirm, "commands": commands, "rows": rows},
         [{"T": r["T"], "plain_N": r["plain_N"], "ckpt_N": r["ckpt_N"], "gain": r["gain"],
           "published_plain_N": r["published"]["plain_N"], "published_ckpt_N": r["published"]["ckpt_N"],
-          "published_gain": r["published"]["gain"], "confirmed": r.get("confirmed", ""), "plan": r["plan"]}
+          "published_gain": r["published"]["gain"], "span_N": r["span_N"], "span_gain": r["span_gain"],
+          "confirmed": r.get("confirmed", ""), "plan": r["plan"]}
          for r in rows])
 
 
