@@ -84,7 +84,7 @@ typedef struct remat_trace {
     int64_t T, N;
     int32_t threads;       /* reference backend threads used */
     /* allocator configuration the reserved bytes were measured under */
-    char allocator_config[256];
+    char allocator_config[512];
     /* measured seconds per element of each compressor (0 when not measured) */
     double compress_s_per_elem[REMAT_COMP_COUNT];
     double decompress_s_per_elem[REMAT_COMP_COUNT];

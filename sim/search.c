@@ -40,6 +40,8 @@ void remat_search_plan_label(const remat_plan *p, const remat_model *m, char *bu
                          remat_compressor_name(bp->compressor));
         if (n > 0) used += (size_t)n;
         if (used < len && bp->k > 1 && (n = snprintf(buf + used, len - used, "/k%d", bp->k)) > 0) used += (size_t)n;
+        if (used < len && bp->span > 1 && (n = snprintf(buf + used, len - used, "/span%d", bp->span)) > 0)
+            used += (size_t)n;
         if (used < len && bp->n_splits > 0 && (n = snprintf(buf + used, len - used, "/s%d", bp->n_splits)) > 0)
             used += (size_t)n;
         if (used >= len) used = len - 1;

@@ -1,89 +1,390 @@
-/* cmd_demo.c - `remat demo`: the main job on the built-in default model.
- * Records one training step of the default model (data/models/mlp-lif.json,
- * compiled in) on the reference backend, writes its trace and prints its memory
- * summary. */
+/* cmd_demo.c - `remat demo`: the whole story on the built-in default model.
+ *
+ *  1. record one plain-backpropagation step (the baseline trace);
+ *  2. search the fastest plan under a budget, in the simulator;
+ *  3. predict that plan's memory curve;
+ *  4. run the plan for real and compare measured with predicted;
+ *  5. verify it bit-identical to plain backpropagation;
+ *  6. predict peak against T for plain backpropagation and checkpointing along time;
+ *  7. draw the figures; write a summary table.
+ * Every file goes into the output folder (written whole: temp file + rename). */
+#define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/executor.h"
 #include "core/trace.h"
+#include "plots/memplot.h"
+#include "plots/pareto.h"
+#include "plots/scaling.h"
+#include "sim/search.h"
+#include "sim/sim.h"
+#include "sim/span_search.h"
 #include "tools/cli.h"
 #include "tools/commands.h"
 #include "tools/run_common.h"
+#include "verify/plan_check.h"
 
 extern const char remat_default_model_json[];
 
 static const char *USAGE =
-    "usage: remat demo [--model M.json] [--out DIR] [--threads N]\n"
+    "usage: remat demo [--model M.json] [--out DIR] [--budget BYTES] [--threads N] [--no-plots]\n"
     "\n"
-    "Records one training step of the built-in default model (an MLP of three LIF layers,\n"
-    "T=64, N=128; or --model) on the reference backend, writes DIR/baseline.h5 and prints\n"
-    "where the memory goes.";
+    "On the built-in default model (an MLP of three LIF layers of width 512, T=64, N=128;\n"
+    "or --model): records the baseline, searches the fastest plan whose predicted peak fits\n"
+    "the budget (default: 60% of the baseline peak), runs that plan for real, verifies it\n"
+    "bit-identical to plain backpropagation, predicts peak against T, and writes the traces,\n"
+    "the plan, the figures and summary.txt into DIR (default remat-demo).";
+
+#define STAGES 7
+
+typedef struct demo {
+    const char *dir;
+    remat_model m;
+    remat_plan base_plan;
+    remat_backend be;
+    remat_trace base_trace, plan_trace;
+    remat_step_result base_res, plan_res;
+    remat_search_budget_result found;
+    int have_found;
+    remat_search_figures predicted;
+    remat_trace predicted_trace; /* copy of the simulator's */
+    remat_verify_result vr;
+    int have_vr;
+    int64_t budget;
+    remat_scaling scaling;
+    char figures[4][4096];
+    int n_figures;
+    int threads;
+    remat_error err;
+} demo;
+
+static void stage(int i, const char *what) {
+    cli_progress("demo [%d/%d] %s", i, STAGES, what);
+    if (!isatty(2)) fprintf(stderr, "demo [%d/%d] %s\n", i, STAGES, what);
+}
+
+static void path_in(const demo *d, const char *name, char *buf, size_t len) {
+    snprintf(buf, len, "%s/%s", d->dir, name);
+}
+
+/* Runs one step of plan p with a trace; writes it to dir/name. */
+static remat_status record(demo *d, const remat_plan *p, remat_trace *tr, remat_step_result *out, const char *name) {
+    remat_exec_opts o = remat_exec_opts_default();
+    o.trace = tr;
+    tr->threads = d->threads;
+    remat_tools_caching_config_text(&o.caching, tr->allocator_config, sizeof tr->allocator_config);
+    /* two steps: the second is warm (caches, optimiser state) and is the one reported */
+    remat_step_result r[2];
+    remat_status st = remat_exec_run(&d->m, p, &d->be, &o, 2, r, &d->err);
+    *out = r[1]; /* peaks as the simulator reports them: the maxima over the steps */
+    if (st == REMAT_OK) {
+        if (r[0].peak_live_bytes > out->peak_live_bytes) out->peak_live_bytes = r[0].peak_live_bytes;
+        if (r[0].peak_reserved_bytes > out->peak_reserved_bytes) out->peak_reserved_bytes = r[0].peak_reserved_bytes;
+        if (r[0].end_of_forward_bytes > out->end_of_forward_bytes) out->end_of_forward_bytes = r[0].end_of_forward_bytes;
+    }
+    char path[4096];
+    path_in(d, name, path, sizeof path);
+    if (st == REMAT_OK) st = remat_trace_write_h5(tr, path, &d->err);
+    return st;
+}
+
+/* Stage 2: the fastest plan whose predicted peak fits; also writes plan.json and pareto.json. */
+static remat_status search(demo *d) {
+    char path[4096];
+    path_in(d, "baseline.h5", path, sizeof path);
+    remat_sim_opts so = remat_sim_opts_default();
+    so.origin = path;
+    remat_sim *s = remat_sim_init(&d->base_trace, &so, &d->err);
+    if (!s) return d->err.status;
+    remat_search_budget_opts bo = remat_search_budget_opts_default();
+    remat_status st = remat_search_budget_spans(s, d->budget, &bo, &d->found, &d->err);
+    if (st == REMAT_OK) {
+        d->have_found = 1;
+        path_in(d, "pareto.json", path, sizeof path);
+        st = remat_search_write_front(path, d->found.front, d->found.n_front, &d->found.baseline, &d->err);
+    }
+    if (st == REMAT_OK && d->found.found) {
+        char *text = remat_plan_to_json(&d->found.plan, &d->m, &d->err);
+        if (!text) st = d->err.status;
+        path_in(d, "plan.json", path, sizeof path);
+        FILE *f = st == REMAT_OK ? fopen(path, "w") : NULL;
+        if (st == REMAT_OK && (!f || fputs(text, f) < 0)) st = remat_error_set(&d->err, REMAT_ERR_IO, "%s: cannot write", path);
+        if (f) fclose(f);
+        remat_xfree(text);
+    }
+    /* stage 3: the plan's predicted curve, kept for the figure */
+    if (st == REMAT_OK && d->found.found) {
+        stage(3, "predicting the plan's memory curve");
+        st = remat_search_evaluate(s, &d->found.plan, &d->predicted, &d->err);
+        const remat_trace *pt = remat_sim_trace(s);
+        path_in(d, "predicted.h5", path, sizeof path);
+        if (st == REMAT_OK) st = remat_trace_write_h5(pt, path, &d->err);
+        if (st == REMAT_OK) st = remat_trace_read_h5(path, &d->predicted_trace, &d->err);
+    }
+    remat_sim_free(s);
+    return st;
+}
+
+/* Largest divisor of T not above sqrt(T). */
+static int sqrt_divisor(int64_t T) {
+    int best = 1;
+    for (int k = 1; (int64_t)k * k <= T; k++)
+        if (T % k == 0) best = k;
+    return best;
+}
+
+/* Stage 6: peak against T, from the simulator's rescaling of the baseline trace. */
+static remat_status scaling(demo *d) {
+    static const int64_t Ts[] = {16, 32, 64, 128, 256};
+    const int n = (int)(sizeof Ts / sizeof Ts[0]);
+    remat_scaling *sc = &d->scaling;
+    memset(sc, 0, sizeof *sc);
+    snprintf(sc->x_name, sizeof sc->x_name, "T");
+    sc->n_series = 2;
+    snprintf(sc->series[0].name, sizeof sc->series[0].name, "plain backpropagation");
+    snprintf(sc->series[1].name, sizeof sc->series[1].name, "checkpointing along time (one span, k ~ sqrt(T))");
+    sc->series[0].fit = REMAT_FIT_LINEAR;
+    sc->series[1].fit = REMAT_FIT_SQRT;
+    for (int q = 0; q < 2; q++) {
+        sc->series[q].fit_given = 1;
+        sc->series[q].n = n;
+        sc->series[q].x = remat_xcalloc((size_t)n, sizeof(double), &d->err);
+        sc->series[q].peak_bytes = remat_xcalloc((size_t)n, sizeof(int64_t), &d->err);
+        if (!sc->series[q].x || !sc->series[q].peak_bytes) return REMAT_ERR_NOMEM;
+    }
+    for (int i = 0; i < n; i++) {
+        remat_sim_opts so = remat_sim_opts_default();
+        so.T = Ts[i];
+        so.origin = "baseline.h5";
+        remat_sim *s = remat_sim_init(&d->base_trace, &so, &d->err);
+        if (!s) return d->err.status;
+        const remat_model *m = remat_sim_model(s);
+        remat_plan p;
+        remat_status st = remat_plan_init_empty(m, &p, &d->err);
+        remat_search_figures f;
+        if (st == REMAT_OK) st = remat_search_evaluate(s, &p, &f, &d->err);
+        if (st == REMAT_OK) {
+            sc->series[0].x[i] = (double)Ts[i];
+            sc->series[0].peak_bytes[i] = f.peak_live;
+            p.blocks[0].checkpoint = 1;
+            p.blocks[0].span = m->n_blocks;
+            p.blocks[0].k = sqrt_divisor(m->T);
+            p.blocks[0].compressor = m->blocks[0].in_values == REMAT_VALUES_BINARY ? REMAT_COMP_BIT : REMAT_COMP_NONE;
+            remat_error quiet = {0};
+            if (remat_plan_validate(&p, m, "<demo>", &quiet) != REMAT_OK) { /* e.g. batch norm: no chunks */
+                p.blocks[0].k = 1;
+                p.blocks[0].span = 1;
+            }
+            st = remat_search_evaluate(s, &p, &f, &d->err);
+        }
+        if (st == REMAT_OK) {
+            sc->series[1].x[i] = (double)Ts[i];
+            sc->series[1].peak_bytes[i] = f.peak_live;
+        }
+        remat_plan_free(&p);
+        remat_sim_free(s);
+        if (st != REMAT_OK) return st;
+    }
+    char path[4096];
+    path_in(d, "scaling.json", path, sizeof path);
+    return remat_scaling_write(path, sc, &d->err);
+}
+
+/* Stage 7: the figures; a missing gnuplot leaves data and scripts, and says so. */
+static remat_status figures(demo *d) {
+    char out[4096];
+    remat_figure_opts fo = remat_figure_opts_default();
+    remat_curve_opts co = remat_curve_opts_default();
+    remat_figure_files files;
+    remat_status st;
+    remat_plot_input in[3] = {
+        {&d->base_trace, "baseline.h5", "baseline, measured"},
+        {&d->predicted_trace, "predicted.h5", "plan, simulated"},
+        {&d->plan_trace, "plan.h5", "plan, measured"},
+    };
+    int n_in = d->have_found && d->found.found ? 3 : 1;
+    path_in(d, "memory.png", out, sizeof out);
+    fo.out = out;
+    st = remat_plot_memory(in, n_in, &co, &fo, &files, &d->err);
+    if (st == REMAT_OK) snprintf(d->figures[d->n_figures++], sizeof d->figures[0], "%s", out);
+    if (st == REMAT_OK) {
+        path_in(d, "breakdown.png", out, sizeof out);
+        st = remat_plot_breakdown(in, n_in == 3 ? 3 : 1, &co, &fo, &files, &d->err);
+        if (st == REMAT_OK) snprintf(d->figures[d->n_figures++], sizeof d->figures[0], "%s", out);
+    }
+    if (st == REMAT_OK && d->have_found) {
+        remat_pareto pf;
+        char src[4096];
+        path_in(d, "pareto.json", src, sizeof src);
+        st = remat_pareto_read(src, &pf, &d->err);
+        if (st == REMAT_OK) {
+            pf.budget_bytes = d->budget;
+            path_in(d, "pareto.png", out, sizeof out);
+            st = remat_plot_pareto(&pf, src, &fo, &files, &d->err);
+            remat_pareto_free(&pf);
+            if (st == REMAT_OK) snprintf(d->figures[d->n_figures++], sizeof d->figures[0], "%s", out);
+        }
+    }
+    if (st == REMAT_OK) {
+        path_in(d, "scaling.png", out, sizeof out);
+        st = remat_plot_scaling(&d->scaling, "scaling.json", &fo, &files, &d->err);
+        if (st == REMAT_OK) snprintf(d->figures[d->n_figures++], sizeof d->figures[0], "%s", out);
+    }
+    return st;
+}
+
+/* "123.4 MiB" */
+static const char *mib(int64_t bytes, char *buf, size_t len) {
+    snprintf(buf, len, "%.1f MiB", (double)bytes / 1048576.0);
+    return buf;
+}
+
+static void summary(demo *d, FILE *f) {
+    char b1[64], b2[64], b3[64], b4[64];
+    const remat_step_result *a = &d->base_res, *p = &d->plan_res;
+    fprintf(f, "remat demo: %s (T=%lld, N=%lld), budget %s\n\n", d->m.name, (long long)d->m.T, (long long)d->m.N,
+            cli_fmt_bytes(d->budget, b1, sizeof b1));
+    if (!d->have_found || !d->found.found) {
+        fprintf(f, "no plan fits the budget: the smallest predicted peak is %s\n",
+                cli_fmt_bytes(d->have_found ? d->found.min_peak : 0, b1, sizeof b1));
+        return;
+    }
+    char label[256];
+    remat_search_plan_label(&d->found.plan, &d->m, label, sizeof label);
+    fprintf(f, "plan found by the search: %s\n\n", label);
+    fprintf(f, "%-22s %16s %16s %16s\n", "", "baseline", "plan predicted", "plan measured");
+    fprintf(f, "%-22s %16s %16s %16s\n", "peak live", mib(a->peak_live_bytes, b1, sizeof b1),
+            mib(d->predicted.peak_live, b2, sizeof b2), mib(p->peak_live_bytes, b3, sizeof b3));
+    fprintf(f, "%-22s %16s %16s %16s\n", "peak reserved", mib(a->peak_reserved_bytes, b1, sizeof b1),
+            mib(d->predicted.peak_reserved, b2, sizeof b2),
+            mib(p->peak_reserved_bytes, b3, sizeof b3));
+    fprintf(f, "%-22s %16s %16s %16s\n", "end of forward", mib(a->end_of_forward_bytes, b1, sizeof b1),
+            mib(d->predicted.end_of_forward, b2, sizeof b2),
+            mib(p->end_of_forward_bytes, b4, sizeof b4));
+    fprintf(f, "%-22s %14.1f ms %14.1f ms %14.1f ms\n", "step time", 1e3 * a->step_time_s, 1e3 * d->predicted.time_s,
+            1e3 * p->step_time_s);
+    fprintf(f, "\nmemory saved: %.1f %% of the peak, at %+.1f %% step time (measured)\n",
+            100.0 * (1.0 - (double)p->peak_live_bytes / (double)a->peak_live_bytes),
+            100.0 * (p->step_time_s / a->step_time_s - 1.0));
+    fprintf(f, "prediction: peak live %s (off by %lld B), peak reserved %s\n",
+            d->predicted.peak_live == p->peak_live_bytes ? "exact to the byte" : "DIFFERS",
+            (long long)(d->predicted.peak_live - p->peak_live_bytes),
+            d->predicted.peak_reserved == p->peak_reserved_bytes ? "exact to the byte" : "DIFFERS");
+    if (d->have_vr)
+        fprintf(f, "verification: %s (%d tensors compared bit for bit, %d recomputed layers)\n",
+                remat_verify_verdict(d->vr.failures), d->vr.cmp.n, d->vr.plan.recomputed_layers);
+    fprintf(f, "\npeak against T (predicted):\n%8s %16s %16s\n", "T", d->scaling.series[0].name, "along time");
+    for (int i = 0; i < d->scaling.series[0].n; i++)
+        fprintf(f, "%8.0f %16s %16s\n", d->scaling.series[0].x[i],
+                mib(d->scaling.series[0].peak_bytes[i], b1, sizeof b1),
+                mib(d->scaling.series[1].peak_bytes[i], b2, sizeof b2));
+    fprintf(f, "\nfiles in %s: baseline.h5, plan.json, pareto.json, predicted.h5, plan.h5, scaling.json", d->dir);
+    for (int i = 0; i < d->n_figures; i++) {
+        const char *slash = strrchr(d->figures[i], '/');
+        fprintf(f, ", %s", slash ? slash + 1 : d->figures[i]);
+    }
+    fprintf(f, "\n");
+}
+
+static remat_status run_demo(demo *d, int plots) {
+    remat_status st;
+    stage(1, "recording one step of plain backpropagation");
+    st = record(d, &d->base_plan, &d->base_trace, &d->base_res, "baseline.h5");
+    if (st != REMAT_OK) return st;
+    if (d->budget <= 0) d->budget = d->base_res.peak_live_bytes * 6 / 10;
+    stage(2, "searching the fastest plan under the budget (simulator)");
+    st = search(d);
+    if (st != REMAT_OK) return st;
+    if (d->found.found) {
+        stage(4, "running the plan for real");
+        st = record(d, &d->found.plan, &d->plan_trace, &d->plan_res, "plan.h5");
+        if (st != REMAT_OK) return st;
+        stage(5, "verifying it bit-identical to plain backpropagation");
+        remat_verify_opts vo = remat_verify_opts_default();
+        st = remat_verify_plan_run(&d->m, &d->found.plan, &d->be, &vo, &d->vr, &d->err);
+        if (st != REMAT_OK) return st;
+        d->have_vr = 1;
+    }
+    stage(6, "predicting peak against T");
+    st = scaling(d);
+    if (st != REMAT_OK) return st;
+    if (plots) {
+        stage(7, "drawing the figures (gnuplot)");
+        st = figures(d);
+    }
+    cli_progress_done();
+    return st;
+}
+
+static void demo_free(demo *d) {
+    if (d->have_vr) remat_verify_result_free(&d->vr);
+    if (d->have_found) remat_search_budget_result_free(&d->found);
+    remat_scaling_free(&d->scaling);
+    remat_trace_free(&d->predicted_trace);
+    remat_trace_free(&d->plan_trace);
+    remat_trace_free(&d->base_trace);
+    remat_backend_free(&d->be);
+    remat_plan_free(&d->base_plan);
+    remat_model_free(&d->m);
+}
 
 int remat_cmd_demo(int argc, char **argv) {
     const char *model_path = NULL, *out_dir = "remat-demo";
-    int threads = 1, help = 0;
+    int threads = 1, help = 0, no_plots = 0;
+    int64_t budget = 0;
     const cli_option opts[] = {
         {"--model", CLI_STRING, &model_path, "model file (default: the built-in mlp-lif)"},
         {"--out", CLI_STRING, &out_dir, "output folder (default remat-demo)"},
+        {"--budget", CLI_SIZE, &budget, "memory budget of the search (default: 60% of the baseline peak)"},
         {"--threads", CLI_INT, &threads, "reference-backend threads (default 1)"},
+        {"--no-plots", CLI_FLAG, &no_plots, "skip the figures"},
         {0},
     };
     int rc = cli_parse(argc, argv, USAGE, opts, &help);
     if (rc != 0 || help) return rc;
-    remat_error err = {0};
-    remat_model m;
-    remat_plan p;
-    memset(&m, 0, sizeof m);
-    remat_status st = model_path ? remat_model_load(model_path, &m, &err)
-                                 : remat_model_parse(remat_default_model_json, strlen(remat_default_model_json),
-                                                     "<built-in mlp-lif>", &m, &err);
-    if (st != REMAT_OK) return cli_fail("demo", &err);
-    if (remat_plan_init_empty(&m, &p, &err) != REMAT_OK) {
-        remat_model_free(&m);
-        return cli_fail("demo", &err);
-    }
-    if (mkdir(out_dir, 0755) != 0 && errno != EEXIST) {
-        fprintf(stderr, "remat demo: --out: cannot create folder %s: %s\n", out_dir, strerror(errno));
-        remat_plan_free(&p);
-        remat_model_free(&m);
+    if (threads < 1 || threads > 256) {
+        fprintf(stderr, "remat demo: --threads: %d is out of range (expected 1..256)\n", threads);
         return 2;
     }
-    remat_backend be;
-    if (remat_tools_backend_open("ref", threads, &be, &err) != REMAT_OK) {
-        remat_plan_free(&p);
-        remat_model_free(&m);
-        return cli_fail("demo", &err);
-    }
-    remat_trace tr;
-    remat_trace_init(&tr);
-    remat_exec_opts o = remat_exec_opts_default();
-    o.trace = &tr;
-    tr.threads = threads;
-    remat_tools_caching_config_text(&o.caching, tr.allocator_config, sizeof tr.allocator_config);
-    remat_step_result r;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/baseline.h5", out_dir);
-    cli_progress("demo [1/1] recording one step of %s (T=%lld, N=%lld)", m.name, (long long)m.T, (long long)m.N);
-    st = remat_exec_run(&m, &p, &be, &o, 1, &r, &err);
+    static demo d;
+    memset(&d, 0, sizeof d);
+    d.dir = out_dir;
+    d.budget = budget;
+    d.threads = threads;
+    remat_trace_init(&d.base_trace);
+    remat_trace_init(&d.plan_trace);
+    remat_trace_init(&d.predicted_trace);
+    remat_status st = model_path ? remat_model_load(model_path, &d.m, &d.err)
+                                 : remat_model_parse(remat_default_model_json, strlen(remat_default_model_json),
+                                                     "<built-in mlp-lif>", &d.m, &d.err);
+    if (st == REMAT_OK) st = remat_plan_init_empty(&d.m, &d.base_plan, &d.err);
+    if (st == REMAT_OK && mkdir(out_dir, 0755) != 0 && errno != EEXIST)
+        st = remat_error_set(&d.err, REMAT_ERR_IO, "--out: cannot create folder %s: %s", out_dir, strerror(errno));
+    if (st == REMAT_OK) st = remat_tools_backend_open("ref", threads, &d.be, &d.err);
+    if (st == REMAT_OK) st = run_demo(&d, !no_plots);
     cli_progress_done();
-    if (st == REMAT_OK) st = remat_trace_write_h5(&tr, path, &err);
-    if (st == REMAT_OK) {
-        char b1[64], b2[64], b3[64];
-        printf("remat demo: %s, T=%lld, N=%lld, plain backpropagation on the reference backend\n", m.name,
-               (long long)m.T, (long long)m.N);
-        printf("  loss                 %.6f\n", r.loss);
-        printf("  peak live bytes      %s\n", cli_fmt_bytes(r.peak_live_bytes, b1, sizeof b1));
-        printf("  peak reserved bytes  %s  (caching allocator model)\n", cli_fmt_bytes(r.peak_reserved_bytes, b2, sizeof b2));
-        printf("  end of forward       %s\n", cli_fmt_bytes(r.end_of_forward_bytes, b3, sizeof b3));
-        printf("  step time            %.3f s\n", r.step_time_s);
-        printf("  trace                %s (%lld events)\n", path, (long long)tr.n_events);
+    int code = 0;
+    if (st == REMAT_OK || (st == REMAT_ERR_CHECK && d.n_figures < 4)) {
+        summary(&d, stdout);
+        char path[4096];
+        path_in(&d, "summary.txt", path, sizeof path);
+        FILE *f = fopen(path, "w");
+        if (f) {
+            summary(&d, f);
+            fclose(f);
+        }
+        if (st == REMAT_ERR_CHECK) fprintf(stderr, "remat demo: %s\n", d.err.msg); /* gnuplot missing */
+        if (d.have_vr && d.vr.failures & (REMAT_VERIFY_FAIL_TENSORS | REMAT_VERIFY_FAIL_LOSSY)) code = 1;
+        if (!d.found.found) code = 1;
+        if (st == REMAT_ERR_CHECK) code = 1;
+    } else {
+        code = cli_fail("demo", &d.err);
     }
-    remat_trace_free(&tr);
-    remat_backend_free(&be);
-    remat_plan_free(&p);
-    remat_model_free(&m);
-    return st == REMAT_OK ? 0 : cli_fail("demo", &err);
+    demo_free(&d);
+    return code;
 }
