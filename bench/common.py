@@ -104,7 +104,7 @@ def remat(*args, ok=(0,), timeout=1800):
     return run_json([remat_bin()] + [str(a) for a in args] + ["--json"], ok=ok, timeout=timeout)
 
 
-MEASURE_ITERS = 3  # measured runs: one warm-up step, then the best of the others
+MEASURE_ITERS = 4  # measured runs: one warm-up step, then the best of the other three
 
 
 def steady(d):

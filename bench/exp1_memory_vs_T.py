@@ -18,7 +18,7 @@ For T in 16, 32, 64, 128, 256 (model file data/models/mlp-lif.json with T change
   5. `remat simulate` of every plan (predicted peak, step time);
   6. at the largest T, the tensors live at the peak of the predicted traces of plain,
      per-block and span (bench/trace_peak.py), to say where each peak comes from;
-  7. R rounds, each running the baseline and every plan once (--iters 3: the peak of the
+  7. R rounds, each running the baseline and every plan once (--iters 4: the peak of the
      last step, the best step time after the first), so every ratio is measured side by
      side in one round.
 Peaks are deterministic (the same bytes every round); times vary, so the overhead is

@@ -11,8 +11,8 @@ For each shipped model (3block-if, mlp-lif, resnet-bn):
     plain       - no plan;
     ckpt/block  - the same plan as torch's: every block checkpointed, input uncompressed, k=1;
     level 4     - the plan `remat search --level 4` chooses from the baseline trace.
-Step time: R rounds; each round runs every configuration once in a fresh process, three
-training steps each (torch: one warm-up step and two timed ones; remat: --iters 3), and
+Step time: R rounds; each round runs every configuration once in a fresh process, four
+training steps each (torch: one warm-up step and three timed ones; remat: --iters 4), and
 takes the best step after the first; the ratios of a round are measured side by side.
 Given: median and range over the rounds (3block-if, whose steps are the longest: one
 round fewer, at least 2).

@@ -210,7 +210,7 @@ def sec_exp1(d):
                         "K time chunks (K the divisor of T nearest √T); and the published scheme, "
                         "checkpointing along time across the whole network (plan `{\"name\": \"b1\", "
                         "\"checkpoint\": true, \"k\": K, \"span\": 3}`, inputs uncompressed as spikefit "
-                        "keeps them). Peaks are measured (`remat run --iters 3`, peak of live tensor bytes of "
+                        "keeps them). Peaks are measured (`remat run --iters 4`, peak of live tensor bytes of "
                         "the last step) and deterministic; times are step-time overheads against plain "
                         "backpropagation measured in the same round, median (range) over %d rounds." % d["rounds"],
                         provenance(d), "Peak (saved against plain):", t, "Step-time overhead:", tt,
@@ -428,8 +428,8 @@ def sec_exp4(d):
                         "largest value between that step's `record_function` markers (second step reported, "
                         "as remat reports a step after the first). "
                         "Step times come from separate runs without the profiler: median (range) of %d rounds "
-                        "(3block-if: %s), each configuration a fresh process per round running three steps, the "
-                        "best step after the first taken (torch: one warm-up and two timed steps)." % (
+                        "(3block-if: %s), each configuration a fresh process per round running four steps, the "
+                        "best step after the first taken (torch: one warm-up and three timed steps)." % (
                             d.get("torch", ""), d["threads"], d["rounds"],
                             ", ".join(sorted(set(str(r.get("rounds", d["rounds"])) for r in rows
                                                  if r["model"] == "3block-if"))) or "–"),
