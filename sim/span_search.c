@@ -41,6 +41,8 @@ static void front_prune(remat_search_budget_result *r) {
 
 remat_status remat_search_budget_spans(remat_sim *s, int64_t budget, const remat_search_budget_opts *o,
                                        remat_search_budget_result *out, remat_error *err) {
+    remat_search_budget_opts def = remat_search_budget_opts_default();
+    if (!o) o = &def;
     remat_status st = remat_search_budget(s, budget, o, out, err);
     if (st != REMAT_OK) return st;
     const remat_model *m = remat_sim_model(s);

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "sim/tune.h"
+#include "sim/span_search.h"
 
 #include <string.h>
 #include <time.h>
@@ -77,7 +78,7 @@ static remat_status fits_ckpt(tune_ctx *c, int64_t v, int *fits) {
     bo.front_points = 0;
     bo.check_plans = 0;
     remat_search_budget_result r;
-    st = remat_search_budget(s, c->budget, &bo, &r, c->err);
+    st = remat_search_budget_spans(s, c->budget, &bo, &r, c->err);
     c->out->evaluations++;
     if (st == REMAT_OK && r.found) {
         *fits = 1;

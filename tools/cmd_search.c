@@ -5,6 +5,7 @@
 
 #include "core/trace.h"
 #include "sim/search.h"
+#include "sim/span_search.h"
 #include "sim/sim.h"
 #include "tools/cli.h"
 #include "tools/commands.h"
@@ -134,7 +135,7 @@ static int run_budget(remat_sim *s, int64_t budget, const char *out, const char 
     remat_search_budget_result r;
     const remat_model *m = remat_sim_model(s);
     cli_progress("search: measuring the chain of %d blocks", m->n_blocks);
-    remat_status st = remat_search_budget(s, budget, NULL, &r, &err);
+    remat_status st = remat_search_budget_spans(s, budget, NULL, &r, &err);
     cli_progress_done();
     if (st != REMAT_OK) {
         remat_search_budget_result_free(&r);
