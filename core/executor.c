@@ -315,10 +315,13 @@ static remat_role segment_output_role(remat_session *s, int sg) {
     return s->sch.segs[sg + 1].keeps_input_raw ? REMAT_ROLE_SAVED : REMAT_ROLE_TRANSIENT;
 }
 
+static remat_status note_nnz(remat_session *s, remat_tensor *t, int producer, remat_value_class vc);
+
 /* Runs the layers of segment sg over chunk c. in: the segment input's full-T
- * pointer; out: the segment output's full-T pointer, or NULL to put the last
- * layer's output in a transient chunk (recompute). free_input: release the
- * segment input after its last forward use (first pass, k == 1). */
+ * pointer; out: the segment output's full-T pointer (first pass), ignored in a
+ * recompute, where the last layer's output goes to a transient chunk. (Pointers
+ * are NULL on the dry backend, so the mode is never read from them.) free_input:
+ * release the segment input after its last forward use (first pass, k == 1). */
 static remat_status chunk_forward(remat_session *s, int sg, int c, const float *in, float *out, int keep,
                                   int recompute, int free_input) {
     const remat_segment *g = &s->sch.segs[sg];
@@ -330,7 +333,7 @@ static remat_status chunk_forward(remat_session *s, int sg, int c, const float *
         const remat_layer *l = &s->m->layers[j];
         layer_state *st = &s->ls[j];
         float *y;
-        if (j == last && out) {
+        if (j == last && !recompute) {
             y = off(out, t0 * N * l->out_features);
         } else {
             int next_saves = j < last && keep && remat_layer_saves_input(&s->m->layers[j + 1]);
@@ -349,7 +352,9 @@ static remat_status chunk_forward(remat_session *s, int sg, int c, const float *
         /* the input of layer j is no longer needed in forward */
         if (j > g->first && !(keep && remat_layer_saves_input(l))) TRY(tfree(s, &s->ls[j - 1].out));
         if (free_input && j == last_use) TRY(tfree(s, &s->act[sg]));
-        if (j == last && !out) TRY(tfree(s, &st->out)); /* recompute: nobody reads the last output */
+        /* spike counts of full-T internal outputs (a split point's input in some plan) */
+        if (!recompute && g->k == 1 && j < last) TRY(note_nnz(s, &st->out, j, l->out_values));
+        if (j == last && recompute) TRY(tfree(s, &st->out)); /* nobody reads the last output */
         x = y;
     }
     return REMAT_OK;
