@@ -75,11 +75,11 @@ def show(cmd):
     return " ".join(out)
 
 
-def run(cmd, ok=(0,), timeout=1800):
+def run(cmd, ok=(0,), timeout=1800, env=None):
     """Runs cmd from the repository root; returns (rc, stdout, stderr, wall seconds)."""
     cmd = [str(c) for c in cmd]
     t0 = time.perf_counter()
-    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)
     wall = time.perf_counter() - t0
     if p.returncode not in ok:
         raise RuntimeError("bench: `%s` exited %d: %s" % (show(cmd), p.returncode, p.stderr.strip()[-2000:]))

@@ -25,6 +25,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True
 import common as C  # noqa: E402
+import trace_peak  # noqa: E402
 
 PUBLISHED = {0: (462.3, 48.9, None), 1: (249.3, 93.5, 66.4), 2: (249.3, 66.5, 833.2), 3: (249.3, 66.8, 684.9),
              4: (248.8, 60.1, 1687.5)}
@@ -81,6 +82,17 @@ def main():
     commands.append(C.show([C.remat_bin()] + cmd + ["--json"]))
     res["label"] = "span of 3 blocks, k=4"
     configs.append(("span, k=4 (plan file)", plan, res, [], None))
+    # what is live at the peak of plain and of the level-4 plan (predicted traces)
+    at_peak = {}
+    for name, plan in (("level 0", None), ("level 4", configs[4][1])):
+        out = os.path.join(C.WORK, "3block-if-%s-pred.h5" % name.replace(" ", ""))
+        cmd = ["simulate", "--trace", trace, "--out", out] + (["--plan", plan] if plan else [])
+        C.remat(*cmd)
+        commands.append(C.show([C.remat_bin()] + cmd + ["--json"]))
+        pk = trace_peak.peak(out)
+        pk["tensors"] = [t for t in pk["tensors"] if t["bytes"] >= 1 << 20]
+        at_peak[name] = pk
+        commands.append("python3 bench/trace_peak.py " + C.rel(out))
     meas = {c[0]: [] for c in configs}
     for r in range(rounds):
         for name, plan, _, _, _ in configs:
@@ -116,7 +128,8 @@ def main():
         "title": "Search levels on 3block-if (T=16, N=512, C=512)",
         "command": "python3 bench/exp3_search_levels.py" + (" --quick" if quick else "") +
                    " --rounds %d --threads %d" % (rounds, threads),
-        "rounds": rounds, "threads": threads, "search_repeats": srepeats, "commands": commands, "rows": rows},
+        "rounds": rounds, "threads": threads, "search_repeats": srepeats, "commands": commands, "rows": rows,
+        "at_peak": at_peak},
         [{"config": r["config"], "peak_bytes": r["peak_bytes"], "vs_level0_pct": r["vs_level0_pct"],
           "step_s_median": r["step_s"]["median"], "overhead_pct_median": r["overhead_pct"]["median"],
           "search_s_median": r["search_s"]["median"], "plan": r["plan"]} for r in rows])

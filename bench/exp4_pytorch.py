@@ -18,7 +18,8 @@ Given: median and range over the rounds (3block-if, whose steps are the longest:
 round fewer, at least 2).
 Peak: exact live tensor bytes of a step after the first (torch: profiler memory events,
 bench/pytorch/measure.py; remat: peak_live_bytes), deterministic.
-Both sides use the same number of threads (--threads, default 1) and compute the
+Both sides use the same number of threads (--threads, default 1; for torch also
+OpenBLAS's, see measure.py) and compute the
 gradient of the network input (remat always does; torch: input.requires_grad_()).
 """
 import os
@@ -59,7 +60,8 @@ def main():
              "best = min((lambda t0: (torch.nn.functional.linear(a, w), time.perf_counter() - t0)[1])"
              "(time.perf_counter()) for _ in range(5))\n"
              "print(2 * 8192 * 512 * 512 / best / 1e9)\n" % threads)
-    gemm = float(C.run([C.TORCH_PYTHON, "-c", probe])[1].strip())
+    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
+    gemm = float(C.run([C.TORCH_PYTHON, "-c", probe], env=env)[1].strip())
     blas = os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3")
     commands, rows = [], []
     for name in models:

@@ -4,6 +4,9 @@
   /usr/bin/python3 bench/pytorch/measure.py --model data/models/mlp-lif.json [--checkpoint]
       [--T 64] [--N 128] [--threads 1] [--repeats 5] [--json]
 
+Threads: --threads for torch's intra-op pool and for OpenBLAS (OPENBLAS_NUM_THREADS is set
+before torch loads it; torch.set_num_threads alone leaves OpenBLAS on every core).
+
 Time: one warm-up step, then --repeats timed training steps (forward, loss, backward,
 optimiser), each timed with time.perf_counter; median, min and max are printed.
 
@@ -27,6 +30,13 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True
+
+# torch.set_num_threads does not reach the BLAS Debian's torch calls: OpenBLAS (the
+# pthread build behind libblas.so.3) starts its own threads, one per core, unless told
+# otherwise before it is loaded. Give it the same thread count as torch.
+_threads = sys.argv[sys.argv.index("--threads") + 1] if "--threads" in sys.argv else "1"
+os.environ["OPENBLAS_NUM_THREADS"] = _threads
+os.environ["OMP_NUM_THREADS"] = _threads
 
 import torch  # noqa: E402
 from torch.profiler import ProfilerActivity, profile, record_function  # noqa: E402
