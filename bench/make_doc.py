@@ -570,6 +570,20 @@ def sec_exp6(d):
                  "mix the model's error with this machine's run-to-run noise (the baseline's own re-run, the "
                  "first plan of each grid, shows the noise alone: %s)." % ", ".join(
                      "%s %+.1f %%" % (r["model"], r["time_err_pct"]) for r in d["rows"] if r["plan"] == "baseline"))
+    base_err = {r["model"]: r["time_err_pct"] for r in d["rows"] if r["plan"] == "baseline"}
+    biased = [m for m in ms if m["time_err_pct"]["median"] is not None and m["model"] in base_err and
+              abs(m["time_err_pct"]["median"]) > max(5.0, 2 * abs(base_err[m["model"]]))]
+    if biased:
+        notes.append("On %s the signed median error is %s while the baseline's own re-run differs by %s: the "
+                     "prediction %s the measurement beyond that one-sample noise estimate. This benchmark does "
+                     "not establish why (each plan is measured once, and steps of a few tens of milliseconds are "
+                     "sensitive to anything else running); the per-phase op durations of a checkpointed run and "
+                     "of its prediction (`remat run --trace`, `remat simulate --out`: both traces record them) are "
+                     "where to look." % (
+                         ", ".join(m["model"] for m in biased),
+                         ", ".join("%+.1f %%" % m["time_err_pct"]["median"] for m in biased),
+                         ", ".join("%+.1f %%" % base_err[m["model"]] for m in biased),
+                         "exceeds" if all(m["time_err_pct"]["median"] > 0 for m in biased) else "misses"))
     return "\n\n".join(["## 6. Predicted against measured peak and step time",
                         "For each shipped model: one baseline trace (`remat run --iters 2 --trace`), then plans of "
                         "its grid (the rules of `core/plan_grid.h`: per block stored, or checkpointed x compressor "
