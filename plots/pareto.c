@@ -165,16 +165,6 @@ remat_status remat_pareto_read(const char *path, remat_pareto *out, remat_error 
     return st;
 }
 
-static void put_json_string(FILE *fp, const char *s) {
-    fputc('"', fp);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') fprintf(fp, "\\%c", *p);
-        else if (*p < 0x20) fprintf(fp, "\\u%04x", *p);
-        else fputc(*p, fp);
-    }
-    fputc('"', fp);
-}
-
 remat_status remat_pareto_write(const char *path, const remat_pareto *p, remat_error *err) {
     remat_afile af;
     remat_status st = remat_afile_open(&af, path, err);
@@ -185,7 +175,7 @@ remat_status remat_pareto_write(const char *path, const remat_pareto *p, remat_e
         const remat_pareto_point *q = &p->points[i];
         fprintf(fp, "%s\n    {\"peak_bytes\": %lld, \"time_s\": %.17g, \"overhead\": %.17g, \"chosen\": %s, \"label\": ",
                 i ? "," : "", (long long)q->peak_bytes, q->time_s, q->overhead, q->chosen ? "true" : "false");
-        put_json_string(fp, q->label);
+        remat_json_put_string(fp, q->label);
         fputc('}', fp);
     }
     fprintf(fp, "\n  ]");

@@ -130,28 +130,18 @@ remat_status remat_scaling_read(const char *path, remat_scaling *out, remat_erro
     return st;
 }
 
-static void put_json_string(FILE *fp, const char *s) {
-    fputc('"', fp);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') fprintf(fp, "\\%c", *p);
-        else if (*p < 0x20) fprintf(fp, "\\u%04x", *p);
-        else fputc(*p, fp);
-    }
-    fputc('"', fp);
-}
-
 remat_status remat_scaling_write(const char *path, const remat_scaling *s, remat_error *err) {
     remat_afile af;
     remat_status st = remat_afile_open(&af, path, err);
     if (st != REMAT_OK) return st;
     FILE *fp = af.fp;
     fprintf(fp, "{\n  \"x_name\": ");
-    put_json_string(fp, s->x_name);
+    remat_json_put_string(fp, s->x_name);
     fprintf(fp, ",\n  \"series\": [");
     for (int i = 0; i < s->n_series; i++) {
         const remat_scaling_series *q = &s->series[i];
         fprintf(fp, "%s\n    {\"name\": ", i ? "," : "");
-        put_json_string(fp, q->name);
+        remat_json_put_string(fp, q->name);
         fprintf(fp, ", \"x\": [");
         for (int k = 0; k < q->n; k++) fprintf(fp, "%s%.17g", k ? ", " : "", q->x[k]);
         fprintf(fp, "], \"peak_bytes\": [");

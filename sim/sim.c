@@ -495,3 +495,20 @@ int remat_sim_allocator_from_name(const char *s) {
     if (!strcmp(s, "caching")) return REMAT_ALLOC_CACHING;
     return -1;
 }
+
+remat_status remat_sim_opts_from_flags(const char *alloc, const char *alloc_cfg, int64_t N, int64_t T, int iters,
+                                       remat_sim_opts *out, remat_error *err) {
+    *out = remat_sim_opts_default();
+    int kind = remat_sim_allocator_from_name(alloc);
+    if (kind < 0)
+        return remat_error_set(err, REMAT_ERR_INPUT, "--allocator: expected exact or caching, got '%s'",
+                               alloc ? alloc : "");
+    if (N < 0 || T < 0 || iters < 0 || iters > 100000)
+        return remat_error_set(err, REMAT_ERR_INPUT, "--N/--T/--iters: expected positive values (0 = as recorded)");
+    out->allocator = (remat_alloc_kind)kind;
+    out->allocator_config = alloc_cfg;
+    out->N = N;
+    out->T = T;
+    out->iters = iters;
+    return REMAT_OK;
+}

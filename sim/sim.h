@@ -111,6 +111,11 @@ remat_status remat_sim_open(const char *path, const remat_sim_opts *o, remat_tra
 /* "exact" / "caching" -> the kind; -1 for anything else. */
 int remat_sim_allocator_from_name(const char *s);
 
+/* Options from command-line values (alloc: "exact"/"caching"; N, T, iters: 0 = as
+ * recorded). REMAT_ERR_INPUT "--allocator: ..." or "--N/--T/--iters: ..." on a bad value. */
+remat_status remat_sim_opts_from_flags(const char *alloc, const char *alloc_cfg, int64_t N, int64_t T, int iters,
+                                       remat_sim_opts *out, remat_error *err);
+
 /* First difference between two event streams in (kind, bytes, role, phase,
  * block, layer), or -1 when equal (lengths included: the shorter one's length).
  * what (may be NULL, >= 160 bytes) gets a description of the difference. */

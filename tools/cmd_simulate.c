@@ -90,22 +90,9 @@ int remat_cmd_simulate(int argc, char **argv) {
     int rc = cli_parse(argc, argv, USAGE, opts, &help);
     if (rc != 0 || help) return rc;
     if (!trace_path) return cli_missing("simulate", "--trace", "a baseline trace recorded by remat run --trace");
-    int kind = remat_sim_allocator_from_name(alloc);
-    if (kind < 0) {
-        fprintf(stderr, "remat simulate: --allocator: expected exact or caching, got '%s'\n", alloc);
-        return 2;
-    }
-    if (N < 0 || T < 0 || iters < 0 || iters > 100000) {
-        fprintf(stderr, "remat simulate: --N/--T/--iters: expected positive values (0 = as recorded)\n");
-        return 2;
-    }
     remat_error err = {0};
-    remat_sim_opts so = remat_sim_opts_default();
-    so.allocator = (remat_alloc_kind)kind;
-    so.allocator_config = alloc_cfg;
-    so.N = N;
-    so.T = T;
-    so.iters = iters;
+    remat_sim_opts so;
+    if (remat_sim_opts_from_flags(alloc, alloc_cfg, N, T, iters, &so, &err) != REMAT_OK) return cli_fail("simulate", &err);
     so.copy_stream = copy_stream;
     remat_trace trace;
     remat_sim *s = NULL;
