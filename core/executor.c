@@ -501,10 +501,16 @@ static remat_status segment_backward(remat_session *s, int sg, remat_tensor *dou
         in = fptr(&xin);
     }
     s->mem.phase = REMAT_PHASE_BACKWARD;
+    /* the network input's gradient is skipped when asked and when the first layer
+     * (a linear one, in a unit without add) can run without it */
+    int skip_din = sg == 0 && s->o.no_input_grad && m->layers[g->first].type == REMAT_LAYER_LINEAR &&
+                   last_input_use(s, g) == g->first;
     describe_act(s, din, REMAT_ROLE_ACT_GRAD, g->first, T, fin);
     din->layer = g->first;
-    TRY(talloc(s, din));
-    TRY(tzero(s, din));
+    if (!skip_din) {
+        TRY(talloc(s, din));
+        TRY(tzero(s, din));
+    }
     int chunked = g->k > 1;
     for (int j = g->first; chunked && j <= last; j++) {
         if (!remat_layer_is_neuron(&m->layers[j])) continue;
@@ -538,7 +544,7 @@ static remat_status segment_backward(remat_session *s, int sg, remat_tensor *dou
             const float *dy = j == last ? coff(fptr(dout), t0 * N * l->out_features) : fptr(&s->ls[j].grad);
             float *dx;
             if (j == g->first) {
-                dx = off(fptr(din), t0 * N * fin);
+                dx = skip_din ? NULL : off(fptr(din), t0 * N * fin);
             } else {
                 describe_act(s, &s->ls[j - 1].grad, REMAT_ROLE_ACT_GRAD, j - 1, tc, l->in_features);
                 TRY(talloc(s, &s->ls[j - 1].grad));
@@ -736,6 +742,7 @@ remat_session *remat_session_init(const remat_model *m, const remat_plan *p, rem
         if (remat_trace_set_texts(t, m->text ? m->text : "", p->text ? p->text : "", err) != REMAT_OK) goto fail;
         snprintf(t->backend, sizeof t->backend, "%s", b->ops->name);
         t->seed = o->seed;
+        t->no_input_grad = o->no_input_grad ? 1 : 0;
         t->T = m->T;
         t->N = m->N;
         if (b->ops->has_data) calibrate_compressors(s);

@@ -58,6 +58,11 @@ typedef struct remat_exec_opts {
     /* 1: after every compression, decompress into scratch memory (not traced) and
      * compare bit patterns with the original (remat verify's losslessness check). */
     int check_compression;
+    /* 1: do not compute the gradient of the network input (what a training loop
+     * needs: data has no gradient). Saves its [T, N, C] buffer and, when the first
+     * layer is linear, its input-gradient GEMM. remat_session_get_input_grad then
+     * fails; dumps and verify always compute it. Recorded in the trace. */
+    int no_input_grad;
     /* Simulation hooks (dry backend). op_cost != NULL makes time virtual: each op
      * lasts op_cost(hook_ctx, op) seconds. nnz_oracle gives the non-zeros of the
      * full-T output of `layer` (-1: the network input) at step `iter`, which the dry

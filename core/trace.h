@@ -83,6 +83,7 @@ typedef struct remat_trace {
     uint64_t seed;
     int64_t T, N;
     int32_t threads;       /* reference backend threads used */
+    int32_t no_input_grad; /* 1: recorded without the network input's gradient (remat_exec_opts) */
     /* allocator configuration the reserved bytes were measured under */
     char allocator_config[512];
     /* measured seconds per element of each compressor (0 when not measured) */

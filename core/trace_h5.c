@@ -222,6 +222,7 @@ remat_status remat_trace_write_h5(const remat_trace *t, const char *path, remat_
     if (st == REMAT_OK) st = remat_h5_attr_write_i64(f, path, "/", "T", t->T, err);
     if (st == REMAT_OK) st = remat_h5_attr_write_i64(f, path, "/", "N", t->N, err);
     if (st == REMAT_OK) st = remat_h5_attr_write_i64(f, path, "/", "threads", t->threads, err);
+    if (st == REMAT_OK) st = remat_h5_attr_write_i64(f, path, "/", "no_input_grad", t->no_input_grad ? 1 : 0, err);
     if (st == REMAT_OK) st = remat_h5_attr_write_str(f, path, "/", "allocator_config", acfg, err);
     crc = crc_meta(crc, model, plan, backend, seed, acfg, t->T, t->N, t->threads, REMAT_TRACE_SCHEMA_VERSION);
     if (st == REMAT_OK) st = remat_h5_attr_write_i64(f, path, "/", "content_crc32", (int64_t)crc, err);
@@ -426,6 +427,11 @@ remat_status remat_trace_read_h5(const char *path, remat_trace *out, remat_error
     if (st == REMAT_OK) st = remat_h5_attr_read_i64(f, path, "/", "T", &T, err);
     if (st == REMAT_OK) st = remat_h5_attr_read_i64(f, path, "/", "N", &N, err);
     if (st == REMAT_OK) st = remat_h5_attr_read_i64(f, path, "/", "threads", &threads, err);
+    int64_t no_input_grad = 0; /* optional: traces written before it existed computed the gradient */
+    if (st == REMAT_OK && remat_h5_attr_exists(f, "/", "no_input_grad"))
+        st = remat_h5_attr_read_i64(f, path, "/", "no_input_grad", &no_input_grad, err);
+    if (st == REMAT_OK && (no_input_grad < 0 || no_input_grad > 1))
+        st = BAD("%s: no_input_grad: expected 0 or 1, found %lld", path, (long long)no_input_grad);
     if (st == REMAT_OK && strlen(backend) >= sizeof t.backend)
         st = BAD("%s: backend: expected at most %zu characters", path, sizeof t.backend - 1);
     if (st == REMAT_OK && strlen(acfg) >= sizeof t.allocator_config)
@@ -458,6 +464,7 @@ remat_status remat_trace_read_h5(const char *path, remat_trace *out, remat_error
         t.T = T;
         t.N = N;
         t.threads = (int32_t)threads;
+        t.no_input_grad = (int32_t)no_input_grad;
         snprintf(t.backend, sizeof t.backend, "%s", backend);
         snprintf(t.allocator_config, sizeof t.allocator_config, "%s", acfg);
         st = check_events(path, &t, err);

@@ -216,6 +216,7 @@ static remat_status dry_run(remat_sim *s, const remat_model *m, const remat_plan
                             remat_step_result *steps, remat_error *err) {
     remat_exec_opts eo = remat_exec_opts_default();
     eo.seed = s->base->seed;
+    eo.no_input_grad = s->base->no_input_grad; /* the recorded run's choice */
     eo.caching = s->caching;
     /* A real segment cannot grow in place, and the executor refuses expandable
      * segments; the event stream does not depend on placement, so the executor

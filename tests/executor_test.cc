@@ -354,3 +354,53 @@ TEST(Faults, EveryFaultIsVisibleInTheGradients) {
 }
 
 }  // namespace
+
+namespace {
+
+// Without the network input's gradient the step holds one [T, N, C] buffer less,
+// and every parameter gradient is unchanged, bit for bit.
+TEST(InputGrad, SkippingItSavesItsBytesAndChangesNoGradient) {
+    Model model("tiny-mlp-lif");
+    const remat_model &m = model.m;
+    remat_error err{};
+    Plan plan(m);
+    plan.blocks[0].checkpoint = 1;
+    plan.blocks[0].k = 3;
+    plan.blocks[0].span = m.n_blocks;
+    ASSERT_TRUE(plan.valid(m));
+    Plan empty(m);
+    for (int with_plan = 0; with_plan < 2; with_plan++) {
+        const remat_plan &p = with_plan ? plan.p : empty.p;
+        remat_backend be{};
+        ASSERT_EQ(remat_backend_ref_init(&be, 1, &err), REMAT_OK);
+        remat_step_result r[2];
+        std::vector<std::vector<float>> g[2];
+        for (int skip = 0; skip < 2; skip++) {
+            remat_exec_opts o = remat_exec_opts_default();
+            o.no_input_grad = skip;
+            remat_session *s = remat_session_init(&m, &p, &be, &o, &err);
+            ASSERT_NE(s, nullptr) << err.msg;
+            ASSERT_EQ(remat_session_step(s, 0, &r[skip], &err), REMAT_OK) << err.msg;
+            for (int j = 0; j < m.n_layers; j++)
+                for (int i = 0; i < remat_layer_n_params(&m.layers[j]); i++) {
+                    std::vector<float> v((size_t)remat_layer_param_elems(&m.layers[j], i));
+                    ASSERT_EQ(remat_session_get_grad(s, j, i, v.data(), &err), REMAT_OK) << err.msg;
+                    g[skip].push_back(v);
+                }
+            std::vector<float> in((size_t)(m.T * m.N * m.in_features));
+            remat_error e{};
+            EXPECT_EQ(remat_session_get_input_grad(s, in.data(), &e) == REMAT_OK, skip == 0);
+            remat_session_free(s);
+        }
+        remat_backend_free(&be);
+        int64_t input_grad_bytes = m.T * m.N * m.in_features * 4;
+        EXPECT_EQ(r[0].events - r[1].events, 1) << "one alloc fewer (its free falls in the next step)";
+        EXPECT_LE(r[1].peak_live_bytes, r[0].peak_live_bytes);
+        EXPECT_GE(r[0].peak_live_bytes - r[1].peak_live_bytes, with_plan ? input_grad_bytes : 0);
+        ASSERT_EQ(g[0].size(), g[1].size());
+        for (size_t i = 0; i < g[0].size(); i++)
+            EXPECT_EQ(std::memcmp(g[0][i].data(), g[1][i].data(), g[0][i].size() * 4), 0) << "gradient " << i;
+    }
+}
+
+}  // namespace

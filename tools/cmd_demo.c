@@ -76,6 +76,7 @@ static void path_in(const demo *d, const char *name, char *buf, size_t len) {
 static remat_status record(demo *d, const remat_plan *p, remat_trace *tr, remat_step_result *out, const char *name) {
     remat_exec_opts o = remat_exec_opts_default();
     o.trace = tr;
+    o.no_input_grad = 1; /* as a training loop: the data has no gradient */
     tr->threads = d->threads;
     remat_tools_caching_config_text(&o.caching, tr->allocator_config, sizeof tr->allocator_config);
     /* two steps: the second is warm (caches, optimiser state) and is the one reported */
@@ -174,7 +175,8 @@ static remat_status scaling(demo *d) {
             p.blocks[0].checkpoint = 1;
             p.blocks[0].span = m->n_blocks;
             p.blocks[0].k = sqrt_divisor(m->T);
-            p.blocks[0].compressor = m->blocks[0].in_values == REMAT_VALUES_BINARY ? REMAT_COMP_BIT : REMAT_COMP_NONE;
+            /* uncompressed: the unit's input is the batch, which stays alive anyway */
+            p.blocks[0].compressor = REMAT_COMP_NONE;
             remat_error quiet = {0};
             if (remat_plan_validate(&p, m, "<demo>", &quiet) != REMAT_OK) { /* e.g. batch norm: no chunks */
                 p.blocks[0].k = 1;

@@ -98,7 +98,7 @@ static void print_json(const remat_model *m, const char *plan_path, const char *
 int remat_cmd_run(int argc, char **argv) {
     const char *model_path = NULL, *plan_path = NULL, *backend = "ref", *trace_path = NULL, *dump_path = NULL;
     const char *alloc_cfg = NULL;
-    int seed = 1, iters = 1, threads = 1, json = 0, help = 0;
+    int seed = 1, iters = 1, threads = 1, json = 0, help = 0, no_input_grad = 0;
     const cli_option opts[] = {
         {"--model", CLI_STRING, &model_path, "model file (JSON)"},
         {"--plan", CLI_STRING, &plan_path, "plan file (JSON); none = plain backpropagation"},
@@ -109,6 +109,8 @@ int remat_cmd_run(int argc, char **argv) {
         {"--trace", CLI_STRING, &trace_path, "write the allocation trace (HDF5)"},
         {"--dump", CLI_STRING, &dump_path, "write the gradient dump of one step (HDF5)"},
         {"--allocator-config", CLI_STRING, &alloc_cfg, "caching allocator settings, e.g. max_split_size=64MiB"},
+        {"--no-input-grad", CLI_FLAG, &no_input_grad,
+         "do not compute the network input's gradient, as a training loop (not with --dump)"},
         {"--json", CLI_FLAG, &json, "print one JSON object instead of the summary"},
         {0},
     };
@@ -127,6 +129,10 @@ int remat_cmd_run(int argc, char **argv) {
         fprintf(stderr, "remat run: --seed: %d is negative (expected 0 or more)\n", seed);
         return 2;
     }
+    if (dump_path && no_input_grad) {
+        fprintf(stderr, "remat run: --no-input-grad: a dump holds the input gradient (drop one of --dump, --no-input-grad)\n");
+        return 2;
+    }
     if (dump_path && iters != 1) {
         fprintf(stderr, "remat run: --dump: a dump records exactly one step (got --iters %d)\n", iters);
         return 2;
@@ -137,6 +143,7 @@ int remat_cmd_run(int argc, char **argv) {
     if (remat_tools_load(model_path, plan_path, &m, &p, &err) != REMAT_OK) return cli_fail("run", &err);
     remat_exec_opts o = remat_exec_opts_default();
     o.seed = (uint64_t)seed;
+    o.no_input_grad = no_input_grad;
     if (alloc_cfg && remat_caching_config_parse(alloc_cfg, &o.caching, &err) != REMAT_OK) {
         remat_plan_free(&p);
         remat_model_free(&m);

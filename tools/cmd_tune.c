@@ -37,6 +37,7 @@ static remat_status confirm(const remat_trace *base, const remat_tune_result *r,
     if (st != REMAT_OK) return st;
     remat_exec_opts o = remat_exec_opts_default();
     o.seed = base->seed;
+    o.no_input_grad = base->no_input_grad;
     if (alloc_cfg) st = remat_caching_config_parse(alloc_cfg, &o.caching, err);
     else if (base->allocator_config[0]) st = remat_caching_config_parse(base->allocator_config, &o.caching, err);
     int iters = base->n_iters > 0 ? base->n_iters : 1;
