@@ -157,13 +157,13 @@ def sec_exp1(d):
             "checkpointed unit, K ≈ √T chunks through all layers) grows as T^%.2f (published checkpointed: "
             "T^%.2f); chunking each block on its own (`per block`) stays nearly linear (T^%.2f): a block chunked "
             "on its own still holds full-T tensors at its backward, its saved input, its output gradient and its "
-            "input gradient. At T = %d the tensors of 1 MiB or more live at each peak (`bench/trace_peak.py` on "
+            "input gradient. At T = %d the tensors of 2 MiB or more live at each peak (`bench/trace_peak.py` on "
             "the predicted traces) are: plain: %s; per block: %s; span: %s. A span hands only gradient *chunks* "
             "from block to block, so besides the network input its peak holds one chunk's internals." % (
                 f["span"]["best"]["p"], f["published_checkpointed"]["best"]["p"], f["sqrtT"]["best"]["p"], T,
-                describe_peak(ap["base"], names) if "base" in ap else "?",
-                describe_peak(ap["sqrtT"], names) if "sqrtT" in ap else "?",
-                describe_peak(ap["span"], names) if "span" in ap else "?"))
+                describe_peak(ap["base"], names, 2 << 20) if "base" in ap else "?",
+                describe_peak(ap["sqrtT"], names, 2 << 20) if "sqrtT" in ap else "?",
+                describe_peak(ap["span"], names, 2 << 20) if "span" in ap else "?"))
     miss = [r["T"] for r, o, p in zip(rows, best, pub) if o < p]
     if miss:
         ingrad = T * N * 128 * 4
@@ -206,7 +206,7 @@ def sec_exp1(d):
                         "Three LIF layers of width 512 (128 spike inputs, 10 classes), batch 128, one block per "
                         "Linear+LIF pair. For each T: the plain peak; the plan `remat search --level 4` picks; "
                         "the fastest plan at the smallest peak the search reaches (`remat search --budget`, "
-                        "dynamic programming over per-block options); every block checkpointed on its own with "
+                        "dynamic programming over the chain of blocks and their options); every block checkpointed on its own with "
                         "K time chunks (K the divisor of T nearest √T); and the published scheme, "
                         "checkpointing along time across the whole network (plan `{\"name\": \"b1\", "
                         "\"checkpoint\": true, \"k\": K, \"span\": 3}`, inputs uncompressed as spikefit "
@@ -219,7 +219,22 @@ def sec_exp1(d):
                         "\n\n".join(notes), commands(d)])
 
 
-def sec_exp2(d):
+def share_note(d1):
+    """What part of the span plan's peak is the network input and its gradient (section 1)."""
+    ap = (d1 or {}).get("at_peak", {}).get("span")
+    if not ap:
+        return "what remains below the published gains grows with N·T in every plan (section 1)."
+    inp = sum(t["bytes"] for t in ap["tensors"] if t["layer"] < 0 and t["role"] == "batch")
+    grad = sum(t["bytes"] for t in ap["tensors"] if t["layer"] == 0 and t["role"] == "act_grad")
+    return ("what holds it below the published gains at large T is what grows with N·T in every plan: at the "
+            "span plan's peak (section 1, T = %d) the network input (%s) and its gradient (%s), which remat "
+            "always computes, are %.0f %% of the %s; without the gradient the same budget would hold up to about "
+            "%.0f %% more samples." % (
+                d1.get("at_peak_T", 0), mib(inp), mib(grad), 100.0 * (inp + grad) / ap["peak_bytes"],
+                mib(ap["peak_bytes"]), 100.0 * (ap["peak_bytes"] / (ap["peak_bytes"] - grad) - 1) if grad else 0))
+
+
+def sec_exp2(d, d1=None):
     if not d:
         return None
     rows = d["rows"]
@@ -258,9 +273,7 @@ def sec_exp2(d):
                          " / ".join("%.2fx" % g for g in sg),
                          " / ".join("%.2fx" % r["published"]["gain"] for r in rows),
                          "it meets the published gains." if all(g >= r["published"]["gain"] for g, r in
-                                                                zip(sg, rows)) else
-                         "what remains below the published gains is the fixed part of the peak (the network input "
-                         "and its gradient, `[T, N, 128]` each, and the boundary states grow with N·T)."))
+                                                                zip(sg, rows)) else share_note(d1)))
     if max(gains) < 2.46:
         notes.append("**Why the tuned gain misses.** `remat tune` searches per-block plans (section 1: chunking a "
                      "block on its own keeps three full-T `[T, N, 512]` tensors at its backward, so the peak stays "
@@ -344,9 +357,10 @@ def sec_exp3(d, d4):
                          ("the exact search goes further, to %s" % pct(best)) if best <= -46.2 else
                          ("no plan goes below %s" % pct(best)),
                          (" At the level-4 peak (phase %s, `bench/trace_peak.py` on the predicted trace) these "
-                          "tensors of 1 MiB or more are live: %s. Block 1 sees the analog network input, for "
+                          "tensors of 8 MiB or more are live: %s. Block 1 sees the analog network input, for "
                           "which no lossless compressor applies." % (
-                              ap["level 4"]["phase"], describe_peak(ap["level 4"], layer_names("3block-if"))))
+                              ap["level 4"]["phase"], describe_peak(ap["level 4"], layer_names("3block-if"),
+                                                                    8 << 20)))
                          if "level 4" in ap else ""))
     l3 = [r for r in rows if r["level"] == 3][0]
     if l3["plan"] == l4["plan"]:
@@ -450,13 +464,23 @@ def sec_exp4(d):
                      "torch's on memory through what torch's per-block checkpoint does not do: time chunks, "
                      "splits and lossless spike compression." % ", ".join(same))
     over = [(m, v["remat level 4"]["time_vs_torch_plain"]["median"] / v["remat plain"]["time_vs_torch_plain"]["median"],
-             v["torch checkpoint"]["time_vs_torch_plain"]["median"]) for m, v in by.items()
-            if all(k in v for k in ("torch checkpoint", "remat level 4", "remat plain"))]
+             v["torch checkpoint"]["time_vs_torch_plain"]["median"],
+             v["remat level 4"]["step_s"]["median"] - v["remat plain"]["step_s"]["median"],
+             v["torch checkpoint"]["step_s"]["median"] - v["torch plain"]["step_s"]["median"]) for m, v in by.items()
+            if all(k in v for k in ("torch checkpoint", "remat level 4", "remat plain", "torch plain"))]
     if over:
         notes.append("**Overhead of checkpointing**, each against its own plain step: ours (level 4) %s; torch "
-                     "(checkpoint per block) %s." % (
-                         ", ".join("%s %+.0f %%" % (m, 100 * (a - 1)) for m, a, _ in over),
-                         ", ".join("%s %+.0f %%" % (m, 100 * (b - 1)) for m, _, b in over)))
+                     "(checkpoint per block) %s. In seconds per step: ours %s; torch %s.%s" % (
+                         ", ".join("%s %+.0f %%" % (m, 100 * (a - 1)) for m, a, _, _, _ in over),
+                         ", ".join("%s %+.0f %%" % (m, 100 * (b - 1)) for m, _, b, _, _ in over),
+                         ", ".join("%s %+.3f s" % (m, x) for m, _, _, x, _ in over),
+                         ", ".join("%s %+.3f s" % (m, y) for m, _, _, _, y in over),
+                         "".join(" On %s ours costs a larger share of its (faster) plain step but less time in "
+                                 "absolute terms." % m for m, a, b, x, y in over if a > b and x < y) +
+                         "".join(" On %s ours costs more, in share and in seconds: its level-4 plan recomputes "
+                                 "with time chunks and bit-packs block inputs, work torch's per-block checkpoint "
+                                 "does not do, for a lower peak." % m for m, a, b, x, y in over
+                                 if a > b and x >= y)))
     return "\n\n".join(["## 4. Against PyTorch on the CPU",
                         "The shipped models written in PyTorch (`bench/pytorch/snn.py`: multi-step IF/LIF as "
                         "`torch.autograd.Function`s with the surrogate backward of the semantics, saving only the "
@@ -685,12 +709,19 @@ def summary(d0, d1, d2, d3, d4, d5, d6):
 
 
 def main():
-    total = None
-    if "--total-seconds" in sys.argv:
-        total = float(sys.argv[sys.argv.index("--total-seconds") + 1])
-    failed = ""
-    if "--failed" in sys.argv:
-        failed = sys.argv[sys.argv.index("--failed") + 1]
+    meta_path = os.path.join(C.RESULTS, "run-all.json")
+    if "--total-seconds" in sys.argv:  # called by bench/run-all: remember the run
+        meta = {"total_s": float(sys.argv[sys.argv.index("--total-seconds") + 1]), "date": C.now(),
+                "quick": "--quick" in sys.argv,
+                "failed": sys.argv[sys.argv.index("--failed") + 1] if "--failed" in sys.argv else ""}
+        with open(meta_path, "w") as f:
+            json.dump(meta, f, indent=1)
+    elif os.path.exists(meta_path):
+        with open(meta_path) as f:
+            meta = json.load(f)
+    else:
+        meta = {"total_s": None, "date": C.now(), "quick": False, "failed": ""}
+    total, failed = meta["total_s"], meta["failed"]
     d0, d1, d2, d3, d4, d5, d6 = (load(n) for n in ("exp0_gemm", "exp1_memory_vs_T", "exp2_batch_fits",
                                                     "exp3_search_levels", "exp4_pytorch", "exp5_simulator",
                                                     "exp6_prediction"))
@@ -701,7 +732,7 @@ def main():
             "`.csv`), written by the same run. Ratios are measured side by side in the same run (these machines "
             "are shared and noisy): medians with the range over repeats. Peaks are deterministic. All runs use "
             "the CPU reference backend; the published figures were measured on GPUs." % (
-                " --quick" if "--quick" in sys.argv else "", C.now(),
+                " --quick" if meta["quick"] else "", meta["date"],
                 (", %.0f s in all" % total) if total is not None else ""),
             summary(d0, d1, d2, d3, d4, d5, d6)]
     if failed:
@@ -711,7 +742,7 @@ def main():
              x["threads"] == d4.get("threads", 1)]
         if r:
             d4["_gemm_ratio"] = "%.2f–%.2f" % (min(r), max(r))
-    secs = [sec_exp1(d1), sec_exp2(d2), sec_exp3(d3, d4), sec_exp4(d4), sec_exp5(d5), sec_exp6(d6), sec_gemm(d0)]
+    secs = [sec_exp1(d1), sec_exp2(d2, d1), sec_exp3(d3, d4), sec_exp4(d4), sec_exp5(d5), sec_exp6(d6), sec_gemm(d0)]
     missing = [n for n, s in zip(["1", "2", "3", "4", "5", "6", "0"], secs) if s is None]
     if missing:
         head.append("Sections without results yet: %s." % ", ".join(missing))
