@@ -104,6 +104,12 @@ def remat(*args, ok=(0,), timeout=1800):
     return run_json([remat_bin()] + [str(a) for a in args] + ["--json"], ok=ok, timeout=timeout)
 
 
+# A training loop's step: the data needs no gradient (`remat run --no-input-grad`; the
+# trace records it and simulate/search/tune follow it). The published figures are
+# training steps, so the experiments that compare with them run this way; --input-grad
+# on an experiment's command line computes dL/dinput as the gradient dump does.
+TRAIN_FLAGS = [] if "--input-grad" in sys.argv else ["--no-input-grad"]
+
 MEASURE_ITERS = 4  # measured runs: one warm-up step, then the best of the other three
 
 
@@ -190,6 +196,10 @@ def save(name, result, rows=None, columns=None):
     result.setdefault("loadavg_start", list(LOAD_START))
     result.setdefault("loadavg_end", list(os.getloadavg()))
     result.setdefault("elapsed_s", time.time() - T_START)
+    uses_flag = "input_grad" not in result
+    result.setdefault("input_grad", not TRAIN_FLAGS)
+    if uses_flag and not TRAIN_FLAGS and "--input-grad" not in result.get("command", ""):
+        result["command"] = result.get("command", "") + " --input-grad"
     with open(os.path.join(RESULTS, name + ".json"), "w") as f:
         json.dump(result, f, indent=1, default=str)
     if rows:

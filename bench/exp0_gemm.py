@@ -32,7 +32,7 @@ def main():
     for r in rows:
         print("%s thr %d %5dx%5dx%5d ours %7.1f openblas %7.1f GFLOP/s (%.2f)" % (
             r["op"], r["threads"], r["M"], r["N"], r["K"], r["ours_gflops"], r["openblas_gflops"], r["ratio"]))
-    C.save("exp0_gemm", {"title": "GEMM: reference backend against OpenBLAS",
+    C.save("exp0_gemm", {"input_grad": None, "title": "GEMM: reference backend against OpenBLAS",
                          "command": "python3 bench/exp0_gemm.py --reps %d" % reps,
                          "commands": ["bazel run //bench:gemm_bench -- %d" % reps], "reps": reps,
                          "wall_s": wall, "rows": rows}, rows)

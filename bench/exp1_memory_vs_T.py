@@ -88,7 +88,7 @@ def main():
     for T in Ts:
         model = C.write_model(base_model, "mlp-lif-T%d" % T, T=T)
         trace = os.path.join(C.WORK, "mlp-lif-T%d-base.h5" % T)
-        cmd = ["run", "--model", model, "--iters", 2, "--threads", threads, "--trace", trace]
+        cmd = ["run", "--model", model, "--iters", 2, "--threads", threads, "--trace", trace] + C.TRAIN_FLAGS
         C.remat(*cmd)
         commands.append(C.show([C.remat_bin()] + cmd + ["--json"]))
         splan = os.path.join(C.WORK, "mlp-lif-T%d-level4.json" % T)
@@ -119,7 +119,8 @@ def main():
         meas = {n: [] for n in plans}
         for r in range(rounds):
             for name, plan in plans.items():
-                cmd = ["run", "--model", model, "--iters", C.MEASURE_ITERS, "--threads", threads] + (["--plan", plan] if plan else [])
+                cmd = ["run", "--model", model, "--iters", C.MEASURE_ITERS, "--threads", threads] + C.TRAIN_FLAGS + (
+                    ["--plan", plan] if plan else [])
                 d = C.remat(*cmd)
                 meas[name].append(C.steady(d))
                 if r == 0:

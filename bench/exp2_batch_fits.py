@@ -66,7 +66,7 @@ def main():
     for T in [16, 32, 64, 128, 256]:
         model = C.write_model(base_model, "mlp-lif-T%d" % T, T=T)
         trace = os.path.join(C.WORK, "mlp-lif-T%d-exp2-base.h5" % T)
-        cmd = ["run", "--model", model, "--iters", 1, "--threads", threads, "--trace", trace]
+        cmd = ["run", "--model", model, "--iters", 1, "--threads", threads, "--trace", trace] + C.TRAIN_FLAGS
         C.remat(*cmd)
         commands.append(C.show([C.remat_bin()] + cmd + ["--json"]))
         plan = os.path.join(C.WORK, "mlp-lif-T%d-tuned.json" % T)
@@ -93,7 +93,8 @@ def main():
                 for scale in (1.0, 1.6):
                     N = int(round(n * scale))
                     mfile = C.write_model(base_model, "mlp-lif-T%d-N%d" % (T, N), T=T, N=N)
-                    cmd = ["run", "--model", mfile, "--iters", 1, "--threads", threads] + (["--plan", p] if p else [])
+                    cmd = ["run", "--model", mfile, "--iters", 1, "--threads", threads] + C.TRAIN_FLAGS + (
+                        ["--plan", p] if p else [])
                     d = C.remat(*cmd, timeout=3600)
                     commands.append(C.show([C.remat_bin()] + cmd + ["--json"]))
                     row["confirm"]["%s_x%.1f" % (kind, scale)] = {

@@ -40,7 +40,7 @@ def main():
     trace = os.path.join(C.WORK, "3block-if-base.h5")
     os.makedirs(C.WORK, exist_ok=True)
     commands = []
-    cmd = ["run", "--model", model, "--iters", 2, "--threads", threads, "--trace", trace]
+    cmd = ["run", "--model", model, "--iters", 2, "--threads", threads, "--trace", trace] + C.TRAIN_FLAGS
     C.remat(*cmd)
     commands.append(C.show([C.remat_bin()] + cmd + ["--json"]))
     configs = []  # (name, plan path or None, search result, search times)
@@ -96,7 +96,8 @@ def main():
     meas = {c[0]: [] for c in configs}
     for r in range(rounds):
         for name, plan, _, _, _ in configs:
-            cmd = ["run", "--model", model, "--iters", C.MEASURE_ITERS, "--threads", threads] + (["--plan", plan] if plan else [])
+            cmd = ["run", "--model", model, "--iters", C.MEASURE_ITERS, "--threads", threads] + C.TRAIN_FLAGS + (
+                    ["--plan", plan] if plan else [])
             d = C.remat(*cmd)
             meas[name].append(C.steady(d))
             if r == 0:

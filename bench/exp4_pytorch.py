@@ -19,8 +19,9 @@ round fewer, at least 2).
 Peak: exact live tensor bytes of a step after the first (torch: profiler memory events,
 bench/pytorch/measure.py; remat: peak_live_bytes), deterministic.
 Both sides use the same number of threads (--threads, default 1; for torch also
-OpenBLAS's, see measure.py) and compute the
-gradient of the network input (remat always does; torch: input.requires_grad_()).
+OpenBLAS's, see measure.py) and treat the input alike: by default a training step (remat
+--no-input-grad, torch input without requires_grad); --input-grad computes dL/dinput on
+both sides.
 """
 import os
 import sys
@@ -38,6 +39,8 @@ def torch_cmd(model, ckpt, threads, repeats, memory):
         cmd.append("--checkpoint")
     if not memory:
         cmd.append("--no-memory")
+    if C.TRAIN_FLAGS:
+        cmd.append("--no-input-grad")
     return [str(c) for c in cmd]
 
 
@@ -71,7 +74,7 @@ def main():
             spec = json.load(f)
         trace = os.path.join(C.WORK, "%s-exp4-base.h5" % name)
         os.makedirs(C.WORK, exist_ok=True)
-        cmd = ["run", "--model", model, "--iters", 2, "--threads", threads, "--trace", trace]
+        cmd = ["run", "--model", model, "--iters", 2, "--threads", threads, "--trace", trace] + C.TRAIN_FLAGS
         C.remat(*cmd)
         commands.append(C.show([C.remat_bin()] + cmd + ["--json"]))
         l4 = os.path.join(C.WORK, "%s-exp4-level4.json" % name)
@@ -104,6 +107,7 @@ def main():
                     meas[cname].append(d["step_time_min_s"])
                 else:
                     cmd = [C.remat_bin(), "run", "--model", model, "--iters", C.MEASURE_ITERS, "--threads", threads]
+                    cmd += C.TRAIN_FLAGS
                     if arg:
                         cmd += ["--plan", arg]
                     cmd = [str(c) for c in cmd] + ["--json"]

@@ -86,7 +86,7 @@ def main():
         print("%-10s simulate %.3f s; search --budget 60%%: %d simulations in %.3f s (%.0f plans/s), %d options" % (
             name, row["simulate_wall_s"]["median"], row["simulations"], row["search_seconds"]["median"],
             row["plans_per_s"], row["options"]), flush=True)
-    C.save("exp5_simulator", {
+    C.save("exp5_simulator", {"input_grad": True,
         "title": "Simulator speed",
         "command": "python3 bench/exp5_simulator.py" + (" --quick" if quick else "") + " --repeats %d" % repeats,
         "repeats": repeats, "commands": commands, "binaries": binaries, "shipped": shipped},

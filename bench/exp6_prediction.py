@@ -208,7 +208,7 @@ def main():
                   s["max_live_err_bytes"], s["max_live_err_pct"] or 0, s["reserved_exact"], len(mrows),
                   s["max_reserved_err_bytes"], s["max_reserved_err_pct"] or 0,
                   s["time_err_abs_pct"]["median"] or 0, s["time_err_abs_pct"]["max"] or 0), flush=True)
-    C.save("exp6_prediction", {
+    C.save("exp6_prediction", {"input_grad": True,
         "title": "Predicted against measured, over the plan grids",
         "command": "python3 bench/exp6_prediction.py" + (" --quick" if quick else "") + " --threads %d" % threads,
         "threads": threads, "caps": caps, "commands": commands, "models": per_model, "rows": rows}, rows)

@@ -60,6 +60,10 @@ def provenance(d, extra=""):
              "Date: %s; took %.0f s" % (d["date"], d.get("elapsed_s", 0))]
     if load_s and load_e:
         lines[-1] += "; load average %.1f at the start, %.1f at the end" % (load_s[0], load_e[0])
+    if d.get("input_grad") is False:
+        lines[-1] += "  \nSteps: training steps, the network input has no gradient (`remat run --no-input-grad`)"
+    elif d.get("input_grad") is True:
+        lines[-1] += "  \nSteps: with the gradient of the network input (remat's default, what the gradient dump needs)"
     return "\n".join(lines)
 
 
@@ -226,6 +230,11 @@ def share_note(d1):
         return "what remains below the published gains grows with N·T in every plan (section 1)."
     inp = sum(t["bytes"] for t in ap["tensors"] if t["layer"] < 0 and t["role"] == "batch")
     grad = sum(t["bytes"] for t in ap["tensors"] if t["layer"] == 0 and t["role"] == "act_grad")
+    if not grad:
+        return ("what holds it below the published gains at large T is what grows with N·T in every plan: at the "
+                "span plan's peak (section 1, T = %d) the network input alone (%s, which a GPU benchmark may "
+                "keep elsewhere) is %.0f %% of the %s, and the chunk internals and boundary states grow with N "
+                "too." % (d1.get("at_peak_T", 0), mib(inp), 100.0 * inp / ap["peak_bytes"], mib(ap["peak_bytes"])))
     return ("what holds it below the published gains at large T is what grows with N·T in every plan: at the "
             "span plan's peak (section 1, T = %d) the network input (%s) and its gradient (%s), which remat "
             "always computes, are %.0f %% of the %s; without the gradient the same budget would hold up to about "
@@ -489,8 +498,7 @@ def sec_exp4(d):
                         "around every block; ours with the same plan (every block checkpointed, uncompressed, "
                         "k = 1) and with the level-4 plan. Both sides use %d thread(s) (torch: its intra-op pool "
                         "and OpenBLAS's, which `torch.set_num_threads` does not reach: `OPENBLAS_NUM_THREADS` is "
-                        "set before torch loads it) and compute the gradient of the network input (remat always "
-                        "does). **How the PyTorch peak is measured (exactly):** "
+                        "set before torch loads it) and %s. **How the PyTorch peak is measured (exactly):** "
                         "torch 1.13 has no CPU memory statistics, so `bench/pytorch/measure.py` runs under "
                         "`torch.profiler.profile(profile_memory=True)` started before the model is built; every "
                         "allocation and free of the CPU allocator is then reported with `total_allocated`, the "
@@ -500,7 +508,11 @@ def sec_exp4(d):
                         "Step times come from separate runs without the profiler: median (range) of %d rounds "
                         "(3block-if: %s), each configuration a fresh process per round running four steps, the "
                         "best step after the first taken (torch: one warm-up and three timed steps)." % (
-                            d.get("torch", ""), d["threads"], d["rounds"],
+                            d.get("torch", ""), d["threads"],
+                            "compute the gradient of the network input (remat's default; torch: "
+                            "`input.requires_grad_()`)" if d.get("input_grad", True) else
+                            "run training steps: the network input has no gradient (`remat run "
+                            "--no-input-grad`; torch: an input without `requires_grad`)", d["rounds"],
                             ", ".join(sorted(set(str(r.get("rounds", d["rounds"])) for r in rows
                                                  if r["model"] == "3block-if"))) or "–"),
                         provenance(d), t, "\n\n".join(notes), commands(d)])

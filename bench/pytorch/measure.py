@@ -54,9 +54,12 @@ def build(spec, checkpoint, seed):
     return net, opt
 
 
+INPUT_GRAD = "--no-input-grad" not in sys.argv
+
+
 def one_step(spec, net, opt, state):
     state["x"] = state["labels"] = None  # free the previous batch (and its gradient) first
-    x, labels = snn.make_batch(spec, net)
+    x, labels = snn.make_batch(spec, net, input_grad=INPUT_GRAD)
     state["x"], state["labels"] = x, labels
     return snn.train_step(net, opt, x, labels)
 
@@ -117,6 +120,8 @@ def main():
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--no-memory", action="store_true")
+    ap.add_argument("--no-input-grad", action="store_true",
+                    help="the input needs no gradient (a training loop's step; remat run --no-input-grad)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
@@ -126,7 +131,7 @@ def main():
     if a.N:
         spec["N"] = a.N
     res = {"model": spec["name"], "T": spec["T"], "N": spec["N"], "checkpoint": a.checkpoint,
-           "threads": a.threads, "torch": torch.__version__}
+           "threads": a.threads, "torch": torch.__version__, "input_grad": INPUT_GRAD}
     if a.repeats > 0:
         times, loss = measure_time(spec, a.checkpoint, a.repeats, a.seed)
         res.update({"step_time_s": statistics.median(times), "step_time_min_s": min(times),
