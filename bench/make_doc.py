@@ -232,9 +232,8 @@ def share_note(d1):
     grad = sum(t["bytes"] for t in ap["tensors"] if t["layer"] == 0 and t["role"] == "act_grad")
     if not grad:
         return ("what holds it below the published gains at large T is what grows with N·T in every plan: at the "
-                "span plan's peak (section 1, T = %d) the network input alone (%s, which a GPU benchmark may "
-                "keep elsewhere) is %.0f %% of the %s, and the chunk internals and boundary states grow with N "
-                "too." % (d1.get("at_peak_T", 0), mib(inp), 100.0 * inp / ap["peak_bytes"], mib(ap["peak_bytes"])))
+                "span plan's peak (section 1, T = %d) the network input alone (%s) is %.0f %% of the %s, and the "
+                "chunk internals and boundary states grow with N too." % (d1.get("at_peak_T", 0), mib(inp), 100.0 * inp / ap["peak_bytes"], mib(ap["peak_bytes"])))
     return ("what holds it below the published gains at large T is what grows with N·T in every plan: at the "
             "span plan's peak (section 1, T = %d) the network input (%s) and its gradient (%s), which remat "
             "always computes, are %.0f %% of the %s; without the gradient the same budget would hold up to about "
