@@ -507,11 +507,14 @@ static remat_status segment_backward(remat_session *s, int sg, remat_tensor *dou
                    last_input_use(s, g) == g->first;
     describe_act(s, din, REMAT_ROLE_ACT_GRAD, g->first, T, fin);
     din->layer = g->first;
-    if (!skip_din) {
+    int chunked = g->k > 1;
+    /* One chunk: the input gradient is allocated when a layer first writes it, the
+     * output gradient freed after the last layer's backward, the saved input after
+     * the first layer's. Chunks need all three across chunks. */
+    if (!skip_din && chunked) {
         TRY(talloc(s, din));
         TRY(tzero(s, din));
     }
-    int chunked = g->k > 1;
     for (int j = g->first; chunked && j <= last; j++) {
         if (!remat_layer_is_neuron(&m->layers[j])) continue;
         describe_state(s, &s->ls[j].gv, REMAT_ROLE_NEURON_STATE, j, m->layers[j].out_features);
@@ -543,6 +546,10 @@ static remat_status segment_backward(remat_session *s, int sg, remat_tensor *dou
             const remat_layer *l = &m->layers[j];
             const float *dy = j == last ? coff(fptr(dout), t0 * N * l->out_features) : fptr(&s->ls[j].grad);
             float *dx;
+            if (!skip_din && din->id < 0 && (j == g->first || l->type == REMAT_LAYER_ADD)) {
+                TRY(talloc(s, din));
+                TRY(tzero(s, din));
+            }
             if (j == g->first) {
                 dx = skip_din ? NULL : off(fptr(din), t0 * N * fin);
             } else {
@@ -553,7 +560,12 @@ static remat_status segment_backward(remat_session *s, int sg, remat_tensor *dou
             }
             TRY(layer_backward(s, j, tc, dx, dy, off(fptr(din), t0 * N * fin), chunked));
             if (j != last) TRY(tfree(s, &s->ls[j].grad));
+            else if (!chunked) TRY(tfree(s, dout));
             if (j > g->first) TRY(tfree(s, &s->ls[j - 1].out));
+            if (j == g->first && !chunked) {
+                TRY(tfree(s, &xin));
+                if (sg > 0) TRY(tfree(s, x));
+            }
         }
     }
     for (int j = g->first; chunked && j <= last; j++) TRY(tfree(s, &s->ls[j].gv));
