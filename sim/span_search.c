@@ -49,15 +49,21 @@ remat_status remat_search_budget_spans(remat_sim *s, int64_t budget, const remat
     remat_plan_grid g;
     st = remat_plan_grid_spans(m, &g, err);
     if (st != REMAT_OK) return st;
-    int best = -1;
-    remat_search_figures best_fig;
+    int best = -1, smallest = -1;
+    remat_search_figures best_fig, smallest_fig;
     memset(&best_fig, 0, sizeof best_fig);
+    memset(&smallest_fig, 0, sizeof smallest_fig);
+    int64_t dp_min = out->found ? out->fig.peak : out->min_peak;
     for (int i = 0; i < g.n_plans && st == REMAT_OK; i++) {
         remat_search_figures f;
         st = remat_search_evaluate(s, &g.plans[i], &f, err);
         if (st != REMAT_OK) break;
         out->simulations++;
         if (f.peak < out->min_peak || out->min_peak <= 0) out->min_peak = f.peak;
+        if (f.peak < dp_min && (smallest < 0 || f.peak < smallest_fig.peak)) {
+            smallest = i;
+            smallest_fig = f;
+        }
         remat_search_point pt;
         memset(&pt, 0, sizeof pt);
         pt.peak = f.peak;
@@ -69,6 +75,11 @@ remat_status remat_search_budget_spans(remat_sim *s, int64_t budget, const remat
             best_fig = f;
         }
     }
+    /* nothing fits: the plan reported is the smallest-peak one, a span if a span wins */
+    if (st == REMAT_OK && !out->found && best < 0 && smallest >= 0) {
+        best = smallest;
+        best_fig = smallest_fig;
+    }
     if (st == REMAT_OK && best >= 0 && (!out->found || best_fig.time_s < out->fig.time_s)) {
         remat_plan copy;
         st = remat_plan_init_empty(m, &copy, err);
@@ -77,7 +88,7 @@ remat_status remat_search_budget_spans(remat_sim *s, int64_t budget, const remat
             remat_plan_free(&out->plan);
             out->plan = copy;
             out->fig = best_fig;
-            out->found = 1;
+            out->found = best_fig.peak <= budget;
             char label[160];
             remat_search_plan_label(&copy, m, label, sizeof label);
             for (int i = 0; i < out->n_front; i++) out->front[i].chosen = !strcmp(out->front[i].label, label);
