@@ -11,35 +11,14 @@
 #include <fstream>
 #include <string>
 
+#include "tests/cli_runner.h"
+
 namespace {
 
-struct Proc {
-    int rc = -1;
-    std::string out, err;
-};
-
-std::string tmp_dir() {
-    const char *t = std::getenv("TEST_TMPDIR");
-    return t ? t : "/tmp";
-}
-
-std::string slurp(const std::string &path) {
-    std::ifstream f(path);
-    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
-
-Proc remat(const std::string &args) {
-    static int n = 0;
-    std::string o = tmp_dir() + "/sout" + std::to_string(n) + ".txt";
-    std::string e = tmp_dir() + "/serr" + std::to_string(n++) + ".txt";
-    std::string cmd = "tools/remat " + args + " >" + o + " 2>" + e;
-    Proc r;
-    int st = std::system(cmd.c_str());
-    r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-    r.out = slurp(o);
-    r.err = slurp(e);
-    return r;
-}
+using remat_test::Proc;
+using remat_test::remat;
+using remat_test::slurp;
+using remat_test::tmp_dir;
 
 int lines(const std::string &s) {
     int k = 0;
