@@ -307,8 +307,10 @@ void remat_ref_dropout_mask(float *mask, uint64_t seed, uint64_t iter, int layer
     dropout_mask_range(mask, seed, remat_rng_dropout_key(iter, (uint64_t)layer), p, 1.0f / (1.0f - p), 0, nf);
 }
 
-void remat_ref_dropout_forward(float *out, const float *inp, uint64_t seed, uint64_t iter, int layer, float p,
-                               int64_t t_steps, int64_t nf) {
+/* dst = src * mask (forward) or dst += src * mask (backward), the mask of
+ * (seed, iter, layer) shared by all t_steps steps, drawn one element block at a time. */
+static void dropout_apply(float *dst, const float *src, uint64_t seed, uint64_t iter, int layer, float p,
+                          int64_t t_steps, int64_t nf, int accumulate) {
     const uint64_t key = remat_rng_dropout_key(iter, (uint64_t)layer);
     const float scale = 1.0f / (1.0f - p);
     float mask[ELEM_BLOCK];
@@ -316,27 +318,24 @@ void remat_ref_dropout_forward(float *out, const float *inp, uint64_t seed, uint
         const int64_t i1 = nf - i0 < ELEM_BLOCK ? nf : i0 + ELEM_BLOCK;
         dropout_mask_range(mask, seed, key, p, scale, i0, i1);
         for (int64_t t = 0; t < t_steps; t++) {
-            const float *restrict x = inp + t * nf + i0;
-            float *restrict y = out + t * nf + i0;
-            for (int64_t i = 0; i < i1 - i0; i++) y[i] = x[i] * mask[i];
+            const float *restrict x = src + t * nf + i0;
+            float *restrict y = dst + t * nf + i0;
+            if (accumulate)
+                for (int64_t i = 0; i < i1 - i0; i++) y[i] = y[i] + x[i] * mask[i];
+            else
+                for (int64_t i = 0; i < i1 - i0; i++) y[i] = x[i] * mask[i];
         }
     }
 }
 
+void remat_ref_dropout_forward(float *out, const float *inp, uint64_t seed, uint64_t iter, int layer, float p,
+                               int64_t t_steps, int64_t nf) {
+    dropout_apply(out, inp, seed, iter, layer, p, t_steps, nf, 0);
+}
+
 void remat_ref_dropout_backward(float *dinp, const float *dout, uint64_t seed, uint64_t iter, int layer, float p,
                                 int64_t t_steps, int64_t nf) {
-    const uint64_t key = remat_rng_dropout_key(iter, (uint64_t)layer);
-    const float scale = 1.0f / (1.0f - p);
-    float mask[ELEM_BLOCK];
-    for (int64_t i0 = 0; i0 < nf; i0 += ELEM_BLOCK) {
-        const int64_t i1 = nf - i0 < ELEM_BLOCK ? nf : i0 + ELEM_BLOCK;
-        dropout_mask_range(mask, seed, key, p, scale, i0, i1);
-        for (int64_t t = 0; t < t_steps; t++) {
-            const float *restrict dy = dout + t * nf + i0;
-            float *restrict dx = dinp + t * nf + i0;
-            for (int64_t i = 0; i < i1 - i0; i++) dx[i] = dx[i] + dy[i] * mask[i];
-        }
-    }
+    dropout_apply(dinp, dout, seed, iter, layer, p, t_steps, nf, 1);
 }
 
 /* ---- add ---------------------------------------------------------------------------- */
