@@ -2,7 +2,7 @@
  * baseline against their shipped plans; the neuron kernels' bandwidth against the
  * device's peak; the GEMMs' share of a step; the tiled GEMM against cuBLAS.
  *
- *   bazel run --config=cuda //bench:cuda_bench -- [--data DIR] [--iters N] [--models a,b]
+ *   bazel run --config=cuda //bench:cuda_bench -- [--data DIR] [--iters N] [--models a,b] [--small]
  *
  * Without a device (or in a build without CUDA) it prints "cuda_bench: skipped: <why>"
  * and exits 0, so scripts can run it anywhere.
@@ -150,6 +150,10 @@ static int bench_models(const char *data, const char *models, int iters) {
         (secs) = ((be)->ops->now((be)->ctx) - t0_) / (reps); \
     } while (0)
 
+/* --small: the kernel benchmarks at 1/16 of their sizes or less (for the CPU emulator,
+ * where only the code paths matter, not the numbers). */
+static int g_small = 0;
+
 static int bench_kernels(void) {
     remat_backend be;
     remat_error err = {0};
@@ -161,8 +165,8 @@ static int bench_kernels(void) {
     remat_backend_cuda_get_info(&be, &info, &err);
     const remat_backend_ops *o = be.ops;
     /* Neurons: T = 64 steps of 128 x 512 elements (mlp-lif's layer), and a wider one. */
-    const int64_t T = 64;
-    const int64_t nfs[] = {128 * 512, 128 * 8192};
+    const int64_t T = g_small ? 8 : 64;
+    const int64_t nfs[] = {g_small ? 128 * 32 : 128 * 512, g_small ? 128 * 64 : 128 * 8192};
     int failures = 0;
     printf("\n%-28s %10s %10s %10s\n", "kernel", "us", "GB/s", "% peak");
     for (int k = 0; k < 2; k++) {
@@ -191,10 +195,10 @@ static int bench_kernels(void) {
         TIME_REPS(&be, 10, tb, o->neuron_backward(be.ctx, dx, v, ds, h, REMAT_LAYER_LIF, &no, T, nf));
         const double bf = (double)n * 12.0 + (double)nf * 8.0, bb = (double)n * 16.0 + (double)nf * 8.0;
         char label[64];
-        snprintf(label, sizeof label, "lif forward  T=64 nf=%lld", (long long)nf);
+        snprintf(label, sizeof label, "lif forward  T=%lld nf=%lld", (long long)T, (long long)nf);
         printf("%-28s %10.1f %10.1f %10.1f\n", label, 1e6 * tf, bf / tf / 1e9,
                info.peak_bandwidth > 0 ? 100.0 * bf / tf / info.peak_bandwidth : 0.0);
-        snprintf(label, sizeof label, "lif backward T=64 nf=%lld", (long long)nf);
+        snprintf(label, sizeof label, "lif backward T=%lld nf=%lld", (long long)T, (long long)nf);
         printf("%-28s %10.1f %10.1f %10.1f\n", label, 1e6 * tb, bb / tb / 1e9,
                info.peak_bandwidth > 0 ? 100.0 * bb / tb / info.peak_bandwidth : 0.0);
         for (int i = 0; i < 6; i++) o->segment_free(be.ctx, bufs[i]);
@@ -202,7 +206,7 @@ static int bench_kernels(void) {
     /* GEMMs of mlp-lif's fc2 (rows 64 x 128, 512 -> 512): forward (tiled), backward in
      * both modes. */
     {
-        const int64_t Tn = 64, N = 128, in = 512, out = 512, rows = Tn * N;
+        const int64_t Tn = g_small ? 2 : 64, N = 128, in = g_small ? 128 : 512, out = in, rows = Tn * N;
         void *xx = NULL, *w = NULL, *y = NULL, *gy = NULL, *gx = NULL, *gw = NULL, *sc = NULL;
         int ok = o->segment_alloc(be.ctx, rows * in * 4, &xx, &err) == REMAT_OK &&
                  o->segment_alloc(be.ctx, out * in * 4, &w, &err) == REMAT_OK &&
@@ -220,7 +224,10 @@ static int bench_kernels(void) {
             o->fill_uniform(be.ctx, gy, rows * out, -1, 1, 1, 2, 7);
             const double flops = 2.0 * (double)rows * (double)in * (double)out;
             double t;
-            printf("\n%-40s %10s %10s\n", "GEMM (rows 8192, 512 -> 512)", "us", "TFLOP/s");
+            char title[64];
+            snprintf(title, sizeof title, "GEMM (rows %lld, %lld -> %lld)", (long long)rows, (long long)in,
+                     (long long)out);
+            printf("\n%-40s %10s %10s\n", title, "us", "TFLOP/s");
             TIME_REPS(&be, 10, t, o->linear_forward(be.ctx, y, xx, w, NULL, rows, in, out));
             printf("%-40s %10.1f %10.2f\n", "forward, tiled kernel", 1e6 * t, flops / t / 1e12);
             for (int mode = 0; mode < 2; mode++) {
@@ -247,8 +254,9 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "--data") && i + 1 < argc) data = argv[++i];
         else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--models") && i + 1 < argc) models = argv[++i];
+        else if (!strcmp(argv[i], "--small")) g_small = 1;
         else {
-            fprintf(stderr, "usage: cuda_bench [--data DIR] [--iters N] [--models a,b,...]\n");
+            fprintf(stderr, "usage: cuda_bench [--data DIR] [--iters N] [--models a,b,...] [--small]\n");
             return 2;
         }
     }

@@ -28,6 +28,11 @@ remat_status remat_backend_cuda_get_info(const remat_backend *b, remat_cuda_info
     return remat_error_set(err, REMAT_ERR_DEVICE, BUILT_WITHOUT);
 }
 
+remat_status remat_backend_cuda_reset_peak(remat_backend *b, remat_error *err) {
+    (void)b;
+    return remat_error_set(err, REMAT_ERR_DEVICE, BUILT_WITHOUT);
+}
+
 remat_status remat_backend_cuda_set_profiling(remat_backend *b, int on, remat_error *err) {
     (void)b;
     (void)on;

@@ -74,10 +74,10 @@ void remat_cuda_batchnorm_forward(remat_cuda_ctx *c, float *out, float *mean, fl
     const unsigned sb = (unsigned)((C + BN_STAT_THREADS - 1) / BN_STAT_THREADS < 65535
                                        ? (C + BN_STAT_THREADS - 1) / BN_STAT_THREADS
                                        : 65535);
-    bn_stats_kernel<<<sb, BN_STAT_THREADS, 0, c->stream>>>(mean, rstd, running_mean, running_var, inp, rows, C);
+    REMAT_LAUNCH(sb, BN_STAT_THREADS, 0, c->stream, bn_stats_kernel)(mean, rstd, running_mean, running_var, inp, rows, C);
     cudaCheckLaunch();
     if (rows <= 0) return;
-    bn_out_kernel<<<remat_cuda_blocks(rows * C), REMAT_CUDA_THREADS, 0, c->stream>>>(out, inp, mean, rstd, weight,
+    REMAT_LAUNCH(remat_cuda_blocks(rows * C), REMAT_CUDA_THREADS, 0, c->stream, bn_out_kernel)(out, inp, mean, rstd, weight,
                                                                                      bias, rows, C);
     cudaCheckLaunch();
 }
@@ -95,11 +95,11 @@ void remat_cuda_batchnorm_backward(remat_cuda_ctx *c, float *dinp, float *dweigh
     const unsigned sb = (unsigned)((C + BN_STAT_THREADS - 1) / BN_STAT_THREADS < 65535
                                        ? (C + BN_STAT_THREADS - 1) / BN_STAT_THREADS
                                        : 65535);
-    bn_grad_stats_kernel<<<sb, BN_STAT_THREADS, 0, c->stream>>>(dweight, dbias, mdy, mdyx, kf, dout, inp, weight,
+    REMAT_LAUNCH(sb, BN_STAT_THREADS, 0, c->stream, bn_grad_stats_kernel)(dweight, dbias, mdy, mdyx, kf, dout, inp, weight,
                                                                  mean, rstd, rows, C);
     cudaCheckLaunch();
     if (!dinp || rows <= 0) return;
-    bn_dinp_kernel<<<remat_cuda_blocks(rows * C), REMAT_CUDA_THREADS, 0, c->stream>>>(dinp, dout, inp, mean, rstd,
+    REMAT_LAUNCH(remat_cuda_blocks(rows * C), REMAT_CUDA_THREADS, 0, c->stream, bn_dinp_kernel)(dinp, dout, inp, mean, rstd,
                                                                                       mdy, mdyx, kf, rows, C);
     cudaCheckLaunch();
 }

@@ -77,7 +77,7 @@ __global__ void count_nonzero_kernel(ull *count, const float *__restrict__ x, in
 int64_t remat_cuda_count_nonzero(remat_cuda_ctx *c, const float *x, int64_t n) {
     if (n <= 0) return 0;
     reset_slots(c);
-    count_nonzero_kernel<<<remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream>>>(count_slot(c), x, n);
+    REMAT_LAUNCH(remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream, count_nonzero_kernel)(count_slot(c), x, n);
     cudaCheckLaunch();
     ull count;
     read_slots(c, nullptr, &count);
@@ -255,16 +255,16 @@ static remat_status compress_sparse(remat_cuda_ctx *c, uint8_t *out, int64_t dst
         if (st != REMAT_OK) return st;
         counts = (ull *)tmp;
         reset_slots(c);
-        sparse_count_kernel<<<(unsigned)nb, SPARSE_THREADS, 0, c->stream>>>(counts, bad_slot(c), src, n);
+        REMAT_LAUNCH((unsigned)nb, SPARSE_THREADS, 0, c->stream, sparse_count_kernel)(counts, bad_slot(c), src, n);
         cudaCheckLaunch();
-        exclusive_scan_kernel<<<1, SCAN_THREADS, 0, c->stream>>>(counts, nb, count_slot(c));
+        REMAT_LAUNCH(1, SCAN_THREADS, 0, c->stream, exclusive_scan_kernel)(counts, nb, count_slot(c));
         cudaCheckLaunch();
         read_slots(c, &bad, &nnz);
     }
     if (bad != NO_INDEX) return report_bad(c, comp, src, bad, REMAT_CUDA_WHAT_BINARY, err);
     if (dst_bytes != (int64_t)nnz * 4) return msg_wrong_size(err, comp, "dst_bytes", (int64_t)nnz * 4, dst_bytes);
     if (nnz == 0) return REMAT_OK;
-    sparse_write_kernel<<<(unsigned)nb, SPARSE_THREADS, 0, c->stream>>>(out, counts, src, n,
+    REMAT_LAUNCH((unsigned)nb, SPARSE_THREADS, 0, c->stream, sparse_write_kernel)(out, counts, src, n,
                                                                          ((uintptr_t)out % 4u) == 0);
     cudaCheckLaunch();
     return REMAT_OK;
@@ -292,12 +292,12 @@ remat_status remat_cuda_compress(remat_cuda_ctx *c, remat_compressor comp, void 
         if (n > 0) {
             reset_slots(c);
             if (comp == REMAT_COMP_BOOL)
-                bool_kernel<<<remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream>>>(out, bad_slot(c), src, n, write);
+                REMAT_LAUNCH(remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream, bool_kernel)(out, bad_slot(c), src, n, write);
             else if (comp == REMAT_COMP_BIT)
-                bit_kernel<<<remat_cuda_blocks(want), REMAT_CUDA_THREADS, 0, c->stream>>>(out, bad_slot(c), src, n,
+                REMAT_LAUNCH(remat_cuda_blocks(want), REMAT_CUDA_THREADS, 0, c->stream, bit_kernel)(out, bad_slot(c), src, n,
                                                                                          write);
             else
-                uint8_kernel<<<remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream>>>(out, bad_slot(c), src, n,
+                REMAT_LAUNCH(remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream, uint8_kernel)(out, bad_slot(c), src, n,
                                                                                         write);
             cudaCheckLaunch();
             read_slots(c, &bad, nullptr);
@@ -328,7 +328,7 @@ remat_status remat_cuda_decompress(remat_cuda_ctx *c, remat_compressor comp, flo
         if (src_bytes != n) return msg_wrong_size(err, comp, "src_bytes", n, src_bytes);
         if (n == 0) return REMAT_OK;
         reset_slots(c);
-        bool_check_kernel<<<remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream>>>(bad_slot(c), in, n);
+        REMAT_LAUNCH(remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream, bool_check_kernel)(bad_slot(c), in, n);
         cudaCheckLaunch();
         ull bad;
         read_slots(c, &bad, nullptr);
@@ -337,14 +337,14 @@ remat_status remat_cuda_decompress(remat_cuda_ctx *c, remat_compressor comp, flo
             read_back(c, &v, in + bad, 1);
             return msg_bool_byte(err, (int64_t)bad, (unsigned)v);
         }
-        bytes_to_float_kernel<<<remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream>>>(dst, in, n);
+        REMAT_LAUNCH(remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream, bytes_to_float_kernel)(dst, in, n);
         cudaCheckLaunch();
         return REMAT_OK;
     }
     case REMAT_COMP_UINT8:
         if (src_bytes != n) return msg_wrong_size(err, comp, "src_bytes", n, src_bytes);
         if (n == 0) return REMAT_OK;
-        bytes_to_float_kernel<<<remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream>>>(dst, in, n);
+        REMAT_LAUNCH(remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream, bytes_to_float_kernel)(dst, in, n);
         cudaCheckLaunch();
         return REMAT_OK;
     case REMAT_COMP_BIT: {
@@ -357,7 +357,7 @@ remat_status remat_cuda_decompress(remat_cuda_ctx *c, remat_compressor comp, flo
             if ((last >> (n % 8)) != 0)
                 return msg_bit_padding(err, want - 1, (int)(n % 8), (unsigned)last);
         }
-        bit_unpack_kernel<<<remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream>>>(dst, in, n);
+        REMAT_LAUNCH(remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream, bit_unpack_kernel)(dst, in, n);
         cudaCheckLaunch();
         return REMAT_OK;
     }
@@ -368,7 +368,7 @@ remat_status remat_cuda_decompress(remat_cuda_ctx *c, remat_compressor comp, flo
         if (nnz > n) return msg_wrong_size(err, comp, "src_bytes", n * 4, src_bytes);
         if (nnz > 0) {
             reset_slots(c);
-            sparse_check_kernel<<<remat_cuda_blocks(nnz), REMAT_CUDA_THREADS, 0, c->stream>>>(bad_slot(c), in, nnz, n);
+            REMAT_LAUNCH(remat_cuda_blocks(nnz), REMAT_CUDA_THREADS, 0, c->stream, sparse_check_kernel)(bad_slot(c), in, nnz, n);
             cudaCheckLaunch();
             ull bad;
             read_slots(c, &bad, nullptr);
@@ -382,7 +382,7 @@ remat_status remat_cuda_decompress(remat_cuda_ctx *c, remat_compressor comp, flo
         }
         if (n) cudaCheck(cudaMemsetAsync(dst, 0, (size_t)n * sizeof(float), c->stream));
         if (nnz > 0) {
-            sparse_scatter_kernel<<<remat_cuda_blocks(nnz), REMAT_CUDA_THREADS, 0, c->stream>>>(dst, in, nnz);
+            REMAT_LAUNCH(remat_cuda_blocks(nnz), REMAT_CUDA_THREADS, 0, c->stream, sparse_scatter_kernel)(dst, in, nnz);
             cudaCheckLaunch();
         }
         return REMAT_OK;

@@ -50,6 +50,11 @@ typedef struct remat_cuda_info {
 
 remat_status remat_backend_cuda_get_info(const remat_backend *b, remat_cuda_info *out, remat_error *err);
 
+/* Starts peak_segment_bytes and free_at_peak afresh from now, so that setup a caller
+ * does not want counted is not (remat run calls it after remat_session_init, whose
+ * compressor calibration holds three 4 MiB buffers when a trace is recorded). */
+remat_status remat_backend_cuda_reset_peak(remat_backend *b, remat_error *err);
+
 /* Device time per backend entry, from CUDA events around each call (off by default:
  * the events cost a little). Names are the backend_ops field names. */
 #define REMAT_CUDA_PROF_MAX 32

@@ -18,6 +18,7 @@
 #include "core/types.h"
 #include "cuda/cuda_backend.h"
 #include "cuda/cuda_check.cuh"
+#include "cuda/launch.cuh"
 
 /* Byte offsets of the device scalars in ctx->small (each op uses its slots between
  * its launch and its read-back; the single stream orders the users). */
@@ -44,6 +45,8 @@ typedef struct remat_cuda_ctx {
     int device;
     cudaDeviceProp prop;
     cudaStream_t stream;
+    cudaEvent_t clock_ref, clock_cur; /* now(): device time of clock_cur since clock_ref */
+    double clock_base;                /* seconds at clock_ref */
     cublasHandle_t cublas;
     void *cublas_ws;            /* the user workspace given to cuBLAS (no hidden allocation) */
     int64_t cublas_ws_bytes;

@@ -18,7 +18,7 @@
 
 #define LAUNCH(kernel, n, ...)                                                                  \
     do {                                                                                        \
-        kernel<<<remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream>>>(__VA_ARGS__);        \
+        REMAT_LAUNCH(remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream, kernel)(__VA_ARGS__);        \
         cudaCheckLaunch();                                                                      \
     } while (0)
 

@@ -131,7 +131,7 @@ static void gemm_launch(remat_cuda_ctx *c, const gemm_desc &g) {
     const int64_t n_tiles = (g.N + GEMM_BN - 1) / GEMM_BN, m_tiles = (g.M + GEMM_BM - 1) / GEMM_BM;
     if (n_tiles > 0x7fffffff) remat_cuda_fatal(__FILE__, __LINE__, "gemm_launch", "N", "too many column tiles");
     dim3 grid((unsigned)n_tiles, (unsigned)(m_tiles < 65535 ? m_tiles : 65535));
-    gemm_tiled_kernel<<<grid, GEMM_THREADS, 0, c->stream>>>(g);
+    REMAT_LAUNCH(grid, GEMM_THREADS, 0, c->stream, gemm_tiled_kernel)(g);
     cudaCheckLaunch();
     c->gemm_calls_tiled++;
 }
@@ -207,7 +207,7 @@ void remat_cuda_linear_forward(remat_cuda_ctx *c, float *out, const float *inp, 
                                const float *bias, int64_t rows, int64_t in, int64_t out_f) {
     if (rows <= 0 || out_f <= 0) return;
     if (bias) {
-        bias_rows_kernel<<<remat_cuda_blocks(rows * out_f), REMAT_CUDA_THREADS, 0, c->stream>>>(out, bias, rows, out_f);
+        REMAT_LAUNCH(remat_cuda_blocks(rows * out_f), REMAT_CUDA_THREADS, 0, c->stream, bias_rows_kernel)(out, bias, rows, out_f);
         cudaCheckLaunch();
         remat_cuda_gemm_nt(c, out, inp, weight, rows, out_f, in, 1);
     } else {
@@ -260,7 +260,7 @@ void remat_cuda_linear_backward(remat_cuda_ctx *c, float *dinp, float *dweight, 
                                         inp + t * N * in, (int)in, dout + t * N * out_f, (int)out_f, &zero,
                                         scratch, (int)in));
                 c->gemm_calls_cublas++;
-                add_into_kernel<<<remat_cuda_blocks(out_f * in), REMAT_CUDA_THREADS, 0, c->stream>>>(dweight, scratch,
+                REMAT_LAUNCH(remat_cuda_blocks(out_f * in), REMAT_CUDA_THREADS, 0, c->stream, add_into_kernel)(dweight, scratch,
                                                                                                     out_f * in);
                 cudaCheckLaunch();
             }
@@ -275,7 +275,7 @@ void remat_cuda_linear_backward(remat_cuda_ctx *c, float *dinp, float *dweight, 
         }
     }
     if (dbias) {
-        dbias_kernel<<<remat_cuda_blocks(out_f), REMAT_CUDA_THREADS, 0, c->stream>>>(dbias, dout, t_steps, N, out_f);
+        REMAT_LAUNCH(remat_cuda_blocks(out_f), REMAT_CUDA_THREADS, 0, c->stream, dbias_kernel)(dbias, dout, t_steps, N, out_f);
         cudaCheckLaunch();
     }
 }

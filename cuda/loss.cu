@@ -48,7 +48,7 @@ float remat_cuda_loss_forward(remat_cuda_ctx *c, float *rate, const float *out, 
     const int64_t NK = N * K;
     if (NK > 0) {
         /* (T = 0 gives 0 / 0, NaN rates, as in the reference.) */
-        rate_kernel<<<remat_cuda_blocks(NK), REMAT_CUDA_THREADS, 0, c->stream>>>(rate, out, T, NK);
+        REMAT_LAUNCH(remat_cuda_blocks(NK), REMAT_CUDA_THREADS, 0, c->stream, rate_kernel)(rate, out, T, NK);
         cudaCheckLaunch();
     }
     if (N <= 0 || K <= 0) return 0.0f;
@@ -60,11 +60,11 @@ float remat_cuda_loss_forward(remat_cuda_ctx *c, float *rate, const float *out, 
     if (remat_cuda_scratch(c, m * (int64_t)sizeof(double), &tmp, &err) != REMAT_OK)
         remat_cuda_fatal(__FILE__, __LINE__, "remat_cuda_scratch", "out of memory", err.msg);
     double *terms = (double *)tmp;
-    if (mse) mse_terms_kernel<<<remat_cuda_blocks(NK), REMAT_CUDA_THREADS, 0, c->stream>>>(terms, rate, labels, N, K);
-    else ce_terms_kernel<<<remat_cuda_blocks(N), REMAT_CUDA_THREADS, 0, c->stream>>>(terms, rate, labels, N, K);
+    if (mse) REMAT_LAUNCH(remat_cuda_blocks(NK), REMAT_CUDA_THREADS, 0, c->stream, mse_terms_kernel)(terms, rate, labels, N, K);
+    else REMAT_LAUNCH(remat_cuda_blocks(N), REMAT_CUDA_THREADS, 0, c->stream, ce_terms_kernel)(terms, rate, labels, N, K);
     cudaCheckLaunch();
     double *total = (double *)((char *)c->small + REMAT_CUDA_SMALL_LOSS);
-    ordered_sum_kernel<<<1, 1, 0, c->stream>>>(total, terms, m);
+    REMAT_LAUNCH(1, 1, 0, c->stream, ordered_sum_kernel)(total, terms, m);
     cudaCheckLaunch();
     cudaCheck(cudaMemcpyAsync(c->small_host, total, sizeof(double), cudaMemcpyDeviceToHost, c->stream));
     cudaCheck(cudaStreamSynchronize(c->stream));
@@ -100,10 +100,10 @@ void remat_cuda_loss_backward(remat_cuda_ctx *c, float *dout, const float *rate,
         if (remat_cuda_scratch(c, 2 * N * (int64_t)sizeof(double), &tmp, &err) != REMAT_OK)
             remat_cuda_fatal(__FILE__, __LINE__, "remat_cuda_scratch", "out of memory", err.msg);
         stats = (double *)tmp;
-        ce_stats_kernel<<<remat_cuda_blocks(N), REMAT_CUDA_THREADS, 0, c->stream>>>(stats, rate, N, K);
+        REMAT_LAUNCH(remat_cuda_blocks(N), REMAT_CUDA_THREADS, 0, c->stream, ce_stats_kernel)(stats, rate, N, K);
         cudaCheckLaunch();
     }
-    loss_backward_kernel<<<remat_cuda_blocks(N * K), REMAT_CUDA_THREADS, 0, c->stream>>>(dout, rate, labels, stats, mse,
+    REMAT_LAUNCH(remat_cuda_blocks(N * K), REMAT_CUDA_THREADS, 0, c->stream, loss_backward_kernel)(dout, rate, labels, stats, mse,
                                                                                         T, N, K);
     cudaCheckLaunch();
 }

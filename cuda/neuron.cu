@@ -59,7 +59,7 @@ void remat_cuda_neuron_forward(remat_cuda_ctx *c, float *spikes, float *h, float
     const int H = h != nullptr;
     const int sel = (q.lif ? (q.decay_input ? 2 : 1) : 0) * 4 + q.soft * 2 + H;
 #define NF(L, D, S, HH) \
-    neuron_forward_kernel<L, D, S, HH><<<grid, REMAT_CUDA_THREADS, 0, c->stream>>>(spikes, h, v, x, q, t_steps, nf)
+    REMAT_LAUNCH(grid, REMAT_CUDA_THREADS, 0, c->stream, neuron_forward_kernel<L, D, S, HH>)(spikes, h, v, x, q, t_steps, nf)
     switch (sel) {
     case 0: NF(0, 0, 0, 0); break;
     case 1: NF(0, 0, 0, 1); break;
@@ -84,7 +84,7 @@ static void launch_backward(remat_cuda_ctx *c, float *dx, float *gv, const float
     const unsigned grid = remat_cuda_blocks(nf);
     const int sel = q.soft * 4 + q.detach * 2 + q.atan_sg;
 #define NB(S, X, A) \
-    neuron_backward_kernel<LIF, DEC, S, X, A><<<grid, REMAT_CUDA_THREADS, 0, c->stream>>>(dx, gv, ds, h, q, t_steps, nf)
+    REMAT_LAUNCH(grid, REMAT_CUDA_THREADS, 0, c->stream, neuron_backward_kernel<LIF, DEC, S, X, A>)(dx, gv, ds, h, q, t_steps, nf)
     switch (sel) {
     case 0: NB(0, 0, 0); break;
     case 1: NB(0, 0, 1); break;

@@ -1030,13 +1030,20 @@ TEST_F(CudaExecutor, TinyModelStepMatchesReference) {
             // TILED: every kernel is the reference's chain -> identical except the CE loss's
             // device exp/log (1 float ulp, which a spike threshold can amplify: then the
             // tolerance below applies). AUTO: cuBLAS backward GEMMs (tiny shapes fall back
-            // to the tiled kernel). Tolerance: 1e-4 relative to the tensor's largest value.
+            // to the tiled kernel). Tolerance: 1e-4 relative to the tensor's largest value,
+            // but no less than 1e-6 of the step's largest value: a tensor that is zero in
+            // exact arithmetic (the bias of a linear layer before batch norm) holds only
+            // rounding noise of the terms that cancel, and another summation order gives
+            // other noise (found by the emulator, whose cuBLAS adds beta*C last).
             EXPECT_NEAR(b.loss, a.loss, 1e-6 * std::max(1.0, std::fabs(a.loss))) << name;
+            float global = 0;
+            for (const Floats &g : a.grads)
+                for (float v : g) global = std::max(global, std::fabs(v));
             for (size_t t = 0; t < a.grads.size(); t++) {
                 float scale = 0;
                 for (float v : a.grads[t]) scale = std::max(scale, std::fabs(v));
                 for (size_t i = 0; i < a.grads[t].size(); i++)
-                    ASSERT_NEAR(b.grads[t][i], a.grads[t][i], 1e-4f * (scale + 1e-6f))
+                    ASSERT_NEAR(b.grads[t][i], a.grads[t][i], 1e-4f * std::max(scale, 1e-2f * global) + 1e-30f)
                         << name << " mode " << mode << " tensor " << t << " element " << i;
             }
             if (mode == REMAT_CUDA_GEMM_TILED && model.m.loss == REMAT_LOSS_RATE_MSE)

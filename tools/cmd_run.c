@@ -171,6 +171,8 @@ int remat_cmd_run(int argc, char **argv) {
     } else if (st == REMAT_OK) {
         remat_session *s = remat_session_init(&m, &p, &be, &o, &err);
         if (!s) st = err.status != REMAT_OK ? err.status : REMAT_ERR_INTERNAL;
+        remat_error ignored = {0};
+        if (s && !strcmp(backend, "cuda")) (void)remat_backend_cuda_reset_peak(&be, &ignored);
         for (int i = 0; s && i < iters && st == REMAT_OK; i++) {
             cli_progress("run: step %d/%d of %s", i + 1, iters, m.name);
             st = remat_session_step(s, 1, &res[i], &err);
