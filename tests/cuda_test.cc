@@ -1054,6 +1054,65 @@ TEST_F(CudaExecutor, TinyModelStepMatchesReference) {
     }
 }
 
+// Out of device memory in the middle of a step: an error with the numbers, never a
+// crash; the session gives back every segment it held; after the memory is free again
+// a new session computes the very same step. Small segments (4 KiB small pool, 16 KiB
+// large) make a step of the tiny model take many of them, so the failure comes after
+// some succeeded (exactly so on the emulator, whose free memory is byte-exact).
+TEST_F(CudaExecutor, OutOfMemoryMidStepIsAnErrorAndFreesWhatTheStepHeld) {
+    remat_test::Model model("tiny-mlp-lif");
+    remat_plan empty{};
+    remat_error err{};
+    ASSERT_EQ(remat_plan_init_empty(&model.m, &empty, &err), REMAT_OK) << err.msg;
+    remat_exec_opts o = remat_exec_opts_default();
+    o.seed = 5;
+    ASSERT_EQ(remat_caching_config_parse("small_size=1KiB,small_segment=4KiB,large_segment=16KiB,min_large_alloc=8KiB,round_large=4KiB,large_split_min=1KiB", &o.caching, &err), REMAT_OK)
+        << err.msg;
+    auto step = [&](remat_step_result *r, remat_error *e) {
+        remat_session *s = remat_session_init(&model.m, &empty, &be, &o, e);
+        if (!s) return e->status;
+        remat_status st = remat_session_step(s, 0, r, e);
+        remat_session_free(s);
+        return st;
+    };
+    remat_step_result full{};
+    ASSERT_EQ(step(&full, &err), REMAT_OK) << err.msg;
+    ASSERT_GT(full.peak_reserved_bytes, 8 * 4096);
+    const int64_t before = info().segment_bytes;
+    // Fill the device until less than half the step's segments fit.
+    std::vector<void *> ballast;
+    int64_t fr = 0, tot = 0;
+    ops().mem_info(be.ctx, &fr, &tot);
+    void *big = nullptr;
+    remat_error aerr{};
+    if (fr > full.peak_reserved_bytes && ops().segment_alloc(be.ctx, fr - full.peak_reserved_bytes / 2, &big, &aerr) == REMAT_OK)
+        ballast.push_back(big);
+    for (int i = 0; i < 100000; i++) {
+        ops().mem_info(be.ctx, &fr, &tot);
+        if (fr <= full.peak_reserved_bytes / 2) break;
+        void *p = nullptr;
+        if (ops().segment_alloc(be.ctx, 4096, &p, &aerr) != REMAT_OK) break;
+        ballast.push_back(p);
+    }
+    const int64_t held = info().segment_bytes;
+    remat_step_result r{};
+    remat_error serr{};
+    EXPECT_EQ(step(&r, &serr), REMAT_ERR_DEVICE);
+    const std::string msg = serr.msg;
+    EXPECT_NE(msg.find("out of device memory: asked "), std::string::npos) << msg;
+    EXPECT_NE(msg.find("free "), std::string::npos) << msg;
+    EXPECT_NE(msg.find("reserved "), std::string::npos) << msg;
+    EXPECT_EQ(info().segment_bytes, held) << "the failed session kept segments";
+    printf("[ INFO     ] device full: %s\n", msg.c_str());
+    for (void *p : ballast) ops().segment_free(be.ctx, p);
+    EXPECT_EQ(info().segment_bytes, before);
+    remat_step_result again{};
+    ASSERT_EQ(step(&again, &err), REMAT_OK) << err.msg;
+    EXPECT_EQ(bits((float)again.loss), bits((float)full.loss));
+    EXPECT_EQ(again.peak_reserved_bytes, full.peak_reserved_bytes);
+    remat_plan_free(&empty);
+}
+
 // A small grid: each block alone checkpointed with each compressor its input allows and
 // each k dividing T (k = 1 over batch norm), then all blocks together; the shipped plan.
 std::vector<remat_plan> plan_grid(const remat_model &m, const char *shipped) {

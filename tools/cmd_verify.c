@@ -21,7 +21,8 @@
 
 static const char *USAGE =
     "usage: remat verify --model M.json --plan P.json [--backend ref|cuda] [--seed S] [--threads N] [--json]\n"
-    "       remat verify --model M.json --grid [--sample K] [--sample-seed S] [--seed S] [--all-rows] [--json]\n"
+    "       remat verify --model M.json --grid [--sample K] [--sample-seed S] [--backend ref|cuda] [--seed S]\n"
+    "                    [--all-rows] [--json]\n"
     "       remat verify --compressors [--seed S] [--large N|auto|max|0] [--json]\n"
     "       remat verify --dump A.h5 --dump B.h5 [--json]\n"
     "\n"
