@@ -5,14 +5,15 @@
 #include "core/backend.h"
 #include "cuda/cuda_backend.h"
 
-#define BUILT_WITHOUT "no CUDA device: remat was built without CUDA (build with --config=cuda)"
+#define BUILT_WITHOUT \
+    "no CUDA device: remat was built without CUDA (build with --config=cuda, or --config=cudaemu for the CPU emulator)"
 
 remat_status remat_backend_cuda_init(remat_backend *out, int device, remat_error *err) {
     out->ops = NULL;
     out->ctx = NULL;
     return remat_error_set(err, REMAT_ERR_DEVICE,
                            "no CUDA device: remat was built without CUDA (device %d requested; build with "
-                           "--config=cuda)",
+                           "--config=cuda, or --config=cudaemu for the CPU emulator)",
                            device);
 }
 
