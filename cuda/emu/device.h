@@ -17,9 +17,10 @@
  *    undefined behaviour, typically a hang).
  *  - __shared__ variables are static: shared by the threads of a block, kept between
  *    blocks (on a GPU their content is undefined at block start).
- *  - Kernel arguments that are pointers must point into device memory (cudaMalloc) or
- *    be null; a host pointer given to a kernel stops the emulator with the kernel's name
- *    and the argument's position.
+ *  - Kernel arguments that are pointers must point into device memory (cudaMalloc),
+ *    pinned host memory (cudaMallocHost: mapped for the device) or be null; another
+ *    host pointer given to a kernel stops the emulator with the kernel's name and the
+ *    argument's position.
  * Not modelled: the memory model (all accesses are sequentially consistent), warp
  * divergence costs, timing. Floating point is the host's: IEEE single and double with
  * fmaf correctly rounded, as on the device with --fmad=false.
@@ -68,7 +69,7 @@ int syncthreads_count(const char *file, int line, int pred);
 unsigned ballot_sync(const char *file, int line, unsigned mask, int pred);
 uint64_t shfl_down_sync(const char *file, int line, unsigned mask, uint64_t bits, unsigned delta);
 
-/* A pointer argument of a kernel: null, or inside a cudaMalloc allocation. */
+/* A pointer argument of a kernel: null, or inside a cudaMalloc or cudaMallocHost allocation. */
 void check_kernel_pointer(const char *kernel, int arg, const void *p);
 
 /* Queues `body` as a kernel launch on `stream` after checking the configuration (an

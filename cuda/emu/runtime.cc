@@ -107,7 +107,7 @@ bool is_pinned(const void *p, size_t bytes) { return pinned_allocs.contains(p, b
 void set_last_error(cudaError_t e) { last_error = e; }
 
 void check_kernel_pointer(const char *kernel, int arg, const void *p) {
-    if (p && !is_device(p, 0))
+    if (p && !is_device(p, 0) && !is_pinned(p, 0)) /* pinned memory is mapped for the device */
         fatal("kernel %s: argument %d (%p) is not device memory (a host pointer would fault on a GPU)", kernel,
               arg + 1, p);
 }
