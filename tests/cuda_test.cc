@@ -953,6 +953,26 @@ TEST_F(CudaKernels, RepeatedRunsAreBitIdentical) {
     EXPECT_BITS_EQ(runs[2], runs[0], "third run");
 }
 
+// now() is the device clock (CUDA events): never goes back, and a call after queued
+// work is later than one before it by at least that work's time.
+TEST_F(CudaKernels, ClockIsMonotonicAndWaitsForQueuedWork) {
+    double prev = ops().now(be.ctx);
+    for (int i = 0; i < 100; i++) {
+        const double t = ops().now(be.ctx);
+        ASSERT_GE(t, prev) << i;
+        prev = t;
+    }
+    const int64_t n = 1 << 20;
+    Dev x(&be, n * 4);
+    const double t0 = ops().now(be.ctx);
+    for (int r = 0; r < 4; r++) ops().fill_uniform(be.ctx, (float *)x.p, n, -1.0f, 1.0f, 1, 2, (uint64_t)r);
+    const double t1 = ops().now(be.ctx);
+    EXPECT_GT(t1, t0);
+    // The fills have run by now: their values are there.
+    Floats v = x.get(4);
+    EXPECT_TRUE(std::isfinite(v[0]) && v[0] >= -1.0f && v[0] <= 1.0f) << v[0];
+}
+
 TEST_F(CudaKernels, OutOfMemoryIsAnErrorWithTheNumbers) {
     void *p = nullptr;
     remat_error err{};
