@@ -42,16 +42,18 @@ for model in tiny-mlp-lif tiny-3block-if tiny-resnet-bn; do
     echo "FAIL: verify --plan $P --backend cuda: $(cat "$tmp/one.err") $(head -c 400 "$tmp/one.json")"; fails=$((fails+1))
   fi
   # 3. the simulator on the CUDA baseline's trace against the CUDA run of the plan
+  if ! "$remat" run --model "$M" --backend cuda --trace "$tmp/base.h5" >/dev/null 2>"$tmp/err" ||
+     ! "$remat" run --model "$M" --plan "$P" --backend cuda --json >"$tmp/run.json" 2>>"$tmp/err"; then
+    echo "FAIL: run on $model: $(cat "$tmp/err")"; fails=$((fails+1)); continue
+  fi
+  rec=$(field "$tmp/run.json" recomputed_layers)
   for alloc in exact caching; do
-    if ! "$remat" run --model "$M" --backend cuda --trace "$tmp/base.h5" >/dev/null 2>"$tmp/err" ||
-       ! "$remat" run --model "$M" --plan "$P" --backend cuda --json >"$tmp/run.json" 2>>"$tmp/err" ||
-       ! "$remat" simulate --trace "$tmp/base.h5" --plan "$P" --allocator "$alloc" --json >"$tmp/sim.json" 2>>"$tmp/err"; then
-      echo "FAIL: run/simulate on $model: $(cat "$tmp/err")"; fails=$((fails+1)); continue
+    if ! "$remat" simulate --trace "$tmp/base.h5" --plan "$P" --allocator "$alloc" --json >"$tmp/sim.json" 2>"$tmp/err"; then
+      echo "FAIL: simulate on $model: $(cat "$tmp/err")"; fails=$((fails+1)); continue
     fi
     key=peak_live_bytes
     [ "$alloc" = caching ] && key=peak_reserved_bytes
     got=$(field "$tmp/run.json" "$key") want=$(field "$tmp/sim.json" "$key")
-    rec=$(field "$tmp/run.json" recomputed_layers)
     if [ -n "$got" ] && [ "$got" = "$want" ] && [ "${rec:-0}" -gt 0 ]; then
       passes=$((passes+1)); echo "$model $alloc: $key predicted $want, CUDA run $got, $rec layers recomputed"
     else
