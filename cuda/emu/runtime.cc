@@ -213,14 +213,21 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpy
     (void)s;
     if (bytes == 0) return cudaSuccess;
     const bool dst_dev = is_device(dst, bytes), src_dev = is_device(src, bytes);
-    const bool ok = (kind == cudaMemcpyHostToDevice && dst_dev && !src_dev) ||
-                    (kind == cudaMemcpyDeviceToHost && !dst_dev && src_dev) ||
-                    (kind == cudaMemcpyDeviceToDevice && dst_dev && src_dev) || (kind == cudaMemcpyDefault);
-    if (!ok) {
-        if (kind == cudaMemcpyHostToDevice && !dst_dev) return fail(cudaErrorInvalidValue);
-        if (kind == cudaMemcpyDeviceToHost && !src_dev) return fail(cudaErrorInvalidValue);
-        if (kind == cudaMemcpyDeviceToDevice) return fail(cudaErrorInvalidValue);
-        return fail(cudaErrorInvalidMemcpyDirection);
+    /* The device side of the copy must be device memory; the host side must not be. */
+    switch (kind) {
+    case cudaMemcpyHostToDevice:
+        if (!dst_dev) return fail(cudaErrorInvalidValue);
+        if (src_dev) return fail(cudaErrorInvalidMemcpyDirection);
+        break;
+    case cudaMemcpyDeviceToHost:
+        if (!src_dev) return fail(cudaErrorInvalidValue);
+        if (dst_dev) return fail(cudaErrorInvalidMemcpyDirection);
+        break;
+    case cudaMemcpyDeviceToDevice:
+        if (!dst_dev || !src_dev) return fail(cudaErrorInvalidValue);
+        break;
+    case cudaMemcpyDefault: break;
+    default: return fail(cudaErrorInvalidMemcpyDirection);
     }
     if (!src_dev && !is_pinned(src, bytes)) { /* pageable source: staged now */
         std::vector<char> staged((const char *)src, (const char *)src + bytes);
