@@ -1,5 +1,5 @@
 /* alloc_replay_bench.c - replay throughput of the allocator models alone
- * (core/alloc_model.h) on a synthetic stream that stresses them.
+ * (core/alloc/alloc_model.h) on a synthetic stream that stresses them.
  *
  *   bazel run //bench:alloc_replay_bench -- [EVENTS] [SEED]
  *
@@ -29,7 +29,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/alloc_model.h"
+#include "core/alloc/alloc_model.h"
 
 typedef struct ev {
     int64_t id;    /* >= 0 alloc of id, < 0 free of ~id */

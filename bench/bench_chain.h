@@ -11,11 +11,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/backend.h"
-#include "core/executor.h"
-#include "core/model.h"
-#include "core/plan.h"
-#include "core/trace.h"
+#include "core/exec/backend.h"
+#include "core/exec/executor.h"
+#include "core/model/model.h"
+#include "core/model/plan.h"
+#include "core/io/trace.h"
 
 static double bench_now(void) {
     struct timespec ts;

@@ -25,11 +25,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/backend.h"
-#include "core/executor.h"
-#include "core/model.h"
-#include "core/plan.h"
-#include "core/status.h"
+#include "core/exec/backend.h"
+#include "core/exec/executor.h"
+#include "core/model/model.h"
+#include "core/model/plan.h"
+#include "core/base/status.h"
 #include "cuda/cuda_backend.h"
 
 static double mib(int64_t b) { return (double)b / (1024.0 * 1024.0); }

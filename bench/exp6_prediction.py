@@ -6,7 +6,7 @@ model's plan grid.
 
 For each shipped model (resnet-bn, mlp-lif, 3block-if):
   1. `remat run --iters 2 --trace` without a plan: the baseline trace;
-  2. the plan grid, built here with the rules of core/plan_grid.h: per block, "stored" or
+  2. the plan grid, built here with the rules of core/model/plan_grid.h: per block, "stored" or
      checkpointed x compressor (none, bool, uint8, bit, sparse) x k dividing T (k = 1
      over batch norm) x (no split, or one split at each layer after the block's first;
      none in a block that ends in `add`), each option kept when the validator accepts it

@@ -19,9 +19,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/ref_kernels.h"
-#include "core/rng.h"
-#include "core/status.h"
+#include "core/ref/ref_kernels.h"
+#include "core/base/rng.h"
+#include "core/base/status.h"
 
 void openblas_set_num_threads(int num_threads);
 

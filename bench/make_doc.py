@@ -434,7 +434,7 @@ def sec_exp4(d):
     worse = [m for m, v in by.items() if "remat plain" in v and v["remat plain"]["peak_vs_torch_plain"] > 1.0]
     if worse:
         notes.append("Where ours is higher (%s), the cause is two rules of the executor's schedule "
-                     "(`core/executor.c`, segment backward), visible with `bench/trace_peak.py` on the plain "
+                     "(`core/exec/executor.c`, segment backward), visible with `bench/trace_peak.py` on the plain "
                      "traces: (a) a segment's input gradient (`[T, N, F]`, role `act_grad`) is allocated when "
                      "the segment's backward *starts*, so it coexists with the last layer's saved tensors and "
                      "gradients (the mlp-lif peak, in the backward of `lif2`, holds it); (b) a segment's output "
@@ -621,7 +621,7 @@ def sec_exp6(d):
                          "exceeds" if all(m["time_err_pct"]["median"] > 0 for m in biased) else "misses"))
     return "\n\n".join(["## 6. Predicted against measured peak and step time",
                         "For each shipped model: one baseline trace (`remat run --iters 2 --trace`), then plans of "
-                        "its grid (the rules of `core/plan_grid.h`: per block stored, or checkpointed x compressor "
+                        "its grid (the rules of `core/model/plan_grid.h`: per block stored, or checkpointed x compressor "
                         "x k dividing T x at most one split; the baseline, then a seeded random order), each "
                         "predicted by `remat simulate` and run by `remat run` (second step of both). Plans per "
                         "model are capped (%s) to keep `bench/run-all` within 20 minutes; the grid tests in "

@@ -18,7 +18,7 @@
 
 #include <stdlib.h>
 
-#include "core/alloc_model.h"
+#include "core/alloc/alloc_model.h"
 #include "sim/des.h"
 #include "sim/sim.h"
 

@@ -2,7 +2,7 @@
  * default configuration; --config=cuda links the cuda/ .cu files instead, see cuda/BUILD).
  * Every function reports REMAT_ERR_DEVICE "no CUDA device: remat was built without
  * CUDA ..." so callers and tests can say why nothing ran on a GPU. */
-#include "core/backend.h"
+#include "core/exec/backend.h"
 #include "cuda/cuda_backend.h"
 
 #define BUILT_WITHOUT \

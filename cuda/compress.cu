@@ -1,4 +1,4 @@
-/* compress.cu - count_nonzero and the compressors of core/compress.h on the device,
+/* compress.cu - count_nonzero and the compressors of core/codec/compress.h on the device,
  * with the reference's (compress.c) checks, their order and their messages:
  *  1. arguments (compressor id, n, buffer present);
  *  2. values: the FIRST element the format cannot represent (by bit pattern), found
@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/compress.h"
+#include "core/codec/compress.h"
 #include "cuda/compress_messages.h"
 #include "cuda/cuda_internal.cuh"
 #include "cuda/kernel_bodies.h"

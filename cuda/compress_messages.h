@@ -1,4 +1,4 @@
-/* compress_messages.h - the compressors' refusals, worded exactly as core/compress.c
+/* compress_messages.h - the compressors' refusals, worded exactly as core/codec/compress.c
  * words them (cuda/compress.cu reports through these; tests/cuda_test.cc checks each
  * against the reference on the host, so a change of wording there shows up without a
  * GPU). Host-only C++ (inline functions).
@@ -10,9 +10,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/compress.h"
-#include "core/status.h"
-#include "core/types.h"
+#include "core/codec/compress.h"
+#include "core/base/status.h"
+#include "core/base/types.h"
 
 namespace remat_cuda {
 

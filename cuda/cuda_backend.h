@@ -11,8 +11,8 @@
 
 #include <stdint.h>
 
-#include "core/backend.h"
-#include "core/status.h"
+#include "core/exec/backend.h"
+#include "core/base/status.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,6 +1,6 @@
 /* cuda_internal.cuh - the CUDA backend's context and the host entry of every kernel
  * file. Each remat_cuda_<op> has the arguments and meaning of remat_ref_<op>
- * (core/ref_kernels.h) with the context first; pointers are device pointers; work is
+ * (core/ref/ref_kernels.h) with the context first; pointers are device pointers; work is
  * queued on ctx->stream (one stream: cuBLAS's reproducibility guarantee holds for a
  * single active stream).
  */
@@ -12,10 +12,10 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include "core/backend.h"
-#include "core/model.h"
-#include "core/status.h"
-#include "core/types.h"
+#include "core/exec/backend.h"
+#include "core/model/model.h"
+#include "core/base/status.h"
+#include "core/base/types.h"
 #include "cuda/cuda_backend.h"
 #include "cuda/cuda_check.cuh"
 #include "cuda/launch.cuh"

@@ -2,7 +2,7 @@
  * element (grid-stride), the reference's expression per element (no reductions here,
  * so every output is the reference's bits).
  *
- * Dropout draws its mask from core/rng.h with the reference's key
+ * Dropout draws its mask from core/base/rng.h with the reference's key
  * (seed, REMAT_RNG_DROPOUT, remat_rng_dropout_key(iter, layer), i): the multi-step
  * kernels compute the mask value of element i once and apply it at every t.
  * Adam's bias corrections are scalars: computed on the host with the reference's

@@ -1,10 +1,10 @@
 /* kernel_bodies.h - the per-element arithmetic of the CUDA kernels, written once for
- * host and device (REMAT_HOSTDEV, core/rng.h). The kernels in the cuda/ .cu files call these and
+ * host and device (REMAT_HOSTDEV, core/base/rng.h). The kernels in the cuda/ .cu files call these and
  * add only the thread mapping; tests/cuda_test.cc compiles the same functions on the
- * host and checks them bit for bit against core/ref_kernels.c, which checks the
+ * host and checks them bit for bit against core/ref/ref_kernels.c, which checks the
  * arithmetic even on a machine without a GPU.
  *
- * Every expression is written in the order of core/ref_kernels.c (which follows
+ * Every expression is written in the order of core/ref/ref_kernels.c (which follows
  * semantics.md). Both sides compile without contraction (-ffp-contract=off on the
  * host, nvcc --fmad=false on the device), division and sqrt are IEEE-rounded on both
  * (nvcc's defaults -prec-div=true -prec-sqrt=true, no -use_fast_math), and the only
@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/rng.h"
+#include "core/base/rng.h"
 
 namespace remat_cuda {
 

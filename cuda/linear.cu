@@ -2,7 +2,7 @@
  *
  * The determinism argument (docs/cuda.md has it in full):
  *  - The tiled kernel computes every output element as the reference GEMM defines it
- *    (core/gemm.c): c = (accumulate ? C : +0), then c = fmaf(A(i,k), B(k,j), c) for k
+ *    (core/ref/gemm.c): c = (accumulate ? C : +0), then c = fmaf(A(i,k), B(k,j), c) for k
  *    ascending, one thread owning the whole chain. Tiles only decide which thread
  *    computes which element and what sits in shared memory; K is never split (a K tile
  *    continues the same register chain, and the chain stops at K: no padded k ever

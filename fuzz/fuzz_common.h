@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/status.h"
+#include "core/base/status.h"
 
 #define FUZZ_CHECK(cond)                                                            \
     do {                                                                            \

@@ -1,4 +1,4 @@
-/* fuzz_model.c - libFuzzer target for the model reader (core/model_json.c).
+/* fuzz_model.c - libFuzzer target for the model reader (core/model/model_json.c).
  *
  * Every input either loads as a model that satisfies the invariants of model.h,
  * or is refused with one printable line "<origin>: <field>: <expected>" and status
@@ -7,9 +7,9 @@
  * remat_xmalloc accounting as well as by LeakSanitizer). Build and run: fuzz/run.sh. */
 #include <stdint.h>
 
-#include "core/model.h"
-#include "core/plan.h"
-#include "core/plan_grid.h"
+#include "core/model/model.h"
+#include "core/model/plan.h"
+#include "core/model/plan_grid.h"
 #include "fuzz/fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,4 +1,4 @@
-/* fuzz_plan.c - libFuzzer target for the plan reader (core/plan_json.c).
+/* fuzz_plan.c - libFuzzer target for the plan reader (core/model/plan_json.c).
  *
  * Each input is read as a plan for every model in $REMAT_FUZZ_MODELS (default
  * data/models, loaded once). It is either refused with one printable line
@@ -8,8 +8,8 @@
 #include <dirent.h>
 #include <stdint.h>
 
-#include "core/model.h"
-#include "core/plan.h"
+#include "core/model/model.h"
+#include "core/model/plan.h"
 #include "fuzz/fuzz_common.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

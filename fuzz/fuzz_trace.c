@@ -1,4 +1,4 @@
-/* fuzz_trace.c - libFuzzer target for the trace reader (core/trace_h5.c).
+/* fuzz_trace.c - libFuzzer target for the trace reader (core/io/trace_h5.c).
  *
  * The input bytes are written to a file of this process and read with
  * remat_trace_read_h5. Every input either reads as a trace whose events replay
@@ -8,7 +8,7 @@
  *
  * Build (clang; see fuzz/run.sh for the flags the other targets use):
  *   clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -I. -I/usr/include/hdf5/serial \
- *     fuzz/fuzz_trace.c core/trace.c core/trace_h5.c core/h5_util.c core/status.c core/types.c \
+ *     fuzz/fuzz_trace.c core/io/trace.c core/io/trace_h5.c core/io/h5_util.c core/base/status.c core/base/types.c \
  *     -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5_serial -o fuzz_trace
  * Seed corpus: fuzz/seeds/trace (small valid traces).
  *
@@ -22,7 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/trace.h"
+#include "core/io/trace.h"
 #include "fuzz/fuzz_common.h"
 
 #if defined(__has_feature)

@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "core/alloc_model.h"
+#include "core/alloc/alloc_model.h"
 #include "plots/reduce.h"
 
 remat_curve_opts remat_curve_opts_default(void) {

@@ -6,7 +6,7 @@
  *    parameters allocated before the iteration are counted); a free removes the
  *    bytes (and role) of the alloc it matches by tensor id.
  *  - reserved bytes = the segments of the caching allocator model
- *    (core/alloc_model.h) after replaying the same events, configured from the
+ *    (core/alloc/alloc_model.h) after replaying the same events, configured from the
  *    trace's allocator_config ("" = PyTorch defaults). A trace whose
  *    allocator_config is "exact" or "none" has no reserved curve.
  *  - the iteration is iters[iter].first_event .. + n_events when the trace has
@@ -23,9 +23,9 @@
 
 #include <stdint.h>
 
-#include "core/status.h"
-#include "core/trace.h"
-#include "core/types.h"
+#include "core/base/status.h"
+#include "core/io/trace.h"
+#include "core/base/types.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -3,7 +3,7 @@
 #ifndef REMAT_PLOTS_ITEMS_H
 #define REMAT_PLOTS_ITEMS_H
 
-#include "core/model.h"
+#include "core/model/model.h"
 #include "plots/curve.h"
 #include "plots/memplot.h"
 

@@ -25,8 +25,8 @@
 #ifndef REMAT_PLOTS_MEMPLOT_H
 #define REMAT_PLOTS_MEMPLOT_H
 
-#include "core/status.h"
-#include "core/trace.h"
+#include "core/base/status.h"
+#include "core/io/trace.h"
 #include "plots/curve.h"
 #include "plots/figure.h"
 

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/plan.h"
+#include "core/model/plan.h"
 
 int remat_plot_model_of(const remat_trace *t, remat_model *m) {
     memset(m, 0, sizeof *m);

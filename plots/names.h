@@ -6,8 +6,8 @@
 
 #include <stddef.h>
 
-#include "core/model.h"
-#include "core/trace.h"
+#include "core/model/model.h"
+#include "core/io/trace.h"
 #include "plots/curve.h"
 
 #ifdef __cplusplus

@@ -33,7 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/status.h"
+#include "core/base/status.h"
 #include "plots/figure.h"
 
 #ifdef __cplusplus

@@ -1,7 +1,7 @@
 /* des.c - event queue, stream schedule and allocator replay (contract in sim/des.h).
  *
  * Modelling rules of the copy-stream schedule are stated in des.h; the replay
- * itself adds none: each event is one call into core/alloc_model.c.
+ * itself adds none: each event is one call into core/alloc/alloc_model.c.
  */
 #include "sim/des.h"
 

@@ -1,6 +1,6 @@
 /* des.h - the simulator's discrete-event layer: timed allocation events on
  * streams, an event queue ordered by (time, seq), and the replay of an event
- * stream through the allocator models of core/alloc_model.h (the same code the
+ * stream through the allocator models of core/alloc/alloc_model.h (the same code the
  * executor places tensors with: there is no second allocator here).
  *
  *   remat_des_replay_opts o = remat_des_replay_opts_default();
@@ -20,9 +20,9 @@
 
 #include <stdint.h>
 
-#include "core/alloc_model.h"
-#include "core/status.h"
-#include "core/trace.h"
+#include "core/alloc/alloc_model.h"
+#include "core/base/status.h"
+#include "core/io/trace.h"
 
 #ifdef __cplusplus
 extern "C" {

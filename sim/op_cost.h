@@ -21,9 +21,9 @@
 
 #include <stdint.h>
 
-#include "core/status.h"
-#include "core/trace.h"
-#include "core/types.h"
+#include "core/base/status.h"
+#include "core/io/trace.h"
+#include "core/base/types.h"
 
 #ifdef __cplusplus
 extern "C" {

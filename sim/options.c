@@ -1,12 +1,12 @@
 /* options.c - the per-block options the searches choose from (see sim/search.h):
- * core/plan_grid.c's options of each block (every valid stored / checkpointed x
+ * core/model/plan_grid.c's options of each block (every valid stored / checkpointed x
  * compressor x k x single-split option, the grid the acceptance tests prove exact),
  * plus, for each checkpointed (compressor, k) with two or more valid single split
  * points, the option that splits at all of them (a block recomputed as several
  * segments, the spatial split of greedy level 2). */
 #include <string.h>
 
-#include "core/plan_grid.h"
+#include "core/model/plan_grid.h"
 #include "sim/search.h"
 
 void remat_search_options_free(remat_block_options *o, int n_blocks) {

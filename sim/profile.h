@@ -17,8 +17,8 @@
 #ifndef REMAT_SIM_PROFILE_H
 #define REMAT_SIM_PROFILE_H
 
-#include "core/status.h"
-#include "core/trace.h"
+#include "core/base/status.h"
+#include "core/io/trace.h"
 #include "sim/chain.h"
 
 #ifdef __cplusplus

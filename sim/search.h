@@ -16,8 +16,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/plan.h"
-#include "core/status.h"
+#include "core/model/plan.h"
+#include "core/base/status.h"
 #include "sim/chain.h"
 #include "sim/sim.h"
 

@@ -5,7 +5,7 @@
  * measured where it can be):
  *
  *  1. One schedule. The predicted event stream is the one the executor produces:
- *     the simulator runs core/executor.c itself on the dry backend (no memory, no
+ *     the simulator runs core/exec/executor.c itself on the dry backend (no memory, no
  *     data), so the scheduling rules exist once. Sizes of every tensor follow
  *     from the model and the plan, except sparse-compressed inputs (assumption 4).
  *  2. The baseline is reproducible. At load, the dry run of the empty plan must
@@ -26,7 +26,7 @@
  *     Recomputation reproduces the first forward bit for bit (the determinism
  *     contract), so counts do not depend on the plan.
  *  5. Memory. Peaks come from replaying the predicted events in (time, seq)
- *     order through core/alloc_model.c, the allocator models the executor itself
+ *     order through core/alloc/alloc_model.c, the allocator models the executor itself
  *     uses (exact live bytes; the CUDA caching allocator's rules), restarting at
  *     the executor's restart point of every step. With one stream the replay
  *     must agree with the dry run's own accounting; a disagreement is a bug and
@@ -44,8 +44,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/backend.h"
-#include "core/executor.h"
+#include "core/exec/backend.h"
+#include "core/exec/executor.h"
 #include "sim/des.h"
 #include "sim/op_cost.h"
 

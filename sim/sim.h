@@ -21,11 +21,11 @@
 
 #include <stdint.h>
 
-#include "core/alloc_model.h"
-#include "core/model.h"
-#include "core/plan.h"
-#include "core/status.h"
-#include "core/trace.h"
+#include "core/alloc/alloc_model.h"
+#include "core/model/model.h"
+#include "core/model/plan.h"
+#include "core/base/status.h"
+#include "core/io/trace.h"
 
 #ifdef __cplusplus
 extern "C" {

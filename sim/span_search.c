@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/plan_grid.h"
+#include "core/model/plan_grid.h"
 
 /* Adds a point to the front, keeping it sorted by peak descending. */
 static remat_status front_add(remat_search_budget_result *r, const remat_search_point *pt, remat_error *err) {

@@ -4,7 +4,7 @@
  * span (plan.h: several blocks as one checkpointed unit, chunked along time across
  * all their layers) is not a per-block option, because it fixes the blocks it
  * covers. remat_search_budget_spans runs remat_search_budget, then simulates every
- * span plan of the model (core/plan_grid.h: each start block, span length,
+ * span plan of the model (core/model/plan_grid.h: each start block, span length,
  * compressor and k, other blocks stored), adds them to the Pareto front, and
  * takes the fastest span plan that fits when it beats the programme's choice (or
  * when the programme found none). Combinations of a span with per-block options

@@ -13,9 +13,9 @@
 
 #include <stdint.h>
 
-#include "core/model.h"
-#include "core/plan.h"
-#include "core/trace.h"
+#include "core/model/model.h"
+#include "core/model/plan.h"
+#include "core/io/trace.h"
 #include "sim/search.h"
 #include "sim/sim.h"
 

@@ -1,4 +1,4 @@
-// alloc_model_test.cc - the EXACT and CACHING allocator models (core/alloc_model.h).
+// alloc_model_test.cc - the EXACT and CACHING allocator models (core/alloc/alloc_model.h).
 //
 // Hand-computed cases for every caching rule (docs/allocator-model.md), then
 // randomized checks: EXACT against a naive sum, CACHING against a straightforward
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "core/alloc_model.h"
+#include "core/alloc/alloc_model.h"
 
 namespace {
 

@@ -7,10 +7,10 @@
 #include <cstring>
 #include <vector>
 
-#include "core/backend.h"
-#include "core/compress.h"
-#include "core/ref_kernels.h"
-#include "core/rng.h"
+#include "core/exec/backend.h"
+#include "core/codec/compress.h"
+#include "core/ref/ref_kernels.h"
+#include "core/base/rng.h"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/compress.h"
+#include "core/codec/compress.h"
 
 namespace {
 

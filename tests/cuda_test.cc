@@ -2,7 +2,7 @@
 //
 // Three parts:
 //  1. HostBodies.*: the per-element arithmetic of the CUDA kernels (cuda/kernel_bodies.h)
-//     compiled on the host and compared bit for bit with core/ref_kernels.c. These run
+//     compiled on the host and compared bit for bit with core/ref/ref_kernels.c. These run
 //     in every build, with or without CUDA or a GPU.
 //  2. CudaKernels.*: every backend entry on the device against the reference function
 //     on random inputs. Exact (bit) equality wherever the computation is the same
@@ -27,12 +27,12 @@
 #include <string>
 #include <vector>
 
-#include "core/backend.h"
-#include "core/compress.h"
-#include "core/executor.h"
-#include "core/model.h"
-#include "core/plan.h"
-#include "core/ref_kernels.h"
+#include "core/exec/backend.h"
+#include "core/codec/compress.h"
+#include "core/exec/executor.h"
+#include "core/model/model.h"
+#include "core/model/plan.h"
+#include "core/ref/ref_kernels.h"
 #include "cuda/compress_messages.h"
 #include "cuda/cuda_backend.h"
 #include "cuda/kernel_bodies.h"

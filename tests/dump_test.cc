@@ -1,4 +1,4 @@
-// dump_test.cc - the gradient dump (core/dump.h) and its reader (core/dump_read.h):
+// dump_test.cc - the gradient dump (core/io/dump.h) and its reader (core/io/dump_read.h):
 // layout exactly as interfaces.md says, values equal to what a session reports,
 // equal dumps for different plans, byte-identical files for equal content, and
 // clean refusals of files that are not dumps.
@@ -14,13 +14,13 @@
 #include <string>
 #include <vector>
 
-#include "core/backend.h"
-#include "core/dump.h"
-#include "core/dump_read.h"
-#include "core/executor.h"
-#include "core/h5_util.h"
-#include "core/model.h"
-#include "core/plan.h"
+#include "core/exec/backend.h"
+#include "core/io/dump.h"
+#include "core/io/dump_read.h"
+#include "core/exec/executor.h"
+#include "core/io/h5_util.h"
+#include "core/model/model.h"
+#include "core/model/plan.h"
 
 namespace {
 

@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "core/backend.h"
-#include "core/compress.h"
-#include "core/executor.h"
-#include "core/plan.h"
-#include "core/plan_grid.h"
-#include "core/trace.h"
+#include "core/exec/backend.h"
+#include "core/codec/compress.h"
+#include "core/exec/executor.h"
+#include "core/model/plan.h"
+#include "core/model/plan_grid.h"
+#include "core/io/trace.h"
 #include "tests/testutil.h"
 
 using remat_test::Model;

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/plan_grid.h"
+#include "core/model/plan_grid.h"
 
 namespace {
 

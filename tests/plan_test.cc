@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/plan.h"
+#include "core/model/plan.h"
 
 namespace {
 

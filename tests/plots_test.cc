@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "core/model.h"
-#include "core/trace.h"
+#include "core/model/model.h"
+#include "core/io/trace.h"
 #include "plots/curve.h"
 #include "plots/figure.h"
 #include "plots/memplot.h"

@@ -27,8 +27,8 @@
 #include <functional>
 #include <vector>
 
-#include "core/ref_kernels.h"
-#include "core/rng.h"
+#include "core/ref/ref_kernels.h"
+#include "core/base/rng.h"
 
 namespace {
 

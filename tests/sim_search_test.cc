@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "core/executor.h"
-#include "core/trace.h"
+#include "core/exec/executor.h"
+#include "core/io/trace.h"
 #include "sim/chain.h"
 #include "sim/des.h"
 #include "sim/op_cost.h"

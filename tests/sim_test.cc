@@ -25,9 +25,9 @@
 #include <string>
 #include <vector>
 
-#include "core/executor.h"
-#include "core/plan_grid.h"
-#include "core/trace.h"
+#include "core/exec/executor.h"
+#include "core/model/plan_grid.h"
+#include "core/io/trace.h"
 #include "sim/des.h"
 #include "sim/sim.h"
 

@@ -5,8 +5,8 @@
 
 #include <cstring>
 
-#include "core/backend.h"
-#include "core/executor.h"
+#include "core/exec/backend.h"
+#include "core/exec/executor.h"
 #include "sim/search.h"
 #include "sim/sim.h"
 #include "sim/span_search.h"

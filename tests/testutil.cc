@@ -4,7 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "core/backend.h"
+#include "core/exec/backend.h"
 
 namespace remat_test {
 

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "core/executor.h"
-#include "core/model.h"
-#include "core/plan.h"
-#include "core/trace.h"
+#include "core/exec/executor.h"
+#include "core/model/model.h"
+#include "core/model/plan.h"
+#include "core/io/trace.h"
 
 namespace remat_test {
 

@@ -1,4 +1,4 @@
-// trace_h5_test.cc - traces in HDF5 (core/trace.h, core/trace_h5.c): round trip of
+// trace_h5_test.cc - traces in HDF5 (core/io/trace.h, core/io/trace_h5.c): round trip of
 // every field, and every way a bad file must be refused with one clean line.
 #include <gtest/gtest.h>
 #include <hdf5.h>
@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "core/h5_util.h"
-#include "core/trace.h"
+#include "core/io/h5_util.h"
+#include "core/io/trace.h"
 
 // HDF5 1.10 leaks a few hundred bytes in some of its own error paths when an
 // object header fails its checksum (H5Oopen on a corrupted file leaks even in a

@@ -15,13 +15,13 @@
 #include <string>
 #include <vector>
 
-#include "core/backend.h"
-#include "core/compress.h"
-#include "core/dump.h"
-#include "core/dump_read.h"
-#include "core/executor.h"
-#include "core/model.h"
-#include "core/plan.h"
+#include "core/exec/backend.h"
+#include "core/codec/compress.h"
+#include "core/io/dump.h"
+#include "core/io/dump_read.h"
+#include "core/exec/executor.h"
+#include "core/model/model.h"
+#include "core/model/plan.h"
 #include "tests/testutil.h"
 #include "verify/check_backend.h"
 #include "verify/compare.h"

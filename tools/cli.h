@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/status.h"
+#include "core/base/status.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -16,8 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/executor.h"
-#include "core/trace.h"
+#include "core/exec/executor.h"
+#include "core/io/trace.h"
 #include "plots/memplot.h"
 #include "plots/pareto.h"
 #include "plots/scaling.h"

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/trace.h"
+#include "core/io/trace.h"
 #include "plots/memplot.h"
 #include "plots/pareto.h"
 #include "plots/scaling.h"

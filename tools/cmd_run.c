@@ -2,9 +2,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/dump.h"
-#include "core/executor.h"
-#include "core/trace.h"
+#include "core/io/dump.h"
+#include "core/exec/executor.h"
+#include "core/io/trace.h"
 #include "cuda/cuda_backend.h"
 #include "tools/cli.h"
 #include "tools/commands.h"

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/trace.h"
+#include "core/io/trace.h"
 #include "sim/search.h"
 #include "sim/span_search.h"
 #include "sim/sim.h"

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/executor.h"
-#include "core/trace.h"
+#include "core/exec/executor.h"
+#include "core/io/trace.h"
 #include "sim/sim.h"
 #include "sim/tune.h"
 #include "tools/cli.h"

@@ -3,12 +3,12 @@
 #ifndef REMAT_TOOLS_RUN_COMMON_H
 #define REMAT_TOOLS_RUN_COMMON_H
 
-#include "core/alloc_model.h"
-#include "core/backend.h"
-#include "core/model.h"
-#include "core/plan.h"
-#include "core/status.h"
-#include "core/trace.h"
+#include "core/alloc/alloc_model.h"
+#include "core/exec/backend.h"
+#include "core/model/model.h"
+#include "core/model/plan.h"
+#include "core/base/status.h"
+#include "core/io/trace.h"
 
 #ifdef __cplusplus
 extern "C" {

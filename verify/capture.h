@@ -8,9 +8,9 @@
 #ifndef REMAT_VERIFY_CAPTURE_H
 #define REMAT_VERIFY_CAPTURE_H
 
-#include "core/executor.h"
-#include "core/model.h"
-#include "core/status.h"
+#include "core/exec/executor.h"
+#include "core/model/model.h"
+#include "core/base/status.h"
 #include "verify/tensor_set.h"
 
 #ifdef __cplusplus

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/compress.h"
+#include "core/codec/compress.h"
 
 typedef struct saved {
     const void *dst;      /* compressed buffer (device address) */

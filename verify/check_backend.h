@@ -3,7 +3,7 @@
  *
  * For every compress(c, dst, src, n) the checker copies src (the original) and the
  * compressed bytes to the host and decodes those bytes with the host reference
- * decoder (core/compress.h): that proves the backend wrote the documented format
+ * decoder (core/codec/compress.h): that proves the backend wrote the documented format
  * losslessly. For every decompress(c, dst, n, src) from a buffer it saw being
  * written, it copies dst to the host and compares it with the original bit for bit:
  * that proves the round trip the executor relies on.
@@ -22,8 +22,8 @@
 
 #include <stdint.h>
 
-#include "core/backend.h"
-#include "core/status.h"
+#include "core/exec/backend.h"
+#include "core/base/status.h"
 
 #ifdef __cplusplus
 extern "C" {

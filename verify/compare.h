@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "core/status.h"
+#include "core/base/status.h"
 #include "verify/tensor_set.h"
 
 #ifdef __cplusplus

@@ -18,9 +18,9 @@
 
 #include <stdint.h>
 
-#include "core/compress.h"
-#include "core/status.h"
-#include "core/types.h"
+#include "core/codec/compress.h"
+#include "core/base/status.h"
+#include "core/base/types.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -10,8 +10,8 @@
 #ifndef REMAT_VERIFY_DUMP_COMPARE_H
 #define REMAT_VERIFY_DUMP_COMPARE_H
 
-#include "core/dump_read.h"
-#include "core/status.h"
+#include "core/io/dump_read.h"
+#include "core/base/status.h"
 #include "verify/compare.h"
 #include "verify/tensor_set.h"
 

@@ -8,8 +8,8 @@
 #ifndef REMAT_VERIFY_EXPECT_H
 #define REMAT_VERIFY_EXPECT_H
 
-#include "core/model.h"
-#include "core/plan.h"
+#include "core/model/model.h"
+#include "core/model/plan.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/plan_grid.h"
+#include "core/model/plan_grid.h"
 
 static double wall_now(void) {
     struct timespec ts;

@@ -1,5 +1,5 @@
 /* grid.h - `remat verify --grid`: every valid plan of a model (the full product of
- * the blocks' options, core/plan_grid.h), or a seeded random sample of it, each
+ * the blocks' options, core/model/plan_grid.h), or a seeded random sample of it, each
  * verified against one shared baseline run.
  *
  * The baseline (every block stored) is the reference, so it is never verified
@@ -11,9 +11,9 @@
 
 #include <stdint.h>
 
-#include "core/backend.h"
-#include "core/model.h"
-#include "core/status.h"
+#include "core/exec/backend.h"
+#include "core/model/model.h"
+#include "core/base/status.h"
 #include "verify/plan_check.h"
 #include "verify/report.h"
 

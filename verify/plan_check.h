@@ -28,11 +28,11 @@
 
 #include <stdint.h>
 
-#include "core/backend.h"
-#include "core/executor.h"
-#include "core/model.h"
-#include "core/plan.h"
-#include "core/status.h"
+#include "core/exec/backend.h"
+#include "core/exec/executor.h"
+#include "core/model/model.h"
+#include "core/model/plan.h"
+#include "core/base/status.h"
 #include "verify/check_backend.h"
 #include "verify/compare.h"
 #include "verify/expect.h"

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "core/types.h"
+#include "core/base/types.h"
 
 void remat_verify_json_string(FILE *f, const char *s) {
     fputc('"', f);

@@ -8,8 +8,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/model.h"
-#include "core/plan.h"
+#include "core/model/model.h"
+#include "core/model/plan.h"
 #include "verify/compare.h"
 #include "verify/compress_check.h"
 #include "verify/dump_compare.h"

@@ -1,0 +1,183 @@
+/* caching_config.c - the constants of the caching allocator model, their defaults
+ * (PyTorch's c10/cuda/CUDACachingAllocator.cpp: kMinBlockSize, kSmallSize,
+ * kSmallBuffer, kLargeBuffer, kMinLargeAlloc, kRoundLarge; expandable segments map
+ * kSmallBuffer pages in the small pool and kLargeBuffer pages in the large pool),
+ * and their text form "name=value,...". docs/allocator-model.md lists them. */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc/alloc_model.h"
+
+#define KIB ((int64_t)1024)
+#define MIB (KIB * 1024)
+#define GIB (MIB * 1024)
+
+remat_caching_config remat_caching_config_default(void) {
+    remat_caching_config c;
+    memset(&c, 0, sizeof c);
+    c.round_bytes = 512;            /* kMinBlockSize */
+    c.small_size = 1 * MIB;         /* kSmallSize */
+    c.small_segment = 2 * MIB;      /* kSmallBuffer */
+    c.large_segment = 20 * MIB;     /* kLargeBuffer */
+    c.min_large_alloc = 10 * MIB;   /* kMinLargeAlloc */
+    c.round_large = 2 * MIB;        /* kRoundLarge */
+    c.small_split_min = 512;        /* should_split: small pool, remaining >= kMinBlockSize */
+    c.large_split_min = 1 * MIB;    /* should_split: large pool, remaining > kSmallSize */
+    c.max_split_size = INT64_MAX;   /* CUDAAllocatorConfig::max_split_size() default: SIZE_MAX */
+    c.expandable_segments = 0;
+    c.expandable_page = 2 * MIB;        /* ExpandableSegment page of the small pool: kSmallBuffer */
+    c.expandable_large_page = 20 * MIB; /* ... of the large pool: kLargeBuffer */
+    return c;
+}
+
+typedef enum { F_SIZE, F_FLAG } field_kind;
+
+typedef struct {
+    const char *name;
+    field_kind kind;
+    size_t off;
+} field_desc;
+
+#define FIELD(n, k) {#n, k, offsetof(remat_caching_config, n)}
+static const field_desc fields[] = {
+    FIELD(round_bytes, F_SIZE),     FIELD(small_size, F_SIZE),        FIELD(small_segment, F_SIZE),
+    FIELD(large_segment, F_SIZE),   FIELD(min_large_alloc, F_SIZE),   FIELD(round_large, F_SIZE),
+    FIELD(small_split_min, F_SIZE), FIELD(large_split_min, F_SIZE),   FIELD(max_split_size, F_SIZE),
+    FIELD(expandable_segments, F_FLAG), FIELD(expandable_page, F_SIZE), FIELD(expandable_large_page, F_SIZE),
+};
+#define N_FIELDS ((int)(sizeof fields / sizeof fields[0]))
+
+/* "123", "512B", "4KiB", "64MiB", "2GiB", "inf" (INT64_MAX). -1 if not a size. */
+static int64_t parse_size(const char *s) {
+    if (strcmp(s, "inf") == 0 || strcmp(s, "max") == 0) return INT64_MAX;
+    if (!isdigit((unsigned char)s[0])) return -1;
+    errno = 0;
+    char *end = NULL;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno) return -1;
+    int64_t mul = 1;
+    if (*end == 0 || strcmp(end, "B") == 0) mul = 1;
+    else if (strcmp(end, "KiB") == 0) mul = KIB;
+    else if (strcmp(end, "MiB") == 0) mul = MIB;
+    else if (strcmp(end, "GiB") == 0) mul = GIB;
+    else return -1;
+    if (v > (unsigned long long)(INT64_MAX / mul)) return -1;
+    return (int64_t)v * mul;
+}
+
+static remat_status check_config(const remat_caching_config *c, remat_error *err) {
+#define NEED(cond, field, what)                                                                              \
+    do {                                                                                                     \
+        if (!(cond))                                                                                         \
+            return remat_error_set(err, REMAT_ERR_INPUT, "allocator config: %s: expected %s", field, what); \
+    } while (0)
+    NEED(c->round_bytes >= 1, "round_bytes", "a size of at least 1 B");
+    NEED(c->small_size >= c->round_bytes, "small_size", "a size of at least round_bytes");
+    NEED(c->small_segment >= c->small_size, "small_segment", "a size of at least small_size");
+    NEED(c->large_segment > c->small_size, "large_segment", "a size larger than small_size");
+    NEED(c->min_large_alloc <= c->large_segment, "min_large_alloc", "a size of at most large_segment");
+    NEED(c->round_large >= 1, "round_large", "a size of at least 1 B");
+    NEED(c->small_split_min >= 1, "small_split_min", "a size of at least 1 B");
+    NEED(c->large_split_min >= 0, "large_split_min", "a size of at least 0 B");
+    /* PyTorch refuses max_split_size_mb at or below kLargeBuffer/MiB (newer versions: below). */
+    NEED(c->max_split_size >= c->large_segment, "max_split_size",
+         "a size of at least large_segment (PyTorch refuses smaller values)");
+    NEED(c->expandable_segments == 0 || c->expandable_segments == 1, "expandable_segments", "0 or 1");
+    NEED(c->expandable_page >= c->round_bytes && c->expandable_page % c->round_bytes == 0, "expandable_page",
+         "a positive multiple of round_bytes");
+    NEED(c->expandable_large_page >= c->round_bytes && c->expandable_large_page % c->round_bytes == 0,
+         "expandable_large_page", "a positive multiple of round_bytes");
+#undef NEED
+    return REMAT_OK;
+}
+
+remat_status remat_caching_config_parse(const char *text, remat_caching_config *cfg, remat_error *err) {
+    remat_caching_config c = remat_caching_config_default();
+    if (!text) text = "";
+    const char *p = text;
+    char item[128];
+    while (*p) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        /* trim */
+        const char *a = p, *b = p + len;
+        while (a < b && isspace((unsigned char)*a)) a++;
+        while (b > a && isspace((unsigned char)b[-1])) b--;
+        p = comma ? comma + 1 : p + len;
+        if (a == b) continue;
+        if ((size_t)(b - a) >= sizeof item)
+            return remat_error_set(err, REMAT_ERR_INPUT, "allocator config: '%.40s...': expected name=value", a);
+        memcpy(item, a, (size_t)(b - a));
+        item[b - a] = 0;
+        char *eq = strchr(item, '=');
+        if (!eq) return remat_error_set(err, REMAT_ERR_INPUT, "allocator config: '%s': expected name=value", item);
+        *eq = 0;
+        char *name = item, *value = eq + 1;
+        size_t nl = strlen(name);
+        while (nl && isspace((unsigned char)name[nl - 1])) name[--nl] = 0;
+        while (isspace((unsigned char)*value)) value++;
+        int f = -1;
+        for (int i = 0; i < N_FIELDS; i++)
+            if (strcmp(fields[i].name, name) == 0) f = i;
+        if (f < 0)
+            return remat_error_set(err, REMAT_ERR_INPUT,
+                                   "allocator config: %s: expected one of round_bytes, small_size, small_segment, "
+                                   "large_segment, min_large_alloc, round_large, small_split_min, large_split_min, "
+                                   "max_split_size, expandable_segments, expandable_page, expandable_large_page",
+                                   name);
+        char *dst = (char *)&c + fields[f].off;
+        if (fields[f].kind == F_FLAG) {
+            int v;
+            if (strcmp(value, "1") == 0 || strcmp(value, "true") == 0) v = 1;
+            else if (strcmp(value, "0") == 0 || strcmp(value, "false") == 0) v = 0;
+            else
+                return remat_error_set(err, REMAT_ERR_INPUT, "allocator config: %s: expected 0, 1, true or false, got '%s'",
+                                       name, value);
+            memcpy(dst, &v, sizeof v);
+        } else {
+            int64_t v = parse_size(value);
+            if (v < 0)
+                return remat_error_set(err, REMAT_ERR_INPUT,
+                                       "allocator config: %s: expected a size (bytes, or with B/KiB/MiB/GiB), got '%s'",
+                                       name, value);
+            memcpy(dst, &v, sizeof v);
+        }
+    }
+    remat_status st = check_config(&c, err);
+    if (st != REMAT_OK) return st;
+    *cfg = c;
+    return REMAT_OK;
+}
+
+int remat_caching_config_format(const remat_caching_config *cfg, char *buf, size_t n) {
+    size_t used = 0;
+    int total = 0;
+    for (int i = 0; i < N_FIELDS; i++) {
+        const char *src = (const char *)cfg + fields[i].off;
+        char tmp[96];
+        int k;
+        if (fields[i].kind == F_FLAG) {
+            int v;
+            memcpy(&v, src, sizeof v);
+            k = snprintf(tmp, sizeof tmp, "%s%s=%d", i ? "," : "", fields[i].name, v);
+        } else {
+            int64_t v;
+            memcpy(&v, src, sizeof v);
+            if (v == INT64_MAX) k = snprintf(tmp, sizeof tmp, "%s%s=inf", i ? "," : "", fields[i].name);
+            else k = snprintf(tmp, sizeof tmp, "%s%s=%" PRId64, i ? "," : "", fields[i].name, v);
+        }
+        if (n > 0 && used < n - 1) {
+            size_t room = n - 1 - used;
+            size_t c = (size_t)k < room ? (size_t)k : room;
+            memcpy(buf + used, tmp, c);
+            used += c;
+        }
+        total += k;
+    }
+    if (n > 0) buf[used] = 0;
+    return total;
+}

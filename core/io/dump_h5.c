@@ -1,0 +1,179 @@
+/* dump_h5.c - the gradient dump of interfaces.md ("Gradient dump"):
+ *
+ *   /input [T, N, input.shape...]   /labels [N] int32   /loss scalar
+ *   /params/<layer>/<name>          values before the step (incl. running stats)
+ *   /grads/<layer>/<name>           trainable parameters only
+ *   /grads/input [T, N, ...]
+ *   /after/<layer>/running_mean|running_var   batch norm, after the step
+ *   /masks/<layer> [N, F]           dropout layers
+ *   root string attributes: model, plan, seed (decimal), backend
+ *
+ * All float32 except /labels. Shapes: a linear weight is [out, in], every other
+ * parameter [elems]. One step (forward, loss, backward; no optimiser update) from
+ * the seeded initial state, through the session API of executor.h. The file is
+ * written to "<path>.tmp" and renamed; no modification times are stored, so equal
+ * content gives equal bytes.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/io/dump.h"
+#include "core/io/h5_util.h"
+
+static int param_shape(const remat_layer *l, int i, int64_t *shape) {
+    if (l->type == REMAT_LAYER_LINEAR && i == 0) {
+        shape[0] = l->out_features;
+        shape[1] = l->in_features;
+        return 2;
+    }
+    shape[0] = remat_layer_param_elems(l, i);
+    return 1;
+}
+
+static int input_shape(const remat_model *m, int64_t *shape) {
+    shape[0] = m->T;
+    shape[1] = m->N;
+    int nd = 2;
+    if (m->in_ndim <= 0) shape[nd++] = m->in_features;
+    else
+        for (int i = 0; i < m->in_ndim && nd < REMAT_H5_MAX_RANK; i++) shape[nd++] = m->in_shape[i];
+    return nd;
+}
+
+static int64_t prod(int nd, const int64_t *shape) {
+    int64_t n = 1;
+    for (int i = 0; i < nd; i++) n *= shape[i];
+    return n;
+}
+
+typedef struct dumper {
+    hid_t f;
+    const char *path;
+    void *buf;
+    int64_t cap; /* bytes */
+    remat_error *err;
+} dumper;
+
+static remat_status room(dumper *d, int64_t bytes) {
+    if (bytes <= d->cap) return REMAT_OK;
+    void *p = remat_xrealloc(d->buf, (size_t)bytes, d->err);
+    if (!p) return REMAT_ERR_NOMEM;
+    d->buf = p;
+    d->cap = bytes;
+    return REMAT_OK;
+}
+
+static remat_status put(dumper *d, const char *name, remat_h5_type type, int nd, const int64_t *shape) {
+    return remat_h5_write(d->f, d->path, name, type, nd, shape, d->buf, d->err);
+}
+
+/* /params/<layer>/<name> (when `after` is 0) or /after/<layer>/<running stat>. */
+static remat_status dump_params(dumper *d, remat_session *s, const remat_model *m, int after) {
+    char name[256];
+    int64_t shape[2];
+    for (int li = 0; li < m->n_layers; li++) {
+        const remat_layer *l = &m->layers[li];
+        for (int pi = 0; pi < remat_layer_n_params(l); pi++) {
+            if (after && (l->type != REMAT_LAYER_BATCHNORM || remat_layer_param_trainable(l, pi))) continue;
+            snprintf(name, sizeof name, "/%s/%s/%s", after ? "after" : "params", l->name,
+                     remat_layer_param_name(l, pi));
+            int nd = param_shape(l, pi, shape);
+            remat_status st = room(d, prod(nd, shape) * 4);
+            if (st == REMAT_OK) st = remat_session_get_param(s, li, pi, d->buf, d->err);
+            if (st == REMAT_OK) st = put(d, name, REMAT_H5_F32, nd, shape);
+            if (st != REMAT_OK) return st;
+        }
+    }
+    return REMAT_OK;
+}
+
+static remat_status dump_step(dumper *d, remat_session *s, const remat_model *m, const remat_step_result *r) {
+    char name[256];
+    int64_t shape[REMAT_H5_MAX_RANK];
+    remat_status st;
+
+    float loss = (float)r->loss;
+    if ((st = remat_h5_write(d->f, d->path, "/loss", REMAT_H5_F32, 0, shape, &loss, d->err)) != REMAT_OK) return st;
+
+    int nd = input_shape(m, shape);
+    if ((st = room(d, prod(nd, shape) * 4)) != REMAT_OK) return st;
+    if ((st = remat_session_get_input(s, d->buf, d->err)) != REMAT_OK) return st;
+    if ((st = put(d, "/input", REMAT_H5_F32, nd, shape)) != REMAT_OK) return st;
+    if ((st = remat_session_get_input_grad(s, d->buf, d->err)) != REMAT_OK) return st;
+    if ((st = put(d, "/grads/input", REMAT_H5_F32, nd, shape)) != REMAT_OK) return st;
+
+    shape[0] = m->N;
+    if ((st = room(d, m->N * 4)) != REMAT_OK) return st;
+    if ((st = remat_session_get_labels(s, d->buf, d->err)) != REMAT_OK) return st;
+    if ((st = put(d, "/labels", REMAT_H5_I32, 1, shape)) != REMAT_OK) return st;
+
+    for (int li = 0; li < m->n_layers; li++) {
+        const remat_layer *l = &m->layers[li];
+        for (int pi = 0; pi < remat_layer_n_params(l); pi++) {
+            if (!remat_layer_param_trainable(l, pi)) continue;
+            snprintf(name, sizeof name, "/grads/%s/%s", l->name, remat_layer_param_name(l, pi));
+            int pnd = param_shape(l, pi, shape);
+            if ((st = room(d, prod(pnd, shape) * 4)) != REMAT_OK) return st;
+            if ((st = remat_session_get_grad(s, li, pi, d->buf, d->err)) != REMAT_OK) return st;
+            if ((st = put(d, name, REMAT_H5_F32, pnd, shape)) != REMAT_OK) return st;
+        }
+    }
+    if ((st = dump_params(d, s, m, 1)) != REMAT_OK) return st;
+    for (int li = 0; li < m->n_layers; li++) {
+        const remat_layer *l = &m->layers[li];
+        if (l->type != REMAT_LAYER_DROPOUT) continue;
+        snprintf(name, sizeof name, "/masks/%s", l->name);
+        shape[0] = m->N;
+        shape[1] = l->out_features;
+        if ((st = room(d, shape[0] * shape[1] * 4)) != REMAT_OK) return st;
+        if ((st = remat_session_get_dropout_mask(s, li, d->buf, d->err)) != REMAT_OK) return st;
+        if ((st = put(d, name, REMAT_H5_F32, 2, shape)) != REMAT_OK) return st;
+    }
+    return REMAT_OK;
+}
+
+remat_status remat_dump_run(const remat_model *m, const remat_plan *p, remat_backend *b, const remat_exec_opts *opts,
+                            const char *path, remat_step_result *res, remat_error *err) {
+    /* /grads/input is a dataset: a layer named "input" with gradients would need it as a group */
+    for (int li = 0; li < m->n_layers; li++)
+        if (strcmp(m->layers[li].name, "input") == 0 && remat_layer_n_params(&m->layers[li]) > 0)
+            return remat_error_set(err, REMAT_ERR_INPUT,
+                                   "%s: layers: a layer with parameters named \"input\" cannot be dumped (its "
+                                   "gradients would collide with /grads/input); rename it",
+                                   m->path ? m->path : m->name);
+    if (!b->ops->has_data)
+        return remat_error_set(err, REMAT_ERR_INPUT, "%s: a gradient dump needs a backend with data, not %s", path,
+                               b->ops->name);
+    char tmp[4096];
+    hid_t f = H5I_INVALID_HID;
+    remat_status st = remat_h5_begin(path, &f, tmp, sizeof tmp, err);
+    if (st != REMAT_OK) return st;
+    dumper d = {f, path, NULL, 0, err};
+    remat_session *s = remat_session_init(m, p, b, opts, err);
+    if (!s) {
+        remat_h5_abort(f, tmp);
+        return err && err->status != REMAT_OK ? err->status : REMAT_ERR_INTERNAL;
+    }
+    remat_step_result r;
+    memset(&r, 0, sizeof r);
+    st = dump_params(&d, s, m, 0); /* before the step */
+    if (st == REMAT_OK) st = remat_session_step(s, 0, &r, err);
+    if (st == REMAT_OK) st = dump_step(&d, s, m, &r);
+    remat_session_free(s);
+    remat_xfree(d.buf);
+
+    char seed[32];
+    snprintf(seed, sizeof seed, "%" PRIu64, opts->seed);
+    if (st == REMAT_OK) st = remat_h5_attr_write_str(f, path, "/", "model", m->text ? m->text : "", err);
+    if (st == REMAT_OK) st = remat_h5_attr_write_str(f, path, "/", "plan", p && p->text ? p->text : "", err);
+    if (st == REMAT_OK) st = remat_h5_attr_write_str(f, path, "/", "seed", seed, err);
+    if (st == REMAT_OK) st = remat_h5_attr_write_str(f, path, "/", "backend", b->ops->name, err);
+    if (st != REMAT_OK) {
+        remat_h5_abort(f, tmp);
+        return st;
+    }
+    st = remat_h5_commit(f, tmp, path, err);
+    if (st == REMAT_OK && res) *res = r;
+    return st;
+}

@@ -1,0 +1,330 @@
+/* json_util.c - strict field access on cJSON trees for the model and plan readers.
+ * Contract in core/io/json_util.h. */
+#include "core/io/json_util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#define JSON_MAX_FILE_BYTES (64u << 20)
+
+static void *hook_malloc(size_t n) { return remat_xmalloc(n ? n : 1, NULL); }
+static void hook_free(void *p) { remat_xfree(p); }
+
+/* Installed once (normally by the constructor below, before main and before any
+ * thread exists), so concurrent parses never write cJSON's global hooks. */
+void json_install_hooks(void) {
+    static atomic_int installed;
+    if (atomic_exchange(&installed, 1)) return;
+    cJSON_Hooks h = {hook_malloc, hook_free};
+    cJSON_InitHooks(&h);
+}
+
+#if defined(__GNUC__)
+__attribute__((constructor)) static void json_hooks_at_start(void) { json_install_hooks(); }
+#endif
+
+char *json_strdup(const char *s, remat_error *err) {
+    if (!s) s = "";
+    size_t n = strlen(s) + 1;
+    char *d = remat_xmalloc(n, err);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+int64_t json_mul_capped(int64_t a, int64_t b, int64_t limit) {
+    if (a < 0 || b < 0) return -1;
+    if (a == 0 || b == 0) return 0;
+    if (a > limit / b) return -1;
+    return a * b;
+}
+
+const char *json_path(char *buf, size_t len, const char *prefix, const char *key) {
+    if (prefix && prefix[0]) snprintf(buf, len, "%s.%s", prefix, key);
+    else snprintf(buf, len, "%s", key);
+    return buf;
+}
+
+const char *json_index_path(char *buf, size_t len, const char *prefix, int i) {
+    snprintf(buf, len, "%s[%d]", prefix ? prefix : "", i);
+    return buf;
+}
+
+const char *json_sanitize(const char *s, char *buf, size_t len) {
+    if (!buf || len == 0) return buf;
+    size_t o = 0, i = 0;
+    const size_t max_chars = 40;
+    if (!s) s = "";
+    for (; s[i] && o + 1 < len && i < max_chars; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        buf[o++] = (ch >= 0x20 && ch < 0x7f) ? (char)ch : '?';
+    }
+    if (s[i] && o + 4 < len) {
+        memcpy(buf + o, "...", 3);
+        o += 3;
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+const char *json_describe(const cJSON *v, char *buf, size_t len) {
+    char tmp[64];
+    if (!v) snprintf(buf, len, "nothing");
+    else if (cJSON_IsNull(v)) snprintf(buf, len, "null");
+    else if (cJSON_IsTrue(v)) snprintf(buf, len, "true");
+    else if (cJSON_IsFalse(v)) snprintf(buf, len, "false");
+    else if (cJSON_IsNumber(v)) snprintf(buf, len, "%.9g", v->valuedouble);
+    else if (cJSON_IsString(v)) snprintf(buf, len, "\"%s\"", json_sanitize(v->valuestring, tmp, sizeof tmp));
+    else if (cJSON_IsArray(v)) snprintf(buf, len, "an array");
+    else if (cJSON_IsObject(v)) snprintf(buf, len, "an object");
+    else snprintf(buf, len, "an invalid value");
+    return buf;
+}
+
+remat_status json_fail(const json_ctx *c, const char *field, const char *fmt, ...) {
+    char what[384];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return remat_error_set(c->err, REMAT_ERR_INPUT, "%s: %s: %s", c->origin, field && field[0] ? field : "(root)",
+                           what);
+}
+
+remat_status json_fail_value(const json_ctx *c, const char *field, const cJSON *v, const char *expected) {
+    char got[96];
+    return json_fail(c, field, "expected %s, got %s", expected, v ? json_describe(v, got, sizeof got) : "nothing");
+}
+
+static void line_col(const char *text, const char *at, int *line, int *col) {
+    *line = 1;
+    *col = 1;
+    for (const char *p = text; p < at && *p; p++) {
+        if (*p == '\n') {
+            (*line)++;
+            *col = 1;
+        } else {
+            (*col)++;
+        }
+    }
+}
+
+remat_status json_parse_root(const char *text, size_t len, const char *origin, cJSON **root, char **copy,
+                             remat_error *err) {
+    json_ctx c = {origin ? origin : "<text>", err};
+    *root = NULL;
+    if (copy) *copy = NULL;
+    if (!text) len = 0;
+    if (len > JSON_MAX_FILE_BYTES)
+        return json_fail(&c, "(file)", "expected at most %u bytes of JSON, got %zu", JSON_MAX_FILE_BYTES, len);
+    if (len && memchr(text, '\0', len))
+        return json_fail(&c, "(file)", "expected JSON text, got a NUL byte at offset %zu",
+                         (size_t)((const char *)memchr(text, '\0', len) - text));
+    char *buf = remat_xmalloc(len + 1, err);
+    if (!buf) return REMAT_ERR_NOMEM;
+    if (len) memcpy(buf, text, len);
+    buf[len] = '\0';
+    json_install_hooks();
+    const char *end = NULL;
+    cJSON *r = cJSON_ParseWithLengthOpts(buf, len + 1, &end, 1);
+    if (!r) {
+        int line, col;
+        line_col(buf, end ? end : buf, &line, &col);
+        remat_status st = json_fail(&c, "(file)", "expected valid JSON, got a syntax error at line %d, column %d",
+                                    line, col);
+        remat_xfree(buf);
+        return st;
+    }
+    if (!cJSON_IsObject(r)) {
+        char got[96];
+        remat_status st = json_fail(&c, "(root)", "expected an object {...}, got %s", json_describe(r, got, sizeof got));
+        cJSON_Delete(r);
+        remat_xfree(buf);
+        return st;
+    }
+    *root = r;
+    if (copy) *copy = buf;
+    else remat_xfree(buf);
+    return REMAT_OK;
+}
+
+remat_status json_read_file(const char *path, char **text, size_t *len, remat_error *err) {
+    *text = NULL;
+    *len = 0;
+    if (!path || !path[0])
+        return remat_error_set(err, REMAT_ERR_IO, "(no path): file: expected a file name, got an empty path");
+    FILE *f = fopen(path, "rb");
+    if (!f) return remat_error_set(err, REMAT_ERR_IO, "%s: file: cannot open (%s)", path, strerror(errno));
+    size_t cap = 4096, n = 0;
+    char *buf = remat_xmalloc(cap + 1, err);
+    if (!buf) {
+        fclose(f);
+        return REMAT_ERR_NOMEM;
+    }
+    for (;;) {
+        if (n == cap) {
+            if (cap >= JSON_MAX_FILE_BYTES) {
+                remat_xfree(buf);
+                fclose(f);
+                return remat_error_set(err, REMAT_ERR_INPUT, "%s: file: expected at most %u bytes, got more", path,
+                                       JSON_MAX_FILE_BYTES);
+            }
+            cap *= 2;
+            char *nb = remat_xrealloc(buf, cap + 1, err);
+            if (!nb) {
+                remat_xfree(buf);
+                fclose(f);
+                return REMAT_ERR_NOMEM;
+            }
+            buf = nb;
+        }
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (got == 0) break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        remat_xfree(buf);
+        return remat_error_set(err, REMAT_ERR_IO, "%s: file: read error", path);
+    }
+    buf[n] = '\0';
+    *text = buf;
+    *len = n;
+    return REMAT_OK;
+}
+
+const cJSON *json_member(const cJSON *obj, const char *key) {
+    return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
+remat_status json_check_object(const json_ctx *c, const cJSON *obj, const char *what, const char *const *allowed) {
+    if (!cJSON_IsObject(obj)) return json_fail_value(c, what, obj, "an object {...}");
+    for (const cJSON *it = obj->child; it; it = it->next) {
+        const char *k = it->string ? it->string : "";
+        int ok = 0;
+        for (const char *const *a = allowed; *a; a++)
+            if (!strcmp(*a, k)) { ok = 1; break; }
+        char field[160], key[64];
+        json_path(field, sizeof field, what, json_sanitize(k, key, sizeof key));
+        if (!ok) {
+            char list[256];
+            size_t o = 0;
+            list[0] = '\0';
+            for (const char *const *a = allowed; *a && o < sizeof list; a++)
+                o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", a == allowed ? "" : ", ", *a);
+            return json_fail(c, field, "unknown field (expected one of: %s)", list);
+        }
+        for (const cJSON *prev = obj->child; prev != it; prev = prev->next)
+            if (prev->string && !strcmp(prev->string, k))
+                return json_fail(c, field, "expected once, got a duplicate field");
+    }
+    return REMAT_OK;
+}
+
+static remat_status absent(const json_ctx *c, const char *field, const char *expected) {
+    return json_fail(c, field, "missing (expected %s)", expected);
+}
+
+remat_status json_get_int(const json_ctx *c, const cJSON *obj, const char *prefix, const char *key, int required,
+                          int64_t def, int64_t min, int64_t max, int64_t *out) {
+    char field[160], expected[96];
+    json_path(field, sizeof field, prefix, key);
+    if (max == INT64_MAX) snprintf(expected, sizeof expected, "an integer >= %lld", (long long)min);
+    else snprintf(expected, sizeof expected, "an integer in [%lld, %lld]", (long long)min, (long long)max);
+    const cJSON *v = json_member(obj, key);
+    if (!v) {
+        if (required) return absent(c, field, expected);
+        *out = def;
+        return REMAT_OK;
+    }
+    if (!cJSON_IsNumber(v)) return json_fail_value(c, field, v, expected);
+    double d = v->valuedouble;
+    /* 2^62 bounds the cast; min/max are far below it in practice. */
+    if (!isfinite(d) || d != floor(d) || d < -4.6e18 || d > 4.6e18 || (int64_t)d < min || (int64_t)d > max)
+        return json_fail_value(c, field, v, expected);
+    *out = (int64_t)d;
+    return REMAT_OK;
+}
+
+remat_status json_get_number(const json_ctx *c, const cJSON *obj, const char *prefix, const char *key, int required,
+                             double def, double *out) {
+    char field[160];
+    json_path(field, sizeof field, prefix, key);
+    const cJSON *v = json_member(obj, key);
+    if (!v) {
+        if (required) return absent(c, field, "a number");
+        *out = def;
+        return REMAT_OK;
+    }
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) return json_fail_value(c, field, v, "a finite number");
+    *out = v->valuedouble;
+    return REMAT_OK;
+}
+
+remat_status json_get_bool(const json_ctx *c, const cJSON *obj, const char *prefix, const char *key, int required,
+                           int def, int *out) {
+    char field[160];
+    json_path(field, sizeof field, prefix, key);
+    const cJSON *v = json_member(obj, key);
+    if (!v) {
+        if (required) return absent(c, field, "true or false");
+        *out = def;
+        return REMAT_OK;
+    }
+    if (!cJSON_IsBool(v)) return json_fail_value(c, field, v, "true or false");
+    *out = cJSON_IsTrue(v) ? 1 : 0;
+    return REMAT_OK;
+}
+
+remat_status json_get_enum(const json_ctx *c, const cJSON *obj, const char *prefix, const char *key, int required,
+                           const char *const *names, int n, int def, int *out) {
+    char field[160], expected[256];
+    json_path(field, sizeof field, prefix, key);
+    size_t o = (size_t)snprintf(expected, sizeof expected, "one of");
+    for (int i = 0; i < n && o < sizeof expected; i++)
+        o += (size_t)snprintf(expected + o, sizeof expected - o, "%s \"%s\"", i ? "," : "", names[i]);
+    const cJSON *v = json_member(obj, key);
+    if (!v) {
+        if (required) return absent(c, field, expected);
+        *out = def;
+        return REMAT_OK;
+    }
+    if (cJSON_IsString(v))
+        for (int i = 0; i < n; i++)
+            if (!strcmp(v->valuestring, names[i])) {
+                *out = i;
+                return REMAT_OK;
+            }
+    return json_fail_value(c, field, v, expected);
+}
+
+remat_status json_check_name(const json_ctx *c, const cJSON *v, const char *field, char *out, size_t out_len) {
+    static const char expected[] =
+        "a name of 1 to 63 characters from A-Z a-z 0-9 _ . - (not starting with . or -)";
+    if (!cJSON_IsString(v)) return json_fail_value(c, field, v, expected);
+    const char *s = v->valuestring;
+    size_t n = strlen(s);
+    if (n == 0 || n >= out_len || n > 63 || s[0] == '.' || s[0] == '-')
+        return json_fail_value(c, field, v, expected);
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' ||
+                 ch == '.' || ch == '-';
+        if (!ok) return json_fail_value(c, field, v, expected);
+    }
+    memcpy(out, s, n + 1);
+    return REMAT_OK;
+}
+
+remat_status json_get_name(const json_ctx *c, const cJSON *obj, const char *prefix, const char *key, char *out,
+                           size_t out_len) {
+    char field[160];
+    json_path(field, sizeof field, prefix, key);
+    const cJSON *v = json_member(obj, key);
+    if (!v) return absent(c, field, "a name");
+    return json_check_name(c, v, field, out, out_len);
+}

@@ -1,0 +1,89 @@
+/* trace.c - the in-memory trace: growable arrays of events, ops and iterations. */
+#include "core/io/trace.h"
+
+#include <string.h>
+
+static const char *const op_names[REMAT_OP_COUNT] = {
+    "linear_fwd", "linear_bwd", "neuron_fwd",  "neuron_bwd",    "batchnorm_fwd", "batchnorm_bwd",
+    "add_fwd",    "add_bwd",    "dropout_fwd", "dropout_bwd",   "loss_fwd",      "loss_bwd",
+    "compress",   "decompress", "optimizer",   "fill",          "zero",          "copy",
+};
+
+const char *remat_op_kind_name(remat_op_kind k) {
+    return (unsigned)k < REMAT_OP_COUNT ? op_names[k] : "?";
+}
+
+void remat_trace_init(remat_trace *t) {
+    memset(t, 0, sizeof *t);
+    t->schema_version = REMAT_TRACE_SCHEMA_VERSION;
+}
+
+void remat_trace_free(remat_trace *t) {
+    if (!t) return;
+    remat_xfree(t->model_text);
+    remat_xfree(t->plan_text);
+    remat_xfree(t->events);
+    remat_xfree(t->ops);
+    remat_xfree(t->iters);
+    remat_trace_init(t);
+}
+
+/* Grows *arr (elements of `size` bytes) so that index n fits. */
+static int grow(void **arr, int64_t n, int64_t *cap, size_t size, remat_error *err) {
+    if (n < *cap) return 0;
+    int64_t c = *cap ? *cap * 2 : 256;
+    while (c <= n) c *= 2;
+    void *p = remat_xrealloc(*arr, (size_t)c * size, err);
+    if (!p) return -1;
+    *arr = p;
+    *cap = c;
+    return 0;
+}
+
+int64_t remat_trace_add_event(remat_trace *t, const remat_event *e, remat_error *err) {
+    if (grow((void **)&t->events, t->n_events, &t->cap_events, sizeof *e, err) < 0) return -1;
+    t->events[t->n_events] = *e;
+    return t->n_events++;
+}
+
+int64_t remat_trace_add_op(remat_trace *t, const remat_op_record *r, remat_error *err) {
+    if (grow((void **)&t->ops, t->n_ops, &t->cap_ops, sizeof *r, err) < 0) return -1;
+    t->ops[t->n_ops] = *r;
+    return t->n_ops++;
+}
+
+int32_t remat_trace_add_iter(remat_trace *t, const remat_iter_summary *s, remat_error *err) {
+    int64_t cap = t->cap_iters;
+    if (t->n_iters == INT32_MAX) {
+        remat_error_set(err, REMAT_ERR_NOMEM, "trace: too many iterations");
+        return -1;
+    }
+    if (grow((void **)&t->iters, t->n_iters, &cap, sizeof *s, err) < 0) return -1;
+    t->cap_iters = cap > INT32_MAX ? INT32_MAX : (int32_t)cap;
+    t->iters[t->n_iters] = *s;
+    return t->n_iters++;
+}
+
+static char *dup_text(const char *s, remat_error *err) {
+    size_t n = s ? strlen(s) : 0;
+    char *d = remat_xmalloc(n + 1, err);
+    if (!d) return NULL;
+    if (n) memcpy(d, s, n);
+    d[n] = 0;
+    return d;
+}
+
+remat_status remat_trace_set_texts(remat_trace *t, const char *model_text, const char *plan_text, remat_error *err) {
+    char *m = dup_text(model_text, err);
+    if (!m) return REMAT_ERR_NOMEM;
+    char *p = dup_text(plan_text, err);
+    if (!p) {
+        remat_xfree(m);
+        return REMAT_ERR_NOMEM;
+    }
+    remat_xfree(t->model_text);
+    remat_xfree(t->plan_text);
+    t->model_text = m;
+    t->plan_text = p;
+    return REMAT_OK;
+}

@@ -1,0 +1,116 @@
+/* trace.h - the record of a run: one event per allocation and free, one record
+ * per executed op, and the run's metadata. Held in memory as flat growable
+ * arrays; written to and read from HDF5 (trace_h5.c, schema in docs/trace-schema.md).
+ *
+ * Rescaling information: each alloc event carries the tensor's shape (up to 4 dims),
+ * which of them is the time extent and which the batch extent (-1 if none), its
+ * encoding, and for spike/integer tensors the number of non-zeros, so that a reader
+ * can recompute the bytes for another T or N.
+ */
+#ifndef REMAT_TRACE_H
+#define REMAT_TRACE_H
+
+#include <stdint.h>
+
+#include "core/base/status.h"
+#include "core/base/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define REMAT_TRACE_SCHEMA_VERSION 1
+
+typedef enum remat_event_kind { REMAT_EVENT_ALLOC = 0, REMAT_EVENT_FREE = 1 } remat_event_kind;
+
+typedef struct remat_event {
+    double time_s;      /* seconds since the run started (the backend's clock) */
+    int64_t tensor;     /* tensor id, unique within the run, dense from 0 */
+    int64_t bytes;      /* requested bytes (a free repeats its alloc's bytes) */
+    int64_t dims[4];    /* shape; unused trailing dims are 1 */
+    int64_t nnz;        /* non-zero elements of a spike/integer full-T tensor, else -1 */
+    int32_t layer;      /* model layer index, -1 when none */
+    int32_t block;      /* model block index, -1 when none */
+    int32_t iter;       /* training step, from 0 */
+    uint8_t kind;       /* remat_event_kind */
+    uint8_t phase;      /* remat_phase */
+    uint8_t role;       /* remat_role */
+    uint8_t enc;        /* remat_encoding */
+    int8_t ndim;
+    int8_t time_dim;    /* index into dims of the time extent, -1 if none */
+    int8_t batch_dim;   /* index into dims of the batch extent, -1 if none */
+    uint8_t pad;
+} remat_event;
+
+typedef enum remat_op_kind {
+    REMAT_OP_LINEAR_FWD = 0, REMAT_OP_LINEAR_BWD,
+    REMAT_OP_NEURON_FWD, REMAT_OP_NEURON_BWD,
+    REMAT_OP_BATCHNORM_FWD, REMAT_OP_BATCHNORM_BWD,
+    REMAT_OP_ADD_FWD, REMAT_OP_ADD_BWD,
+    REMAT_OP_DROPOUT_FWD, REMAT_OP_DROPOUT_BWD,
+    REMAT_OP_LOSS_FWD, REMAT_OP_LOSS_BWD,
+    REMAT_OP_COMPRESS, REMAT_OP_DECOMPRESS,
+    REMAT_OP_OPTIMIZER, REMAT_OP_FILL, REMAT_OP_ZERO, REMAT_OP_COPY,
+    REMAT_OP_COUNT
+} remat_op_kind;
+const char *remat_op_kind_name(remat_op_kind k);
+
+typedef struct remat_op_record {
+    double t_start, t_end; /* seconds since the run started */
+    int64_t elems;        /* elements the op touched (rows * features of its main output) */
+    int32_t layer, block, iter;
+    int32_t t_steps;      /* time steps the op covered (T, or T/k inside a chunk) */
+    uint8_t op;           /* remat_op_kind */
+    uint8_t phase;        /* remat_phase */
+    uint8_t pad[6];
+} remat_op_record;
+
+/* Per-iteration summary, as measured by the executor. */
+typedef struct remat_iter_summary {
+    int64_t peak_live_bytes, peak_reserved_bytes;
+    int64_t end_of_forward_bytes;       /* live bytes after the loss forward */
+    int64_t end_of_forward_reserved;
+    double step_time_s;
+    double loss;
+    int64_t first_event, n_events;      /* the iteration's slice of events */
+} remat_iter_summary;
+
+typedef struct remat_trace {
+    int32_t schema_version;
+    char *model_text;      /* owned; the model file's text */
+    char *plan_text;       /* owned; "" when recorded without a plan */
+    char backend[32];
+    uint64_t seed;
+    int64_t T, N;
+    int32_t threads;       /* reference backend threads used */
+    int32_t no_input_grad; /* 1: recorded without the network input's gradient (remat_exec_opts) */
+    /* allocator configuration the reserved bytes were measured under */
+    char allocator_config[512];
+    /* measured seconds per element of each compressor (0 when not measured) */
+    double compress_s_per_elem[REMAT_COMP_COUNT];
+    double decompress_s_per_elem[REMAT_COMP_COUNT];
+
+    remat_event *events; int64_t n_events, cap_events;
+    remat_op_record *ops; int64_t n_ops, cap_ops;
+    remat_iter_summary *iters; int32_t n_iters, cap_iters;
+} remat_trace;
+
+void remat_trace_init(remat_trace *t);
+void remat_trace_free(remat_trace *t);
+/* Appends (amortised O(1)); returns the new element's index or -1 on NOMEM (err set). */
+int64_t remat_trace_add_event(remat_trace *t, const remat_event *e, remat_error *err);
+int64_t remat_trace_add_op(remat_trace *t, const remat_op_record *r, remat_error *err);
+int32_t remat_trace_add_iter(remat_trace *t, const remat_iter_summary *s, remat_error *err);
+remat_status remat_trace_set_texts(remat_trace *t, const char *model_text, const char *plan_text, remat_error *err);
+
+/* HDF5. Writing goes to "<path>.tmp" and renames, so a failed write leaves no
+ * half file. Reading checks the schema version (newer: REMAT_ERR_INPUT naming it),
+ * every dataset's presence, type and length, and that events are consistent
+ * (each free matches a live alloc). Errors name the file and dataset. */
+remat_status remat_trace_write_h5(const remat_trace *t, const char *path, remat_error *err);
+remat_status remat_trace_read_h5(const char *path, remat_trace *out, remat_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

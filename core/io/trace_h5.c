@@ -1,0 +1,482 @@
+/* trace_h5.c - traces in HDF5 (schema: docs/trace-schema.md).
+ *
+ * Columnar: one 1-D dataset per field under /events, /ops and /iters (dims is
+ * [n,4]), the calibration arrays under /calibration, the metadata as root
+ * attributes, and the enum names as comma-separated attributes so that a reader
+ * needs no remat code. A root attribute content_crc32 covers every dataset and the
+ * metadata: a flipped byte that HDF5's own metadata checksums miss is caught there.
+ *
+ * Reading checks the schema version first, then every dataset's presence, type,
+ * rank and length, enum ranges, and that the events replay (each free matches a
+ * live alloc of the same bytes). Every failure is one REMAT_ERR_INPUT line naming
+ * the file and the dataset.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/io/h5_util.h"
+#include "core/io/trace.h"
+
+typedef struct field {
+    const char *name;
+    remat_h5_type type;
+    size_t off;     /* offset in the record struct */
+    int cols;       /* 1, or 4 for dims */
+    const char *units;
+} field;
+
+#define F(s, n, t, c, u) {#n, t, offsetof(s, n), c, u}
+static const field event_fields[] = {
+    F(remat_event, time_s, REMAT_H5_F64, 1, "s"),  F(remat_event, tensor, REMAT_H5_I64, 1, NULL),
+    F(remat_event, bytes, REMAT_H5_I64, 1, "B"),   F(remat_event, dims, REMAT_H5_I64, 4, "elements"),
+    F(remat_event, nnz, REMAT_H5_I64, 1, "elements"), F(remat_event, layer, REMAT_H5_I32, 1, NULL),
+    F(remat_event, block, REMAT_H5_I32, 1, NULL),  F(remat_event, iter, REMAT_H5_I32, 1, NULL),
+    F(remat_event, kind, REMAT_H5_U8, 1, NULL),    F(remat_event, phase, REMAT_H5_U8, 1, NULL),
+    F(remat_event, role, REMAT_H5_U8, 1, NULL),    F(remat_event, enc, REMAT_H5_U8, 1, NULL),
+    F(remat_event, ndim, REMAT_H5_I8, 1, NULL),    F(remat_event, time_dim, REMAT_H5_I8, 1, NULL),
+    F(remat_event, batch_dim, REMAT_H5_I8, 1, NULL),
+};
+static const field op_fields[] = {
+    F(remat_op_record, t_start, REMAT_H5_F64, 1, "s"), F(remat_op_record, t_end, REMAT_H5_F64, 1, "s"),
+    F(remat_op_record, elems, REMAT_H5_I64, 1, "elements"), F(remat_op_record, layer, REMAT_H5_I32, 1, NULL),
+    F(remat_op_record, block, REMAT_H5_I32, 1, NULL),  F(remat_op_record, iter, REMAT_H5_I32, 1, NULL),
+    F(remat_op_record, t_steps, REMAT_H5_I32, 1, "time steps"), F(remat_op_record, op, REMAT_H5_U8, 1, NULL),
+    F(remat_op_record, phase, REMAT_H5_U8, 1, NULL),
+};
+static const field iter_fields[] = {
+    F(remat_iter_summary, peak_live_bytes, REMAT_H5_I64, 1, "B"),
+    F(remat_iter_summary, peak_reserved_bytes, REMAT_H5_I64, 1, "B"),
+    F(remat_iter_summary, end_of_forward_bytes, REMAT_H5_I64, 1, "B"),
+    F(remat_iter_summary, end_of_forward_reserved, REMAT_H5_I64, 1, "B"),
+    F(remat_iter_summary, step_time_s, REMAT_H5_F64, 1, "s"),
+    F(remat_iter_summary, loss, REMAT_H5_F64, 1, NULL),
+    F(remat_iter_summary, first_event, REMAT_H5_I64, 1, NULL),
+    F(remat_iter_summary, n_events, REMAT_H5_I64, 1, NULL),
+};
+#undef F
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+typedef struct table {
+    const char *group;
+    const field *fields;
+    int n_fields;
+    size_t stride;
+} table;
+
+static const table tables[3] = {
+    {"/events", event_fields, COUNT(event_fields), sizeof(remat_event)},
+    {"/ops", op_fields, COUNT(op_fields), sizeof(remat_op_record)},
+    {"/iters", iter_fields, COUNT(iter_fields), sizeof(remat_iter_summary)},
+};
+
+/* Copies column f of n records (AoS at rec) into buf (packed), or back. */
+static void gather(const void *rec, size_t stride, const field *f, int64_t n, void *buf) {
+    size_t sz = remat_h5_type_size(f->type) * (size_t)f->cols;
+    const char *src = (const char *)rec + f->off;
+    char *dst = buf;
+    switch (sz) {
+    case 1:
+        for (int64_t i = 0; i < n; i++) dst[i] = src[(size_t)i * stride];
+        break;
+    case 4:
+        for (int64_t i = 0; i < n; i++) memcpy(dst + 4 * i, src + (size_t)i * stride, 4);
+        break;
+    case 8:
+        for (int64_t i = 0; i < n; i++) memcpy(dst + 8 * i, src + (size_t)i * stride, 8);
+        break;
+    default:
+        for (int64_t i = 0; i < n; i++) memcpy(dst + (size_t)i * sz, src + (size_t)i * stride, sz);
+    }
+}
+
+static void scatter(void *rec, size_t stride, const field *f, int64_t n, const void *buf) {
+    size_t sz = remat_h5_type_size(f->type) * (size_t)f->cols;
+    char *dst = (char *)rec + f->off;
+    const char *src = buf;
+    switch (sz) {
+    case 1:
+        for (int64_t i = 0; i < n; i++) dst[(size_t)i * stride] = src[i];
+        break;
+    case 4:
+        for (int64_t i = 0; i < n; i++) memcpy(dst + (size_t)i * stride, src + 4 * i, 4);
+        break;
+    case 8:
+        for (int64_t i = 0; i < n; i++) memcpy(dst + (size_t)i * stride, src + 8 * i, 8);
+        break;
+    default:
+        for (int64_t i = 0; i < n; i++) memcpy(dst + (size_t)i * stride, src + (size_t)i * sz, sz);
+    }
+}
+
+/* "a,b,c" from a name function over 0..n-1. */
+static void join_names(char *buf, size_t len, int n, const char *(*name)(int)) {
+    size_t used = 0;
+    buf[0] = 0;
+    for (int i = 0; i < n; i++) {
+        int k = snprintf(buf + used, len - used, "%s%s", i ? "," : "", name(i));
+        if (k < 0 || (size_t)k >= len - used) break;
+        used += (size_t)k;
+    }
+}
+static const char *kind_name_i(int i) { return i == REMAT_EVENT_ALLOC ? "alloc" : "free"; }
+static const char *phase_name_i(int i) { return remat_phase_name((remat_phase)i); }
+static const char *role_name_i(int i) { return remat_role_name((remat_role)i); }
+static const char *enc_name_i(int i) { return remat_encoding_name((remat_encoding)i); }
+static const char *op_name_i(int i) { return remat_op_kind_name((remat_op_kind)i); }
+static const char *comp_name_i(int i) { return remat_compressor_name((remat_compressor)i); }
+
+/* The metadata part of the content checksum (docs/trace-schema.md). */
+static uint32_t crc_meta(uint32_t crc, const char *model, const char *plan, const char *backend, const char *seed,
+                         const char *alloc_cfg, int64_t T, int64_t N, int64_t threads, int64_t version) {
+    const char *s[5] = {model, plan, backend, seed, alloc_cfg};
+    for (int i = 0; i < 5; i++) crc = remat_crc32(crc, s[i] ? s[i] : "", strlen(s[i] ? s[i] : "") + 1);
+    int64_t v[4] = {T, N, threads, version};
+    return remat_crc32(crc, v, sizeof v);
+}
+
+#define CALIB_GROUP "/calibration"
+
+remat_status remat_trace_write_h5(const remat_trace *t, const char *path, remat_error *err) {
+    char tmp[4096];
+    hid_t f = H5I_INVALID_HID;
+    remat_status st = remat_h5_begin(path, &f, tmp, sizeof tmp, err);
+    if (st != REMAT_OK) return st;
+    uint32_t crc = 0;
+    void *buf = NULL;
+    char names[1024];
+
+    /* calibration */
+    int64_t nc = REMAT_COMP_COUNT;
+    st = remat_h5_write(f, path, CALIB_GROUP "/compress_s_per_elem", REMAT_H5_F64, 1, &nc, t->compress_s_per_elem, err);
+    if (st == REMAT_OK)
+        st = remat_h5_write(f, path, CALIB_GROUP "/decompress_s_per_elem", REMAT_H5_F64, 1, &nc,
+                            t->decompress_s_per_elem, err);
+    crc = remat_crc32(crc, t->compress_s_per_elem, sizeof t->compress_s_per_elem);
+    crc = remat_crc32(crc, t->decompress_s_per_elem, sizeof t->decompress_s_per_elem);
+    if (st == REMAT_OK) {
+        join_names(names, sizeof names, REMAT_COMP_COUNT, comp_name_i);
+        st = remat_h5_attr_write_str(f, path, CALIB_GROUP, "compressor_names", names, err);
+    }
+
+    /* the three tables */
+    const void *recs[3] = {t->events, t->ops, t->iters};
+    int64_t counts[3] = {t->n_events, t->n_ops, t->n_iters};
+    int64_t maxn = counts[0] > counts[1] ? counts[0] : counts[1];
+    if (counts[2] > maxn) maxn = counts[2];
+    if (st == REMAT_OK && maxn > 0) {
+        buf = remat_xmalloc((size_t)maxn * 32, err);
+        if (!buf) st = REMAT_ERR_NOMEM;
+    }
+    for (int ti = 0; ti < 3 && st == REMAT_OK; ti++) {
+        const table *tb = &tables[ti];
+        for (int fi = 0; fi < tb->n_fields && st == REMAT_OK; fi++) {
+            const field *fd = &tb->fields[fi];
+            char dpath[128];
+            snprintf(dpath, sizeof dpath, "%s/%s", tb->group, fd->name);
+            int64_t dims[2] = {counts[ti], fd->cols};
+            if (counts[ti] > 0) gather(recs[ti], tb->stride, fd, counts[ti], buf);
+            st = remat_h5_write(f, path, dpath, fd->type, fd->cols > 1 ? 2 : 1, dims, buf, err);
+            if (st == REMAT_OK && fd->units) st = remat_h5_attr_write_str(f, path, dpath, "units", fd->units, err);
+            if (counts[ti] > 0)
+                crc = remat_crc32(crc, buf, (size_t)counts[ti] * (size_t)fd->cols * remat_h5_type_size(fd->type));
+        }
+    }
+    remat_xfree(buf);
+    if (st == REMAT_OK) {
+        join_names(names, sizeof names, 2, kind_name_i);
+        st = remat_h5_attr_write_str(f, path, "/events", "kind_names", names, err);
+    }
+    if (st == REMAT_OK) {
+        join_names(names, sizeof names, REMAT_PHASE_COUNT, phase_name_i);
+        st = remat_h5_attr_write_str(f, path, "/events", "phase_names", names, err);
+        if (st == REMAT_OK) st = remat_h5_attr_write_str(f, path, "/ops", "phase_names", names, err);
+    }
+    if (st == REMAT_OK) {
+        join_names(names, sizeof names, REMAT_ROLE_COUNT, role_name_i);
+        st = remat_h5_attr_write_str(f, path, "/events", "role_names", names, err);
+    }
+    if (st == REMAT_OK) {
+        join_names(names, sizeof names, REMAT_ENC_COUNT, enc_name_i);
+        st = remat_h5_attr_write_str(f, path, "/events", "enc_names", names, err);
+    }
+    if (st == REMAT_OK) {
+        join_names(names, sizeof names, REMAT_OP_COUNT, op_name_i);
+        st = remat_h5_attr_write_str(f, path, "/ops", "op_names", names, err);
+    }
+
+    /* root metadata */
+    char seed[32];
+    snprintf(seed, sizeof seed, "%" PRIu64, t->seed);
+    const char *model = t->model_text ? t->model_text : "";
+    const char *plan = t->plan_text ? t->plan_text : "";
+    char backend[sizeof t->backend + 1], acfg[sizeof t->allocator_config + 1];
+    snprintf(backend, sizeof backend, "%.*s", (int)sizeof t->backend, t->backend);
+    snprintf(acfg, sizeof acfg, "%.*s", (int)sizeof t->allocator_config, t->allocator_config);
+    if (st == REMAT_OK) st = remat_h5_attr_write_i64(f, path, "/", "schema_version", REMAT_TRACE_SCHEMA_VERSION, err);
+    if (st == REMAT_OK) st = remat_h5_attr_write_str(f, path, "/", "model", model, err);
+    if (st == REMAT_OK) st = remat_h5_attr_write_str(f, path, "/", "plan", plan, err);
+    if (st == REMAT_OK) st = remat_h5_attr_write_str(f, path, "/", "backend", backend, err);
+    if (st == REMAT_OK) st = remat_h5_attr_write_str(f, path, "/", "seed", seed, err);
+    if (st == REMAT_OK) st = remat_h5_attr_write_i64(f, path, "/", "T", t->T, err);
+    if (st == REMAT_OK) st = remat_h5_attr_write_i64(f, path, "/", "N", t->N, err);
+    if (st == REMAT_OK) st = remat_h5_attr_write_i64(f, path, "/", "threads", t->threads, err);
+    if (st == REMAT_OK) st = remat_h5_attr_write_i64(f, path, "/", "no_input_grad", t->no_input_grad ? 1 : 0, err);
+    if (st == REMAT_OK) st = remat_h5_attr_write_str(f, path, "/", "allocator_config", acfg, err);
+    crc = crc_meta(crc, model, plan, backend, seed, acfg, t->T, t->N, t->threads, REMAT_TRACE_SCHEMA_VERSION);
+    if (st == REMAT_OK) st = remat_h5_attr_write_i64(f, path, "/", "content_crc32", (int64_t)crc, err);
+    if (st != REMAT_OK) {
+        remat_h5_abort(f, tmp);
+        return st;
+    }
+    return remat_h5_commit(f, tmp, path, err);
+}
+
+/* ---- reading ---------------------------------------------------------------- */
+
+#define BAD(...) remat_error_set(err, REMAT_ERR_INPUT, __VA_ARGS__)
+
+static remat_status check_events(const char *path, const remat_trace *t, remat_error *err) {
+    int64_t n = t->n_events;
+    int64_t *live = NULL;
+    if (n > 0) {
+        live = remat_xmalloc((size_t)n * sizeof(int64_t), err);
+        if (!live) return REMAT_ERR_NOMEM;
+        memset(live, 0xff, (size_t)n * sizeof(int64_t)); /* -1: not live */
+    }
+    remat_status st = REMAT_OK;
+    for (int64_t i = 0; i < n && st == REMAT_OK; i++) {
+        const remat_event *e = &t->events[i];
+        long long li = (long long)i;
+        if (e->kind > REMAT_EVENT_FREE)
+            st = BAD("%s: /events/kind: event %lld has kind %d, expected 0..1", path, li, e->kind);
+        else if (e->phase >= REMAT_PHASE_COUNT)
+            st = BAD("%s: /events/phase: event %lld has phase %d, expected 0..%d", path, li, e->phase,
+                     REMAT_PHASE_COUNT - 1);
+        else if (e->role >= REMAT_ROLE_COUNT)
+            st = BAD("%s: /events/role: event %lld has role %d, expected 0..%d", path, li, e->role,
+                     REMAT_ROLE_COUNT - 1);
+        else if (e->enc >= REMAT_ENC_COUNT)
+            st = BAD("%s: /events/enc: event %lld has encoding %d, expected 0..%d", path, li, e->enc,
+                     REMAT_ENC_COUNT - 1);
+        else if (e->ndim < 0 || e->ndim > 4)
+            st = BAD("%s: /events/ndim: event %lld has ndim %d, expected 0..4", path, li, e->ndim);
+        else if (e->time_dim < -1 || e->time_dim >= e->ndim)
+            st = BAD("%s: /events/time_dim: event %lld has time_dim %d, expected -1..%d", path, li, e->time_dim,
+                     e->ndim - 1);
+        else if (e->batch_dim < -1 || e->batch_dim >= e->ndim)
+            st = BAD("%s: /events/batch_dim: event %lld has batch_dim %d, expected -1..%d", path, li, e->batch_dim,
+                     e->ndim - 1);
+        else if (e->dims[0] < 0 || e->dims[1] < 0 || e->dims[2] < 0 || e->dims[3] < 0)
+            st = BAD("%s: /events/dims: event %lld has a negative extent", path, li);
+        else if (e->bytes < 0)
+            st = BAD("%s: /events/bytes: event %lld has %lld bytes, expected >= 0", path, li, (long long)e->bytes);
+        else if (e->nnz < -1)
+            st = BAD("%s: /events/nnz: event %lld has nnz %lld, expected >= -1", path, li, (long long)e->nnz);
+        else if (e->layer < -1 || e->block < -1)
+            st = BAD("%s: /events/%s: event %lld has %d, expected >= -1", path, e->layer < -1 ? "layer" : "block", li,
+                     e->layer < -1 ? e->layer : e->block);
+        else if (e->iter < 0)
+            st = BAD("%s: /events/iter: event %lld has iter %d, expected >= 0", path, li, e->iter);
+        else if (e->tensor < 0 || e->tensor >= n)
+            st = BAD("%s: /events/tensor: event %lld names tensor %lld, expected 0..%lld (ids are dense from 0)", path,
+                     li, (long long)e->tensor, (long long)(n - 1));
+        else if (e->kind == REMAT_EVENT_ALLOC) {
+            if (live[e->tensor] >= 0)
+                st = BAD("%s: /events/tensor: event %lld allocates tensor %lld, which is already live", path, li,
+                         (long long)e->tensor);
+            else
+                live[e->tensor] = e->bytes;
+        } else {
+            if (live[e->tensor] < 0)
+                st = BAD("%s: /events/tensor: event %lld frees tensor %lld, which is not live", path, li,
+                         (long long)e->tensor);
+            else if (live[e->tensor] != e->bytes)
+                st = BAD("%s: /events/bytes: event %lld frees tensor %lld with %lld bytes, allocated with %lld", path,
+                         li, (long long)e->tensor, (long long)e->bytes, (long long)live[e->tensor]);
+            else
+                live[e->tensor] = -1;
+        }
+    }
+    remat_xfree(live);
+    if (st != REMAT_OK) return st;
+    for (int64_t i = 0; i < t->n_ops; i++) {
+        const remat_op_record *o = &t->ops[i];
+        if (o->op >= REMAT_OP_COUNT)
+            return BAD("%s: /ops/op: op %lld has kind %d, expected 0..%d", path, (long long)i, o->op,
+                       REMAT_OP_COUNT - 1);
+        if (o->phase >= REMAT_PHASE_COUNT)
+            return BAD("%s: /ops/phase: op %lld has phase %d, expected 0..%d", path, (long long)i, o->phase,
+                       REMAT_PHASE_COUNT - 1);
+    }
+    for (int32_t i = 0; i < t->n_iters; i++) {
+        const remat_iter_summary *s = &t->iters[i];
+        if (s->first_event < 0 || s->first_event > n)
+            return BAD("%s: /iters/first_event: iteration %d starts at event %lld, expected 0..%lld", path, i,
+                       (long long)s->first_event, (long long)n);
+        if (s->n_events < 0 || s->n_events > n - s->first_event)
+            return BAD("%s: /iters/n_events: iteration %d has %lld events, expected 0..%lld", path, i,
+                       (long long)s->n_events, (long long)(n - s->first_event));
+    }
+    return REMAT_OK;
+}
+
+static remat_status read_tables(hid_t f, const char *path, remat_trace *t, uint32_t *crc, remat_error *err) {
+    void **recs[3] = {(void **)&t->events, (void **)&t->ops, (void **)&t->iters};
+    for (int ti = 0; ti < 3; ti++) {
+        const table *tb = &tables[ti];
+        int64_t n = -1;
+        const char *first = NULL;
+        for (int fi = 0; fi < tb->n_fields; fi++) {
+            const field *fd = &tb->fields[fi];
+            char dpath[128];
+            snprintf(dpath, sizeof dpath, "%s/%s", tb->group, fd->name);
+            int64_t dims[2] = {0, 0};
+            void *col = NULL;
+            remat_status st = remat_h5_read(f, path, dpath, fd->type, fd->cols > 1 ? 2 : 1, dims, &col, err);
+            if (st != REMAT_OK) return st;
+            if (fd->cols > 1 && dims[1] != fd->cols) {
+                remat_xfree(col);
+                return BAD("%s: %s: expected shape [n,%d], found [%lld,%lld]", path, dpath, fd->cols,
+                           (long long)dims[0], (long long)dims[1]);
+            }
+            if (n < 0) {
+                n = dims[0];
+                first = fd->name;
+                if (ti == 2 && n > INT32_MAX) {
+                    remat_xfree(col);
+                    return BAD("%s: %s: %lld iterations, expected at most %d", path, dpath, (long long)n, INT32_MAX);
+                }
+                if (n > 0) {
+                    *recs[ti] = remat_xcalloc((size_t)n, tb->stride, err);
+                    if (!*recs[ti]) {
+                        remat_xfree(col);
+                        return REMAT_ERR_NOMEM;
+                    }
+                }
+                if (ti == 0) t->n_events = t->cap_events = n;
+                if (ti == 1) t->n_ops = t->cap_ops = n;
+                if (ti == 2) t->n_iters = t->cap_iters = (int32_t)n;
+            } else if (dims[0] != n) {
+                remat_xfree(col);
+                return BAD("%s: %s: %lld rows, but %s/%s has %lld (datasets of unequal length)", path, dpath,
+                           (long long)dims[0], tb->group, first, (long long)n);
+            }
+            if (n > 0) {
+                scatter(*recs[ti], tb->stride, fd, n, col);
+                *crc = remat_crc32(*crc, col, (size_t)n * (size_t)fd->cols * remat_h5_type_size(fd->type));
+            }
+            remat_xfree(col);
+        }
+    }
+    return REMAT_OK;
+}
+
+static remat_status read_string(hid_t f, const char *path, const char *name, char **out, remat_error *err) {
+    return remat_h5_attr_read_str(f, path, "/", name, out, err);
+}
+
+remat_status remat_trace_read_h5(const char *path, remat_trace *out, remat_error *err) {
+    remat_trace_init(out);
+    hid_t f;
+    remat_status st = remat_h5_open(path, &f, err);
+    if (st != REMAT_OK) return st;
+    remat_trace t;
+    remat_trace_init(&t);
+    char *seed = NULL, *backend = NULL, *acfg = NULL;
+    int64_t version = 0, T = 0, N = 0, threads = 0;
+    uint32_t crc = 0;
+
+    /* the version first: a newer file may hold anything else */
+    if (!remat_h5_attr_exists(f, "/", "schema_version"))
+        st = BAD("%s: schema_version: missing root attribute (not a remat trace)", path);
+    else
+        st = remat_h5_attr_read_i64(f, path, "/", "schema_version", &version, err);
+    if (st == REMAT_OK && version > REMAT_TRACE_SCHEMA_VERSION)
+        st = BAD("%s: schema_version: file is version %lld, this remat reads up to %d", path, (long long)version,
+                 REMAT_TRACE_SCHEMA_VERSION);
+    if (st == REMAT_OK && version < 1)
+        st = BAD("%s: schema_version: file is version %lld, expected 1..%d", path, (long long)version,
+                 REMAT_TRACE_SCHEMA_VERSION);
+
+    /* calibration */
+    for (int k = 0; k < 2 && st == REMAT_OK; k++) {
+        const char *dp = k == 0 ? CALIB_GROUP "/compress_s_per_elem" : CALIB_GROUP "/decompress_s_per_elem";
+        double *dst = k == 0 ? t.compress_s_per_elem : t.decompress_s_per_elem;
+        int64_t dims[1];
+        void *col = NULL;
+        st = remat_h5_read(f, path, dp, REMAT_H5_F64, 1, dims, &col, err);
+        if (st == REMAT_OK && dims[0] != REMAT_COMP_COUNT)
+            st = BAD("%s: %s: expected %d values (one per compressor), found %lld", path, dp, REMAT_COMP_COUNT,
+                     (long long)dims[0]);
+        if (st == REMAT_OK) {
+            memcpy(dst, col, sizeof(double) * REMAT_COMP_COUNT);
+            crc = remat_crc32(crc, col, sizeof(double) * REMAT_COMP_COUNT);
+        }
+        remat_xfree(col);
+    }
+    if (st == REMAT_OK) st = read_tables(f, path, &t, &crc, err);
+
+    /* metadata */
+    if (st == REMAT_OK) st = read_string(f, path, "model", &t.model_text, err);
+    if (st == REMAT_OK) st = read_string(f, path, "plan", &t.plan_text, err);
+    if (st == REMAT_OK) st = read_string(f, path, "backend", &backend, err);
+    if (st == REMAT_OK) st = read_string(f, path, "seed", &seed, err);
+    if (st == REMAT_OK) st = read_string(f, path, "allocator_config", &acfg, err);
+    if (st == REMAT_OK) st = remat_h5_attr_read_i64(f, path, "/", "T", &T, err);
+    if (st == REMAT_OK) st = remat_h5_attr_read_i64(f, path, "/", "N", &N, err);
+    if (st == REMAT_OK) st = remat_h5_attr_read_i64(f, path, "/", "threads", &threads, err);
+    int64_t no_input_grad = 0; /* optional: traces written before it existed computed the gradient */
+    if (st == REMAT_OK && remat_h5_attr_exists(f, "/", "no_input_grad"))
+        st = remat_h5_attr_read_i64(f, path, "/", "no_input_grad", &no_input_grad, err);
+    if (st == REMAT_OK && (no_input_grad < 0 || no_input_grad > 1))
+        st = BAD("%s: no_input_grad: expected 0 or 1, found %lld", path, (long long)no_input_grad);
+    if (st == REMAT_OK && strlen(backend) >= sizeof t.backend)
+        st = BAD("%s: backend: expected at most %zu characters", path, sizeof t.backend - 1);
+    if (st == REMAT_OK && strlen(acfg) >= sizeof t.allocator_config)
+        st = BAD("%s: allocator_config: expected at most %zu characters", path, sizeof t.allocator_config - 1);
+    if (st == REMAT_OK) {
+        char *end = NULL;
+        unsigned long long sv = strtoull(seed, &end, 10);
+        if (!seed[0] || *end || seed[0] < '0' || seed[0] > '9') {
+            char shown[41];
+            size_t k = 0;
+            for (; k < 40 && seed[k]; k++) shown[k] = seed[k] >= 0x20 && seed[k] < 0x7f ? seed[k] : '?';
+            shown[k] = 0;
+            st = BAD("%s: seed: expected a decimal integer, found '%s'", path, shown);
+        }
+        t.seed = sv;
+    }
+    if (st == REMAT_OK && (T < 0 || N < 0))
+        st = BAD("%s: %s: expected a non-negative integer", path, T < 0 ? "T" : "N");
+    if (st == REMAT_OK && (threads < 0 || threads > INT32_MAX))
+        st = BAD("%s: threads: expected 0..%d", path, INT32_MAX);
+    if (st == REMAT_OK && remat_h5_attr_exists(f, "/", "content_crc32")) {
+        int64_t want = 0;
+        st = remat_h5_attr_read_i64(f, path, "/", "content_crc32", &want, err);
+        crc = crc_meta(crc, t.model_text, t.plan_text, backend, seed, acfg, T, N, threads, version);
+        if (st == REMAT_OK && (int64_t)crc != want)
+            st = BAD("%s: content_crc32: the content does not match its checksum (corrupted file)", path);
+    }
+    if (st == REMAT_OK) {
+        t.schema_version = (int32_t)version;
+        t.T = T;
+        t.N = N;
+        t.threads = (int32_t)threads;
+        t.no_input_grad = (int32_t)no_input_grad;
+        snprintf(t.backend, sizeof t.backend, "%s", backend);
+        snprintf(t.allocator_config, sizeof t.allocator_config, "%s", acfg);
+        st = check_events(path, &t, err);
+    }
+    remat_xfree(seed);
+    remat_xfree(backend);
+    remat_xfree(acfg);
+    remat_h5_close(f);
+    if (st != REMAT_OK) {
+        remat_trace_free(&t);
+        return st;
+    }
+    *out = t;
+    return REMAT_OK;
+}

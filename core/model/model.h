@@ -1,0 +1,122 @@
+/* model.h - a network as the model file (JSON) describes it, after validation.
+ *
+ * Model file, documented in docs/model-and-plan-files.md:
+ *
+ *   {
+ *     "name": "mlp-lif", "T": 64, "N": 128,
+ *     "input": {"shape": [128], "kind": "analog"},   // kind: analog (U[0,1)) | spikes (Bernoulli(rate))
+ *     "classes": 10, "loss": "rate_mse",
+ *     "optimizer": {"type": "sgd", "lr": 0.1, "momentum": 0.9},
+ *     "init_gain": 4.0,     // linear init U(-g/sqrt(in), g/sqrt(in)); default 1 (PyTorch)
+ *     "layers": [
+ *       {"name": "fc1", "type": "linear", "out": 512, "bias": true},
+ *       {"name": "sn1", "type": "lif", "tau": 2.0, "surrogate": "sigmoid", "alpha": 4.0}, ...
+ *     ],
+ *     "blocks": [{"name": "b1", "layers": ["fc1", "sn1"]}, ...]
+ *   }
+ *
+ * Blocks are named runs of consecutive layers; together they cover every layer
+ * once, in order. The last layer's output must have `classes` features.
+ */
+#ifndef REMAT_MODEL_H
+#define REMAT_MODEL_H
+
+#include <stdint.h>
+
+#include "core/base/status.h"
+#include "core/base/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define REMAT_NAME_LEN 64
+
+typedef struct remat_neuron_opts {
+    float v_threshold;  /* default 1.0 */
+    float v_reset;      /* default 0.0; ignored when soft_reset */
+    int soft_reset;     /* 1 when the file says "v_reset": null */
+    int detach_reset;   /* default 0 */
+    remat_surrogate surrogate; /* default sigmoid */
+    float alpha;        /* default 4 (sigmoid) or 2 (atan) */
+    float tau;          /* LIF only, default 2.0, must be > 1 */
+    int decay_input;    /* LIF only, default 1 */
+} remat_neuron_opts;
+
+typedef struct remat_layer {
+    char name[REMAT_NAME_LEN];
+    remat_layer_type type;
+    int64_t in_features;   /* features of the input (per time step and sample) */
+    int64_t out_features;  /* features of the output */
+    int has_bias;          /* linear */
+    float p;               /* dropout probability, 0 <= p < 1 */
+    remat_neuron_opts neuron; /* if / lif */
+    int block;             /* index of the block holding this layer */
+    remat_value_class out_values; /* what the output can hold */
+} remat_layer;
+
+typedef struct remat_block {
+    char name[REMAT_NAME_LEN];
+    int first_layer;      /* index into layers */
+    int n_layers;
+    remat_value_class in_values; /* what the block input can hold */
+    int has_batchnorm;
+    int has_add;
+} remat_block;
+
+typedef struct remat_optimizer {
+    remat_optimizer_type type;
+    float lr;
+    float momentum;              /* sgd */
+    float beta1, beta2, eps;     /* adam */
+} remat_optimizer;
+
+typedef struct remat_model {
+    char name[REMAT_NAME_LEN];
+    int64_t T, N;
+    int64_t in_features;     /* product of input.shape */
+    int in_ndim;
+    int64_t in_shape[4];
+    int input_spikes;        /* 1: Bernoulli(input_rate) spikes, 0: analog U[0,1) */
+    float input_rate;
+    int64_t classes;
+    remat_loss_type loss;
+    remat_optimizer optimizer;
+    float init_gain;         /* linear weights and biases ~ U(-g/sqrt(in), g/sqrt(in)); default 1 */
+    int n_layers;
+    remat_layer *layers;     /* owned */
+    int n_blocks;
+    remat_block *blocks;     /* owned */
+    char *text;              /* the file's text, owned (stored in traces and dumps) */
+    char *path;              /* where it was read from, owned (for messages) */
+} remat_model;
+
+/* Reads and validates a model file. On success *out owns its arrays; free with
+ * remat_model_free. On failure returns REMAT_ERR_INPUT or REMAT_ERR_IO with a
+ * message "<path>: <field>: <what was expected>", and *out is left empty. */
+remat_status remat_model_load(const char *path, remat_model *out, remat_error *err);
+/* Same, from text in memory; `origin` names it in messages (a path or "<trace>"). */
+remat_status remat_model_parse(const char *text, size_t len, const char *origin, remat_model *out,
+                               remat_error *err);
+/* A copy of `m` with other T and/or N (0 keeps the value): used for rescaling. */
+remat_status remat_model_rescale(const remat_model *m, int64_t T, int64_t N, remat_model *out,
+                                 remat_error *err);
+void remat_model_free(remat_model *m);
+
+/* Index of the layer / block with that name, or -1. */
+int remat_model_find_layer(const remat_model *m, const char *name);
+int remat_model_find_block(const remat_model *m, const char *name);
+
+/* Number of parameter tensors of layer l and their names/sizes:
+ * linear: weight [out,in], bias [out] (if has_bias);
+ * batchnorm: weight [C], bias [C], running_mean [C], running_var [C]. */
+int remat_layer_n_params(const remat_layer *l);
+const char *remat_layer_param_name(const remat_layer *l, int i);
+int64_t remat_layer_param_elems(const remat_layer *l, int i);
+/* 1 for parameters that get a gradient (not the running statistics). */
+int remat_layer_param_trainable(const remat_layer *l, int i);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,111 @@
+/* ref_kernels.h - the CPU reference backend: every layer's forward and backward in
+ * plain C. This file IS the specification that cuda/ mirrors, one function each.
+ *
+ * Conventions (llm.c): arguments are (outputs, inputs, weights, cache, sizes);
+ * activations are time-major [t_steps, N, F] float32; "rows" = t_steps * N.
+ * Backward functions ACCUMULATE (+=) into every gradient they write (dinp,
+ * dweight, dbias), so callers zero gradient buffers once when allocating them.
+ *
+ * Determinism contract (../shared/spec/semantics.md):
+ *  - every output element of a GEMM is summed over K in one fixed order that does
+ *    not depend on the number of rows or on the element's position in a tile;
+ *  - weight/bias gradients are reduced per time step (P_t summed over the N rows
+ *    of step t in a fixed order) and the P_t are added into dweight in DESCENDING t:
+ *    dweight = ((dweight + P_{t_steps-1}) + P_{t_steps-2}) + ... + P_0. A time chunk
+ *    called with its own t_steps therefore continues exactly the full-T sum when
+ *    chunks are processed last-first;
+ *  - batch-norm statistics are reduced over all rows in one fixed order.
+ * Compiled with -ffp-contract=off: no FMA contraction the source does not write.
+ */
+#ifndef REMAT_REF_KERNELS_H
+#define REMAT_REF_KERNELS_H
+
+#include <stdint.h>
+
+#include "core/model/model.h"
+#include "core/base/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Threads the GEMMs may use (default 1). Work is split over output elements only,
+ * never over K, so results do not depend on this number. */
+void remat_ref_set_threads(int n);
+int remat_ref_get_threads(void);
+
+/* C[M,N] (+)= A[M,K] * B[N,K]^T  (accumulate: 0 overwrites C, 1 adds to C). */
+void remat_ref_gemm_nt(float *C, const float *A, const float *B, int64_t M, int64_t N, int64_t K, int accumulate);
+/* C[M,N] (+)= A[M,K] * B[K,N] */
+void remat_ref_gemm_nn(float *C, const float *A, const float *B, int64_t M, int64_t N, int64_t K, int accumulate);
+/* C[M,N] (+)= A[K,M]^T * B[K,N] */
+void remat_ref_gemm_tn(float *C, const float *A, const float *B, int64_t M, int64_t N, int64_t K, int accumulate);
+
+/* out[rows, out_f] = inp[rows, in] W[out_f, in]^T + bias (bias may be NULL). */
+void remat_ref_linear_forward(float *out, const float *inp, const float *weight, const float *bias,
+                              int64_t rows, int64_t in, int64_t out_f);
+/* dinp[rows,in] += dout W; for t = t_steps-1 .. 0: dweight += dout_t^T inp_t,
+ * dbias += sum over the N rows of dout_t. dinp, dbias may be NULL.
+ * scratch: at least remat_ref_linear_scratch_elems(in, out_f) floats. */
+void remat_ref_linear_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                               const float *weight, float *scratch, int64_t t_steps, int64_t N, int64_t in,
+                               int64_t out_f);
+int64_t remat_ref_linear_scratch_elems(int64_t in, int64_t out_f);
+
+/* IF / LIF over t_steps steps of nf = N*F elements (semantics.md, exact formulas).
+ * v [nf]: on entry v_{t0-1} (callers set v_reset, or 0 under soft reset, before the
+ * first step), on return the state after the last step.
+ * h [t_steps, nf]: the pre-spike potential, saved for backward; may be NULL. */
+void remat_ref_neuron_forward(float *spikes, float *h, float *v, const float *x, remat_layer_type type,
+                              const remat_neuron_opts *o, int64_t t_steps, int64_t nf);
+/* dx += dL/dx. gv [nf]: on entry dL/dv of the step after the last one (0 at T-1),
+ * on return dL/dv_{t0-1}, to carry into the previous time chunk. */
+void remat_ref_neuron_backward(float *dx, float *gv, const float *dspikes, const float *h, remat_layer_type type,
+                               const remat_neuron_opts *o, int64_t t_steps, int64_t nf);
+
+/* Training-mode batch norm over rows positions, C channels (eps 1e-5, momentum 0.1).
+ * mean, rstd [C]: saved for backward. running_mean/var: updated in place unless NULL
+ * (a recomputation passes NULL: the statistics are updated once per iteration). */
+void remat_ref_batchnorm_forward(float *out, float *mean, float *rstd, float *running_mean, float *running_var,
+                                 const float *inp, const float *weight, const float *bias, int64_t rows, int64_t C);
+void remat_ref_batchnorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                                  const float *weight, const float *mean, const float *rstd, int64_t rows,
+                                  int64_t C);
+
+/* Inverted dropout, one mask [nf] shared by all t_steps steps, drawn from
+ * remat_rng_uniform(seed, REMAT_RNG_DROPOUT, remat_rng_dropout_key(iter, layer), i):
+ * kept when u >= p, scaled by 1.0f / (1.0f - p). */
+void remat_ref_dropout_mask(float *mask, uint64_t seed, uint64_t iter, int layer, float p, int64_t nf);
+void remat_ref_dropout_forward(float *out, const float *inp, uint64_t seed, uint64_t iter, int layer, float p,
+                               int64_t t_steps, int64_t nf);
+void remat_ref_dropout_backward(float *dinp, const float *dout, uint64_t seed, uint64_t iter, int layer, float p,
+                                int64_t t_steps, int64_t nf);
+
+/* out = a + b ; backward: da += dout, db += dout. */
+void remat_ref_add_forward(float *out, const float *a, const float *b, int64_t n);
+void remat_ref_add_backward(float *da, float *db, const float *dout, int64_t n);
+
+/* Rate losses (semantics.md). out [T,N,K]; rate [N,K] = mean over t (summed in
+ * ascending t, then divided by T); returns L. */
+float remat_ref_loss_forward(float *rate, const float *out, const int32_t *labels, remat_loss_type type, int64_t T,
+                             int64_t N, int64_t K);
+/* dout[T,N,K] += dL/dout (the same value for every t). */
+void remat_ref_loss_backward(float *dout, const float *rate, const int32_t *labels, remat_loss_type type, int64_t T,
+                             int64_t N, int64_t K);
+
+/* SGD with momentum (PyTorch semantics: buf = momentum*buf + g, first step buf = g;
+ * p -= lr*buf) and Adam (bias-corrected, step counted from 1). */
+void remat_ref_sgd_update(float *param, float *buf, const float *grad, float lr, float momentum, int first_step,
+                          int64_t n);
+void remat_ref_adam_update(float *param, float *m, float *v, const float *grad, float lr, float beta1, float beta2,
+                           float eps, int step, int64_t n);
+
+/* Seeded initial values and data. */
+void remat_ref_fill_uniform(float *out, int64_t n, float lo, float hi, uint64_t seed, uint64_t stream, uint64_t key);
+void remat_ref_fill_bernoulli(float *out, int64_t n, float rate, uint64_t seed, uint64_t stream, uint64_t key);
+void remat_ref_fill_labels(int32_t *labels, int64_t n, int64_t classes, uint64_t seed, uint64_t key);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
