@@ -1,6 +1,7 @@
 /* batchnorm.cu - training-mode batch norm (remat_ref_batchnorm_forward / _backward).
  *
- * Statistics: one thread per channel sums its rows in ascending order in double, two
+ * Statistics: one thread per channel sums its positions (row, then pixel of a
+ * [C, H, W] activation) in ascending order in double, two
  * passes (mean, then squared deviations), exactly the reference's chain, so the
  * statistics are the reference's bits and depend on nothing but the data: no atomics,
  * no block-size-dependent tree. Reads are coalesced (consecutive threads, consecutive
@@ -14,9 +15,9 @@
 
 __global__ void bn_stats_kernel(float *__restrict__ mean, float *__restrict__ rstd, float *__restrict__ running_mean,
                                 float *__restrict__ running_var, const float *__restrict__ inp, int64_t rows,
-                                int64_t C) {
+                                int64_t C, int64_t hw) {
     for (int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c < C; c += (int64_t)gridDim.x * blockDim.x) {
-        const remat_cuda::bn_stats s = remat_cuda::batchnorm_channel_stats(inp, rows, C, c);
+        const remat_cuda::bn_stats s = remat_cuda::batchnorm_channel_stats(inp, rows, C, hw, c);
         mean[c] = s.mean;
         rstd[c] = s.rstd;
         if (running_mean) running_mean[c] = 0.9f * running_mean[c] + 0.1f * s.mean;
@@ -26,10 +27,10 @@ __global__ void bn_stats_kernel(float *__restrict__ mean, float *__restrict__ rs
 
 __global__ void bn_out_kernel(float *__restrict__ out, const float *__restrict__ inp, const float *__restrict__ mean,
                               const float *__restrict__ rstd, const float *__restrict__ weight,
-                              const float *__restrict__ bias, int64_t rows, int64_t C) {
-    const int64_t n = rows * C;
+                              const float *__restrict__ bias, int64_t rows, int64_t C, int64_t hw) {
+    const int64_t n = rows * C * hw;
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t c = e % C;
+        const int64_t c = (e / hw) % C;
         out[e] = remat_cuda::batchnorm_out(inp[e], mean[c], rstd[c], weight ? weight[c] : 1.0f,
                                            bias ? bias[c] : 0.0f);
     }
@@ -41,14 +42,15 @@ __global__ void bn_grad_stats_kernel(float *__restrict__ dweight, float *__restr
                                      float *__restrict__ mdyx, float *__restrict__ kf, const float *__restrict__ dout,
                                      const float *__restrict__ inp, const float *__restrict__ weight,
                                      const float *__restrict__ mean, const float *__restrict__ rstd, int64_t rows,
-                                     int64_t C) {
+                                     int64_t C, int64_t hw) {
     for (int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c < C; c += (int64_t)gridDim.x * blockDim.x) {
         double sdy, sdyx;
-        remat_cuda::batchnorm_channel_grads(dout, inp, mean[c], rstd[c], rows, C, c, &sdy, &sdyx);
+        remat_cuda::batchnorm_channel_grads(dout, inp, mean[c], rstd[c], rows, C, hw, c, &sdy, &sdyx);
         if (dbias) dbias[c] = dbias[c] + (float)sdy;
         if (dweight) dweight[c] = dweight[c] + (float)sdyx;
-        mdy[c] = rows > 0 ? (float)(sdy / (double)rows) : 0.0f;
-        mdyx[c] = rows > 0 ? (float)(sdyx / (double)rows) : 0.0f;
+        const int64_t n = rows * hw;
+        mdy[c] = n > 0 ? (float)(sdy / (double)n) : 0.0f;
+        mdyx[c] = n > 0 ? (float)(sdyx / (double)n) : 0.0f;
         kf[c] = (weight ? weight[c] : 1.0f) * rstd[c];
     }
 }
@@ -56,10 +58,10 @@ __global__ void bn_grad_stats_kernel(float *__restrict__ dweight, float *__restr
 __global__ void bn_dinp_kernel(float *__restrict__ dinp, const float *__restrict__ dout, const float *__restrict__ inp,
                                const float *__restrict__ mean, const float *__restrict__ rstd,
                                const float *__restrict__ mdy, const float *__restrict__ mdyx,
-                               const float *__restrict__ kf, int64_t rows, int64_t C) {
-    const int64_t n = rows * C;
+                               const float *__restrict__ kf, int64_t rows, int64_t C, int64_t hw) {
+    const int64_t n = rows * C * hw;
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t c = e % C;
+        const int64_t c = (e / hw) % C;
         dinp[e] = remat_cuda::batchnorm_dinp(dinp[e], inp[e], dout[e], mean[c], rstd[c], mdy[c], mdyx[c], kf[c]);
     }
 }
@@ -69,22 +71,22 @@ __global__ void bn_dinp_kernel(float *__restrict__ dinp, const float *__restrict
 
 void remat_cuda_batchnorm_forward(remat_cuda_ctx *c, float *out, float *mean, float *rstd, float *running_mean,
                                   float *running_var, const float *inp, const float *weight, const float *bias,
-                                  int64_t rows, int64_t C) {
+                                  int64_t rows, int64_t C, int64_t hw) {
     if (C <= 0) return;
     const unsigned sb = (unsigned)((C + BN_STAT_THREADS - 1) / BN_STAT_THREADS < 65535
                                        ? (C + BN_STAT_THREADS - 1) / BN_STAT_THREADS
                                        : 65535);
-    REMAT_LAUNCH(sb, BN_STAT_THREADS, 0, c->stream, bn_stats_kernel)(mean, rstd, running_mean, running_var, inp, rows, C);
+    REMAT_LAUNCH(sb, BN_STAT_THREADS, 0, c->stream, bn_stats_kernel)(mean, rstd, running_mean, running_var, inp, rows, C, hw);
     cudaCheckLaunch();
     if (rows <= 0) return;
-    REMAT_LAUNCH(remat_cuda_blocks(rows * C), REMAT_CUDA_THREADS, 0, c->stream, bn_out_kernel)(out, inp, mean, rstd, weight,
-                                                                                     bias, rows, C);
+    REMAT_LAUNCH(remat_cuda_blocks(rows * C * hw), REMAT_CUDA_THREADS, 0, c->stream, bn_out_kernel)(out, inp, mean, rstd,
+                                                                                          weight, bias, rows, C, hw);
     cudaCheckLaunch();
 }
 
 void remat_cuda_batchnorm_backward(remat_cuda_ctx *c, float *dinp, float *dweight, float *dbias, const float *dout,
                                    const float *inp, const float *weight, const float *mean, const float *rstd,
-                                   int64_t rows, int64_t C) {
+                                   int64_t rows, int64_t C, int64_t hw) {
     if (C <= 0) return;
     /* Three per-channel float vectors in the scratch area (3*C floats). */
     void *tmp = nullptr;
@@ -96,10 +98,11 @@ void remat_cuda_batchnorm_backward(remat_cuda_ctx *c, float *dinp, float *dweigh
                                        ? (C + BN_STAT_THREADS - 1) / BN_STAT_THREADS
                                        : 65535);
     REMAT_LAUNCH(sb, BN_STAT_THREADS, 0, c->stream, bn_grad_stats_kernel)(dweight, dbias, mdy, mdyx, kf, dout, inp, weight,
-                                                                 mean, rstd, rows, C);
+                                                                 mean, rstd, rows, C, hw);
     cudaCheckLaunch();
     if (!dinp || rows <= 0) return;
-    REMAT_LAUNCH(remat_cuda_blocks(rows * C), REMAT_CUDA_THREADS, 0, c->stream, bn_dinp_kernel)(dinp, dout, inp, mean, rstd,
-                                                                                      mdy, mdyx, kf, rows, C);
+    REMAT_LAUNCH(remat_cuda_blocks(rows * C * hw), REMAT_CUDA_THREADS, 0, c->stream, bn_dinp_kernel)(dinp, dout, inp, mean,
+                                                                                           rstd, mdy, mdyx, kf, rows, C,
+                                                                                           hw);
     cudaCheckLaunch();
 }

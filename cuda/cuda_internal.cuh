@@ -103,10 +103,10 @@ void remat_cuda_neuron_backward(remat_cuda_ctx *c, float *dx, float *gv, const f
 /* ---- batchnorm.cu ---- */
 void remat_cuda_batchnorm_forward(remat_cuda_ctx *c, float *out, float *mean, float *rstd, float *running_mean,
                                   float *running_var, const float *inp, const float *weight, const float *bias,
-                                  int64_t rows, int64_t C);
+                                  int64_t rows, int64_t C, int64_t hw);
 void remat_cuda_batchnorm_backward(remat_cuda_ctx *c, float *dinp, float *dweight, float *dbias, const float *dout,
                                    const float *inp, const float *weight, const float *mean, const float *rstd,
-                                   int64_t rows, int64_t C);
+                                   int64_t rows, int64_t C, int64_t hw);
 
 /* ---- elementwise.cu ---- */
 void remat_cuda_dropout_mask(remat_cuda_ctx *c, float *mask, uint64_t seed, uint64_t iter, int layer, float p,

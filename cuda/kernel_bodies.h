@@ -8,8 +8,8 @@
  * semantics.md). Both sides compile without contraction (-ffp-contract=off on the
  * host, nvcc --fmad=false on the device), division and sqrt are IEEE-rounded on both
  * (nvcc's defaults -prec-div=true -prec-sqrt=true, no -use_fast_math), and the only
- * transcendental on the neuron path is the reference's own polynomial e^x, copied
- * below: so these bodies give the reference's bits on either side. fmaf is the single
+ * transcendental on the neuron path is the reference's own polynomial e^x, shared
+ * through core/ref/neuron_math.h: so these bodies give the reference's bits on either side. fmaf is the single
  * rounding fused multiply-add on both.
  *
  * C++ only (templates): included by .cu files and by C++ tests.
@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "core/base/rng.h"
+#include "core/ref/neuron_math.h"
 
 namespace remat_cuda {
 
@@ -48,32 +49,9 @@ REMAT_HOSTDEV float bits_float(uint32_t u) {
 
 /* ---- neurons (ref_kernels.c: exp_poly, surrogate, neuron_fwd, neuron_bwd) ---- */
 
-REMAT_HOSTDEV float exp_poly(float x) {
-    x = x > -87.0f ? x : -87.0f;
-    x = x < 88.0f ? x : 88.0f;
-    /* k = round(x / ln2), ties to even: adding and removing 1.5 * 2^23 (the reference's
-     * vectorisable rounding; floorf(y + 0.5f) would round ties up and differ). */
-    const float kf = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-    float r = x - kf * 0.693359375f;
-    r = r - kf * -2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * (r * r) + r + 1.0f;
-    return p * bits_float((uint32_t)(((int32_t)kf + 127) << 23));
-}
-
-REMAT_HOSTDEV float surrogate(float u, int atan_sg, float alpha) {
-    if (atan_sg) {
-        const float w = (1.57079632679489662f * alpha) * u;
-        return (alpha / 2.0f) / (1.0f + w * w);
-    }
-    const float sig = 1.0f / (1.0f + exp_poly(-(alpha * u)));
-    return alpha * sig * (1.0f - sig);
-}
+/* e^x and the surrogates: core/ref/neuron_math.h, the one copy host and device share. */
+REMAT_HOSTDEV float exp_poly(float x) { return remat_exp_poly(x); }
+REMAT_HOSTDEV float surrogate(float u, int atan_sg, float alpha) { return remat_surrogate_grad(u, atan_sg, alpha); }
 
 /* The neuron options as the kernels take them (v_reset already 0 under soft reset). */
 struct neuron_params {
@@ -148,34 +126,40 @@ struct bn_stats {
     double unbiased, var;
 };
 
-REMAT_HOSTDEV bn_stats batchnorm_channel_stats(const float *inp, int64_t rows, int64_t C, int64_t c) {
+/* Statistics of channel c of [rows, C, hw]: positions (r, p) ascending, in double. */
+REMAT_HOSTDEV bn_stats batchnorm_channel_stats(const float *inp, int64_t rows, int64_t C, int64_t hw, int64_t c) {
     double sum = 0.0, sq = 0.0;
-    for (int64_t r = 0; r < rows; r++) sum += (double)inp[r * C + c];
-    const double mu = rows > 0 ? sum / (double)rows : 0.0;
-    for (int64_t r = 0; r < rows; r++) {
-        const double d = (double)inp[r * C + c] - mu;
-        sq += d * d;
-    }
+    const int64_t n = rows * hw;
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t p = 0; p < hw; p++) sum += (double)inp[(r * C + c) * hw + p];
+    const double mu = n > 0 ? sum / (double)n : 0.0;
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t p = 0; p < hw; p++) {
+            const double d = (double)inp[(r * C + c) * hw + p] - mu;
+            sq += d * d;
+        }
     bn_stats s;
-    s.var = rows > 0 ? sq / (double)rows : 0.0;
+    s.var = n > 0 ? sq / (double)n : 0.0;
     s.mean = (float)mu;
     s.rstd = (float)(1.0 / sqrt(s.var + 1e-5));
-    s.unbiased = rows > 1 ? sq / (double)(rows - 1) : s.var;
+    s.unbiased = n > 1 ? sq / (double)(n - 1) : s.var;
     return s;
 }
 
 REMAT_HOSTDEV float batchnorm_out(float x, float m, float rs, float w, float b) { return (x - m) * rs * w + b; }
 
-/* sdy, sdyx of one channel (rows ascending, double). */
+/* sdy, sdyx of one channel (positions (r, p) ascending, double). */
 REMAT_HOSTDEV void batchnorm_channel_grads(const float *dout, const float *inp, float m, float rs, int64_t rows,
-                                           int64_t C, int64_t c, double *sdy_out, double *sdyx_out) {
+                                           int64_t C, int64_t hw, int64_t c, double *sdy_out, double *sdyx_out) {
     double sdy = 0.0, sdyx = 0.0;
-    for (int64_t r = 0; r < rows; r++) {
-        const float x = inp[r * C + c], dy = dout[r * C + c];
-        const float xhat = (x - m) * rs;
-        sdy += (double)dy;
-        sdyx += (double)dy * (double)xhat;
-    }
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t p = 0; p < hw; p++) {
+            const int64_t e = (r * C + c) * hw + p;
+            const float x = inp[e], dy = dout[e];
+            const float xhat = (x - m) * rs;
+            sdy += (double)dy;
+            sdyx += (double)dy * (double)xhat;
+        }
     *sdy_out = sdy;
     *sdyx_out = sdyx;
 }

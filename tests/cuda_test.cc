@@ -237,10 +237,10 @@ TEST(HostBodies, BatchNormMatchesReference) {
     Floats out(rows * C), mean(C), rstd(C), rm = uniform(C, -1, 1, 11), rv = uniform(C, 0.5, 2, 12);
     Floats rm0 = rm, rv0 = rv;
     remat_ref_batchnorm_forward(out.data(), mean.data(), rstd.data(), rm.data(), rv.data(), x.data(), w.data(), b.data(),
-                                rows, C);
+                                rows, C, 1);
     Floats o2(rows * C), m2(C), r2(C), rm2 = rm0, rv2 = rv0;
     for (int64_t c = 0; c < C; c++) {
-        const remat_cuda::bn_stats s = remat_cuda::batchnorm_channel_stats(x.data(), rows, C, c);
+        const remat_cuda::bn_stats s = remat_cuda::batchnorm_channel_stats(x.data(), rows, C, 1, c);
         m2[c] = s.mean;
         r2[c] = s.rstd;
         rm2[c] = 0.9f * rm2[c] + 0.1f * s.mean;
@@ -256,11 +256,11 @@ TEST(HostBodies, BatchNormMatchesReference) {
     const Floats dy = uniform(rows * C, -1, 1, 13), dx0 = uniform(rows * C, -0.1f, 0.1f, 14);
     Floats dx = dx0, dw(C, 0.25f), db(C, -0.25f);
     remat_ref_batchnorm_backward(dx.data(), dw.data(), db.data(), dy.data(), x.data(), w.data(), mean.data(), rstd.data(),
-                                 rows, C);
+                                 rows, C, 1);
     Floats dx2 = dx0, dw2(C, 0.25f), db2(C, -0.25f);
     for (int64_t c = 0; c < C; c++) {
         double sdy, sdyx;
-        remat_cuda::batchnorm_channel_grads(dy.data(), x.data(), mean[c], rstd[c], rows, C, c, &sdy, &sdyx);
+        remat_cuda::batchnorm_channel_grads(dy.data(), x.data(), mean[c], rstd[c], rows, C, 1, c, &sdy, &sdyx);
         db2[c] = db2[c] + (float)sdy;
         dw2[c] = dw2[c] + (float)sdyx;
         const float mdy = (float)(sdy / (double)rows), mdyx = (float)(sdyx / (double)rows), k = w[c] * rstd[c];
@@ -701,11 +701,11 @@ TEST_F(CudaKernels, BatchNormMatchesReferenceBitForBit) {
         for (int running = 0; running < 2; running++) {
             Floats out(rows * C), mean(C), rstd(C), rm = rm0, rv = rv0;
             remat_ref_batchnorm_forward(out.data(), mean.data(), rstd.data(), running ? rm.data() : nullptr,
-                                        running ? rv.data() : nullptr, x.data(), w.data(), b.data(), rows, C);
+                                        running ? rv.data() : nullptr, x.data(), w.data(), b.data(), rows, C, 1);
             Dev dout(&be, rows * C * 4), dm(&be, C * 4), dr(&be, C * 4), drm(&be, rm0), drv(&be, rv0), dx_(&be, x),
                 dw(&be, w), db(&be, b);
             ops().batchnorm_forward(be.ctx, dout.f(), dm.f(), dr.f(), running ? drm.f() : nullptr,
-                                    running ? drv.f() : nullptr, dx_.f(), dw.f(), db.f(), rows, C);
+                                    running ? drv.f() : nullptr, dx_.f(), dw.f(), db.f(), rows, C, 1);
             EXPECT_BITS_EQ(dout.get(rows * C), out, "out C=" << C);
             EXPECT_BITS_EQ(dm.get(C), mean, "mean C=" << C);
             EXPECT_BITS_EQ(dr.get(C), rstd, "rstd C=" << C);
@@ -715,9 +715,9 @@ TEST_F(CudaKernels, BatchNormMatchesReferenceBitForBit) {
             const Floats dy = uniform(rows * C, -1, 1, 66), dx0 = uniform(rows * C, -0.1f, 0.1f, 67);
             Floats dx = dx0, gw(C, 0.5f), gb(C, -0.5f);
             remat_ref_batchnorm_backward(dx.data(), gw.data(), gb.data(), dy.data(), x.data(), w.data(), mean.data(),
-                                         rstd.data(), rows, C);
+                                         rstd.data(), rows, C, 1);
             Dev ddx(&be, dx0), dgw(&be, Floats(C, 0.5f)), dgb(&be, Floats(C, -0.5f)), ddy(&be, dy);
-            ops().batchnorm_backward(be.ctx, ddx.f(), dgw.f(), dgb.f(), ddy.f(), dx_.f(), dw.f(), dm.f(), dr.f(), rows, C);
+            ops().batchnorm_backward(be.ctx, ddx.f(), dgw.f(), dgb.f(), ddy.f(), dx_.f(), dw.f(), dm.f(), dr.f(), rows, C, 1);
             EXPECT_BITS_EQ(ddx.get(rows * C), dx, "dinp C=" << C);
             EXPECT_BITS_EQ(dgw.get(C), gw, "dweight C=" << C);
             EXPECT_BITS_EQ(dgb.get(C), gb, "dbias C=" << C);
@@ -942,7 +942,7 @@ TEST_F(CudaKernels, RepeatedRunsAreBitIdentical) {
             sc(&be, remat_ref_linear_scratch_elems(s.in, s.out) * 4), m(&be, s.out * 4), rs(&be, s.out * 4),
             bn(&be, rows * s.out * 4);
         ops().linear_forward(be.ctx, y.f(), dx_.f(), dw.f(), nullptr, rows, s.in, s.out);
-        ops().batchnorm_forward(be.ctx, bn.f(), m.f(), rs.f(), nullptr, nullptr, y.f(), nullptr, nullptr, rows, s.out);
+        ops().batchnorm_forward(be.ctx, bn.f(), m.f(), rs.f(), nullptr, nullptr, y.f(), nullptr, nullptr, rows, s.out, 1);
         ops().linear_backward(be.ctx, gx.f(), gw.f(), gb.f(), ddy.f(), dx_.f(), dw.f(), sc.f(), s.T, s.N, s.in, s.out);
         Floats all = bn.get(rows * s.out);
         for (const Floats &part : {gx.get(rows * s.in), gw.get(s.out * s.in), gb.get(s.out)})

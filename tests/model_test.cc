@@ -314,7 +314,7 @@ TEST(ModelParse, BadInputs) {
         {R"("type": "batchnorm")", R"("type": "conv9")", "layers[1].type: expected one of \"linear\", \"if\""},
         {R"({"name": "bn1", "type": "batchnorm"})", R"({"name": "bn1"})", "layers[1].type: missing"},
         {R"({"name": "fc1", "type": "linear", "out": 4})", R"({"name": "fc1", "type": "linear", "out": 4, "tau": 2})",
-         "layers[0].tau: unknown field (expected one of: name, type, in, out, bias)"},
+         "layers[0].tau: unknown field (expected one of: name, type, input, in, out, bias)"},
         {R"({"name": "fc1", "type": "linear", "out": 4})", R"({"name": "fc1", "type": "linear"})", "layers[0].out: missing"},
         {R"({"name": "fc1", "type": "linear", "out": 4})", R"({"name": "fc1", "type": "linear", "out": 4, "bias": 1})",
          "layers[0].bias: expected true or false, got 1"},

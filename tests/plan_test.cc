@@ -167,7 +167,7 @@ TEST(ShippedPlans, InvalidOnesRefused) {
          "blocks[0].compressor: expected \"none\" or \"uint8\": the input of the segment starting at \"r2_fc1\" holds "
          "integer values"},
         {"tiny-resnet-bn-invalid-split-add.json", "tiny-resnet-bn",
-         "blocks[0].splits: expected no splits in block \"res1\": it ends in \"add\""},
+         "blocks[0].splits[0]: expected no split at \"r1_fc2\" in block \"res1\": it would cut \"r1_add\" (add)"},
         {"tiny-3block-if-invalid-uint8-real.json", "tiny-3block-if",
          "blocks[0].compressor: expected \"none\": the input of the segment starting at \"fc1a\" holds real values"},
         {"tiny-3block-if-invalid-split-first.json", "tiny-3block-if",
@@ -285,7 +285,7 @@ TEST(PlanParse, BadInputsTinyResnet) {
     expect_refused(m, one(R"({"name": "res1", "checkpoint": true, "k": 2})"),
                    "blocks[0].k: expected 1 because block \"res1\" has batch norm (time chunks would change batch-norm statistics), got 2");
     expect_refused(m, one(R"({"name": "res1", "checkpoint": true, "splits": ["r1_lif2"]})"),
-                   "blocks[0].splits: expected no splits in block \"res1\": it ends in \"add\" (a split would cut the add from its block input)");
+                   "blocks[0].splits[0]: expected no split at \"r1_lif2\" in block \"res1\": it would cut \"r1_add\" (add) from \"stem_drop\", which it reads (a segment reads only its own layers and its input)");
     for (const char *c : {"bit", "bool", "sparse"}) {
         std::string j = std::string(R"({"name": "res2", "checkpoint": true, "compressor": ")") + c + "\"}";
         std::string needle = std::string("blocks[0].compressor: expected \"none\" or \"uint8\": the input of the segment starting at \"r2_fc1\" holds integer values (sums of spikes), \"") + c + "\" stores spikes only";
@@ -429,13 +429,17 @@ TEST(PlanSpan, RulesAndRoundTrip) {
     remat_xfree(text);
     remat_plan_free(&q);
     remat_plan_free(&p);
-    // a span over a block with `add` is refused
+    // a span over a block with `add` is a unit (the add reads inside it); a split
+    // inside the add's block would cut the add from the block input and is refused
     remat_model r{};
     ASSERT_EQ(remat_model_load("data/models/tiny-resnet-bn.json", &r, &err), REMAT_OK) << err.msg;
     const char *add = R"({"blocks":[{"name":"stem","checkpoint":true,"span":2}]})";
     remat_error e{};
-    EXPECT_EQ(remat_plan_parse(add, strlen(add), "p.json", &r, &p, &e), REMAT_ERR_INPUT);
-    EXPECT_NE(strstr(e.msg, "add"), nullptr) << e.msg;
+    EXPECT_EQ(remat_plan_parse(add, strlen(add), "p.json", &r, &p, &e), REMAT_OK) << e.msg;
+    remat_plan_free(&p);
+    const char *cut = R"({"blocks":[{"name":"stem","checkpoint":true,"span":2,"splits":["r1_fc2"]}]})";
+    EXPECT_EQ(remat_plan_parse(cut, strlen(cut), "p.json", &r, &p, &e), REMAT_ERR_INPUT);
+    EXPECT_NE(strstr(e.msg, "would cut \"r1_add\" (add) from \"stem_drop\""), nullptr) << e.msg;
     remat_model_free(&r);
     remat_model_free(&m);
 }

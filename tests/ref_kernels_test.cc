@@ -595,7 +595,7 @@ TEST(BatchNorm, ForwardAndRunningStatistics) {
              rm0 = Rand(C, 503), rv0 = Rand(C, 504, 0.5f, 2.0f);
         std::vector<float> y(rows * C), mean(C), rstd(C), rm = rm0, rv = rv0;
         remat_ref_batchnorm_forward(y.data(), mean.data(), rstd.data(), rm.data(), rv.data(), x.data(), w.data(),
-                                    b.data(), rows, C);
+                                    b.data(), rows, C, 1);
         BnD d = BatchNormD(ToD(x), ToD(w), ToD(b), rows, C);
         for (int64_t e = 0; e < rows * C; e++) EXPECT_NEAR(y[e], d.out[e], 2e-5 * (1 + std::fabs(d.out[e]))) << e;
         for (int64_t c = 0; c < C; c++) {
@@ -607,7 +607,7 @@ TEST(BatchNorm, ForwardAndRunningStatistics) {
         // A recomputation passes NULL running statistics: same output, nothing else written.
         std::vector<float> y2(rows * C), mean2(C), rstd2(C);
         remat_ref_batchnorm_forward(y2.data(), mean2.data(), rstd2.data(), nullptr, nullptr, x.data(), w.data(),
-                                    b.data(), rows, C);
+                                    b.data(), rows, C, 1);
         EXPECT_TRUE(BitsEqual(y, y2));
         EXPECT_TRUE(BitsEqual(mean, mean2));
         EXPECT_TRUE(BitsEqual(rstd, rstd2));
@@ -619,11 +619,11 @@ TEST(BatchNorm, BackwardMatchesFiniteDifferences) {
     auto x = Rand(rows * C, 510, -2.0f, 3.0f), w = Rand(C, 511, 0.5f, 1.5f), b = Rand(C, 512), g = Rand(rows * C, 513);
     std::vector<float> y(rows * C), mean(C), rstd(C);
     remat_ref_batchnorm_forward(y.data(), mean.data(), rstd.data(), nullptr, nullptr, x.data(), w.data(), b.data(),
-                                rows, C);
+                                rows, C, 1);
     auto dx0 = Rand(rows * C, 514), dw0 = Rand(C, 515), db0 = Rand(C, 516);
     std::vector<float> dx = dx0, dw = dw0, db = db0;
     remat_ref_batchnorm_backward(dx.data(), dw.data(), db.data(), g.data(), x.data(), w.data(), mean.data(),
-                                 rstd.data(), rows, C);
+                                 rstd.data(), rows, C, 1);
     for (size_t i = 0; i < dx.size(); i++) dx[i] -= dx0[i];
     for (int64_t c = 0; c < C; c++) dw[c] -= dw0[c], db[c] -= db0[c];
     auto xd = ToD(x), wd = ToD(w), bd = ToD(b);

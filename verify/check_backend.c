@@ -61,73 +61,11 @@ static void f_from_host(void *c, void *dst, const void *src, int64_t bytes) {
     IOPS(c)->from_host(ICTX(c), dst, src, bytes);
 }
 static double f_now(void *c) { return IOPS(c)->now(ICTX(c)); }
-static void f_linear_forward(void *c, float *out, const float *inp, const float *w, const float *b, int64_t rows,
-                             int64_t in, int64_t out_f) {
-    IOPS(c)->linear_forward(ICTX(c), out, inp, w, b, rows, in, out_f);
-}
-static void f_linear_backward(void *c, float *dinp, float *dw, float *db, const float *dout, const float *inp,
-                              const float *w, float *scratch, int64_t t, int64_t N, int64_t in, int64_t out_f) {
-    IOPS(c)->linear_backward(ICTX(c), dinp, dw, db, dout, inp, w, scratch, t, N, in, out_f);
-}
-static void f_neuron_forward(void *c, float *s, float *h, float *v, const float *x, remat_layer_type ty,
-                             const remat_neuron_opts *o, int64_t t, int64_t nf) {
-    IOPS(c)->neuron_forward(ICTX(c), s, h, v, x, ty, o, t, nf);
-}
-static void f_neuron_backward(void *c, float *dx, float *gv, const float *ds, const float *h, remat_layer_type ty,
-                              const remat_neuron_opts *o, int64_t t, int64_t nf) {
-    IOPS(c)->neuron_backward(ICTX(c), dx, gv, ds, h, ty, o, t, nf);
-}
-static void f_bn_forward(void *c, float *out, float *mean, float *rstd, float *rm, float *rv, const float *inp,
-                         const float *w, const float *b, int64_t rows, int64_t C) {
-    IOPS(c)->batchnorm_forward(ICTX(c), out, mean, rstd, rm, rv, inp, w, b, rows, C);
-}
-static void f_bn_backward(void *c, float *dinp, float *dw, float *db, const float *dout, const float *inp,
-                          const float *w, const float *mean, const float *rstd, int64_t rows, int64_t C) {
-    IOPS(c)->batchnorm_backward(ICTX(c), dinp, dw, db, dout, inp, w, mean, rstd, rows, C);
-}
-static void f_dropout_mask(void *c, float *mask, uint64_t seed, uint64_t iter, int layer, float p, int64_t nf) {
-    IOPS(c)->dropout_mask(ICTX(c), mask, seed, iter, layer, p, nf);
-}
-static void f_dropout_forward(void *c, float *out, const float *inp, uint64_t seed, uint64_t iter, int layer,
-                              float p, int64_t t, int64_t nf) {
-    IOPS(c)->dropout_forward(ICTX(c), out, inp, seed, iter, layer, p, t, nf);
-}
-static void f_dropout_backward(void *c, float *dinp, const float *dout, uint64_t seed, uint64_t iter, int layer,
-                               float p, int64_t t, int64_t nf) {
-    IOPS(c)->dropout_backward(ICTX(c), dinp, dout, seed, iter, layer, p, t, nf);
-}
-static void f_add_forward(void *c, float *out, const float *a, const float *b, int64_t n) {
-    IOPS(c)->add_forward(ICTX(c), out, a, b, n);
-}
-static void f_add_backward(void *c, float *da, float *db, const float *dout, int64_t n) {
-    IOPS(c)->add_backward(ICTX(c), da, db, dout, n);
-}
-static float f_loss_forward(void *c, float *rate, const float *out, const int32_t *labels, remat_loss_type ty,
-                            int64_t T, int64_t N, int64_t K) {
-    return IOPS(c)->loss_forward(ICTX(c), rate, out, labels, ty, T, N, K);
-}
-static void f_loss_backward(void *c, float *dout, const float *rate, const int32_t *labels, remat_loss_type ty,
-                            int64_t T, int64_t N, int64_t K) {
-    IOPS(c)->loss_backward(ICTX(c), dout, rate, labels, ty, T, N, K);
-}
-static void f_sgd(void *c, float *param, float *buf, const float *grad, float lr, float mom, int first, int64_t n) {
-    IOPS(c)->sgd_update(ICTX(c), param, buf, grad, lr, mom, first, n);
-}
-static void f_adam(void *c, float *param, float *m, float *v, const float *grad, float lr, float b1, float b2,
-                   float eps, int step, int64_t n) {
-    IOPS(c)->adam_update(ICTX(c), param, m, v, grad, lr, b1, b2, eps, step, n);
-}
-static void f_fill_uniform(void *c, float *out, int64_t n, float lo, float hi, uint64_t seed, uint64_t stream,
-                           uint64_t key) {
-    IOPS(c)->fill_uniform(ICTX(c), out, n, lo, hi, seed, stream, key);
-}
-static void f_fill_bernoulli(void *c, float *out, int64_t n, float rate, uint64_t seed, uint64_t stream,
-                             uint64_t key) {
-    IOPS(c)->fill_bernoulli(ICTX(c), out, n, rate, seed, stream, key);
-}
-static void f_fill_labels(void *c, int32_t *labels, int64_t n, int64_t classes, uint64_t seed, uint64_t key) {
-    IOPS(c)->fill_labels(ICTX(c), labels, n, classes, seed, key);
-}
+/* The kernels pass straight through: one forwarder per REMAT_BACKEND_KERNELS entry. */
+#define CHK_FORWARD(ret, name, params, args) \
+    static ret f_##name(void *c, REMAT_UNPAREN params) { return (ret)IOPS(c)->name(ICTX(c), REMAT_UNPAREN args); }
+REMAT_BACKEND_KERNELS(CHK_FORWARD)
+#undef CHK_FORWARD
 static int64_t f_count_nonzero(void *c, const float *x, int64_t n) { return IOPS(c)->count_nonzero(ICTX(c), x, n); }
 
 /* ---- the checks ---- */
@@ -264,24 +202,9 @@ remat_status remat_verify_check_backend_init(remat_backend *out, remat_backend *
     o->from_host = f_from_host;
     o->now = f_now;
     o->destroy = f_destroy;
-    o->linear_forward = f_linear_forward;
-    o->linear_backward = f_linear_backward;
-    o->neuron_forward = f_neuron_forward;
-    o->neuron_backward = f_neuron_backward;
-    o->batchnorm_forward = f_bn_forward;
-    o->batchnorm_backward = f_bn_backward;
-    o->dropout_mask = f_dropout_mask;
-    o->dropout_forward = f_dropout_forward;
-    o->dropout_backward = f_dropout_backward;
-    o->add_forward = f_add_forward;
-    o->add_backward = f_add_backward;
-    o->loss_forward = f_loss_forward;
-    o->loss_backward = f_loss_backward;
-    o->sgd_update = f_sgd;
-    o->adam_update = f_adam;
-    o->fill_uniform = f_fill_uniform;
-    o->fill_bernoulli = f_fill_bernoulli;
-    o->fill_labels = f_fill_labels;
+#define CHK_ENTRY(ret, name, params, args) o->name = io->name ? f_##name : NULL;
+    REMAT_BACKEND_KERNELS(CHK_ENTRY)
+#undef CHK_ENTRY
     o->count_nonzero = f_count_nonzero;
     o->compress = f_compress;
     o->decompress = f_decompress;

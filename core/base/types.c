@@ -6,9 +6,13 @@
 static const char *const phase_names[] = {"init", "forward", "recompute", "loss", "backward", "optimizer"};
 static const char *const role_names[] = {"parameter", "gradient", "optimizer", "batch", "saved",
                                          "transient", "compressed", "neuron_state", "act_grad", "workspace"};
-static const char *const layer_names[] = {"linear", "if", "lif", "batchnorm", "add", "dropout"};
+static const char *const layer_names[] = {"linear", "if", "lif", "batchnorm", "add", "dropout",
+                                          "conv2d", "maxpool2d", "avgpool2d", "flatten"};
+_Static_assert(sizeof layer_names / sizeof layer_names[0] == REMAT_LAYER_COUNT, "a name for every layer type");
 static const char *const comp_names[] = {"none", "bool", "uint8", "bit", "sparse"};
+_Static_assert(sizeof comp_names / sizeof comp_names[0] == REMAT_COMP_COUNT, "a name for every compressor");
 static const char *const enc_names[] = {"f32", "u8", "bit", "sparse", "i32"};
+_Static_assert(sizeof enc_names / sizeof enc_names[0] == REMAT_ENC_COUNT, "a name for every encoding");
 
 #define NAME_AT(tab, i) ((i) >= 0 && (size_t)(i) < sizeof(tab) / sizeof(tab[0]) ? tab[i] : "?")
 

@@ -64,6 +64,10 @@ typedef enum remat_layer_type {
     REMAT_LAYER_BATCHNORM = 3,
     REMAT_LAYER_ADD = 4,
     REMAT_LAYER_DROPOUT = 5,
+    REMAT_LAYER_CONV2D = 6,
+    REMAT_LAYER_MAXPOOL2D = 7,
+    REMAT_LAYER_AVGPOOL2D = 8,
+    REMAT_LAYER_FLATTEN = 9,
     REMAT_LAYER_COUNT
 } remat_layer_type;
 

@@ -19,6 +19,89 @@
 extern "C" {
 #endif
 
+/* Every kernel entry, once: X(return type, name, (parameters after ctx), (their names)).
+ * Entry `name` has the signature and meaning of remat_ref_<name> (core/ref/ref_kernels.h)
+ * with the backend's context first. The table's fields, the reference backend's
+ * forwarders, the dry backend's no-ops and verify's checking wrappers are all
+ * generated from this list. */
+#define REMAT_BACKEND_KERNELS(X)                                                                                     \
+    X(void, linear_forward,                                                                                          \
+      (float *out, const float *inp, const float *weight, const float *bias, int64_t rows, int64_t in, int64_t out_f), \
+      (out, inp, weight, bias, rows, in, out_f))                                                                    \
+    X(void, linear_backward,                                                                                         \
+      (float *dinp, float *dweight, float *dbias, const float *dout, const float *inp, const float *weight,         \
+       float *scratch, int64_t t_steps, int64_t N, int64_t in, int64_t out_f),                                      \
+      (dinp, dweight, dbias, dout, inp, weight, scratch, t_steps, N, in, out_f))                                    \
+    X(void, conv2d_forward,                                                                                          \
+      (float *out, const float *inp, const float *weight, const float *bias, float *ws, int64_t rows,               \
+       const remat_conv_geom *g),                                                                                    \
+      (out, inp, weight, bias, ws, rows, g))                                                                        \
+    X(void, conv2d_backward,                                                                                         \
+      (float *dinp, float *dweight, float *dbias, const float *dout, const float *inp, const float *weight,         \
+       float *ws, int64_t t_steps, int64_t N, const remat_conv_geom *g),                                            \
+      (dinp, dweight, dbias, dout, inp, weight, ws, t_steps, N, g))                                                 \
+    X(void, neuron_forward,                                                                                          \
+      (float *spikes, float *h, float *v, const float *x, remat_layer_type type, const remat_neuron_opts *o,        \
+       int64_t t_steps, int64_t nf),                                                                                 \
+      (spikes, h, v, x, type, o, t_steps, nf))                                                                      \
+    X(void, neuron_backward,                                                                                         \
+      (float *dx, float *gv, const float *dspikes, const float *h, remat_layer_type type,                          \
+       const remat_neuron_opts *o, int64_t t_steps, int64_t nf),                                                    \
+      (dx, gv, dspikes, h, type, o, t_steps, nf))                                                                   \
+    X(void, batchnorm_forward,                                                                                       \
+      (float *out, float *mean, float *rstd, float *running_mean, float *running_var, const float *inp,             \
+       const float *weight, const float *bias, int64_t rows, int64_t C, int64_t hw),                                \
+      (out, mean, rstd, running_mean, running_var, inp, weight, bias, rows, C, hw))                                 \
+    X(void, batchnorm_backward,                                                                                      \
+      (float *dinp, float *dweight, float *dbias, const float *dout, const float *inp, const float *weight,         \
+       const float *mean, const float *rstd, int64_t rows, int64_t C, int64_t hw),                                  \
+      (dinp, dweight, dbias, dout, inp, weight, mean, rstd, rows, C, hw))                                           \
+    X(void, maxpool2d_forward, (float *out, const float *inp, int64_t rows, const remat_conv_geom *g),              \
+      (out, inp, rows, g))                                                                                          \
+    X(void, maxpool2d_backward,                                                                                      \
+      (float *dinp, const float *dout, const float *inp, int64_t rows, const remat_conv_geom *g),                   \
+      (dinp, dout, inp, rows, g))                                                                                   \
+    X(void, avgpool2d_forward, (float *out, const float *inp, int64_t rows, const remat_conv_geom *g),              \
+      (out, inp, rows, g))                                                                                          \
+    X(void, avgpool2d_backward, (float *dinp, const float *dout, int64_t rows, const remat_conv_geom *g),           \
+      (dinp, dout, rows, g))                                                                                        \
+    X(void, dropout_mask, (float *mask, uint64_t seed, uint64_t iter, int layer, float p, int64_t nf),              \
+      (mask, seed, iter, layer, p, nf))                                                                             \
+    X(void, dropout_forward,                                                                                         \
+      (float *out, const float *inp, uint64_t seed, uint64_t iter, int layer, float p, int64_t t_steps, int64_t nf), \
+      (out, inp, seed, iter, layer, p, t_steps, nf))                                                                \
+    X(void, dropout_backward,                                                                                        \
+      (float *dinp, const float *dout, uint64_t seed, uint64_t iter, int layer, float p, int64_t t_steps,           \
+       int64_t nf),                                                                                                  \
+      (dinp, dout, seed, iter, layer, p, t_steps, nf))                                                              \
+    X(void, add_forward, (float *out, const float *a, const float *b, int64_t n), (out, a, b, n))                   \
+    X(void, add_backward, (float *da, float *db, const float *dout, int64_t n), (da, db, dout, n))                  \
+    X(float, loss_forward,                                                                                           \
+      (float *rate, const float *out, const int32_t *labels, remat_loss_type type, int64_t T, int64_t N, int64_t K), \
+      (rate, out, labels, type, T, N, K))                                                                           \
+    X(void, loss_backward,                                                                                           \
+      (float *dout, const float *rate, const int32_t *labels, remat_loss_type type, int64_t T, int64_t N,           \
+       int64_t K),                                                                                                   \
+      (dout, rate, labels, type, T, N, K))                                                                          \
+    X(void, sgd_update,                                                                                              \
+      (float *param, float *buf, const float *grad, float lr, float momentum, int first_step, int64_t n),           \
+      (param, buf, grad, lr, momentum, first_step, n))                                                              \
+    X(void, adam_update,                                                                                             \
+      (float *param, float *m, float *v, const float *grad, float lr, float beta1, float beta2, float eps, int step, \
+       int64_t n),                                                                                                   \
+      (param, m, v, grad, lr, beta1, beta2, eps, step, n))                                                          \
+    X(void, fill_uniform,                                                                                            \
+      (float *out, int64_t n, float lo, float hi, uint64_t seed, uint64_t stream, uint64_t key),                    \
+      (out, n, lo, hi, seed, stream, key))                                                                          \
+    X(void, fill_bernoulli, (float *out, int64_t n, float rate, uint64_t seed, uint64_t stream, uint64_t key),      \
+      (out, n, rate, seed, stream, key))                                                                            \
+    X(void, fill_labels, (int32_t *labels, int64_t n, int64_t classes, uint64_t seed, uint64_t key),                \
+      (labels, n, classes, seed, key))
+
+/* Expands a parenthesised parameter or argument list of REMAT_BACKEND_KERNELS. */
+#define REMAT_UNPAREN(...) __VA_ARGS__
+#define REMAT_BACKEND_FIELD(ret, name, params, args) ret (*name)(void *ctx, REMAT_UNPAREN params);
+
 typedef struct remat_backend_ops {
     const char *name;          /* "ref", "cuda", "dry" */
     int has_data;              /* 0 for the dry backend: no memory, kernels do nothing */
@@ -37,41 +120,7 @@ typedef struct remat_backend_ops {
     double (*now)(void *ctx);
     void (*destroy)(void *ctx);
 
-    void (*linear_forward)(void *ctx, float *out, const float *inp, const float *weight, const float *bias,
-                           int64_t rows, int64_t in, int64_t out_f);
-    void (*linear_backward)(void *ctx, float *dinp, float *dweight, float *dbias, const float *dout,
-                            const float *inp, const float *weight, float *scratch, int64_t t_steps, int64_t N,
-                            int64_t in, int64_t out_f);
-    void (*neuron_forward)(void *ctx, float *spikes, float *h, float *v, const float *x, remat_layer_type type,
-                           const remat_neuron_opts *o, int64_t t_steps, int64_t nf);
-    void (*neuron_backward)(void *ctx, float *dx, float *gv, const float *dspikes, const float *h,
-                            remat_layer_type type, const remat_neuron_opts *o, int64_t t_steps, int64_t nf);
-    void (*batchnorm_forward)(void *ctx, float *out, float *mean, float *rstd, float *running_mean,
-                              float *running_var, const float *inp, const float *weight, const float *bias,
-                              int64_t rows, int64_t C);
-    void (*batchnorm_backward)(void *ctx, float *dinp, float *dweight, float *dbias, const float *dout,
-                               const float *inp, const float *weight, const float *mean, const float *rstd,
-                               int64_t rows, int64_t C);
-    void (*dropout_mask)(void *ctx, float *mask, uint64_t seed, uint64_t iter, int layer, float p, int64_t nf);
-    void (*dropout_forward)(void *ctx, float *out, const float *inp, uint64_t seed, uint64_t iter, int layer,
-                            float p, int64_t t_steps, int64_t nf);
-    void (*dropout_backward)(void *ctx, float *dinp, const float *dout, uint64_t seed, uint64_t iter, int layer,
-                             float p, int64_t t_steps, int64_t nf);
-    void (*add_forward)(void *ctx, float *out, const float *a, const float *b, int64_t n);
-    void (*add_backward)(void *ctx, float *da, float *db, const float *dout, int64_t n);
-    float (*loss_forward)(void *ctx, float *rate, const float *out, const int32_t *labels, remat_loss_type type,
-                          int64_t T, int64_t N, int64_t K);
-    void (*loss_backward)(void *ctx, float *dout, const float *rate, const int32_t *labels, remat_loss_type type,
-                          int64_t T, int64_t N, int64_t K);
-    void (*sgd_update)(void *ctx, float *param, float *buf, const float *grad, float lr, float momentum,
-                       int first_step, int64_t n);
-    void (*adam_update)(void *ctx, float *param, float *m, float *v, const float *grad, float lr, float beta1,
-                        float beta2, float eps, int step, int64_t n);
-    void (*fill_uniform)(void *ctx, float *out, int64_t n, float lo, float hi, uint64_t seed, uint64_t stream,
-                         uint64_t key);
-    void (*fill_bernoulli)(void *ctx, float *out, int64_t n, float rate, uint64_t seed, uint64_t stream,
-                           uint64_t key);
-    void (*fill_labels)(void *ctx, int32_t *labels, int64_t n, int64_t classes, uint64_t seed, uint64_t key);
+    REMAT_BACKEND_KERNELS(REMAT_BACKEND_FIELD)
     int64_t (*count_nonzero)(void *ctx, const float *x, int64_t n);
     remat_status (*compress)(void *ctx, remat_compressor c, void *dst, int64_t dst_bytes, const float *src,
                              int64_t n, remat_error *err);

@@ -12,6 +12,8 @@
 #include "core/exec/mem.h"
 #include "core/base/rng.h"
 #include "core/exec/schedule.h"
+#include "core/model/layers.h"
+#include "core/ref/ref_kernels.h"
 
 #define MAXP 4 /* parameters per layer */
 
@@ -156,24 +158,51 @@ static remat_status fill_v_init(remat_session *s, remat_tensor *v, const remat_l
 
 /* ---- one layer over one time chunk ----------------------------------------- */
 
-/* Forward of layer j over time steps [t0, t0 + tc). keep: save what backward needs.
- * recompute: phase RECOMPUTE (no running-statistics update). */
+/* A workspace of `elems` floats for one op of layer j (a real allocation: traced). */
+static remat_status ws_alloc(remat_session *s, remat_tensor *t, int j, int64_t elems) {
+    describe_vec(s, t, REMAT_ROLE_WORKSPACE, j, elems > 0 ? elems : 1);
+    return talloc(s, t);
+}
+
+/* Forward of layer j over time steps [t0, t0 + tc): in is its input (its source's
+ * rows), in2 add's other operand. keep: save what backward needs. recompute: phase
+ * RECOMPUTE (no running-statistics update). */
 static remat_status layer_forward(remat_session *s, int j, int64_t tc, const float *in, float *out,
-                                  const float *block_in, int keep, int recompute) {
+                                  const float *in2, int keep, int recompute) {
     const remat_layer *l = &s->m->layers[j];
     layer_state *st = &s->ls[j];
     int64_t N = s->m->N, rows = tc * N, fin = l->in_features, fout = l->out_features;
+    const remat_tensor *prm = &s->param[j * MAXP];
+    remat_conv_geom g = remat_layer_geom(l);
+    void *ctx = s->be->ctx;
+    int data = s->ops->has_data;
     op_t op;
     st->in_ptr = in;
     st->out_ptr = out;
     switch (l->type) {
-    case REMAT_LAYER_LINEAR: {
+    case REMAT_LAYER_LINEAR:
         op_begin(s, &op, REMAT_OP_LINEAR_FWD, j, l->block, tc, rows * fout);
-        const remat_tensor *w = &s->param[j * MAXP], *b = l->has_bias ? &s->param[j * MAXP + 1] : NULL;
-        if (s->ops->has_data)
-            s->ops->linear_forward(s->be->ctx, out, in, fptr(w), b ? fptr(b) : NULL, rows, fin, fout);
+        if (data) s->ops->linear_forward(ctx, out, in, fptr(&prm[0]), l->has_bias ? fptr(&prm[1]) : NULL, rows, fin, fout);
         return op_end(s, &op);
+    case REMAT_LAYER_CONV2D: {
+        remat_tensor ws;
+        TRY(ws_alloc(s, &ws, j, remat_ref_conv2d_forward_ws_elems(&g)));
+        op_begin(s, &op, REMAT_OP_CONV_FWD, j, l->block, tc, rows * fout);
+        if (data)
+            s->ops->conv2d_forward(ctx, out, in, fptr(&prm[0]), l->has_bias ? fptr(&prm[1]) : NULL, fptr(&ws), rows, &g);
+        TRY(op_end(s, &op));
+        return tfree(s, &ws);
     }
+    case REMAT_LAYER_MAXPOOL2D:
+    case REMAT_LAYER_AVGPOOL2D:
+        op_begin(s, &op, REMAT_OP_POOL_FWD, j, l->block, tc, rows * fout);
+        if (data && l->type == REMAT_LAYER_MAXPOOL2D) s->ops->maxpool2d_forward(ctx, out, in, rows, &g);
+        if (data && l->type == REMAT_LAYER_AVGPOOL2D) s->ops->avgpool2d_forward(ctx, out, in, rows, &g);
+        return op_end(s, &op);
+    case REMAT_LAYER_FLATTEN:
+        op_begin(s, &op, REMAT_OP_FLATTEN_FWD, j, l->block, tc, rows * fout);
+        if (data) s->ops->copy(ctx, out, in, rows * fout * 4);
+        return op_end(s, &op);
     case REMAT_LAYER_IF:
     case REMAT_LAYER_LIF: {
         if (keep) {
@@ -181,24 +210,23 @@ static remat_status layer_forward(remat_session *s, int j, int64_t tc, const flo
             TRY(talloc(s, &st->h));
         }
         op_begin(s, &op, REMAT_OP_NEURON_FWD, j, l->block, tc, rows * fout);
-        if (s->ops->has_data)
-            s->ops->neuron_forward(s->be->ctx, out, keep ? fptr(&st->h) : NULL, fptr(&st->v), in, l->type,
-                                   &l->neuron, tc, N * fout);
+        if (data)
+            s->ops->neuron_forward(ctx, out, keep ? fptr(&st->h) : NULL, fptr(&st->v), in, l->type, &l->neuron, tc,
+                                   N * fout);
         return op_end(s, &op);
     }
     case REMAT_LAYER_BATCHNORM: {
         remat_role role = keep ? REMAT_ROLE_SAVED : REMAT_ROLE_WORKSPACE;
-        describe_vec(s, &st->mean, role, j, fout);
-        describe_vec(s, &st->rstd, role, j, fout);
+        describe_vec(s, &st->mean, role, j, l->in.c);
+        describe_vec(s, &st->rstd, role, j, l->in.c);
         TRY(talloc(s, &st->mean));
         TRY(talloc(s, &st->rstd));
         int update = !recompute || s->o.fault == REMAT_FAULT_BN_DOUBLE_UPDATE;
         op_begin(s, &op, REMAT_OP_BATCHNORM_FWD, j, l->block, tc, rows * fout);
-        if (s->ops->has_data)
-            s->ops->batchnorm_forward(s->be->ctx, out, fptr(&st->mean), fptr(&st->rstd),
-                                      update ? fptr(&s->param[j * MAXP + 2]) : NULL,
-                                      update ? fptr(&s->param[j * MAXP + 3]) : NULL, in,
-                                      fptr(&s->param[j * MAXP]), fptr(&s->param[j * MAXP + 1]), rows, fout);
+        if (data)
+            s->ops->batchnorm_forward(ctx, out, fptr(&st->mean), fptr(&st->rstd), update ? fptr(&prm[2]) : NULL,
+                                      update ? fptr(&prm[3]) : NULL, in, fptr(&prm[0]), fptr(&prm[1]), rows, l->in.c,
+                                      l->in.h * l->in.w);
         TRY(op_end(s, &op));
         if (!keep) {
             TRY(tfree(s, &st->rstd));
@@ -208,14 +236,13 @@ static remat_status layer_forward(remat_session *s, int j, int64_t tc, const flo
     }
     case REMAT_LAYER_ADD:
         op_begin(s, &op, REMAT_OP_ADD_FWD, j, l->block, tc, rows * fout);
-        if (s->ops->has_data) s->ops->add_forward(s->be->ctx, out, block_in, in, rows * fout);
+        if (data) s->ops->add_forward(ctx, out, in2, in, rows * fout);
         return op_end(s, &op);
     case REMAT_LAYER_DROPOUT: {
         uint64_t it = (uint64_t)s->iter;
         if (recompute && s->o.fault == REMAT_FAULT_REDRAW_DROPOUT) it += 7919;
         op_begin(s, &op, REMAT_OP_DROPOUT_FWD, j, l->block, tc, rows * fout);
-        if (s->ops->has_data)
-            s->ops->dropout_forward(s->be->ctx, out, in, s->o.seed, it, j, l->p, tc, N * fout);
+        if (data) s->ops->dropout_forward(ctx, out, in, s->o.seed, it, j, l->p, tc, N * fout);
         return op_end(s, &op);
     }
     default:
@@ -223,47 +250,65 @@ static remat_status layer_forward(remat_session *s, int j, int64_t tc, const flo
     }
 }
 
-/* Backward of layer j over a chunk of tc steps; dinp accumulates; d_block_in gets
- * the add layer's contribution. chunked: the segment runs in k > 1 chunks. */
+/* Backward of layer j over a chunk of tc steps; dinp (the gradient of its input)
+ * and dinp2 (of add's other operand) accumulate. chunked: the segment runs in k > 1
+ * chunks. */
 static remat_status layer_backward(remat_session *s, int j, int64_t tc, float *dinp, const float *dout,
-                                   float *d_block_in, int chunked) {
+                                   float *dinp2, int chunked) {
     const remat_layer *l = &s->m->layers[j];
     layer_state *st = &s->ls[j];
     int64_t N = s->m->N, rows = tc * N, fin = l->in_features, fout = l->out_features;
+    const remat_tensor *prm = &s->param[j * MAXP];
+    remat_conv_geom g = remat_layer_geom(l);
     void *ctx = s->be->ctx;
     int data = s->ops->has_data;
     op_t op;
     switch (l->type) {
-    case REMAT_LAYER_LINEAR: {
+    case REMAT_LAYER_LINEAR:
+    case REMAT_LAYER_CONV2D: {
+        int conv = l->type == REMAT_LAYER_CONV2D;
         remat_tensor scratch, tw, tb;
-        describe_vec(s, &scratch, REMAT_ROLE_WORKSPACE, j, fin * fout + fout);
-        TRY(talloc(s, &scratch));
+        int64_t wn = remat_layer_param_elems(l, 0);
+        TRY(ws_alloc(s, &scratch, j, conv ? remat_ref_conv2d_backward_ws_elems(&g) : fin * fout + fout));
         float *dw = fptr(&s->grad[j * MAXP]);
         float *db = l->has_bias ? fptr(&s->grad[j * MAXP + 1]) : NULL;
         int reorder = chunked && s->o.fault == REMAT_FAULT_REORDER_WGRAD;
         if (reorder) { /* deliberate break: the chunk's partial sums are added as one */
-            describe_vec(s, &tw, REMAT_ROLE_WORKSPACE, j, fin * fout);
-            describe_vec(s, &tb, REMAT_ROLE_WORKSPACE, j, fout);
+            describe_vec(s, &tw, REMAT_ROLE_WORKSPACE, j, wn);
+            describe_vec(s, &tb, REMAT_ROLE_WORKSPACE, j, l->out.c);
             TRY(talloc(s, &tw));
             TRY(talloc(s, &tb));
             TRY(tzero(s, &tw));
             TRY(tzero(s, &tb));
         }
-        op_begin(s, &op, REMAT_OP_LINEAR_BWD, j, l->block, tc, rows * fin);
-        if (data)
-            s->ops->linear_backward(ctx, dinp, reorder ? fptr(&tw) : dw, reorder ? (db ? fptr(&tb) : NULL) : db, dout,
-                                    st->in_ptr, fptr(&s->param[j * MAXP]), fptr(&scratch), tc, N, fin, fout);
+        float *w_to = reorder ? fptr(&tw) : dw, *b_to = reorder ? (db ? fptr(&tb) : NULL) : db;
+        op_begin(s, &op, conv ? REMAT_OP_CONV_BWD : REMAT_OP_LINEAR_BWD, j, l->block, tc, rows * fin);
+        if (data && conv)
+            s->ops->conv2d_backward(ctx, dinp, w_to, b_to, dout, st->in_ptr, fptr(&prm[0]), fptr(&scratch), tc, N, &g);
+        else if (data)
+            s->ops->linear_backward(ctx, dinp, w_to, b_to, dout, st->in_ptr, fptr(&prm[0]), fptr(&scratch), tc, N, fin,
+                                    fout);
         TRY(op_end(s, &op));
         if (reorder) {
             if (data) {
-                s->ops->add_forward(ctx, dw, dw, fptr(&tw), fin * fout);
-                if (db) s->ops->add_forward(ctx, db, db, fptr(&tb), fout);
+                s->ops->add_forward(ctx, dw, dw, fptr(&tw), wn);
+                if (db) s->ops->add_forward(ctx, db, db, fptr(&tb), l->out.c);
             }
             TRY(tfree(s, &tb));
             TRY(tfree(s, &tw));
         }
         return tfree(s, &scratch);
     }
+    case REMAT_LAYER_MAXPOOL2D:
+    case REMAT_LAYER_AVGPOOL2D:
+        op_begin(s, &op, REMAT_OP_POOL_BWD, j, l->block, tc, rows * fin);
+        if (data && l->type == REMAT_LAYER_MAXPOOL2D) s->ops->maxpool2d_backward(ctx, dinp, dout, st->in_ptr, rows, &g);
+        if (data && l->type == REMAT_LAYER_AVGPOOL2D) s->ops->avgpool2d_backward(ctx, dinp, dout, rows, &g);
+        return op_end(s, &op);
+    case REMAT_LAYER_FLATTEN:
+        op_begin(s, &op, REMAT_OP_FLATTEN_BWD, j, l->block, tc, rows * fin);
+        if (data) s->ops->add_forward(ctx, dinp, dinp, dout, rows * fin);
+        return op_end(s, &op);
     case REMAT_LAYER_IF:
     case REMAT_LAYER_LIF: {
         if (!chunked) {
@@ -281,14 +326,14 @@ static remat_status layer_backward(remat_session *s, int j, int64_t tc, float *d
         op_begin(s, &op, REMAT_OP_BATCHNORM_BWD, j, l->block, tc, rows * fout);
         if (data)
             s->ops->batchnorm_backward(ctx, dinp, fptr(&s->grad[j * MAXP]), fptr(&s->grad[j * MAXP + 1]), dout,
-                                       st->in_ptr, fptr(&s->param[j * MAXP]), fptr(&st->mean), fptr(&st->rstd), rows,
-                                       fout);
+                                       st->in_ptr, fptr(&prm[0]), fptr(&st->mean), fptr(&st->rstd), rows, l->in.c,
+                                       l->in.h * l->in.w);
         TRY(op_end(s, &op));
         TRY(tfree(s, &st->rstd));
         return tfree(s, &st->mean);
     case REMAT_LAYER_ADD:
         op_begin(s, &op, REMAT_OP_ADD_BWD, j, l->block, tc, rows * fout);
-        if (data) s->ops->add_backward(ctx, d_block_in, dinp, dout, rows * fout);
+        if (data) s->ops->add_backward(ctx, dinp2, dinp, dout, rows * fout);
         return op_end(s, &op);
     case REMAT_LAYER_DROPOUT:
         op_begin(s, &op, REMAT_OP_DROPOUT_BWD, j, l->block, tc, rows * fout);
@@ -301,12 +346,24 @@ static remat_status layer_backward(remat_session *s, int j, int64_t tc, float *d
 
 /* ---- segments ------------------------------------------------------------ */
 
-/* Last layer of the segment that reads the segment input in forward. */
-static int last_input_use(remat_session *s, const remat_segment *g) {
-    int last = g->first;
-    for (int j = g->first; j < g->first + g->n; j++)
-        if (s->m->layers[j].type == REMAT_LAYER_ADD) last = j;
-    return last;
+/* The readers of layer k's output (k = g->first - 1: the segment input) inside
+ * segment g: the first and last of them (-1 when none) and whether one of them
+ * keeps it for backward (a reader that saves its input). */
+typedef struct readers_t {
+    int first, last, saved;
+} readers_t;
+
+static readers_t readers_of(remat_session *s, const remat_segment *g, int k) {
+    readers_t r = {-1, -1, 0};
+    for (int j = g->first; j < g->first + g->n; j++) {
+        const remat_layer *l = &s->m->layers[j];
+        int by_src = l->src == k, by_src2 = l->src2 == k;
+        if (!by_src && !by_src2) continue;
+        if (r.first < 0) r.first = j;
+        r.last = j;
+        if (by_src && remat_layer_saves_input(l)) r.saved = 1;
+    }
+    return r;
 }
 
 /* Role of the full-T output of segment sg (the input of the next one). */
@@ -322,13 +379,19 @@ static remat_status note_nnz(remat_session *s, remat_tensor *t, int producer, re
  * recompute, where the last layer's output goes to a transient chunk. (Pointers
  * are NULL on the dry backend, so the mode is never read from them.) free_input:
  * release the segment input after its last forward use (first pass, k == 1). */
+/* Rows [t0, t0 + tc) of the output of layer k as segment g's chunk sees it: the
+ * segment input x for k = g->first - 1, else the layer's chunk output. */
+static const float *chunk_rows(remat_session *s, const remat_segment *g, int k, const float *x) {
+    return k < g->first ? x : s->ls[k].out_ptr;
+}
+
 static remat_status chunk_forward(remat_session *s, int sg, int c, const float *in, float *out, int keep,
                                   int recompute, int free_input) {
     const remat_segment *g = &s->sch.segs[sg];
     int64_t tc = s->m->T / g->k, t0 = (int64_t)c * tc, N = s->m->N;
     const float *x = coff(in, t0 * N * s->m->layers[g->first].in_features);
-    const float *block_in = x;
-    int last = g->first + g->n - 1, last_use = last_input_use(s, g);
+    int last = g->first + g->n - 1;
+    int last_use = readers_of(s, g, g->first - 1).last;
     for (int j = g->first; j <= last; j++) {
         const remat_layer *l = &s->m->layers[j];
         layer_state *st = &s->ls[j];
@@ -336,8 +399,8 @@ static remat_status chunk_forward(remat_session *s, int sg, int c, const float *
         if (j == last && !recompute) {
             y = off(out, t0 * N * l->out_features);
         } else {
-            int next_saves = j < last && keep && remat_layer_saves_input(&s->m->layers[j + 1]);
-            describe_act(s, &st->out, next_saves ? REMAT_ROLE_SAVED : REMAT_ROLE_TRANSIENT, j, tc, l->out_features);
+            int saved = j < last && keep && readers_of(s, g, j).saved;
+            describe_act(s, &st->out, saved ? REMAT_ROLE_SAVED : REMAT_ROLE_TRANSIENT, j, tc, l->out_features);
             TRY(talloc(s, &st->out));
             y = fptr(&st->out);
         }
@@ -347,15 +410,21 @@ static remat_status chunk_forward(remat_session *s, int sg, int c, const float *
             TRY(talloc(s, &st->v));
             TRY(fill_v_init(s, &st->v, l));
         }
-        TRY(layer_forward(s, j, tc, x, y, block_in, keep, recompute));
+        const float *in2 = l->src2 == REMAT_SRC_NONE ? NULL : chunk_rows(s, g, l->src2, x);
+        TRY(layer_forward(s, j, tc, chunk_rows(s, g, l->src, x), y, in2, keep, recompute));
         if (own_v) TRY(tfree(s, &st->v));
-        /* the input of layer j is no longer needed in forward */
-        if (j > g->first && !(keep && remat_layer_saves_input(l))) TRY(tfree(s, &s->ls[j - 1].out));
+        /* outputs whose last reader in forward was layer j, unless kept for backward */
+        int srcs[2] = {l->src, l->src2};
+        for (int q = 0; q < 2; q++) {
+            int k = srcs[q];
+            if (k < g->first || (q == 1 && k == l->src)) continue;
+            readers_t r = readers_of(s, g, k);
+            if (r.last == j && !(keep && r.saved)) TRY(tfree(s, &s->ls[k].out));
+        }
         if (free_input && j == last_use) TRY(tfree(s, &s->act[sg]));
         /* spike counts of full-T internal outputs (a split point's input in some plan) */
         if (!recompute && g->k == 1 && j < last) TRY(note_nnz(s, &st->out, j, l->out_values));
         if (j == last && recompute) TRY(tfree(s, &st->out)); /* nobody reads the last output */
-        x = y;
     }
     return REMAT_OK;
 }
@@ -501,10 +570,12 @@ static remat_status segment_backward(remat_session *s, int sg, remat_tensor *dou
         in = fptr(&xin);
     }
     s->mem.phase = REMAT_PHASE_BACKWARD;
-    /* the network input's gradient is skipped when asked and when the first layer
-     * (a linear one, in a unit without add) can run without it */
-    int skip_din = sg == 0 && s->o.no_input_grad && m->layers[g->first].type == REMAT_LAYER_LINEAR &&
-                   last_input_use(s, g) == g->first;
+    /* the network input's gradient is skipped when asked and when its only reader
+     * (a linear or conv2d layer) can run without it */
+    readers_t rin = readers_of(s, g, g->first - 1);
+    int first_type = m->layers[g->first].type;
+    int skip_din = sg == 0 && s->o.no_input_grad && rin.first == rin.last &&
+                   (first_type == REMAT_LAYER_LINEAR || first_type == REMAT_LAYER_CONV2D);
     describe_act(s, din, REMAT_ROLE_ACT_GRAD, g->first, T, fin);
     din->layer = g->first;
     int chunked = g->k > 1;
@@ -545,26 +616,41 @@ static remat_status segment_backward(remat_session *s, int sg, remat_tensor *dou
         for (int j = last; j >= g->first; j--) {
             const remat_layer *l = &m->layers[j];
             const float *dy = j == last ? coff(fptr(dout), t0 * N * l->out_features) : fptr(&s->ls[j].grad);
-            float *dx;
-            if (!skip_din && din->id < 0 && (j == g->first || l->type == REMAT_LAYER_ADD)) {
-                TRY(talloc(s, din));
-                TRY(tzero(s, din));
+            float *dx[2] = {NULL, NULL};
+            int srcs[2] = {l->src, l->src2};
+            for (int q = 0; q < 2; q++) { /* the gradient of each operand, allocated by its first writer */
+                int k = srcs[q];
+                if (k == REMAT_SRC_NONE) continue;
+                if (k < g->first) {
+                    if (skip_din) continue;
+                    if (din->id < 0) {
+                        TRY(talloc(s, din));
+                        TRY(tzero(s, din));
+                    }
+                    dx[q] = off(fptr(din), t0 * N * fin);
+                } else {
+                    if (s->ls[k].grad.id < 0) {
+                        describe_act(s, &s->ls[k].grad, REMAT_ROLE_ACT_GRAD, k, tc, m->layers[k].out_features);
+                        TRY(talloc(s, &s->ls[k].grad));
+                        TRY(tzero(s, &s->ls[k].grad));
+                    }
+                    dx[q] = fptr(&s->ls[k].grad);
+                }
             }
-            if (j == g->first) {
-                dx = skip_din ? NULL : off(fptr(din), t0 * N * fin);
-            } else {
-                describe_act(s, &s->ls[j - 1].grad, REMAT_ROLE_ACT_GRAD, j - 1, tc, l->in_features);
-                TRY(talloc(s, &s->ls[j - 1].grad));
-                TRY(tzero(s, &s->ls[j - 1].grad));
-                dx = fptr(&s->ls[j - 1].grad);
-            }
-            TRY(layer_backward(s, j, tc, dx, dy, off(fptr(din), t0 * N * fin), chunked));
+            TRY(layer_backward(s, j, tc, dx[0], dy, dx[1], chunked));
             if (j != last) TRY(tfree(s, &s->ls[j].grad));
             else if (!chunked) TRY(tfree(s, dout));
-            if (j > g->first) TRY(tfree(s, &s->ls[j - 1].out));
-            if (j == g->first && !chunked) {
-                TRY(tfree(s, &xin));
-                if (sg > 0) TRY(tfree(s, x));
+            /* outputs whose first reader (the last in backward) was layer j */
+            for (int q = 0; q < 2; q++) {
+                int k = srcs[q];
+                if (k == REMAT_SRC_NONE || (q == 1 && k == l->src)) continue;
+                if (readers_of(s, g, k).first != j) continue;
+                if (k >= g->first) {
+                    TRY(tfree(s, &s->ls[k].out));
+                } else if (!chunked) {
+                    TRY(tfree(s, &xin));
+                    if (sg > 0) TRY(tfree(s, x));
+                }
             }
         }
     }
@@ -583,21 +669,20 @@ static remat_status init_params(remat_session *s) {
         const remat_layer *l = &m->layers[j];
         for (int i = 0; i < remat_layer_n_params(l); i++) {
             remat_tensor *p = &s->param[j * MAXP + i];
-            describe_vec(s, p, REMAT_ROLE_PARAMETER, j, remat_layer_param_elems(l, i));
-            if (l->type == REMAT_LAYER_LINEAR && i == 0) {
-                int64_t dims[2] = {l->out_features, l->in_features};
-                remat_tensor_describe(p, REMAT_ENC_F32, REMAT_ROLE_PARAMETER, j, l->block, 2, dims, -1, -1, -1);
-            }
+            int64_t dims[4];
+            int nd = remat_layer_param_dims(l, i, dims);
+            remat_tensor_describe(p, REMAT_ENC_F32, REMAT_ROLE_PARAMETER, j, l->block, nd, dims, -1, -1, -1);
             TRY(talloc(s, p));
             op_t op;
             op_begin(s, &op, REMAT_OP_FILL, j, l->block, 0, p->elems);
+            int64_t fan_in = remat_layer_fan_in(l);
             if (s->ops->has_data) {
-                if (l->type == REMAT_LAYER_LINEAR) {
-                    float bound = m->init_gain / sqrtf((float)l->in_features);
+                if (fan_in > 0) { /* U(-g/sqrt(fan_in), g/sqrt(fan_in)), as PyTorch's default with g = 1 */
+                    float bound = m->init_gain / sqrtf((float)fan_in);
                     s->ops->fill_uniform(s->be->ctx, fptr(p), p->elems, -bound, bound, s->o.seed, REMAT_RNG_PARAM,
                                          (uint64_t)(j * 16 + i));
-                } else { /* batch norm: weight 1, bias 0, running mean 0, running var 1 */
-                    float v = (i == 0 || i == 3) ? 1.0f : 0.0f;
+                } else {
+                    float v = remat_layer_param_init_value(l, i);
                     float *h = remat_xmalloc((size_t)p->elems * sizeof(float), s->err);
                     if (!h) return REMAT_ERR_NOMEM;
                     for (int64_t e = 0; e < p->elems; e++) h[e] = v;
@@ -706,9 +791,29 @@ static void calibrate_compressors(remat_session *s) {
     s->ops->segment_free(s->be->ctx, back);
 }
 
+/* Every layer of m has its kernels on the backend (a backend may lack newer layers). */
+static remat_status check_kernels(const remat_model *m, const remat_backend_ops *ops, remat_error *err) {
+    for (int j = 0; j < m->n_layers; j++) {
+        const remat_layer *l = &m->layers[j];
+        int ok = 1;
+        switch (l->type) {
+        case REMAT_LAYER_CONV2D: ok = ops->conv2d_forward && ops->conv2d_backward; break;
+        case REMAT_LAYER_MAXPOOL2D: ok = ops->maxpool2d_forward && ops->maxpool2d_backward; break;
+        case REMAT_LAYER_AVGPOOL2D: ok = ops->avgpool2d_forward && ops->avgpool2d_backward; break;
+        default: break;
+        }
+        if (!ok)
+            return remat_error_set(err, REMAT_ERR_INPUT,
+                                   "%s: layers[%d] (\"%s\", %s): not available on the %s backend yet (use --backend ref)",
+                                   m->path ? m->path : "<model>", j, l->name, remat_layer_type_name(l->type), ops->name);
+    }
+    return REMAT_OK;
+}
+
 remat_session *remat_session_init(const remat_model *m, const remat_plan *p, remat_backend *b,
                                   const remat_exec_opts *o, remat_error *err) {
     if (remat_plan_validate(p, m, p->path && p->path[0] ? p->path : "<plan>", err) != REMAT_OK) return NULL;
+    if (check_kernels(m, b->ops, err) != REMAT_OK) return NULL;
     remat_session *s = remat_xcalloc(1, sizeof *s, err);
     if (!s) return NULL;
     s->m = m;

@@ -3,11 +3,14 @@
 
 #include <string.h>
 
-int remat_layer_saves_input(const remat_layer *l) {
-    return l->type == REMAT_LAYER_LINEAR || l->type == REMAT_LAYER_BATCHNORM;
-}
+#include "core/model/layers.h"
 
-int remat_layer_is_neuron(const remat_layer *l) { return l->type == REMAT_LAYER_IF || l->type == REMAT_LAYER_LIF; }
+/* 1 when a layer of [first, end) keeps the segment input for its backward. */
+static int segment_saves_input(const remat_model *m, int first, int end) {
+    for (int j = first; j < end; j++)
+        if (m->layers[j].src == first - 1 && remat_layer_saves_input(&m->layers[j])) return 1;
+    return 0;
+}
 
 remat_status remat_schedule_build(const remat_model *m, const remat_plan *p, remat_schedule *out, remat_error *err) {
     memset(out, 0, sizeof *out);
@@ -45,7 +48,7 @@ remat_status remat_schedule_build(const remat_model *m, const remat_plan *p, rem
             if (s->checkpoint)
                 s->keeps_input_raw = s->comp == REMAT_COMP_NONE;
             else
-                s->keeps_input_raw = remat_layer_saves_input(&m->layers[s->first]);
+                s->keeps_input_raw = segment_saves_input(m, s->first, s->first + s->n);
         }
         b += span - 1; /* the covered blocks are part of this unit */
     }

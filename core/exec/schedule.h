@@ -8,6 +8,7 @@
 #ifndef REMAT_SCHEDULE_H
 #define REMAT_SCHEDULE_H
 
+#include "core/model/layers.h"
 #include "core/model/model.h"
 #include "core/model/plan.h"
 #include "core/base/status.h"
@@ -28,10 +29,5 @@ typedef struct remat_schedule {
 
 remat_status remat_schedule_build(const remat_model *m, const remat_plan *p, remat_schedule *out, remat_error *err);
 void remat_schedule_free(remat_schedule *s);
-
-/* 1 when layer l's backward needs its input (linear, batchnorm). */
-int remat_layer_saves_input(const remat_layer *l);
-/* 1 for if / lif. */
-int remat_layer_is_neuron(const remat_layer *l);
 
 #endif

@@ -3,6 +3,7 @@
 #include "core/io/json_util.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -327,4 +328,20 @@ remat_status json_get_name(const json_ctx *c, const cJSON *obj, const char *pref
     const cJSON *v = json_member(obj, key);
     if (!v) return absent(c, field, "a name");
     return json_check_name(c, v, field, out, out_len);
+}
+
+remat_status json_fail_range(const json_ctx *c, const cJSON *obj, const char *prefix, const char *key,
+                             const char *expected) {
+    char field[160];
+    return json_fail_value(c, json_path(field, sizeof field, prefix, key), json_member(obj, key), expected);
+}
+
+remat_status json_get_float(const json_ctx *c, const cJSON *obj, const char *prefix, const char *key, double def,
+                            float *out) {
+    double d;
+    remat_status st = json_get_number(c, obj, prefix, key, 0, def, &d);
+    if (st) return st;
+    if (!(fabs(d) <= FLT_MAX)) return json_fail_range(c, obj, prefix, key, "a number within float range");
+    *out = (float)d;
+    return REMAT_OK;
 }

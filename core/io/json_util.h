@@ -75,6 +75,12 @@ remat_status json_get_int(const json_ctx *c, const cJSON *obj, const char *prefi
  * are the caller's (they differ: > 1, >= 0, < 1 ...). */
 remat_status json_get_number(const json_ctx *c, const cJSON *obj, const char *prefix, const char *key, int required,
                              double def, double *out);
+/* A number that must also be a finite float (json_get_number, then the range). */
+remat_status json_get_float(const json_ctx *c, const cJSON *obj, const char *prefix, const char *key, double def,
+                            float *out);
+/* "<origin>: <prefix>.<key>: expected <expected>, got <the value>" (REMAT_ERR_INPUT). */
+remat_status json_fail_range(const json_ctx *c, const cJSON *obj, const char *prefix, const char *key,
+                             const char *expected);
 /* Boolean field. */
 remat_status json_get_bool(const json_ctx *c, const cJSON *obj, const char *prefix, const char *key, int required,
                            int def, int *out);

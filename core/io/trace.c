@@ -7,7 +7,9 @@ static const char *const op_names[REMAT_OP_COUNT] = {
     "linear_fwd", "linear_bwd", "neuron_fwd",  "neuron_bwd",    "batchnorm_fwd", "batchnorm_bwd",
     "add_fwd",    "add_bwd",    "dropout_fwd", "dropout_bwd",   "loss_fwd",      "loss_bwd",
     "compress",   "decompress", "optimizer",   "fill",          "zero",          "copy",
+    "conv_fwd",   "conv_bwd",   "pool_fwd",    "pool_bwd",      "flatten_fwd",   "flatten_bwd",
 };
+_Static_assert(sizeof op_names / sizeof op_names[0] == REMAT_OP_COUNT, "a name for every op kind");
 
 const char *remat_op_kind_name(remat_op_kind k) {
     return (unsigned)k < REMAT_OP_COUNT ? op_names[k] : "?";

@@ -4,7 +4,7 @@
  *
  *   {
  *     "name": "mlp-lif", "T": 64, "N": 128,
- *     "input": {"shape": [128], "kind": "analog"},   // kind: analog (U[0,1)) | spikes (Bernoulli(rate))
+ *     "input": {"shape": [128], "kind": "analog"},   // [features] or [C, H, W]; analog (U[0,1)) | spikes
  *     "classes": 10, "loss": "rate_mse",
  *     "optimizer": {"type": "sgd", "lr": 0.1, "momentum": 0.9},
  *     "init_gain": 4.0,     // linear init U(-g/sqrt(in), g/sqrt(in)); default 1 (PyTorch)
@@ -16,7 +16,11 @@
  *   }
  *
  * Blocks are named runs of consecutive layers; together they cover every layer
- * once, in order. The last layer's output must have `classes` features.
+ * once, in order. The last layer's output must have `classes` features. A layer
+ * reads the previous layer's output unless it names another with "input" (an
+ * earlier layer of its block, its block's input, or "input" for the network input);
+ * `add` sums its input with "from" (default: its block's input). Per-type fields,
+ * shapes and parameters: core/model/layers.h.
  */
 #ifndef REMAT_MODEL_H
 #define REMAT_MODEL_H
@@ -43,12 +47,41 @@ typedef struct remat_neuron_opts {
     int decay_input;    /* LIF only, default 1 */
 } remat_neuron_opts;
 
+/* Per-sample shape of an activation: [C, H, W] (nd 3), or [C] features (nd 1, h = w = 1). */
+typedef struct remat_shape {
+    int64_t c, h, w;
+    int nd;
+} remat_shape;
+
+/* The window of a convolution or pooling layer (each an int or [h, w] in the file). */
+typedef struct remat_window {
+    int64_t kh, kw;   /* kernel */
+    int64_t sh, sw;   /* stride (conv default 1, pooling default = kernel) */
+    int64_t ph, pw;   /* zero padding (default 0) */
+} remat_window;
+
+/* The geometry of a conv2d or pooling layer over one sample, as the kernels take it
+ * (pooling: c_out = c_in). remat_layer_geom (core/model/layers.h) fills it. */
+typedef struct remat_conv_geom {
+    int64_t c_in, h_in, w_in;
+    int64_t c_out, h_out, w_out;
+    int64_t kh, kw, sh, sw, ph, pw;
+} remat_conv_geom;
+
+/* Where a layer reads an operand: a layer index, or REMAT_SRC_INPUT (the network input). */
+#define REMAT_SRC_INPUT (-1)
+#define REMAT_SRC_NONE (-2) /* src2 of a layer with one operand */
+
 typedef struct remat_layer {
     char name[REMAT_NAME_LEN];
     remat_layer_type type;
-    int64_t in_features;   /* features of the input (per time step and sample) */
-    int64_t out_features;  /* features of the output */
-    int has_bias;          /* linear */
+    remat_shape in, out;   /* per time step and sample */
+    int64_t in_features;   /* in.c * in.h * in.w */
+    int64_t out_features;  /* out.c * out.h * out.w */
+    int src;               /* the layer whose output this one reads ("input"; default the previous one) */
+    int src2;              /* add: the other operand ("from"; default the block's input); REMAT_SRC_NONE otherwise */
+    int has_bias;          /* linear, conv2d */
+    remat_window win;      /* conv2d, maxpool2d, avgpool2d */
     float p;               /* dropout probability, 0 <= p < 1 */
     remat_neuron_opts neuron; /* if / lif */
     int block;             /* index of the block holding this layer */
@@ -77,6 +110,7 @@ typedef struct remat_model {
     int64_t in_features;     /* product of input.shape */
     int in_ndim;
     int64_t in_shape[4];
+    remat_shape in;          /* the input's per-sample shape */
     int input_spikes;        /* 1: Bernoulli(input_rate) spikes, 0: analog U[0,1) */
     float input_rate;
     int64_t classes;
@@ -107,9 +141,9 @@ void remat_model_free(remat_model *m);
 int remat_model_find_layer(const remat_model *m, const char *name);
 int remat_model_find_block(const remat_model *m, const char *name);
 
-/* Number of parameter tensors of layer l and their names/sizes:
- * linear: weight [out,in], bias [out] (if has_bias);
- * batchnorm: weight [C], bias [C], running_mean [C], running_var [C]. */
+/* Number of parameter tensors of layer l and their names/sizes (the traits table,
+ * core/model/layers.c): linear weight [out,in], bias [out]; conv2d weight
+ * [out,in,kh,kw], bias [out]; batchnorm weight, bias, running_mean, running_var [C]. */
 int remat_layer_n_params(const remat_layer *l);
 const char *remat_layer_param_name(const remat_layer *l, int i);
 int64_t remat_layer_param_elems(const remat_layer *l, int i);

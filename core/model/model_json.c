@@ -2,14 +2,13 @@
  * format in docs/model-and-plan-files.md).
  *
  * Modelling assumptions and limits:
- * - Dense layers only (linear, if, lif, batchnorm, add, dropout): every activation
- *   is [T, N, features]; the input shape has one dimension. Convolutions will add
- *   layer types whose out_features is C*H*W of their output.
- * - Value classes are decided statically: neurons emit BINARY spikes; `add` of two
- *   BINARY/INTEGER tensors is INTEGER; linear, batchnorm and dropout with p > 0
- *   are REAL; dropout with p == 0 keeps its input class.
- * - `add` sums its block's input and the output of the layer before it, so it is
- *   the last layer of its block, never the first, and both widths are equal.
+ * - What each layer type accepts, its output shape and value class: the traits
+ *   table (core/model/layers.c). This file reads the generic parts: the input
+ *   shape ([features] or [C, H, W]), names, the "input"/"from" sources, blocks.
+ * - A branch ("input" or add's "from") reads a layer of its own block or the
+ *   block's input, so a block is a unit a plan can checkpoint whole; add with its
+ *   default operand (the block input) is the last layer of its block, not the first.
+ * - An activation holds at most 2^31 elements per time step and sample.
  * - Absurd sizes are refused before anything allocates: T <= 2^20, N <= 2^24,
  *   widths <= 2^24, and every activation (T*N*features*4 bytes) and every weight
  *   (in*out*4 bytes) stays under 1 TiB (so no later product of two of them
@@ -21,6 +20,7 @@
 #include <string.h>
 
 #include "core/io/json_util.h"
+#include "core/model/layers.h"
 #include "core/model/model.h"
 
 #define MAX_T ((int64_t)1 << 20)
@@ -31,34 +31,7 @@
 
 static const char *const loss_names[] = {"rate_mse", "rate_ce"};
 static const char *const opt_names[] = {"sgd", "adam"};
-static const char *const surrogate_names[] = {"sigmoid", "atan"};
 static const char *const kind_names[] = {"analog", "spikes"};
-
-/* A double that must also be a finite float. */
-static remat_status to_float(const json_ctx *c, const cJSON *obj, const char *prefix, const char *key, double d,
-                             float *out) {
-    if (!(fabs(d) <= FLT_MAX)) {
-        char field[160];
-        return json_fail_value(c, json_path(field, sizeof field, prefix, key), json_member(obj, key),
-                               "a number within float range");
-    }
-    *out = (float)d;
-    return REMAT_OK;
-}
-
-static remat_status get_float(const json_ctx *c, const cJSON *obj, const char *prefix, const char *key, double def,
-                              float *out) {
-    double d;
-    remat_status st = json_get_number(c, obj, prefix, key, 0, def, &d);
-    if (st) return st;
-    return to_float(c, obj, prefix, key, d, out);
-}
-
-static remat_status range_fail(const json_ctx *c, const cJSON *obj, const char *prefix, const char *key,
-                               const char *expected) {
-    char field[160];
-    return json_fail_value(c, json_path(field, sizeof field, prefix, key), json_member(obj, key), expected);
-}
 
 /* ---- top-level sections ------------------------------------------------- */
 
@@ -69,20 +42,28 @@ static remat_status parse_input(const json_ctx *c, const cJSON *root, remat_mode
     remat_status st = json_check_object(c, in, "input", allowed);
     if (st) return st;
     const cJSON *shape = json_member(in, "shape");
-    if (!shape) return json_fail(c, "input.shape", "missing (expected [features])");
-    if (!cJSON_IsArray(shape) || cJSON_GetArraySize(shape) != 1)
-        return json_fail_value(c, "input.shape", shape,
-                               "[features] (one dimension: dense layers only until convolutions exist)");
-    const cJSON *dim = shape->child;
-    if (!cJSON_IsNumber(dim) || dim->valuedouble != floor(dim->valuedouble) || dim->valuedouble < 1 ||
-        dim->valuedouble > (double)MAX_FEATURES) {
-        char expected[64];
-        snprintf(expected, sizeof expected, "an integer in [1, %lld]", (long long)MAX_FEATURES);
-        return json_fail_value(c, "input.shape[0]", dim, expected);
+    const char *want = "[features] or [C, H, W] (positive integers)";
+    if (!shape) return json_fail(c, "input.shape", "missing (expected %s)", want);
+    int nd = cJSON_IsArray(shape) ? cJSON_GetArraySize(shape) : 0;
+    if (nd != 1 && nd != 3) return json_fail_value(c, "input.shape", shape, want);
+    int i = 0;
+    for (const cJSON *dim = shape->child; dim; dim = dim->next, i++) {
+        if (!cJSON_IsNumber(dim) || dim->valuedouble != floor(dim->valuedouble) || dim->valuedouble < 1 ||
+            dim->valuedouble > (double)MAX_FEATURES) {
+            char expected[64], field[32];
+            snprintf(expected, sizeof expected, "an integer in [1, %lld]", (long long)MAX_FEATURES);
+            snprintf(field, sizeof field, "input.shape[%d]", i);
+            return json_fail_value(c, field, dim, expected);
+        }
+        m->in_shape[i] = (int64_t)dim->valuedouble;
     }
-    m->in_ndim = 1;
-    m->in_shape[0] = (int64_t)dim->valuedouble;
-    m->in_features = m->in_shape[0];
+    m->in_ndim = nd;
+    m->in = nd == 1 ? (remat_shape){m->in_shape[0], 1, 1, 1} : (remat_shape){m->in_shape[0], m->in_shape[1], m->in_shape[2], 3};
+    m->in_features = json_mul_capped(json_mul_capped(m->in.c, m->in.h, MAX_FEATURES * MAX_FEATURES), m->in.w,
+                                     (int64_t)1 << 31);
+    if (m->in_features < 0)
+        return json_fail(c, "input.shape", "expected at most 2^31 elements per sample, got %lld x %lld x %lld",
+                         (long long)m->in.c, (long long)m->in.h, (long long)m->in.w);
     int kind = 0;
     st = json_get_enum(c, in, "input", "kind", 0, kind_names, 2, 0, &kind);
     if (st) return st;
@@ -96,7 +77,7 @@ static remat_status parse_input(const json_ctx *c, const cJSON *root, remat_mode
     double rate;
     st = json_get_number(c, in, "input", "rate", 0, 0.3, &rate);
     if (st) return st;
-    if (!(rate > 0.0 && rate <= 1.0)) return range_fail(c, in, "input", "rate", "a probability in (0, 1]");
+    if (!(rate > 0.0 && rate <= 1.0)) return json_fail_range(c, in, "input", "rate", "a probability in (0, 1]");
     m->input_rate = (float)rate;
     return REMAT_OK;
 }
@@ -120,125 +101,92 @@ static remat_status parse_optimizer(const json_ctx *c, const cJSON *root, remat_
             return json_fail(c, json_member(j, "beta1") ? "optimizer.beta1"
                                 : json_member(j, "beta2") ? "optimizer.beta2" : "optimizer.eps",
                              "expected only with \"type\": \"adam\"");
-        if ((st = get_float(c, j, p, "lr", 0.1, &o->lr))) return st;
-        if ((st = get_float(c, j, p, "momentum", 0.9, &o->momentum))) return st;
-        if (!(o->momentum >= 0.0f && o->momentum < 1.0f)) return range_fail(c, j, p, "momentum", "a number in [0, 1)");
+        if ((st = json_get_float(c, j, p, "lr", 0.1, &o->lr))) return st;
+        if ((st = json_get_float(c, j, p, "momentum", 0.9, &o->momentum))) return st;
+        if (!(o->momentum >= 0.0f && o->momentum < 1.0f)) return json_fail_range(c, j, p, "momentum", "a number in [0, 1)");
     } else {
         if (json_member(j, "momentum")) return json_fail(c, "optimizer.momentum", "expected only with \"type\": \"sgd\"");
-        if ((st = get_float(c, j, p, "lr", 1e-3, &o->lr))) return st;
-        if ((st = get_float(c, j, p, "beta1", 0.9, &o->beta1))) return st;
-        if ((st = get_float(c, j, p, "beta2", 0.999, &o->beta2))) return st;
-        if ((st = get_float(c, j, p, "eps", 1e-8, &o->eps))) return st;
-        if (!(o->beta1 >= 0.0f && o->beta1 < 1.0f)) return range_fail(c, j, p, "beta1", "a number in [0, 1)");
-        if (!(o->beta2 >= 0.0f && o->beta2 < 1.0f)) return range_fail(c, j, p, "beta2", "a number in [0, 1)");
-        if (!(o->eps > 0.0f)) return range_fail(c, j, p, "eps", "a number > 0");
+        if ((st = json_get_float(c, j, p, "lr", 1e-3, &o->lr))) return st;
+        if ((st = json_get_float(c, j, p, "beta1", 0.9, &o->beta1))) return st;
+        if ((st = json_get_float(c, j, p, "beta2", 0.999, &o->beta2))) return st;
+        if ((st = json_get_float(c, j, p, "eps", 1e-8, &o->eps))) return st;
+        if (!(o->beta1 >= 0.0f && o->beta1 < 1.0f)) return json_fail_range(c, j, p, "beta1", "a number in [0, 1)");
+        if (!(o->beta2 >= 0.0f && o->beta2 < 1.0f)) return json_fail_range(c, j, p, "beta2", "a number in [0, 1)");
+        if (!(o->eps > 0.0f)) return json_fail_range(c, j, p, "eps", "a number > 0");
     }
-    if (!(o->lr > 0.0f)) return range_fail(c, j, p, "lr", "a number > 0");
+    if (!(o->lr > 0.0f)) return json_fail_range(c, j, p, "lr", "a number > 0");
     return REMAT_OK;
 }
 
 /* ---- layers ------------------------------------------------------------- */
 
-static remat_status parse_neuron(const json_ctx *c, const cJSON *j, const char *p, int lif, remat_neuron_opts *n) {
-    remat_status st;
-    if ((st = get_float(c, j, p, "v_threshold", 1.0, &n->v_threshold))) return st;
-    const cJSON *vr = json_member(j, "v_reset");
-    if (vr && cJSON_IsNull(vr)) {
-        n->soft_reset = 1;
-        n->v_reset = 0.0f;
-    } else {
-        char field[160];
-        if (vr && !cJSON_IsNumber(vr))
-            return json_fail_value(c, json_path(field, sizeof field, p, "v_reset"), vr,
-                                   "a number (hard reset) or null (soft reset)");
-        if ((st = get_float(c, j, p, "v_reset", 0.0, &n->v_reset))) return st;
+/* The layer named by `key` ("input" for the network input) as a source index:
+ * an earlier layer of this model. Absent: *src stays as it is. */
+static remat_status parse_source(const json_ctx *c, const cJSON *j, const char *p, const char *key,
+                                 const remat_model *m, int i, int *src) {
+    const cJSON *v = json_member(j, key);
+    if (!v) return REMAT_OK;
+    char field[160], name[REMAT_NAME_LEN];
+    json_path(field, sizeof field, p, key);
+    remat_status st = json_check_name(c, v, field, name, sizeof name);
+    if (st) return st;
+    if (!strcmp(name, "input")) {
+        *src = REMAT_SRC_INPUT;
+        return REMAT_OK;
     }
-    if ((st = json_get_bool(c, j, p, "detach_reset", 0, 0, &n->detach_reset))) return st;
-    int sg = 0;
-    if ((st = json_get_enum(c, j, p, "surrogate", 0, surrogate_names, 2, 0, &sg))) return st;
-    n->surrogate = (remat_surrogate)sg;
-    if ((st = get_float(c, j, p, "alpha", sg == REMAT_SURROGATE_ATAN ? 2.0 : 4.0, &n->alpha))) return st;
-    if (!(n->alpha > 0.0f)) return range_fail(c, j, p, "alpha", "a number > 0");
-    if (lif) {
-        if ((st = get_float(c, j, p, "tau", 2.0, &n->tau))) return st;
-        if (!(n->tau > 1.0f)) return range_fail(c, j, p, "tau", "a number > 1");
-        if ((st = json_get_bool(c, j, p, "decay_input", 0, 1, &n->decay_input))) return st;
-    } else {
-        n->tau = 0.0f;
-        n->decay_input = 0;
-    }
+    int k = remat_model_find_layer(m, name);
+    if (k < 0 || k >= i)
+        return json_fail(c, field, "expected an earlier layer or \"input\", got \"%s\" (%s)", name,
+                         k < 0 ? "no such layer" : k == i ? "the layer itself" : "a later layer");
+    *src = k;
     return REMAT_OK;
 }
 
-static const char *const *allowed_fields(remat_layer_type t) {
-    static const char *const linear[] = {"name", "type", "in", "out", "bias", NULL};
-    static const char *const neuron_if[] = {"name", "type", "v_threshold", "v_reset", "detach_reset",
-                                            "surrogate", "alpha", NULL};
-    static const char *const neuron_lif[] = {"name", "type", "v_threshold", "v_reset", "detach_reset", "surrogate",
-                                             "alpha", "tau", "decay_input", NULL};
-    static const char *const bn[] = {"name", "type", "features", NULL};
-    static const char *const add[] = {"name", "type", NULL};
-    static const char *const dropout[] = {"name", "type", "p", NULL};
-    switch (t) {
-    case REMAT_LAYER_LINEAR: return linear;
-    case REMAT_LAYER_IF: return neuron_if;
-    case REMAT_LAYER_LIF: return neuron_lif;
-    case REMAT_LAYER_BATCHNORM: return bn;
-    case REMAT_LAYER_ADD: return add;
-    case REMAT_LAYER_DROPOUT: return dropout;
-    default: return add;
-    }
+static remat_shape source_shape(const remat_model *m, int src) {
+    return src == REMAT_SRC_INPUT ? m->in : m->layers[src].out;
 }
 
-static remat_status parse_layer(const json_ctx *c, const cJSON *j, int i, int64_t in_features, remat_layer *l) {
-    char p[32], field[160];
+#define MAX_ALLOWED 16
+
+static remat_status parse_layer(const json_ctx *c, const cJSON *j, int i, remat_model *m) {
+    remat_layer *l = &m->layers[i];
+    char p[32];
     json_index_path(p, sizeof p, "layers", i);
     if (!cJSON_IsObject(j)) return json_fail_value(c, p, j, "a layer object {\"name\": ..., \"type\": ...}");
     remat_status st = json_get_name(c, j, p, "name", l->name, sizeof l->name);
     if (st) return st;
-    static const char *const type_names[] = {"linear", "if", "lif", "batchnorm", "add", "dropout"};
+    if (!strcmp(l->name, "input")) {
+        char field[48];
+        return json_fail(c, json_path(field, sizeof field, p, "name"),
+                         "expected a name other than \"input\" (it names the network input)");
+    }
+    const char *type_names[REMAT_LAYER_COUNT];
+    for (int t = 0; t < REMAT_LAYER_COUNT; t++) type_names[t] = remat_layer_type_name((remat_layer_type)t);
     int type;
     if ((st = json_get_enum(c, j, p, "type", 1, type_names, REMAT_LAYER_COUNT, 0, &type))) return st;
     l->type = (remat_layer_type)type;
-    if ((st = json_check_object(c, j, p, allowed_fields(l->type)))) return st;
-    l->in_features = in_features;
-    l->out_features = in_features;
-    switch (l->type) {
-    case REMAT_LAYER_LINEAR: {
-        int64_t declared_in;
-        if ((st = json_get_int(c, j, p, "in", 0, in_features, 1, MAX_FEATURES, &declared_in))) return st;
-        if (declared_in != in_features)
-            return json_fail(c, json_path(field, sizeof field, p, "in"),
-                             "expected %lld (the width of its input), got %lld", (long long)in_features,
-                             (long long)declared_in);
-        if ((st = json_get_int(c, j, p, "out", 1, 0, 1, MAX_FEATURES, &l->out_features))) return st;
-        if ((st = json_get_bool(c, j, p, "bias", 0, 1, &l->has_bias))) return st;
-        break;
+    const remat_layer_traits *tr = remat_layer_traits_of(l->type);
+    const char *allowed[MAX_ALLOWED] = {"name", "type", "input"};
+    int na = 3;
+    for (const char *const *f = tr->fields; *f && na + 1 < MAX_ALLOWED; f++) allowed[na++] = *f;
+    allowed[na] = NULL;
+    if ((st = json_check_object(c, j, p, allowed))) return st;
+    l->src = i - 1;
+    l->src2 = REMAT_SRC_NONE;
+    if ((st = parse_source(c, j, p, "input", m, i, &l->src))) return st;
+    if (tr->two_inputs) {
+        l->src2 = -3; /* the block's input, resolved with the blocks */
+        if ((st = parse_source(c, j, p, "from", m, i, &l->src2))) return st;
     }
-    case REMAT_LAYER_IF:
-    case REMAT_LAYER_LIF:
-        if ((st = parse_neuron(c, j, p, l->type == REMAT_LAYER_LIF, &l->neuron))) return st;
-        break;
-    case REMAT_LAYER_BATCHNORM: {
-        int64_t declared;
-        if ((st = json_get_int(c, j, p, "features", 0, in_features, 1, MAX_FEATURES, &declared))) return st;
-        if (declared != in_features)
-            return json_fail(c, json_path(field, sizeof field, p, "features"),
-                             "expected %lld (the width of its input), got %lld", (long long)in_features,
-                             (long long)declared);
-        break;
-    }
-    case REMAT_LAYER_DROPOUT: {
-        double pr;
-        if ((st = json_get_number(c, j, p, "p", 0, 0.5, &pr))) return st;
-        if (!(pr >= 0.0 && pr < 1.0 && (float)pr < 1.0f))
-            return range_fail(c, j, p, "p", "a probability in [0, 1)");
-        l->p = (float)pr;
-        break;
-    }
-    case REMAT_LAYER_ADD:
-    default:
-        break;
+    l->in = source_shape(m, l->src);
+    if ((st = tr->parse(c, j, p, l))) return st;
+    l->in_features = l->in.c * l->in.h * l->in.w;
+    l->out_features = l->out.c * l->out.h * l->out.w;
+    if (l->out_features > ((int64_t)1 << 31)) {
+        char field[48];
+        return json_fail(c, json_path(field, sizeof field, p, "type"),
+                         "expected at most 2^31 elements per sample, got %lld x %lld x %lld", (long long)l->out.c,
+                         (long long)l->out.h, (long long)l->out.w);
     }
     return REMAT_OK;
 }
@@ -253,11 +201,10 @@ static remat_status parse_layers(const json_ctx *c, const cJSON *root, remat_mod
     if (n < 1 || n > MAX_LAYERS) return json_fail(c, "layers", "expected %s, got %d", expected, n);
     m->layers = remat_xcalloc((size_t)n, sizeof *m->layers, err);
     if (!m->layers) return REMAT_ERR_NOMEM;
-    m->n_layers = n;
-    int64_t width = m->in_features;
     int i = 0;
     for (const cJSON *j = arr->child; j; j = j->next, i++) {
-        remat_status st = parse_layer(c, j, i, width, &m->layers[i]);
+        m->n_layers = i; /* the layers parsed so far are the ones a source may name */
+        remat_status st = parse_layer(c, j, i, m);
         if (st) return st;
         for (int k = 0; k < i; k++)
             if (!strcmp(m->layers[k].name, m->layers[i].name)) {
@@ -266,8 +213,8 @@ static remat_status parse_layers(const json_ctx *c, const cJSON *root, remat_mod
                 return json_fail(c, field, "expected a unique name, got \"%s\" (also layers[%d])", m->layers[i].name,
                                  k);
             }
-        width = m->layers[i].out_features;
     }
+    m->n_layers = n;
     return REMAT_OK;
 }
 
@@ -329,47 +276,74 @@ static remat_status parse_blocks(const json_ctx *c, const cJSON *root, remat_mod
     return REMAT_OK;
 }
 
-/* Value classes, block flags and the structural rules of `add`. */
+static int same_shape(remat_shape a, remat_shape b) { return a.c == b.c && a.h == b.h && a.w == b.w; }
+
+static remat_value_class source_values(const remat_model *m, int src) {
+    if (src == REMAT_SRC_INPUT) return m->input_spikes ? REMAT_VALUES_BINARY : REMAT_VALUES_REAL;
+    return m->layers[src].out_values;
+}
+
+/* A branch source must be a layer of the reader's block or the block's input. */
+static remat_status check_source(const json_ctx *c, const remat_model *m, int i, int src, const char *key) {
+    const remat_block *blk = &m->blocks[m->layers[i].block];
+    if (src >= blk->first_layer - 1) return REMAT_OK;
+    char field[48];
+    snprintf(field, sizeof field, "layers[%d].%s", i, key);
+    return json_fail(c, field,
+                     "expected a layer of block \"%s\" or its input (\"%s\"), got \"%s\" (a branch stays inside its "
+                     "block)",
+                     blk->name, blk->first_layer > 0 ? m->layers[blk->first_layer - 1].name : "input",
+                     src == REMAT_SRC_INPUT ? "input" : m->layers[src].name);
+}
+
+/* The rules of `add` with its default operand (the block input): after at least
+ * one other layer, as the last of its block. */
+static remat_status check_default_add(const json_ctx *c, const remat_model *m, int i) {
+    const remat_layer *l = &m->layers[i];
+    const remat_block *blk = &m->blocks[l->block];
+    if (i != blk->first_layer && i == blk->first_layer + blk->n_layers - 1) return REMAT_OK;
+    char field[48];
+    snprintf(field, sizeof field, "layers[%d].type", i);
+    return json_fail(c, field,
+                     "expected \"add\" as the last layer of its block after at least one other (it sums the block "
+                     "input and the layer before it; name the operand with \"from\" otherwise); \"%s\" is %s of "
+                     "block \"%s\"",
+                     l->name, i == blk->first_layer ? "the first layer" : "not the last layer", blk->name);
+}
+
+/* Sources, value classes, block flags and the structural rules of branches. */
 static remat_status derive(const json_ctx *c, remat_model *m) {
+    for (int i = 0; i < m->n_layers; i++) {
+        remat_layer *l = &m->layers[i];
+        const remat_layer_traits *tr = remat_layer_traits_of(l->type);
+        remat_block *blk = &m->blocks[l->block];
+        remat_status st;
+        if ((st = check_source(c, m, i, l->src, "input"))) return st;
+        if (tr->two_inputs) {
+            if (l->src2 == -3) {
+                if ((st = check_default_add(c, m, i))) return st;
+                l->src2 = blk->first_layer - 1; /* REMAT_SRC_INPUT for the first block */
+            }
+            if ((st = check_source(c, m, i, l->src2, "from"))) return st;
+            remat_shape o = source_shape(m, l->src2);
+            if (!same_shape(o, l->in)) {
+                char field[48];
+                snprintf(field, sizeof field, "layers[%d].type", i);
+                return json_fail(c, field,
+                                 "expected the input width of \"add\" (%lld) to equal the width of the input of "
+                                 "block \"%s\" (%lld)%s",
+                                 (long long)l->in_features, blk->name, (long long)(o.c * o.h * o.w),
+                                 o.c * o.h * o.w == l->in_features ? " with the same [C, H, W]" : "");
+            }
+        }
+        if (l->src != i - 1 || tr->two_inputs) blk->has_add = 1;
+        if (!tr->time_chunkable) blk->has_batchnorm = 1;
+        l->out_values = remat_layer_out_values(l, source_values(m, l->src),
+                                               tr->two_inputs ? source_values(m, l->src2) : REMAT_VALUES_REAL);
+    }
     for (int b = 0; b < m->n_blocks; b++) {
         remat_block *blk = &m->blocks[b];
-        blk->in_values = b == 0 ? (m->input_spikes ? REMAT_VALUES_BINARY : REMAT_VALUES_REAL)
-                                : m->layers[blk->first_layer - 1].out_values;
-        int64_t block_in = m->layers[blk->first_layer].in_features;
-        remat_value_class prev = blk->in_values;
-        for (int i = blk->first_layer; i < blk->first_layer + blk->n_layers; i++) {
-            remat_layer *l = &m->layers[i];
-            char field[48];
-            snprintf(field, sizeof field, "layers[%d].type", i);
-            switch (l->type) {
-            case REMAT_LAYER_IF:
-            case REMAT_LAYER_LIF: l->out_values = REMAT_VALUES_BINARY; break;
-            case REMAT_LAYER_LINEAR:
-            case REMAT_LAYER_BATCHNORM: l->out_values = REMAT_VALUES_REAL; break;
-            case REMAT_LAYER_DROPOUT: l->out_values = l->p > 0.0f ? REMAT_VALUES_REAL : prev; break;
-            case REMAT_LAYER_ADD:
-                if (i == blk->first_layer || i != blk->first_layer + blk->n_layers - 1)
-                    return json_fail(c, field,
-                                     "expected \"add\" as the last layer of its block after at least one other "
-                                     "(it sums the block input and the layer before it); \"%s\" is %s of block "
-                                     "\"%s\"",
-                                     l->name, i == blk->first_layer ? "the first layer" : "not the last layer",
-                                     blk->name);
-                if (l->in_features != block_in)
-                    return json_fail(c, field,
-                                     "expected the input width of \"add\" (%lld) to equal the width of the input "
-                                     "of block \"%s\" (%lld)",
-                                     (long long)l->in_features, blk->name, (long long)block_in);
-                l->out_values = (prev != REMAT_VALUES_REAL && blk->in_values != REMAT_VALUES_REAL)
-                                    ? REMAT_VALUES_INTEGER
-                                    : REMAT_VALUES_REAL;
-                blk->has_add = 1;
-                break;
-            default: l->out_values = REMAT_VALUES_REAL; break;
-            }
-            if (l->type == REMAT_LAYER_BATCHNORM) blk->has_batchnorm = 1;
-            prev = l->out_values;
-        }
+        blk->in_values = source_values(m, blk->first_layer - 1);
     }
     const remat_layer *last = &m->layers[m->n_layers - 1];
     if (last->out_features != m->classes) {
@@ -401,10 +375,11 @@ static remat_status check_sizes(const json_ctx *c, const remat_model *m) {
                              "expected activations under 1 TiB, got T*N*features*4 with T=%lld, N=%lld, "
                              "features=%lld",
                              (long long)m->T, (long long)m->N, (long long)w);
-        if (l->type == REMAT_LAYER_LINEAR) {
-            int64_t wb = json_mul_capped(json_mul_capped(l->in_features, l->out_features, TENSOR_BYTES_LIMIT), 4,
-                                         TENSOR_BYTES_LIMIT);
-            if (json_mul_capped(l->in_features, l->out_features, TENSOR_BYTES_LIMIT) < 0 || wb < 0)
+        if (remat_layer_n_params(l) > 0) {
+            int64_t dims[4], n = 1;
+            int nd = remat_layer_param_dims(l, 0, dims);
+            for (int d = 0; d < nd; d++) n = n < 0 ? -1 : json_mul_capped(n, dims[d], TENSOR_BYTES_LIMIT / 4);
+            if (n < 0)
                 return json_fail(c, field, "expected a weight under 1 TiB, got in=%lld x out=%lld floats",
                                  (long long)l->in_features, (long long)l->out_features);
         }
@@ -559,29 +534,3 @@ int remat_model_find_block(const remat_model *m, const char *name) {
     return -1;
 }
 
-int remat_layer_n_params(const remat_layer *l) {
-    if (!l) return 0;
-    switch (l->type) {
-    case REMAT_LAYER_LINEAR: return l->has_bias ? 2 : 1;
-    case REMAT_LAYER_BATCHNORM: return 4;
-    default: return 0;
-    }
-}
-
-const char *remat_layer_param_name(const remat_layer *l, int i) {
-    static const char *const linear[] = {"weight", "bias"};
-    static const char *const bn[] = {"weight", "bias", "running_mean", "running_var"};
-    if (i < 0 || i >= remat_layer_n_params(l)) return NULL;
-    return l->type == REMAT_LAYER_LINEAR ? linear[i] : bn[i];
-}
-
-int64_t remat_layer_param_elems(const remat_layer *l, int i) {
-    if (i < 0 || i >= remat_layer_n_params(l)) return 0;
-    if (l->type == REMAT_LAYER_LINEAR) return i == 0 ? l->out_features * l->in_features : l->out_features;
-    return l->in_features; /* batchnorm: one value per feature */
-}
-
-int remat_layer_param_trainable(const remat_layer *l, int i) {
-    if (i < 0 || i >= remat_layer_n_params(l)) return 0;
-    return l->type == REMAT_LAYER_LINEAR || i < 2;
-}

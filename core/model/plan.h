@@ -71,6 +71,11 @@ void remat_plan_free(remat_plan *p);
 /* 1 when no block is checkpointed. */
 int remat_plan_is_empty(const remat_plan *p);
 
+/* 1 when a layer of the segment [first, end) reads an operand from before the
+ * segment's input (layer first - 1): *reader is that layer, *source what it reads
+ * (a layer index or REMAT_SRC_INPUT). 0 when the segment is self-contained. */
+int remat_segment_reads_outside(const remat_model *m, int first, int end, int *reader, int *source);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,12 +6,11 @@
  * - k >= 1 divides T; k = 1 on a block with batch norm (its statistics are
  *   reduced over all T*N rows at once);
  * - splits name layers of the block other than its first, each once, and never
- *   appear in a block that ends in `add` (a segment after the cut would lose the
- *   block input the add needs);
+ *   cut a branch: the segment after a cut reads only its own layers and its input
+ *   (a split inside a SEW block would cut the add from the block input);
  * - span s > 1 (this block and the next s-1 as one checkpointed unit): needs
- *   checkpoint, stays inside the model, covers no block with `add` (the add reads
- *   its own block's input), and the covered blocks are stored in the plan (a file
- *   must not name them); k > 1 needs no batch norm in any covered block;
+ *   checkpoint, stays inside the model, and the covered blocks are stored in the
+ *   plan (a file must not name them); k > 1 needs no batch norm in any covered block;
  * - the compressor must represent every segment input (the block input, and the
  *   output of the layer before each split): bit/bool/sparse need BINARY values,
  *   uint8 needs BINARY or INTEGER, sparse also needs fewer than 2^32 elements
@@ -57,15 +56,8 @@ static remat_status check_block_plan(const json_ctx *c, const remat_model *m, in
                          blk->name, bp->span);
     /* The unit: layers of blocks b .. b+span-1. */
     int first = blk->first_layer, end = m->blocks[b + span - 1].first_layer + m->blocks[b + span - 1].n_layers;
-    int has_bn = 0, has_add = blk->has_add;
-    for (int q = b; q < b + span; q++) {
-        has_bn |= m->blocks[q].has_batchnorm;
-        if (span > 1 && m->blocks[q].has_add)
-            return json_fail(c, json_path(field, sizeof field, prefix, "span"),
-                             "expected a span without \"add\": block \"%s\" ends in an add that reads its own block "
-                             "input, got %d",
-                             m->blocks[q].name, bp->span);
-    }
+    int has_bn = 0;
+    for (int q = b; q < b + span; q++) has_bn |= m->blocks[q].has_batchnorm;
     if (bp->k < 1)
         return json_fail(c, json_path(field, sizeof field, prefix, "k"), "expected an integer >= 1, got %d", bp->k);
     if ((int)bp->compressor < 0 || bp->compressor >= REMAT_COMP_COUNT)
@@ -100,11 +92,6 @@ static remat_status check_block_plan(const json_ctx *c, const remat_model *m, in
                          "expected 1 because block \"%s\"%s has batch norm (time chunks would change batch-norm "
                          "statistics), got %d",
                          blk->name, span > 1 ? " or a block of its span" : "", bp->k);
-    if (bp->n_splits && has_add)
-        return json_fail(c, json_path(field, sizeof field, prefix, "splits"),
-                         "expected no splits in block \"%s\": it ends in \"add\" (a split would cut the add from "
-                         "its block input)",
-                         blk->name);
     for (int j = 0; j < bp->n_splits; j++) {
         int s = bp->splits[j];
         char sf[192];
@@ -120,6 +107,20 @@ static remat_status check_block_plan(const json_ctx *c, const remat_model *m, in
         if (require_sorted && j > 0 && bp->splits[j - 1] > s)
             return json_fail(c, sf, "expected splits in layer order, got %s after %s",
                              layer_name_or_index(m, s, buf, sizeof buf), m->layers[bp->splits[j - 1]].name);
+    }
+    /* No split cuts a branch: each segment reads only its own layers and its input. */
+    for (int j = 0; j < bp->n_splits; j++) {
+        int a = bp->splits[j], reader, source;
+        if (remat_segment_reads_outside(m, a, end, &reader, &source)) {
+            char sf[192];
+            snprintf(sf, sizeof sf, "%s.splits[%d]", prefix, j);
+            return json_fail(c, sf,
+                             "expected no split at \"%s\" in block \"%s\": it would cut \"%s\" (%s) from \"%s\", "
+                             "which it reads (a segment reads only its own layers and its input)",
+                             m->layers[a].name, blk->name, m->layers[reader].name,
+                             remat_layer_type_name(m->layers[reader].type),
+                             source == REMAT_SRC_INPUT ? "input" : m->layers[source].name);
+        }
     }
     /* Every segment input must be representable by the compressor. */
     for (int j = -1; j < bp->n_splits; j++) {
@@ -150,6 +151,22 @@ static remat_status check_block_plan(const json_ctx *c, const remat_model *m, in
         }
     }
     return REMAT_OK;
+}
+
+int remat_segment_reads_outside(const remat_model *m, int first, int end, int *reader, int *source) {
+    for (int j = first; j < end; j++) {
+        const remat_layer *l = &m->layers[j];
+        int srcs[2] = {l->src, l->src2};
+        for (int q = 0; q < 2; q++) {
+            if (q == 1 && l->src2 == REMAT_SRC_NONE) continue;
+            if (srcs[q] < first - 1) {
+                *reader = j;
+                *source = srcs[q];
+                return 1;
+            }
+        }
+    }
+    return 0;
 }
 
 static remat_status alloc_blocks(const remat_model *m, remat_plan *out, remat_error *err) {

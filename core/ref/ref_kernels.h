@@ -1,12 +1,14 @@
 /* ref_kernels.h - the CPU reference backend: every layer's forward and backward in
- * plain C. This file IS the specification that cuda/ mirrors, one function each.
+ * plain C, one file per layer (core/ref/linear.c, conv.c, neuron.c, batchnorm.c,
+ * pool.c, elementwise.c, loss.c, optim.c, fill.c; the GEMMs in gemm.c). This file IS
+ * the specification that cuda/ mirrors, one function each.
  *
  * Conventions (llm.c): arguments are (outputs, inputs, weights, cache, sizes);
  * activations are time-major [t_steps, N, F] float32; "rows" = t_steps * N.
  * Backward functions ACCUMULATE (+=) into every gradient they write (dinp,
  * dweight, dbias), so callers zero gradient buffers once when allocating them.
  *
- * Determinism contract (../shared/spec/semantics.md):
+ * Determinism contract (docs/semantics.md):
  *  - every output element of a GEMM is summed over K in one fixed order that does
  *    not depend on the number of rows or on the element's position in a tile;
  *  - weight/bias gradients are reduced per time step (P_t summed over the N rows
@@ -63,14 +65,46 @@ void remat_ref_neuron_forward(float *spikes, float *h, float *v, const float *x,
 void remat_ref_neuron_backward(float *dx, float *gv, const float *dspikes, const float *h, remat_layer_type type,
                                const remat_neuron_opts *o, int64_t t_steps, int64_t nf);
 
-/* Training-mode batch norm over rows positions, C channels (eps 1e-5, momentum 0.1).
- * mean, rstd [C]: saved for backward. running_mean/var: updated in place unless NULL
- * (a recomputation passes NULL: the statistics are updated once per iteration). */
+/* Training-mode batch norm of [rows, C, hw] (hw = H*W, 1 for dense activations)
+ * over C channels, statistics over the rows*hw positions of each (eps 1e-5,
+ * momentum 0.1). mean, rstd [C]: saved for backward. running_mean/var: updated in
+ * place unless NULL (a recomputation passes NULL: once per iteration). */
 void remat_ref_batchnorm_forward(float *out, float *mean, float *rstd, float *running_mean, float *running_var,
-                                 const float *inp, const float *weight, const float *bias, int64_t rows, int64_t C);
+                                 const float *inp, const float *weight, const float *bias, int64_t rows, int64_t C,
+                                 int64_t hw);
 void remat_ref_batchnorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                                   const float *weight, const float *mean, const float *rstd, int64_t rows,
-                                  int64_t C);
+                                  int64_t C, int64_t hw);
+
+/* conv2d (conv.c): cross-correlation with zero padding, as PyTorch Conv2d.
+ * inp [rows, c_in, h_in, w_in], out [rows, c_out, h_out, w_out], weight
+ * [c_out, c_in, kh, kw], bias [c_out] or NULL. Each output element is one chain:
+ * c = bias (or +0); for k = (ci, ky, kx) ascending: c = fma(w[o, k], x(k, pixel), c)
+ * (im2col into ws, then remat_ref_gemm_nn), whatever rows is.
+ * ws: remat_ref_conv2d_forward_ws_elems(g) floats. */
+int64_t remat_ref_conv2d_forward_ws_elems(const remat_conv_geom *g);
+void remat_ref_conv2d_forward(float *out, const float *inp, const float *weight, const float *bias, float *ws,
+                              int64_t rows, const remat_conv_geom *g);
+/* dinp += dL/dinp (col2im of W^T dout, per sample); for t = t_steps-1 .. 0:
+ * dweight += P_t, P_t = sum over the N samples of step t (ascending) of dout_n col_n^T
+ * (one fma chain over samples then pixels); dbias += the step's sum of dout over
+ * samples and pixels (ascending, from +0). dinp, dbias may be NULL.
+ * ws: remat_ref_conv2d_backward_ws_elems(g) floats. */
+int64_t remat_ref_conv2d_backward_ws_elems(const remat_conv_geom *g);
+void remat_ref_conv2d_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                               const float *weight, float *ws, int64_t t_steps, int64_t N, const remat_conv_geom *g);
+
+/* Pooling (pool.c), per sample and channel, windows in row-major order, padded
+ * positions outside the input. Max: the first maximum of the window (row-major) is
+ * the output and gets the gradient. Average: the window's in-bounds sum (row-major,
+ * from +0) divided by kh*kw (padded zeros count); backward adds dout / (kh*kw) to
+ * every in-bounds position. Backward functions accumulate into dinp, output
+ * elements in order. */
+void remat_ref_maxpool2d_forward(float *out, const float *inp, int64_t rows, const remat_conv_geom *g);
+void remat_ref_maxpool2d_backward(float *dinp, const float *dout, const float *inp, int64_t rows,
+                                  const remat_conv_geom *g);
+void remat_ref_avgpool2d_forward(float *out, const float *inp, int64_t rows, const remat_conv_geom *g);
+void remat_ref_avgpool2d_backward(float *dinp, const float *dout, int64_t rows, const remat_conv_geom *g);
 
 /* Inverted dropout, one mask [nf] shared by all t_steps steps, drawn from
  * remat_rng_uniform(seed, REMAT_RNG_DROPOUT, remat_rng_dropout_key(iter, layer), i):

@@ -1,0 +1,320 @@
+/* layers.c - the layer registry (contract in core/model/layers.h): for each layer
+ * type its JSON fields and their checks, its output shape, its parameters, what its
+ * backward keeps and what values its output holds. Nothing else in remat tests a
+ * layer's type for metadata; it asks these traits.
+ *
+ * Modelling assumptions (as PyTorch and SpikingJelly's multi-step layers):
+ * - linear acts on flat [features] activations; conv2d, pooling and flatten on
+ *   [C, H, W] ones; neurons, dropout, batch norm and add on either.
+ * - conv2d is cross-correlation with zero padding, weight [out, in, kh, kw];
+ *   output size floor((in + 2p - k) / s) + 1 (no dilation, no groups).
+ * - pooling follows PyTorch's default ceil_mode = false, padding <= kernel / 2;
+ *   average pooling counts padded zeros (count_include_pad = True).
+ * - value classes: neurons emit BINARY spikes; add of two non-REAL tensors is
+ *   INTEGER; max pooling, flatten and dropout with p = 0 keep their input's class;
+ *   the rest are REAL.
+ */
+#include "core/model/layers.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/io/json_util.h"
+
+#define MAX_FEATURES ((int64_t)1 << 24)
+#define MAX_WINDOW ((int64_t)1 << 12)
+
+static const char *const surrogate_names[] = {"sigmoid", "atan"};
+
+/* ---- shared field readers -------------------------------------------------- */
+
+static remat_status need_spatial(const json_ctx *c, const char *p, const remat_layer *l) {
+    if (l->in.nd == 3) return REMAT_OK;
+    char field[160];
+    return json_fail(c, json_path(field, sizeof field, p, "type"),
+                     "expected a [C, H, W] input for \"%s\" (layer \"%s\" reads [%lld] features)",
+                     remat_layer_type_name(l->type), l->name, (long long)l->in.c);
+}
+
+/* An int or [h, w] in [lo, MAX_WINDOW]; absent: def_h, def_w (required: error). */
+static remat_status get_pair(const json_ctx *c, const cJSON *j, const char *p, const char *key, int required,
+                             int64_t def_h, int64_t def_w, int64_t lo, int64_t *h, int64_t *w) {
+    char field[160], expected[96];
+    json_path(field, sizeof field, p, key);
+    snprintf(expected, sizeof expected, "an integer in [%lld, %lld] or [h, w] of them", (long long)lo,
+             (long long)MAX_WINDOW);
+    const cJSON *v = json_member(j, key);
+    if (!v) {
+        if (required) return json_fail(c, field, "missing (expected %s)", expected);
+        *h = def_h;
+        *w = def_w;
+        return REMAT_OK;
+    }
+    const cJSON *a = v, *b = v;
+    if (cJSON_IsArray(v)) {
+        if (cJSON_GetArraySize(v) != 2) return json_fail_value(c, field, v, expected);
+        a = v->child;
+        b = v->child->next;
+    }
+    const cJSON *e[2] = {a, b};
+    int64_t out[2];
+    for (int i = 0; i < 2; i++) {
+        double d = cJSON_IsNumber(e[i]) ? e[i]->valuedouble : -1.0;
+        if (!cJSON_IsNumber(e[i]) || d != floor(d) || d < (double)lo || d > (double)MAX_WINDOW)
+            return json_fail_value(c, field, v, expected);
+        out[i] = (int64_t)d;
+    }
+    *h = out[0];
+    *w = out[1];
+    return REMAT_OK;
+}
+
+/* Output extent of a window; -1 when the window does not fit. */
+static int64_t window_out(int64_t in, int64_t k, int64_t s, int64_t pad) {
+    if (in + 2 * pad < k) return -1;
+    return (in + 2 * pad - k) / s + 1;
+}
+
+/* Reads kernel/stride/padding and sets l->out's H, W (channels are the caller's). */
+static remat_status parse_window(const json_ctx *c, const cJSON *j, const char *p, remat_layer *l, int pool) {
+    remat_window *w = &l->win;
+    remat_status st;
+    if ((st = get_pair(c, j, p, "kernel", 1, 0, 0, 1, &w->kh, &w->kw))) return st;
+    if ((st = get_pair(c, j, p, "stride", 0, pool ? w->kh : 1, pool ? w->kw : 1, 1, &w->sh, &w->sw))) return st;
+    if ((st = get_pair(c, j, p, "padding", 0, 0, 0, 0, &w->ph, &w->pw))) return st;
+    char field[160];
+    if (pool && (2 * w->ph > w->kh || 2 * w->pw > w->kw))
+        return json_fail(c, json_path(field, sizeof field, p, "padding"),
+                         "expected at most half the kernel (%lld x %lld), got [%lld, %lld]", (long long)w->kh,
+                         (long long)w->kw, (long long)w->ph, (long long)w->pw);
+    int64_t oh = window_out(l->in.h, w->kh, w->sh, w->ph), ow = window_out(l->in.w, w->kw, w->sw, w->pw);
+    if (oh < 1 || ow < 1)
+        return json_fail(c, json_path(field, sizeof field, p, "kernel"),
+                         "expected a kernel no larger than the padded input (%lld x %lld), got %lld x %lld",
+                         (long long)(l->in.h + 2 * w->ph), (long long)(l->in.w + 2 * w->pw), (long long)w->kh,
+                         (long long)w->kw);
+    l->out = (remat_shape){l->in.c, oh, ow, 3};
+    return REMAT_OK;
+}
+
+/* An optional declared width that must equal what the layer reads. */
+static remat_status check_declared(const json_ctx *c, const cJSON *j, const char *p, const char *key,
+                                   int64_t actual, const char *what) {
+    int64_t declared;
+    remat_status st = json_get_int(c, j, p, key, 0, actual, 1, MAX_FEATURES, &declared);
+    if (st) return st;
+    if (declared == actual) return REMAT_OK;
+    char field[160];
+    return json_fail(c, json_path(field, sizeof field, p, key), "expected %lld (%s), got %lld", (long long)actual,
+                     what, (long long)declared);
+}
+
+/* ---- per-type readers ------------------------------------------------------ */
+
+static remat_status parse_linear(const json_ctx *c, const cJSON *j, const char *p, remat_layer *l) {
+    remat_status st;
+    if (l->in.nd != 1) {
+        char field[160];
+        return json_fail(c, json_path(field, sizeof field, p, "type"),
+                         "expected a flat input for \"linear\" (layer \"%s\" reads [%lld, %lld, %lld]: add a "
+                         "flatten layer before it)",
+                         l->name, (long long)l->in.c, (long long)l->in.h, (long long)l->in.w);
+    }
+    if ((st = check_declared(c, j, p, "in", l->in.c, "the width of its input"))) return st;
+    int64_t out;
+    if ((st = json_get_int(c, j, p, "out", 1, 0, 1, MAX_FEATURES, &out))) return st;
+    l->out = (remat_shape){out, 1, 1, 1};
+    return json_get_bool(c, j, p, "bias", 0, 1, &l->has_bias);
+}
+
+static remat_status parse_conv(const json_ctx *c, const cJSON *j, const char *p, remat_layer *l) {
+    remat_status st;
+    if ((st = need_spatial(c, p, l))) return st;
+    if ((st = check_declared(c, j, p, "in", l->in.c, "the channels of its input"))) return st;
+    int64_t out;
+    if ((st = json_get_int(c, j, p, "out", 1, 0, 1, MAX_FEATURES, &out))) return st;
+    if ((st = parse_window(c, j, p, l, 0))) return st;
+    l->out.c = out;
+    return json_get_bool(c, j, p, "bias", 0, 1, &l->has_bias);
+}
+
+static remat_status parse_pool(const json_ctx *c, const cJSON *j, const char *p, remat_layer *l) {
+    remat_status st = need_spatial(c, p, l);
+    return st ? st : parse_window(c, j, p, l, 1);
+}
+
+static remat_status parse_flatten(const json_ctx *c, const cJSON *j, const char *p, remat_layer *l) {
+    remat_status st = need_spatial(c, p, l);
+    if (st) return st;
+    l->out = (remat_shape){l->in.c * l->in.h * l->in.w, 1, 1, 1};
+    return REMAT_OK;
+}
+
+static remat_status parse_same(const json_ctx *c, const cJSON *j, const char *p, remat_layer *l) {
+    l->out = l->in;
+    return REMAT_OK;
+}
+
+static remat_status parse_batchnorm(const json_ctx *c, const cJSON *j, const char *p, remat_layer *l) {
+    l->out = l->in;
+    return check_declared(c, j, p, "features", l->in.c,
+                          l->in.nd == 3 ? "the channels of its input" : "the width of its input");
+}
+
+static remat_status parse_dropout(const json_ctx *c, const cJSON *j, const char *p, remat_layer *l) {
+    double pr;
+    remat_status st = json_get_number(c, j, p, "p", 0, 0.5, &pr);
+    if (st) return st;
+    if (!(pr >= 0.0 && pr < 1.0 && (float)pr < 1.0f)) return json_fail_range(c, j, p, "p", "a probability in [0, 1)");
+    l->p = (float)pr;
+    l->out = l->in;
+    return REMAT_OK;
+}
+
+static remat_status parse_neuron(const json_ctx *c, const cJSON *j, const char *p, remat_layer *l) {
+    remat_neuron_opts *n = &l->neuron;
+    int lif = l->type == REMAT_LAYER_LIF;
+    remat_status st;
+    l->out = l->in;
+    if ((st = json_get_float(c, j, p, "v_threshold", 1.0, &n->v_threshold))) return st;
+    const cJSON *vr = json_member(j, "v_reset");
+    if (vr && cJSON_IsNull(vr)) {
+        n->soft_reset = 1;
+        n->v_reset = 0.0f;
+    } else {
+        if (vr && !cJSON_IsNumber(vr))
+            return json_fail_range(c, j, p, "v_reset", "a number (hard reset) or null (soft reset)");
+        if ((st = json_get_float(c, j, p, "v_reset", 0.0, &n->v_reset))) return st;
+    }
+    if ((st = json_get_bool(c, j, p, "detach_reset", 0, 0, &n->detach_reset))) return st;
+    int sg = 0;
+    if ((st = json_get_enum(c, j, p, "surrogate", 0, surrogate_names, 2, 0, &sg))) return st;
+    n->surrogate = (remat_surrogate)sg;
+    if ((st = json_get_float(c, j, p, "alpha", sg == REMAT_SURROGATE_ATAN ? 2.0 : 4.0, &n->alpha))) return st;
+    if (!(n->alpha > 0.0f)) return json_fail_range(c, j, p, "alpha", "a number > 0");
+    if (!lif) {
+        n->tau = 0.0f;
+        n->decay_input = 0;
+        return REMAT_OK;
+    }
+    if ((st = json_get_float(c, j, p, "tau", 2.0, &n->tau))) return st;
+    if (!(n->tau > 1.0f)) return json_fail_range(c, j, p, "tau", "a number > 1");
+    return json_get_bool(c, j, p, "decay_input", 0, 1, &n->decay_input);
+}
+
+/* ---- the table ------------------------------------------------------------- */
+
+#define FIELDS(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define NEURON_FIELDS "v_threshold", "v_reset", "detach_reset", "surrogate", "alpha"
+
+static const char *const no_fields[] = {NULL};
+static const char *const weight_bias[] = {"weight", "bias"};
+static const char *const bn_params[] = {"weight", "bias", "running_mean", "running_var"};
+static const float bn_init[] = {1.0f, 0.0f, 0.0f, 1.0f};
+
+static const remat_layer_traits traits[] = {
+    [REMAT_LAYER_LINEAR] = {.fields = FIELDS("in", "out", "bias"), .parse = parse_linear,
+                            .param_names = weight_bias, .max_params = 2, .n_trainable = 2, .saves_input = 1,
+                            .time_chunkable = 1},
+    [REMAT_LAYER_IF] = {.fields = FIELDS(NEURON_FIELDS), .parse = parse_neuron, .neuron = 1, .time_chunkable = 1},
+    [REMAT_LAYER_LIF] = {.fields = FIELDS(NEURON_FIELDS, "tau", "decay_input"), .parse = parse_neuron,
+                         .neuron = 1, .time_chunkable = 1},
+    [REMAT_LAYER_BATCHNORM] = {.fields = FIELDS("features"), .parse = parse_batchnorm, .param_names = bn_params,
+                               .param_init = bn_init, .max_params = 4, .n_trainable = 2, .saves_input = 1, .time_chunkable = 0},
+    [REMAT_LAYER_ADD] = {.fields = FIELDS("from"), .parse = parse_same, .time_chunkable = 1, .two_inputs = 1},
+    [REMAT_LAYER_DROPOUT] = {.fields = FIELDS("p"), .parse = parse_dropout, .time_chunkable = 1, .has_mask = 1},
+    [REMAT_LAYER_CONV2D] = {.fields = FIELDS("in", "out", "kernel", "stride", "padding", "bias"),
+                            .parse = parse_conv, .param_names = weight_bias, .max_params = 2, .n_trainable = 2,
+                            .saves_input = 1, .time_chunkable = 1},
+    [REMAT_LAYER_MAXPOOL2D] = {.fields = FIELDS("kernel", "stride", "padding"), .parse = parse_pool,
+                               .saves_input = 1, .time_chunkable = 1},
+    [REMAT_LAYER_AVGPOOL2D] = {.fields = FIELDS("kernel", "stride", "padding"), .parse = parse_pool,
+                               .time_chunkable = 1},
+    [REMAT_LAYER_FLATTEN] = {.fields = no_fields, .parse = parse_flatten, .time_chunkable = 1},
+};
+_Static_assert(sizeof traits / sizeof traits[0] == REMAT_LAYER_COUNT, "a traits entry for every layer type");
+
+const remat_layer_traits *remat_layer_traits_of(remat_layer_type t) {
+    if ((unsigned)t >= REMAT_LAYER_COUNT || !traits[t].parse) return NULL;
+    return &traits[t];
+}
+
+remat_conv_geom remat_layer_geom(const remat_layer *l) {
+    remat_conv_geom g;
+    memset(&g, 0, sizeof g);
+    if (l->type != REMAT_LAYER_CONV2D && l->type != REMAT_LAYER_MAXPOOL2D && l->type != REMAT_LAYER_AVGPOOL2D)
+        return g;
+    g.c_in = l->in.c, g.h_in = l->in.h, g.w_in = l->in.w;
+    g.c_out = l->out.c, g.h_out = l->out.h, g.w_out = l->out.w;
+    g.kh = l->win.kh, g.kw = l->win.kw, g.sh = l->win.sh, g.sw = l->win.sw, g.ph = l->win.ph, g.pw = l->win.pw;
+    return g;
+}
+
+int remat_layer_saves_input(const remat_layer *l) { return traits[l->type].saves_input; }
+int remat_layer_is_neuron(const remat_layer *l) { return traits[l->type].neuron; }
+
+/* ---- parameters ------------------------------------------------------------ */
+
+int remat_layer_n_params(const remat_layer *l) {
+    if (!l || (unsigned)l->type >= REMAT_LAYER_COUNT) return 0;
+    const remat_layer_traits *t = &traits[l->type];
+    if (t->max_params == 2 && !l->has_bias) return 1; /* weight without bias */
+    return t->max_params;
+}
+
+const char *remat_layer_param_name(const remat_layer *l, int i) {
+    if (i < 0 || i >= remat_layer_n_params(l)) return NULL;
+    return traits[l->type].param_names[i];
+}
+
+int remat_layer_param_dims(const remat_layer *l, int i, int64_t dims[4]) {
+    if (i < 0 || i >= remat_layer_n_params(l)) return 0;
+    if (l->type == REMAT_LAYER_BATCHNORM || i == 1) {
+        dims[0] = l->type == REMAT_LAYER_BATCHNORM ? l->in.c : l->out.c;
+        return 1;
+    }
+    dims[0] = l->out.c;
+    dims[1] = l->in.c;
+    if (l->type != REMAT_LAYER_CONV2D) return 2;
+    dims[2] = l->win.kh;
+    dims[3] = l->win.kw;
+    return 4;
+}
+
+int64_t remat_layer_param_elems(const remat_layer *l, int i) {
+    int64_t dims[4];
+    int nd = remat_layer_param_dims(l, i, dims);
+    if (nd == 0) return 0;
+    int64_t n = 1;
+    for (int d = 0; d < nd; d++) n *= dims[d];
+    return n;
+}
+
+int64_t remat_layer_fan_in(const remat_layer *l) {
+    if (l->type == REMAT_LAYER_LINEAR) return l->in.c;
+    if (l->type == REMAT_LAYER_CONV2D) return l->in.c * l->win.kh * l->win.kw;
+    return 0;
+}
+
+float remat_layer_param_init_value(const remat_layer *l, int i) {
+    const remat_layer_traits *t = &traits[l->type];
+    return t->param_init && i >= 0 && i < t->max_params ? t->param_init[i] : 0.0f;
+}
+
+int remat_layer_param_trainable(const remat_layer *l, int i) {
+    return i >= 0 && i < remat_layer_n_params(l) && i < traits[l->type].n_trainable;
+}
+
+remat_value_class remat_layer_out_values(const remat_layer *l, remat_value_class in, remat_value_class in2) {
+    switch (l->type) {
+    case REMAT_LAYER_IF:
+    case REMAT_LAYER_LIF: return REMAT_VALUES_BINARY;
+    case REMAT_LAYER_DROPOUT: return l->p > 0.0f ? REMAT_VALUES_REAL : in;
+    case REMAT_LAYER_MAXPOOL2D:
+    case REMAT_LAYER_FLATTEN: return in;
+    case REMAT_LAYER_ADD:
+        return in != REMAT_VALUES_REAL && in2 != REMAT_VALUES_REAL ? REMAT_VALUES_INTEGER : REMAT_VALUES_REAL;
+    default: return REMAT_VALUES_REAL;
+    }
+}

@@ -1,0 +1,172 @@
+/* batchnorm.c - the reference training-mode batch norm (semantics.md).
+ *
+ * Fixed choices (cuda/batchnorm.cu mirrors them): per-channel sums in double, positions (row,
+ * then pixel of a [C, H, W] activation) in ascending order; two passes (mean, then sum of squared deviations). mean and
+ * rstd = 1/sqrt(var + eps) are rounded to float; x_hat = (x - mean) * rstd and
+ * out = x_hat * weight + bias in float. With rows == 1 the running variance takes the
+ * biased variance (0): the unbiased one is undefined there.
+ */
+#include "core/ref/ref_kernels.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Channels per block (double accumulators on the stack). */
+#define BN_BLOCK 1024
+
+/* [rows, C, hw] with hw > 1 (convolutional): the same arithmetic, channel by channel,
+ * positions (r, p) in ascending order. */
+static void bn_forward_spatial(float *out, float *mean, float *rstd, float *running_mean, float *running_var,
+                               const float *inp, const float *weight, const float *bias, int64_t rows, int64_t C,
+                               int64_t hw) {
+    const int64_t n = rows * hw;
+    for (int64_t c = 0; c < C; c++) {
+        double sum = 0.0, sq = 0.0;
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict x = inp + (r * C + c) * hw;
+            for (int64_t p = 0; p < hw; p++) sum += (double)x[p];
+        }
+        const double mu = n > 0 ? sum / (double)n : 0.0;
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict x = inp + (r * C + c) * hw;
+            for (int64_t p = 0; p < hw; p++) {
+                const double d = (double)x[p] - mu;
+                sq += d * d;
+            }
+        }
+        const double var = n > 0 ? sq / (double)n : 0.0;
+        const float m = (float)mu, rs = (float)(1.0 / sqrt(var + 1e-5));
+        const float w = weight ? weight[c] : 1.0f, b = bias ? bias[c] : 0.0f;
+        mean[c] = m;
+        rstd[c] = rs;
+        if (running_mean) running_mean[c] = 0.9f * running_mean[c] + 0.1f * m;
+        if (running_var) {
+            const double unbiased = n > 1 ? sq / (double)(n - 1) : var;
+            running_var[c] = 0.9f * running_var[c] + 0.1f * (float)unbiased;
+        }
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict x = inp + (r * C + c) * hw;
+            float *restrict y = out + (r * C + c) * hw;
+            for (int64_t p = 0; p < hw; p++) y[p] = (x[p] - m) * rs * w + b;
+        }
+    }
+}
+
+static void bn_backward_spatial(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                                const float *weight, const float *mean, const float *rstd, int64_t rows, int64_t C,
+                                int64_t hw) {
+    const int64_t n = rows * hw;
+    for (int64_t c = 0; c < C; c++) {
+        const float m = mean[c], rs = rstd[c];
+        double sdy = 0.0, sdyx = 0.0;
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict x = inp + (r * C + c) * hw, *restrict dy = dout + (r * C + c) * hw;
+            for (int64_t p = 0; p < hw; p++) {
+                const float xhat = (x[p] - m) * rs;
+                sdy += (double)dy[p];
+                sdyx += (double)dy[p] * (double)xhat;
+            }
+        }
+        if (dbias) dbias[c] = dbias[c] + (float)sdy;
+        if (dweight) dweight[c] = dweight[c] + (float)sdyx;
+        if (!dinp) continue;
+        const float mdy = n > 0 ? (float)(sdy / (double)n) : 0.0f, mdyx = n > 0 ? (float)(sdyx / (double)n) : 0.0f;
+        const float k = (weight ? weight[c] : 1.0f) * rs;
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict x = inp + (r * C + c) * hw, *restrict dy = dout + (r * C + c) * hw;
+            float *restrict dx = dinp + (r * C + c) * hw;
+            for (int64_t p = 0; p < hw; p++) {
+                const float xhat = (x[p] - m) * rs;
+                dx[p] = dx[p] + (dy[p] - mdy - xhat * mdyx) * k;
+            }
+        }
+    }
+}
+
+void remat_ref_batchnorm_forward(float *out, float *mean, float *rstd, float *running_mean, float *running_var,
+                                 const float *inp, const float *weight, const float *bias, int64_t rows, int64_t C,
+                                 int64_t hw) {
+    if (hw > 1) {
+        bn_forward_spatial(out, mean, rstd, running_mean, running_var, inp, weight, bias, rows, C, hw);
+        return;
+    }
+    for (int64_t c0 = 0; c0 < C; c0 += BN_BLOCK) {
+        const int64_t nc = C - c0 < BN_BLOCK ? C - c0 : BN_BLOCK;
+        double sum[BN_BLOCK], sq[BN_BLOCK];
+        for (int64_t c = 0; c < nc; c++) sum[c] = 0.0, sq[c] = 0.0;
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict x = inp + r * C + c0;
+            for (int64_t c = 0; c < nc; c++) sum[c] += (double)x[c];
+        }
+        double mu[BN_BLOCK];
+        for (int64_t c = 0; c < nc; c++) mu[c] = rows > 0 ? sum[c] / (double)rows : 0.0;
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict x = inp + r * C + c0;
+            for (int64_t c = 0; c < nc; c++) {
+                const double d = (double)x[c] - mu[c];
+                sq[c] += d * d;
+            }
+        }
+        float m[BN_BLOCK], rs[BN_BLOCK], w[BN_BLOCK], b[BN_BLOCK];
+        for (int64_t c = 0; c < nc; c++) {
+            const double var = rows > 0 ? sq[c] / (double)rows : 0.0;
+            m[c] = (float)mu[c];
+            rs[c] = (float)(1.0 / sqrt(var + 1e-5));
+            w[c] = weight ? weight[c0 + c] : 1.0f;
+            b[c] = bias ? bias[c0 + c] : 0.0f;
+            mean[c0 + c] = m[c];
+            rstd[c0 + c] = rs[c];
+            if (running_mean) running_mean[c0 + c] = 0.9f * running_mean[c0 + c] + 0.1f * m[c];
+            if (running_var) {
+                const double unbiased = rows > 1 ? sq[c] / (double)(rows - 1) : var;
+                running_var[c0 + c] = 0.9f * running_var[c0 + c] + 0.1f * (float)unbiased;
+            }
+        }
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict x = inp + r * C + c0;
+            float *restrict y = out + r * C + c0;
+            for (int64_t c = 0; c < nc; c++) y[c] = (x[c] - m[c]) * rs[c] * w[c] + b[c];
+        }
+    }
+}
+
+void remat_ref_batchnorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                                  const float *weight, const float *mean, const float *rstd, int64_t rows,
+                                  int64_t C, int64_t hw) {
+    if (hw > 1) {
+        bn_backward_spatial(dinp, dweight, dbias, dout, inp, weight, mean, rstd, rows, C, hw);
+        return;
+    }
+    for (int64_t c0 = 0; c0 < C; c0 += BN_BLOCK) {
+        const int64_t nc = C - c0 < BN_BLOCK ? C - c0 : BN_BLOCK;
+        double sdy[BN_BLOCK], sdyx[BN_BLOCK];
+        const float *restrict m = mean + c0, *restrict rs = rstd + c0;
+        for (int64_t c = 0; c < nc; c++) sdy[c] = 0.0, sdyx[c] = 0.0;
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict x = inp + r * C + c0, *restrict dy = dout + r * C + c0;
+            for (int64_t c = 0; c < nc; c++) {
+                const float xhat = (x[c] - m[c]) * rs[c];
+                sdy[c] += (double)dy[c];
+                sdyx[c] += (double)dy[c] * (double)xhat;
+            }
+        }
+        float mdy[BN_BLOCK], mdyx[BN_BLOCK], k[BN_BLOCK];
+        for (int64_t c = 0; c < nc; c++) {
+            if (dbias) dbias[c0 + c] = dbias[c0 + c] + (float)sdy[c];
+            if (dweight) dweight[c0 + c] = dweight[c0 + c] + (float)sdyx[c];
+            mdy[c] = rows > 0 ? (float)(sdy[c] / (double)rows) : 0.0f;
+            mdyx[c] = rows > 0 ? (float)(sdyx[c] / (double)rows) : 0.0f;
+            k[c] = (weight ? weight[c0 + c] : 1.0f) * rs[c];
+        }
+        if (!dinp) continue;
+        /* dx = w * rstd * (dy - mean(dy) - x_hat * mean(dy * x_hat)) */
+        for (int64_t r = 0; r < rows; r++) {
+            const float *restrict x = inp + r * C + c0, *restrict dy = dout + r * C + c0;
+            float *restrict dx = dinp + r * C + c0;
+            for (int64_t c = 0; c < nc; c++) {
+                const float xhat = (x[c] - m[c]) * rs[c];
+                dx[c] = dx[c] + (dy[c] - mdy[c] - xhat * mdyx[c]) * k[c];
+            }
+        }
+    }
+}

@@ -1,0 +1,24 @@
+/* fill.c - seeded initial values and data: uniform lo + (hi - lo) * u; Bernoulli 1
+ * when u < rate; labels remat_rng_bits(seed, REMAT_RNG_LABEL, key, i) mod classes.
+ */
+#include "core/ref/ref_kernels.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "core/base/rng.h"
+
+void remat_ref_fill_uniform(float *out, int64_t n, float lo, float hi, uint64_t seed, uint64_t stream, uint64_t key) {
+    const float span = hi - lo;
+    for (int64_t i = 0; i < n; i++) out[i] = lo + span * remat_rng_uniform(seed, stream, key, (uint64_t)i);
+}
+
+void remat_ref_fill_bernoulli(float *out, int64_t n, float rate, uint64_t seed, uint64_t stream, uint64_t key) {
+    for (int64_t i = 0; i < n; i++) out[i] = remat_rng_uniform(seed, stream, key, (uint64_t)i) < rate ? 1.0f : 0.0f;
+}
+
+void remat_ref_fill_labels(int32_t *labels, int64_t n, int64_t classes, uint64_t seed, uint64_t key) {
+    for (int64_t i = 0; i < n; i++)
+        labels[i] = classes > 0 ? (int32_t)(remat_rng_bits(seed, REMAT_RNG_LABEL, key, (uint64_t)i) % (uint64_t)classes)
+                                : 0;
+}
