@@ -227,7 +227,7 @@ TEST(Dump, ValuesAreTheSessionsBeforeAndAfterTheStep) {
 }
 
 TEST(Dump, PlansGiveTheSameDumpExceptThePlan) {
-    for (const char *model : {"tiny-resnet-bn", "tiny-mlp-lif", "tiny-3block-if"}) {
+    for (const char *model : {"tiny-resnet-bn", "tiny-mlp-lif", "tiny-3block-if", "tiny-vgg-dvs", "tiny-sew-resnet"}) {
         SCOPED_TRACE(model);
         Fixture fx(model);
         remat_step_result r0, r1, r2;

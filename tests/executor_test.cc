@@ -140,7 +140,8 @@ TEST_P(GridTest, EveryPlanBitIdenticalToBaseline) {
     printf("%s: %d plans bit-identical (%d recompute)\n", GetParam(), plans, checkpointed);
 }
 
-INSTANTIATE_TEST_SUITE_P(Shipped, GridTest, ::testing::Values("tiny-3block-if", "tiny-mlp-lif", "tiny-resnet-bn"));
+INSTANTIATE_TEST_SUITE_P(Shipped, GridTest, ::testing::Values("tiny-3block-if", "tiny-mlp-lif", "tiny-resnet-bn",
+                                                            "tiny-vgg-dvs", "tiny-sew-resnet"));
 
 // Bytes a stored block keeps from forward to backward, from the shapes alone.
 int64_t stored_saved_bytes(const remat_model &m, int b) {

@@ -266,7 +266,7 @@ TEST(VerifyExpect, CountsEachLayerOncePerChunkAcrossSplits) {
 
 TEST(VerifyPlan, ShippedTinyPlansAreBitIdenticalAndSaveMemory) {
     Ref ref;
-    for (const char *name : {"tiny-mlp-lif", "tiny-3block-if", "tiny-resnet-bn"}) {
+    for (const char *name : {"tiny-mlp-lif", "tiny-3block-if", "tiny-resnet-bn", "tiny-vgg-dvs"}) {
         SCOPED_TRACE(name);
         remat_test::Model m(name);
         std::string path = std::string("data/plans/") + name + "-ckpt.json";

@@ -85,7 +85,7 @@ write(d + "vgg-dvs.json", vgg("vgg-dvs", "Spiking VGG for CIFAR10-DVS as in Spik
       "512, 512), avgpool 2 after blocks 2, 4, 6, 8; dropout 0.25; linear 4608 -> 10.",
       10, 32, 48, [64, 128, 256, 256, 512, 512, 512, 512], {2, 4, 6, 8}, 10))
 write(d + "tiny-vgg-dvs.json", vgg("tiny-vgg-dvs", "Small variant of vgg-dvs for tests: [2, 8, 8] input, T=4, "
-      "N=2, channels 4, 6, 6, 8, avgpool after blocks 2 and 4.", 4, 2, 8, [4, 6, 6, 8], {2, 4}, 10))
+      "N=2, channels 4, 6, 8, avgpool after blocks 2 and 3.", 4, 2, 8, [4, 6, 8], {2, 3}, 10))
 write(d + "sew-resnet18.json", sew("sew-resnet18", "SEW-ResNet-18 (ADD) for ImageNet as SpikingJelly's "
       "sew_resnet18: 3 x 224 x 224 image repeated over T=4, batch 32, IF neurons (ATan, detach_reset).",
       4, 32, 224, [2, 2, 2, 2], [64, 128, 256, 512], 1000, True))
@@ -94,6 +94,6 @@ write(d + "sew-resnet34.json", sew("sew-resnet34", "SEW-ResNet-34 (ADD) for Imag
       4, 32, 224, [3, 4, 6, 3], [64, 128, 256, 512], 1000, True))
 write(d + "sew-resnet18-cifar.json", sew("sew-resnet18-cifar", "SEW-ResNet-18 (ADD) at 32 x 32 input (3x3 stem, "
       "no max pooling), 10 classes, T=4, batch 32.", 4, 32, 32, [2, 2, 2, 2], [64, 128, 256, 512], 10, False))
-write(d + "tiny-sew-resnet.json", sew("tiny-sew-resnet", "Small variant of sew-resnet18 for tests: 3 x 16 x 16 "
+write(d + "tiny-sew-resnet.json", sew("tiny-sew-resnet", "Small variant of sew-resnet18 for tests: 3 x 32 x 32 "
       "input, 7x7 stride-2 stem and max pooling, two stages of one block (the second with a downsample branch), "
-      "widths 4 and 6, T=2, N=2.", 2, 2, 16, [1, 1], [4, 6], 5, True))
+      "widths 4 and 6, T=2, N=2.", 2, 2, 32, [1, 1], [4, 6], 5, True))
