@@ -192,14 +192,16 @@ enum {
     PROF_BATCHNORM_FORWARD, PROF_BATCHNORM_BACKWARD, PROF_DROPOUT_MASK, PROF_DROPOUT_FORWARD,
     PROF_DROPOUT_BACKWARD, PROF_ADD_FORWARD, PROF_ADD_BACKWARD, PROF_LOSS_FORWARD, PROF_LOSS_BACKWARD,
     PROF_SGD_UPDATE, PROF_ADAM_UPDATE, PROF_FILL_UNIFORM, PROF_FILL_BERNOULLI, PROF_FILL_LABELS,
-    PROF_COUNT_NONZERO, PROF_COMPRESS, PROF_DECOMPRESS, PROF_ZERO_COPY, PROF_N
+    PROF_COUNT_NONZERO, PROF_COMPRESS, PROF_DECOMPRESS, PROF_ZERO_COPY, PROF_CONV2D_FORWARD, PROF_CONV2D_BACKWARD,
+    PROF_POOL_FORWARD, PROF_POOL_BACKWARD, PROF_N
 };
 
 static const char *const prof_names[PROF_N] = {
     "linear_forward", "linear_backward", "neuron_forward", "neuron_backward", "batchnorm_forward",
     "batchnorm_backward", "dropout_mask", "dropout_forward", "dropout_backward", "add_forward", "add_backward",
     "loss_forward", "loss_backward", "sgd_update", "adam_update", "fill_uniform", "fill_bernoulli",
-    "fill_labels", "count_nonzero", "compress", "decompress", "zero_copy"};
+    "fill_labels", "count_nonzero", "compress", "decompress", "zero_copy", "conv2d_forward", "conv2d_backward",
+    "pool_forward", "pool_backward"};
 
 /* Adds up the recorded event pairs (the stream must be idle) and recycles them. */
 static void prof_fold(remat_cuda_ctx *c) {
@@ -274,6 +276,41 @@ static void op_linear_backward(void *ctx, float *dinp, float *dweight, float *db
     remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
     TIMED(c, PROF_LINEAR_BACKWARD,
           remat_cuda_linear_backward(c, dinp, dweight, dbias, dout, inp, weight, scratch, t_steps, N, in, out_f));
+}
+
+static void op_conv2d_forward(void *ctx, float *out, const float *inp, const float *weight, const float *bias,
+                              float *ws, int64_t rows, const remat_conv_geom *g) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    TIMED(c, PROF_CONV2D_FORWARD, remat_cuda_conv2d_forward(c, out, inp, weight, bias, ws, rows, g));
+}
+
+static void op_conv2d_backward(void *ctx, float *dinp, float *dweight, float *dbias, const float *dout,
+                               const float *inp, const float *weight, float *ws, int64_t t_steps, int64_t N,
+                               const remat_conv_geom *g) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    TIMED(c, PROF_CONV2D_BACKWARD,
+          remat_cuda_conv2d_backward(c, dinp, dweight, dbias, dout, inp, weight, ws, t_steps, N, g));
+}
+
+static void op_maxpool2d_forward(void *ctx, float *out, const float *inp, int64_t rows, const remat_conv_geom *g) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    TIMED(c, PROF_POOL_FORWARD, remat_cuda_maxpool2d_forward(c, out, inp, rows, g));
+}
+
+static void op_maxpool2d_backward(void *ctx, float *dinp, const float *dout, const float *inp, int64_t rows,
+                                  const remat_conv_geom *g) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    TIMED(c, PROF_POOL_BACKWARD, remat_cuda_maxpool2d_backward(c, dinp, dout, inp, rows, g));
+}
+
+static void op_avgpool2d_forward(void *ctx, float *out, const float *inp, int64_t rows, const remat_conv_geom *g) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    TIMED(c, PROF_POOL_FORWARD, remat_cuda_avgpool2d_forward(c, out, inp, rows, g));
+}
+
+static void op_avgpool2d_backward(void *ctx, float *dinp, const float *dout, int64_t rows, const remat_conv_geom *g) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    TIMED(c, PROF_POOL_BACKWARD, remat_cuda_avgpool2d_backward(c, dinp, dout, rows, g));
 }
 
 static void op_neuron_forward(void *ctx, float *spikes, float *h, float *v, const float *x, remat_layer_type type,
@@ -424,8 +461,7 @@ static void ctx_release(remat_cuda_ctx *c) {
 
 static void op_destroy(void *ctx) { ctx_release((remat_cuda_ctx *)ctx); }
 
-/* The table, filled by field name (conv2d and pooling have no CUDA kernels yet: their
- * entries stay NULL and the executor refuses such models on this backend by name). */
+/* The table, filled by field name. */
 static remat_backend_ops make_cuda_ops() {
     remat_backend_ops o;
     memset(&o, 0, sizeof o);
@@ -442,6 +478,12 @@ static remat_backend_ops make_cuda_ops() {
     o.destroy = op_destroy;
     o.linear_forward = op_linear_forward;
     o.linear_backward = op_linear_backward;
+    o.conv2d_forward = op_conv2d_forward;
+    o.conv2d_backward = op_conv2d_backward;
+    o.maxpool2d_forward = op_maxpool2d_forward;
+    o.maxpool2d_backward = op_maxpool2d_backward;
+    o.avgpool2d_forward = op_avgpool2d_forward;
+    o.avgpool2d_backward = op_avgpool2d_backward;
     o.neuron_forward = op_neuron_forward;
     o.neuron_backward = op_neuron_backward;
     o.batchnorm_forward = op_batchnorm_forward;

@@ -94,6 +94,23 @@ void remat_cuda_gemm_nn(remat_cuda_ctx *c, float *C, const float *A, const float
 void remat_cuda_gemm_tn(remat_cuda_ctx *c, float *C, const float *A, const float *B, int64_t M, int64_t N,
                         int64_t K, int accumulate);
 
+/* ---- conv.cu ---- */
+void remat_cuda_conv2d_forward(remat_cuda_ctx *c, float *out, const float *inp, const float *weight,
+                               const float *bias, float *ws, int64_t rows, const remat_conv_geom *g);
+void remat_cuda_conv2d_backward(remat_cuda_ctx *c, float *dinp, float *dweight, float *dbias, const float *dout,
+                                const float *inp, const float *weight, float *ws, int64_t t_steps, int64_t N,
+                                const remat_conv_geom *g);
+
+/* ---- pool.cu ---- */
+void remat_cuda_maxpool2d_forward(remat_cuda_ctx *c, float *out, const float *inp, int64_t rows,
+                                  const remat_conv_geom *g);
+void remat_cuda_maxpool2d_backward(remat_cuda_ctx *c, float *dinp, const float *dout, const float *inp, int64_t rows,
+                                   const remat_conv_geom *g);
+void remat_cuda_avgpool2d_forward(remat_cuda_ctx *c, float *out, const float *inp, int64_t rows,
+                                  const remat_conv_geom *g);
+void remat_cuda_avgpool2d_backward(remat_cuda_ctx *c, float *dinp, const float *dout, int64_t rows,
+                                   const remat_conv_geom *g);
+
 /* ---- neuron.cu ---- */
 void remat_cuda_neuron_forward(remat_cuda_ctx *c, float *spikes, float *h, float *v, const float *x,
                                remat_layer_type type, const remat_neuron_opts *o, int64_t t_steps, int64_t nf);

@@ -725,6 +725,90 @@ TEST_F(CudaKernels, BatchNormMatchesReferenceBitForBit) {
     }
 }
 
+static remat_conv_geom ConvGeom(int64_t ci, int64_t h, int64_t w, int64_t co, int64_t kh, int64_t kw, int64_t sh,
+                                int64_t sw, int64_t ph, int64_t pw) {
+    remat_conv_geom g{};
+    g.c_in = ci, g.h_in = h, g.w_in = w, g.c_out = co, g.kh = kh, g.kw = kw, g.sh = sh, g.sw = sw, g.ph = ph,
+    g.pw = pw;
+    g.h_out = (h + 2 * ph - kh) / sh + 1;
+    g.w_out = (w + 2 * pw - kw) / sw + 1;
+    return g;
+}
+
+TEST_F(CudaKernels, Conv2dMatchesReferenceBitForBit) {
+    const remat_conv_geom cases[] = {ConvGeom(3, 9, 7, 5, 3, 3, 1, 1, 1, 1), ConvGeom(4, 8, 8, 6, 1, 1, 2, 2, 0, 0),
+                                     ConvGeom(2, 11, 10, 3, 7, 7, 2, 2, 3, 3), ConvGeom(3, 6, 5, 70, 3, 2, 2, 1, 1, 0)};
+    for (const remat_conv_geom &g : cases) {
+        const int64_t T = 2, N = 3, rows = T * N, in_e = g.c_in * g.h_in * g.w_in, out_e = g.c_out * g.h_out * g.w_out;
+        const int64_t wn = g.c_out * g.c_in * g.kh * g.kw;
+        const Floats x = uniform(rows * in_e, -1, 1, 81), w = uniform(wn, -1, 1, 82), b = uniform(g.c_out, -1, 1, 83);
+        for (int bias = 0; bias < 2; bias++) {
+            Floats out(rows * out_e), ws(remat_ref_conv2d_forward_ws_elems(&g));
+            remat_ref_conv2d_forward(out.data(), x.data(), w.data(), bias ? b.data() : nullptr, ws.data(), rows, &g);
+            Dev dout(&be, rows * out_e * 4), dx(&be, x), dw(&be, w), db(&be, b), dws(&be, (int64_t)ws.size() * 4);
+            ops().conv2d_forward(be.ctx, dout.f(), dx.f(), dw.f(), bias ? db.f() : nullptr, dws.f(), rows, &g);
+            EXPECT_BITS_EQ(dout.get(rows * out_e), out, "conv forward c_out=" << g.c_out << " bias " << bias);
+        }
+        const Floats dy = uniform(rows * out_e, -1, 1, 84), dx0 = uniform(rows * in_e, -0.1f, 0.1f, 85);
+        Floats gx = dx0, gw(wn, 0.25f), gb(g.c_out, -0.25f), bws(remat_ref_conv2d_backward_ws_elems(&g));
+        remat_ref_conv2d_backward(gx.data(), gw.data(), gb.data(), dy.data(), x.data(), w.data(), bws.data(), T, N, &g);
+        Dev dgx(&be, dx0), dgw(&be, Floats(wn, 0.25f)), dgb(&be, Floats(g.c_out, -0.25f)), ddy(&be, dy), dx(&be, x),
+            dw(&be, w), dws(&be, (int64_t)bws.size() * 4);
+        ops().conv2d_backward(be.ctx, dgx.f(), dgw.f(), dgb.f(), ddy.f(), dx.f(), dw.f(), dws.f(), T, N, &g);
+        EXPECT_BITS_EQ(dgx.get(rows * in_e), gx, "conv dinp c_out=" << g.c_out);
+        EXPECT_BITS_EQ(dgw.get(wn), gw, "conv dweight c_out=" << g.c_out);
+        EXPECT_BITS_EQ(dgb.get(g.c_out), gb, "conv dbias c_out=" << g.c_out);
+    }
+}
+
+TEST_F(CudaKernels, PoolingMatchesReferenceBitForBitWithTies) {
+    const remat_conv_geom cases[] = {ConvGeom(3, 9, 8, 3, 3, 3, 2, 2, 1, 1), ConvGeom(2, 6, 6, 2, 2, 2, 2, 2, 0, 0),
+                                     ConvGeom(1, 7, 5, 1, 2, 3, 1, 2, 1, 1)};
+    for (const remat_conv_geom &g : cases) {
+        const int64_t rows = 4, in_e = g.c_in * g.h_in * g.w_in, out_e = g.c_in * g.h_out * g.w_out;
+        Floats x = uniform(rows * in_e, 0, 1, 91);
+        for (size_t i = 0; i < x.size(); i++) x[i] = x[i] < 0.5f ? 0.0f : 1.0f; // spikes: windows tie
+        const Floats dy = uniform(rows * out_e, -1, 1, 92), dx0 = uniform(rows * in_e, -0.1f, 0.1f, 93);
+        for (int max = 0; max < 2; max++) {
+            Floats out(rows * out_e), gx = dx0;
+            Dev dout(&be, rows * out_e * 4), dx(&be, x), ddy(&be, dy), dgx(&be, dx0);
+            if (max) {
+                remat_ref_maxpool2d_forward(out.data(), x.data(), rows, &g);
+                remat_ref_maxpool2d_backward(gx.data(), dy.data(), x.data(), rows, &g);
+                ops().maxpool2d_forward(be.ctx, dout.f(), dx.f(), rows, &g);
+                ops().maxpool2d_backward(be.ctx, dgx.f(), ddy.f(), dx.f(), rows, &g);
+            } else {
+                remat_ref_avgpool2d_forward(out.data(), x.data(), rows, &g);
+                remat_ref_avgpool2d_backward(gx.data(), dy.data(), rows, &g);
+                ops().avgpool2d_forward(be.ctx, dout.f(), dx.f(), rows, &g);
+                ops().avgpool2d_backward(be.ctx, dgx.f(), ddy.f(), rows, &g);
+            }
+            EXPECT_BITS_EQ(dout.get(rows * out_e), out, (max ? "maxpool" : "avgpool") << " forward");
+            EXPECT_BITS_EQ(dgx.get(rows * in_e), gx, (max ? "maxpool" : "avgpool") << " dinp");
+        }
+    }
+}
+
+TEST_F(CudaKernels, SpatialBatchNormMatchesReferenceBitForBit) {
+    const int64_t rows = 6, C = 5, hw = 13;
+    const Floats x = uniform(rows * C * hw, -2, 3, 71), w = uniform(C, 0.5, 1.5, 72), b = uniform(C, -0.5, 0.5, 73);
+    Floats out(rows * C * hw), mean(C), rstd(C);
+    remat_ref_batchnorm_forward(out.data(), mean.data(), rstd.data(), nullptr, nullptr, x.data(), w.data(), b.data(), rows,
+                                C, hw);
+    Dev dout(&be, rows * C * hw * 4), dm(&be, C * 4), dr(&be, C * 4), dx_(&be, x), dw(&be, w), db(&be, b);
+    ops().batchnorm_forward(be.ctx, dout.f(), dm.f(), dr.f(), nullptr, nullptr, dx_.f(), dw.f(), db.f(), rows, C, hw);
+    EXPECT_BITS_EQ(dout.get(rows * C * hw), out, "bn2d out");
+    const Floats dy = uniform(rows * C * hw, -1, 1, 74);
+    Floats gx(rows * C * hw, 0.0f), gw(C, 0.0f), gb(C, 0.0f);
+    remat_ref_batchnorm_backward(gx.data(), gw.data(), gb.data(), dy.data(), x.data(), w.data(), mean.data(), rstd.data(),
+                                 rows, C, hw);
+    Dev ddx(&be, Floats(rows * C * hw, 0.0f)), dgw(&be, Floats(C, 0.0f)), dgb(&be, Floats(C, 0.0f)), ddy(&be, dy);
+    ops().batchnorm_backward(be.ctx, ddx.f(), dgw.f(), dgb.f(), ddy.f(), dx_.f(), dw.f(), dm.f(), dr.f(), rows, C, hw);
+    EXPECT_BITS_EQ(ddx.get(rows * C * hw), gx, "bn2d dinp");
+    EXPECT_BITS_EQ(dgw.get(C), gw, "bn2d dweight");
+    EXPECT_BITS_EQ(dgb.get(C), gb, "bn2d dbias");
+}
+
 TEST_F(CudaKernels, DropoutAddFillsOptimisersMatchReferenceBitForBit) {
     const int64_t T = 5, nf = 4099;
     for (float p : {0.0f, 0.25f, 0.5f}) {
@@ -1029,7 +1113,8 @@ bool run_step_on(remat_backend *be, const remat_model &m, const remat_plan &p, u
 
 class CudaExecutor : public CudaKernels {};
 
-const char *const kTinyModels[] = {"tiny-mlp-lif", "tiny-3block-if", "tiny-resnet-bn"};
+const char *const kTinyModels[] = {"tiny-mlp-lif", "tiny-3block-if", "tiny-resnet-bn", "tiny-vgg-dvs",
+                                   "tiny-sew-resnet"};
 
 TEST_F(CudaExecutor, TinyModelStepMatchesReference) {
     for (const char *name : kTinyModels) {
