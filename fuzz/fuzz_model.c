@@ -28,10 +28,24 @@ static void check_model(const remat_model *m) {
         next += blk->n_layers;
     }
     FUZZ_CHECK(next == m->n_layers);
-    int64_t width = m->in_features;
     for (int i = 0; i < m->n_layers; i++) {
         const remat_layer *l = &m->layers[i];
+        /* a layer reads an earlier layer of its block, its block's input or the network input */
+        FUZZ_CHECK(l->src >= REMAT_SRC_INPUT && l->src < i && l->src >= m->blocks[l->block].first_layer - 1);
+        int64_t width = l->src == REMAT_SRC_INPUT ? m->in_features : m->layers[l->src].out_features;
         FUZZ_CHECK(l->in_features == width && l->out_features >= 1);
+        FUZZ_CHECK(l->in_features == l->in.c * l->in.h * l->in.w && l->out_features == l->out.c * l->out.h * l->out.w);
+        FUZZ_CHECK(l->out_features <= ((int64_t)1 << 31));
+        if (l->type == REMAT_LAYER_ADD) {
+            FUZZ_CHECK(l->src2 >= REMAT_SRC_INPUT && l->src2 < i);
+            int64_t w2 = l->src2 == REMAT_SRC_INPUT ? m->in_features : m->layers[l->src2].out_features;
+            FUZZ_CHECK(w2 == l->in_features);
+        } else {
+            FUZZ_CHECK(l->src2 == REMAT_SRC_NONE);
+        }
+        if (l->type == REMAT_LAYER_CONV2D || l->type == REMAT_LAYER_MAXPOOL2D || l->type == REMAT_LAYER_AVGPOOL2D)
+            FUZZ_CHECK(l->in.nd == 3 && l->win.kh >= 1 && l->win.sh >= 1 && l->out.h >= 1 && l->out.w >= 1 &&
+                       l->win.kh <= l->in.h + 2 * l->win.ph && l->win.kw <= l->in.w + 2 * l->win.pw);
         FUZZ_CHECK(remat_model_find_layer(m, l->name) == i);
         FUZZ_CHECK((int)l->out_values >= REMAT_VALUES_BINARY && (int)l->out_values <= REMAT_VALUES_REAL);
         if (l->type == REMAT_LAYER_IF || l->type == REMAT_LAYER_LIF) FUZZ_CHECK(l->out_values == REMAT_VALUES_BINARY);
@@ -43,7 +57,6 @@ static void check_model(const remat_model *m) {
         }
         /* every activation stays under 1 TiB, so these products cannot overflow */
         FUZZ_CHECK(m->T * m->N * l->out_features <= ((int64_t)1 << 38));
-        width = l->out_features;
     }
 }
 

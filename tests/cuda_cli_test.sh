@@ -26,7 +26,7 @@ field() { # field <json file> <key>: the first number of "key":
   grep -o "\"$2\":[0-9.e+-]*" "$1" | head -1 | cut -d: -f2
 }
 
-for model in tiny-mlp-lif tiny-3block-if tiny-resnet-bn; do
+for model in tiny-mlp-lif tiny-3block-if tiny-resnet-bn tiny-vgg-dvs; do
   M=data/models/$model.json P=data/plans/$model-ckpt.json
   # 1. a sample of the grid, bit for bit against plain backpropagation on the device
   if "$remat" verify --model "$M" --grid --sample 24 --backend cuda >"$tmp/grid.txt" 2>&1 &&

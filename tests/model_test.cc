@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/model/layers.h"
 #include "core/model/model.h"
 
 namespace {
@@ -572,3 +573,128 @@ TEST(ShippedModels, TinyModelsCoverEveryNeuronOption) {
 }
 
 }  // namespace
+
+// ---- convolutional models and branches ------------------------------------------
+
+const char *kConv = R"({"name": "conv", "T": 2, "N": 2, "input": {"shape": [2, 9, 8], "kind": "spikes"},
+  "classes": 3,
+  "layers": [
+    {"name": "c1", "type": "conv2d", "out": 4, "kernel": [3, 2], "stride": 2, "padding": [1, 0]},
+    {"name": "bn1", "type": "batchnorm"},
+    {"name": "sn1", "type": "lif"},
+    {"name": "c2", "type": "conv2d", "out": 4, "kernel": 3, "padding": 1, "bias": false},
+    {"name": "sn2", "type": "if"},
+    {"name": "down", "type": "conv2d", "input": "sn1", "out": 4, "kernel": 1},
+    {"name": "sum", "type": "add", "from": "sn2"},
+    {"name": "pool", "type": "maxpool2d", "kernel": 3, "stride": 2, "padding": 1},
+    {"name": "avg", "type": "avgpool2d", "kernel": 2},
+    {"name": "flat", "type": "flatten"},
+    {"name": "fc", "type": "linear", "out": 3}
+  ],
+  "blocks": [{"name": "a", "layers": ["c1", "bn1", "sn1"]},
+             {"name": "b", "layers": ["c2", "sn2", "down", "sum"]},
+             {"name": "h", "layers": ["pool", "avg", "flat", "fc"]}]})";
+
+TEST(ConvModels, ShapesParametersSourcesAndValueClasses) {
+    Parsed p(kConv);
+    ASSERT_EQ(p.st, REMAT_OK) << p.err.msg;
+    const remat_model &m = p.m;
+    EXPECT_EQ(m.in_ndim, 3);
+    EXPECT_EQ(m.in_features, 2 * 9 * 8);
+    // c1: h (9 + 2 - 3) / 2 + 1 = 5, w (8 - 2) / 2 + 1 = 4
+    EXPECT_EQ(m.layers[0].out.c, 4);
+    EXPECT_EQ(m.layers[0].out.h, 5);
+    EXPECT_EQ(m.layers[0].out.w, 4);
+    int64_t dims[4];
+    ASSERT_EQ(remat_layer_param_dims(&m.layers[0], 0, dims), 4);
+    EXPECT_EQ(dims[0], 4);
+    EXPECT_EQ(dims[1], 2);
+    EXPECT_EQ(dims[2], 3);
+    EXPECT_EQ(dims[3], 2);
+    EXPECT_EQ(remat_layer_n_params(&m.layers[0]), 2);
+    EXPECT_EQ(remat_layer_n_params(&m.layers[3]), 1);  // bias false
+    EXPECT_EQ(remat_layer_param_elems(&m.layers[1], 0), 4);  // batch norm over channels
+    EXPECT_EQ(m.layers[5].src, 2);                           // down reads sn1, the block's input
+    EXPECT_EQ(m.layers[6].src, 5);
+    EXPECT_EQ(m.layers[6].src2, 4);  // sum: down + sn2
+    EXPECT_EQ(m.layers[6].out_values, REMAT_VALUES_REAL);  // conv output is real
+    EXPECT_EQ(m.layers[7].out.h, 3);  // (5 + 2 - 3) / 2 + 1
+    EXPECT_EQ(m.layers[7].out.w, 2);  // (4 + 2 - 3) / 2 + 1
+    EXPECT_EQ(m.layers[8].out.h, 1);
+    EXPECT_EQ(m.layers[9].out_features, 4);
+    EXPECT_EQ(m.layers[9].out.nd, 1);
+    EXPECT_TRUE(m.blocks[1].has_add);
+    EXPECT_TRUE(m.blocks[0].has_batchnorm);
+    EXPECT_EQ(remat_layer_fan_in(&m.layers[0]), 2 * 3 * 2);
+    EXPECT_EQ(remat_layer_traits_of(REMAT_LAYER_CONV2D)->saves_input, 1);
+    EXPECT_EQ(remat_layer_traits_of(REMAT_LAYER_BATCHNORM)->time_chunkable, 0);
+    EXPECT_EQ(remat_layer_traits_of((remat_layer_type)REMAT_LAYER_COUNT), nullptr);
+}
+
+TEST(ConvModels, BadShapesAndBranchesAreOneLineErrors) {
+    struct Case {
+        const char *from, *to, *needle;
+    } cases[] = {
+        {R"("shape": [2, 9, 8])", R"("shape": [2, 9])", "input.shape: expected [features] or [C, H, W]"},
+        {R"("shape": [2, 9, 8])", R"("shape": [144])",
+         "layers[0].type: expected a [C, H, W] input for \"conv2d\" (layer \"c1\" reads [144] features)"},
+        {R"("kernel": [3, 2], "stride": 2)", R"("kernel": [12, 2], "stride": 2)",
+         "layers[0].kernel: expected a kernel no larger than the padded input (11 x 8), got 12 x 2"},
+        {R"("kernel": [3, 2], "stride": 2)", R"("kernel": [3, 2], "stride": 0)",
+         "layers[0].stride: expected an integer in [1, 4096] or [h, w] of them"},
+        {R"("kernel": [3, 2], "stride": 2)", R"("kernel": [3, 2, 1], "stride": 2)", "layers[0].kernel: expected"},
+        {R"({"name": "c1", "type": "conv2d", "out": 4,)", R"({"name": "c1", "type": "conv2d", "in": 3, "out": 4,)",
+         "layers[0].in: expected 2 (the channels of its input), got 3"},
+        {R"({"name": "flat", "type": "flatten"},)", "",
+         "layers[9].type: expected a flat input for \"linear\" (layer \"fc\" reads [4, 1, 1]: add a flatten layer"},
+        {R"("input": "sn1", "out": 4)", R"("input": "sum", "out": 4)",
+         "layers[5].input: expected an earlier layer or \"input\", got \"sum\" (a later layer)"},
+        {R"("input": "sn1", "out": 4)", R"("input": "bn1", "out": 4)",
+         "layers[5].input: expected a layer of block \"b\" or its input (\"sn1\"), got \"bn1\""},
+        {R"("input": "sn1", "out": 4)", R"("input": "nope", "out": 4)", "(no such layer)"},
+        {R"("from": "sn2")", R"("from": "sum")", "layers[6].from: expected an earlier layer or \"input\", got \"sum\" (the layer itself)"},
+        {R"("input": "sn1", "out": 4, "kernel": 1)", R"("input": "sn1", "out": 6, "kernel": 1)",
+         "layers[6].type: expected the input of \"add\" ([6, 5, 4]) and its \"from\" operand \"sn2\" ([4, 5, 4]) to "
+         "have the same shape"},
+        {R"("kernel": 3, "stride": 2, "padding": 1})", R"("kernel": 3, "stride": 2, "padding": 2})",
+         "layers[7].padding: expected at most half the kernel (3 x 3), got [2, 2]"},
+        {R"({"name": "flat", "type": "flatten"})", R"({"name": "flat", "type": "flatten", "kernel": 2})",
+         "layers[9].kernel: unknown field"},
+        {R"({"name": "c1", "type": "conv2d")", R"({"name": "input", "type": "conv2d")",
+         "layers[0].name: expected a name other than \"input\""},
+        {R"("shape": [2, 9, 8])", R"("shape": [65536, 65536, 2])", "input.shape: expected at most 2^31 elements per sample"},
+    };
+    for (const Case &c : cases) {
+        std::string text = replace_once(kConv, c.from, c.to);
+        ASSERT_NE(text, std::string(kConv)) << c.from;
+        expect_refused(text, c.needle, c.needle);
+    }
+}
+
+TEST(ConvModels, ShippedConvModelsHaveThePublishedShapes) {
+    auto params = [](const remat_model &m) {
+        int64_t n = 0;
+        for (int i = 0; i < m.n_layers; i++)
+            for (int p = 0; p < remat_layer_n_params(&m.layers[i]); p++)
+                if (remat_layer_param_trainable(&m.layers[i], p)) n += remat_layer_param_elems(&m.layers[i], p);
+        return n;
+    };
+    {
+        Loaded l("vgg-dvs");
+        const remat_layer &fc = l.m.layers[remat_model_find_layer(&l.m, "fc")];
+        EXPECT_EQ(fc.in_features, 4608);  // 512 x 3 x 3 after four 2x2 average pools of 48 x 48
+        EXPECT_EQ(l.m.T, 10);
+    }
+    {
+        Loaded l("sew-resnet18");
+        // ResNet-18's 11,689,512 parameters (torchvision; no conv biases) are SEW-ResNet-18's
+        EXPECT_EQ(params(l.m), 11689512);
+        const remat_layer &pool = l.m.layers[remat_model_find_layer(&l.m, "avgpool")];
+        EXPECT_EQ(pool.in.h, 7);
+        EXPECT_EQ(pool.in.c, 512);
+    }
+    {
+        Loaded l("sew-resnet34");
+        EXPECT_EQ(params(l.m), 21797672);  // torchvision's ResNet-34
+    }
+}

@@ -134,12 +134,20 @@ static remat_status parse_source(const json_ctx *c, const cJSON *j, const char *
         *src = REMAT_SRC_INPUT;
         return REMAT_OK;
     }
-    int k = remat_model_find_layer(m, name);
-    if (k < 0 || k >= i)
-        return json_fail(c, field, "expected an earlier layer or \"input\", got \"%s\" (%s)", name,
-                         k < 0 ? "no such layer" : k == i ? "the layer itself" : "a later layer");
-    *src = k;
-    return REMAT_OK;
+    int k = remat_model_find_layer(m, name); /* the layers before this one */
+    if (k >= 0) {
+        *src = k;
+        return REMAT_OK;
+    }
+    const char *what = "no such layer";
+    for (const cJSON *o = j; o; o = o->next) { /* this layer and the later ones */
+        const cJSON *n = json_member(o, "name");
+        if (cJSON_IsString(n) && !strcmp(n->valuestring, name)) {
+            what = o == j ? "the layer itself" : "a later layer";
+            break;
+        }
+    }
+    return json_fail(c, field, "expected an earlier layer or \"input\", got \"%s\" (%s)", name, what);
 }
 
 static remat_shape source_shape(const remat_model *m, int src) {
@@ -329,11 +337,17 @@ static remat_status derive(const json_ctx *c, remat_model *m) {
             if (!same_shape(o, l->in)) {
                 char field[48];
                 snprintf(field, sizeof field, "layers[%d].type", i);
+                if (l->src2 == blk->first_layer - 1)
+                    return json_fail(c, field,
+                                     "expected the input width of \"add\" (%lld) to equal the width of the input of "
+                                     "block \"%s\" (%lld)%s",
+                                     (long long)l->in_features, blk->name, (long long)(o.c * o.h * o.w),
+                                     o.c * o.h * o.w == l->in_features ? " with the same [C, H, W]" : "");
                 return json_fail(c, field,
-                                 "expected the input width of \"add\" (%lld) to equal the width of the input of "
-                                 "block \"%s\" (%lld)%s",
-                                 (long long)l->in_features, blk->name, (long long)(o.c * o.h * o.w),
-                                 o.c * o.h * o.w == l->in_features ? " with the same [C, H, W]" : "");
+                                 "expected the input of \"add\" ([%lld, %lld, %lld]) and its \"from\" operand "
+                                 "\"%s\" ([%lld, %lld, %lld]) to have the same shape",
+                                 (long long)l->in.c, (long long)l->in.h, (long long)l->in.w,
+                                 m->layers[l->src2].name, (long long)o.c, (long long)o.h, (long long)o.w);
             }
         }
         if (l->src != i - 1 || tr->two_inputs) blk->has_add = 1;
