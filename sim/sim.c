@@ -118,42 +118,6 @@ int64_t remat_sim_nnz(const remat_sim *s, int iter, int layer, int64_t elems) {
     return nnz_rule(s, &s->model, iter, layer, elems, &exact);
 }
 
-/* ---- the dry backend, with addresses ------------------------------------------------
- * The executor tells "write the segment output" from "recompute into a transient"
- * by whether the output pointer is NULL, and the dry backend's segments are NULL.
- * The simulator therefore runs the dry backend's own ops table with one change:
- * segments get a fixed non-NULL address that nothing ever dereferences (every dry
- * kernel returns at once). */
-
-#define SIM_FAKE_BASE ((uintptr_t)1 << 44)
-
-static remat_status sim_segment_alloc(void *ctx, int64_t bytes, void **out, remat_error *err) {
-    (void)ctx;
-    (void)bytes;
-    (void)err;
-    *out = (void *)SIM_FAKE_BASE;
-    return REMAT_OK;
-}
-
-static void sim_segment_free(void *ctx, void *p) {
-    (void)ctx;
-    (void)p;
-}
-
-static remat_backend_ops g_sim_ops;
-
-static remat_status sim_backend_init(remat_backend *out, remat_error *err) {
-    remat_backend dry;
-    remat_status st = remat_backend_dry_init(&dry, err);
-    if (st != REMAT_OK) return st;
-    g_sim_ops = *dry.ops;
-    g_sim_ops.segment_alloc = sim_segment_alloc;
-    g_sim_ops.segment_free = sim_segment_free;
-    out->ops = &g_sim_ops;
-    out->ctx = dry.ctx;
-    return REMAT_OK;
-}
-
 /* ---- helpers ------------------------------------------------------------------- */
 
 static remat_status plan_copy(const remat_plan *src, remat_plan *dst, remat_error *err) {
@@ -330,7 +294,7 @@ remat_sim *remat_sim_init(const remat_trace *base, const remat_sim_opts *o, rema
         st = err->status;
         goto fail;
     }
-    if ((st = sim_backend_init(&s->dry, err)) != REMAT_OK) goto fail;
+    if ((st = remat_backend_dry_init(&s->dry, err)) != REMAT_OK) goto fail;
     if (s->o.check_baseline && (st = check_baseline(s, err)) != REMAT_OK) goto fail;
     if (s->o.T < 0 || s->o.N < 0) {
         st = remat_error_set(err, REMAT_ERR_INPUT, "rescale: T and N: expected positive values");
