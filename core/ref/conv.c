@@ -29,8 +29,7 @@ int64_t remat_ref_conv2d_backward_ws_elems(const remat_conv_geom *g) {
     return 2 * conv_k(g) * conv_p(g) + g->c_out * conv_k(g) + g->c_out;
 }
 
-/* col[K, P] of one sample x[c_in, h_in, w_in]. */
-static void im2col(float *restrict col, const float *restrict x, const remat_conv_geom *g) {
+void remat_ref_im2col(float *restrict col, const float *restrict x, const remat_conv_geom *g) {
     const int64_t P = conv_p(g);
     for (int64_t ci = 0; ci < g->c_in; ci++)
         for (int64_t ky = 0; ky < g->kh; ky++)
@@ -53,8 +52,7 @@ static void im2col(float *restrict col, const float *restrict x, const remat_con
             }
 }
 
-/* dx[c_in, h_in, w_in] += col2im(dcol), in (k, p) order. */
-static void col2im_add(float *restrict dx, const float *restrict dcol, const remat_conv_geom *g) {
+void remat_ref_col2im_add(float *restrict dx, const float *restrict dcol, const remat_conv_geom *g) {
     const int64_t P = conv_p(g);
     for (int64_t ci = 0; ci < g->c_in; ci++)
         for (int64_t ky = 0; ky < g->kh; ky++)
@@ -83,7 +81,7 @@ void remat_ref_conv2d_forward(float *out, const float *inp, const float *weight,
         if (bias)
             for (int64_t c = 0; c < g->c_out; c++)
                 for (int64_t p = 0; p < P; p++) o[c * P + p] = bias[c];
-        im2col(ws, inp + r * in_elems, g);
+        remat_ref_im2col(ws, inp + r * in_elems, g);
         remat_ref_gemm_nn(o, weight, ws, g->c_out, P, K, bias ? 1 : 0);
     }
 }
@@ -100,7 +98,7 @@ void remat_ref_conv2d_backward(float *dinp, float *dweight, float *dbias, const 
             const int64_t r = t * N + n;
             const float *dy = dout + r * out_elems;
             if (dweight) {
-                im2col(col, inp + r * in_elems, g);
+                remat_ref_im2col(col, inp + r * in_elems, g);
                 remat_ref_gemm_nt(pw, dy, col, g->c_out, K, P, n > 0);
             }
             if (dbias)
@@ -111,7 +109,7 @@ void remat_ref_conv2d_backward(float *dinp, float *dweight, float *dbias, const 
                 }
             if (dinp) {
                 remat_ref_gemm_tn(dcol, weight, dy, K, P, g->c_out, 0);
-                col2im_add(dinp + r * in_elems, dcol, g);
+                remat_ref_col2im_add(dinp + r * in_elems, dcol, g);
             }
         }
         if (dweight && N > 0)

@@ -94,6 +94,12 @@ int64_t remat_ref_conv2d_backward_ws_elems(const remat_conv_geom *g);
 void remat_ref_conv2d_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                                const float *weight, float *ws, int64_t t_steps, int64_t N, const remat_conv_geom *g);
 
+/* The column matrix of one sample x[c_in, h_in, w_in]: col[k][p], k = (ci*kh + ky)*kw + kx,
+ * p = oy*w_out + ox, padded positions +0 (K*P floats). col2im_add: dx += the
+ * columns scattered back, in (k, p) order. (conv.c; exposed for the benchmark.) */
+void remat_ref_im2col(float *col, const float *x, const remat_conv_geom *g);
+void remat_ref_col2im_add(float *dx, const float *dcol, const remat_conv_geom *g);
+
 /* Pooling (pool.c), per sample and channel, windows in row-major order, padded
  * positions outside the input. Max: the first maximum of the window (row-major) is
  * the output and gets the gradient. Average: the window's in-bounds sum (row-major,

@@ -30,7 +30,7 @@ def vgg(name, desc, T, N, hw, channels, pools, classes, dropout=0.25):
     blocks.append({"name": "head", "layers": ["flat", "drop", "fc", "sn_out"]})
     return {"name": name, "description": desc, "T": T, "N": N,
             "input": {"shape": [2, hw, hw], "kind": "spikes", "rate": 0.2}, "classes": classes,
-            "loss": "rate_mse", "init_gain": 2, "optimizer": {"type": "sgd", "lr": 0.1, "momentum": 0.9},
+            "loss": "rate_mse", "init_gain": 6, "optimizer": {"type": "sgd", "lr": 0.1, "momentum": 0.9},
             "layers": layers, "blocks": blocks}
 
 

@@ -1,0 +1,155 @@
+/* conv_bench.c - the reference conv2d (core/ref/conv.c: im2col + the deterministic
+ * GEMMs) against the same im2col with OpenBLAS's cblas_sgemm, side by side, in one run.
+ *
+ *   bazel run //bench:conv_bench -- [reps] [samples]   (bench/run-conv sets the best
+ *                                                        OPENBLAS_CORETYPE first)
+ *
+ * Shapes: the convolutions of the Spiking VGG (CIFAR10-DVS, 48 x 48) and of
+ * SEW-ResNet (ImageNet, 224 x 224). For each, 1 and 2 threads, forward and backward
+ * (input gradient + weight gradient), best of `reps` timed calls over `samples` samples
+ * (default 4): GFLOP/s with 2*c_out*K*P flops per sample forward and twice that
+ * backward (K = c_in*kh*kw, P = h_out*w_out), and ours / OpenBLAS. Both sides run the
+ * same im2col and col2im (remat_ref_im2col / _col2im_add), so the ratio is the GEMMs';
+ * the OpenBLAS side sums each gradient element in whatever order its kernel picks
+ * (not deterministic across row counts), ours in the contract's fixed order. The
+ * results are also compared (max relative difference), so a wrong kernel shows here.
+ * The first line names OpenBLAS's kernel (openblas_get_corename).
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/base/rng.h"
+#include "core/base/status.h"
+#include "core/ref/ref_kernels.h"
+
+void openblas_set_num_threads(int num_threads);
+char *openblas_get_corename(void);
+
+typedef struct shape {
+    const char *name;
+    int64_t c_in, hw, c_out, k, s, p;
+} shape;
+
+static const shape shapes[] = {
+    {"vgg b1 2->64 48x48", 2, 48, 64, 3, 1, 1},     {"vgg b2 64->128 48x48", 64, 48, 128, 3, 1, 1},
+    {"vgg b3 128->256 24x24", 128, 24, 256, 3, 1, 1}, {"vgg b5 256->512 12x12", 256, 12, 512, 3, 1, 1},
+    {"vgg b7 512->512 6x6", 512, 6, 512, 3, 1, 1},    {"sew stem 3->64 7x7/2 224", 3, 224, 64, 7, 2, 3},
+    {"sew l1 64->64 56x56", 64, 56, 64, 3, 1, 1},     {"sew l3 256->256 14x14", 256, 14, 256, 3, 1, 1},
+    {"sew l4 512->512 7x7", 512, 7, 512, 3, 1, 1},
+};
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static remat_conv_geom geom(const shape *s) {
+    remat_conv_geom g;
+    memset(&g, 0, sizeof g);
+    g.c_in = s->c_in, g.h_in = g.w_in = s->hw, g.c_out = s->c_out;
+    g.kh = g.kw = s->k, g.sh = g.sw = s->s, g.ph = g.pw = s->p;
+    g.h_out = g.w_out = (s->hw + 2 * s->p - s->k) / s->s + 1;
+    return g;
+}
+
+/* The OpenBLAS side: the reference's algorithm with cblas_sgemm in place of ours. */
+static void blas_forward(float *out, const float *x, const float *w, float *col, int64_t rows,
+                         const remat_conv_geom *g) {
+    const int64_t K = g->c_in * g->kh * g->kw, P = g->h_out * g->w_out;
+    for (int64_t r = 0; r < rows; r++) {
+        remat_ref_im2col(col, x + r * g->c_in * g->h_in * g->w_in, g);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)g->c_out, (int)P, (int)K, 1.0f, w, (int)K, col,
+                    (int)P, 0.0f, out + r * g->c_out * P, (int)P);
+    }
+}
+
+static void blas_backward(float *dx, float *dw, const float *dy, const float *x, const float *w, float *col,
+                          float *dcol, int64_t rows, const remat_conv_geom *g) {
+    const int64_t K = g->c_in * g->kh * g->kw, P = g->h_out * g->w_out, in_e = g->c_in * g->h_in * g->w_in;
+    for (int64_t r = 0; r < rows; r++) {
+        const float *d = dy + r * g->c_out * P;
+        remat_ref_im2col(col, x + r * in_e, g);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)g->c_out, (int)K, (int)P, 1.0f, d, (int)P, col,
+                    (int)P, 1.0f, dw, (int)K);
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)K, (int)P, (int)g->c_out, 1.0f, w, (int)K, d,
+                    (int)P, 0.0f, dcol, (int)P);
+        remat_ref_col2im_add(dx + r * in_e, dcol, g);
+    }
+}
+
+static float *fill(int64_t n, uint64_t key) {
+    float *v = malloc((size_t)n * sizeof(float));
+    if (!v) {
+        fprintf(stderr, "conv_bench: out of memory (%lld floats)\n", (long long)n);
+        exit(1);
+    }
+    for (int64_t i = 0; i < n; i++) v[i] = remat_rng_uniform(7, 1, key, (uint64_t)i) - 0.5f;
+    return v;
+}
+
+static double max_rel(const float *a, const float *b, int64_t n) {
+    double m = 0, scale = 0;
+    for (int64_t i = 0; i < n; i++) scale = fmax(scale, fabs(b[i]));
+    for (int64_t i = 0; i < n; i++) m = fmax(m, fabs((double)a[i] - b[i]) / (scale > 0 ? scale : 1));
+    return m;
+}
+
+int main(int argc, char **argv) {
+    int reps = argc > 1 ? atoi(argv[1]) : 3;
+    int64_t rows = argc > 2 ? atoll(argv[2]) : 4;
+    if (reps < 1 || rows < 1) {
+        fprintf(stderr, "usage: conv_bench [reps >= 1] [samples >= 1]\n");
+        return 2;
+    }
+    printf("openblas kernel: %s (OPENBLAS_CORETYPE=%s); %lld samples per call, best of %d\n", openblas_get_corename(),
+           getenv("OPENBLAS_CORETYPE") ? getenv("OPENBLAS_CORETYPE") : "(unset)", (long long)rows, reps);
+    printf("%-26s %3s %4s %9s %9s %6s %9s\n", "shape", "thr", "pass", "ours", "openblas", "ratio", "max rel");
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        const remat_conv_geom g = geom(&shapes[si]);
+        const int64_t K = g.c_in * g.kh * g.kw, P = g.h_out * g.w_out, in_e = g.c_in * g.h_in * g.w_in;
+        const int64_t out_e = g.c_out * P, wn = g.c_out * K;
+        float *x = fill(rows * in_e, 1), *w = fill(wn, 2), *dy = fill(rows * out_e, 3);
+        float *o1 = fill(rows * out_e, 4), *o2 = fill(rows * out_e, 5), *dx1 = fill(rows * in_e, 6);
+        float *dx2 = fill(rows * in_e, 7), *dw1 = fill(wn, 8), *dw2 = fill(wn, 9);
+        float *fws = fill(remat_ref_conv2d_forward_ws_elems(&g), 10), *bws = fill(remat_ref_conv2d_backward_ws_elems(&g), 11);
+        float *col = fill(K * P, 12), *dcol = fill(K * P, 13);
+        const double f_flops = 2.0 * (double)(g.c_out * K * P) * (double)rows;
+        for (int threads = 1; threads <= 2; threads++) {
+            remat_ref_set_threads(threads);
+            openblas_set_num_threads(threads);
+            double best[4] = {1e30, 1e30, 1e30, 1e30};
+            for (int r = 0; r < reps; r++) {
+                double t0 = now_s();
+                remat_ref_conv2d_forward(o1, x, w, NULL, fws, rows, &g);
+                double t1 = now_s();
+                blas_forward(o2, x, w, col, rows, &g);
+                double t2 = now_s();
+                memset(dx1, 0, (size_t)(rows * in_e) * 4), memset(dw1, 0, (size_t)wn * 4);
+                memset(dx2, 0, (size_t)(rows * in_e) * 4), memset(dw2, 0, (size_t)wn * 4);
+                double t3 = now_s();
+                remat_ref_conv2d_backward(dx1, dw1, NULL, dy, x, w, bws, 1, rows, &g);
+                double t4 = now_s();
+                blas_backward(dx2, dw2, dy, x, w, col, dcol, rows, &g);
+                double t5 = now_s();
+                double t[4] = {t1 - t0, t2 - t1, t4 - t3, t5 - t4};
+                for (int q = 0; q < 4; q++) best[q] = fmin(best[q], t[q]);
+            }
+            printf("%-26s %3d %4s %9.1f %9.1f %6.2f %9.1e\n", shapes[si].name, threads, "fwd", f_flops / best[0] / 1e9,
+                   f_flops / best[1] / 1e9, best[1] / best[0], max_rel(o1, o2, rows * out_e));
+            printf("%-26s %3d %4s %9.1f %9.1f %6.2f %9.1e\n", shapes[si].name, threads, "bwd",
+                   2 * f_flops / best[2] / 1e9, 2 * f_flops / best[3] / 1e9, best[3] / best[2],
+                   fmax(max_rel(dx1, dx2, rows * in_e), max_rel(dw1, dw2, wn)));
+            fflush(stdout);
+        }
+        free(x), free(w), free(dy), free(o1), free(o2), free(dx1), free(dx2), free(dw1), free(dw2);
+        free(fws), free(bws), free(col), free(dcol);
+    }
+    return 0;
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""exp8_conv_speed.py - the reference conv2d against im2col + OpenBLAS sgemm.
+
+  python3 bench/exp8_conv_speed.py [--quick]
+
+Runs bench/conv_bench.c (bazel-bin/bench/conv_bench): the convolutions of the Spiking
+VGG and of SEW-ResNet, forward and backward, 1 and 2 threads, best of 3 calls, ours
+and OpenBLAS side by side in one run. OPENBLAS_CORETYPE is set here (never in tests or
+CI) to the best kernel this CPU supports: OpenBLAS 0.3.21 does not know every CPU and
+otherwise silently falls back to a generic kernel (Prescott on the current Intel
+machines). The kernel it used is printed by the benchmark and stored.
+"""
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True
+import common as C  # noqa: E402
+
+
+def best_coretype():
+    flags = set()
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("flags"):
+                flags.update(line.split(":", 1)[1].split())
+                break
+    if "avx512f" in flags and "avx512bw" in flags:
+        return "SkylakeX"
+    if "avx2" in flags and "fma" in flags:
+        return "Haswell"
+    return "Sandybridge" if "avx" in flags else "Prescott"
+
+
+def main():
+    quick = C.arg_quick()
+    exe = os.path.join(C.bazel_bin(), "bench", "conv_bench")
+    if not os.access(exe, os.X_OK):
+        sys.exit("exp8: %s not built (bazel build //bench:conv_bench)" % exe)
+    env = dict(os.environ)
+    env["OPENBLAS_CORETYPE"] = best_coretype()
+    env.pop("OPENBLAS_L2_SIZE", None)
+    cmd = [exe, "2" if quick else "3", "4"]
+    _, out, _, _ = C.run(cmd, env=env, timeout=3600)
+    print(out, end="")
+    kernel = re.search(r"openblas kernel: (\S+)", out).group(1)
+    rows = []
+    for line in out.splitlines():
+        m = re.match(r"(.+?)\s+(\d)\s+(fwd|bwd)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\S+)$", line)
+        if m:
+            rows.append({"shape": m.group(1).strip(), "threads": int(m.group(2)), "pass": m.group(3),
+                         "ours_gflops": float(m.group(4)), "openblas_gflops": float(m.group(5)),
+                         "ratio": float(m.group(4)) / float(m.group(5)), "max_rel_diff": float(m.group(7))})
+    C.save("exp8_conv_speed", {"command": "python3 bench/exp8_conv_speed.py" + (" --quick" if quick else ""),
+                               "openblas_kernel": kernel, "openblas_coretype": env["OPENBLAS_CORETYPE"],
+                               "rows": rows, "input_grad": True}, rows)
+
+
+if __name__ == "__main__":
+    main()
