@@ -131,7 +131,9 @@ def sec_exp7(d):
         "time (its statistics are reduced over all T*N*H*W positions), so when it is recomputed in backward all of "
         "its internals for all T steps are live at once. In the VGG the floor is held by block b2 (conv 64->128 at "
         "48 x 48: conv output, batch-norm output, membrane potential and spikes, each [T, N, 128, 48, 48]) during "
-        "its recomputation (`remat plot --breakdown` of the plan shows it tensor by tensor); remat's baseline is "
+        "its recomputation (`remat plot --breakdown` of the plan shows it tensor by tensor); in SEW-ResNet-34 the "
+        "floor is the stem (conv 7x7 stride 2 -> BN -> IF -> max pool at 112 x 112: [T, N, 64, 112, 112] tensors) "
+        "during its backward, which every plan must hold at once. remat's baseline is "
         "also smaller than PyTorch's (no autograd copies of batch-norm outputs, no cuDNN workspace), so the same "
         "absolute floor is a smaller fraction there. `docs/figures/vgg-dvs-memory.png` draws the VGG at N=8: plain "
         "backpropagation, every block checkpointed (bit-packed where its input is spikes) and the searched plan.",
