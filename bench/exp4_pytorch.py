@@ -49,8 +49,9 @@ def main():
     rounds = C.arg_int("--rounds", 2 if quick else 3)
     threads = C.arg_int("--threads", 1)
     models = ["3block-if", "mlp-lif", "resnet-bn"]
-    if "--models" in sys.argv:
+    if "--models" in sys.argv:  # name or name:N (the model file at batch N)
         models = sys.argv[sys.argv.index("--models") + 1].split(",")
+    save_as = sys.argv[sys.argv.index("--save") + 1] if "--save" in sys.argv else "exp4_pytorch"
     rc = C.run([C.TORCH_PYTHON, "-c", "import torch; print(torch.__version__)"], ok=(0, 1))
     if rc[0] != 0:
         sys.exit("exp4: torch does not import in %s; run bench/setup-pytorch.sh" % C.TORCH_PYTHON)
@@ -67,8 +68,11 @@ def main():
     gemm = float(C.run([C.TORCH_PYTHON, "-c", probe], env=env)[1].strip())
     blas = os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3")
     commands, rows = [], []
-    for name in models:
+    for entry in models:
+        name, _, batch = entry.partition(":")
         model = os.path.join(C.ROOT, "data/models/%s.json" % name)
+        if batch:
+            model = C.write_model(model, "%s-N%s" % (name, batch), N=int(batch))
         import json
         with open(model) as f:
             spec = json.load(f)
@@ -128,10 +132,11 @@ def main():
             print("%-10s %-17s peak %8.1f MiB (%.2fx torch plain)  step %.3f s (%.3f..%.3f; %.2fx torch plain)" % (
                 name, cname, C.mib(row["peak_bytes"]), row["peak_vs_torch_plain"], row["step_s"]["median"],
                 row["step_s"]["min"], row["step_s"]["max"], row["time_vs_torch_plain"]["median"]), flush=True)
-    C.save("exp4_pytorch", {
+    C.save(save_as, {
         "title": "Against PyTorch on the CPU",
         "command": "python3 bench/exp4_pytorch.py" + (" --quick" if quick else "") +
-                   " --rounds %d --threads %d" % (rounds, threads),
+                   " --rounds %d --threads %d" % (rounds, threads) +
+                   ((" --models %s --save %s" % (",".join(models), save_as)) if save_as != "exp4_pytorch" else ""),
         "torch": torch_version, "torch_blas": blas, "torch_gemm_gflops": gemm, "rounds": rounds, "threads": threads, "commands": commands, "rows": rows},
         [{"model": r["model"], "config": r["config"], "peak_bytes": r["peak_bytes"],
           "step_s_median": r["step_s"]["median"], "step_s_min": r["step_s"]["min"], "step_s_max": r["step_s"]["max"],

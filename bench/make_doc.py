@@ -445,16 +445,33 @@ def sec_exp3(d, d4):
                         provenance(d), t, "\n\n".join(notes), commands(d)])
 
 
+def exp4_table(rows):
+    return table(["model", "configuration", "peak live tensor bytes", "vs torch plain", "step time",
+                  "time vs torch plain"],
+                 [["%s (T=%d, N=%d)" % (r["model"], r["T"], r["N"]), r["config"] + (" (%s)" % r["plan"] if r["plan"]
+                                                                                    else ""),
+                   mib(r["peak_bytes"]), "%.2fx" % r["peak_vs_torch_plain"], rng(r["step_s"], fmt="%.3f", unit=" s"),
+                   rng(r["time_vs_torch_plain"], fmt="%.2f", unit="x")] for r in rows])
+
+
+def sec_exp4_conv(d):
+    if not d:
+        return None
+    return "\n\n".join([
+        "## 7b. Convolutional SNNs against PyTorch on the CPU",
+        "The same comparison as section 4 on the Spiking VGG and SEW-ResNet-18 at a batch this CPU runs: "
+        "PyTorch %s (`bench/pytorch/snn.py`: F.conv2d, F.max_pool2d, F.avg_pool2d, F.batch_norm over "
+        "[T*N, C, H, W], the multi-step neurons as TorchScript loops), plain and with "
+        "`torch.utils.checkpoint` per block, against `remat run` plain, every block checkpointed, and the "
+        "level-4 plan. PyTorch's convolutions run through its own CPU kernels (oneDNN / im2col + `%s`)." % (
+            d.get("torch", "?"), d.get("torch_blas", "?")), provenance(d), exp4_table(d["rows"]), commands(d)])
+
+
 def sec_exp4(d):
     if not d:
         return None
     rows = d["rows"]
-    t = table(["model", "configuration", "peak live tensor bytes", "vs torch plain", "step time",
-               "time vs torch plain"],
-              [["%s (T=%d, N=%d)" % (r["model"], r["T"], r["N"]), r["config"] + (" (%s)" % r["plan"] if r["plan"]
-                                                                                 else ""),
-                mib(r["peak_bytes"]), "%.2fx" % r["peak_vs_torch_plain"], rng(r["step_s"], fmt="%.3f", unit=" s"),
-                rng(r["time_vs_torch_plain"], fmt="%.2f", unit="x")] for r in rows])
+    t = exp4_table(rows)
     notes = []
     by = {}
     for r in rows:
@@ -811,10 +828,10 @@ def main():
              x["threads"] == d4.get("threads", 1)]
         if r:
             d4["_gemm_ratio"] = "%.2f–%.2f" % (min(r), max(r))
-    d7, d8 = load("exp7_conv_models"), load("exp8_conv_speed")
+    d7, d8, d4c = load("exp7_conv_models"), load("exp8_conv_speed"), load("exp4_pytorch_conv")
     secs = [sec_exp1(d1), sec_exp2(d2, d1), sec_exp3(d3, d4), sec_exp4(d4), sec_exp5(d5), sec_exp6(d6), sec_exp7(d7),
-            sec_exp8(d8), sec_gemm(d0)]
-    missing = [n for n, s in zip(["1", "2", "3", "4", "5", "6", "7", "8", "0"], secs) if s is None]
+            sec_exp4_conv(d4c), sec_exp8(d8), sec_gemm(d0)]
+    missing = [n for n, s in zip(["1", "2", "3", "4", "5", "6", "7", "7b", "8", "0"], secs) if s is None]
     if missing:
         head.append("Sections without results yet: %s." % ", ".join(missing))
     text = "\n\n".join(head + [s for s in secs if s]) + "\n"

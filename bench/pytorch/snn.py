@@ -1,9 +1,12 @@
 """snn.py - remat's model files (data/models/*.json) written in PyTorch, for the CPU comparison.
 
-Semantics follow ../shared/spec/semantics.md (SpikingJelly's multi-step conventions), so a
+Semantics follow docs/model-and-plan-files.md (SpikingJelly's multi-step conventions), so a
 model here computes what `remat run` computes on the reference backend:
 
-- tensors are time-major [T, N, C]; linear and batch norm treat them as T*N rows;
+- tensors are time-major [T, N, C] or [T, N, C, H, W]; linear, conv2d, pooling and batch
+  norm treat them as T*N samples (F.conv2d, F.max_pool2d, F.avg_pool2d with
+  count_include_pad, F.batch_norm over channels); branches ("input", add's "from") as
+  remat reads them;
 - multi-step IF / LIF neurons are one torch.autograd.Function each: the forward runs the
   T steps and saves only the potential h [T, N, C] (what remat's executor keeps for a
   stored neuron layer); the backward runs the surrogate-gradient recurrence of
@@ -137,23 +140,52 @@ def neuron_cfg(layer):
     }
 
 
+def _pair(v):
+    return (int(v[0]), int(v[1])) if isinstance(v, list) else (int(v), int(v))
+
+
 class Layer(torch.nn.Module):
-    def __init__(self, spec, in_features, gain):
+    """One layer; `shape` is its input's per-sample shape ((C,) or (C, H, W))."""
+
+    def __init__(self, spec, shape, gain):
         super().__init__()
         self.kind = spec["type"]
-        self.out_features = in_features
-        if self.kind == "linear":
+        self.name = spec["name"]
+        self.src = spec.get("input")
+        self.src2 = spec.get("from")
+        self.out_shape = tuple(shape)
+        if self.kind in ("linear", "conv2d"):
+            conv = self.kind == "conv2d"
             out = int(spec["out"])
-            bound = gain / math.sqrt(in_features)
-            self.weight = torch.nn.Parameter(torch.empty(out, in_features).uniform_(-bound, bound))
+            if conv:
+                self.k, self.s, self.p = _pair(spec["kernel"]), _pair(spec.get("stride", 1)), _pair(spec.get("padding", 0))
+                fan_in = shape[0] * self.k[0] * self.k[1]
+                wshape = (out, shape[0]) + self.k
+                oh = (shape[1] + 2 * self.p[0] - self.k[0]) // self.s[0] + 1
+                ow = (shape[2] + 2 * self.p[1] - self.k[1]) // self.s[1] + 1
+                self.out_shape = (out, oh, ow)
+            else:
+                fan_in = shape[0]
+                wshape = (out, shape[0])
+                self.out_shape = (out,)
+            bound = gain / math.sqrt(fan_in)
+            self.weight = torch.nn.Parameter(torch.empty(wshape).uniform_(-bound, bound))
             self.bias = (torch.nn.Parameter(torch.empty(out).uniform_(-bound, bound))
                          if spec.get("bias", True) else None)
-            self.out_features = out
+        elif self.kind in ("maxpool2d", "avgpool2d"):
+            self.k = _pair(spec["kernel"])
+            self.s = _pair(spec.get("stride", spec["kernel"]))
+            self.p = _pair(spec.get("padding", 0))
+            self.out_shape = (shape[0], (shape[1] + 2 * self.p[0] - self.k[0]) // self.s[0] + 1,
+                              (shape[2] + 2 * self.p[1] - self.k[1]) // self.s[1] + 1)
+        elif self.kind == "flatten":
+            self.out_shape = (int(math.prod(shape)),)
         elif self.kind == "batchnorm":
-            self.weight = torch.nn.Parameter(torch.ones(in_features))
-            self.bias = torch.nn.Parameter(torch.zeros(in_features))
-            self.register_buffer("running_mean", torch.zeros(in_features))
-            self.register_buffer("running_var", torch.ones(in_features))
+            C = shape[0]
+            self.weight = torch.nn.Parameter(torch.ones(C))
+            self.bias = torch.nn.Parameter(torch.zeros(C))
+            self.register_buffer("running_mean", torch.zeros(C))
+            self.register_buffer("running_var", torch.ones(C))
         elif self.kind in ("if", "lif"):
             self.cfg = neuron_cfg(spec)
         elif self.kind == "dropout":
@@ -161,19 +193,30 @@ class Layer(torch.nn.Module):
         elif self.kind != "add":
             raise ValueError("bench/pytorch/snn.py: layer type %r is not supported" % self.kind)
 
-    def forward(self, x, block_input):
+    def forward(self, x, other):
+        """x [T, N, ...] its input; other: add's other operand."""
+        T, N = x.shape[0], x.shape[1]
+        rows = lambda t: t.reshape((T * N,) + tuple(t.shape[2:]))  # noqa: E731
+        back = lambda t: t.reshape((T, N) + tuple(t.shape[1:]))  # noqa: E731
         if self.kind == "linear":
             return F.linear(x, self.weight, self.bias)
+        if self.kind == "conv2d":
+            return back(F.conv2d(rows(x), self.weight, self.bias, stride=self.s, padding=self.p))
+        if self.kind == "maxpool2d":
+            return back(F.max_pool2d(rows(x), self.k, self.s, self.p))
+        if self.kind == "avgpool2d":
+            return back(F.avg_pool2d(rows(x), self.k, self.s, self.p, count_include_pad=True))
+        if self.kind == "flatten":
+            return x.reshape(T, N, -1)
         if self.kind == "batchnorm":
-            T, N, C = x.shape
-            y = F.batch_norm(x.reshape(T * N, C), self.running_mean, self.running_var, self.weight, self.bias,
+            y = F.batch_norm(rows(x), self.running_mean, self.running_var, self.weight, self.bias,
                              training=True, momentum=0.1, eps=1e-5)
-            return y.reshape(T, N, C)
+            return back(y)
         if self.kind in ("if", "lif"):
             return MultiStepNeuron.apply(x, self.cfg)
         if self.kind == "add":
-            return block_input + x
-        # dropout: one mask [N, C] for all T
+            return other + x
+        # dropout: one mask [N, ...] for all T
         if self.p == 0.0:
             return x
         mask = torch.empty(x.shape[1:], dtype=x.dtype).bernoulli_(1.0 - self.p).div_(1.0 - self.p)
@@ -181,14 +224,20 @@ class Layer(torch.nn.Module):
 
 
 class Block(torch.nn.Module):
+    """A block's layers; a layer reads the previous one's output unless it names another
+    ("input"), add sums with "from" (default: the block input)."""
+
     def __init__(self, layers):
         super().__init__()
         self.layers = torch.nn.ModuleList(layers)
 
     def forward(self, x):
-        y = x
+        outs, y = {}, x
         for layer in self.layers:
-            y = layer(y, x)
+            inp = outs[layer.src] if layer.src in outs else (x if layer.src is not None else y)
+            other = outs[layer.src2] if layer.src2 in outs else x
+            y = layer(inp, other)
+            outs[layer.name] = y
         return y
 
 
@@ -196,19 +245,24 @@ class SNN(torch.nn.Module):
     def __init__(self, model, checkpoint=False):
         super().__init__()
         self.T, self.N = int(model["T"]), int(model["N"])
-        self.in_features = int(math.prod(model["input"]["shape"]))
+        self.in_shape = tuple(int(d) for d in model["input"]["shape"])
+        self.in_features = int(math.prod(self.in_shape))
         self.classes = int(model["classes"])
         self.loss_kind = model.get("loss", "rate_mse")
         self.checkpoint = checkpoint
         gain = float(model.get("init_gain", 1.0))
         by_name = {l["name"]: l for l in model["layers"]}
-        features = self.in_features
+        shape = self.in_shape
         blocks = []
         for b in model["blocks"]:
-            layers = []
+            layers, shapes = [], {}
+            block_in = shape
             for name in b["layers"]:
-                layer = Layer(by_name[name], features, gain)
-                features = layer.out_features
+                spec = by_name[name]
+                src = spec.get("input")
+                layer = Layer(spec, shapes.get(src, block_in) if src is not None else shape, gain)
+                shape = layer.out_shape
+                shapes[name] = shape
                 layers.append(layer)
             blocks.append(Block(layers))
         self.blocks = torch.nn.ModuleList(blocks)
@@ -239,10 +293,10 @@ def make_optimizer(model_spec, params):
 
 
 def make_batch(model_spec, net, input_grad=True):
-    """Input [T, N, C] and labels [N]. input_grad=True: the input requires a gradient, as
+    """Input [T, N, C] (or [T, N, C, H, W]) and labels [N]. input_grad=True: the input requires a gradient, as
     remat's executor always computes dL/dinput (the gradient dump reads it), so both do
     the same work and hold the same tensors."""
-    shape = (net.T, net.N, net.in_features)
+    shape = (net.T, net.N) + net.in_shape
     if model_spec["input"].get("kind") == "spikes":
         x = torch.empty(shape).bernoulli_(float(model_spec["input"].get("rate", 0.5)))
     else:
