@@ -10,6 +10,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <time.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -55,46 +58,6 @@ remat_status remat_figure_files_init(const remat_figure_opts *o, remat_figure_fi
     snprintf(f->image_name, sizeof f->image_name, "%.500s", base);
     snprintf(f->data_name, sizeof f->data_name, "%.500s", base_of(f->data));
     return REMAT_OK;
-}
-
-/* ---- atomic files --------------------------------------------------------- */
-
-remat_status remat_afile_open(remat_afile *a, const char *path, remat_error *err) {
-    memset(a, 0, sizeof *a);
-    if (strlen(path) >= sizeof a->path)
-        return remat_error_set(err, REMAT_ERR_IO, "%.64s...: cannot write: path too long", path);
-    snprintf(a->path, sizeof a->path, "%s", path);
-    snprintf(a->tmp, sizeof a->tmp, "%s.tmp", path);
-    a->fp = fopen(a->tmp, "w");
-    if (!a->fp) return remat_error_set(err, REMAT_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
-    return REMAT_OK;
-}
-
-remat_status remat_afile_commit(remat_afile *a, remat_error *err) {
-    if (!a->fp) return remat_error_set(err, REMAT_ERR_IO, "%s: cannot write: not open", a->path);
-    int bad = ferror(a->fp);
-    int e = errno;
-    if (fflush(a->fp) != 0) { bad = 1; e = errno; }
-    if (fclose(a->fp) != 0) { bad = 1; e = errno; }
-    a->fp = NULL;
-    if (bad) {
-        remove(a->tmp);
-        return remat_error_set(err, REMAT_ERR_IO, "%s: cannot write: %s", a->path, strerror(e ? e : EIO));
-    }
-    if (rename(a->tmp, a->path) != 0) {
-        e = errno;
-        remove(a->tmp);
-        return remat_error_set(err, REMAT_ERR_IO, "%s: cannot rename from %s: %s", a->path, a->tmp, strerror(e));
-    }
-    return REMAT_OK;
-}
-
-void remat_afile_abort(remat_afile *a) {
-    if (a->fp) {
-        fclose(a->fp);
-        a->fp = NULL;
-        remove(a->tmp);
-    }
 }
 
 /* ---- units ------------------------------------------------------------------ */
@@ -225,6 +188,98 @@ static void first_line(const char *text, char *out, size_t len) {
         if (*c == '\t' || *c == '\r') *c = ' ';
 }
 
+static double gnuplot_timeout_s(void) {
+    const char *e = getenv("REMAT_GNUPLOT_TIMEOUT_S");
+    char *end = NULL;
+    double v = e && *e ? strtod(e, &end) : -1;
+    return end && *end == 0 && v > 0 && v <= 86400 ? v : REMAT_GNUPLOT_TIMEOUT_S;
+}
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* What is wrong with the image gnuplot wrote, or NULL when it is whole: a PNG from
+ * its signature to its IEND chunk, an SVG that ends in </svg>. */
+static const char *image_problem(const char *path, remat_fig_format fmt) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return "wrote no image";
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_size == 0) {
+        close(fd);
+        return "wrote no image (an empty file)";
+    }
+    unsigned char head[8] = {0}, tail[64] = {0};
+    size_t nt = st.st_size < (off_t)sizeof tail ? (size_t)st.st_size : sizeof tail;
+    int ok = pread(fd, head, sizeof head, 0) >= 0 && pread(fd, tail, nt, st.st_size - (off_t)nt) == (ssize_t)nt;
+    close(fd);
+    if (!ok) return "the image cannot be read back";
+    if (fmt == REMAT_FIG_PNG) {
+        static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+        static const unsigned char iend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xae, 0x42, 0x60, 0x82};
+        if (st.st_size < 8 || memcmp(head, sig, 8) != 0) return "wrote a file that is not a PNG";
+        if (nt < 12 || memcmp(tail + nt - 12, iend, 12) != 0) return "wrote a truncated PNG (no IEND chunk)";
+        return NULL;
+    }
+    while (nt > 0 && (tail[nt - 1] == '\n' || tail[nt - 1] == '\r' || tail[nt - 1] == ' ' || tail[nt - 1] == '\t')) nt--;
+    if (nt < 6 || memcmp(tail + nt - 6, "</svg>", 6) != 0) return "wrote a truncated SVG (no closing </svg>)";
+    return NULL;
+}
+
+/* Reads the child's stderr until it exits or the deadline passes (then kills it).
+ * Returns 1 when it exited (status in *status), 0 when it was killed. */
+static int collect(pid_t pid, int fd, double deadline, char **text, size_t *tn, int *status) {
+    size_t tcap = 0;
+    int open_fd = 1;
+    char chunk[4096];
+    for (;;) {
+        if (waitpid(pid, status, WNOHANG) == pid) break;
+        double left = deadline - now_s();
+        if (left <= 0) {
+            kill(pid, SIGKILL);
+            while (waitpid(pid, status, 0) < 0 && errno == EINTR) {}
+            if (open_fd) close(fd);
+            return 0;
+        }
+        int ms = left > 0.05 ? 50 : (int)(left * 1000) + 1;
+        if (!open_fd) {
+            struct timespec nap = {0, (long)ms * 1000000L};
+            nanosleep(&nap, NULL);
+            continue;
+        }
+        struct pollfd p = {fd, POLLIN, 0};
+        int r = poll(&p, 1, ms);
+        if (r <= 0) continue;
+        ssize_t got = read(fd, chunk, sizeof chunk);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) {
+            close(fd);
+            open_fd = 0;
+            continue;
+        }
+        if (*tn + (size_t)got + 1 > tcap && tcap < (1u << 20)) {
+            size_t ncap = tcap ? tcap * 2 : 8192;
+            while (ncap < *tn + (size_t)got + 1) ncap *= 2;
+            char *nt = remat_xrealloc(*text, ncap, NULL);
+            if (nt) { *text = nt; tcap = ncap; }
+        }
+        if (*text && *tn + (size_t)got + 1 <= tcap) { memcpy(*text + *tn, chunk, (size_t)got); *tn += (size_t)got; }
+    }
+    if (open_fd) { /* what is still buffered in the pipe */
+        for (;;) {
+            struct pollfd p = {fd, POLLIN, 0};
+            if (poll(&p, 1, 0) <= 0) break;
+            ssize_t got = read(fd, chunk, sizeof chunk);
+            if (got <= 0) break;
+            if (*text && *tn + (size_t)got + 1 <= tcap) { memcpy(*text + *tn, chunk, (size_t)got); *tn += (size_t)got; }
+        }
+        close(fd);
+    }
+    return 1;
+}
+
 remat_status remat_figure_render(const remat_figure_opts *o, remat_figure_files *f, remat_error *err) {
     f->image_written = 0;
     f->gnuplot_missing = 0;
@@ -242,13 +297,27 @@ remat_status remat_figure_render(const remat_figure_opts *o, remat_figure_files 
     const char *slash = strrchr(f->script, '/');
     if (slash) snprintf(dir, sizeof dir, "%.*s", (int)(slash - f->script == 0 ? 1 : slash - f->script), f->script);
     else snprintf(dir, sizeof dir, ".");
-    char tmp_name[600], tmp_path[REMAT_FIG_PATH_LEN + 8], setout[700];
-    snprintf(tmp_name, sizeof tmp_name, "%s.tmp", f->image_name);
-    snprintf(tmp_path, sizeof tmp_path, "%s.tmp", f->image);
-    /* outfile='name.tmp' with ' doubled (gnuplot single-quoted string) */
-    size_t k = 0;
-    k += (size_t)snprintf(setout, sizeof setout, "outfile='");
-    for (const char *p = tmp_name; *p && k + 4 < sizeof setout; p++) {
+    remat_afile af;
+    remat_status st = remat_afile_open_path(&af, f->image, err);
+    if (st != REMAT_OK) return st;
+    /* gnuplot runs in dir: name the temporary absolutely */
+    char tmp_abs[PATH_MAX + REMAT_AFILE_PATH_LEN], cwd[PATH_MAX];
+    if (af.tmp[0] == '/') snprintf(tmp_abs, sizeof tmp_abs, "%s", af.tmp);
+    else if (getcwd(cwd, sizeof cwd)) snprintf(tmp_abs, sizeof tmp_abs, "%s/%s", cwd, af.tmp);
+    else {
+        int e = errno;
+        remat_afile_abort(&af);
+        return remat_error_set(err, REMAT_ERR_IO, "%s: cannot write: current folder: %s", f->image, strerror(e));
+    }
+    /* outfile='<tmp>' with ' doubled (gnuplot single-quoted string) */
+    size_t setout_len = 2 * strlen(tmp_abs) + 16;
+    char *setout = remat_xmalloc(setout_len, err);
+    if (!setout) {
+        remat_afile_abort(&af);
+        return REMAT_ERR_NOMEM;
+    }
+    size_t k = (size_t)snprintf(setout, setout_len, "outfile='");
+    for (const char *p = tmp_abs; *p; p++) {
         if (*p == '\'') setout[k++] = '\'';
         setout[k++] = *p;
     }
@@ -256,13 +325,20 @@ remat_status remat_figure_render(const remat_figure_opts *o, remat_figure_files 
     setout[k] = 0;
 
     int pfd[2];
-    if (pipe(pfd) != 0) return remat_error_set(err, REMAT_ERR_INTERNAL, "%s: gnuplot: pipe: %s", f->script, strerror(errno));
-    remove(tmp_path);
+    if (pipe(pfd) != 0) {
+        int e = errno;
+        remat_xfree(setout);
+        remat_afile_abort(&af);
+        return remat_error_set(err, REMAT_ERR_INTERNAL, "%s: gnuplot: pipe: %s", f->script, strerror(e));
+    }
     pid_t pid = fork();
     if (pid < 0) {
+        int e = errno;
         close(pfd[0]);
         close(pfd[1]);
-        return remat_error_set(err, REMAT_ERR_INTERNAL, "%s: gnuplot: fork: %s", f->script, strerror(errno));
+        remat_xfree(setout);
+        remat_afile_abort(&af);
+        return remat_error_set(err, REMAT_ERR_INTERNAL, "%s: gnuplot: fork: %s", f->script, strerror(e));
     }
     if (pid == 0) {
         close(pfd[0]);
@@ -277,44 +353,38 @@ remat_status remat_figure_render(const remat_figure_opts *o, remat_figure_files 
         _exit(127);
     }
     close(pfd[1]);
+    remat_xfree(setout);
+    double limit = gnuplot_timeout_s();
     char *text = NULL;
-    size_t tn = 0, tcap = 0;
-    char chunk[4096];
-    for (;;) {
-        ssize_t r = read(pfd[0], chunk, sizeof chunk);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) break;
-        if (tn + (size_t)r + 1 > tcap && tcap < (1u << 20)) {
-            size_t ncap = tcap ? tcap * 2 : 8192;
-            while (ncap < tn + (size_t)r + 1) ncap *= 2;
-            char *nt = remat_xrealloc(text, ncap, NULL);
-            if (nt) { text = nt; tcap = ncap; }
-        }
-        if (text && tn + (size_t)r + 1 <= tcap) { memcpy(text + tn, chunk, (size_t)r); tn += (size_t)r; }
-    }
-    close(pfd[0]);
-    if (text) text[tn] = 0;
+    size_t tn = 0;
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    int exited = collect(pid, pfd[0], now_s() + limit, &text, &tn, &status);
+    if (text) text[tn] = 0;
     char line[480];
     first_line(text ? text : "", line, sizeof line);
     remat_xfree(text);
-    int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    struct stat st;
-    if (ok && (stat(tmp_path, &st) != 0 || st.st_size == 0)) {
-        ok = 0;
-        if (!line[0]) snprintf(line, sizeof line, "wrote no image");
+    if (!exited) {
+        remat_afile_abort(&af);
+        return remat_error_set(err, REMAT_ERR_INTERNAL,
+                               "%s: gnuplot: no image after %g s, killed (limit: REMAT_GNUPLOT_TIMEOUT_S)", f->script,
+                               limit);
     }
+    int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (!ok) {
-        remove(tmp_path);
-        if (!line[0]) snprintf(line, sizeof line, "exit status %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        remat_afile_abort(&af);
+        if (!line[0]) {
+            if (WIFSIGNALED(status)) snprintf(line, sizeof line, "killed by signal %d", WTERMSIG(status));
+            else snprintf(line, sizeof line, "exit status %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        }
         return remat_error_set(err, REMAT_ERR_INTERNAL, "%s: gnuplot: %s", f->script, line);
     }
-    if (rename(tmp_path, f->image) != 0) {
-        int e = errno;
-        remove(tmp_path);
-        return remat_error_set(err, REMAT_ERR_IO, "%s: cannot rename from %s: %s", f->image, tmp_path, strerror(e));
+    const char *bad = image_problem(af.tmp, f->format);
+    if (bad) {
+        remat_afile_abort(&af);
+        return remat_error_set(err, REMAT_ERR_INTERNAL, "%s: gnuplot: %s%s%s", f->script, bad, line[0] ? ": " : "",
+                               line);
     }
+    if ((st = remat_afile_commit(&af, err)) != REMAT_OK) return st;
     snprintf(f->gnuplot_stderr, sizeof f->gnuplot_stderr, "%s", line);
     f->image_written = 1;
     return REMAT_OK;

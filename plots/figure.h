@@ -6,9 +6,13 @@
  *   dir/FIG.gp   the gnuplot script that draws them; kept so the user can restyle
  *                it and run `gnuplot FIG.gp` in dir (it refers to FIG.dat by name)
  *   dir/FIG.png  the image (not written with data_only)
- * Every file is written to "<name>.tmp" and renamed, so a failed run leaves no
- * half-written file behind; gnuplot draws into "FIG.png.tmp" (the script takes the
- * output name from the variable `outfile` when it is set, e.g. gnuplot -e "outfile='x.png'").
+ * Every file is written through the atomic writer (core/io/atomic_file.h: a unique
+ * temporary, fsynced and renamed), so a failed run leaves no half-written file
+ * behind; gnuplot draws into such a temporary too (the script takes the output name
+ * from the variable `outfile` when it is set, e.g. gnuplot -e "outfile='x.png'"),
+ * which is checked (exit status, a complete PNG or SVG) before it is renamed.
+ * gnuplot gets REMAT_GNUPLOT_TIMEOUT_S seconds (environment variable of that name,
+ * default 60), then it is killed.
  *
  * Exit status of a missing gnuplot: the data and script are written first, then
  * remat_figure_render returns REMAT_ERR_CHECK (exit code 1: the input was fine, the
@@ -22,6 +26,7 @@
 #include <stdio.h>
 
 #include "core/base/status.h"
+#include "core/io/atomic_file.h" /* remat_afile: how every figure file is written */
 
 #ifdef __cplusplus
 extern "C" {
@@ -57,19 +62,7 @@ typedef struct remat_figure_files {
  * file name ending in .png or .svg" for any other extension. */
 remat_status remat_figure_files_init(const remat_figure_opts *o, remat_figure_files *f, remat_error *err);
 
-/* ---- files written through "<path>.tmp" + rename ------------------------- */
-typedef struct remat_afile {
-    FILE *fp;
-    char path[REMAT_FIG_PATH_LEN];
-    char tmp[REMAT_FIG_PATH_LEN + 8];
-} remat_afile;
-/* Opens "<path>.tmp" for writing. REMAT_ERR_IO "<path>: cannot write: <reason>". */
-remat_status remat_afile_open(remat_afile *a, const char *path, remat_error *err);
-/* Flushes, closes and renames onto path; on any write error removes the temp file
- * and returns REMAT_ERR_IO naming path. */
-remat_status remat_afile_commit(remat_afile *a, remat_error *err);
-/* Closes and removes the temp file (after a failure elsewhere). */
-void remat_afile_abort(remat_afile *a);
+#define REMAT_GNUPLOT_TIMEOUT_S 60
 
 /* ---- units ---------------------------------------------------------------- */
 typedef struct remat_unit { double scale; const char *name; } remat_unit;
@@ -93,12 +86,15 @@ void remat_gp_put_terminal(FILE *fp, const remat_figure_files *f, const remat_fi
 /* The stem of a path: "runs/base.h5" -> "base". */
 void remat_path_stem(const char *path, char *buf, size_t len);
 
-/* Runs gnuplot on the script (cwd: the script's folder) drawing into
- * "<image>.tmp", then renames it onto the image. Does nothing when data_only.
- * REMAT_ERR_CHECK with gnuplot_missing = 1 when no gnuplot is found;
- * REMAT_ERR_INTERNAL "<script>: gnuplot: <its first error line>" when gnuplot
- * fails or writes no image. Any stderr output of a successful run is kept in
- * files->gnuplot_stderr (first line). */
+/* Runs gnuplot on the script (cwd: the script's folder) drawing into a temporary
+ * of the atomic writer, checks what it wrote (exit status 0, non-empty, a PNG from
+ * its signature to its IEND chunk, or an SVG ending in </svg>), then commits it
+ * onto the image. Does nothing when data_only. REMAT_ERR_CHECK with
+ * gnuplot_missing = 1 when no gnuplot is found; REMAT_ERR_INTERNAL "<script>:
+ * gnuplot: <its first error line, or what is wrong with the image>" when gnuplot
+ * fails, writes no or a damaged image, or runs past the time limit (then it is
+ * killed); REMAT_ERR_IO from the writer. Any stderr output of a successful run is
+ * kept in files->gnuplot_stderr (first line). */
 remat_status remat_figure_render(const remat_figure_opts *o, remat_figure_files *f, remat_error *err);
 
 /* The gnuplot executable that render would run, or NULL when none is found

@@ -1,6 +1,7 @@
 /* search_json.c - the Pareto front as JSON (format in sim/search.h). */
 #include <stdio.h>
 
+#include "core/io/atomic_file.h"
 #include "sim/search.h"
 
 void remat_search_json_string(FILE *f, const char *s) {
@@ -27,21 +28,10 @@ void remat_search_front_json(FILE *f, const remat_search_point *pts, int n, cons
 
 remat_status remat_search_write_front(const char *path, const remat_search_point *pts, int n,
                                       const remat_search_figures *baseline, remat_error *err) {
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-        return remat_error_set(err, REMAT_ERR_IO, "%s: path too long", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) return remat_error_set(err, REMAT_ERR_IO, "%s: cannot write", path);
-    remat_search_front_json(f, pts, n, baseline);
-    fputc('\n', f);
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad) {
-        remove(tmp);
-        return remat_error_set(err, REMAT_ERR_IO, "%s: write failed", path);
-    }
-    if (rename(tmp, path) != 0) {
-        remove(tmp);
-        return remat_error_set(err, REMAT_ERR_IO, "%s: cannot rename %s into place", path, tmp);
-    }
-    return REMAT_OK;
+    remat_afile af;
+    remat_status st = remat_afile_open(&af, path, err);
+    if (st != REMAT_OK) return st;
+    remat_search_front_json(af.fp, pts, n, baseline);
+    fputc('\n', af.fp);
+    return remat_afile_commit(&af, err);
 }

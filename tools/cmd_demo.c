@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/exec/executor.h"
+#include "core/io/atomic_file.h"
 #include "core/io/trace.h"
 #include "plots/memplot.h"
 #include "plots/pareto.h"
@@ -115,9 +116,7 @@ static remat_status search(demo *d) {
         char *text = remat_plan_to_json(&d->found.plan, &d->m, &d->err);
         if (!text) st = d->err.status;
         path_in(d, "plan.json", path, sizeof path);
-        FILE *f = st == REMAT_OK ? fopen(path, "w") : NULL;
-        if (st == REMAT_OK && (!f || fputs(text, f) < 0)) st = remat_error_set(&d->err, REMAT_ERR_IO, "%s: cannot write", path);
-        if (f) fclose(f);
+        if (st == REMAT_OK) st = remat_afile_write_all(path, text, strlen(text), &d->err);
         remat_xfree(text);
     }
     /* stage 3: the plan's predicted curve, kept for the figure */
@@ -377,15 +376,18 @@ int remat_cmd_demo(int argc, char **argv) {
         summary(&d, stdout);
         char path[4096];
         path_in(&d, "summary.txt", path, sizeof path);
-        FILE *f = fopen(path, "w");
-        if (f) {
-            summary(&d, f);
-            fclose(f);
+        remat_afile af;
+        remat_error werr = {0};
+        if (remat_afile_open(&af, path, &werr) == REMAT_OK) {
+            summary(&d, af.fp);
+            remat_afile_commit(&af, &werr);
         }
+        if (werr.status != REMAT_OK) fprintf(stderr, "remat demo: %s\n", werr.msg);
         if (st == REMAT_ERR_CHECK) fprintf(stderr, "remat demo: %s\n", d.err.msg); /* gnuplot missing */
         if (d.have_vr && d.vr.failures & (REMAT_VERIFY_FAIL_TENSORS | REMAT_VERIFY_FAIL_LOSSY)) code = 1;
         if (!d.found.found) code = 1;
         if (st == REMAT_ERR_CHECK) code = 1;
+        if (werr.status != REMAT_OK && code == 0) code = remat_status_exit_code(werr.status);
     } else {
         code = cli_fail("demo", &d.err);
     }

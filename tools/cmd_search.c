@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/io/atomic_file.h"
 #include "core/io/trace.h"
 #include "sim/search.h"
 #include "sim/span_search.h"
@@ -29,16 +30,7 @@ static const char *USAGE =
 static int write_plan(const char *path, const remat_plan *p, const remat_model *m, remat_error *err) {
     char *text = remat_plan_to_json(p, m, err);
     if (!text) return 0;
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    int ok = f && fputs(text, f) >= 0;
-    if (f && fclose(f) != 0) ok = 0;
-    if (ok && rename(tmp, path) != 0) ok = 0;
-    if (!ok) {
-        remove(tmp);
-        remat_error_set(err, REMAT_ERR_IO, "%s: cannot write the plan", path);
-    }
+    int ok = remat_afile_write_all(path, text, strlen(text), err) == REMAT_OK;
     remat_xfree(text);
     return ok;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/exec/executor.h"
+#include "core/io/atomic_file.h"
 #include "core/io/trace.h"
 #include "sim/sim.h"
 #include "sim/tune.h"
@@ -123,10 +124,7 @@ int remat_cmd_tune(int argc, char **argv) {
     if (st == REMAT_OK && r.have_plan) remat_search_plan_label(&r.plan, &r.model, label, sizeof label);
     if (st == REMAT_OK && out && r.have_plan) {
         char *text = remat_plan_to_json(&r.plan, &r.model, &err);
-        FILE *f = text ? fopen(out, "w") : NULL;
-        if (!text) st = err.status;
-        else if (!f || fputs(text, f) < 0) st = remat_error_set(&err, REMAT_ERR_IO, "%s: cannot write the plan", out);
-        if (f && fclose(f) != 0 && st == REMAT_OK) st = remat_error_set(&err, REMAT_ERR_IO, "%s: cannot write the plan", out);
+        st = text ? remat_afile_write_all(out, text, strlen(text), &err) : err.status;
         remat_xfree(text);
     }
     if (st == REMAT_OK && json) {

@@ -16,7 +16,7 @@ extern "C" {
 
 /* Runs exactly one training step (forward, loss, backward; no optimiser update) of
  * model m under plan p from the seeded initial state and writes the dump to path
- * (through "<path>.tmp" and a rename). opts supplies seed, fault and trace; its
+ * (through the atomic writer, core/io/atomic_file.h). opts supplies seed, fault and trace; its
  * seed is the one recorded. res (may be NULL) gets the step's result. */
 remat_status remat_dump_run(const remat_model *m, const remat_plan *p, remat_backend *b, const remat_exec_opts *opts,
                             const char *path, remat_step_result *res, remat_error *err);

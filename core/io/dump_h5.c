@@ -11,8 +11,9 @@
  * All float32 except /labels. Shapes: a linear weight is [out, in], every other
  * parameter [elems]. One step (forward, loss, backward; no optimiser update) from
  * the seeded initial state, through the session API of executor.h. The file is
- * written to "<path>.tmp" and renamed; no modification times are stored, so equal
- * content gives equal bytes.
+ * written through the atomic writer (core/io/atomic_file.h: a unique temporary,
+ * fsynced and renamed); no modification times are stored, so equal content gives
+ * equal bytes.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -145,14 +146,14 @@ remat_status remat_dump_run(const remat_model *m, const remat_plan *p, remat_bac
     if (!b->ops->has_data)
         return remat_error_set(err, REMAT_ERR_INPUT, "%s: a gradient dump needs a backend with data, not %s", path,
                                b->ops->name);
-    char tmp[4096];
+    remat_afile af;
     hid_t f = H5I_INVALID_HID;
-    remat_status st = remat_h5_begin(path, &f, tmp, sizeof tmp, err);
+    remat_status st = remat_h5_begin(path, &f, &af, err);
     if (st != REMAT_OK) return st;
     dumper d = {f, path, NULL, 0, err};
     remat_session *s = remat_session_init(m, p, b, opts, err);
     if (!s) {
-        remat_h5_abort(f, tmp);
+        remat_h5_abort(f, &af);
         return err && err->status != REMAT_OK ? err->status : REMAT_ERR_INTERNAL;
     }
     remat_step_result r;
@@ -170,10 +171,10 @@ remat_status remat_dump_run(const remat_model *m, const remat_plan *p, remat_bac
     if (st == REMAT_OK) st = remat_h5_attr_write_str(f, path, "/", "seed", seed, err);
     if (st == REMAT_OK) st = remat_h5_attr_write_str(f, path, "/", "backend", b->ops->name, err);
     if (st != REMAT_OK) {
-        remat_h5_abort(f, tmp);
+        remat_h5_abort(f, &af);
         return st;
     }
-    st = remat_h5_commit(f, tmp, path, err);
+    st = remat_h5_commit(f, &af, err);
     if (st == REMAT_OK && res) *res = r;
     return st;
 }

@@ -42,6 +42,23 @@ static hid_t file_type(remat_h5_type t) {
 
 void remat_h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
 
+/* The operating system's reason for the failure on the current HDF5 error stack:
+ * the file drivers record "... errno = 28, error message = '...'" (read right
+ * after the failing call: the next API call clears the stack). */
+static herr_t find_errno(unsigned n, const H5E_error2_t *e, void *data) {
+    (void)n;
+    int *out = data;
+    const char *p = e && e->desc ? strstr(e->desc, "errno = ") : NULL;
+    if (p && !*out) *out = atoi(p + 8);
+    return 0;
+}
+
+static const char *h5_reason(void) {
+    int e = 0;
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, find_errno, &e);
+    return e > 0 ? strerror(e) : "HDF5 could not write the file";
+}
+
 static hid_t make_fapl(void) {
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     if (fapl < 0) return fapl;
@@ -136,7 +153,9 @@ remat_status remat_h5_make_parents(hid_t file, const char *file_name, const char
             if (gcpl >= 0) H5Pset_obj_track_times(gcpl, 0); /* no clock in the file: same content, same bytes */
             hid_t g = H5Gcreate2(file, buf, H5P_DEFAULT, gcpl >= 0 ? gcpl : H5P_DEFAULT, H5P_DEFAULT);
             if (gcpl >= 0) H5Pclose(gcpl);
-            if (g < 0) return remat_error_set(err, REMAT_ERR_IO, "%s: %s: cannot create the group", file_name, buf);
+            if (g < 0)
+                return remat_error_set(err, REMAT_ERR_IO, "%s: %s: cannot create the group: %s", file_name, buf,
+                                       h5_reason());
             H5Gclose(g);
         } else if (e < 0) {
             return remat_error_set(err, REMAT_ERR_IO, "%s: %s: cannot look up the group", file_name, buf);
@@ -166,11 +185,16 @@ remat_status remat_h5_write(hid_t file, const char *file_name, const char *path,
     hid_t d = H5Dcreate2(file, path, file_type(type), space, H5P_DEFAULT, dcpl >= 0 ? dcpl : H5P_DEFAULT, H5P_DEFAULT);
     if (dcpl >= 0) H5Pclose(dcpl);
     H5Sclose(space);
-    if (d < 0) return remat_error_set(err, REMAT_ERR_IO, "%s: %s: cannot create the dataset", file_name, path);
+    if (d < 0)
+        return remat_error_set(err, REMAT_ERR_IO, "%s: %s: cannot create the dataset: %s", file_name, path, h5_reason());
     herr_t w = 0;
     if (elems > 0) w = H5Dwrite(d, mem_type(type), H5S_ALL, H5S_ALL, H5P_DEFAULT, data);
+    char why[128] = "";
+    if (w < 0) snprintf(why, sizeof why, "%s", h5_reason());
     herr_t c = H5Dclose(d);
-    if (w < 0 || c < 0) return remat_error_set(err, REMAT_ERR_IO, "%s: %s: cannot write the data", file_name, path);
+    if (c < 0 && !why[0]) snprintf(why, sizeof why, "%s", h5_reason());
+    if (w < 0 || c < 0)
+        return remat_error_set(err, REMAT_ERR_IO, "%s: %s: cannot write the data: %s", file_name, path, why);
     return REMAT_OK;
 }
 
@@ -327,11 +351,14 @@ static remat_status write_attr(hid_t file, const char *file_name, const char *ob
     hid_t sp = H5Screate(H5S_SCALAR);
     hid_t a = sp < 0 ? H5I_INVALID_HID : H5Acreate2(o, name, type, sp, H5P_DEFAULT, H5P_DEFAULT);
     herr_t w = a < 0 ? -1 : H5Awrite(a, type, buf);
+    char why[128] = "";
+    if (w < 0) snprintf(why, sizeof why, "%s", h5_reason());
     if (a >= 0) H5Aclose(a);
     if (sp >= 0) H5Sclose(sp);
     H5Oclose(o);
     if (w < 0)
-        return remat_error_set(err, REMAT_ERR_IO, "%s: %s: cannot write attribute %s", file_name, obj_path, name);
+        return remat_error_set(err, REMAT_ERR_IO, "%s: %s: cannot write attribute %s: %s", file_name, obj_path, name,
+                               why);
     return REMAT_OK;
 }
 
@@ -596,26 +623,109 @@ uint32_t remat_crc32(uint32_t crc, const void *data, size_t n) {
     return ~c;
 }
 
-remat_status remat_h5_begin(const char *path, hid_t *file, char *tmp_path, size_t tmp_len, remat_error *err) {
-    int k = snprintf(tmp_path, tmp_len, "%s.tmp", path);
-    if (k < 0 || (size_t)k >= tmp_len) return remat_error_set(err, REMAT_ERR_IO, "%s: path too long", path);
-    return remat_h5_create(tmp_path, file, err);
+/* Outputs are built in memory (the core driver, no backing store) and written as
+ * one image through the atomic writer: HDF5 never sees a failing write(2) (1.10.8
+ * crashes at exit after a failed flush), the reason of a write error is errno's, and
+ * a device or FIFO gets the bytes in order. */
+static unsigned long mem_file_counter;
+
+/* Bob Jenkins' lookup3 hashlittle, the checksum of HDF5 metadata (H5checksum.c). */
+#define ROT(x, k) (((x) << (k)) | ((x) >> (32 - (k))))
+static uint32_t lookup3(const unsigned char *k, size_t length, uint32_t initval) {
+    uint32_t a, b, c;
+    a = b = c = 0xdeadbeef + (uint32_t)length + initval;
+    while (length > 12) {
+        a += k[0] + ((uint32_t)k[1] << 8) + ((uint32_t)k[2] << 16) + ((uint32_t)k[3] << 24);
+        b += k[4] + ((uint32_t)k[5] << 8) + ((uint32_t)k[6] << 16) + ((uint32_t)k[7] << 24);
+        c += k[8] + ((uint32_t)k[9] << 8) + ((uint32_t)k[10] << 16) + ((uint32_t)k[11] << 24);
+        a -= c; a ^= ROT(c, 4); c += b;
+        b -= a; b ^= ROT(a, 6); a += c;
+        c -= b; c ^= ROT(b, 8); b += a;
+        a -= c; a ^= ROT(c, 16); c += b;
+        b -= a; b ^= ROT(a, 19); a += c;
+        c -= b; c ^= ROT(b, 4); b += a;
+        length -= 12;
+        k += 12;
+    }
+    switch (length) {
+    case 12: c += (uint32_t)k[11] << 24; /* fall through */
+    case 11: c += (uint32_t)k[10] << 16; /* fall through */
+    case 10: c += (uint32_t)k[9] << 8; /* fall through */
+    case 9: c += k[8]; /* fall through */
+    case 8: b += (uint32_t)k[7] << 24; /* fall through */
+    case 7: b += (uint32_t)k[6] << 16; /* fall through */
+    case 6: b += (uint32_t)k[5] << 8; /* fall through */
+    case 5: b += k[4]; /* fall through */
+    case 4: a += (uint32_t)k[3] << 24; /* fall through */
+    case 3: a += (uint32_t)k[2] << 16; /* fall through */
+    case 2: a += (uint32_t)k[1] << 8; /* fall through */
+    case 1: a += k[0]; break;
+    case 0: return c;
+    }
+    c ^= b; c -= ROT(b, 14);
+    a ^= c; a -= ROT(c, 11);
+    b ^= a; b -= ROT(a, 25);
+    c ^= b; c -= ROT(b, 16);
+    a ^= c; a -= ROT(c, 4);
+    b ^= a; b -= ROT(a, 14);
+    c ^= b; c -= ROT(b, 24);
+    return c;
+}
+#undef ROT
+
+/* HDF5 1.10's H5Fget_file_image writes the image's end-of-file address into a
+ * version 2/3 superblock without updating its checksum (the file then fails to
+ * open): recompute it. Layout: signature 8, version, offset size, length size,
+ * flags, four addresses, checksum of the bytes before it. */
+static void fix_superblock_checksum(unsigned char *img, size_t n) {
+    static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    if (n < 12 || memcmp(img, sig, 8) != 0 || (img[8] != 2 && img[8] != 3)) return;
+    size_t body = 12 + 4 * (size_t)img[9];
+    if (body + 4 > n) return;
+    uint32_t c = lookup3(img, body, 0);
+    for (int i = 0; i < 4; i++) img[body + (size_t)i] = (unsigned char)(c >> (8 * i));
 }
 
-remat_status remat_h5_commit(hid_t file, const char *tmp_path, const char *path, remat_error *err) {
-    if (H5Fclose(file) < 0) {
-        remove(tmp_path);
-        return remat_error_set(err, REMAT_ERR_IO, "%s: cannot finish writing (disk full?)", path);
+remat_status remat_h5_begin(const char *path, hid_t *file, remat_afile *af, remat_error *err) {
+    *file = H5I_INVALID_HID;
+    remat_status st = remat_afile_open(af, path, err);
+    if (st != REMAT_OK) return st;
+    remat_h5_quiet();
+    char name[64]; /* unique among the files this process has open */
+    snprintf(name, sizeof name, "remat-output-%lu.h5", __atomic_add_fetch(&mem_file_counter, 1, __ATOMIC_SEQ_CST));
+    hid_t fapl = make_fapl();
+    if (fapl >= 0 && H5Pset_fapl_core(fapl, (size_t)1 << 20, 0) < 0) {
+        H5Pclose(fapl);
+        fapl = H5I_INVALID_HID;
     }
-    if (rename(tmp_path, path) != 0) {
-        int e = errno;
-        remove(tmp_path);
-        return remat_error_set(err, REMAT_ERR_IO, "%s: cannot rename %s into place: %s", path, tmp_path, strerror(e));
+    hid_t f = fapl < 0 ? H5I_INVALID_HID : H5Fcreate(name, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    if (fapl >= 0) H5Pclose(fapl);
+    if (f < 0) {
+        remat_afile_abort(af);
+        return remat_error_set(err, REMAT_ERR_NOMEM, "%s: cannot write: HDF5 could not create the file in memory", path);
     }
+    *file = f;
     return REMAT_OK;
 }
 
-void remat_h5_abort(hid_t file, const char *tmp_path) {
+remat_status remat_h5_commit(hid_t file, remat_afile *af, remat_error *err) {
+    ssize_t n = H5Fflush(file, H5F_SCOPE_GLOBAL) < 0 ? -1 : H5Fget_file_image(file, NULL, 0);
+    void *img = n > 0 ? remat_xmalloc((size_t)n, err) : NULL;
+    ssize_t got = img ? H5Fget_file_image(file, img, (size_t)n) : -1;
+    herr_t c = H5Fclose(file);
+    if (!img || got != n || c < 0) {
+        remat_xfree(img);
+        remat_afile_abort(af);
+        if (n > 0 && !img) return REMAT_ERR_NOMEM;
+        return remat_error_set(err, REMAT_ERR_INTERNAL, "%s: cannot write: HDF5 could not finish the file image", af->path);
+    }
+    fix_superblock_checksum(img, (size_t)n);
+    if (fwrite(img, 1, (size_t)n, af->fp) != (size_t)n && !af->err_no) af->err_no = EIO;
+    remat_xfree(img);
+    return remat_afile_commit(af, err);
+}
+
+void remat_h5_abort(hid_t file, remat_afile *af) {
     if (file >= 0) H5Fclose(file);
-    remove(tmp_path);
+    remat_afile_abort(af);
 }

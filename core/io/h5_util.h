@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "core/base/status.h"
+#include "core/io/atomic_file.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -47,7 +48,8 @@ const char *remat_h5_type_name(remat_h5_type t);
 /* Turns off HDF5's automatic error printing for this thread (idempotent). */
 void remat_h5_quiet(void);
 
-/* Creates (truncates) path for writing. REMAT_ERR_IO on failure. */
+/* Creates (truncates) path for writing, in place: for test fixtures only; every
+ * output goes through remat_h5_begin. REMAT_ERR_IO on failure. */
 remat_status remat_h5_create(const char *path, hid_t *out, remat_error *err);
 /* Opens path read-only. REMAT_ERR_IO if it cannot be read at all, REMAT_ERR_INPUT
  * "<path>: not an HDF5 file (or truncated)" if HDF5 refuses it. */
@@ -115,11 +117,15 @@ void remat_h5_free_names(char **names, int count);
 /* CRC-32 (the zlib/PNG polynomial), for content checksums: start with crc = 0. */
 uint32_t remat_crc32(uint32_t crc, const void *data, size_t n);
 
-/* Writes to "<path>.tmp" and renames over path: remat_h5_commit on success,
- * remat_h5_abort (removes the temporary) on failure. */
-remat_status remat_h5_begin(const char *path, hid_t *file, char *tmp_path, size_t tmp_len, remat_error *err);
-remat_status remat_h5_commit(hid_t file, const char *tmp_path, const char *path, remat_error *err);
-void remat_h5_abort(hid_t file, const char *tmp_path);
+/* Creates the HDF5 file for path: built in memory (HDF5's core driver, so HDF5
+ * itself never sees a failing write), then written whole through the atomic writer
+ * (core/io/atomic_file.h) by remat_h5_commit; remat_h5_abort closes and discards it.
+ * Memory: the file's size, twice for a moment at commit. Errors are
+ * remat_afile_open's and remat_afile_commit's (REMAT_ERR_IO "<path>: cannot write:
+ * <errno text>"), REMAT_ERR_NOMEM when the image does not fit in memory. */
+remat_status remat_h5_begin(const char *path, hid_t *file, remat_afile *af, remat_error *err);
+remat_status remat_h5_commit(hid_t file, remat_afile *af, remat_error *err);
+void remat_h5_abort(hid_t file, remat_afile *af);
 
 #ifdef __cplusplus
 }

@@ -106,8 +106,8 @@ int64_t remat_trace_add_op(remat_trace *t, const remat_op_record *r, remat_error
 int32_t remat_trace_add_iter(remat_trace *t, const remat_iter_summary *s, remat_error *err);
 remat_status remat_trace_set_texts(remat_trace *t, const char *model_text, const char *plan_text, remat_error *err);
 
-/* HDF5. Writing goes to "<path>.tmp" and renames, so a failed write leaves no
- * half file. Reading checks the schema version (newer: REMAT_ERR_INPUT naming it),
+/* HDF5. Writing goes through the atomic writer (core/io/atomic_file.h: a unique
+ * temporary, fsynced and renamed), so a failed write leaves no half file. Reading checks the schema version (newer: REMAT_ERR_INPUT naming it),
  * every dataset's presence, type and length, and that events are consistent
  * (each free matches a live alloc). Errors name the file and dataset. */
 remat_status remat_trace_write_h5(const remat_trace *t, const char *path, remat_error *err);

@@ -139,9 +139,9 @@ static uint32_t crc_meta(uint32_t crc, const char *model, const char *plan, cons
 #define CALIB_GROUP "/calibration"
 
 remat_status remat_trace_write_h5(const remat_trace *t, const char *path, remat_error *err) {
-    char tmp[4096];
+    remat_afile af;
     hid_t f = H5I_INVALID_HID;
-    remat_status st = remat_h5_begin(path, &f, tmp, sizeof tmp, err);
+    remat_status st = remat_h5_begin(path, &f, &af, err);
     if (st != REMAT_OK) return st;
     uint32_t crc = 0;
     void *buf = NULL;
@@ -227,10 +227,10 @@ remat_status remat_trace_write_h5(const remat_trace *t, const char *path, remat_
     crc = crc_meta(crc, model, plan, backend, seed, acfg, t->T, t->N, t->threads, REMAT_TRACE_SCHEMA_VERSION);
     if (st == REMAT_OK) st = remat_h5_attr_write_i64(f, path, "/", "content_crc32", (int64_t)crc, err);
     if (st != REMAT_OK) {
-        remat_h5_abort(f, tmp);
+        remat_h5_abort(f, &af);
         return st;
     }
-    return remat_h5_commit(f, tmp, path, err);
+    return remat_h5_commit(f, &af, err);
 }
 
 /* ---- reading ---------------------------------------------------------------- */
