@@ -2,6 +2,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "plots/pareto.h"
 
+#include "core/io/input_file.h"
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
@@ -10,34 +12,7 @@
 #include <string.h>
 
 remat_status remat_plot_read_file(const char *path, char **text, size_t *len, remat_error *err) {
-    *text = NULL;
-    *len = 0;
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return remat_error_set(err, REMAT_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *buf = remat_xmalloc(cap, err);
-    if (!buf) { fclose(fp); return REMAT_ERR_NOMEM; }
-    for (;;) {
-        if (n + 1 >= cap) {
-            char *nb = remat_xrealloc(buf, cap * 2, err);
-            if (!nb) { remat_xfree(buf); fclose(fp); return REMAT_ERR_NOMEM; }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t r = fread(buf + n, 1, cap - n - 1, fp);
-        n += r;
-        if (r == 0) break;
-    }
-    int bad = ferror(fp);
-    fclose(fp);
-    if (bad) {
-        remat_xfree(buf);
-        return remat_error_set(err, REMAT_ERR_IO, "%s: cannot read: read error", path);
-    }
-    buf[n] = 0;
-    *text = buf;
-    *len = n;
-    return REMAT_OK;
+    return remat_input_read_all(path, REMAT_PLOT_MAX_FILE_BYTES, text, len, err);
 }
 
 void remat_pareto_free(remat_pareto *p) {

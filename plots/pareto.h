@@ -80,8 +80,10 @@ int remat_pareto_front(const remat_pareto *p, int *idx);
 remat_status remat_plot_pareto(const remat_pareto *p, const char *origin, const remat_figure_opts *fo,
                                remat_figure_files *files, remat_error *err);
 
-/* Reads a whole file into a NUL-terminated buffer (remat_xfree it). REMAT_ERR_IO
- * "<path>: cannot read: <reason>". Shared by the JSON readers of plots/. */
+/* Reads a whole file into a NUL-terminated buffer (remat_xfree it) through the
+ * input reader (core/io/input_file.h: FIFOs never hang, folders are named), at
+ * most REMAT_PLOT_MAX_FILE_BYTES. Shared by the JSON readers of plots/. */
+#define REMAT_PLOT_MAX_FILE_BYTES ((size_t)256 << 20)
 remat_status remat_plot_read_file(const char *path, char **text, size_t *len, remat_error *err);
 
 #ifdef __cplusplus

@@ -8,6 +8,10 @@
 #include <vector>
 
 #include "tools/cli.h"
+#include "tools/paths.h"
+
+#include <fstream>
+#include <unistd.h>
 
 namespace {
 
@@ -230,6 +234,37 @@ TEST(CliProgress, OnlyWhenAskedOrTerminal) {
     std::string s = testing::internal::GetCapturedStderr();
     EXPECT_EQ(s, "\rstep 10/20\rstep 2    \rstep 2\n");
     unsetenv("REMAT_PROGRESS");
+}
+
+// tools/paths.h: an output that is an input, by identity, not by name.
+TEST(Paths, SameFileByIdentityNotName) {
+    const char *t = getenv("TEST_TMPDIR");
+    std::string d = std::string(t ? t : "/tmp") + "/paths." + std::to_string(getpid());
+    ASSERT_EQ(system(("rm -rf '" + d + "' && mkdir -p '" + d + "/sub'").c_str()), 0);
+    std::ofstream(d + "/m.json") << "{}";
+    std::ofstream(d + "/other.json") << "{}";
+    ASSERT_EQ(link((d + "/m.json").c_str(), (d + "/hard.json").c_str()), 0);
+    ASSERT_EQ(symlink("m.json", (d + "/soft.json").c_str()), 0);
+    EXPECT_TRUE(cli_same_file((d + "/m.json").c_str(), (d + "/sub/../m.json").c_str()));
+    EXPECT_TRUE(cli_same_file((d + "/m.json").c_str(), (d + "/hard.json").c_str()));
+    EXPECT_TRUE(cli_same_file((d + "/m.json").c_str(), (d + "/soft.json").c_str()));
+    EXPECT_FALSE(cli_same_file((d + "/m.json").c_str(), (d + "/other.json").c_str()));
+    /* two new names: the same folder and name */
+    EXPECT_TRUE(cli_same_file((d + "/new.json").c_str(), (d + "/sub/../new.json").c_str()));
+    EXPECT_FALSE(cli_same_file((d + "/new.json").c_str(), (d + "/new2.json").c_str()));
+    /* devices never collide */
+    EXPECT_FALSE(cli_same_file("/dev/null", "/dev/null"));
+    std::string m = d + "/m.json", th5 = d + "/t.h5";
+    const cli_file in[] = {{"--model", m.c_str()}, {"--plan", nullptr}};
+    const cli_file ok[] = {{"--trace", th5.c_str()}, {"--dump", "/dev/null"}};
+    EXPECT_EQ(cli_refuse_overlap("run", in, 2, ok, 2), 0);
+    std::string hard = d + "/hard.json";
+    const cli_file bad[] = {{"--trace", hard.c_str()}};
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(cli_refuse_overlap("run", in, 2, bad, 1), 2);
+    std::string e = testing::internal::GetCapturedStderr();
+    EXPECT_NE(e.find("--trace: is the same file as --model"), std::string::npos) << e;
+    EXPECT_EQ(std::count(e.begin(), e.end(), '\n'), 1) << e;
 }
 
 }  // namespace

@@ -738,7 +738,7 @@ TEST(Pareto, ErrorsNameTheField) {
     remat_pareto p;
     remat_error err = {};
     EXPECT_EQ(remat_pareto_read("/nonexistent/front.json", &p, &err), REMAT_ERR_IO);
-    EXPECT_EQ(std::string(err.msg).rfind("/nonexistent/front.json: cannot read", 0), 0u) << err.msg;
+    EXPECT_EQ(std::string(err.msg).rfind("/nonexistent/front.json: file: cannot open", 0), 0u) << err.msg;
 }
 
 const char *kScaling =

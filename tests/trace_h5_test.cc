@@ -616,7 +616,7 @@ TEST(TraceH5, NotHdf5AndMissingFile) {
     remat_error err = {};
     std::string missing = tmp_path("does-not-exist.h5");
     EXPECT_EQ(read_trace(missing, &t, &err), REMAT_ERR_IO);
-    EXPECT_EQ(std::string(err.msg).rfind(missing + ": cannot open", 0), 0u) << err.msg;
+    EXPECT_EQ(std::string(err.msg).rfind(missing + ": file: cannot open", 0), 0u) << err.msg;
     // an HDF5 file that is not a trace
     hid_t f;
     ASSERT_EQ(remat_h5_create(p.c_str(), &f, &err), REMAT_OK);

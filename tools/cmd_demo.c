@@ -26,6 +26,7 @@
 #include "sim/sim.h"
 #include "sim/span_search.h"
 #include "tools/cli.h"
+#include "tools/paths.h"
 #include "tools/commands.h"
 #include "tools/run_common.h"
 #include "verify/plan_check.h"
@@ -353,6 +354,14 @@ int remat_cmd_demo(int argc, char **argv) {
     if (threads < 1 || threads > 256) {
         fprintf(stderr, "remat demo: --threads: %d is out of range (expected 1..256)\n", threads);
         return 2;
+    }
+    static const char *const written[] = {"baseline.h5", "plan.h5", "predicted.h5", "plan.json", "pareto.json",
+                                          "scaling.json", "summary.txt"};
+    for (size_t i = 0; model_path && i < sizeof written / sizeof written[0]; i++) {
+        char p[4096];
+        snprintf(p, sizeof p, "%s/%s", out_dir, written[i]);
+        const cli_file in = {"--model", model_path}, out = {"--out", p};
+        if (cli_refuse_overlap("demo", &in, 1, &out, 1)) return 2;
     }
     static demo d;
     memset(&d, 0, sizeof d);

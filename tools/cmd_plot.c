@@ -8,6 +8,7 @@
 #include "plots/pareto.h"
 #include "plots/scaling.h"
 #include "tools/cli.h"
+#include "tools/paths.h"
 #include "tools/commands.h"
 
 static const char *USAGE =
@@ -109,6 +110,14 @@ int remat_cmd_plot(int argc, char **argv) {
     remat_figure_files files;
     remat_error err = {0};
     remat_status st;
+    if ((st = remat_figure_files_init(&fo, &files, &err)) != REMAT_OK) return cli_fail("plot", &err);
+    cli_file ins[REMAT_PLOT_MAX_INPUTS + 2];
+    int n_in = 0;
+    for (int i = 0; i < traces.n; i++) ins[n_in++] = (cli_file){"--trace", traces.items[i]};
+    ins[n_in++] = (cli_file){"--pareto", pareto};
+    ins[n_in++] = (cli_file){"--scaling", scaling};
+    const cli_file outs[] = {{"--out", files.image}, {"--out (its data)", files.data}, {"--out (its script)", files.script}};
+    if (cli_refuse_overlap("plot", ins, n_in, outs, 3)) return 2;
 
     if (pareto) {
         remat_pareto p;

@@ -7,6 +7,7 @@
 #include "core/io/trace.h"
 #include "cuda/cuda_backend.h"
 #include "tools/cli.h"
+#include "tools/paths.h"
 #include "tools/commands.h"
 #include "tools/run_common.h"
 
@@ -117,6 +118,9 @@ int remat_cmd_run(int argc, char **argv) {
     int rc = cli_parse(argc, argv, USAGE, opts, &help);
     if (rc != 0 || help) return rc;
     if (!model_path) return cli_missing("run", "--model", "a model file, e.g. data/models/mlp-lif.json");
+    const cli_file ins[] = {{"--model", model_path}, {"--plan", plan_path}};
+    const cli_file outs[] = {{"--trace", trace_path}, {"--dump", dump_path}};
+    if (cli_refuse_overlap("run", ins, 2, outs, 2)) return 2;
     if (iters < 1 || iters > 100000) {
         fprintf(stderr, "remat run: --iters: %d is out of range (expected 1..100000)\n", iters);
         return 2;

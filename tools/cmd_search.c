@@ -9,6 +9,7 @@
 #include "sim/span_search.h"
 #include "sim/sim.h"
 #include "tools/cli.h"
+#include "tools/paths.h"
 #include "tools/commands.h"
 
 static const char *USAGE =
@@ -212,6 +213,9 @@ int remat_cmd_search(int argc, char **argv) {
     int rc = cli_parse(argc, argv, USAGE, opts, &help);
     if (rc != 0 || help) return rc;
     if (!trace_path) return cli_missing("search", "--trace", "a baseline trace recorded by remat run --trace");
+    const cli_file ins[] = {{"--trace", trace_path}};
+    const cli_file outs[] = {{"--out", out}, {"--pareto", pareto}};
+    if (cli_refuse_overlap("search", ins, 1, outs, 2)) return 2;
     if ((budget >= 0) == (level >= 0)) {
         fprintf(stderr, "remat search: --budget/--level: expected exactly one of them\n");
         return 2;

@@ -6,6 +6,7 @@
 #include "core/io/trace.h"
 #include "sim/sim.h"
 #include "tools/cli.h"
+#include "tools/paths.h"
 #include "tools/commands.h"
 
 static const char *USAGE =
@@ -90,6 +91,9 @@ int remat_cmd_simulate(int argc, char **argv) {
     int rc = cli_parse(argc, argv, USAGE, opts, &help);
     if (rc != 0 || help) return rc;
     if (!trace_path) return cli_missing("simulate", "--trace", "a baseline trace recorded by remat run --trace");
+    const cli_file ins[] = {{"--trace", trace_path}, {"--plan", plan_path}};
+    const cli_file outs[] = {{"--out", out_path}};
+    if (cli_refuse_overlap("simulate", ins, 2, outs, 1)) return 2;
     remat_error err = {0};
     remat_sim_opts so;
     if (remat_sim_opts_from_flags(alloc, alloc_cfg, N, T, iters, &so, &err) != REMAT_OK) return cli_fail("simulate", &err);

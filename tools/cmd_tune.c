@@ -10,6 +10,7 @@
 #include "sim/sim.h"
 #include "sim/tune.h"
 #include "tools/cli.h"
+#include "tools/paths.h"
 #include "tools/commands.h"
 #include "tools/run_common.h"
 
@@ -76,6 +77,9 @@ int remat_cmd_tune(int argc, char **argv) {
     int rc = cli_parse(argc, argv, USAGE, opts, &help);
     if (rc != 0 || help) return rc;
     if (!trace_path) return cli_missing("tune", "--trace", "a baseline trace recorded by remat run --trace");
+    const cli_file ins[] = {{"--trace", trace_path}};
+    const cli_file outs[] = {{"--out", out}};
+    if (cli_refuse_overlap("tune", ins, 1, outs, 1)) return 2;
     if (budget <= 0) return cli_missing("tune", "--budget", "a positive memory budget, e.g. 2GiB");
     if (strcmp(dim, "N") && strcmp(dim, "T")) {
         fprintf(stderr, "remat tune: --dim: expected N or T, got '%s'\n", dim);

@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include "core/io/atomic_file.h"
+#include "core/io/input_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -178,17 +179,10 @@ static remat_status resolve(remat_afile *a, const char *path, remat_error *err) 
     return REMAT_OK;
 }
 
-static double wait_limit_s(void) {
-    const char *e = getenv("REMAT_FIFO_WAIT_S");
-    char *end = NULL;
-    double v = e && *e ? strtod(e, &end) : -1;
-    return end && *end == 0 && v >= 0 && v <= 86400 ? v : REMAT_AFILE_FIFO_WAIT_S;
-}
-
 /* Opens a device or FIFO for writing without blocking forever on a FIFO that has
  * no reader: O_NONBLOCK (ENXIO while there is none), polled, then cleared. */
 static int open_direct(remat_afile *a, remat_error *err) {
-    double limit = wait_limit_s();
+    double limit = remat_fifo_wait_s();
     struct timespec t0, now, nap = {0, 20 * 1000 * 1000};
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (;;) {
@@ -205,7 +199,7 @@ static int open_direct(remat_afile *a, remat_error *err) {
         }
         clock_gettime(CLOCK_MONOTONIC, &now);
         if ((double)(now.tv_sec - t0.tv_sec) + 1e-9 * (double)(now.tv_nsec - t0.tv_nsec) >= limit) {
-            remat_error_set(err, REMAT_ERR_IO, "%s: cannot write: a FIFO with no reader after %g s", a->path, limit);
+            remat_error_set(err, REMAT_ERR_IO, "%s: cannot write: a FIFO with no reader after %g s (limit: REMAT_FIFO_WAIT_S)", a->path, limit);
             return -1;
         }
         nanosleep(&nap, NULL);

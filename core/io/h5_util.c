@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <unistd.h>
+
+#include "core/io/input_file.h"
 
 static const size_t type_sizes[REMAT_H5_TYPE_COUNT] = {1, 1, 4, 8, 4, 8};
 static const char *const type_names[REMAT_H5_TYPE_COUNT] = {"int8", "uint8", "int32", "int64", "float32", "float64"};
@@ -41,6 +44,10 @@ static hid_t file_type(remat_h5_type t) {
 }
 
 void remat_h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
+
+/* Names of in-memory files (outputs being built, inputs read from a pipe): unique
+ * among the files this process has open. */
+static unsigned long mem_file_counter;
 
 /* The operating system's reason for the failure on the current HDF5 error stack:
  * the file drivers record "... errno = 28, error message = '...'" (read right
@@ -85,8 +92,41 @@ remat_status remat_h5_create(const char *path, hid_t *out, remat_error *err) {
     return REMAT_OK;
 }
 
+/* A FIFO or pipe (process substitution) cannot be read by HDF5, which seeks: its
+ * bytes are read to the end and opened as a file image. */
+static remat_status open_stream(const char *path, int fd, hid_t *out, remat_error *err) {
+    char *img = NULL;
+    size_t n = 0;
+    remat_status st = remat_input_read_fd(fd, path, REMAT_H5_MAX_STREAM_BYTES, &img, &n, err);
+    if (st != REMAT_OK) return st;
+    static const unsigned char h5sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    if (n < 8 || memcmp(img, h5sig, 8) != 0) {
+        remat_xfree(img);
+        return remat_error_set(err, REMAT_ERR_INPUT, "%s: not an HDF5 file (%zu bytes)", path, n);
+    }
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    hid_t f = H5I_INVALID_HID;
+    if (fapl >= 0 && H5Pset_fapl_core(fapl, (size_t)1 << 20, 0) >= 0 && H5Pset_file_image(fapl, img, n) >= 0) {
+        H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
+        char name[64];
+        snprintf(name, sizeof name, "remat-input-%lu.h5", __atomic_add_fetch(&mem_file_counter, 1, __ATOMIC_SEQ_CST));
+        f = H5Fopen(name, H5F_ACC_RDONLY, fapl);
+    }
+    if (fapl >= 0) H5Pclose(fapl);
+    remat_xfree(img);
+    if (f < 0)
+        return remat_error_set(err, REMAT_ERR_INPUT, "%s: not a readable HDF5 file (truncated or corrupted)", path);
+    *out = f;
+    return REMAT_OK;
+}
+
 remat_status remat_h5_open(const char *path, hid_t *out, remat_error *err) {
     remat_h5_quiet();
+    int fd, regular;
+    remat_status st = remat_input_open(path, &fd, &regular, err);
+    if (st != REMAT_OK) return st;
+    if (!regular) return open_stream(path, fd, out, err);
+    close(fd);
     FILE *probe = fopen(path, "rb");
     if (!probe) return remat_error_set(err, REMAT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     unsigned char sig[8] = {0};
@@ -627,7 +667,6 @@ uint32_t remat_crc32(uint32_t crc, const void *data, size_t n) {
  * one image through the atomic writer: HDF5 never sees a failing write(2) (1.10.8
  * crashes at exit after a failed flush), the reason of a write error is errno's, and
  * a device or FIFO gets the bytes in order. */
-static unsigned long mem_file_counter;
 
 /* Bob Jenkins' lookup3 hashlittle, the checksum of HDF5 metadata (H5checksum.c). */
 #define ROT(x, k) (((x) << (k)) | ((x) >> (32 - (k))))
@@ -698,8 +737,12 @@ remat_status remat_h5_begin(const char *path, hid_t *file, remat_afile *af, rema
         H5Pclose(fapl);
         fapl = H5I_INVALID_HID;
     }
-    hid_t f = fapl < 0 ? H5I_INVALID_HID : H5Fcreate(name, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    /* the root group without times too (a file-creation list is a group-creation one) */
+    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+    if (fcpl >= 0) H5Pset_obj_track_times(fcpl, 0);
+    hid_t f = fapl < 0 ? H5I_INVALID_HID : H5Fcreate(name, H5F_ACC_TRUNC, fcpl >= 0 ? fcpl : H5P_DEFAULT, fapl);
     if (fapl >= 0) H5Pclose(fapl);
+    if (fcpl >= 0) H5Pclose(fcpl);
     if (f < 0) {
         remat_afile_abort(af);
         return remat_error_set(err, REMAT_ERR_NOMEM, "%s: cannot write: HDF5 could not create the file in memory", path);

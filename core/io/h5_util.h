@@ -51,8 +51,12 @@ void remat_h5_quiet(void);
 /* Creates (truncates) path for writing, in place: for test fixtures only; every
  * output goes through remat_h5_begin. REMAT_ERR_IO on failure. */
 remat_status remat_h5_create(const char *path, hid_t *out, remat_error *err);
-/* Opens path read-only. REMAT_ERR_IO if it cannot be read at all, REMAT_ERR_INPUT
+/* Opens path read-only, through the input reader (core/io/input_file.h: a folder
+ * is named, a FIFO without a writer is refused, never a hang); a FIFO or pipe
+ * (process substitution) is read whole, at most REMAT_H5_MAX_STREAM_BYTES, and
+ * opened from memory. REMAT_ERR_IO if it cannot be read at all, REMAT_ERR_INPUT
  * "<path>: not an HDF5 file (or truncated)" if HDF5 refuses it. */
+#define REMAT_H5_MAX_STREAM_BYTES ((size_t)16 << 30)
 remat_status remat_h5_open(const char *path, hid_t *out, remat_error *err);
 void remat_h5_close(hid_t file);
 /* Bytes of the file on disk (-1 if unknown): an upper bound for any dataset. */

@@ -1,6 +1,7 @@
 /* json_util.c - strict field access on cJSON trees for the model and plan readers.
  * Contract in core/io/json_util.h. */
 #include "core/io/json_util.h"
+#include "core/io/input_file.h"
 
 #include <errno.h>
 #include <float.h>
@@ -153,49 +154,7 @@ remat_status json_parse_root(const char *text, size_t len, const char *origin, c
 }
 
 remat_status json_read_file(const char *path, char **text, size_t *len, remat_error *err) {
-    *text = NULL;
-    *len = 0;
-    if (!path || !path[0])
-        return remat_error_set(err, REMAT_ERR_IO, "(no path): file: expected a file name, got an empty path");
-    FILE *f = fopen(path, "rb");
-    if (!f) return remat_error_set(err, REMAT_ERR_IO, "%s: file: cannot open (%s)", path, strerror(errno));
-    size_t cap = 4096, n = 0;
-    char *buf = remat_xmalloc(cap + 1, err);
-    if (!buf) {
-        fclose(f);
-        return REMAT_ERR_NOMEM;
-    }
-    for (;;) {
-        if (n == cap) {
-            if (cap >= JSON_MAX_FILE_BYTES) {
-                remat_xfree(buf);
-                fclose(f);
-                return remat_error_set(err, REMAT_ERR_INPUT, "%s: file: expected at most %u bytes, got more", path,
-                                       JSON_MAX_FILE_BYTES);
-            }
-            cap *= 2;
-            char *nb = remat_xrealloc(buf, cap + 1, err);
-            if (!nb) {
-                remat_xfree(buf);
-                fclose(f);
-                return REMAT_ERR_NOMEM;
-            }
-            buf = nb;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        remat_xfree(buf);
-        return remat_error_set(err, REMAT_ERR_IO, "%s: file: read error", path);
-    }
-    buf[n] = '\0';
-    *text = buf;
-    *len = n;
-    return REMAT_OK;
+    return remat_input_read_all(path, JSON_MAX_FILE_BYTES, text, len, err);
 }
 
 const cJSON *json_member(const cJSON *obj, const char *key) {

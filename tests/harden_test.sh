@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# harden_test.sh - the adversarial cases of a user's files and of commands that
+# must return: outputs that are inputs, the user's own *.tmp files, /dev/null,
+# /dev/full, read-only files and folders, a file-size limit (a full disk without a
+# mount), FIFOs with and without a peer, SIGTERM in the middle of a write, two
+# writers of one path, gnuplot that fails, truncates or hangs, and inputs that are
+# folders or FIFOs. Every case runs under `timeout`, so a hang fails the test
+# instead of stalling CI.
+set -u
+remat="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+cd "${TEST_SRCDIR:-.}/${TEST_WORKSPACE:-remat}" 2>/dev/null || true
+tmp="${TEST_TMPDIR:-/tmp}/harden.$$"
+rm -rf "$tmp"
+mkdir -p "$tmp"
+fails=0 passes=0
+LIMIT=60 # seconds any one command may take here
+
+ok() { passes=$((passes+1)); }
+bad() { echo "FAIL: $*"; fails=$((fails+1)); }
+
+expect() { # expect <code> <stderr-pattern> -- command...
+  local want="$1" pat="$2"; shift 3
+  local code
+  timeout -k 5 "$LIMIT" "$@" >"$tmp/out" 2>"$tmp/err"; code=$?
+  if [ "$code" = 124 ] || [ "$code" = 137 ]; then bad "'$*' did not return within $LIMIT s"; return; fi
+  if [ "$code" != "$want" ]; then bad "'$*' exited $code, expected $want; stderr: $(cat "$tmp/err")"; return; fi
+  if [ -n "$pat" ] && ! grep -qE -- "$pat" "$tmp/err"; then bad "'$*' stderr does not match /$pat/: $(cat "$tmp/err")"; return; fi
+  if [ "$want" = 2 ] && [ "$(wc -l < "$tmp/err")" -ne 1 ]; then bad "'$*' printed more than one error line: $(cat "$tmp/err")"; return; fi
+  ok
+}
+
+same() { cmp -s "$1" "$2" && ok || bad "$3"; }
+no_temps() { # no_temps <dir> <what>
+  if ls "$1" | grep -q '\.remat-'; then bad "$2: temporary left in $1: $(ls "$1")"; else ok; fi
+}
+
+M=data/models/tiny-mlp-lif.json
+P=data/plans/tiny-mlp-lif-ckpt.json
+cp "$M" "$tmp/m.json"; cp "$M" "$tmp/m.orig"
+timeout "$LIMIT" "$remat" run --model "$M" --trace "$tmp/t.h5" >/dev/null || bad "baseline trace"
+timeout "$LIMIT" "$remat" run --model "$M" --dump "$tmp/ref.h5" >/dev/null || bad "reference dump"
+cp "$tmp/t.h5" "$tmp/t.orig"
+
+# ---- an output that is an input, by identity: refused before any work ----------
+expect 2 "same file as --model" -- "$remat" run --model "$tmp/m.json" --trace "$tmp/m.json"
+same "$tmp/m.json" "$tmp/m.orig" "run --model m --trace m changed the model"
+expect 2 "same file as --model" -- "$remat" run --model "$tmp/m.json" --dump "$tmp/./m.json"
+ln -s m.json "$tmp/link.json"; ln "$tmp/m.json" "$tmp/hard.json"
+expect 2 "same file as --model" -- "$remat" run --model "$tmp/link.json" --trace "$tmp/hard.json"
+expect 2 "same file as --plan" -- "$remat" run --model "$M" --plan "$tmp/m.json" --trace "$tmp/m.json"
+expect 2 "same file as --trace" -- "$remat" run --model "$M" --trace "$tmp/x.h5" --dump "$tmp/x.h5"
+[ -e "$tmp/x.h5" ] && bad "run --trace x --dump x wrote x" || ok
+expect 2 "same file as --trace" -- "$remat" simulate --trace "$tmp/t.h5" --out "$tmp/t.h5"
+expect 2 "same file as --trace" -- "$remat" search --trace "$tmp/t.h5" --budget 1GiB --out "$tmp/t.h5"
+expect 2 "same file as --trace" -- "$remat" search --trace "$tmp/t.h5" --level 1 --pareto "$tmp/t.h5"
+expect 2 "same file as --out" -- "$remat" search --trace "$tmp/t.h5" --budget 1GiB --out "$tmp/o.json" --pareto "$tmp/o.json"
+expect 2 "same file as --trace" -- "$remat" tune --trace "$tmp/t.h5" --budget 1GiB --out "$tmp/t.h5"
+same "$tmp/t.h5" "$tmp/t.orig" "a refused command changed the trace"
+cp "$tmp/t.h5" "$tmp/fig.dat"
+expect 2 "same file as --trace" -- "$remat" plot --trace "$tmp/fig.dat" --out "$tmp/fig.png" --data-only
+
+# ---- the user's *.tmp files are never touched; an empty path is refused ----------
+echo mine > "$tmp/res.h5.tmp"
+expect 0 "" -- "$remat" run --model "$M" --trace "$tmp/res.h5"
+[ "$(cat "$tmp/res.h5.tmp")" = mine ] && ok || bad "the user's res.h5.tmp was consumed"
+mkdir -p "$tmp/cwd"; echo mine > "$tmp/cwd/.tmp"
+(cd "$tmp/cwd" && timeout "$LIMIT" "$remat" run --model "$OLDPWD/$M" --trace "" >/dev/null 2>"$tmp/err"); code=$?
+[ "$code" = 2 ] && grep -q "empty path" "$tmp/err" && ok || bad "--trace '' exited $code: $(cat "$tmp/err")"
+[ "$(cat "$tmp/cwd/.tmp")" = mine ] && ok || bad "--trace '' deleted ./.tmp"
+no_temps "$tmp" "after successful runs"
+
+# ---- destinations that are not regular files -----------------------------------
+expect 0 "" -- "$remat" run --model "$M" --trace /dev/null --dump /dev/null
+[ -c /dev/null ] && ok || bad "/dev/null is no longer a character device"
+expect 2 "No space left on device" -- "$remat" run --model "$M" --trace /dev/full
+expect 2 "No space left on device" -- "$remat" run --model "$M" --dump /dev/full
+expect 2 "No space left on device" -- "$remat" search --trace "$tmp/t.h5" --budget 1GiB --out /dev/full
+expect 2 "No space left on device" -- "$remat" search --trace "$tmp/t.h5" --budget 1GiB --pareto /dev/full
+expect 2 "No space left on device" -- "$remat" simulate --trace "$tmp/t.h5" --out /dev/full
+expect 2 "is a directory" -- "$remat" run --model "$M" --trace "$tmp"
+mkfifo "$tmp/out.fifo"
+cat "$tmp/out.fifo" > "$tmp/from.fifo" &
+reader=$!
+expect 0 "" -- "$remat" run --model "$M" --dump "$tmp/out.fifo"
+wait "$reader"
+same "$tmp/from.fifo" "$tmp/ref.h5" "a dump written to a FIFO differs from the file"
+[ -p "$tmp/out.fifo" ] && ok || bad "the FIFO was replaced"
+REMAT_FIFO_WAIT_S=1 expect 2 "no reader" -- "$remat" run --model "$M" --dump "$tmp/out.fifo"
+
+# ---- read-only destinations and folders: refused, left as they are ----------------
+cp "$tmp/t.orig" "$tmp/ro.h5"; chmod 444 "$tmp/ro.h5"
+expect 2 "read-only" -- "$remat" run --model "$M" --trace "$tmp/ro.h5"
+same "$tmp/ro.h5" "$tmp/t.orig" "a read-only trace was replaced"
+if [ "$(id -u)" != 0 ]; then
+  mkdir -p "$tmp/rodir"; chmod 555 "$tmp/rodir"
+  expect 2 "Permission denied" -- "$remat" run --model "$M" --trace "$tmp/rodir/t.h5"
+  chmod 755 "$tmp/rodir"
+else
+  echo "note: running as root, the read-only folder case is skipped (root writes anywhere)"
+fi
+expect 2 "No such file or directory" -- "$remat" run --model "$M" --trace "$tmp/missing/dir/t.h5"
+
+# ---- a full disk: a file-size limit, the old file kept, no temporary left -----------
+cp "$tmp/t.orig" "$tmp/full.h5"
+# (stderr goes through a pipe: a file would be cut by the limit too)
+err=$( (trap '' XFSZ; ulimit -f 8; exec timeout "$LIMIT" "$remat" run --model "$M" --trace "$tmp/full.h5" 2>&1 >/dev/null) ); code=$?
+[ "$code" = 2 ] && echo "$err" | grep -q "File too large" && ok || bad "write past ulimit -f exited $code: $err"
+same "$tmp/full.h5" "$tmp/t.orig" "a failed write damaged the old trace"
+err=$( (trap '' XFSZ; ulimit -f 0; exec timeout "$LIMIT" "$remat" search --trace "$tmp/t.h5" --budget 1GiB --pareto "$tmp/front.json" 2>&1 >/dev/null) ); code=$?
+[ "$code" = 2 ] && echo "$err" | grep -q "File too large" && ok || bad "pareto past ulimit -f exited $code: $err"
+[ -e "$tmp/front.json" ] && bad "a failed write left front.json" || ok
+no_temps "$tmp" "after failed writes"
+
+# ---- two writers of one path: one whole file --------------------------------------
+for i in 1 2 3 4; do timeout "$LIMIT" "$remat" run --model "$M" --dump "$tmp/shared.h5" >/dev/null & done
+wait
+same "$tmp/shared.h5" "$tmp/ref.h5" "concurrent writers left a damaged dump"
+no_temps "$tmp" "after concurrent writers"
+
+# ---- gnuplot: failures, truncated images and hangs are caught ---------------------
+gp="$tmp/gp"; mkdir -p "$gp"
+printf '#!/bin/sh\neval "$2"\nprintf "\\211PNG\\r\\n\\032\\n" > "$outfile"\n' > "$gp/truncating"
+printf '#!/bin/sh\necho "line 3: no such thing" >&2\nexit 1\n' > "$gp/failing"
+printf '#!/bin/sh\necho $$ > "%s/hung.pid"\nexec sleep 300\n' "$gp" > "$gp/hanging"
+chmod +x "$gp"/*
+echo old > "$tmp/fig.png"
+REMAT_GNUPLOT="$gp/truncating" expect 1 "truncated PNG" -- "$remat" plot --trace "$tmp/t.h5" --out "$tmp/fig.png"
+[ "$(cat "$tmp/fig.png")" = old ] && ok || bad "a truncated PNG replaced the old image"
+REMAT_GNUPLOT="$gp/failing" expect 1 "no such thing" -- "$remat" plot --trace "$tmp/t.h5" --out "$tmp/fig.png"
+start=$(date +%s)
+REMAT_GNUPLOT="$gp/hanging" REMAT_GNUPLOT_TIMEOUT_S=1 expect 1 "killed" -- "$remat" plot --trace "$tmp/t.h5" --out "$tmp/fig.png"
+[ $(( $(date +%s) - start )) -lt 30 ] && ok || bad "a hanging gnuplot was not stopped in time"
+[ "$(cat "$tmp/fig.png")" = old ] && ok || bad "a failed gnuplot replaced the old image"
+no_temps "$tmp" "after gnuplot failures"
+
+# ---- SIGTERM in the middle of a write: no temporary, the old file kept -------------
+rm -f "$gp/hung.pid"
+REMAT_GNUPLOT="$gp/hanging" timeout "$LIMIT" "$remat" plot --trace "$tmp/t.h5" --out "$tmp/fig.png" >/dev/null 2>&1 &
+victim=$!
+for _ in $(seq 1 200); do [ -s "$gp/hung.pid" ] && break; sleep 0.05; done
+if ls "$tmp" | grep -q 'fig.png.remat-'; then ok; else bad "no temporary image while gnuplot ran"; fi
+kill -TERM "$victim" 2>/dev/null; pkill_target=$(cat "$gp/hung.pid" 2>/dev/null)
+wait "$victim" 2>/dev/null
+[ -n "$pkill_target" ] && kill "$pkill_target" 2>/dev/null
+no_temps "$tmp" "after SIGTERM"
+[ "$(cat "$tmp/fig.png")" = old ] && ok || bad "SIGTERM damaged the old image"
+
+# ---- inputs that are folders or FIFOs: named, and never a hang ---------------------
+expect 2 "is a directory" -- "$remat" run --model "$tmp"
+expect 2 "is a directory" -- "$remat" simulate --trace "$tmp"
+mkfifo "$tmp/in.fifo"
+REMAT_FIFO_WAIT_S=1 expect 2 "no writer" -- "$remat" run --model "$tmp/in.fifo"
+REMAT_FIFO_WAIT_S=1 expect 2 "no writer" -- "$remat" simulate --trace "$tmp/in.fifo"
+expect 0 "" -- "$remat" run --model <(cat "$M") --plan <(cat "$P")
+expect 0 "" -- "$remat" simulate --trace <(cat "$tmp/t.h5")
+
+rm -rf "$tmp"
+echo "harden: $passes passed, $fails failed"
+[ "$fails" -eq 0 ]
