@@ -154,7 +154,13 @@ remat_status remat_tune(const remat_trace *base, const remat_tune_opts *o, int64
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     tune_ctx c = {base, o, budget, 0, out, err};
-    int64_t max = o->max_value > 0 ? o->max_value : (o->dim_T ? (int64_t)1 << 16 : (int64_t)1 << 20);
+    int64_t limit = o->dim_T ? REMAT_SIM_MAX_T : REMAT_SIM_MAX_N;
+    int64_t max = o->max_value > 0 ? o->max_value : limit;
+    if (max > limit)
+        return remat_error_set(err, REMAT_ERR_INPUT,
+                               "--max: %lld is above the largest %s tune tries (%lld: each probe simulates the model at "
+                               "that size, and larger ones would not finish)",
+                               (long long)max, o->dim_T ? "T" : "N", (long long)limit);
     int64_t v0 = o->dim_T ? base->T : base->N;
     remat_status st = largest(&c, fits_plain, v0, max);
     if (st == REMAT_OK) st = largest(&c, fits_ckpt, out->plain.value > v0 ? out->plain.value : v0, max);

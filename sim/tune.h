@@ -25,7 +25,8 @@ extern "C" {
 
 typedef struct remat_tune_opts {
     int dim_T;               /* 0: tune N, 1: tune T */
-    int64_t max_value;       /* largest value tried (0: 1<<20 for N, 1<<16 for T) */
+    int64_t max_value;       /* largest value tried (0: REMAT_SIM_MAX_N or _T, sim/search.h;
+                                more is refused) */
     remat_sim_opts sim;      /* allocator, config, iterations (T and N are set by the tuner) */
 } remat_tune_opts;
 

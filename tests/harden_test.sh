@@ -154,6 +154,12 @@ REMAT_FIFO_WAIT_S=1 expect 2 "no writer" -- "$remat" simulate --trace "$tmp/in.f
 expect 0 "" -- "$remat" run --model <(cat "$M") --plan <(cat "$P")
 expect 0 "" -- "$remat" simulate --trace <(cat "$tmp/t.h5")
 
+# ---- work bounded by the input: refused up front, with the limit and why ------------
+expect 2 "above 65536" -- "$remat" search --trace "$tmp/t.h5" --budget 1GiB --T 1048576
+expect 2 "above 1048576" -- "$remat" simulate --trace "$tmp/t.h5" --N 2000000
+expect 2 "above the largest T" -- "$remat" tune --trace "$tmp/t.h5" --budget 1GiB --dim T --max 9999999
+expect 2 "more than --max-plans" -- "$remat" verify --model "$M" --grid --sample 2147483647
+
 rm -rf "$tmp"
 echo "harden: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

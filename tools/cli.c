@@ -283,3 +283,13 @@ void cli_progress_done(void) {
     }
     g_progress_len = 0;
 }
+
+int cli_check_sim_size(const char *cmd, int64_t N, int64_t T, int64_t max_N, int64_t max_T) {
+    const char *flag = N > max_N ? "--N" : T > max_T ? "--T" : NULL;
+    if (!flag) return 0;
+    fprintf(stderr,
+            "remat %s: %s: %lld is above %lld, the largest the simulator takes (the work and memory of a search grow "
+            "with it; larger ones would not finish)\n",
+            cmd, flag, (long long)(N > max_N ? N : T), (long long)(N > max_N ? max_N : max_T));
+    return 2;
+}

@@ -38,6 +38,10 @@ int cli_parse(int argc, char **argv, const char *usage, const cli_option *opts, 
 int64_t cli_parse_size(const char *s);
 /* Prints "remat <cmd>: <msg>" on stderr and returns the exit code for err->status. */
 int cli_fail(const char *cmd, const remat_error *err);
+/* 0 when --N and --T (0: as recorded) are within the simulator's limits
+ * (REMAT_SIM_MAX_N, REMAT_SIM_MAX_T of sim/search.h, passed in); else prints
+ * "remat <cmd>: --T: <v> is above <limit> (...)" and returns 2. */
+int cli_check_sim_size(const char *cmd, int64_t N, int64_t T, int64_t max_N, int64_t max_T);
 /* Prints "remat <cmd>: <field>: missing (expected ...)" and returns 2. */
 int cli_missing(const char *cmd, const char *flag, const char *expected);
 /* Human size: "123.4 MiB (129394688 B)" into buf. */

@@ -216,6 +216,7 @@ int remat_cmd_search(int argc, char **argv) {
     const cli_file ins[] = {{"--trace", trace_path}};
     const cli_file outs[] = {{"--out", out}, {"--pareto", pareto}};
     if (cli_refuse_overlap("search", ins, 1, outs, 2)) return 2;
+    if (cli_check_sim_size("search", N, T, REMAT_SIM_MAX_N, REMAT_SIM_MAX_T)) return 2;
     if ((budget >= 0) == (level >= 0)) {
         fprintf(stderr, "remat search: --budget/--level: expected exactly one of them\n");
         return 2;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/io/trace.h"
+#include "sim/search.h"
 #include "sim/sim.h"
 #include "tools/cli.h"
 #include "tools/paths.h"
@@ -94,6 +95,7 @@ int remat_cmd_simulate(int argc, char **argv) {
     const cli_file ins[] = {{"--trace", trace_path}, {"--plan", plan_path}};
     const cli_file outs[] = {{"--out", out_path}};
     if (cli_refuse_overlap("simulate", ins, 2, outs, 1)) return 2;
+    if (cli_check_sim_size("simulate", N, T, REMAT_SIM_MAX_N, REMAT_SIM_MAX_T)) return 2;
     remat_error err = {0};
     remat_sim_opts so;
     if (remat_sim_opts_from_flags(alloc, alloc_cfg, N, T, iters, &so, &err) != REMAT_OK) return cli_fail("simulate", &err);

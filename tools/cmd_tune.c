@@ -64,7 +64,7 @@ int remat_cmd_tune(int argc, char **argv) {
         {"--trace", CLI_STRING, &trace_path, "baseline trace (remat run --trace, no plan)"},
         {"--budget", CLI_SIZE, &budget, "memory budget"},
         {"--dim", CLI_STRING, &dim, "N (batch size, default) or T (time steps)"},
-        {"--max", CLI_SIZE, &max_value, "largest value to try (default 2^20 for N, 2^16 for T)"},
+        {"--max", CLI_SIZE, &max_value, "largest value to try (default and limit: 2^20 for N, 2^16 for T)"},
         {"--allocator", CLI_STRING, &alloc, "exact (peak live bytes, default) or caching (peak reserved bytes)"},
         {"--allocator-config", CLI_STRING, &alloc_cfg, "caching allocator settings (default: the trace's)"},
         {"--out", CLI_STRING, &out, "write the checkpoint plan for the tuned size (JSON plan file)"},

@@ -186,7 +186,7 @@ int remat_cmd_verify(int argc, char **argv) {
         {"--grid", CLI_FLAG, &grid, "verify every valid plan of the model instead of one"},
         {"--sample", CLI_INT, &sample, "with --grid: verify a seeded random sample of K plans"},
         {"--sample-seed", CLI_STRING, &sample_seed_s, "with --sample: seed of the sample (default: --seed)"},
-        {"--max-plans", CLI_INT, &max_plans_i, "with --grid: refuse a full grid of more plans than this (default 20000; use --sample)"},
+        {"--max-plans", CLI_INT, &max_plans_i, "with --grid: refuse a full grid or a --sample of more plans than this (default 20000)"},
         {"--all-rows", CLI_FLAG, &all_rows, "with --grid: print every row (default: at most 200, then failures and best)"},
         {"--compressors", CLI_FLAG, &compressors, "check the compressors alone over adversarial inputs"},
         {"--large", CLI_STRING, &large,

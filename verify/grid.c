@@ -127,9 +127,11 @@ static remat_status run_full(const remat_verify_baseline *bl, const remat_model 
     return st;
 }
 
-remat_status remat_verify_grid_run(const remat_model *m, remat_backend *b, const remat_verify_grid_opts *o,
+remat_status remat_verify_grid_run(const remat_model *m, remat_backend *b, const remat_verify_grid_opts *opts,
                                    remat_verify_grid_row **rows, int *n_rows, remat_verify_grid_summary *summary,
                                    remat_error *err) {
+    remat_verify_grid_opts clamped = *opts;
+    const remat_verify_grid_opts *o = &clamped;
     *rows = NULL;
     *n_rows = 0;
     memset(summary, 0, sizeof *summary);
@@ -139,6 +141,13 @@ remat_status remat_verify_grid_run(const remat_model *m, remat_backend *b, const
     summary->sampled = o->sample > 0;
     summary->sample_seed = o->sample_seed;
     if (o->sample < 0) return remat_error_set(err, REMAT_ERR_INPUT, "--sample: expected a positive count, got %d", o->sample);
+    if (o->sample && o->max_plans > 0 && o->sample > o->max_plans)
+        return remat_error_set(err, REMAT_ERR_INPUT,
+                               "%s: --sample: %d plans, more than --max-plans %" PRId64
+                               " (each plan is a full training run and a row in memory; raise --max-plans to run more)",
+                               m->path, o->sample, o->max_plans);
+    /* a sample larger than the grid is the grid: memory proportional to what runs */
+    if (o->sample && size - 1 < o->sample) clamped.sample = size - 1 >= 1 ? (int)(size - 1) : 1;
     if (!o->sample && o->max_plans > 0 && size - 1 > o->max_plans)
         return remat_error_set(err, REMAT_ERR_INPUT,
                                "%s: grid: %" PRId64 " valid plans, more than %" PRId64

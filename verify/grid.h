@@ -23,7 +23,8 @@ extern "C" {
 
 typedef struct remat_verify_grid_opts {
     remat_verify_opts v;        /* seed, fault, check_compress for every plan */
-    int sample;                 /* 0: every plan; K > 0: a random sample of K */
+    int sample;                 /* 0: every plan; K > 0: a random sample of K (at most the grid's
+                                   plans; more than max_plans is refused) */
     uint64_t sample_seed;
     int64_t max_plans;          /* refuse (REMAT_ERR_INPUT) a full grid larger than this; 0: no limit */
     /* Called before each plan (may be NULL). */
