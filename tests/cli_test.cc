@@ -236,6 +236,32 @@ TEST(CliProgress, OnlyWhenAskedOrTerminal) {
     unsetenv("REMAT_PROGRESS");
 }
 
+TEST(CliParse, RepeatedOptionIsAnError) {
+    Args a{"run", "--model", "a.json", "--model", "b.json"};
+    Opts o;
+    int help = 0;
+    std::string out, errs;
+    EXPECT_EQ(parse(a, o, &help, &out, &errs), 2);
+    EXPECT_NE(errs.find("--model: given more than once"), std::string::npos) << errs;
+    Args b{"run", "--iters", "2", "--iters=3"};
+    Opts o2;
+    EXPECT_EQ(parse(b, o2, &help, &out, &errs), 2);
+    Args c{"run", "--trace", "a.h5", "--trace", "b.h5"}; /* lists collect */
+    Opts o3;
+    EXPECT_EQ(parse(c, o3, &help, &out, &errs), 0);
+    EXPECT_EQ(o3.traces.n, 2);
+}
+
+TEST(CliParse, SeedsAreDecimalUint64) {
+    uint64_t v = 0;
+    EXPECT_TRUE(cli_parse_u64("0", &v));
+    EXPECT_EQ(v, 0u);
+    EXPECT_TRUE(cli_parse_u64("18446744073709551615", &v));
+    EXPECT_EQ(v, UINT64_MAX);
+    for (const char *bad : {"", "-1", "+1", " 1", "1 ", "0x10", "18446744073709551616", "1e3"})
+        EXPECT_FALSE(cli_parse_u64(bad, &v)) << "'" << bad << "'";
+}
+
 // tools/paths.h: an output that is an input, by identity, not by name.
 TEST(Paths, SameFileByIdentityNotName) {
     const char *t = getenv("TEST_TMPDIR");

@@ -70,7 +70,8 @@ mkdir -p "$tmp/cwd"; echo mine > "$tmp/cwd/.tmp"
 no_temps "$tmp" "after successful runs"
 
 # ---- destinations that are not regular files -----------------------------------
-expect 0 "" -- "$remat" run --model "$M" --trace /dev/null --dump /dev/null
+expect 0 "" -- "$remat" run --model "$M" --trace /dev/null
+expect 0 "" -- "$remat" run --model "$M" --dump /dev/null
 [ -c /dev/null ] && ok || bad "/dev/null is no longer a character device"
 expect 2 "No space left on device" -- "$remat" run --model "$M" --trace /dev/full
 expect 2 "No space left on device" -- "$remat" run --model "$M" --dump /dev/full
@@ -153,6 +154,14 @@ REMAT_FIFO_WAIT_S=1 expect 2 "no writer" -- "$remat" run --model "$tmp/in.fifo"
 REMAT_FIFO_WAIT_S=1 expect 2 "no writer" -- "$remat" simulate --trace "$tmp/in.fifo"
 expect 0 "" -- "$remat" run --model <(cat "$M") --plan <(cat "$P")
 expect 0 "" -- "$remat" simulate --trace <(cat "$tmp/t.h5")
+
+# ---- options: repeated ones, the seed range, a trace of a dump step ----------------
+expect 2 "given more than once" -- "$remat" run --model "$M" --model "$tmp/m.json"
+expect 2 "given more than once" -- "$remat" simulate --trace "$tmp/t.h5" --T 8 --T 16
+expect 0 "" -- "$remat" run --model "$M" --seed 18446744073709551615
+expect 2 "not a seed" -- "$remat" run --model "$M" --seed 18446744073709551616
+expect 2 "not a seed" -- "$remat" run --model "$M" --seed -1
+expect 2 "expected one of --trace, --dump" -- "$remat" run --model "$M" --trace "$tmp/td.h5" --dump "$tmp/dd.h5"
 
 # ---- work bounded by the input: refused up front, with the limit and why ------------
 expect 2 "above 65536" -- "$remat" search --trace "$tmp/t.h5" --budget 1GiB --T 1048576

@@ -7,7 +7,8 @@
  * - A value may not start with "--" (so "--model --plan x" reports the missing
  *   value of --model instead of loading a file called "--plan").
  * - A repeated option: STRING_LIST options collect every value (at most
- *   CLI_LIST_MAX); any other kind keeps the last value.
+ *   CLI_LIST_MAX); any other option given twice is an error (`--model A --model B`
+ *   would otherwise silently drop A).
  * - INT values are decimal, may carry a sign, and must fit an int; DOUBLE values
  *   must be finite; SIZE values follow cli_parse_size.
  * - Sizes: an integer number of bytes, or a decimal number with a binary suffix
@@ -180,6 +181,7 @@ int cli_parse(int argc, char **argv, const char *usage, const cli_option *opts, 
             if (help_shown) *help_shown = 1;
             return 0;
         }
+    unsigned char seen[CLI_MAX_OPTIONS] = {0};
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
@@ -192,6 +194,14 @@ int cli_parse(int argc, char **argv, const char *usage, const cli_option *opts, 
         if (!o) {
             fprintf(stderr, "remat %s: %.*s: unknown option (see --help)\n", cmd, (int)name_len, arg);
             return 2;
+        }
+        size_t idx = (size_t)(o - opts);
+        if (o->kind != CLI_STRING_LIST && idx < CLI_MAX_OPTIONS) {
+            if (seen[idx]) {
+                fprintf(stderr, "remat %s: %s: given more than once (expected it at most once)\n", cmd, o->name);
+                return 2;
+            }
+            seen[idx] = 1;
         }
         if (o->kind == CLI_FLAG) {
             if (eq) {
@@ -292,4 +302,16 @@ int cli_check_sim_size(const char *cmd, int64_t N, int64_t T, int64_t max_N, int
             "with it; larger ones would not finish)\n",
             cmd, flag, (long long)(N > max_N ? N : T), (long long)(N > max_N ? max_N : max_T));
     return 2;
+}
+
+int cli_parse_u64(const char *s, uint64_t *out) {
+    if (!s || !*s) return 0;
+    for (const char *p = s; *p; p++)
+        if (*p < '0' || *p > '9') return 0;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end) return 0;
+    *out = (uint64_t)v;
+    return 1;
 }

@@ -28,12 +28,17 @@ typedef struct cli_option {
 } cli_option;
 
 #define CLI_LIST_MAX 32
+#define CLI_MAX_OPTIONS 128 /* options of one command (repeats are detected among these) */
 typedef struct cli_list { int n; const char *items[CLI_LIST_MAX]; } cli_list;
 
 /* Parses argv[1..] against opts (terminated by {0}). "--help"/"-h" prints usage
  * (the usage line, then one line per option) to stdout and returns 0 with *help_shown = 1.
- * Unknown flag, missing value, bad number: one line on stderr, returns 2. */
+ * Unknown flag, missing value, bad number, an option other than a STRING_LIST given
+ * twice: one line on stderr, returns 2. */
 int cli_parse(int argc, char **argv, const char *usage, const cli_option *opts, int *help_shown);
+/* A decimal 0..2^64-1 (digits only: no sign, blanks or hexadecimal): 1 and *out,
+ * else 0. Every command's --seed is one of these (the trace schema's range). */
+int cli_parse_u64(const char *s, uint64_t *out);
 /* "512", "64KiB", "1.5GiB", "8GB"? (B, KiB, MiB, GiB, TiB; also K/M/G as binary). -1 on error. */
 int64_t cli_parse_size(const char *s);
 /* Prints "remat <cmd>: <msg>" on stderr and returns the exit code for err->status. */

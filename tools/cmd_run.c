@@ -13,7 +13,7 @@
 
 static const char *USAGE =
     "usage: remat run --model M.json [--plan P.json] [--backend ref|cuda] [--seed S] [--iters N]\n"
-    "                 [--trace OUT.h5] [--dump OUT.h5] [--threads N] [--allocator-config K=V,...] [--json]\n"
+    "                 [--trace OUT.h5 | --dump OUT.h5] [--threads N] [--allocator-config K=V,...] [--json]\n"
     "\n"
     "Runs training steps of the model under the plan (no plan: plain backpropagation) and\n"
     "prints the loss, the peak live and reserved bytes, the bytes held at the end of\n"
@@ -98,13 +98,14 @@ static void print_json(const remat_model *m, const char *plan_path, const char *
 
 int remat_cmd_run(int argc, char **argv) {
     const char *model_path = NULL, *plan_path = NULL, *backend = "ref", *trace_path = NULL, *dump_path = NULL;
-    const char *alloc_cfg = NULL;
-    int seed = 1, iters = 1, threads = 1, json = 0, help = 0, no_input_grad = 0;
+    const char *alloc_cfg = NULL, *seed_s = NULL;
+    uint64_t seed = 1;
+    int iters = 1, threads = 1, json = 0, help = 0, no_input_grad = 0;
     const cli_option opts[] = {
         {"--model", CLI_STRING, &model_path, "model file (JSON)"},
         {"--plan", CLI_STRING, &plan_path, "plan file (JSON); none = plain backpropagation"},
         {"--backend", CLI_STRING, &backend, "ref (default) or cuda"},
-        {"--seed", CLI_INT, &seed, "seed of parameters, input, labels and dropout (default 1)"},
+        {"--seed", CLI_STRING, &seed_s, "seed of parameters, input, labels and dropout, 0..2^64-1 (default 1)"},
         {"--iters", CLI_INT, &iters, "training steps (default 1)"},
         {"--threads", CLI_INT, &threads, "reference-backend threads (default 1)"},
         {"--trace", CLI_STRING, &trace_path, "write the allocation trace (HDF5)"},
@@ -129,8 +130,13 @@ int remat_cmd_run(int argc, char **argv) {
         fprintf(stderr, "remat run: --threads: %d is out of range (expected 1..256)\n", threads);
         return 2;
     }
-    if (seed < 0) {
-        fprintf(stderr, "remat run: --seed: %d is negative (expected 0 or more)\n", seed);
+    if (seed_s && !cli_parse_u64(seed_s, &seed)) {
+        fprintf(stderr, "remat run: --seed: '%s' is not a seed (expected a decimal 0..2^64-1)\n", seed_s);
+        return 2;
+    }
+    if (trace_path && dump_path) {
+        fprintf(stderr, "remat run: --trace: a dump step skips the optimiser update, so its trace is not one that "
+                        "simulate, search or tune replay (expected one of --trace, --dump)\n");
         return 2;
     }
     if (dump_path && no_input_grad) {
@@ -146,7 +152,7 @@ int remat_cmd_run(int argc, char **argv) {
     remat_plan p;
     if (remat_tools_load(model_path, plan_path, &m, &p, &err) != REMAT_OK) return cli_fail("run", &err);
     remat_exec_opts o = remat_exec_opts_default();
-    o.seed = (uint64_t)seed;
+    o.seed = seed;
     o.no_input_grad = no_input_grad;
     if (alloc_cfg && remat_caching_config_parse(alloc_cfg, &o.caching, &err) != REMAT_OK) {
         remat_plan_free(&p);

@@ -39,16 +39,6 @@ static const char *USAGE =
     "Exit status: 0 all identical (and, for one plan, it saves memory), 1 a check failed,\n"
     "2 bad input. docs/verify.md says what bit-identical guarantees.";
 
-static int parse_u64(const char *s, uint64_t *out) {
-    if (!s || !*s || *s == '-') return 0;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end) return 0;
-    *out = (uint64_t)v;
-    return 1;
-}
-
 static int parse_fault(const char *s, remat_fault *out) {
     static const struct { const char *name; remat_fault f; } k[] = {
         {"none", REMAT_FAULT_NONE},
@@ -82,7 +72,7 @@ static int run_compressors(uint64_t seed, const char *large, int json) {
         o.large_elems = REMAT_COMPRESS_MAX_ELEMS;
     } else {
         uint64_t v;
-        if (!parse_u64(large, &v) || v > (uint64_t)REMAT_COMPRESS_MAX_ELEMS) {
+        if (!cli_parse_u64(large, &v) || v > (uint64_t)REMAT_COMPRESS_MAX_ELEMS) {
             fprintf(stderr, "remat verify: --large: '%s' is not an element count (expected 0..%" PRId64
                             ", auto or max)\n",
                     large, REMAT_COMPRESS_MAX_ELEMS);
@@ -207,12 +197,12 @@ int remat_cmd_verify(int argc, char **argv) {
     if (rc != 0 || help) return rc;
 
     uint64_t seed = 1, sample_seed;
-    if (seed_s && !parse_u64(seed_s, &seed)) {
+    if (seed_s && !cli_parse_u64(seed_s, &seed)) {
         fprintf(stderr, "remat verify: --seed: '%s' is not a seed (expected a decimal 0..2^64-1)\n", seed_s);
         return 2;
     }
     sample_seed = seed;
-    if (sample_seed_s && !parse_u64(sample_seed_s, &sample_seed)) {
+    if (sample_seed_s && !cli_parse_u64(sample_seed_s, &sample_seed)) {
         fprintf(stderr, "remat verify: --sample-seed: '%s' is not a seed (expected a decimal 0..2^64-1)\n",
                 sample_seed_s);
         return 2;
