@@ -427,6 +427,13 @@ TEST(ModelParse, AbsurdSizesRefusedBeforeAllocating) {
                    "input");
     // input small, layer output huge: 2^16 * 2^16 * 2^16 * 4 = 2^50
     expect_refused(make("65536", "65536", "1", "65536"), "layers[0]: expected activations under 1 TiB", "act");
+    // exactly 1 TiB is not under 1 TiB: 2^10 * 2^10 * 2^18 * 4 = 2^40 bytes of input
+    expect_refused(make("1024", "1024", "262144", "2"), "input.shape: expected T*N*features*4 bytes under 1 TiB",
+                   "exactly 1 TiB");
+    {
+        Parsed just_under(make("1024", "1023", "262144", "2"));
+        EXPECT_EQ(just_under.st, REMAT_OK) << just_under.err.msg;
+    }
     expect_refused(make("1", "1", "16777217", "2"), "input.shape[0]: expected an integer in [1, 16777216]", "width");
     expect_refused(make("1", "1", "1e300", "2"), "input.shape[0]: expected an integer", "1e300");
 }

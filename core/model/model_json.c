@@ -27,7 +27,7 @@
 #define MAX_N ((int64_t)1 << 24)
 #define MAX_FEATURES ((int64_t)1 << 24)
 #define MAX_LAYERS 4096
-#define TENSOR_BYTES_LIMIT ((int64_t)1 << 40)
+#define TENSOR_BYTES_LIMIT (((int64_t)1 << 40) - 1) /* the largest size "under 1 TiB" */
 
 static const char *const loss_names[] = {"rate_mse", "rate_ce"};
 static const char *const opt_names[] = {"sgd", "adam"};
