@@ -403,6 +403,36 @@ TEST(ModelParse, BadTextAndStructure) {
     expect_refused(replace_once(kBase, R"("blocks": [)", R"("blocks": 3, "z": [)"), "z: unknown field", "z");
 }
 
+// What strict JSON refuses and cJSON accepted: each with the line and column.
+TEST(ModelParse, StrictJson) {
+    std::string base = kBase;
+    ASSERT_NE(base.find("\"name\": \"t\""), std::string::npos);
+    auto with_desc = [&](const std::string &d) {
+        return replace_once(base, "\"name\": \"t\",", "\"name\": \"t\", \"description\": \"" + d + "\",");
+    };
+    expect_refused(replace_once(base, "\"T\": 4", "\"T\": 04"), "(file): expected valid JSON, got a number with a leading zero at line 1",
+                   "leading zero");
+    expect_refused(replace_once(base, "\"name\": \"fc1\"", "\"name\": \"fc\\u00001\""),
+                   "got \\u0000 in a string (expected no NUL character) at line 6", "NUL in a name");
+    expect_refused(with_desc("a\tb"), "a raw control character (0x09)", "tab");
+    expect_refused(with_desc("a\xff" "b"), "invalid UTF-8 (byte 0xFF) at line 1, column", "0xFF");
+    expect_refused(with_desc("a\xc0\xaf" "b"), "invalid UTF-8 (byte 0xC0)", "overlong 2");
+    expect_refused(with_desc("a\xe0\x80\xaf" "b"), "an overlong form", "overlong 3");
+    expect_refused(with_desc("a\xed\xa0\x80" "b"), "an encoded surrogate", "surrogate");
+    expect_refused(with_desc("a\xf4\x90\x80\x80" "b"), "past U+10FFFF", "past max");
+    expect_refused(with_desc("a\xe4\xb8"), "a truncated sequence", "truncated");
+    expect_refused(with_desc("a\\ud800b"), "an unpaired high surrogate escape", "lone high");
+    expect_refused(with_desc("a\\udc00b"), "an unpaired low surrogate escape", "lone low");
+    expect_refused("{\"a\":" + std::string(600, '[') + std::string(600, ']') + "}", "nesting deeper than 512 levels",
+                   "deep");
+    {
+        Parsed ok(with_desc("caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80 \\ud83d\\ude00 \\u00e9"));
+        EXPECT_EQ(ok.st, REMAT_OK) << ok.err.msg;
+    }
+    // integers are echoed exactly
+    expect_refused(replace_once(base, "\"T\": 4", "\"T\": 2147483647"), "got 2147483647", "exact echo");
+}
+
 TEST(ModelParse, AbsurdSizesRefusedBeforeAllocating) {
     const char *one = R"({"name": "big", "T": 1, "N": 1, "input": {"shape": [IN]}, "classes": OUT,
       "layers": [{"name": "fc", "type": "linear", "out": OUT}, {"name": "sn", "type": "if"}],

@@ -2,6 +2,7 @@
  * Contract in core/io/json_util.h. */
 #include "core/io/json_util.h"
 #include "core/io/input_file.h"
+#include "core/io/json_strict.h"
 
 #include <errno.h>
 #include <float.h>
@@ -78,6 +79,8 @@ const char *json_describe(const cJSON *v, char *buf, size_t len) {
     else if (cJSON_IsNull(v)) snprintf(buf, len, "null");
     else if (cJSON_IsTrue(v)) snprintf(buf, len, "true");
     else if (cJSON_IsFalse(v)) snprintf(buf, len, "false");
+    else if (cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble) && fabs(v->valuedouble) < 1e18)
+        snprintf(buf, len, "%.0f", v->valuedouble); /* integers echoed exactly */
     else if (cJSON_IsNumber(v)) snprintf(buf, len, "%.9g", v->valuedouble);
     else if (cJSON_IsString(v)) snprintf(buf, len, "\"%s\"", json_sanitize(v->valuestring, tmp, sizeof tmp));
     else if (cJSON_IsArray(v)) snprintf(buf, len, "an array");
@@ -129,6 +132,15 @@ remat_status json_parse_root(const char *text, size_t len, const char *origin, c
     if (!buf) return REMAT_ERR_NOMEM;
     if (len) memcpy(buf, text, len);
     buf[len] = '\0';
+    size_t bad_at = 0;
+    char why[128];
+    if (json_strict_fault(buf, len, &bad_at, why, sizeof why)) {
+        int line, col;
+        line_col(buf, buf + bad_at, &line, &col);
+        remat_status st = json_fail(&c, "(file)", "expected valid JSON, got %s at line %d, column %d", why, line, col);
+        remat_xfree(buf);
+        return st;
+    }
     json_install_hooks();
     const char *end = NULL;
     cJSON *r = cJSON_ParseWithLengthOpts(buf, len + 1, &end, 1);

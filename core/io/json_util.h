@@ -33,8 +33,9 @@ void json_install_hooks(void);
 /* Parses text[0..len) (need not be NUL-terminated). On success *root owns the tree
  * (free with cJSON_Delete) and, if copy is not NULL, *copy owns a NUL-terminated
  * copy of the text (free with remat_xfree). Refuses NUL bytes inside the text,
- * trailing garbage and a root that is not an object; syntax errors name the line
- * and column. */
+ * what strict JSON refuses and cJSON accepts (core/io/json_strict.h: leading
+ * zeros, raw control characters, invalid UTF-8, \u0000, deep nesting), trailing
+ * garbage and a root that is not an object; errors name the line and column. */
 remat_status json_parse_root(const char *text, size_t len, const char *origin, cJSON **root, char **copy,
                              remat_error *err);
 
