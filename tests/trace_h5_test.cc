@@ -4,6 +4,7 @@
 #include <hdf5.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -123,7 +124,7 @@ void make_trace(remat_trace *t, int64_t n_tensors, uint64_t seed) {
         r.layer = (int32_t)(rng() % 20) - 1;
         r.block = (int32_t)(rng() % 6) - 1;
         r.iter = (int32_t)(rng() % 4);
-        r.t_steps = (int32_t)(1 + rng() % 64);
+        r.t_steps = (int32_t)(1 + rng() % 8); /* at most T */
         r.op = (uint8_t)(rng() % REMAT_OP_COUNT);
         r.phase = (uint8_t)(rng() % REMAT_PHASE_COUNT);
         ASSERT_GE(remat_trace_add_op(t, &r, &err), 0);
@@ -305,6 +306,8 @@ TEST(TraceH5, RoundTripEmptyTrace) {
     std::string p = files.add("empty.h5");
     remat_trace t, back;
     remat_trace_init(&t);  // no texts, no events: written as empty strings and empty datasets
+    t.T = 1;               // T and N are range-checked on reading
+    t.N = 1;
     write_ok(t, p);
     remat_error err = {};
     ASSERT_EQ(read_trace(p, &back, &err), REMAT_OK) << err.msg;
@@ -551,6 +554,8 @@ TEST(TraceH5, InconsistentEventsRefused) {
     for (const Case &c : cases) {
         remat_trace t;
         remat_trace_init(&t);
+        t.T = 1;
+        t.N = 1;
         for (auto &kv : c.ev) {
             remat_event e;
             memset(&e, 0, sizeof e);
@@ -706,6 +711,47 @@ TEST(TraceH5, MissingMistypedAndUnequalDatasetsRefused) {
     }
     expect_refused(p, "seed: expected a decimal integer");
     remat_trace_free(&t);
+}
+
+// Every value the simulator uses is range-checked, with or without the checksum.
+TEST(TraceH5, NonsenseValuesRefusedWithOrWithoutChecksum) {
+    Files files;
+    struct Case {
+        const char *what;
+        void (*spoil)(remat_trace *);
+    };
+    const Case cases[] = {
+        {"/ops/t_end", [](remat_trace *t) { t->ops[3].t_end = NAN; }},
+        {"/ops/t_start", [](remat_trace *t) { t->ops[3].t_start = -1; }},
+        {"/ops/elems", [](remat_trace *t) { t->ops[2].elems = -5; }},
+        {"/ops/t_steps", [](remat_trace *t) { t->ops[2].t_steps = 9; }},
+        {"/events/time_s", [](remat_trace *t) { t->events[4].time_s = INFINITY; }},
+        {"/iters/step_time_s", [](remat_trace *t) { t->iters[0].step_time_s = NAN; }},
+        {"T: expected 1..", [](remat_trace *t) { t->T = 0; }},
+        {"T: expected 1..", [](remat_trace *t) { t->T = (int64_t)1 << 62; }},
+        {"N: expected a batch", [](remat_trace *t) { t->N = 0; }},
+        {"compress_s_per_elem", [](remat_trace *t) { t->compress_s_per_elem[1] = INFINITY; }},
+        {"decompress_s_per_elem", [](remat_trace *t) { t->decompress_s_per_elem[0] = -1e-9; }},
+    };
+    int k = 0;
+    for (const Case &c : cases) {
+        for (int strip = 0; strip < 2; strip++) {
+            remat_trace t;
+            make_trace(&t, 40, 21);
+            ASSERT_GT(t.n_iters, 0);
+            c.spoil(&t);
+            std::string p = files.add("nonsense" + std::to_string(k++) + ".h5");
+            write_ok(t, p);
+            remat_trace_free(&t);
+            if (strip) { /* without its checksum */
+                hid_t f = open_rw(p);
+                ASSERT_GE(H5Adelete_by_name(f, "/", "content_crc32", H5P_DEFAULT), 0);
+                H5Fclose(f);
+            }
+            SCOPED_TRACE(std::string(c.what) + (strip ? " (no checksum)" : ""));
+            expect_refused(p, c.what);
+        }
+    }
 }
 
 TEST(TraceH5, WriteFailureLeavesNoFile) {

@@ -20,6 +20,9 @@ extern "C" {
 #endif
 
 #define REMAT_TRACE_SCHEMA_VERSION 1
+/* The T and N a trace may hold: a model's own limits (core/model/model_json.c). */
+#define REMAT_TRACE_MAX_T ((int64_t)1 << 20)
+#define REMAT_TRACE_MAX_N ((int64_t)1 << 24)
 
 typedef enum remat_event_kind { REMAT_EVENT_ALLOC = 0, REMAT_EVENT_FREE = 1 } remat_event_kind;
 

@@ -12,6 +12,7 @@
  * the file and the dataset.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -279,6 +280,8 @@ static remat_status check_events(const char *path, const remat_trace *t, remat_e
                      e->layer < -1 ? e->layer : e->block);
         else if (e->iter < 0)
             st = BAD("%s: /events/iter: event %lld has iter %d, expected >= 0", path, li, e->iter);
+        else if (!(e->time_s >= 0) || !isfinite(e->time_s))
+            st = BAD("%s: /events/time_s: event %lld has time %g, expected a finite time >= 0", path, li, e->time_s);
         else if (e->tensor < 0 || e->tensor >= n)
             st = BAD("%s: /events/tensor: event %lld names tensor %lld, expected 0..%lld (ids are dense from 0)", path,
                      li, (long long)e->tensor, (long long)(n - 1));
@@ -309,6 +312,20 @@ static remat_status check_events(const char *path, const remat_trace *t, remat_e
         if (o->phase >= REMAT_PHASE_COUNT)
             return BAD("%s: /ops/phase: op %lld has phase %d, expected 0..%d", path, (long long)i, o->phase,
                        REMAT_PHASE_COUNT - 1);
+        if (!isfinite(o->t_start) || !isfinite(o->t_end) || !(o->t_start >= 0) || !(o->t_end >= o->t_start))
+            return BAD("%s: /ops/%s: op %lld runs from %g to %g s, expected finite times 0 <= start <= end", path,
+                       isfinite(o->t_start) && o->t_start >= 0 ? "t_end" : "t_start", (long long)i, o->t_start,
+                       o->t_end);
+        if (o->elems < 0)
+            return BAD("%s: /ops/elems: op %lld has %lld elements, expected >= 0", path, (long long)i,
+                       (long long)o->elems);
+        if (o->t_steps < 0 || o->t_steps > t->T)
+            return BAD("%s: /ops/t_steps: op %lld covers %d time steps, expected 0..%lld (T)", path, (long long)i,
+                       o->t_steps, (long long)t->T);
+        if (o->iter < -1 || o->layer < -1 || o->block < -1)
+            return BAD("%s: /ops/%s: op %lld has %d, expected >= -1", path,
+                       o->iter < -1 ? "iter" : o->layer < -1 ? "layer" : "block", (long long)i,
+                       o->iter < -1 ? o->iter : o->layer < -1 ? o->layer : o->block);
     }
     for (int32_t i = 0; i < t->n_iters; i++) {
         const remat_iter_summary *s = &t->iters[i];
@@ -318,6 +335,12 @@ static remat_status check_events(const char *path, const remat_trace *t, remat_e
         if (s->n_events < 0 || s->n_events > n - s->first_event)
             return BAD("%s: /iters/n_events: iteration %d has %lld events, expected 0..%lld", path, i,
                        (long long)s->n_events, (long long)(n - s->first_event));
+        if (!isfinite(s->step_time_s) || !(s->step_time_s >= 0))
+            return BAD("%s: /iters/step_time_s: iteration %d took %g s, expected a finite time >= 0", path, i,
+                       s->step_time_s);
+        if (s->peak_live_bytes < 0 || s->peak_reserved_bytes < 0 || s->end_of_forward_bytes < 0 ||
+            s->end_of_forward_reserved < 0)
+            return BAD("%s: /iters: iteration %d has a negative byte count, expected >= 0", path, i);
     }
     return REMAT_OK;
 }
@@ -448,8 +471,17 @@ remat_status remat_trace_read_h5(const char *path, remat_trace *out, remat_error
         }
         t.seed = sv;
     }
-    if (st == REMAT_OK && (T < 0 || N < 0))
-        st = BAD("%s: %s: expected a non-negative integer", path, T < 0 ? "T" : "N");
+    if (st == REMAT_OK && (T < 1 || T > REMAT_TRACE_MAX_T))
+        st = BAD("%s: T: expected 1..%lld time steps, found %lld", path, (long long)REMAT_TRACE_MAX_T, (long long)T);
+    if (st == REMAT_OK && (N < 1 || N > REMAT_TRACE_MAX_N))
+        st = BAD("%s: N: expected a batch of 1..%lld, found %lld", path, (long long)REMAT_TRACE_MAX_N, (long long)N);
+    for (int k = 0; k < REMAT_COMP_COUNT && st == REMAT_OK; k++) {
+        double c = t.compress_s_per_elem[k], d = t.decompress_s_per_elem[k];
+        if (!isfinite(c) || !(c >= 0) || !isfinite(d) || !(d >= 0))
+            st = BAD("%s: " CALIB_GROUP "/%s: compressor %d has %g s per element, expected a finite value >= 0",
+                     path, !isfinite(c) || !(c >= 0) ? "compress_s_per_elem" : "decompress_s_per_elem", k,
+                     !isfinite(c) || !(c >= 0) ? c : d);
+    }
     if (st == REMAT_OK && (threads < 0 || threads > INT32_MAX))
         st = BAD("%s: threads: expected 0..%d", path, INT32_MAX);
     if (st == REMAT_OK && remat_h5_attr_exists(f, "/", "content_crc32")) {
