@@ -92,6 +92,26 @@ remat_status remat_h5_create(const char *path, hid_t *out, remat_error *err) {
     return REMAT_OK;
 }
 
+remat_status remat_h5_open_image(const void *data, size_t n, const char *origin, hid_t *out, remat_error *err) {
+    remat_h5_quiet();
+    static const unsigned char h5sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    if (n < 8 || memcmp(data, h5sig, 8) != 0)
+        return remat_error_set(err, REMAT_ERR_INPUT, "%s: not an HDF5 file (%zu bytes)", origin, n);
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    hid_t f = H5I_INVALID_HID;
+    if (fapl >= 0 && H5Pset_fapl_core(fapl, (size_t)1 << 20, 0) >= 0 && H5Pset_file_image(fapl, (void *)data, n) >= 0) {
+        H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
+        char name[64];
+        snprintf(name, sizeof name, "remat-input-%lu.h5", __atomic_add_fetch(&mem_file_counter, 1, __ATOMIC_SEQ_CST));
+        f = H5Fopen(name, H5F_ACC_RDONLY, fapl);
+    }
+    if (fapl >= 0) H5Pclose(fapl);
+    if (f < 0)
+        return remat_error_set(err, REMAT_ERR_INPUT, "%s: not a readable HDF5 file (truncated or corrupted)", origin);
+    *out = f;
+    return REMAT_OK;
+}
+
 /* A FIFO or pipe (process substitution) cannot be read by HDF5, which seeks: its
  * bytes are read to the end and opened as a file image. */
 static remat_status open_stream(const char *path, int fd, hid_t *out, remat_error *err) {
@@ -99,25 +119,9 @@ static remat_status open_stream(const char *path, int fd, hid_t *out, remat_erro
     size_t n = 0;
     remat_status st = remat_input_read_fd(fd, path, REMAT_H5_MAX_STREAM_BYTES, &img, &n, err);
     if (st != REMAT_OK) return st;
-    static const unsigned char h5sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
-    if (n < 8 || memcmp(img, h5sig, 8) != 0) {
-        remat_xfree(img);
-        return remat_error_set(err, REMAT_ERR_INPUT, "%s: not an HDF5 file (%zu bytes)", path, n);
-    }
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    hid_t f = H5I_INVALID_HID;
-    if (fapl >= 0 && H5Pset_fapl_core(fapl, (size_t)1 << 20, 0) >= 0 && H5Pset_file_image(fapl, img, n) >= 0) {
-        H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
-        char name[64];
-        snprintf(name, sizeof name, "remat-input-%lu.h5", __atomic_add_fetch(&mem_file_counter, 1, __ATOMIC_SEQ_CST));
-        f = H5Fopen(name, H5F_ACC_RDONLY, fapl);
-    }
-    if (fapl >= 0) H5Pclose(fapl);
+    st = remat_h5_open_image(img, n, path, out, err);
     remat_xfree(img);
-    if (f < 0)
-        return remat_error_set(err, REMAT_ERR_INPUT, "%s: not a readable HDF5 file (truncated or corrupted)", path);
-    *out = f;
-    return REMAT_OK;
+    return st;
 }
 
 remat_status remat_h5_open(const char *path, hid_t *out, remat_error *err) {

@@ -58,6 +58,9 @@ remat_status remat_h5_create(const char *path, hid_t *out, remat_error *err);
  * "<path>: not an HDF5 file (or truncated)" if HDF5 refuses it. */
 #define REMAT_H5_MAX_STREAM_BYTES ((size_t)16 << 30)
 remat_status remat_h5_open(const char *path, hid_t *out, remat_error *err);
+/* Opens the bytes of an HDF5 file in memory read-only (HDF5 copies them); origin
+ * names it in messages. REMAT_ERR_INPUT as remat_h5_open. */
+remat_status remat_h5_open_image(const void *data, size_t n, const char *origin, hid_t *out, remat_error *err);
 void remat_h5_close(hid_t file);
 /* Bytes of the file on disk (-1 if unknown): an upper bound for any dataset. */
 int64_t remat_h5_file_bytes(hid_t file);

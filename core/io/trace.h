@@ -114,6 +114,10 @@ remat_status remat_trace_set_texts(remat_trace *t, const char *model_text, const
  * every dataset's presence, type and length, and that events are consistent
  * (each free matches a live alloc). Errors name the file and dataset. */
 remat_status remat_trace_write_h5(const remat_trace *t, const char *path, remat_error *err);
+/* Reads a trace from the bytes of an HDF5 file in memory (the same checks and
+ * messages as a file; origin names it in messages). */
+remat_status remat_trace_read_h5_image(const void *data, size_t n, const char *origin, remat_trace *out,
+                                       remat_error *err);
 remat_status remat_trace_read_h5(const char *path, remat_trace *out, remat_error *err);
 
 #ifdef __cplusplus

@@ -400,11 +400,26 @@ static remat_status read_string(hid_t f, const char *path, const char *name, cha
     return remat_h5_attr_read_str(f, path, "/", name, out, err);
 }
 
+static remat_status read_open(hid_t f, const char *path, remat_trace *out, remat_error *err);
+
 remat_status remat_trace_read_h5(const char *path, remat_trace *out, remat_error *err) {
     remat_trace_init(out);
     hid_t f;
     remat_status st = remat_h5_open(path, &f, err);
-    if (st != REMAT_OK) return st;
+    return st == REMAT_OK ? read_open(f, path, out, err) : st;
+}
+
+remat_status remat_trace_read_h5_image(const void *data, size_t n, const char *origin, remat_trace *out,
+                                       remat_error *err) {
+    remat_trace_init(out);
+    hid_t f;
+    remat_status st = remat_h5_open_image(data, n, origin, &f, err);
+    return st == REMAT_OK ? read_open(f, origin, out, err) : st;
+}
+
+/* Reads the open file f (closed on return). */
+static remat_status read_open(hid_t f, const char *path, remat_trace *out, remat_error *err) {
+    remat_status st = REMAT_OK;
     remat_trace t;
     remat_trace_init(&t);
     char *seed = NULL, *backend = NULL, *acfg = NULL;
