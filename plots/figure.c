@@ -18,6 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -341,6 +344,10 @@ remat_status remat_figure_render(const remat_figure_opts *o, remat_figure_files 
         return remat_error_set(err, REMAT_ERR_INTERNAL, "%s: gnuplot: fork: %s", f->script, strerror(e));
     }
     if (pid == 0) {
+#ifdef __linux__
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* remat killed (SIGTERM...): gnuplot goes too */
+        if (getppid() == 1) _exit(127);
+#endif
         close(pfd[0]);
         dup2(pfd[1], 2);
         close(pfd[1]);

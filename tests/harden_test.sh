@@ -140,9 +140,11 @@ REMAT_GNUPLOT="$gp/hanging" timeout "$LIMIT" "$remat" plot --trace "$tmp/t.h5" -
 victim=$!
 for _ in $(seq 1 200); do [ -s "$gp/hung.pid" ] && break; sleep 0.05; done
 if ls "$tmp" | grep -q 'fig.png.remat-'; then ok; else bad "no temporary image while gnuplot ran"; fi
-kill -TERM "$victim" 2>/dev/null; pkill_target=$(cat "$gp/hung.pid" 2>/dev/null)
+kill -TERM "$victim" 2>/dev/null; hung=$(cat "$gp/hung.pid" 2>/dev/null)
 wait "$victim" 2>/dev/null
-[ -n "$pkill_target" ] && kill "$pkill_target" 2>/dev/null
+sleep 0.5
+state=$( [ -n "$hung" ] && awk '{print $3}' "/proc/$hung/stat" 2>/dev/null )
+case "$state" in ""|Z|X) ok;; *) bad "gnuplot outlived remat's SIGTERM (state $state)"; kill "$hung";; esac
 no_temps "$tmp" "after SIGTERM"
 [ "$(cat "$tmp/fig.png")" = old ] && ok || bad "SIGTERM damaged the old image"
 
@@ -162,6 +164,10 @@ expect 0 "" -- "$remat" run --model "$M" --seed 18446744073709551615
 expect 2 "not a seed" -- "$remat" run --model "$M" --seed 18446744073709551616
 expect 2 "not a seed" -- "$remat" run --model "$M" --seed -1
 expect 2 "expected one of --trace, --dump" -- "$remat" run --model "$M" --trace "$tmp/td.h5" --dump "$tmp/dd.h5"
+
+# ---- demo: one error line on stderr (its stages go to stdout) ----------------------
+mkdir -p "$tmp/demo/baseline.h5"
+expect 2 "is a directory" -- "$remat" demo --model "$M" --out "$tmp/demo" --no-plots
 
 # ---- work bounded by the input: refused up front, with the limit and why ------------
 expect 2 "above 65536" -- "$remat" search --trace "$tmp/t.h5" --budget 1GiB --T 1048576

@@ -67,7 +67,12 @@ typedef struct demo {
 
 static void stage(int i, const char *what) {
     cli_progress("demo [%d/%d] %s", i, STAGES, what);
-    if (!isatty(2)) fprintf(stderr, "demo [%d/%d] %s\n", i, STAGES, what);
+    /* the stages are the demo's narrative: on stdout, so that stderr holds only the
+     * one error line of a failure (interfaces.md) */
+    if (!isatty(2)) {
+        printf("demo [%d/%d] %s\n", i, STAGES, what);
+        fflush(stdout);
+    }
 }
 
 static void path_in(const demo *d, const char *name, char *buf, size_t len) {
