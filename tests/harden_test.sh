@@ -156,6 +156,8 @@ REMAT_FIFO_WAIT_S=1 expect 2 "no writer" -- "$remat" run --model "$tmp/in.fifo"
 REMAT_FIFO_WAIT_S=1 expect 2 "no writer" -- "$remat" simulate --trace "$tmp/in.fifo"
 expect 0 "" -- "$remat" run --model <(cat "$M") --plan <(cat "$P")
 expect 0 "" -- "$remat" simulate --trace <(cat "$tmp/t.h5")
+expect 2 "not an HDF5 file" -- "$remat" simulate --trace /dev/zero
+expect 2 "expected at most" -- "$remat" run --model /dev/zero
 
 # ---- options: repeated ones, the seed range, a trace of a dump step ----------------
 expect 2 "given more than once" -- "$remat" run --model "$M" --model "$tmp/m.json"

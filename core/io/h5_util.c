@@ -115,11 +115,34 @@ remat_status remat_h5_open_image(const void *data, size_t n, const char *origin,
 /* A FIFO or pipe (process substitution) cannot be read by HDF5, which seeks: its
  * bytes are read to the end and opened as a file image. */
 static remat_status open_stream(const char *path, int fd, hid_t *out, remat_error *err) {
-    char *img = NULL;
+    /* the signature first: /dev/zero or a stream of anything else is refused at once,
+     * not read to the size limit */
+    static const unsigned char h5sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    unsigned char head[8];
+    size_t got = 0;
+    while (got < sizeof head) {
+        ssize_t r = read(fd, head + got, sizeof head - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    if (got < sizeof head || memcmp(head, h5sig, sizeof head) != 0) {
+        close(fd);
+        return remat_error_set(err, REMAT_ERR_INPUT, "%s: not an HDF5 file", path);
+    }
+    char *rest = NULL;
     size_t n = 0;
-    remat_status st = remat_input_read_fd(fd, path, REMAT_H5_MAX_STREAM_BYTES, &img, &n, err);
+    remat_status st = remat_input_read_fd(fd, path, REMAT_H5_MAX_STREAM_BYTES - sizeof head, &rest, &n, err);
     if (st != REMAT_OK) return st;
-    st = remat_h5_open_image(img, n, path, out, err);
+    unsigned char *img = remat_xmalloc(n + sizeof head, err);
+    if (!img) {
+        remat_xfree(rest);
+        return REMAT_ERR_NOMEM;
+    }
+    memcpy(img, head, sizeof head);
+    memcpy(img + sizeof head, rest, n);
+    remat_xfree(rest);
+    st = remat_h5_open_image(img, n + sizeof head, path, out, err);
     remat_xfree(img);
     return st;
 }
