@@ -231,6 +231,17 @@ static const char *image_problem(const char *path, remat_fig_format fmt) {
     return NULL;
 }
 
+/* Appends got bytes to the text (kept under 1 MiB; what does not fit is dropped). */
+static void append(char **text, size_t *tn, size_t *tcap, const char *chunk, size_t got) {
+    if (*tn + got + 1 > *tcap && *tcap < (1u << 20)) {
+        size_t ncap = *tcap ? *tcap * 2 : 8192;
+        while (ncap < *tn + got + 1) ncap *= 2;
+        char *nt = remat_xrealloc(*text, ncap, NULL);
+        if (nt) { *text = nt; *tcap = ncap; }
+    }
+    if (*text && *tn + got + 1 <= *tcap) { memcpy(*text + *tn, chunk, got); *tn += got; }
+}
+
 /* Reads the child's stderr until it exits or the deadline passes (then kills it).
  * Returns 1 when it exited (status in *status), 0 when it was killed. */
 static int collect(pid_t pid, int fd, double deadline, char **text, size_t *tn, int *status) {
@@ -262,13 +273,7 @@ static int collect(pid_t pid, int fd, double deadline, char **text, size_t *tn, 
             open_fd = 0;
             continue;
         }
-        if (*tn + (size_t)got + 1 > tcap && tcap < (1u << 20)) {
-            size_t ncap = tcap ? tcap * 2 : 8192;
-            while (ncap < *tn + (size_t)got + 1) ncap *= 2;
-            char *nt = remat_xrealloc(*text, ncap, NULL);
-            if (nt) { *text = nt; tcap = ncap; }
-        }
-        if (*text && *tn + (size_t)got + 1 <= tcap) { memcpy(*text + *tn, chunk, (size_t)got); *tn += (size_t)got; }
+        append(text, tn, &tcap, chunk, (size_t)got);
     }
     if (open_fd) { /* what is still buffered in the pipe */
         for (;;) {
@@ -276,7 +281,7 @@ static int collect(pid_t pid, int fd, double deadline, char **text, size_t *tn, 
             if (poll(&p, 1, 0) <= 0) break;
             ssize_t got = read(fd, chunk, sizeof chunk);
             if (got <= 0) break;
-            if (*text && *tn + (size_t)got + 1 <= tcap) { memcpy(*text + *tn, chunk, (size_t)got); *tn += (size_t)got; }
+            append(text, tn, &tcap, chunk, (size_t)got);
         }
         close(fd);
     }
