@@ -27,12 +27,14 @@ typedef struct tune_ctx {
     const remat_tune_opts *o;
     int64_t budget;
     int checked;             /* the baseline check ran once */
+    int phase_ckpt;          /* 1 while searching with checkpointing */
     remat_tune_result *out;
     remat_error *err;
 } tune_ctx;
 
 /* A simulator at value v; *s NULL when the model cannot be rescaled to v (too large). */
 static remat_status open_at(tune_ctx *c, int64_t v, remat_sim **s) {
+    if (c->o->progress) c->o->progress(c->o->progress_ctx, v, c->phase_ckpt, c->out->evaluations);
     remat_sim_opts so = c->o->sim;
     if (c->o->dim_T) so.T = v;
     else so.N = v;
@@ -153,7 +155,7 @@ remat_status remat_tune(const remat_trace *base, const remat_tune_opts *o, int64
     memset(out, 0, sizeof *out);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    tune_ctx c = {base, o, budget, 0, out, err};
+    tune_ctx c = {base, o, budget, 0, 0, out, err};
     int64_t limit = o->dim_T ? REMAT_SIM_MAX_T : REMAT_SIM_MAX_N;
     int64_t max = o->max_value > 0 ? o->max_value : limit;
     if (max > limit)
@@ -163,6 +165,7 @@ remat_status remat_tune(const remat_trace *base, const remat_tune_opts *o, int64
                                (long long)max, o->dim_T ? "T" : "N", (long long)limit);
     int64_t v0 = o->dim_T ? base->T : base->N;
     remat_status st = largest(&c, fits_plain, v0, max);
+    c.phase_ckpt = 1;
     if (st == REMAT_OK) st = largest(&c, fits_ckpt, out->plain.value > v0 ? out->plain.value : v0, max);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     out->seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);

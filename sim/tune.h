@@ -28,6 +28,11 @@ typedef struct remat_tune_opts {
     int64_t max_value;       /* largest value tried (0: REMAT_SIM_MAX_N or _T, sim/search.h;
                                 more is refused) */
     remat_sim_opts sim;      /* allocator, config, iterations (T and N are set by the tuner) */
+    /* Called before each probe (may be NULL): the value tried, whether with
+     * checkpointing, and how many probes ran before it (a probe at T = 2^16 takes
+     * seconds, a whole tune a minute or more). */
+    void (*progress)(void *ctx, int64_t value, int checkpointed, int probes_done);
+    void *progress_ctx;
 } remat_tune_opts;
 
 remat_tune_opts remat_tune_opts_default(void);

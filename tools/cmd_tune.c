@@ -56,6 +56,11 @@ static remat_status confirm(const remat_trace *base, const remat_tune_result *r,
     return st;
 }
 
+static void tune_progress(void *ctx, int64_t value, int checkpointed, int probes_done) {
+    cli_progress("tune: probe %d: %s=%lld %s", probes_done + 1, (const char *)ctx, (long long)value,
+                 checkpointed ? "with checkpointing" : "plain");
+}
+
 int remat_cmd_tune(int argc, char **argv) {
     const char *trace_path = NULL, *dim = "N", *alloc = "exact", *alloc_cfg = NULL, *out = NULL, *backend = "ref";
     int64_t budget = -1, max_value = 0;
@@ -109,6 +114,8 @@ int remat_cmd_tune(int argc, char **argv) {
     to.sim.origin = trace_path;
     if (trace.n_iters > REMAT_CHAIN_MAX_ITERS) to.sim.iters = REMAT_CHAIN_MAX_ITERS;
     remat_tune_result r;
+    to.progress = tune_progress;
+    to.progress_ctx = (void *)dim;
     cli_progress("tune: searching the largest %s", dim);
     remat_status st = remat_tune(&trace, &to, budget, &r, &err);
     cli_progress_done();
