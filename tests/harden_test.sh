@@ -79,6 +79,11 @@ expect 2 "No space left on device" -- "$remat" search --trace "$tmp/t.h5" --budg
 expect 2 "No space left on device" -- "$remat" search --trace "$tmp/t.h5" --budget 1GiB --pareto /dev/full
 expect 2 "No space left on device" -- "$remat" simulate --trace "$tmp/t.h5" --out /dev/full
 expect 2 "is a directory" -- "$remat" run --model "$M" --trace "$tmp"
+# /dev/stdout: a pipe, or a file the shell opened (written through fd 1, not renamed away)
+n=$(timeout "$LIMIT" "$remat" search --trace "$tmp/t.h5" --level 1 --pareto /dev/stdout | grep -c '"steps"\|"points"')
+[ "$n" -ge 1 ] && ok || bad "--pareto /dev/stdout | ... printed no front"
+timeout "$LIMIT" "$remat" search --trace "$tmp/t.h5" --level 1 --out /dev/stdout --json > "$tmp/both.txt"
+grep -q '"blocks"' "$tmp/both.txt" && grep -q '"plan"' "$tmp/both.txt" && ok || bad "--out /dev/stdout > file lost the plan or the summary"
 mkfifo "$tmp/out.fifo"
 cat "$tmp/out.fifo" > "$tmp/from.fifo" &
 reader=$!

@@ -130,6 +130,7 @@ static remat_status resolve(remat_afile *a, const char *path, remat_error *err) 
     memset(a, 0, sizeof *a);
     a->fd = -1;
     a->slot = -1;
+    a->std_fd = -1;
     pthread_once(&setup_once, setup);
     if (!path || !path[0])
         return remat_error_set(err, REMAT_ERR_INPUT, "(empty path): output: expected a file name, got an empty path");
@@ -151,15 +152,20 @@ static remat_status resolve(remat_afile *a, const char *path, remat_error *err) 
         return fail_io(a, err, NULL, errno);
     }
     if (S_ISLNK(st.st_mode)) {
-        char real[PATH_MAX];
-        if (stat(path, &st) != 0 || !realpath(path, real))
+        if (stat(path, &st) != 0)
             return remat_error_set(err, REMAT_ERR_INPUT,
                                    "%s: output: a symbolic link to a missing file (expected a file or a link to one; "
                                    "the link is left as it is)",
                                    path);
-        if (strlen(real) >= sizeof a->target - 16)
-            return remat_error_set(err, REMAT_ERR_INPUT, "%s: output: the link's target path is too long", path);
-        snprintf(a->target, sizeof a->target, "%s", real);
+        /* a link to a device or FIFO (/dev/stdout -> /proc/self/fd/1 -> pipe:[...]) is
+         * opened through the link; only a regular target is replaced, beside itself */
+        char real[PATH_MAX];
+        if (S_ISREG(st.st_mode)) {
+            if (!realpath(path, real)) return fail_io(a, err, "cannot resolve the symbolic link", errno);
+            if (strlen(real) >= sizeof a->target - 16)
+                return remat_error_set(err, REMAT_ERR_INPUT, "%s: output: the link's target path is too long", path);
+            snprintf(a->target, sizeof a->target, "%s", real);
+        }
     }
     if (S_ISDIR(st.st_mode))
         return remat_error_set(err, REMAT_ERR_INPUT, "%s: output: is a directory (expected a file name)", path);
@@ -171,6 +177,16 @@ static remat_status resolve(remat_afile *a, const char *path, remat_error *err) 
         return remat_error_set(err, REMAT_ERR_INPUT,
                                "%s: output: is a %s (expected a regular file, a character device or a FIFO)", path,
                                S_ISBLK(st.st_mode) ? "block device" : S_ISSOCK(st.st_mode) ? "socket" : "special file");
+    /* our own stdout or stderr (--out /dev/stdout > file): written through that
+     * descriptor, in order with what the command prints, never renamed away */
+    for (int fd = 1; fd <= 2; fd++) {
+        struct stat o;
+        if (fstat(fd, &o) == 0 && o.st_dev == st.st_dev && o.st_ino == st.st_ino) {
+            a->direct = 1;
+            a->std_fd = fd;
+            return REMAT_OK;
+        }
+    }
     if (access(a->target, W_OK) != 0 || (st.st_mode & 0222) == 0)
         return remat_error_set(err, REMAT_ERR_INPUT,
                                "%s: output: the file is read-only (expected a writable file; it is left as it is)",
@@ -182,6 +198,12 @@ static remat_status resolve(remat_afile *a, const char *path, remat_error *err) 
 /* Opens a device or FIFO for writing without blocking forever on a FIFO that has
  * no reader: O_NONBLOCK (ENXIO while there is none), polled, then cleared. */
 static int open_direct(remat_afile *a, remat_error *err) {
+    if (a->std_fd >= 0) {
+        fflush(a->std_fd == 1 ? stdout : stderr);
+        int fd = fcntl(a->std_fd, F_DUPFD_CLOEXEC, 3);
+        if (fd < 0) fail_io(a, err, NULL, errno);
+        return fd;
+    }
     double limit = remat_fifo_wait_s();
     struct timespec t0, now, nap = {0, 20 * 1000 * 1000};
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -340,6 +362,7 @@ remat_status remat_afile_commit(remat_afile *a, remat_error *err) {
         e = a->err_no;
     }
     if (a->direct && !a->by_path) {
+        if (a->fd >= 0 && a->std_fd >= 0 && !e && fsync(a->fd) != 0 && errno != EINVAL && errno != EROFS) e = errno;
         if (a->fd >= 0 && close(a->fd) != 0 && !e && errno != EINTR) e = errno;
         a->fd = -1;
         return e ? fail_io(a, err, NULL, e) : REMAT_OK;

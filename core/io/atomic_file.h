@@ -20,6 +20,9 @@
  *   character device, FIFO   written directly, in order (/dev/null discards, a FIFO's
  *                            reader gets the bytes); nothing to rename. Opening a
  *                            FIFO waits at most REMAT_AFILE_FIFO_WAIT_S for a reader.
+ *   this process's stdout    (--out /dev/stdout > f.json: the same file as fd 1 or 2)
+ *   or stderr                written through that descriptor, in order with what the
+ *                            command prints (never renamed away from under it).
  *   directory, block device,
  *   socket, empty path       refused (REMAT_ERR_INPUT).
  * Every write error names its reason (errno text, "No space left on device").
@@ -60,6 +63,7 @@ typedef struct remat_afile {
     int slot;        /* signal-cleanup registry slot of tmp, -1 for none */
     int err_no;      /* first write error (errno), 0 when none */
     int live;        /* 1 between a successful open and commit/abort */
+    int std_fd;      /* 1 or 2: the destination is this process's stdout/stderr; else -1 */
     unsigned mode;   /* permission bits the committed file gets */
     char path[REMAT_AFILE_PATH_LEN];    /* the destination as given (messages) */
     char target[REMAT_AFILE_PATH_LEN];  /* the file replaced: path, or a symlink's target */
