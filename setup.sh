@@ -13,6 +13,7 @@ PACKAGES=(
   libcjson-dev       # model and plan files
   gnuplot-nox        # plots (pngcairo, svg)
   libopenblas-dev    # benchmarks only: the GEMM we compare against
+  libsimde-dev       # tests only: the AVX-512 GEMM kernel on portable intrinsics
   clang              # fuzzers (libFuzzer)
   libclang-rt-14-dev # sanitizer and fuzzer runtimes for clang
 )

@@ -1,0 +1,55 @@
+/* gemm_kernel.h - the interface between the GEMM driver (core/ref/gemm.c) and its
+ * micro-kernels (gemm_scalar.c, gemm_avx2.c, gemm_avx512.c). Internal to the reference
+ * backend and its tests; callers use ref_kernels.h and simd.h.
+ *
+ * A micro-kernel computes one MR x NR tile of C from packed panels:
+ *
+ *     c[r*ldc + j] = (load ? c[r*ldc + j] : +0.0f);
+ *     for k = 0 .. kc-1:  c[r*ldc + j] = fma(ap[k*MR + r], bp[k*NR + j], c[r*ldc + j])
+ *
+ * with a single-rounding fused multiply-add, k ascending, nothing else: no partial
+ * sums, no reassociation. That chain is the whole contract; MR, NR and the blocking are
+ * the kernel's choice and change no bit (the driver never splits K across threads and
+ * continues a chain over K blocks by storing and reloading C, which is exact).
+ * ap: kc*MR floats, bp: kc*NR floats, c: MR rows ldc floats apart, no alignment needed.
+ */
+#ifndef REMAT_GEMM_KERNEL_H
+#define REMAT_GEMM_KERNEL_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef void (*remat_gemm_tile_fn)(int64_t kc, const float *ap, const float *bp, float *c, int64_t ldc, int load);
+
+typedef struct remat_gemm_kernel {
+    const char *name;
+    int mr, nr;          /* the tile; mr * nr <= REMAT_GEMM_MAX_TILE */
+    int64_t kc, mc, nc;  /* cache blocking: K block, M block (multiple of mr), N block (multiple of nr) */
+    remat_gemm_tile_fn tile;
+} remat_gemm_kernel;
+
+#define REMAT_GEMM_MAX_TILE (16 * 32)
+
+/* The kernels. Only call one whose path remat_ref_simd_supported() reports (simd.h):
+ * the AVX2 and AVX-512 ones are compiled for those instruction sets only. */
+extern const remat_gemm_kernel remat_gemm_kernel_scalar;
+extern const remat_gemm_kernel remat_gemm_kernel_avx2;
+extern const remat_gemm_kernel remat_gemm_kernel_avx512;
+/* Tests only (//core:gemm_avx512_emulated): gemm_avx512.c's kernel on SIMDe's portable
+ * AVX-512 intrinsics; needs AVX2 + FMA. */
+extern const remat_gemm_kernel remat_gemm_kernel_avx512_emulated;
+
+typedef enum { REMAT_GEMM_NT, REMAT_GEMM_NN, REMAT_GEMM_TN } remat_gemm_layout;
+
+/* The GEMMs of ref_kernels.h (nt: C (+)= A B^T, nn: A B, tn: A^T B) on a given kernel,
+ * with remat_ref_get_threads() threads. Same bits for every kernel. */
+void remat_gemm_with(const remat_gemm_kernel *k, remat_gemm_layout layout, float *C, const float *A, const float *B,
+                     int64_t M, int64_t N, int64_t K, int accumulate);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
