@@ -2,6 +2,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/base/status.h"
+#include "core/io/trace.h"
+#include "core/ref/simd.h"
 #include "tools/commands.h"
 
 typedef struct {
@@ -21,7 +24,8 @@ static const command commands[] = {
 };
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: remat <command> [options]   (remat <command> --help for its options)\n\ncommands:\n");
+    fprintf(f, "usage: remat <command> [options]   (remat <command> --help for its options)\n"
+               "       remat --version   (trace schema, the reference GEMM's SIMD path)\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].what);
 }
@@ -33,6 +37,20 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(stdout);
+        return 0;
+    }
+    /* REMAT_SIMD (core/ref/simd.h) is input: a bad value stops here, before any work. */
+    remat_error err = {0};
+    if (remat_ref_simd_from_env(&err) != REMAT_OK) {
+        fprintf(stderr, "remat: %s\n", err.msg);
+        return remat_status_exit_code(err.status);
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("remat: trace schema %d\ngemm simd: %s (this CPU:", REMAT_TRACE_SCHEMA_VERSION,
+               remat_ref_simd_name(remat_ref_simd_get()));
+        for (int p = 0; p < REMAT_SIMD_COUNT; p++)
+            if (remat_ref_simd_supported((remat_simd)p)) printf(" %s", remat_ref_simd_name((remat_simd)p));
+        printf("; REMAT_SIMD forces one)\n");
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
