@@ -27,6 +27,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "core/base/status.h"
 #include "core/ref/gemm_kernel.h"
 #include "core/ref/ref_kernels.h"
@@ -72,9 +76,43 @@ static void gemm_scalar(const gemm_args *g, int64_t m0, int64_t m1, int64_t n0, 
  * Packed A: for each MR-row panel, for each k, MR values (rows past the end: 0).
  * Packed B: for each NR-column panel, for each k, NR values (columns past the end: 0). */
 
-/* MR full rows of a row-major A, interleaved; inlined with a constant mr per kernel. */
+/* kc runs of n contiguous floats, stride apart, into dst back to back; inlined with a
+ * constant n per kernel, so each run is a few vector moves rather than a memcpy call. */
+static inline void copy_runs(float *restrict dst, const float *restrict src, int64_t stride, int64_t kc, const int n) {
+    for (int64_t k = 0; k < kc; k++) memcpy(dst + k * n, src + k * stride, (size_t)n * sizeof(float));
+}
+
+/* MR full rows of a row-major A, interleaved; inlined with a constant mr per kernel.
+ * With SSE2 (baseline x86-64) 4 x 4 and 2 x 4 blocks are transposed in registers: this
+ * pack is a large share of the time when N is small (conv layers: N = 64). It only
+ * moves floats. */
 static inline void pack_a_rows(float *restrict dst, const float *restrict src, int64_t rs, int64_t kc, const int mr) {
-    for (int64_t k = 0; k < kc; k++)
+    int64_t k = 0;
+#if defined(__SSE2__)
+    for (; k + 4 <= kc; k += 4) {
+        int r = 0;
+        for (; r + 4 <= mr; r += 4) {
+            __m128 x0 = _mm_loadu_ps(src + (r + 0) * rs + k), x1 = _mm_loadu_ps(src + (r + 1) * rs + k);
+            __m128 x2 = _mm_loadu_ps(src + (r + 2) * rs + k), x3 = _mm_loadu_ps(src + (r + 3) * rs + k);
+            _MM_TRANSPOSE4_PS(x0, x1, x2, x3);
+            _mm_storeu_ps(dst + (k + 0) * mr + r, x0);
+            _mm_storeu_ps(dst + (k + 1) * mr + r, x1);
+            _mm_storeu_ps(dst + (k + 2) * mr + r, x2);
+            _mm_storeu_ps(dst + (k + 3) * mr + r, x3);
+        }
+        for (; r + 2 <= mr; r += 2) {
+            const __m128 x0 = _mm_loadu_ps(src + r * rs + k), x1 = _mm_loadu_ps(src + (r + 1) * rs + k);
+            const __m128 lo = _mm_unpacklo_ps(x0, x1), hi = _mm_unpackhi_ps(x0, x1);
+            _mm_storel_pi((__m64 *)(dst + (k + 0) * mr + r), lo);
+            _mm_storeh_pi((__m64 *)(dst + (k + 1) * mr + r), lo);
+            _mm_storel_pi((__m64 *)(dst + (k + 2) * mr + r), hi);
+            _mm_storeh_pi((__m64 *)(dst + (k + 3) * mr + r), hi);
+        }
+        for (; r < mr; r++)
+            for (int64_t q = k; q < k + 4; q++) dst[q * mr + r] = src[r * rs + q];
+    }
+#endif
+    for (; k < kc; k++)
         for (int r = 0; r < mr; r++) dst[k * mr + r] = src[r * rs + k];
 }
 
@@ -87,9 +125,13 @@ static void pack_a(float *restrict ap, const gemm_args *g, int mr, int64_t i0, i
             pack_a_rows(dst, src, g->a_rs, kc, 6);
         } else if (g->a_cs == 1 && rows == mr && mr == 12) {
             pack_a_rows(dst, src, g->a_rs, kc, 12);
-        } else if (g->a_rs == 1 && rows == mr) {
+        } else if (g->a_rs == 1 && rows == mr && mr == 6) {
             /* A stored transposed: MR contiguous values per k. */
-            for (int64_t k = 0; k < kc; k++) memcpy(dst + k * mr, src + k * g->a_cs, (size_t)mr * sizeof(float));
+            copy_runs(dst, src, g->a_cs, kc, 6);
+        } else if (g->a_rs == 1 && rows == mr && mr == 12) {
+            copy_runs(dst, src, g->a_cs, kc, 12);
+        } else if (g->a_rs == 1 && rows == mr) {
+            copy_runs(dst, src, g->a_cs, kc, mr);
         } else {
             for (int64_t k = 0; k < kc; k++) {
                 for (int64_t r = 0; r < rows; r++) dst[k * mr + r] = src[r * g->a_rs + k * g->a_cs];
@@ -99,15 +141,29 @@ static void pack_a(float *restrict ap, const gemm_args *g, int mr, int64_t i0, i
     }
 }
 
+/* B row-major [K,N], the full panels: row by row (k outer), so that B is read as one
+ * forward stream; each row scatters NR floats into every panel. */
+static inline void pack_b_rows(float *restrict bp, const float *restrict src, int64_t rs, int64_t kc, int64_t panels,
+                               const int nr) {
+    for (int64_t k = 0; k < kc; k++)
+        for (int64_t q = 0; q < panels; q++) memcpy(bp + q * nr * kc + k * nr, src + k * rs + q * nr, (size_t)nr * sizeof(float));
+}
+
 static void pack_b(float *restrict bp, const gemm_args *g, int nr, int64_t k0, int64_t kc, int64_t j0, int64_t nc) {
-    for (int64_t q = 0; q < nc; q += nr) {
+    int64_t q = 0;
+    if (g->b_cs == 1) {
+        const int64_t full = nc / nr;
+        const float *src = g->b + k0 * g->b_rs + j0;
+        if (nr == 16) pack_b_rows(bp, src, g->b_rs, kc, full, 16);
+        else if (nr == 32) pack_b_rows(bp, src, g->b_rs, kc, full, 32);
+        else pack_b_rows(bp, src, g->b_rs, kc, full, nr);
+        q = full * nr;
+    }
+    for (; q < nc; q += nr) {
         int64_t cols = nc - q < nr ? nc - q : nr;
         float *dst = bp + q * kc;
         const float *src = g->b + k0 * g->b_rs + (j0 + q) * g->b_cs;
-        if (g->b_cs == 1 && cols == nr) {
-            /* B row-major [K,N]: NR contiguous values per k. */
-            for (int64_t k = 0; k < kc; k++) memcpy(dst + k * nr, src + k * g->b_rs, (size_t)nr * sizeof(float));
-        } else if (g->b_rs == 1) {
+        if (g->b_rs == 1) {
             /* B stored [N,K] (the NT case): each column is a contiguous run over k. */
             for (int64_t j = 0; j < cols; j++) {
                 const float *col = src + j * g->b_cs;
@@ -121,6 +177,14 @@ static void pack_b(float *restrict bp, const gemm_args *g, int nr, int64_t k0, i
                 for (int64_t j = cols; j < nr; j++) dst[k * nr + j] = 0.0f;
             }
         }
+    }
+}
+
+/* Asks the cache for rows x nr floats of C, ldc apart (a hint: no fault, no effect on values). */
+static inline void prefetch_tile(const float *c, int64_t ldc, int64_t rows, int64_t nr) {
+    for (int64_t r = 0; r < rows; r++) {
+        __builtin_prefetch(c + r * ldc, 1, 3);
+        __builtin_prefetch(c + r * ldc + nr - 1, 1, 3);
     }
 }
 
@@ -143,7 +207,40 @@ static int64_t k_block(int64_t K, int64_t kcmax) {
     return nb ? (K + nb - 1) / nb : 1;
 }
 
-/* Computes the output rectangle [m0,m1) x [n0,n1) with packing and blocking. */
+/* One packed A block (mc rows) times one packed B block (nc columns), kc deep, into C
+ * at (ic, jc): every tile once, B micro-panels outer, A micro-panels inner. */
+static void macro_block(const gemm_args *g, const float *ap, const float *bp, int64_t ic, int64_t mc, int64_t jc,
+                        int64_t nc, int64_t kc, int load) {
+    const remat_gemm_kernel *kn = g->kn;
+    const int64_t MR = kn->mr, NR = kn->nr, ldc = g->N;
+    for (int64_t jr = 0; jr < nc; jr += NR) {
+        const int64_t cols = nc - jr < NR ? nc - jr : NR;
+        const float *bpanel = bp + jr * kc;
+        for (int64_t ir = 0; ir < mc; ir += MR) {
+            const int64_t rows = mc - ir < MR ? mc - ir : MR;
+            float *ctile = g->c + (ic + ir) * ldc + jc + jr;
+            const float *apanel = ap + ir * kc;
+            /* The next tile's C, fetched while this one computes: the chain starts from
+             * C, so a kernel cannot defer its C load to the end. */
+            if (ir + MR < mc) prefetch_tile(ctile + MR * ldc, ldc, mc - ir - MR < MR ? mc - ir - MR : MR, NR);
+            else if (jr + NR < nc) prefetch_tile(g->c + ic * ldc + jc + jr + NR, ldc, mc < MR ? mc : MR, NR);
+            if (rows == MR && cols == NR)
+                kn->tile(kc, apanel, bpanel, ctile, ldc, load);
+            else
+                kernel_edge(kn, kc, apanel, bpanel, ctile, ldc, load, rows, cols);
+        }
+    }
+}
+
+/* Computes the output rectangle [m0,m1) x [n0,n1) with packing and blocking.
+ * Two loop orders, the same chains (each element's K blocks in ascending order):
+ *  - B whole: when all of B's columns packed over all of K fit GEMM_WHOLE_B_BYTES,
+ *    B is packed once and each A block runs through every K block in turn, so A's rows
+ *    are read end to end (a stream the hardware prefetches) and the C block stays in
+ *    cache between K blocks; this is what small-N products (convolutions) need;
+ *  - otherwise the classic order: N blocks, K blocks, M blocks (B block in L3, A block
+ *    in L2, B micro-panel in L1). */
+#define GEMM_WHOLE_B_BYTES ((size_t)3 << 20)
 static void gemm_blocked(const gemm_args *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
     const remat_gemm_kernel *kn = g->kn;
     const int64_t M = m1 - m0, N = n1 - n0, K = g->K, MR = kn->mr, NR = kn->nr, MC = kn->mc, NC = kn->nc;
@@ -156,8 +253,10 @@ static void gemm_blocked(const gemm_args *g, int64_t m0, int64_t m1, int64_t n0,
     const int64_t kcb = k_block(K, kn->kc);
     const int64_t mcb = M < MC ? round_up(M, MR) : MC;
     const int64_t ncb = N < NC ? round_up(N, NR) : NC;
+    const int whole_b = N <= NC && (size_t)(K * ncb) * sizeof(float) <= GEMM_WHOLE_B_BYTES;
     /* 64 bytes of slack so that each buffer can start on a cache line. */
-    size_t a_bytes = (size_t)(mcb * kcb) * sizeof(float) + 64, b_bytes = (size_t)(ncb * kcb) * sizeof(float) + 64;
+    size_t a_bytes = (size_t)(mcb * kcb) * sizeof(float) + 64;
+    size_t b_bytes = (size_t)(ncb * (whole_b ? K : kcb)) * sizeof(float) + 64;
     char *araw = remat_xmalloc(a_bytes, NULL), *braw = remat_xmalloc(b_bytes, NULL);
     if (!araw || !braw) {
         remat_xfree(araw);
@@ -167,29 +266,28 @@ static void gemm_blocked(const gemm_args *g, int64_t m0, int64_t m1, int64_t n0,
     }
     float *ap = (float *)(araw + ((64 - (uintptr_t)araw % 64) % 64));
     float *bp = (float *)(braw + ((64 - (uintptr_t)braw % 64) % 64));
-    const int64_t ldc = g->N;
 
-    for (int64_t jc = n0; jc < n1; jc += NC) {
-        const int64_t nc = n1 - jc < NC ? n1 - jc : NC;
-        for (int64_t pc = 0; pc < K; pc += kcb) {
-            const int64_t kc = K - pc < kcb ? K - pc : kcb;
-            const int load = g->accumulate || pc > 0;
-            pack_b(bp, g, kn->nr, pc, kc, jc, nc);
-            for (int64_t ic = m0; ic < m1; ic += MC) {
-                const int64_t mc = m1 - ic < MC ? m1 - ic : MC;
+    if (whole_b) {
+        /* K block pc of B is kc x ncb floats at bp + pc * ncb. */
+        for (int64_t pc = 0; pc < K; pc += kcb) pack_b(bp + pc * ncb, g, kn->nr, pc, K - pc < kcb ? K - pc : kcb, n0, N);
+        for (int64_t ic = m0; ic < m1; ic += MC) {
+            const int64_t mc = m1 - ic < MC ? m1 - ic : MC;
+            for (int64_t pc = 0; pc < K; pc += kcb) {
+                const int64_t kc = K - pc < kcb ? K - pc : kcb;
                 pack_a(ap, g, kn->mr, ic, mc, pc, kc);
-                for (int64_t jr = 0; jr < nc; jr += NR) {
-                    const int64_t cols = nc - jr < NR ? nc - jr : NR;
-                    const float *bpanel = bp + jr * kc;
-                    for (int64_t ir = 0; ir < mc; ir += MR) {
-                        const int64_t rows = mc - ir < MR ? mc - ir : MR;
-                        float *ctile = g->c + (ic + ir) * ldc + jc + jr;
-                        const float *apanel = ap + ir * kc;
-                        if (rows == MR && cols == NR)
-                            kn->tile(kc, apanel, bpanel, ctile, ldc, load);
-                        else
-                            kernel_edge(kn, kc, apanel, bpanel, ctile, ldc, load, rows, cols);
-                    }
+                macro_block(g, ap, bp + pc * ncb, ic, mc, n0, N, kc, g->accumulate || pc > 0);
+            }
+        }
+    } else {
+        for (int64_t jc = n0; jc < n1; jc += NC) {
+            const int64_t nc = n1 - jc < NC ? n1 - jc : NC;
+            for (int64_t pc = 0; pc < K; pc += kcb) {
+                const int64_t kc = K - pc < kcb ? K - pc : kcb;
+                pack_b(bp, g, kn->nr, pc, kc, jc, nc);
+                for (int64_t ic = m0; ic < m1; ic += MC) {
+                    const int64_t mc = m1 - ic < MC ? m1 - ic : MC;
+                    pack_a(ap, g, kn->mr, ic, mc, pc, kc);
+                    macro_block(g, ap, bp, ic, mc, jc, nc, kc, g->accumulate || pc > 0);
                 }
             }
         }
