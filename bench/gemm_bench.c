@@ -1,7 +1,7 @@
 /* gemm_bench.c - the reference backend's deterministic GEMMs against OpenBLAS
  * (cblas_sgemm) on the same operands, side by side, in one run.
  *
- *   bazel run //bench:gemm_bench -- [reps] [--paths current|all] [--shapes all|linear|conv]
+ *   bazel run //bench:gemm_bench -- [reps] [--paths current|all] [--shapes all|linear|conv|MxNxK]
  *
  * For each shape and layout (nt: C = A B^T, nn: C = A B, tn: C = A^T B) and for 1 and 2
  * threads it prints the best of `reps` (default 5) timed calls in GFLOP/s (2*M*N*K flops
@@ -20,7 +20,8 @@
  * and CI never set it.
  * Shapes: "linear" = the benchmark models' linear layers and their gradients plus two
  * generic ones, each in all three layouts; "conv" = the three im2col products of each
- * 3x3 convolution of a Spiking VGG at batch 32 (see the table in main).
+ * 3x3 convolution of a Spiking VGG at batch 32 (see the table in main); MxNxK: that
+ * one shape in all three layouts.
  * Assumptions: OpenBLAS is Debian's pthread build (its thread count is set with
  * openblas_set_num_threads, ours with remat_ref_set_threads); x86-64 for the core choice.
  */
@@ -151,8 +152,12 @@ int main(int argc, char **argv) {
         fprintf(stderr, "gemm_bench: --paths: '%s': expected current or all\n", paths_arg);
         return 2;
     }
-    if (strcmp(shapes_arg, "all") && strcmp(shapes_arg, "linear") && strcmp(shapes_arg, "conv")) {
-        fprintf(stderr, "gemm_bench: --shapes: '%s': expected all, linear or conv\n", shapes_arg);
+    long long one[3] = {0, 0, 0};
+    char tail = 0;
+    if (strcmp(shapes_arg, "all") && strcmp(shapes_arg, "linear") && strcmp(shapes_arg, "conv") &&
+        (sscanf(shapes_arg, "%lldx%lldx%lld%c", &one[0], &one[1], &one[2], &tail) != 3 || one[0] < 1 || one[1] < 1 ||
+         one[2] < 1)) {
+        fprintf(stderr, "gemm_bench: --shapes: '%s': expected all, linear, conv or MxNxK (positive)\n", shapes_arg);
         return 2;
     }
     remat_error err = {0};
@@ -202,12 +207,15 @@ int main(int argc, char **argv) {
         {"conv", LAYOUT_NT, 32 * 6 * 6, 512, 4608}, /* 512 -> 512 at 6x6 */
         {"conv", LAYOUT_NN, 32 * 6 * 6, 4608, 512},
         {"conv", LAYOUT_TN, 512, 4608, 32 * 6 * 6},
+        {"one", -1, 0, 0, 0}, /* --shapes MxNxK */
     };
     printf("%-5s %-4s %6s %6s %6s %-7s %10s %10s %7s %9s %5s\n", "op", "thr", "M", "N", "K", "path", "ours",
            "openblas", "ratio", "max_rel", "bits");
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-        if (strcmp(shapes_arg, "all") && strcmp(shapes_arg, shapes[s].set)) continue;
-        const int64_t M = shapes[s].M, N = shapes[s].N, K = shapes[s].K;
+        const int pick = one[0] ? !strcmp(shapes[s].set, "one")
+                                : strcmp(shapes[s].set, "one") && (!strcmp(shapes_arg, "all") || !strcmp(shapes_arg, shapes[s].set));
+        if (!pick) continue;
+        const int64_t M = one[0] ? one[0] : shapes[s].M, N = one[0] ? one[1] : shapes[s].N, K = one[0] ? one[2] : shapes[s].K;
         float *a = remat_xmalloc((size_t)(M * K) * sizeof(float), &err);
         float *b = remat_xmalloc((size_t)(K * N) * sizeof(float), &err);
         float *c1 = remat_xmalloc((size_t)(M * N) * sizeof(float), &err);

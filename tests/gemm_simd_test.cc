@@ -95,10 +95,13 @@ struct Shape {
     int64_t M, N, K;
 };
 // Around the tiles (6, 12 rows; 16, 32 columns), the K blocks (192, 256, split into
-// equal parts) and the M blocks (120, 240), plus degenerate ones.
+// equal parts), the M blocks (120, 240, split into equal parts) and both loop orders of
+// the driver (B packed whole when K x N fits 3 MiB; else N blocks of 3072 columns:
+// 3 x 3100 x 19 and 5 x 300 x 2700), plus degenerate ones.
 const Shape kShapes[] = {{1, 1, 1},     {1, 33, 7},     {5, 1, 300},    {6, 16, 8},     {12, 32, 192},
                          {13, 31, 193}, {11, 17, 257},  {25, 65, 513},  {7, 100, 385},  {241, 47, 64},
-                         {121, 33, 29}, {37, 250, 130}, {3, 1030, 19},  {250, 9, 200},  {64, 64, 576}};
+                         {121, 33, 29}, {37, 250, 130}, {3, 3100, 19},  {250, 9, 200},  {64, 64, 576},
+                         {5, 300, 2700}, {482, 20, 3}};
 
 TEST(GemmSimd, EveryPathIsTheFmaChain) {
     std::vector<std::string> skipped;

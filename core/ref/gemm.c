@@ -82,11 +82,12 @@ static inline void copy_runs(float *restrict dst, const float *restrict src, int
     for (int64_t k = 0; k < kc; k++) memcpy(dst + k * n, src + k * stride, (size_t)n * sizeof(float));
 }
 
-/* MR full rows of a row-major A, interleaved; inlined with a constant mr per kernel.
- * With SSE2 (baseline x86-64) 4 x 4 and 2 x 4 blocks are transposed in registers: this
- * pack is a large share of the time when N is small (conv layers: N = 64). It only
- * moves floats. */
-static inline void pack_a_rows(float *restrict dst, const float *restrict src, int64_t rs, int64_t kc, const int mr) {
+/* mr runs of kc floats, rs apart, interleaved: dst[k*mr + r] = src[r*rs + k] (A's rows
+ * into an A panel; B's columns in the NT case into a B panel). Inlined with a constant
+ * mr per kernel. With SSE2 (baseline x86-64) 4 x 4 and 2 x 4 blocks are transposed in
+ * registers: packing is a large share of the time when N is small (conv layers:
+ * N = 64). It only moves floats. */
+static inline void interleave_runs(float *restrict dst, const float *restrict src, int64_t rs, int64_t kc, const int mr) {
     int64_t k = 0;
 #if defined(__SSE2__)
     for (; k + 4 <= kc; k += 4) {
@@ -122,9 +123,9 @@ static void pack_a(float *restrict ap, const gemm_args *g, int mr, int64_t i0, i
         float *dst = ap + p * kc;
         const float *src = g->a + (i0 + p) * g->a_rs + k0 * g->a_cs;
         if (g->a_cs == 1 && rows == mr && mr == 6) {
-            pack_a_rows(dst, src, g->a_rs, kc, 6);
+            interleave_runs(dst, src, g->a_rs, kc, 6);
         } else if (g->a_cs == 1 && rows == mr && mr == 12) {
-            pack_a_rows(dst, src, g->a_rs, kc, 12);
+            interleave_runs(dst, src, g->a_rs, kc, 12);
         } else if (g->a_rs == 1 && rows == mr && mr == 6) {
             /* A stored transposed: MR contiguous values per k. */
             copy_runs(dst, src, g->a_cs, kc, 6);
@@ -163,8 +164,13 @@ static void pack_b(float *restrict bp, const gemm_args *g, int nr, int64_t k0, i
         int64_t cols = nc - q < nr ? nc - q : nr;
         float *dst = bp + q * kc;
         const float *src = g->b + k0 * g->b_rs + (j0 + q) * g->b_cs;
-        if (g->b_rs == 1) {
-            /* B stored [N,K] (the NT case): each column is a contiguous run over k. */
+        if (g->b_rs == 1 && cols == nr && nr == 16) {
+            /* B stored [N,K] (the NT case): each column is a contiguous run over k, so a
+             * panel is the transpose of NR such runs, as for A's rows. */
+            interleave_runs(dst, src, g->b_cs, kc, 16);
+        } else if (g->b_rs == 1 && cols == nr && nr == 32) {
+            interleave_runs(dst, src, g->b_cs, kc, 32);
+        } else if (g->b_rs == 1) {
             for (int64_t j = 0; j < cols; j++) {
                 const float *col = src + j * g->b_cs;
                 for (int64_t k = 0; k < kc; k++) dst[k * nr + j] = col[k];
@@ -251,7 +257,10 @@ static void gemm_blocked(const gemm_args *g, int64_t m0, int64_t m1, int64_t n0,
         return;
     }
     const int64_t kcb = k_block(K, kn->kc);
-    const int64_t mcb = M < MC ? round_up(M, MR) : MC;
+    /* M blocks of (nearly) equal size in whole tiles, none above the kernel's MC: a short
+     * last block would reuse each B micro-panel for a few tiles only. */
+    const int64_t m_blocks = (M + MC - 1) / MC;
+    const int64_t mcb = round_up((M + m_blocks - 1) / m_blocks, MR);
     const int64_t ncb = N < NC ? round_up(N, NR) : NC;
     const int whole_b = N <= NC && (size_t)(K * ncb) * sizeof(float) <= GEMM_WHOLE_B_BYTES;
     /* 64 bytes of slack so that each buffer can start on a cache line. */
@@ -270,8 +279,8 @@ static void gemm_blocked(const gemm_args *g, int64_t m0, int64_t m1, int64_t n0,
     if (whole_b) {
         /* K block pc of B is kc x ncb floats at bp + pc * ncb. */
         for (int64_t pc = 0; pc < K; pc += kcb) pack_b(bp + pc * ncb, g, kn->nr, pc, K - pc < kcb ? K - pc : kcb, n0, N);
-        for (int64_t ic = m0; ic < m1; ic += MC) {
-            const int64_t mc = m1 - ic < MC ? m1 - ic : MC;
+        for (int64_t ic = m0; ic < m1; ic += mcb) {
+            const int64_t mc = m1 - ic < mcb ? m1 - ic : mcb;
             for (int64_t pc = 0; pc < K; pc += kcb) {
                 const int64_t kc = K - pc < kcb ? K - pc : kcb;
                 pack_a(ap, g, kn->mr, ic, mc, pc, kc);
@@ -284,8 +293,8 @@ static void gemm_blocked(const gemm_args *g, int64_t m0, int64_t m1, int64_t n0,
             for (int64_t pc = 0; pc < K; pc += kcb) {
                 const int64_t kc = K - pc < kcb ? K - pc : kcb;
                 pack_b(bp, g, kn->nr, pc, kc, jc, nc);
-                for (int64_t ic = m0; ic < m1; ic += MC) {
-                    const int64_t mc = m1 - ic < MC ? m1 - ic : MC;
+                for (int64_t ic = m0; ic < m1; ic += mcb) {
+                    const int64_t mc = m1 - ic < mcb ? m1 - ic : mcb;
                     pack_a(ap, g, kn->mr, ic, mc, pc, kc);
                     macro_block(g, ap, bp, ic, mc, jc, nc, kc, g->accumulate || pc > 0);
                 }
