@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
-"""exp0_gemm.py - the reference backend's deterministic GEMM against OpenBLAS
-(bench/gemm_bench.c, built by //bench:gemm_bench), parsed into bench/results/exp0_gemm.json.
+"""exp0_gemm.py - the reference backend's deterministic GEMM against OpenBLAS on its widest
+core (bench/gemm_bench.c, built by //bench:gemm_bench), parsed into bench/results/exp0_gemm.json.
 
-  python3 bench/exp0_gemm.py [--reps R]
+  python3 bench/exp0_gemm.py [--reps R] [--shapes all|linear|conv]
 
-gemm_bench prints, per shape, layout (nt: C = A B^T, nn, tn) and thread count, the best of
-R timed calls in GFLOP/s for ours and for cblas_sgemm on the same operands, their ratio
-and the largest relative difference of the results.
+gemm_bench prints which kernels run (our SIMD path: core/ref/simd.h; OpenBLAS's core, which
+it sets with OPENBLAS_CORETYPE to the widest one the CPU runs, since OpenBLAS 0.3.21
+misdetects some CPUs), then per shape, layout (nt: C = A B^T, nn, tn), thread count and SIMD
+path (every vector path the CPU has: --paths all) the best of R alternating calls in GFLOP/s
+for ours and for cblas_sgemm on the same operands, their ratio, the largest relative
+difference of the results, and whether the paths gave the same bits.
 """
 import os
 import sys
@@ -18,24 +21,34 @@ import common as C  # noqa: E402
 
 def main():
     reps = C.arg_int("--reps", 3)
+    shapes = sys.argv[sys.argv.index("--shapes") + 1] if "--shapes" in sys.argv else "all"
     C.run(C.bazel_cmd() + ["build", "//bench:gemm_bench"], timeout=1800)
     binp = os.path.join(C.bazel_bin(), "bench", "gemm_bench")
-    rc, out, err, wall = C.run([binp, str(reps)], timeout=1200)
-    rows = []
+    args = [str(reps), "--paths", "all", "--shapes", shapes]
+    rc, out, err, wall = C.run([binp] + args, timeout=3600)
+    rows, openblas, ours = [], "?", "?"
     for line in out.splitlines():
+        if line.startswith("# openblas: "):
+            openblas = line[len("# openblas: "):]
+        elif line.startswith("# ours: "):
+            ours = line[len("# ours: "):]
         f = line.split()
-        if len(f) != 9 or f[0] not in ("nt", "nn", "tn"):
+        if len(f) != 12 or f[0] not in ("nt", "nn", "tn"):
             continue
         rows.append({"op": f[0], "threads": int(f[1]), "M": int(f[2]), "N": int(f[3]), "K": int(f[4]),
-                     "ours_gflops": float(f[5]), "openblas_gflops": float(f[6]), "ratio": float(f[7]),
-                     "max_rel_diff": float(f[8])})
+                     "path": f[5], "ours_gflops": float(f[6]), "openblas_gflops": float(f[7]), "ratio": float(f[8]),
+                     "max_rel_diff": float(f[9]), "bits": f[10], "set": f[11]})
     for r in rows:
-        print("%s thr %d %5dx%5dx%5d ours %7.1f openblas %7.1f GFLOP/s (%.2f)" % (
-            r["op"], r["threads"], r["M"], r["N"], r["K"], r["ours_gflops"], r["openblas_gflops"], r["ratio"]))
+        print("%s thr %d %5dx%5dx%5d %-6s ours %7.1f openblas %7.1f GFLOP/s (%.2f) %s" % (
+            r["op"], r["threads"], r["M"], r["N"], r["K"], r["path"], r["ours_gflops"], r["openblas_gflops"],
+            r["ratio"], r["bits"]))
+    if any(r["bits"] == "DIFF" for r in rows):
+        sys.exit("exp0_gemm: two SIMD paths gave different bits (the determinism contract is broken)")
     C.save("exp0_gemm", {"input_grad": None, "title": "GEMM: reference backend against OpenBLAS",
-                         "command": "python3 bench/exp0_gemm.py --reps %d" % reps,
-                         "commands": ["bazel run //bench:gemm_bench -- %d" % reps], "reps": reps,
-                         "wall_s": wall, "rows": rows}, rows)
+                         "command": "python3 bench/exp0_gemm.py --reps %d%s" % (
+                             reps, "" if shapes == "all" else " --shapes " + shapes),
+                         "commands": ["bazel run //bench:gemm_bench -- " + " ".join(args)], "reps": reps,
+                         "openblas_core": openblas, "ours_paths": ours, "wall_s": wall, "rows": rows}, rows)
 
 
 if __name__ == "__main__":

@@ -209,8 +209,8 @@ int main(int argc, char **argv) {
         {"conv", LAYOUT_TN, 512, 4608, 32 * 6 * 6},
         {"one", -1, 0, 0, 0}, /* --shapes MxNxK */
     };
-    printf("%-5s %-4s %6s %6s %6s %-7s %10s %10s %7s %9s %5s\n", "op", "thr", "M", "N", "K", "path", "ours",
-           "openblas", "ratio", "max_rel", "bits");
+    printf("%-5s %-4s %6s %6s %6s %-7s %10s %10s %7s %9s %5s %s\n", "op", "thr", "M", "N", "K", "path", "ours",
+           "openblas", "ratio", "max_rel", "bits", "set");
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         const int pick = one[0] ? !strcmp(shapes[s].set, "one")
                                 : strcmp(shapes[s].set, "one") && (!strcmp(shapes_arg, "all") || !strcmp(shapes_arg, shapes[s].set));
@@ -265,9 +265,9 @@ int main(int argc, char **argv) {
                     const char *bits = "-";
                     if (p == 0) memcpy(c0, c1, (size_t)(M * N) * sizeof(float));
                     else bits = memcmp(c0, c1, (size_t)(M * N) * sizeof(float)) ? "DIFF" : "same";
-                    printf("%-5s %-4d %6lld %6lld %6lld %-7s %10.1f %10.1f %7.2f %9.2e %5s\n", layout_names[l],
+                    printf("%-5s %-4d %6lld %6lld %6lld %-7s %10.1f %10.1f %7.2f %9.2e %5s %s\n", layout_names[l],
                            threads, (long long)M, (long long)N, (long long)K, remat_ref_simd_name(paths[p]), ours,
-                           blas, ours / blas, maxrel, bits);
+                           blas, ours / blas, maxrel, bits, shapes[s].set);
                     fflush(stdout);
                 }
             }

@@ -79,22 +79,77 @@ def commands(d, limit=40):
 
 # ---------------------------------------------------------------------------------------------
 
+SIMD_ORDER = {"scalar": 0, "avx2": 1, "avx512": 2}
+
+
+def gemm_rows(d):
+    """The rows of our widest SIMD path in exp0 (what remat uses by default)."""
+    rows = d["rows"]
+    paths = {r.get("path", "") for r in rows}
+    widest = max(paths, key=lambda p: SIMD_ORDER.get(p, -1))
+    return [r for r in rows if r.get("path", "") == widest]
+
+
+CONV_PRODUCT = {"nt": "forward (im2col x W^T)", "nn": "input gradient (dout x W)", "tn": "weight gradient (dout^T x im2col)"}
+
+
 def sec_gemm(d):
     if not d:
         return None
-    rows = [r for r in d["rows"]]
-    main = [r for r in rows if (r["M"], r["N"], r["K"]) == (8192, 512, 512)]
-    t = table(["layout", "threads", "M x N x K", "ours GFLOP/s", "OpenBLAS GFLOP/s", "ours / OpenBLAS", "max rel. diff"],
-              [[r["op"], r["threads"], "%d x %d x %d" % (r["M"], r["N"], r["K"]), "%.1f" % r["ours_gflops"],
-                "%.1f" % r["openblas_gflops"], "%.2f" % r["ratio"], "%.1e" % r["max_rel_diff"]] for r in rows])
-    ratios = sorted(r["ratio"] for r in main)
-    note = ("On the shape of the benchmark models' linear layers (8192 x 512 x 512) our deterministic GEMM runs "
-            "at %.2f–%.2f of OpenBLAS's speed (best of %d calls each, same operands, same run)." %
-            (ratios[0], ratios[-1], d.get("reps", 0))) if ratios else ""
-    return "\n\n".join(["## 0. GEMM: the reference backend against OpenBLAS",
-                        "The reference backend's GEMMs sum every output element in one fixed order whatever the "
-                        "number of rows (the determinism contract); `bench/gemm_bench.c` compares them with "
-                        "`cblas_sgemm` on the same operands.", provenance(d), t, note, commands(d)])
+    rows = d["rows"]
+    multi = len({r.get("path") for r in rows}) > 1
+
+    def row(r, conv):
+        cells = [r["op"]] + ([CONV_PRODUCT[r["op"]]] if conv else []) + [
+            r["threads"], "%d x %d x %d" % (r["M"], r["N"], r["K"])]
+        if "path" in r:
+            cells.append(r["path"])
+        cells += ["%.1f" % r["ours_gflops"], "%.1f" % r["openblas_gflops"], "%.2f" % r["ratio"],
+                  "%.1e" % r["max_rel_diff"]]
+        if multi:
+            cells.append(r.get("bits", ""))
+        return cells
+
+    def head(conv):
+        h = ["layout"] + (["product"] if conv else []) + ["threads", "M x N x K"] + (
+            ["our path"] if "path" in rows[0] else []) + [
+            "ours GFLOP/s", "OpenBLAS GFLOP/s", "ours / OpenBLAS", "max rel. diff"]
+        return h + (["bits vs first path"] if multi else [])
+
+    lin = [r for r in rows if r.get("set", "linear") == "linear"]
+    conv = [r for r in rows if r.get("set") == "conv"]
+    parts = ["## 0. GEMM: the reference backend against OpenBLAS",
+             "The reference backend's GEMMs sum every output element in one fixed order (one fused "
+             "multiply-add chain, k ascending) whatever the number of rows, the thread count and the SIMD "
+             "path (the determinism contract); `bench/gemm_bench.c` compares them with `cblas_sgemm` on the "
+             "same operands, the calls of both sides alternating, best of %d each. Our SIMD path is chosen at "
+             "run time (`remat --version` prints it; `REMAT_SIMD=scalar|avx2|avx512` forces one). OpenBLAS "
+             "0.3.21 picks its kernel when it is loaded and does not recognise every CPU (on some AVX-512 "
+             "Xeons it falls back to its SSE3 \"Prescott\" kernel), so the benchmark sets "
+             "`OPENBLAS_CORETYPE` to the widest core the CPU runs (SkylakeX with AVX-512, else Zen on AMD or "
+             "Haswell) before it loads OpenBLAS; tests and CI never set it." % d.get("reps", 0),
+             provenance(d)]
+    if d.get("openblas_core"):
+        parts.append("Kernels: ours %s; OpenBLAS %s." % (d.get("ours_paths", "?"), d["openblas_core"]))
+    parts.append("**Linear-layer shapes** (each in all three layouts: nt C = A B^T, nn C = A B, tn C = A^T B):")
+    parts.append(table(head(False), [row(r, False) for r in lin]))
+    if conv:
+        parts.append("**Convolution shapes**: the three im2col GEMMs of each 3x3 convolution of a Spiking VGG at "
+                     "batch 32 per time step (rows = 32·H·W, K = 9·C_in: 64 channels at 48x48, 128 at 24x24, "
+                     "256 at 12x12, 512 at 6x6):")
+        parts.append(table(head(True), [row(r, True) for r in conv]))
+    main_ = [r for r in gemm_rows(d) if (r["M"], r["N"], r["K"]) == (8192, 512, 512)]
+    ratios = sorted(r["ratio"] for r in main_)
+    if ratios:
+        parts.append("On the shape of the benchmark models' linear layers (8192 x 512 x 512) our deterministic "
+                     "GEMM runs at %.2f–%.2f of OpenBLAS's speed (best of %d calls each, same operands, same "
+                     "run)." % (ratios[0], ratios[-1], d.get("reps", 0)))
+    allr = sorted(r["ratio"] for r in gemm_rows(d))
+    if allr:
+        parts.append("Over every shape, layout and thread count: %.2f–%.2f (median %.2f)." % (
+            allr[0], allr[-1], allr[len(allr) // 2]))
+    parts.append(commands(d))
+    return "\n\n".join(parts)
 
 
 def sec_exp7(d):
@@ -787,7 +842,7 @@ def summary(d0, d1, d2, d3, d4, d5, d6):
                          worst["model"]),
                      "met" if ex == n and exr == n else "not exact on %d plan(s) (section 6)" % (2 * n - ex - exr)])
     if d0:
-        main_ = [x["ratio"] for x in d0["rows"] if (x["M"], x["N"], x["K"]) == (8192, 512, 512)]
+        main_ = [x["ratio"] for x in gemm_rows(d0) if (x["M"], x["N"], x["K"]) == (8192, 512, 512)]
         if main_:
             rows.append(["0", "GEMM vs OpenBLAS", "OpenBLAS class", "%.2f–%.2f of OpenBLAS on 8192x512x512" % (
                 min(main_), max(main_)), ""])
@@ -824,7 +879,7 @@ def main():
     if failed:
         head.append("**Failed in this run:** %s (their sections show the previous results, if any)." % failed)
     if d4 and d0:
-        r = [x["ratio"] for x in d0["rows"] if (x["M"], x["N"], x["K"]) == (8192, 512, 512) and
+        r = [x["ratio"] for x in gemm_rows(d0) if (x["M"], x["N"], x["K"]) == (8192, 512, 512) and
              x["threads"] == d4.get("threads", 1)]
         if r:
             d4["_gemm_ratio"] = "%.2f–%.2f" % (min(r), max(r))

@@ -17,7 +17,12 @@
 
 #if defined(REMAT_GEMM_AVX512_SIMDE)
 #define SIMDE_ENABLE_NATIVE_ALIASES
-#include <simde/x86/avx512.h>
+#include <simde/x86/avx512/fmadd.h>
+#include <simde/x86/avx512/loadu.h>
+#include <simde/x86/avx512/set1.h>
+#include <simde/x86/avx512/setzero.h>
+#include <simde/x86/avx512/storeu.h>
+#include <simde/x86/sse.h>
 #define TILE_TARGET
 #define KERNEL_VAR remat_gemm_kernel_avx512_emulated
 #elif defined(__x86_64__) || defined(__i386__)
