@@ -189,7 +189,7 @@ static void pack_b(float *restrict bp, const gemm_args *g, int nr, int64_t k0, i
 /* Asks the cache for rows x nr floats of C, ldc apart (a hint: no fault, no effect on values). */
 static inline void prefetch_tile(const float *c, int64_t ldc, int64_t rows, int64_t nr) {
     for (int64_t r = 0; r < rows; r++) {
-        __builtin_prefetch(c + r * ldc, 1, 3);
+        for (int64_t j = 0; j < nr; j += 16) __builtin_prefetch(c + r * ldc + j, 1, 3);
         __builtin_prefetch(c + r * ldc + nr - 1, 1, 3);
     }
 }
