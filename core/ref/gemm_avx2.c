@@ -50,17 +50,11 @@ __attribute__((target("avx2,fma"))) static void tile_avx2(int64_t kc, const floa
     } else {
         c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = c40 = c41 = c50 = c51 = _mm256_setzero_ps();
     }
-    int64_t k = 0;
-    for (; k + 4 <= kc; k += 4) {
-        _mm_prefetch((const char *)(ap + 8 * MR * 4), _MM_HINT_T0);
-        KSTEP(0);
-        KSTEP(1);
-        KSTEP(2);
-        KSTEP(3);
-        ap += 4 * MR;
-        bp += 4 * NR;
-    }
-    for (; k < kc; k++) {
+    for (int64_t k = 0; k < kc; k++) {
+        /* A k step reads 24 bytes of A: ask for the line 32 steps ahead. The loop is not
+         * unrolled: unrolled, GCC rotates accumulators through extra moves and spills
+         * (measured 7 % slower on 8192 x 512 x 512). */
+        _mm_prefetch((const char *)(ap + 32 * MR), _MM_HINT_T0);
         KSTEP(0);
         ap += MR;
         bp += NR;
