@@ -2,7 +2,7 @@
 """exp0_gemm.py - the reference backend's deterministic GEMM against OpenBLAS on its widest
 core (bench/gemm_bench.c, built by //bench:gemm_bench), parsed into bench/results/exp0_gemm.json.
 
-  python3 bench/exp0_gemm.py [--reps R] [--shapes all|linear|conv]
+  python3 bench/exp0_gemm.py [--reps R] [--shapes all|linear|conv|convsample]
 
 gemm_bench prints which kernels run (our SIMD path: core/ref/simd.h; OpenBLAS's core, which
 it sets with OPENBLAS_CORETYPE to the widest one the CPU runs, since OpenBLAS 0.3.21

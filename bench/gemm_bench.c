@@ -1,7 +1,7 @@
 /* gemm_bench.c - the reference backend's deterministic GEMMs against OpenBLAS
  * (cblas_sgemm) on the same operands, side by side, in one run.
  *
- *   bazel run //bench:gemm_bench -- [reps] [--paths current|all] [--shapes all|linear|conv|MxNxK]
+ *   bazel run //bench:gemm_bench -- [reps] [--paths current|all] [--shapes all|linear|conv|convsample|MxNxK]
  *
  * For each shape and layout (nt: C = A B^T, nn: C = A B, tn: C = A^T B) and for 1 and 2
  * threads it prints the best of `reps` (default 5) timed calls in GFLOP/s (2*M*N*K flops
@@ -20,8 +20,9 @@
  * and CI never set it.
  * Shapes: "linear" = the benchmark models' linear layers and their gradients plus two
  * generic ones, each in all three layouts; "conv" = the three im2col products of each
- * 3x3 convolution of a Spiking VGG at batch 32 (see the table in main); MxNxK: that
- * one shape in all three layouts.
+ * 3x3 convolution of a Spiking VGG at batch 32, as one GEMM over all 32*H*W positions;
+ * "convsample" = the per-sample GEMMs that core/ref/conv.c runs for the same layers (see
+ * the table in main); MxNxK: that one shape in all three layouts.
  * Assumptions: OpenBLAS is Debian's pthread build (its thread count is set with
  * openblas_set_num_threads, ours with remat_ref_set_threads); x86-64 for the core choice.
  */
@@ -155,9 +156,10 @@ int main(int argc, char **argv) {
     long long one[3] = {0, 0, 0};
     char tail = 0;
     if (strcmp(shapes_arg, "all") && strcmp(shapes_arg, "linear") && strcmp(shapes_arg, "conv") &&
+        strcmp(shapes_arg, "convsample") &&
         (sscanf(shapes_arg, "%lldx%lldx%lld%c", &one[0], &one[1], &one[2], &tail) != 3 || one[0] < 1 || one[1] < 1 ||
          one[2] < 1)) {
-        fprintf(stderr, "gemm_bench: --shapes: '%s': expected all, linear, conv or MxNxK (positive)\n", shapes_arg);
+        fprintf(stderr, "gemm_bench: --shapes: '%s': expected all, linear, conv, convsample or MxNxK (positive)\n", shapes_arg);
         return 2;
     }
     remat_error err = {0};
@@ -207,6 +209,21 @@ int main(int argc, char **argv) {
         {"conv", LAYOUT_NT, 32 * 6 * 6, 512, 4608}, /* 512 -> 512 at 6x6 */
         {"conv", LAYOUT_NN, 32 * 6 * 6, 4608, 512},
         {"conv", LAYOUT_TN, 512, 4608, 32 * 6 * 6},
+        /* convsample: the per-sample GEMMs core/ref/conv.c issues for the same layers
+         * (P = H*W): forward nn W[C_out, 9C_in] col[9C_in, P], weight gradient nt
+         * dout[C_out, P] col^T, input gradient tn W^T dout. */
+        {"convsample", LAYOUT_NN, 64, 48 * 48, 576},
+        {"convsample", LAYOUT_NT, 64, 576, 48 * 48},
+        {"convsample", LAYOUT_TN, 576, 48 * 48, 64},
+        {"convsample", LAYOUT_NN, 128, 24 * 24, 1152},
+        {"convsample", LAYOUT_NT, 128, 1152, 24 * 24},
+        {"convsample", LAYOUT_TN, 1152, 24 * 24, 128},
+        {"convsample", LAYOUT_NN, 256, 12 * 12, 2304},
+        {"convsample", LAYOUT_NT, 256, 2304, 12 * 12},
+        {"convsample", LAYOUT_TN, 2304, 12 * 12, 256},
+        {"convsample", LAYOUT_NN, 512, 6 * 6, 4608},
+        {"convsample", LAYOUT_NT, 512, 4608, 6 * 6},
+        {"convsample", LAYOUT_TN, 4608, 6 * 6, 512},
         {"one", -1, 0, 0, 0}, /* --shapes MxNxK */
     };
     printf("%-5s %-4s %6s %6s %6s %-7s %10s %10s %7s %9s %5s %s\n", "op", "thr", "M", "N", "K", "path", "ours",

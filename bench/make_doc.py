@@ -91,6 +91,7 @@ def gemm_rows(d):
 
 
 CONV_PRODUCT = {"nt": "forward (im2col x W^T)", "nn": "input gradient (dout x W)", "tn": "weight gradient (dout^T x im2col)"}
+SAMPLE_PRODUCT = {"nn": "forward (W x col)", "nt": "weight gradient (dout x col^T)", "tn": "input gradient (W^T x dout)"}
 
 
 def sec_gemm(d):
@@ -100,7 +101,8 @@ def sec_gemm(d):
     multi = len({r.get("path") for r in rows}) > 1
 
     def row(r, conv):
-        cells = [r["op"]] + ([CONV_PRODUCT[r["op"]]] if conv else []) + [
+        cells = [r["op"]] + ([(SAMPLE_PRODUCT if r.get("set") == "convsample" else CONV_PRODUCT)[r["op"]]]
+                             if conv else []) + [
             r["threads"], "%d x %d x %d" % (r["M"], r["N"], r["K"])]
         if "path" in r:
             cells.append(r["path"])
@@ -131,6 +133,11 @@ def sec_gemm(d):
              provenance(d)]
     if d.get("openblas_core"):
         parts.append("Kernels: ours %s; OpenBLAS %s." % (d.get("ours_paths", "?"), d["openblas_core"]))
+        if "avx512" not in d.get("ours_paths", ""):
+            parts.append("This CPU has no AVX-512, so our `avx512` path (12 x 32 tiles) is not measured here; "
+                         "its bits are tested everywhere (`tests/gemm_simd_test.cc` runs its source on SIMDe's "
+                         "portable intrinsics) and its speed needs an AVX-512 machine: "
+                         "`bazel run //bench:gemm_bench -- 7 --paths all`.")
     parts.append("**Linear-layer shapes** (each in all three layouts: nt C = A B^T, nn C = A B, tn C = A^T B):")
     parts.append(table(head(False), [row(r, False) for r in lin]))
     if conv:
@@ -138,6 +145,12 @@ def sec_gemm(d):
                      "batch 32 per time step (rows = 32·H·W, K = 9·C_in: 64 channels at 48x48, 128 at 24x24, "
                      "256 at 12x12, 512 at 6x6):")
         parts.append(table(head(True), [row(r, True) for r in conv]))
+    sample = [r for r in rows if r.get("set") == "convsample"]
+    if sample:
+        parts.append("**Per-sample convolution GEMMs**: what `core/ref/conv.c` runs for the same layers, one "
+                     "sample at a time (P = H·W output positions): forward W[C_out, 9·C_in] x col[9·C_in, P], "
+                     "weight gradient dout x col^T, input gradient W^T x dout:")
+        parts.append(table(head(True), [row(r, True) for r in sample]))
     main_ = [r for r in gemm_rows(d) if (r["M"], r["N"], r["K"]) == (8192, 512, 512)]
     ratios = sorted(r["ratio"] for r in main_)
     if ratios:

@@ -201,7 +201,10 @@ static void kernel_edge(const remat_gemm_kernel *kn, int64_t kc, const float *ap
     memset(tile, 0, sizeof tile);
     if (load)
         for (int64_t r = 0; r < rows; r++) memcpy(tile + r * kn->nr, c + r * ldc, (size_t)cols * sizeof(float));
-    kn->tile(kc, ap, bp, tile, kn->nr, load);
+    if (kn->tile_half && 2 * cols <= kn->nr)
+        kn->tile_half(kc, ap, bp, tile, kn->nr, load);
+    else
+        kn->tile(kc, ap, bp, tile, kn->nr, load);
     for (int64_t r = 0; r < rows; r++) memcpy(c + r * ldc, tile + r * kn->nr, (size_t)cols * sizeof(float));
 }
 

@@ -68,8 +68,45 @@ __attribute__((target("avx2,fma"))) static void tile_avx2(int64_t kc, const floa
 }
 #undef KSTEP
 
-const remat_gemm_kernel remat_gemm_kernel_avx2 = {"avx2", MR, NR, 256, 120, 3072, tile_avx2};
+/* The left NR/2 columns of a tile, from the same packed panels (B rows are still NR
+ * floats apart): for edge tiles with at most NR/2 valid columns (N = 10, 36, ...),
+ * half the work of the full tile. The same chain per element. */
+__attribute__((target("avx2,fma"))) static void tile_avx2_half(int64_t kc, const float *restrict ap, const float *restrict bp,
+                  float *restrict c, int64_t ldc, int load) {
+    __m256 c0, c1, c2, c3, c4, c5;
+    if (load) {
+        c0 = _mm256_loadu_ps(c + 0 * ldc);
+        c1 = _mm256_loadu_ps(c + 1 * ldc);
+        c2 = _mm256_loadu_ps(c + 2 * ldc);
+        c3 = _mm256_loadu_ps(c + 3 * ldc);
+        c4 = _mm256_loadu_ps(c + 4 * ldc);
+        c5 = _mm256_loadu_ps(c + 5 * ldc);
+    } else {
+        c0 = _mm256_setzero_ps();
+        c1 = c2 = c3 = c4 = c5 = c0;
+    }
+    for (int64_t k = 0; k < kc; k++) {
+        _mm_prefetch((const char *)(ap + 32 * MR), _MM_HINT_T0);
+        const __m256 b0 = _mm256_loadu_ps(bp);
+        c0 = _mm256_fmadd_ps(_mm256_set1_ps(ap[0]), b0, c0);
+        c1 = _mm256_fmadd_ps(_mm256_set1_ps(ap[1]), b0, c1);
+        c2 = _mm256_fmadd_ps(_mm256_set1_ps(ap[2]), b0, c2);
+        c3 = _mm256_fmadd_ps(_mm256_set1_ps(ap[3]), b0, c3);
+        c4 = _mm256_fmadd_ps(_mm256_set1_ps(ap[4]), b0, c4);
+        c5 = _mm256_fmadd_ps(_mm256_set1_ps(ap[5]), b0, c5);
+        ap += MR;
+        bp += NR;
+    }
+    _mm256_storeu_ps(c + 0 * ldc, c0);
+    _mm256_storeu_ps(c + 1 * ldc, c1);
+    _mm256_storeu_ps(c + 2 * ldc, c2);
+    _mm256_storeu_ps(c + 3 * ldc, c3);
+    _mm256_storeu_ps(c + 4 * ldc, c4);
+    _mm256_storeu_ps(c + 5 * ldc, c5);
+}
+
+const remat_gemm_kernel remat_gemm_kernel_avx2 = {"avx2", MR, NR, 256, 120, 3072, tile_avx2, tile_avx2_half};
 #else
-/* Not x86: a NULL tile; remat_ref_simd_supported() never picks this path. */
-const remat_gemm_kernel remat_gemm_kernel_avx2 = {"avx2", 6, 16, 256, 120, 3072, 0};
+/* Not x86: NULL tiles; remat_ref_simd_supported() never picks this path. */
+const remat_gemm_kernel remat_gemm_kernel_avx2 = {"avx2", 6, 16, 256, 120, 3072, 0, 0};
 #endif

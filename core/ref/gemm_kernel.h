@@ -29,6 +29,9 @@ typedef struct remat_gemm_kernel {
     int mr, nr;          /* the tile; mr * nr <= REMAT_GEMM_MAX_TILE */
     int64_t kc, mc, nc;  /* cache blocking: K block, M block (multiple of mr), N block (multiple of nr) */
     remat_gemm_tile_fn tile;
+    /* Optional (NULL: none): the same chain for the tile's first nr/2 columns only, on the
+     * same packed panels (bp still nr floats per k); for edge tiles that narrow. */
+    remat_gemm_tile_fn tile_half;
 } remat_gemm_kernel;
 
 #define REMAT_GEMM_MAX_TILE (16 * 32)

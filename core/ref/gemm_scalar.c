@@ -20,4 +20,4 @@ static void tile_scalar(int64_t kc, const float *ap, const float *bp, float *c, 
         for (int j = 0; j < NR; j++) c[r * ldc + j] = acc[r][j];
 }
 
-const remat_gemm_kernel remat_gemm_kernel_scalar = {"scalar", MR, NR, 256, 120, 3072, tile_scalar};
+const remat_gemm_kernel remat_gemm_kernel_scalar = {"scalar", MR, NR, 256, 120, 3072, tile_scalar, 0};
