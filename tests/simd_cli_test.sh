@@ -3,7 +3,7 @@
 # `remat --version` names the path in use; REMAT_SIMD forces one (a bad value, or a path
 # this CPU lacks, exits 2 with one line); and every path this CPU has gives gradient
 # dumps bit-identical to the scalar path's (remat verify --dump A --dump B), for the
-# tiny models, on 1 and 2 threads.
+# tiny models (linear and convolutional), on 1 and 2 threads.
 set -u
 remat="$1"
 cd "${TEST_SRCDIR:-.}/${TEST_WORKSPACE:-remat}" 2>/dev/null || true
@@ -40,7 +40,7 @@ for p in avx2 avx512; do
   case " $paths " in *" $p "*) ;; *) expect2 "$p" ;; esac
 done
 
-for m in tiny-3block-if tiny-mlp-lif tiny-resnet-bn; do
+for m in tiny-3block-if tiny-mlp-lif tiny-resnet-bn tiny-vgg-dvs tiny-sew-resnet; do
   for thr in 1 2; do
     REMAT_SIMD=scalar "$remat" run --model data/models/$m.json --threads $thr --dump "$tmp/$m-scalar-$thr.h5" \
       >/dev/null || { fail "$m scalar run"; continue; }
