@@ -9,7 +9,8 @@ it sets with OPENBLAS_CORETYPE to the widest one the CPU runs, since OpenBLAS 0.
 misdetects some CPUs), then per shape, layout (nt: C = A B^T, nn, tn), thread count and SIMD
 path (every vector path the CPU has: --paths all) the best of R alternating calls in GFLOP/s
 for ours and for cblas_sgemm on the same operands, their ratio, the largest relative
-difference of the results, and whether the paths gave the same bits.
+difference of the results, and whether the paths gave the same bits; on one thread also the
+ratio from CPU time (cpu_ratio), which a loaded shared machine disturbs far less.
 """
 import os
 import sys
@@ -33,15 +34,16 @@ def main():
         elif line.startswith("# ours: "):
             ours = line[len("# ours: "):]
         f = line.split()
-        if len(f) != 12 or f[0] not in ("nt", "nn", "tn"):
+        if len(f) != 13 or f[0] not in ("nt", "nn", "tn"):
             continue
         rows.append({"op": f[0], "threads": int(f[1]), "M": int(f[2]), "N": int(f[3]), "K": int(f[4]),
                      "path": f[5], "ours_gflops": float(f[6]), "openblas_gflops": float(f[7]), "ratio": float(f[8]),
-                     "max_rel_diff": float(f[9]), "bits": f[10], "set": f[11]})
+                     "cpu_ratio": None if f[9] == "-" else float(f[9]), "max_rel_diff": float(f[10]), "bits": f[11],
+                     "set": f[12]})
     for r in rows:
-        print("%s thr %d %5dx%5dx%5d %-6s ours %7.1f openblas %7.1f GFLOP/s (%.2f) %s" % (
+        print("%s thr %d %5dx%5dx%5d %-6s ours %7.1f openblas %7.1f GFLOP/s (%.2f; cpu %s) %s" % (
             r["op"], r["threads"], r["M"], r["N"], r["K"], r["path"], r["ours_gflops"], r["openblas_gflops"],
-            r["ratio"], r["bits"]))
+            r["ratio"], "-" if r["cpu_ratio"] is None else "%.2f" % r["cpu_ratio"], r["bits"]))
     if any(r["bits"] == "DIFF" for r in rows):
         sys.exit("exp0_gemm: two SIMD paths gave different bits (the determinism contract is broken)")
     C.save("exp0_gemm", {"input_grad": None, "title": "GEMM: reference backend against OpenBLAS",

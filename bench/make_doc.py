@@ -99,6 +99,7 @@ def sec_gemm(d):
         return None
     rows = d["rows"]
     multi = len({r.get("path") for r in rows}) > 1
+    has_cpu = any("cpu_ratio" in r for r in rows)
 
     def row(r, conv):
         cells = [r["op"]] + ([(SAMPLE_PRODUCT if r.get("set") == "convsample" else CONV_PRODUCT)[r["op"]]]
@@ -106,8 +107,10 @@ def sec_gemm(d):
             r["threads"], "%d x %d x %d" % (r["M"], r["N"], r["K"])]
         if "path" in r:
             cells.append(r["path"])
-        cells += ["%.1f" % r["ours_gflops"], "%.1f" % r["openblas_gflops"], "%.2f" % r["ratio"],
-                  "%.1e" % r["max_rel_diff"]]
+        cells += ["%.1f" % r["ours_gflops"], "%.1f" % r["openblas_gflops"], "%.2f" % r["ratio"]]
+        if has_cpu:
+            cells.append("–" if r.get("cpu_ratio") is None else "%.2f" % r["cpu_ratio"])
+        cells.append("%.1e" % r["max_rel_diff"])
         if multi:
             cells.append(r.get("bits", ""))
         return cells
@@ -115,7 +118,8 @@ def sec_gemm(d):
     def head(conv):
         h = ["layout"] + (["product"] if conv else []) + ["threads", "M x N x K"] + (
             ["our path"] if "path" in rows[0] else []) + [
-            "ours GFLOP/s", "OpenBLAS GFLOP/s", "ours / OpenBLAS", "max rel. diff"]
+            "ours GFLOP/s", "OpenBLAS GFLOP/s", "ours / OpenBLAS"] + (["same by CPU time"] if has_cpu else []) + [
+            "max rel. diff"]
         return h + (["bits vs first path"] if multi else [])
 
     lin = [r for r in rows if r.get("set", "linear") == "linear"]
@@ -159,8 +163,12 @@ def sec_gemm(d):
                      "run)." % (ratios[0], ratios[-1], d.get("reps", 0)))
     allr = sorted(r["ratio"] for r in gemm_rows(d))
     if allr:
-        parts.append("Over every shape, layout and thread count: %.2f–%.2f (median %.2f)." % (
+        parts.append("Over every shape, layout and thread count: %.2f–%.2f (median %.2f) by wall time." % (
             allr[0], allr[-1], allr[len(allr) // 2]))
+    cpu = sorted(r["cpu_ratio"] for r in gemm_rows(d) if r.get("cpu_ratio") is not None)
+    if cpu:
+        parts.append("On one thread by CPU time (the calling thread's, best call; a loaded shared machine disturbs "
+                     "it far less than wall time): %.2f–%.2f (median %.2f)." % (cpu[0], cpu[-1], cpu[len(cpu) // 2]))
     parts.append(commands(d))
     return "\n\n".join(parts)
 
