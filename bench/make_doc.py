@@ -166,6 +166,11 @@ def sec_gemm(d):
         parts.append("Over every shape, layout and thread count: %.2f–%.2f (median %.2f) by wall time." % (
             allr[0], allr[-1], allr[len(allr) // 2]))
     cpu = sorted(r["cpu_ratio"] for r in gemm_rows(d) if r.get("cpu_ratio") is not None)
+    load = max((d.get("loadavg_start") or [0])[0], (d.get("loadavg_end") or [0])[0])
+    if cpu and load > (os.cpu_count() or 1):
+        parts.append("**This run shared the machine** (load average up to %.1f on %d cores): the wall-time GFLOP/s "
+                     "above are depressed and scattered (either side loses the cores at random), so read the "
+                     "1-thread CPU-time ratios." % (load, os.cpu_count() or 1))
     if cpu:
         parts.append("On one thread by CPU time (the calling thread's, best call; a loaded shared machine disturbs "
                      "it far less than wall time): %.2f–%.2f (median %.2f)." % (cpu[0], cpu[-1], cpu[len(cpu) // 2]))
