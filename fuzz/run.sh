@@ -1,5 +1,5 @@
 #!/bin/sh
-# fuzz/run.sh - build the model, plan and trace fuzzers with clang (libFuzzer +
+# fuzz/run.sh - build the model, plan, trace and pickle fuzzers with clang (libFuzzer +
 # ASan + UBSan, not Bazel) and run each for a while.
 #
 #   fuzz/run.sh [SECONDS] [SEED]
@@ -7,9 +7,10 @@
 # SECONDS per fuzzer (default 20). SEED is passed as -seed=SEED (default: derived
 # from the clock); it is printed so a failure can be replayed with the same seed.
 # The seed corpus is data/models and data/plans (read only) for the JSON readers and
-# fuzz/seeds/trace for the HDF5 trace reader; new inputs go to
+# fuzz/seeds/trace for the HDF5 trace reader, fuzz/seeds/pickle for the pickle reader
+# and the PyTorch snapshot importer; new inputs go to
 # $FUZZ_WORK (default /tmp/remat-fuzz), crashes to $FUZZ_WORK/crash-*.
-# Exit status: 0 when both fuzzers ran clean, 1 otherwise.
+# Exit status: 0 when every fuzzer ran clean, 1 otherwise.
 set -eu
 
 secs=${1:-20}
@@ -25,20 +26,23 @@ mkdir -p "$work"
 cd "$root"
 srcs="core/base/status.c core/base/types.c core/io/input_file.c core/io/json_util.c core/io/json_strict.c core/model/layers.c core/model/model_json.c core/model/plan_json.c core/model/plan_grid.c"
 trace_srcs="core/base/status.c core/base/types.c core/io/input_file.c core/io/atomic_file.c core/io/trace.c core/io/trace_h5.c core/io/h5_util.c"
+pickle_srcs="core/base/status.c core/io/pickle.c"
 flags="-std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -I."
 for t in model plan; do
     $cc $flags -o "$work/fuzz_$t" "fuzz/fuzz_$t.c" $srcs -lcjson -lm
 done
 $cc $flags -I/usr/include/hdf5/serial -o "$work/fuzz_trace" fuzz/fuzz_trace.c $trace_srcs \
     -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5_serial -lm
+$cc $flags -o "$work/fuzz_pickle" fuzz/fuzz_pickle.c $pickle_srcs -lm
 
 echo "fuzz/run.sh: seed=$seed seconds=$secs work=$work"
 status=0
 fuzz_tmp=${TMPDIR:-/tmp}
 [ -d /dev/shm ] && [ -w /dev/shm ] && fuzz_tmp=/dev/shm
-for t in model plan trace; do
+for t in model plan trace pickle; do
     corpus="$work/corpus_$t"
     if [ "$t" = trace ]; then seeds="fuzz/seeds/trace"; dict=""; maxlen=65536
+    elif [ "$t" = pickle ]; then seeds="fuzz/seeds/pickle"; dict=""; maxlen=16384
     else seeds="data/models data/plans"; dict="-dict=fuzz/json.dict"; maxlen=8192; fi
     mkdir -p "$corpus"
     log="$work/fuzz_$t.log"
