@@ -13,6 +13,7 @@ int remat_cmd_tune(int argc, char **argv);
 int remat_cmd_verify(int argc, char **argv);
 int remat_cmd_plot(int argc, char **argv);
 int remat_cmd_demo(int argc, char **argv);
+int remat_cmd_import_torch(int argc, char **argv);
 
 #ifdef __cplusplus
 }

@@ -21,13 +21,14 @@ static const command commands[] = {
     {"tune", remat_cmd_tune, "largest batch (or T) that fits a budget, with and without checkpointing"},
     {"verify", remat_cmd_verify, "prove a plan bit-identical to plain backpropagation; check compressors"},
     {"plot", remat_cmd_plot, "draw memory curves and plan comparisons with gnuplot"},
+    {"import-torch", remat_cmd_import_torch, "import a PyTorch memory snapshot (pickle) as an allocation stream"},
 };
 
 static void usage(FILE *f) {
     fprintf(f, "usage: remat <command> [options]   (remat <command> --help for its options)\n"
                "       remat --version   (trace schema, the reference GEMM's SIMD path)\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].what);
+        fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].what);
 }
 
 int main(int argc, char **argv) {
@@ -55,7 +56,7 @@ int main(int argc, char **argv) {
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
-    fprintf(stderr, "remat: unknown command '%s' (expected one of: demo, run, simulate, search, tune, verify, plot)\n",
+    fprintf(stderr, "remat: unknown command '%s' (expected one of: demo, run, simulate, search, tune, verify, plot, import-torch)\n",
             argv[1]);
     return 2;
 }

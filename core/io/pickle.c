@@ -287,7 +287,7 @@ remat_status remat_pk_parse(const uint8_t *data, size_t size, const char *origin
             break;
         case 0x95: /* FRAME: an 8-byte length; frames only group opcodes */
             NEED(8);
-            if (rd_le(data + pos, 8) > size - pos - 8) REFUSE("frame length runs past the end of the file");
+            if (rd_le(data + pos, 8) > size - pos - 8) REFUSE("frame length runs past the end of the file (truncated?)");
             pos += 8;
             break;
         case '.': /* STOP */

@@ -428,7 +428,10 @@ static remat_status read_open(hid_t f, const char *path, remat_trace *out, remat
 
     /* the version first: a newer file may hold anything else */
     if (!remat_h5_attr_exists(f, "/", "schema_version"))
-        st = BAD("%s: schema_version: missing root attribute (not a remat trace)", path);
+        st = remat_h5_attr_exists(f, "/", "external_schema_version")
+                 ? BAD("%s: schema_version: missing root attribute (an external allocation stream written by "
+                       "`remat import-torch`, not a trace recorded by `remat run`)", path)
+                 : BAD("%s: schema_version: missing root attribute (not a remat trace)", path);
     else
         st = remat_h5_attr_read_i64(f, path, "/", "schema_version", &version, err);
     if (st == REMAT_OK && version > REMAT_TRACE_SCHEMA_VERSION)

@@ -1,0 +1,138 @@
+/* ext_trace.h - an external allocation stream: what another framework's allocator
+ * recorded (today: a PyTorch memory snapshot, core/io/torch_snapshot.h), per device:
+ * the events of the recorded window in order, the segments and blocks at the end of
+ * it, the allocator settings, and the frame labels of the allocations.
+ *
+ * Held in memory as flat growable arrays; written to and read from HDF5
+ * (ext_trace_h5.c) as the "external allocation stream" variant of the trace schema
+ * (docs/trace-schema.md, its own version REMAT_EXT_SCHEMA_VERSION). Values that the
+ * source did not record are -1 (times, streams, device_free, labels), never guessed.
+ */
+#ifndef REMAT_EXT_TRACE_H
+#define REMAT_EXT_TRACE_H
+
+#include <stdint.h>
+
+#include "core/base/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define REMAT_EXT_SCHEMA_VERSION 1
+#define REMAT_EXT_FORMAT "remat-external-alloc"
+
+/* Trace entry actions, in PyTorch's names (torch/cuda/memory.py, TraceEntry). */
+typedef enum remat_ext_action {
+    REMAT_EXT_ALLOC = 0,       /* a block handed out: addr, size (requested bytes) */
+    REMAT_EXT_FREE_REQUESTED,  /* the program released it (it may still be in use by a stream) */
+    REMAT_EXT_FREE_COMPLETED,  /* the allocator took it back */
+    REMAT_EXT_SEGMENT_ALLOC,   /* cudaMalloc of a segment: addr, size */
+    REMAT_EXT_SEGMENT_FREE,    /* cudaFree of a segment */
+    REMAT_EXT_SEGMENT_MAP,     /* expandable segment: pages mapped at addr, size */
+    REMAT_EXT_SEGMENT_UNMAP,   /* expandable segment: pages unmapped */
+    REMAT_EXT_SNAPSHOT,        /* a snapshot was taken here */
+    REMAT_EXT_OOM,             /* out of memory: size requested, device_free bytes free */
+    REMAT_EXT_ANNOTATE,        /* a user annotation (label) */
+    REMAT_EXT_ACTION_COUNT
+} remat_ext_action;
+/* "alloc", "free_requested", ...; NULL out of range. */
+const char *remat_ext_action_name(int a);
+/* The action of a PyTorch name (len bytes), or -1. */
+int remat_ext_action_parse(const char *s, size_t len);
+
+typedef enum remat_ext_block_state {
+    REMAT_EXT_BLOCK_ACTIVE = 0,   /* active_allocated */
+    REMAT_EXT_BLOCK_PENDING_FREE, /* active_pending_free / active_awaiting_free */
+    REMAT_EXT_BLOCK_INACTIVE,     /* inactive (free, cached) */
+    REMAT_EXT_BLOCK_STATE_COUNT
+} remat_ext_block_state;
+const char *remat_ext_block_state_name(int s);
+
+typedef enum remat_ext_pool { REMAT_EXT_POOL_SMALL = 0, REMAT_EXT_POOL_LARGE = 1, REMAT_EXT_POOL_UNKNOWN = 2 } remat_ext_pool;
+
+typedef struct remat_ext_event {
+    int64_t addr;
+    int64_t size;
+    int64_t stream;       /* -1: not recorded */
+    int64_t time_us;      /* microseconds (PyTorch: since the epoch); -1: not recorded */
+    int64_t device_free;  /* oom: bytes free on the device; else -1 */
+    int32_t label;        /* index into the labels, -1: no frames */
+    uint8_t action;       /* remat_ext_action */
+    uint8_t pad[3];
+} remat_ext_event;
+
+typedef struct remat_ext_segment {
+    int64_t address, total_size;
+    int64_t stream;          /* -1: not recorded */
+    int64_t first_block, n_blocks; /* its blocks: a slice of the device's blocks, in address order */
+    uint8_t pool;            /* remat_ext_pool */
+    uint8_t expandable;
+    uint8_t pad[6];
+} remat_ext_segment;
+
+typedef struct remat_ext_block {
+    int64_t address;         /* derived from the segment and the sizes before it where the source lacked it */
+    int64_t size;            /* block bytes */
+    int64_t requested_size;  /* bytes asked for (-1: not recorded) */
+    int32_t label;           /* frames of the allocation, -1: none */
+    uint8_t state;           /* remat_ext_block_state */
+    uint8_t pad[3];
+} remat_ext_block;
+
+typedef struct remat_ext_device {
+    int32_t device;
+    remat_ext_event *events; int64_t n_events, cap_events;
+    remat_ext_segment *segments; int64_t n_segments, cap_segments;
+    remat_ext_block *blocks; int64_t n_blocks, cap_blocks;
+} remat_ext_device;
+
+typedef struct remat_ext_trace {
+    int32_t schema_version;
+    char source[64];              /* "pytorch-snapshot" */
+    char source_file[256];        /* basename of the imported file */
+    int32_t settings_recorded;    /* 1: the source recorded its allocator settings */
+    char allocator_settings[1024];/* as recorded, "name=value,..." ("" when not recorded) */
+    char allocator_config[512];   /* the same in remat's caching-model form (alloc_model.h); "" unknown */
+    char notes[4096];             /* what the source lacked or what was derived, one item per line */
+    /* frame labels: NUL-terminated strings packed in label_text, label_off[i] the start of label i */
+    char *label_text; int64_t label_bytes, cap_label_bytes;
+    int64_t *label_off; int32_t n_labels, cap_labels;
+    remat_ext_device *devices; int32_t n_devices;
+} remat_ext_trace;
+
+void remat_ext_trace_init(remat_ext_trace *t);
+void remat_ext_trace_free(remat_ext_trace *t);
+/* Devices 0..n-1 (grows only). */
+remat_status remat_ext_trace_set_devices(remat_ext_trace *t, int32_t n, remat_error *err);
+/* Appends; return the new index or -1 on NOMEM (err set). */
+int64_t remat_ext_add_event(remat_ext_device *d, const remat_ext_event *e, remat_error *err);
+int64_t remat_ext_add_segment(remat_ext_device *d, const remat_ext_segment *s, remat_error *err);
+int64_t remat_ext_add_block(remat_ext_device *d, const remat_ext_block *b, remat_error *err);
+/* Appends a label (len bytes, NULs replaced by '?'); returns its index or -1. No
+ * deduplication here (the importer deduplicates). */
+int32_t remat_ext_add_label(remat_ext_trace *t, const char *s, size_t len, remat_error *err);
+/* Label i, or "" for -1 / out of range. */
+const char *remat_ext_label(const remat_ext_trace *t, int32_t i);
+/* Appends one line to notes (dropped, with a final "..." line, when full). */
+void remat_ext_note(remat_ext_trace *t, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* HDF5 (schema: docs/trace-schema.md, "External allocation stream"). Writing goes to
+ * "<path>.tmp" and renames. Reading checks the format and version attributes, every
+ * dataset's presence, type and length, enum ranges, label indices, that each
+ * segment's block slice is in range with its blocks ascending, disjoint and inside the segment, and the content
+ * checksum; every failure is one REMAT_ERR_INPUT line naming the file and dataset. */
+remat_status remat_ext_trace_write_h5(const remat_ext_trace *t, const char *path, remat_error *err);
+remat_status remat_ext_trace_read_h5(const char *path, remat_ext_trace *out, remat_error *err);
+/* 1 when the HDF5 file at path is an external allocation stream (root attribute
+ * format = REMAT_EXT_FORMAT), 0 otherwise (including unreadable files). */
+int remat_ext_trace_is_ext_h5(const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

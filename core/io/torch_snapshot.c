@@ -1,0 +1,514 @@
+/* torch_snapshot.c - PyTorch memory snapshot -> external allocation stream
+ * (torch_snapshot.h).
+ *
+ * Assumptions about the format (what PyTorch 2.0 to 2.x write; the 2023 layout is
+ * the older one):
+ *  - Sizes in trace entries are the bytes requested (PyTorch records orig_size),
+ *    block `size` is the block's bytes, `requested_size` what was asked for.
+ *  - A segment's blocks are listed in address order and tile it; when blocks carry
+ *    no `address` (2023 layout) it is the segment's address plus the sizes before.
+ *  - In the 2023 layout a block's frames are those of the last `history` entry.
+ *  - `max_split_size` -1 (or SIZE_MAX) means no limit; `roundup_power2_divisions`
+ *    is a dict of interval -> divisions (or a plain int in some versions).
+ * Segments are stored per device in address order (PyTorch writes them that way;
+ * they are sorted here when not).
+ */
+#define _DEFAULT_SOURCE
+#include "core/io/torch_snapshot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/alloc/alloc_model.h"
+#include "core/io/pickle.h"
+
+typedef struct importer {
+    const remat_pk_doc *doc;
+    const char *origin;
+    remat_ext_trace *t;
+    remat_error *err;
+    /* label dedup: open addressing over label indices (-1 empty) */
+    int32_t *lh;
+    uint32_t lh_cap, lh_n;
+    char buf[2048];
+    /* what was missing, counted (reported once each) */
+    int64_t no_time, no_stream, no_requested, derived_addr, no_device_free, no_expandable, no_type;
+} importer;
+
+#define BAD(...) remat_error_set(im->err, REMAT_ERR_INPUT, __VA_ARGS__)
+
+/* ---- labels -------------------------------------------------------------------- */
+
+static uint64_t fnv(const char *s, size_t n) {
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
+    return h;
+}
+
+static int32_t intern(importer *im, const char *s, size_t n) {
+    remat_ext_trace *t = im->t;
+    if ((im->lh_n + 1) * 2 > im->lh_cap) {
+        uint32_t nc = im->lh_cap ? im->lh_cap * 2 : 1024;
+        int32_t *nh = remat_xmalloc((size_t)nc * sizeof(int32_t), im->err);
+        if (!nh) return -2;
+        memset(nh, 0xff, (size_t)nc * sizeof(int32_t));
+        for (uint32_t i = 0; i < im->lh_cap; i++) {
+            int32_t l = im->lh[i];
+            if (l < 0) continue;
+            const char *ls = remat_ext_label(t, l);
+            uint32_t h = (uint32_t)fnv(ls, strlen(ls)) & (nc - 1);
+            while (nh[h] >= 0) h = (h + 1) & (nc - 1);
+            nh[h] = l;
+        }
+        remat_xfree(im->lh);
+        im->lh = nh;
+        im->lh_cap = nc;
+    }
+    uint32_t mask = im->lh_cap - 1, h = (uint32_t)fnv(s, n) & mask;
+    while (im->lh[h] >= 0) {
+        const char *ls = remat_ext_label(t, im->lh[h]);
+        if (strlen(ls) == n && memcmp(ls, s, n) == 0) return im->lh[h];
+        h = (h + 1) & mask;
+    }
+    int32_t l = remat_ext_add_label(t, s, n, im->err);
+    if (l < 0) return -2;
+    im->lh[h] = l;
+    im->lh_n++;
+    return l;
+}
+
+/* Appends at most cap-1-*used bytes of s[0..n) to buf. */
+static void put(char *buf, size_t cap, size_t *used, const char *s, size_t n) {
+    if (*used + 1 >= cap) return;
+    if (n > cap - 1 - *used) n = cap - 1 - *used;
+    memcpy(buf + *used, s, n);
+    *used += n;
+    buf[*used] = 0;
+}
+
+/* The label of a frames list: -1 when empty or not a list, -2 on NOMEM. */
+static int32_t frames_label(importer *im, remat_pk_ref frames) {
+    const remat_pk_doc *d = im->doc;
+    if (remat_pk_len(d, frames) == 0) return -1;
+    size_t used = 0;
+    int k = 0;
+    im->buf[0] = 0;
+    for (remat_pk_iter it = remat_pk_iter_begin(d, frames); k < REMAT_TORCH_LABEL_FRAMES && remat_pk_iter_next(d, &it);) {
+        size_t nn = 0, fn = 0;
+        const char *name = remat_pk_str(d, remat_pk_dict_get(d, it.value, "name"), &nn);
+        const char *file = remat_pk_str(d, remat_pk_dict_get(d, it.value, "filename"), &fn);
+        int64_t line = -1;
+        remat_pk_int(d, remat_pk_dict_get(d, it.value, "line"), &line);
+        if (!name && !file) continue;
+        if (k++) put(im->buf, sizeof im->buf, &used, " < ", 3);
+        if (name) put(im->buf, sizeof im->buf, &used, name, nn);
+        if (file) {
+            size_t b = fn;
+            while (b > 0 && file[b - 1] != '/' && file[b - 1] != '\\') b--;
+            put(im->buf, sizeof im->buf, &used, " (", 2);
+            put(im->buf, sizeof im->buf, &used, file + b, fn - b);
+            char ln[32];
+            int m = snprintf(ln, sizeof ln, ":%" PRId64 ")", line);
+            put(im->buf, sizeof im->buf, &used, ln, (size_t)m);
+        }
+    }
+    if (k == 0) return -1;
+    /* printable ASCII only (labels go into gnuplot scripts and one-line reports) */
+    for (size_t i = 0; i < used; i++)
+        if ((unsigned char)im->buf[i] < 0x20 || (unsigned char)im->buf[i] >= 0x7f) im->buf[i] = '?';
+    return intern(im, im->buf, used);
+}
+
+/* ---- fields -------------------------------------------------------------------- */
+
+/* Required int field: REMAT_ERR_INPUT naming where/key when missing or not an int. */
+static remat_status need_int(importer *im, remat_pk_ref dict, const char *key, const char *where, int64_t *out) {
+    remat_pk_ref v = remat_pk_dict_get(im->doc, dict, key);
+    if (v == REMAT_PK_NIL)
+        return BAD("%s: %s.%s: missing (expected an int)", im->origin, where, key);
+    if (!remat_pk_int(im->doc, v, out))
+        return BAD("%s: %s.%s: expected an int, found a %s", im->origin, where, key,
+                   remat_pk_type_name(remat_pk_type_of(im->doc, v)));
+    return REMAT_OK;
+}
+
+/* Optional int field: 1 found, 0 absent, -1 present but not an int (error set). */
+static int opt_int(importer *im, remat_pk_ref dict, const char *key, const char *where, int64_t *out) {
+    remat_pk_ref v = remat_pk_dict_get(im->doc, dict, key);
+    if (v == REMAT_PK_NIL || remat_pk_type_of(im->doc, v) == REMAT_PK_NONE) return 0;
+    if (!remat_pk_int(im->doc, v, out)) {
+        BAD("%s: %s.%s: expected an int, found a %s", im->origin, where, key,
+            remat_pk_type_name(remat_pk_type_of(im->doc, v)));
+        return -1;
+    }
+    return 1;
+}
+
+/* ---- segments ------------------------------------------------------------------ */
+
+typedef struct seg_order {
+    int64_t address;
+    remat_pk_ref ref;
+    int32_t index;
+} seg_order;
+
+static int cmp_seg(const void *a, const void *b) {
+    const seg_order *x = a, *y = b;
+    if (x->address != y->address) return x->address < y->address ? -1 : 1;
+    return x->index - y->index;
+}
+
+static int parse_state(const char *s, size_t n) {
+    if (n == 16 && !memcmp(s, "active_allocated", 16)) return REMAT_EXT_BLOCK_ACTIVE;
+    if ((n == 19 && !memcmp(s, "active_pending_free", 19)) || (n == 20 && !memcmp(s, "active_awaiting_free", 20)))
+        return REMAT_EXT_BLOCK_PENDING_FREE;
+    if (n == 8 && !memcmp(s, "inactive", 8)) return REMAT_EXT_BLOCK_INACTIVE;
+    return -1;
+}
+
+static remat_status import_segment(importer *im, remat_pk_ref sref, int32_t index, remat_ext_device *dev) {
+    const remat_pk_doc *d = im->doc;
+    char where[64];
+    snprintf(where, sizeof where, "segments[%d]", (int)index);
+    remat_ext_segment g;
+    memset(&g, 0, sizeof g);
+    remat_status st;
+    if ((st = need_int(im, sref, "address", where, &g.address)) != REMAT_OK) return st;
+    if ((st = need_int(im, sref, "total_size", where, &g.total_size)) != REMAT_OK) return st;
+    if (g.address < 0 || g.total_size < 0 || g.total_size > INT64_MAX - g.address)
+        return BAD("%s: %s.total_size: expected a non-negative range, found address %lld size %lld", im->origin, where,
+                   (long long)g.address, (long long)g.total_size);
+    int r = opt_int(im, sref, "stream", where, &g.stream);
+    if (r < 0) return REMAT_ERR_INPUT;
+    if (!r) g.stream = -1, im->no_stream++;
+    int64_t ex = 0;
+    r = opt_int(im, sref, "is_expandable", where, &ex);
+    if (r < 0) return REMAT_ERR_INPUT;
+    if (!r) im->no_expandable++;
+    g.expandable = ex ? 1 : 0;
+    remat_pk_ref type = remat_pk_dict_get(d, sref, "segment_type");
+    g.pool = remat_pk_str_eq(d, type, "small") ? REMAT_EXT_POOL_SMALL
+             : remat_pk_str_eq(d, type, "large") ? REMAT_EXT_POOL_LARGE
+                                                 : REMAT_EXT_POOL_UNKNOWN;
+    if (g.pool == REMAT_EXT_POOL_UNKNOWN) {
+        if (type != REMAT_PK_NIL)
+            return BAD("%s: %s.segment_type: expected 'small' or 'large'", im->origin, where);
+        im->no_type++;
+    }
+    remat_pk_ref blocks = remat_pk_dict_get(d, sref, "blocks");
+    if (remat_pk_type_of(d, blocks) != REMAT_PK_LIST)
+        return BAD("%s: %s.blocks: %s (expected a list of blocks)", im->origin, where,
+                   blocks == REMAT_PK_NIL ? "missing" : "not a list");
+    g.first_block = dev->n_blocks;
+    int64_t at = g.address;
+    int32_t bi = 0;
+    for (remat_pk_iter it = remat_pk_iter_begin(d, blocks); remat_pk_iter_next(d, &it); bi++) {
+        char bw[96];
+        snprintf(bw, sizeof bw, "%s.blocks[%d]", where, (int)bi);
+        if (remat_pk_type_of(d, it.value) != REMAT_PK_DICT) return BAD("%s: %s: expected a dict", im->origin, bw);
+        remat_ext_block b;
+        memset(&b, 0, sizeof b);
+        if ((st = need_int(im, it.value, "size", bw, &b.size)) != REMAT_OK) return st;
+        r = opt_int(im, it.value, "address", bw, &b.address);
+        if (r < 0) return REMAT_ERR_INPUT;
+        if (!r) b.address = at, im->derived_addr++;
+        if (b.size < 0 || b.address < at || b.size > g.address + g.total_size - b.address)
+            return BAD("%s: %s: block of %lld bytes at %lld lies outside its segment or overlaps the block before it",
+                       im->origin, bw, (long long)b.size, (long long)b.address);
+        at = b.address + b.size;
+        r = opt_int(im, it.value, "requested_size", bw, &b.requested_size);
+        if (r < 0) return REMAT_ERR_INPUT;
+        if (!r) b.requested_size = -1, im->no_requested++;
+        size_t sn = 0;
+        const char *s = remat_pk_str(d, remat_pk_dict_get(d, it.value, "state"), &sn);
+        int stt = s ? parse_state(s, sn) : -1;
+        if (stt < 0)
+            return BAD("%s: %s.state: %s (expected active_allocated, active_pending_free or inactive)", im->origin, bw,
+                       s ? "unknown state" : "missing");
+        b.state = (uint8_t)stt;
+        remat_pk_ref frames = remat_pk_dict_get(d, it.value, "frames");
+        if (frames == REMAT_PK_NIL) { /* 2023 layout: the last history entry */
+            remat_pk_ref hist = remat_pk_dict_get(d, it.value, "history");
+            remat_pk_ref last = REMAT_PK_NIL;
+            for (remat_pk_iter h = remat_pk_iter_begin(d, hist); remat_pk_iter_next(d, &h);) last = h.value;
+            frames = remat_pk_dict_get(d, last, "frames");
+        }
+        b.label = frames_label(im, frames);
+        if (b.label == -2) return REMAT_ERR_NOMEM;
+        if (remat_ext_add_block(dev, &b, im->err) < 0) return REMAT_ERR_NOMEM;
+    }
+    g.n_blocks = dev->n_blocks - g.first_block;
+    if (remat_ext_add_segment(dev, &g, im->err) < 0) return REMAT_ERR_NOMEM;
+    return REMAT_OK;
+}
+
+static remat_status import_segments(importer *im, remat_pk_ref segs) {
+    const remat_pk_doc *d = im->doc;
+    uint32_t n = remat_pk_len(d, segs);
+    seg_order *order = n ? remat_xmalloc((size_t)n * sizeof *order, im->err) : NULL;
+    if (n && !order) return REMAT_ERR_NOMEM;
+    remat_status st = REMAT_OK;
+    int32_t i = 0, max_dev = -1;
+    for (remat_pk_iter it = remat_pk_iter_begin(d, segs); remat_pk_iter_next(d, &it) && st == REMAT_OK; i++) {
+        char where[64];
+        snprintf(where, sizeof where, "segments[%d]", (int)i);
+        if (remat_pk_type_of(d, it.value) != REMAT_PK_DICT) {
+            st = BAD("%s: %s: expected a dict", im->origin, where);
+            break;
+        }
+        int64_t dev = 0, addr = 0;
+        if ((st = need_int(im, it.value, "device", where, &dev)) != REMAT_OK) break;
+        if (dev < 0 || dev >= 4096) {
+            st = BAD("%s: %s.device: expected 0..4095, found %lld", im->origin, where, (long long)dev);
+            break;
+        }
+        if ((st = need_int(im, it.value, "address", where, &addr)) != REMAT_OK) break;
+        if (dev > max_dev) max_dev = (int32_t)dev;
+        order[i].address = addr;
+        order[i].ref = it.value;
+        order[i].index = i;
+    }
+    if (st == REMAT_OK) st = remat_ext_trace_set_devices(im->t, max_dev + 1, im->err);
+    if (st == REMAT_OK && n > 1) qsort(order, n, sizeof *order, cmp_seg);
+    for (uint32_t k = 0; k < n && st == REMAT_OK; k++) {
+        int64_t dev = 0;
+        remat_pk_int(d, remat_pk_dict_get(d, order[k].ref, "device"), &dev);
+        st = import_segment(im, order[k].ref, order[k].index, &im->t->devices[dev]);
+    }
+    remat_xfree(order);
+    return st;
+}
+
+/* ---- trace entries -------------------------------------------------------------- */
+
+static remat_status import_traces(importer *im, remat_pk_ref traces) {
+    const remat_pk_doc *d = im->doc;
+    uint32_t n_dev = remat_pk_len(d, traces);
+    if (n_dev > 4096) return BAD("%s: device_traces: %u devices, expected at most 4096", im->origin, n_dev);
+    remat_status st = remat_ext_trace_set_devices(im->t, (int32_t)n_dev, im->err);
+    int32_t di = 0;
+    for (remat_pk_iter dv = remat_pk_iter_begin(d, traces); st == REMAT_OK && remat_pk_iter_next(d, &dv); di++) {
+        if (remat_pk_type_of(d, dv.value) != REMAT_PK_LIST)
+            return BAD("%s: device_traces[%d]: expected a list of trace entries", im->origin, (int)di);
+        remat_ext_device *dev = &im->t->devices[di];
+        int64_t ei = 0;
+        for (remat_pk_iter it = remat_pk_iter_begin(d, dv.value); remat_pk_iter_next(d, &it); ei++) {
+            char where[64];
+            snprintf(where, sizeof where, "device_traces[%d][%lld]", (int)di, (long long)ei);
+            if (remat_pk_type_of(d, it.value) != REMAT_PK_DICT) return BAD("%s: %s: expected a dict", im->origin, where);
+            remat_ext_event e;
+            memset(&e, 0, sizeof e);
+            size_t an = 0;
+            const char *a = remat_pk_str(d, remat_pk_dict_get(d, it.value, "action"), &an);
+            int action = a ? remat_ext_action_parse(a, an) : -1;
+            if (action < 0)
+                return BAD("%s: %s.action: %s (expected alloc, free_requested, free_completed, segment_alloc, "
+                           "segment_free, segment_map, segment_unmap, snapshot, oom or annotate)",
+                           im->origin, where, a ? "unknown action" : "missing");
+            e.action = (uint8_t)action;
+            if (action == REMAT_EXT_ANNOTATE) {
+                if (opt_int(im, it.value, "addr", where, &e.addr) < 0) return REMAT_ERR_INPUT;
+                if (opt_int(im, it.value, "size", where, &e.size) < 0) return REMAT_ERR_INPUT;
+            } else {
+                if ((st = need_int(im, it.value, "addr", where, &e.addr)) != REMAT_OK) return st;
+                if ((st = need_int(im, it.value, "size", where, &e.size)) != REMAT_OK) return st;
+            }
+            if (e.size < 0) return BAD("%s: %s.size: expected >= 0, found %lld", im->origin, where, (long long)e.size);
+            int r = opt_int(im, it.value, "stream", where, &e.stream);
+            if (r < 0) return REMAT_ERR_INPUT;
+            if (!r) e.stream = -1, im->no_stream++;
+            r = opt_int(im, it.value, "time_us", where, &e.time_us);
+            if (r < 0) return REMAT_ERR_INPUT;
+            if (!r) e.time_us = -1, im->no_time++;
+            e.device_free = -1;
+            if (action == REMAT_EXT_OOM) {
+                r = opt_int(im, it.value, "device_free", where, &e.device_free);
+                if (r < 0) return REMAT_ERR_INPUT;
+                if (!r) e.device_free = -1, im->no_device_free++;
+            }
+            e.label = frames_label(im, remat_pk_dict_get(d, it.value, "frames"));
+            if (e.label == -2) return REMAT_ERR_NOMEM;
+            if (remat_ext_add_event(dev, &e, im->err) < 0) return REMAT_ERR_NOMEM;
+        }
+    }
+    return st;
+}
+
+/* ---- allocator settings ---------------------------------------------------------- */
+
+static void settings_put(char *buf, size_t cap, const char *fmt, const char *key, const char *val) {
+    size_t used = strlen(buf);
+    if (used + 1 >= cap) return;
+    snprintf(buf + used, cap - used, fmt, used ? "," : "", key, val);
+}
+
+static remat_status import_settings(importer *im, remat_pk_ref set) {
+    const remat_pk_doc *d = im->doc;
+    remat_ext_trace *t = im->t;
+    if (set == REMAT_PK_NIL) {
+        remat_ext_note(t, "allocator_settings: absent (older PyTorch); a replay has to assume PyTorch's defaults");
+        return REMAT_OK;
+    }
+    if (remat_pk_type_of(d, set) != REMAT_PK_DICT)
+        return BAD("%s: allocator_settings: expected a dict", im->origin);
+    t->settings_recorded = 1;
+    remat_caching_config cfg = remat_caching_config_default();
+    int config_ok = 1;
+    for (remat_pk_iter it = remat_pk_iter_begin(d, set); remat_pk_iter_next(d, &it);) {
+        size_t kn = 0;
+        const char *k = remat_pk_str(d, it.key, &kn);
+        if (!k) continue;
+        char key[64], val[256];
+        snprintf(key, sizeof key, "%.*s", (int)(kn < 63 ? kn : 63), k);
+        for (char *p = key; *p; p++)
+            if ((unsigned char)*p < 0x21 || (unsigned char)*p >= 0x7f || *p == ',' || *p == '=') *p = '_';
+        remat_pk_type ty = remat_pk_type_of(d, it.value);
+        int64_t iv = 0;
+        double fv = 0;
+        size_t sn = 0;
+        const char *sv = remat_pk_str(d, it.value, &sn);
+        if (ty == REMAT_PK_BOOL || ty == REMAT_PK_INT) {
+            remat_pk_int(d, it.value, &iv);
+            snprintf(val, sizeof val, ty == REMAT_PK_BOOL ? (iv ? "true" : "false") : "%" PRId64, iv);
+        } else if (ty == REMAT_PK_FLOAT) {
+            remat_pk_number(d, it.value, &fv);
+            snprintf(val, sizeof val, "%g", fv);
+        } else if (sv) {
+            snprintf(val, sizeof val, "'%.*s'", (int)(sn < 200 ? sn : 200), sv);
+        } else if (ty == REMAT_PK_DICT) { /* roundup_power2_divisions: only the non-zero intervals */
+            size_t used = 0;
+            val[0] = 0;
+            for (remat_pk_iter r = remat_pk_iter_begin(d, it.value); remat_pk_iter_next(d, &r);) {
+                int64_t dv = 0;
+                size_t rn = 0;
+                const char *rk = remat_pk_str(d, r.key, &rn);
+                if (!remat_pk_int(d, r.value, &dv) || dv == 0 || used + 40 > sizeof val) continue;
+                used += (size_t)snprintf(val + used, sizeof val - used, "%s%.*s:%" PRId64, used ? " " : "",
+                                         (int)(rk && rn < 16 ? rn : 0), rk ? rk : "", dv);
+            }
+            if (!used) snprintf(val, sizeof val, "none");
+        } else {
+            snprintf(val, sizeof val, "%s", remat_pk_type_name(ty));
+        }
+        for (char *p = val; *p; p++)
+            if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f || *p == ',') *p = ';';
+        settings_put(t->allocator_settings, sizeof t->allocator_settings, "%s%s=%s", key, val);
+        if (!strcmp(key, "max_split_size") && ty == REMAT_PK_INT) {
+            if (iv < 0 || (uint64_t)iv == UINT64_MAX) cfg.max_split_size = INT64_MAX;
+            else cfg.max_split_size = iv;
+        } else if (!strcmp(key, "expandable_segments")) {
+            cfg.expandable_segments = iv ? 1 : 0;
+        } else if (!strcmp(key, "roundup_power2_divisions") && strcmp(val, "none") && strcmp(val, "0")) {
+            remat_ext_note(t, "allocator_settings.roundup_power2_divisions: %s (not modelled by remat's caching model)", val);
+        } else if (!strcmp(key, "garbage_collection_threshold") && fv > 0) {
+            remat_ext_note(t, "allocator_settings.garbage_collection_threshold: %g (not modelled by remat's caching "
+                              "model: it frees cached blocks only near the device limit)", fv);
+        }
+    }
+    char text[512];
+    remat_caching_config_format(&cfg, text, sizeof text);
+    remat_caching_config check;
+    remat_error e = {REMAT_OK, {0}};
+    if (remat_caching_config_parse(text, &check, &e) != REMAT_OK) {
+        config_ok = 0;
+        remat_ext_note(t, "allocator_settings: not expressible in remat's caching model (%s)", e.msg);
+    }
+    if (config_ok) snprintf(t->allocator_config, sizeof t->allocator_config, "%s", text);
+    return REMAT_OK;
+}
+
+/* ---- top level --------------------------------------------------------------------- */
+
+static void report_missing(importer *im) {
+    remat_ext_trace *t = im->t;
+    if (im->no_time) remat_ext_note(t, "time_us: absent in %lld trace entries (older PyTorch): the time axis is the event index", (long long)im->no_time);
+    if (im->no_stream) remat_ext_note(t, "stream: absent in %lld entries or segments: stored as -1", (long long)im->no_stream);
+    if (im->no_requested) remat_ext_note(t, "requested_size: absent in %lld blocks: stored as -1", (long long)im->no_requested);
+    if (im->derived_addr) remat_ext_note(t, "blocks.address: absent in %lld blocks (older PyTorch): derived from the segment's address and the sizes of the blocks before", (long long)im->derived_addr);
+    if (im->no_device_free) remat_ext_note(t, "device_free: absent in %lld oom entries: stored as -1", (long long)im->no_device_free);
+    if (im->no_expandable) remat_ext_note(t, "is_expandable: absent in %lld segments (PyTorch before expandable segments): stored as not expandable", (long long)im->no_expandable);
+    if (im->no_type) remat_ext_note(t, "segment_type: absent in %lld segments: pool unknown", (long long)im->no_type);
+}
+
+remat_status remat_torch_snapshot_import(const uint8_t *data, size_t size, const char *origin, remat_ext_trace *out,
+                                         remat_error *err) {
+    remat_ext_trace_init(out);
+    const char *org = origin ? origin : "snapshot";
+    remat_pk_doc doc;
+    remat_status st = remat_pk_parse(data, size, org, &doc, err);
+    if (st != REMAT_OK) return st;
+    importer imv;
+    memset(&imv, 0, sizeof imv);
+    importer *im = &imv;
+    im->doc = &doc;
+    im->origin = org;
+    im->t = out;
+    im->err = err;
+    snprintf(out->source, sizeof out->source, "pytorch-snapshot");
+    const char *base = strrchr(org, '/');
+    snprintf(out->source_file, sizeof out->source_file, "%s", base ? base + 1 : org);
+    for (char *p = out->source_file; *p; p++)
+        if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f) *p = '?';
+    remat_pk_ref root = doc.root;
+    remat_pk_ref segs = remat_pk_dict_get(&doc, root, "segments");
+    if (remat_pk_type_of(&doc, root) != REMAT_PK_DICT)
+        st = BAD("%s: top level: expected a dict with 'segments' (a torch.cuda.memory snapshot), found a %s", org,
+                 remat_pk_type_name(remat_pk_type_of(&doc, root)));
+    else if (remat_pk_type_of(&doc, segs) != REMAT_PK_LIST)
+        st = BAD("%s: segments: %s (expected the list of a torch.cuda.memory snapshot)", org,
+                 segs == REMAT_PK_NIL ? "missing" : "not a list");
+    if (st == REMAT_OK) st = import_segments(im, segs);
+    remat_pk_ref traces = remat_pk_dict_get(&doc, root, "device_traces");
+    if (st == REMAT_OK) {
+        if (traces == REMAT_PK_NIL) remat_ext_note(out, "device_traces: absent (recorded without _record_memory_history): no events");
+        else if (remat_pk_type_of(&doc, traces) != REMAT_PK_LIST) st = BAD("%s: device_traces: expected a list (one per device)", org);
+        else st = import_traces(im, traces);
+    }
+    if (st == REMAT_OK) st = import_settings(im, remat_pk_dict_get(&doc, root, "allocator_settings"));
+    if (st == REMAT_OK) {
+        remat_pk_ref ann = remat_pk_dict_get(&doc, root, "external_annotations");
+        if (remat_pk_len(&doc, ann) > 0)
+            remat_ext_note(out, "external_annotations: %u entries, not imported", remat_pk_len(&doc, ann));
+        int64_t of = 0;
+        if (remat_pk_int(&doc, remat_pk_dict_get(&doc, root, "trace_alloc_overflowed"), &of) && of)
+            remat_ext_note(out, "trace_alloc_overflowed: the trace ring buffer overflowed; the window starts after the "
+                                "first events");
+        report_missing(im);
+        if (out->n_devices == 0) st = remat_ext_trace_set_devices(out, 1, err);
+    }
+    remat_xfree(im->lh);
+    remat_pk_free(&doc);
+    if (st != REMAT_OK) remat_ext_trace_free(out);
+    return st;
+}
+
+remat_status remat_torch_snapshot_load(const char *path, remat_ext_trace *out, int64_t *bytes, remat_error *err) {
+    remat_ext_trace_init(out);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return remat_error_set(err, REMAT_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return remat_error_set(err, REMAT_ERR_IO, "%s: cannot read: not a regular file", path);
+    }
+    size_t size = (size_t)sb.st_size;
+    if (bytes) *bytes = (int64_t)size;
+    if (size == 0) {
+        close(fd);
+        return remat_error_set(err, REMAT_ERR_INPUT, "%s: pickle: empty file, expected a pickle", path);
+    }
+    void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED) return remat_error_set(err, REMAT_ERR_IO, "%s: cannot map: %s", path, strerror(errno));
+    madvise(map, size, MADV_SEQUENTIAL);
+    remat_status st = remat_torch_snapshot_import(map, size, path, out, err);
+    munmap(map, size);
+    return st;
+}

@@ -1,0 +1,52 @@
+/* torch_snapshot.h - importing a PyTorch memory snapshot (the pickle written by
+ * torch.cuda.memory._dump_snapshot(); format of torch/csrc/cuda/memory_snapshot.cpp,
+ * documented in torch/cuda/memory.py) into an external allocation stream
+ * (core/io/ext_trace.h).
+ *
+ * Kept: top-level `segments` (per segment `device`, `address`, `total_size`, `stream`,
+ * `segment_type`, `is_expandable`, `blocks` with `address`, `size`, `requested_size`,
+ * `state`, `frames` or the 2023 layout's `history`), `device_traces` (one list per
+ * device; per entry `action`, `addr`, `size`, `stream`, `time_us`, `frames`,
+ * `device_free`), `allocator_settings`, and the count of `external_annotations`.
+ * Each allocation's label is its top REMAT_TORCH_LABEL_FRAMES frames,
+ * "name (file:line) < caller (file:line) < ...", file names without folders.
+ *
+ * Refused (REMAT_ERR_INPUT, one line "<origin>: <field>: <expected>"): anything the
+ * pickle reader refuses (pickle.h: globals, code, truncation, hostile lengths), a
+ * top level that is not a dict with `segments`, a required field that is missing or
+ * of the wrong type (segments: device, address, total_size, blocks; blocks: size,
+ * state; trace entries: action, and addr and size except for `annotate`), an unknown
+ * action or block state. Optional fields that are missing (time_us, stream,
+ * requested_size, block addresses, device_free, allocator_settings,
+ * is_expandable, segment_type) are stored as -1 / unknown, or derived where the
+ * format defines them (a block's address: its segment's address plus the sizes of
+ * the blocks before it), and each kind is reported once in t->notes.
+ */
+#ifndef REMAT_TORCH_SNAPSHOT_H
+#define REMAT_TORCH_SNAPSHOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/base/status.h"
+#include "core/io/ext_trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define REMAT_TORCH_LABEL_FRAMES 3
+
+/* Imports the snapshot in data[0..size); origin names it in messages and becomes
+ * t->source_file (its basename). On failure *out is empty. */
+remat_status remat_torch_snapshot_import(const uint8_t *data, size_t size, const char *origin, remat_ext_trace *out,
+                                         remat_error *err);
+
+/* Maps the file at path read-only and imports it. REMAT_ERR_IO when it cannot be
+ * read. *bytes (may be NULL) receives the file size. */
+remat_status remat_torch_snapshot_load(const char *path, remat_ext_trace *out, int64_t *bytes, remat_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

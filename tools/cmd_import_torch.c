@@ -1,0 +1,124 @@
+/* cmd_import_torch.c - `remat import-torch SNAPSHOT.pickle --out TRACE.h5`: a PyTorch
+ * memory snapshot (torch.cuda.memory._dump_snapshot) read with the plain-data pickle
+ * reader (no globals, no code) and written as an external allocation stream
+ * (core/io/torch_snapshot.h, docs/trace-schema.md); optionally replayed through
+ * remat's caching-allocator model (core/alloc/ext_replay.h). */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/io/ext_trace.h"
+#include "core/io/torch_snapshot.h"
+#include "tools/cli.h"
+#include "tools/commands.h"
+
+static const char *USAGE =
+    "usage: remat import-torch SNAPSHOT.pickle --out TRACE.h5 [--quiet]\n"
+    "\n"
+    "Reads a PyTorch memory snapshot (the pickle torch.cuda.memory._dump_snapshot() writes)\n"
+    "without running any of its code: only plain data is accepted, and any opcode that\n"
+    "would import or call is refused. Writes TRACE.h5, an external allocation stream\n"
+    "(docs/trace-schema.md): per device the recorded events (alloc, free_requested,\n"
+    "free_completed, segment_alloc/free/map/unmap, snapshot, oom, annotate), the segments\n"
+    "and blocks at the end, the allocator settings, and each allocation's top frames as\n"
+    "its label. Fields the snapshot lacks are listed, not guessed. `remat plot --trace\n"
+    "TRACE.h5` draws it. Exit status: 0 imported, 2 bad input (one line; no file written).";
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Options that take a value, so that their value is not taken for the snapshot. */
+static int takes_value(const char *arg) { return !strcmp(arg, "--out"); }
+
+static void print_summary(const remat_ext_trace *t, const char *snap, const char *out, int64_t bytes, double read_s,
+                          double write_s) {
+    char b1[64], b2[64];
+    printf("imported %s: %s in %.3f s (%.1f MB/s), wrote %s in %.3f s\n", snap, cli_fmt_bytes(bytes, b1, sizeof b1),
+           read_s, read_s > 0 ? (double)bytes / 1e6 / read_s : 0.0, out, write_s);
+    for (int32_t di = 0; di < t->n_devices; di++) {
+        const remat_ext_device *d = &t->devices[di];
+        int64_t per[REMAT_EXT_ACTION_COUNT] = {0};
+        for (int64_t i = 0; i < d->n_events; i++) per[d->events[i].action]++;
+        int64_t reserved = 0, small = 0, active = 0;
+        for (int64_t s = 0; s < d->n_segments; s++) {
+            reserved += d->segments[s].total_size;
+            small += d->segments[s].pool == REMAT_EXT_POOL_SMALL;
+        }
+        for (int64_t b = 0; b < d->n_blocks; b++)
+            if (d->blocks[b].state != REMAT_EXT_BLOCK_INACTIVE) active += d->blocks[b].size;
+        printf("device %d: %lld events", (int)d->device, (long long)d->n_events);
+        const char *sep = " (";
+        for (int a = 0; a < REMAT_EXT_ACTION_COUNT; a++)
+            if (per[a]) {
+                printf("%s%s %lld", sep, remat_ext_action_name(a), (long long)per[a]);
+                sep = ", ";
+            }
+        printf("%s; %lld segments (%lld small), %lld blocks; at the end reserved %s, in use %s\n",
+               d->n_events ? ")" : "", (long long)d->n_segments, (long long)small, (long long)d->n_blocks,
+               cli_fmt_bytes(reserved, b1, sizeof b1), cli_fmt_bytes(active, b2, sizeof b2));
+    }
+    printf("labels: %d distinct (top %d frames of each allocation)\n", (int)t->n_labels, REMAT_TORCH_LABEL_FRAMES);
+    printf("allocator settings: %s\n", t->settings_recorded ? t->allocator_settings : "not recorded");
+    if (t->allocator_config[0]) printf("caching model config: %s\n", t->allocator_config);
+    if (t->notes[0]) {
+        printf("notes:\n");
+        for (const char *p = t->notes; *p;) {
+            const char *nl = strchr(p, '\n');
+            int n = nl ? (int)(nl - p) : (int)strlen(p);
+            printf("  %.*s\n", n, p);
+            p += n + (nl ? 1 : 0);
+        }
+    }
+}
+
+int remat_cmd_import_torch(int argc, char **argv) {
+    /* the one positional argument: the snapshot */
+    const char *snap = NULL;
+    char *rest[64];
+    int nrest = 0;
+    for (int i = 0; i < argc; i++) {
+        if (nrest >= 63) {
+            fprintf(stderr, "remat import-torch: too many arguments (see --help)\n");
+            return 2;
+        }
+        const char *a = argv[i];
+        if (i > 0 && a[0] != '-' && !snap) {
+            snap = a;
+            continue;
+        }
+        rest[nrest++] = argv[i];
+        if (i > 0 && takes_value(a) && i + 1 < argc) rest[nrest++] = argv[++i];
+    }
+    rest[nrest] = NULL;
+    const char *out = NULL;
+    int quiet = 0, help = 0;
+    const cli_option opts[] = {
+        {"--out", CLI_STRING, &out, "the external allocation stream to write (HDF5)"},
+        {"--quiet", CLI_FLAG, &quiet, "print nothing on success"},
+        {0},
+    };
+    int rc = cli_parse(nrest, rest, USAGE, opts, &help);
+    if (rc != 0 || help) return rc;
+    if (!snap) return cli_missing("import-torch", "SNAPSHOT.pickle", "the snapshot file to import");
+    if (!out) return cli_missing("import-torch", "--out", "the HDF5 file to write");
+    remat_error err = {0};
+    remat_ext_trace t;
+    int64_t bytes = 0;
+    double t0 = now_s();
+    remat_status st = remat_torch_snapshot_load(snap, &t, &bytes, &err);
+    double t1 = now_s();
+    if (st != REMAT_OK) return cli_fail("import-torch", &err);
+    st = remat_ext_trace_write_h5(&t, out, &err);
+    double t2 = now_s();
+    if (st != REMAT_OK) {
+        remat_ext_trace_free(&t);
+        return cli_fail("import-torch", &err);
+    }
+    if (!quiet) print_summary(&t, snap, out, bytes, t1 - t0, t2 - t1);
+    remat_ext_trace_free(&t);
+    return 0;
+}
