@@ -3,7 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/io/ext_trace.h"
 #include "core/io/trace.h"
+#include "plots/extplot.h"
 #include "plots/memplot.h"
 #include "plots/pareto.h"
 #include "plots/scaling.h"
@@ -16,14 +18,18 @@ static const char *USAGE =
     "       remat plot --breakdown --trace A.h5 [--trace B.h5 ...] --out FIG.png   the peak by role\n"
     "       remat plot --pareto FRONT.json --out FIG.png                peak against time overhead\n"
     "       remat plot --scaling SCALING.json --out FIG.png             peak against T (or N)\n"
+    "       remat plot --trace IMPORTED.h5 [--device D] --out FIG.png    an imported PyTorch snapshot\n"
     "\n"
     "Writes FIG.png (or FIG.svg: the extension decides) with gnuplot, and next to it FIG.dat\n"
     "(the numbers, in bytes and seconds) and FIG.gp (the script, kept: restyle it and run\n"
     "`gnuplot FIG.gp` in that folder). Memory curves: one per trace (live bytes solid,\n"
     "reserved bytes of the caching allocator model dashed), each peak marked with its value\n"
     "and block/layer, the phases in a strip below; reduced to --max-points per curve keeping\n"
-    "every bucket's maximum, so no peak is lost. Exit status: 0 done, 1 gnuplot missing or\n"
-    "failing (data and script are still written), 2 bad input. docs/plots.md has the formats.";
+    "every bucket's maximum, so no peak is lost. An external allocation stream (written by\n"
+    "`remat import-torch`) is drawn per device: allocated and reserved bytes over the recorded\n"
+    "window, the peak with its largest blocks, and the peak broken down by allocation site.\n"
+    "Exit status: 0 done, 1 gnuplot missing or failing (data and script are still written),\n"
+    "2 bad input. docs/plots.md has the formats.";
 
 static int parse_x(const char *s, remat_curve_x *x) {
     if (!strcmp(s, "time")) *x = REMAT_CURVE_X_TIME;
@@ -40,16 +46,60 @@ static int report(const remat_figure_files *f, int data_only) {
     return 0;
 }
 
+/* An external allocation stream (remat import-torch): one device per figure. */
+static int plot_ext(const char *path, int device, int max_points, const remat_figure_opts *fo, int data_only) {
+    remat_ext_trace t;
+    remat_error err = {0};
+    cli_progress("plot: reading %s", path);
+    if (remat_ext_trace_read_h5(path, &t, &err) != REMAT_OK) {
+        cli_progress_done();
+        return cli_fail("plot", &err);
+    }
+    if (device < 0) {
+        device = 0;
+        for (int32_t d = t.n_devices - 1; d >= 0; d--)
+            if (t.devices[d].n_events > 0) device = d;
+    }
+    remat_ext_curve c;
+    remat_status st = remat_ext_curve_build(&t, device, &c, &err);
+    remat_figure_files files;
+    if (st == REMAT_OK) {
+        cli_progress("plot: drawing %s", fo->out);
+        st = remat_plot_ext(&t, &c, path, max_points, fo, &files, &err);
+    }
+    cli_progress_done();
+    if (st == REMAT_OK) {
+        char b1[32], b2[32];
+        printf("device %d: %lld events, peak allocated %s, peak reserved %s%s\n", (int)c.device, (long long)(c.n - 1),
+               remat_fmt_bytes_short(c.peak_allocated, b1, sizeof b1), remat_fmt_bytes_short(c.peak_reserved, b2, sizeof b2),
+               c.inconsistent ? " (some events contradict the end state: see docs/pytorch-snapshots.md)" : "");
+        int32_t labels[REMAT_EXTPLOT_TOP];
+        int64_t bytes[REMAT_EXTPLOT_TOP];
+        int64_t nl = remat_ext_curve_breakdown(&c, labels, bytes, REMAT_EXTPLOT_TOP, &err);
+        for (int64_t i = 0; i < nl && i < REMAT_EXTPLOT_TOP; i++)
+            printf("  at the peak %10s  %s\n", remat_fmt_bytes_short(bytes[i], b1, sizeof b1),
+                   labels[i] >= 0 ? remat_ext_label(&t, labels[i]) : "(allocated before the window)");
+        for (int32_t d = 0; d < t.n_devices; d++)
+            if (d != device && t.devices[d].n_events > 0)
+                printf("device %d also has %lld events: draw it with --device %d\n", (int)d,
+                       (long long)t.devices[d].n_events, (int)d);
+    }
+    remat_ext_curve_free(&c);
+    remat_ext_trace_free(&t);
+    return st == REMAT_OK ? report(&files, data_only) : cli_fail("plot", &err);
+}
+
 int remat_cmd_plot(int argc, char **argv) {
     cli_list traces = {0}, labels = {0};
     const char *out = NULL, *xs = "time", *pareto = NULL, *scaling = NULL, *title = NULL;
-    int iter = -1, data_only = 0, breakdown = 0, no_reserved = 0, max_points = 4000, width = 0, height = 0, help = 0;
+    int device = -1, iter = -1, data_only = 0, breakdown = 0, no_reserved = 0, max_points = 4000, width = 0, height = 0, help = 0;
     const cli_option opts[] = {
         {"--trace", CLI_STRING_LIST, &traces, "trace file (HDF5) to draw; repeat to overlay several"},
         {"--label", CLI_STRING_LIST, &labels, "legend name of the trace at the same position (default: its plan)"},
         {"--out", CLI_STRING, &out, "figure to write: FIG.png or FIG.svg (FIG.gp and FIG.dat go next to it)"},
         {"--x", CLI_STRING, &xs, "x axis of memory curves: time (default) or event"},
         {"--iter", CLI_INT, &iter, "training iteration to draw, from 0 (default: the last)"},
+        {"--device", CLI_INT, &device, "imported streams: the device to draw (default: the first with events)"},
         {"--max-points", CLI_INT, &max_points, "points per curve after reduction (default 4000, at least 8)"},
         {"--no-reserved", CLI_FLAG, &no_reserved, "draw live bytes only (no caching-allocator replay)"},
         {"--breakdown", CLI_FLAG, &breakdown, "draw the peak of each trace split by role, as stacked bars"},
@@ -134,6 +184,14 @@ int remat_cmd_plot(int argc, char **argv) {
         return st == REMAT_OK ? report(&files, data_only) : cli_fail("plot", &err);
     }
 
+    if (traces.n >= 1 && remat_ext_trace_is_ext_h5(traces.items[0])) {
+        if (traces.n > 1 || breakdown) {
+            fprintf(stderr, "remat plot: --trace: %s is an imported allocation stream: expected it alone, without "
+                            "--breakdown (its figure holds its own breakdown)\n", traces.items[0]);
+            return 2;
+        }
+        return plot_ext(traces.items[0], device, max_points, &fo, data_only);
+    }
     remat_trace tr[REMAT_PLOT_MAX_INPUTS];
     remat_plot_input in[REMAT_PLOT_MAX_INPUTS];
     int loaded = 0;

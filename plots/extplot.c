@@ -1,0 +1,132 @@
+/* extplot.c - the figure of an external allocation stream (extplot.h). */
+#include "plots/extplot.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "plots/items.h"
+#include "plots/reduce.h"
+
+/* "<size>  <label>" shortened to fit a line of the box. */
+static void row(char *buf, size_t cap, int64_t bytes, const char *label) {
+    char b[32];
+    remat_fmt_bytes_short(bytes, b, sizeof b);
+    snprintf(buf, cap, "%9s  %.72s%s", b, label, strlen(label) > 72 ? "..." : "");
+}
+
+static remat_status write_curve(FILE *fp, const remat_ext_curve *c, const int64_t *y, int64_t max_points,
+                                int64_t *keep) {
+    int64_t k = remat_reduce_m4(c->x, y, c->n, max_points, keep);
+    for (int64_t i = 0; i < k; i++) fprintf(fp, "%.9g %lld\n", c->x[keep[i]], (long long)y[keep[i]]);
+    return REMAT_OK;
+}
+
+remat_status remat_plot_ext(const remat_ext_trace *t, const remat_ext_curve *c, const char *origin, int64_t max_points,
+                            const remat_figure_opts *fo, remat_figure_files *files, remat_error *err) {
+    remat_figure_opts fdef = remat_figure_opts_default();
+    if (!fo) fo = &fdef;
+    remat_status st = remat_figure_files_init(fo, files, err);
+    if (st != REMAT_OK) return st;
+    if (max_points < 8) max_points = 8;
+    int64_t cap = c->n > max_points ? c->n : max_points;
+    int64_t *keep = remat_xmalloc((size_t)cap * sizeof(int64_t), err);
+    if (!keep) return REMAT_ERR_NOMEM;
+    int32_t labels[REMAT_EXTPLOT_TOP];
+    int64_t lbytes[REMAT_EXTPLOT_TOP];
+    int64_t nl = remat_ext_curve_breakdown(c, labels, lbytes, REMAT_EXTPLOT_TOP, err);
+    if (nl < 0) {
+        remat_xfree(keep);
+        return REMAT_ERR_NOMEM;
+    }
+
+    remat_afile af;
+    if ((st = remat_afile_open(&af, files->data, err)) != REMAT_OK) {
+        remat_xfree(keep);
+        return st;
+    }
+    FILE *fp = af.fp;
+    fprintf(fp, "# remat plot: external allocation stream %s, device %d (%s).\n", origin, (int)c->device,
+            t->source_file);
+    fprintf(fp, "# index 0: allocated bytes (live blocks); index 1: reserved bytes (segments); each reduced to at most\n"
+                "# %lld points keeping every bucket's extremes. x: %s\n",
+            (long long)max_points, c->x_is_time ? "seconds since the first event" : "event index");
+    fprintf(fp, "# x allocated_bytes\n");
+    write_curve(fp, c, c->allocated, max_points, keep);
+    fprintf(fp, "\n\n# x reserved_bytes\n");
+    write_curve(fp, c, c->reserved, max_points, keep);
+    fprintf(fp, "\n\n# index 2: the peak's allocated bytes by allocation site (bytes label)\n");
+    for (int64_t i = 0; i < nl && i < REMAT_EXTPLOT_TOP; i++) {
+        fprintf(fp, "%lld \"", (long long)lbytes[i]);
+        for (const char *q = labels[i] >= 0 ? remat_ext_label(t, labels[i]) : "(allocated before the window)"; *q; q++)
+            fputc(*q == '"' ? '\'' : *q, fp);
+        fprintf(fp, "\"\n");
+    }
+    remat_xfree(keep);
+    if ((st = remat_afile_commit(&af, err)) != REMAT_OK) return st;
+
+    double ymax = (double)(c->peak_reserved > c->peak_allocated ? c->peak_reserved : c->peak_allocated);
+    if (ymax < 1) ymax = 1;
+    remat_unit yu = remat_unit_bytes(ymax);
+    double xspan = c->x[c->n - 1];
+    remat_unit xu = c->x_is_time ? remat_unit_seconds(xspan) : (remat_unit){1.0, "event"};
+    if ((st = remat_afile_open(&af, files->script, err)) != REMAT_OK) return st;
+    fp = af.fp;
+    fprintf(fp, "# remat plot: allocated and reserved memory of an imported allocation stream.\n");
+    fprintf(fp, "# Numbers in %s. Restyle freely and redraw with: gnuplot %s  (in this folder)\n", files->data_name,
+            strrchr(files->script, '/') ? strrchr(files->script, '/') + 1 : files->script);
+    remat_gp_put_terminal(fp, files, fo);
+    fprintf(fp, "dat = ");
+    remat_gp_put_string(fp, files->data_name);
+    fprintf(fp, "\nyscale = %.1f\nxscale = %.17g\n", yu.scale, xu.scale); /* yscale as a float: no integer division */
+    char title[512];
+    if (fo->title && fo->title[0]) snprintf(title, sizeof title, "%s", fo->title);
+    else snprintf(title, sizeof title, "%s, device %d: allocated and reserved memory", t->source_file, (int)c->device);
+    fprintf(fp, "set title ");
+    remat_gp_put_string(fp, title);
+    fprintf(fp, " font \",13\"\n");
+    char xl[64];
+    if (c->x_is_time) snprintf(xl, sizeof xl, "time since the first event (%s)", xu.name);
+    else snprintf(xl, sizeof xl, "event");
+    fprintf(fp, "set xlabel ");
+    remat_gp_put_string(fp, xl);
+    fprintf(fp, "\nset ylabel \"memory (%s)\"\nset yrange [0:%.17g]\nset xrange [0:*]\n", yu.name, ymax * 1.45 / yu.scale);
+    fprintf(fp, "set grid xtics ytics lc rgb \"#d0d0d0\" lt 1 lw 0.6\nset tics out nomirror\nset border 3\n");
+    fprintf(fp, "set key top right samplen 3 spacing 1.2 box lc rgb \"#cccccc\" opaque\n");
+    fprintf(fp, "set style textbox opaque fc rgb \"white\" noborder margins 2,1\n");
+    /* the peak and its largest blocks */
+    char peak[1400], line[160], b[32];
+    snprintf(peak, sizeof peak, "peak allocated %s", remat_fmt_bytes_short(c->peak_allocated, b, sizeof b));
+    for (int64_t i = 0; i < c->n_peak_live && i < 3; i++) {
+        const remat_ext_live *v = &c->peak_live[i];
+        row(line, sizeof line, v->bytes, v->label >= 0 ? remat_ext_label(t, v->label) : "(allocated before the window)");
+        size_t u = strlen(peak);
+        snprintf(peak + u, sizeof peak - u, "\n%s", line);
+    }
+    fprintf(fp, "set label 1 ");
+    remat_gp_put_string(fp, peak);
+    fprintf(fp, " at first %.17g/xscale, first %lld/yscale left offset 1,1 boxed font \",9\" front\n",
+            c->x[c->peak_point], (long long)c->peak_allocated);
+    fprintf(fp, "set object 1 circle at first %.17g/xscale, first %lld/yscale size char 0.5 fc rgb \"%s\" fs solid front\n",
+            c->x[c->peak_point], (long long)c->peak_allocated, remat_plot_trace_color(0));
+    /* breakdown box */
+    char box[2000];
+    snprintf(box, sizeof box, "at the peak, by allocation site (top frames):");
+    for (int64_t i = 0; i < nl && i < REMAT_EXTPLOT_TOP; i++) {
+        row(line, sizeof line, lbytes[i], labels[i] >= 0 ? remat_ext_label(t, labels[i]) : "(allocated before the window)");
+        size_t u = strlen(box);
+        snprintf(box + u, sizeof box - u, "\n%s", line);
+    }
+    if (nl > REMAT_EXTPLOT_TOP) {
+        size_t u = strlen(box);
+        snprintf(box + u, sizeof box - u, "\n... %lld more sites", (long long)(nl - REMAT_EXTPLOT_TOP));
+    }
+    fprintf(fp, "set label 2 ");
+    remat_gp_put_string(fp, box);
+    fprintf(fp, " at graph 0.01, graph 0.97 left boxed font \",9\" front\n");
+    fprintf(fp, "plot dat index 0 using ($1/xscale):($2/yscale) with steps lw 1.6 lc rgb \"%s\" title \"allocated (live blocks)\", \\\n",
+            remat_plot_trace_color(0));
+    fprintf(fp, "     dat index 1 using ($1/xscale):($2/yscale) with steps lw 1.4 dt (6,4) lc rgb \"%s\" title \"reserved (segments)\"\n",
+            remat_plot_trace_color(1));
+    if ((st = remat_afile_commit(&af, err)) != REMAT_OK) return st;
+    return remat_figure_render(fo, files, err);
+}
