@@ -4,82 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- a hash of live blocks by address (open addressing, tombstones) ---------- */
-
-typedef struct live_map {
-    remat_ext_live *e;  /* bytes < 0: empty (-1) or deleted (-2) */
-    int64_t cap, used, live;
-} live_map;
-
-static uint64_t mix(int64_t a) {
-    uint64_t x = (uint64_t)a;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return x;
-}
-
-static int map_init(live_map *m, int64_t n, remat_error *err) {
-    int64_t cap = 1024;
-    while (cap < 2 * n + 16) cap *= 2;
-    m->e = remat_xmalloc((size_t)cap * sizeof *m->e, err);
-    if (!m->e) return 0;
-    for (int64_t i = 0; i < cap; i++) m->e[i].bytes = -1;
-    m->cap = cap;
-    m->used = m->live = 0;
-    return 1;
-}
-
-/* Slot of addr, or -1. */
-static int64_t map_find(const live_map *m, int64_t addr) {
-    int64_t mask = m->cap - 1, h = (int64_t)(mix(addr) & (uint64_t)mask);
-    while (m->e[h].bytes != -1) {
-        if (m->e[h].bytes >= 0 && m->e[h].addr == addr) return h;
-        h = (h + 1) & mask;
-    }
-    return -1;
-}
-
-static int map_rehash(live_map *m, remat_error *err) {
-    live_map n;
-    if (!map_init(&n, m->live * 2 + 16, err)) return 0;
-    for (int64_t i = 0; i < m->cap; i++) {
-        if (m->e[i].bytes < 0) continue;
-        int64_t h = (int64_t)(mix(m->e[i].addr) & (uint64_t)(n.cap - 1));
-        while (n.e[h].bytes != -1) h = (h + 1) & (n.cap - 1);
-        n.e[h] = m->e[i];
-        n.used++;
-        n.live++;
-    }
-    remat_xfree(m->e);
-    *m = n;
-    return 1;
-}
-
-/* Inserts or replaces; returns 1 if addr was already live (replaced), 0 if new, -1 NOMEM. */
-static int map_put(live_map *m, const remat_ext_live *v, remat_error *err) {
-    int64_t f = map_find(m, v->addr);
-    if (f >= 0) {
-        m->e[f] = *v;
-        return 1;
-    }
-    if ((m->used + 1) * 2 > m->cap && !map_rehash(m, err)) return -1;
-    int64_t mask = m->cap - 1, h = (int64_t)(mix(v->addr) & (uint64_t)mask);
-    while (m->e[h].bytes >= 0) h = (h + 1) & mask;
-    if (m->e[h].bytes == -1) m->used++;
-    m->e[h] = *v;
-    m->live++;
-    return 0;
-}
-
-static void map_del(live_map *m, int64_t slot) {
-    m->e[slot].bytes = -2;
-    m->live--;
-}
-
 /* ---- building ------------------------------------------------------------------- */
-
-static int64_t block_bytes(const remat_ext_block *b) { return b->requested_size >= 0 ? b->requested_size : b->size; }
 
 static int cmp_live(const void *a, const void *b) {
     const remat_ext_live *x = a, *y = b;
@@ -93,57 +18,6 @@ void remat_ext_curve_free(remat_ext_curve *c) {
     remat_xfree(c->reserved);
     remat_xfree(c->peak_live);
     memset(c, 0, sizeof *c);
-}
-
-/* The live set before the window, into *start (n entries). */
-static remat_status start_set(const remat_ext_device *d, remat_ext_live **start, int64_t *n, int64_t *inconsistent,
-                              remat_error *err) {
-    live_map m;
-    if (!map_init(&m, 1024, err)) return REMAT_ERR_NOMEM;
-    int64_t cap = 256, k = 0;
-    remat_ext_live *s = remat_xmalloc((size_t)cap * sizeof *s, err);
-    remat_status st = s ? REMAT_OK : REMAT_ERR_NOMEM;
-    for (int64_t i = 0; i < d->n_events && st == REMAT_OK; i++) {
-        const remat_ext_event *e = &d->events[i];
-        if (e->action == REMAT_EXT_ALLOC) {
-            remat_ext_live v = {e->addr, e->size, e->label, 0};
-            int r = map_put(&m, &v, err);
-            if (r < 0) st = REMAT_ERR_NOMEM;
-            else *inconsistent += r;
-        } else if (e->action == REMAT_EXT_FREE_COMPLETED) {
-            int64_t f = map_find(&m, e->addr);
-            if (f >= 0) {
-                map_del(&m, f);
-                continue;
-            }
-            if (k == cap) {
-                remat_ext_live *ns = remat_xrealloc(s, (size_t)cap * 2 * sizeof *s, err);
-                if (!ns) { st = REMAT_ERR_NOMEM; break; }
-                s = ns;
-                cap *= 2;
-            }
-            s[k++] = (remat_ext_live){e->addr, e->size, -1, 1};
-        }
-    }
-    for (int64_t b = 0; b < d->n_blocks && st == REMAT_OK; b++) {
-        const remat_ext_block *x = &d->blocks[b];
-        if (x->state == REMAT_EXT_BLOCK_INACTIVE || map_find(&m, x->address) >= 0) continue;
-        if (k == cap) {
-            remat_ext_live *ns = remat_xrealloc(s, (size_t)cap * 2 * sizeof *s, err);
-            if (!ns) { st = REMAT_ERR_NOMEM; break; }
-            s = ns;
-            cap *= 2;
-        }
-        s[k++] = (remat_ext_live){x->address, block_bytes(x), x->label, 1};
-    }
-    remat_xfree(m.e);
-    if (st != REMAT_OK) {
-        remat_xfree(s);
-        return st;
-    }
-    *start = s;
-    *n = k;
-    return REMAT_OK;
 }
 
 remat_status remat_ext_curve_build(const remat_ext_trace *t, int32_t device, remat_ext_curve *c, remat_error *err) {
@@ -171,7 +45,7 @@ remat_status remat_ext_curve_build(const remat_ext_trace *t, int32_t device, rem
     /* start state */
     remat_ext_live *start = NULL;
     int64_t n_start = 0;
-    remat_status st = start_set(d, &start, &n_start, &c->inconsistent, err);
+    remat_status st = remat_ext_live_at(d, 0, &start, &n_start, &c->inconsistent, err);
     if (st != REMAT_OK) {
         remat_ext_curve_free(c);
         return st;
@@ -212,30 +86,11 @@ remat_status remat_ext_curve_build(const remat_ext_trace *t, int32_t device, rem
     }
     c->peak_allocated = c->allocated[c->peak_point];
     c->peak_reserved = c->reserved[c->peak_reserved_point];
-    /* what was live at the peak: the start set, then the events before it */
-    live_map m;
-    if (!map_init(&m, n_start + 1024, err)) st = REMAT_ERR_NOMEM;
-    for (int64_t k = 0; k < n_start && st == REMAT_OK; k++)
-        if (map_put(&m, &start[k], err) < 0) st = REMAT_ERR_NOMEM;
-    for (int64_t i = 0; i < c->peak_point && st == REMAT_OK; i++) {
-        const remat_ext_event *e = &d->events[i];
-        if (e->action == REMAT_EXT_ALLOC) {
-            remat_ext_live v = {e->addr, e->size, e->label, 0};
-            if (map_put(&m, &v, err) < 0) st = REMAT_ERR_NOMEM;
-        } else if (e->action == REMAT_EXT_FREE_COMPLETED) {
-            int64_t f = map_find(&m, e->addr);
-            if (f >= 0) map_del(&m, f);
-        }
-    }
     remat_xfree(start);
-    if (st == REMAT_OK && m.live > 0) {
-        c->peak_live = remat_xmalloc((size_t)m.live * sizeof *c->peak_live, err);
-        if (!c->peak_live) st = REMAT_ERR_NOMEM;
-        for (int64_t i = 0; i < m.cap && st == REMAT_OK; i++)
-            if (m.e[i].bytes >= 0) c->peak_live[c->n_peak_live++] = m.e[i];
-        if (st == REMAT_OK) qsort(c->peak_live, (size_t)c->n_peak_live, sizeof *c->peak_live, cmp_live);
-    }
-    remat_xfree(m.e);
+    /* what was live at the peak */
+    st = remat_ext_live_at(d, c->peak_point, &c->peak_live, &c->n_peak_live, NULL, err);
+    if (st == REMAT_OK && c->n_peak_live > 1)
+        qsort(c->peak_live, (size_t)c->n_peak_live, sizeof *c->peak_live, cmp_live);
     if (st != REMAT_OK) remat_ext_curve_free(c);
     return st;
 }

@@ -4,11 +4,8 @@
  * and what was live at the peak.
  *
  * Assumptions:
- *  - allocated = the bytes requested by live blocks. An `alloc` makes a block live, its
- *    `free_completed` ends it (a `free_requested` block is still held: the allocator
- *    cannot reuse it yet). Blocks live before the window are reconstructed from the
- *    end state and the window: those freed in the window without being allocated in
- *    it, and the blocks active at the end that the window did not allocate.
+ *  - allocated = the bytes requested by live blocks (remat_ext_live_at in
+ *    core/io/ext_trace.h: how blocks live before the window are reconstructed).
  *  - reserved = the segments' bytes: at the end the sum of total_size; earlier ones
  *    undo segment_alloc/segment_map (+) and segment_free/segment_unmap (-).
  *  - x is seconds since the first event when every event has time_us, else the event
@@ -26,12 +23,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef struct remat_ext_live {
-    int64_t addr, bytes;
-    int32_t label;          /* -1: unknown (allocated before the window, freed in it) */
-    int32_t before_window;  /* 1: allocated before the recorded window */
-} remat_ext_live;
 
 typedef struct remat_ext_curve {
     int32_t device;

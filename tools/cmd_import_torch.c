@@ -12,9 +12,11 @@
 #include "core/io/torch_snapshot.h"
 #include "tools/cli.h"
 #include "tools/commands.h"
+#include "tools/ext_report.h"
 
 static const char *USAGE =
     "usage: remat import-torch SNAPSHOT.pickle --out TRACE.h5 [--quiet]\n"
+    "                          [--check-allocator [--allocator-config K=V,...]... [--device D] [--json]]\n"
     "\n"
     "Reads a PyTorch memory snapshot (the pickle torch.cuda.memory._dump_snapshot() writes)\n"
     "without running any of its code: only plain data is accepted, and any opcode that\n"
@@ -23,7 +25,16 @@ static const char *USAGE =
     "free_completed, segment_alloc/free/map/unmap, snapshot, oom, annotate), the segments\n"
     "and blocks at the end, the allocator settings, and each allocation's top frames as\n"
     "its label. Fields the snapshot lacks are listed, not guessed. `remat plot --trace\n"
-    "TRACE.h5` draws it. Exit status: 0 imported, 2 bad input (one line; no file written).";
+    "TRACE.h5` draws it.\n"
+    "\n"
+    "--check-allocator replays the stream through remat's caching-allocator model under the\n"
+    "snapshot's allocator settings, from the state the snapshot implies at the start of its\n"
+    "window, and prints how many allocations the model places at the address PyTorch gave\n"
+    "them (overall, per pool, the first disagreement), the reserved bytes at the end and at\n"
+    "the peak, predicted and recorded, and the segment events matched; --allocator-config\n"
+    "adds a what-if table (peak reserved and fragmentation under other settings).\n"
+    "Exit status: 0 imported (and the check agreed exactly), 1 the check disagreed, 2 bad\n"
+    "input (one line; no file written).";
 
 static double now_s(void) {
     struct timespec ts;
@@ -32,7 +43,9 @@ static double now_s(void) {
 }
 
 /* Options that take a value, so that their value is not taken for the snapshot. */
-static int takes_value(const char *arg) { return !strcmp(arg, "--out"); }
+static int takes_value(const char *arg) {
+    return !strcmp(arg, "--out") || !strcmp(arg, "--allocator-config") || !strcmp(arg, "--device");
+}
 
 static void print_summary(const remat_ext_trace *t, const char *snap, const char *out, int64_t bytes, double read_s,
                           double write_s) {
@@ -95,16 +108,29 @@ int remat_cmd_import_torch(int argc, char **argv) {
     }
     rest[nrest] = NULL;
     const char *out = NULL;
-    int quiet = 0, help = 0;
+    int quiet = 0, help = 0, check = 0, json = 0, device = -1;
+    cli_list what_if = {0};
     const cli_option opts[] = {
         {"--out", CLI_STRING, &out, "the external allocation stream to write (HDF5)"},
-        {"--quiet", CLI_FLAG, &quiet, "print nothing on success"},
+        {"--quiet", CLI_FLAG, &quiet, "print no import summary"},
+        {"--check-allocator", CLI_FLAG, &check, "replay the stream through remat's caching-allocator model"},
+        {"--allocator-config", CLI_STRING_LIST, &what_if, "with --check-allocator: also replay under these settings"},
+        {"--device", CLI_INT, &device, "with --check-allocator: only this device (default: every device with events)"},
+        {"--json", CLI_FLAG, &json, "with --check-allocator: print the check as one JSON object"},
         {0},
     };
     int rc = cli_parse(nrest, rest, USAGE, opts, &help);
     if (rc != 0 || help) return rc;
     if (!snap) return cli_missing("import-torch", "SNAPSHOT.pickle", "the snapshot file to import");
     if (!out) return cli_missing("import-torch", "--out", "the HDF5 file to write");
+    if (!check && (what_if.n || json || device != -1)) {
+        fprintf(stderr, "remat import-torch: --allocator-config/--device/--json: expected with --check-allocator\n");
+        return 2;
+    }
+    if (device < -1) {
+        fprintf(stderr, "remat import-torch: --device: expected 0 or more, got %d\n", device);
+        return 2;
+    }
     remat_error err = {0};
     remat_ext_trace t;
     int64_t bytes = 0;
@@ -118,7 +144,8 @@ int remat_cmd_import_torch(int argc, char **argv) {
         remat_ext_trace_free(&t);
         return cli_fail("import-torch", &err);
     }
-    if (!quiet) print_summary(&t, snap, out, bytes, t1 - t0, t2 - t1);
+    if (!quiet && !json) print_summary(&t, snap, out, bytes, t1 - t0, t2 - t1);
+    rc = check ? remat_ext_report("import-torch", &t, device, &what_if, json, 1) : 0;
     remat_ext_trace_free(&t);
-    return 0;
+    return rc;
 }

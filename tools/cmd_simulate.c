@@ -3,12 +3,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/io/ext_trace.h"
 #include "core/io/trace.h"
 #include "sim/search.h"
 #include "sim/sim.h"
 #include "tools/cli.h"
 #include "tools/paths.h"
 #include "tools/commands.h"
+#include "tools/ext_report.h"
 
 static const char *USAGE =
     "usage: remat simulate --trace BASE.h5 [--plan P.json] [--allocator exact|caching]\n"
@@ -19,7 +21,13 @@ static const char *USAGE =
     "`remat run --trace` without a plan: the peak live bytes, the peak reserved bytes of\n"
     "the caching allocator model, the bytes held at the end of forward and the step time.\n"
     "--N/--T rescale the recorded run to another batch size or number of time steps.\n"
-    "No --plan: the empty plan (plain backpropagation). Modelling assumptions: sim/sim.c.";
+    "No --plan: the empty plan (plain backpropagation). Modelling assumptions: sim/sim.c.\n"
+    "\n"
+    "With a stream imported from a PyTorch snapshot (`remat import-torch`), replays it through\n"
+    "the caching-allocator model under the snapshot's settings and reports how many\n"
+    "allocations land at the address PyTorch gave them and the reserved bytes, predicted and\n"
+    "recorded (--json: a `devices` list); --allocator-config A;B;... adds a what-if table\n"
+    "(each ';'-separated setting list replayed from a fresh start).";
 
 static void print_human(const remat_sim *s, const char *trace_path, const char *plan_path, const char *alloc) {
     const remat_sim_summary *r = remat_sim_results(s);
@@ -73,6 +81,27 @@ static void print_json(const remat_sim *s, const char *plan_path, const char *al
     printf("]}\n");
 }
 
+/* An imported stream: the allocator check (tools/ext_report.h); what-ifs ';'-separated. */
+static int simulate_ext(const char *path, const char *alloc_cfg, int json) {
+    static char buf[4096];
+    cli_list what_if = {0};
+    if (alloc_cfg) {
+        snprintf(buf, sizeof buf, "%s", alloc_cfg);
+        for (char *p = buf; p && *p && what_if.n < CLI_LIST_MAX;) {
+            char *semi = strchr(p, ';');
+            if (semi) *semi = 0;
+            if (*p) what_if.items[what_if.n++] = p;
+            p = semi ? semi + 1 : NULL;
+        }
+    }
+    remat_ext_trace t;
+    remat_error err = {0};
+    if (remat_ext_trace_read_h5(path, &t, &err) != REMAT_OK) return cli_fail("simulate", &err);
+    int rc = remat_ext_report("simulate", &t, -1, &what_if, json, 0);
+    remat_ext_trace_free(&t);
+    return rc;
+}
+
 int remat_cmd_simulate(int argc, char **argv) {
     const char *trace_path = NULL, *plan_path = NULL, *alloc = "exact", *alloc_cfg = NULL, *out_path = NULL;
     int N = 0, T = 0, iters = 0, copy_stream = 0, json = 0, help = 0;
@@ -96,6 +125,14 @@ int remat_cmd_simulate(int argc, char **argv) {
     const cli_file outs[] = {{"--out", out_path}};
     if (cli_refuse_overlap("simulate", ins, 2, outs, 1)) return 2;
     if (cli_check_sim_size("simulate", N, T, REMAT_SIM_MAX_N, REMAT_SIM_MAX_T)) return 2;
+    if (remat_ext_trace_is_ext_h5(trace_path)) {
+        if (plan_path || N || T || iters || copy_stream || out_path) {
+            fprintf(stderr, "remat simulate: %s: an imported allocation stream takes only --allocator caching, "
+                            "--allocator-config and --json (no plan, rescaling or output trace)\n", trace_path);
+            return 2;
+        }
+        return simulate_ext(trace_path, alloc_cfg, json);
+    }
     remat_error err = {0};
     remat_sim_opts so;
     if (remat_sim_opts_from_flags(alloc, alloc_cfg, N, T, iters, &so, &err) != REMAT_OK) return cli_fail("simulate", &err);

@@ -615,6 +615,94 @@ remat_status remat_alloc_model_release(remat_alloc_model *m, int64_t id, remat_e
     return REMAT_OK;
 }
 
+int64_t remat_alloc_model_add_segment(remat_alloc_model *m, int pool, int64_t bytes, remat_error *err) {
+    if (m->kind != REMAT_ALLOC_CACHING || (pool != 0 && pool != 1) || bytes <= 0 || bytes > MAX_REQUEST) {
+        remat_error_set(err, REMAT_ERR_INPUT, "allocator model: a segment of %lld bytes in pool %d: expected a caching "
+                                              "model, pool 0 or 1 and 1..%lld bytes",
+                        (long long)bytes, pool, (long long)MAX_REQUEST);
+        return -1;
+    }
+    if (reserve_blocks(m, 1, err) != REMAT_OK || reserve_segment(m, err) != REMAT_OK) return -1;
+    int32_t x = new_fixed_segment(m, pool, bytes);
+    tree_add(m, x);
+    bump_peaks(&m->st);
+    return seg_of(&m->b[x]);
+}
+
+remat_status remat_alloc_model_place(remat_alloc_model *m, int64_t id, int64_t bytes, int64_t segment, int64_t offset,
+                                     int64_t block_bytes, remat_error *err) {
+    if (m->kind != REMAT_ALLOC_CACHING || segment < 0 || segment >= m->n_s || m->s[segment].released ||
+        m->s[segment].expandable || offset < 0 || block_bytes <= 0 || bytes < 0 || bytes > block_bytes)
+        return remat_error_set(err, REMAT_ERR_INPUT,
+                               "allocator model: placing %lld bytes at offset %lld of segment %lld: no such fixed "
+                               "segment, or a bad range",
+                               (long long)block_bytes, (long long)offset, (long long)segment);
+    remat_status st = grow_ids(m, id, err);
+    if (st != REMAT_OK) return st;
+    if (m->id_blk[id] != ID_DEAD)
+        return remat_error_set(err, REMAT_ERR_INTERNAL, "allocator model: tensor %lld placed while live", (long long)id);
+    if ((st = reserve_blocks(m, 2, err)) != REMAT_OK) return st;
+    blk *B = m->b;
+    int32_t x = m->s[segment].head;
+    while (x != NIL && off_of(&B[x]) + B[x].size <= offset) x = NEXT(m, x);
+    if (x == NIL || B[x].allocated || !B[x].mapped || off_of(&B[x]) > offset ||
+        offset + block_bytes > off_of(&B[x]) + B[x].size)
+        return remat_error_set(err, REMAT_ERR_INPUT,
+                               "allocator model: placing %lld bytes at offset %lld of segment %lld: the range is not "
+                               "inside one free block",
+                               (long long)block_bytes, (long long)offset, (long long)segment);
+    tree_remove(m, x);
+    int32_t si = (int32_t)segment;
+    int64_t x0 = off_of(&B[x]);
+    if (offset > x0) { /* the free part before stays a free block */
+        int32_t l = new_block(m, offset - x0, si, x0, B[x].pool, 1);
+        link_before(m, x, l);
+        tree_add(m, l);
+        B[x].addr = mkaddr(si, offset);
+        B[x].size -= offset - x0;
+    }
+    if (B[x].size > block_bytes) {
+        int32_t r = new_block(m, B[x].size - block_bytes, si, offset + block_bytes, B[x].pool, 1);
+        link_after(m, x, r);
+        B[x].size = block_bytes;
+        tree_add(m, r);
+    }
+    B[x].allocated = 1;
+    B[x].where = WHERE_NONE;
+    m->id_blk[id] = x;
+    m->id_bytes[id] = bytes;
+    m->st.live_bytes += bytes;
+    m->st.allocated_bytes += block_bytes;
+    m->st.n_allocs++;
+    bump_peaks(&m->st);
+    return REMAT_OK;
+}
+
+int64_t remat_alloc_model_list_free(const remat_alloc_model *m, int pool, int64_t min_size, remat_alloc_block *out,
+                                    int64_t max) {
+    if (m->kind != REMAT_ALLOC_CACHING || (pool != 0 && pool != 1)) return 0;
+    const blk *B = m->b;
+    /* in-order walk without a stack: count and collect the blocks of size >= min_size */
+    int64_t n = 0;
+    int32_t *stack = remat_xmalloc((size_t)(m->n_b + 1) * sizeof(int32_t), NULL);
+    if (!stack) return 0;
+    int32_t sp = 0, t = m->free_root[pool];
+    while (t != NIL || sp > 0) {
+        while (t != NIL) {
+            stack[sp++] = t;
+            t = B[t].size >= min_size ? B[t].l : NIL; /* smaller keys on the left are all too small */
+        }
+        t = stack[--sp];
+        if (B[t].size >= min_size) {
+            if (n < max) out[n] = (remat_alloc_block){seg_of(&B[t]), off_of(&B[t]), B[t].size};
+            n++;
+        }
+        t = B[t].r;
+    }
+    remat_xfree(stack);
+    return n;
+}
+
 void remat_alloc_model_stats(const remat_alloc_model *m, remat_alloc_stats *out) { *out = m->st; }
 
 void remat_alloc_model_reset_peaks(remat_alloc_model *m) {

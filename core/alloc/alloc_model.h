@@ -108,6 +108,29 @@ void remat_alloc_model_reset_peaks(remat_alloc_model *m);
  * number of bytes released. Segment indices are never reused. */
 int64_t remat_alloc_model_empty_cache(remat_alloc_model *m, void (*on_release)(void *ctx, int64_t segment),
                                       void *ctx);
+/* ---- starting from a recorded state (replaying another allocator's trace) -------
+ * remat_alloc_model_add_segment creates a fixed segment of `bytes` in pool 0 (small)
+ * or 1 (large), entirely free, as a request would have; returns its index (segments
+ * are numbered in creation order, which is the model's address order) or -1 with err
+ * set. remat_alloc_model_place makes tensor id live as the block [offset,
+ * offset+block_bytes) of segment `segment`, carved out of the free block that holds
+ * that range (the parts before and after stay free blocks); `bytes` (<= block_bytes)
+ * counts as live. REMAT_ERR_INPUT when the range is not inside one free block of a
+ * live fixed segment, REMAT_ERR_INTERNAL when id is live. CACHING only. */
+int64_t remat_alloc_model_add_segment(remat_alloc_model *m, int pool, int64_t bytes, remat_error *err);
+remat_status remat_alloc_model_place(remat_alloc_model *m, int64_t id, int64_t bytes, int64_t segment, int64_t offset,
+                                     int64_t block_bytes, remat_error *err);
+
+/* A free block as the model sees it. */
+typedef struct remat_alloc_block {
+    int64_t segment, offset, size;
+} remat_alloc_block;
+/* The free mapped blocks of `pool` of at least min_size bytes, in the order a request
+ * would try them (size, then address): up to max into out; returns how many there are
+ * in all. O(free blocks). */
+int64_t remat_alloc_model_list_free(const remat_alloc_model *m, int pool, int64_t min_size, remat_alloc_block *out,
+                                    int64_t max);
+
 /* Walks every internal structure (blocks of each segment contiguous, free neighbours
  * merged, free sets ordered, byte counters equal to sums). REMAT_ERR_INTERNAL naming
  * the first broken invariant. O(n); for tests. */

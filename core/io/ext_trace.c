@@ -122,3 +122,157 @@ void remat_ext_note(remat_ext_trace *t, const char *fmt, ...) {
     }
     snprintf(t->notes + used, room, "%s\n", line);
 }
+
+/* ---- live blocks ------------------------------------------------------------------
+ * A hash of live blocks by address (open addressing; bytes -1 empty, -2 deleted). */
+
+typedef struct live_map {
+    remat_ext_live *e;
+    int64_t cap, used, live;
+} live_map;
+
+static uint64_t mix(int64_t a) {
+    uint64_t x = (uint64_t)a;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return x;
+}
+
+static int map_init(live_map *m, int64_t n, remat_error *err) {
+    int64_t cap = 1024;
+    while (cap < 2 * n + 16) cap *= 2;
+    m->e = remat_xmalloc((size_t)cap * sizeof *m->e, err);
+    if (!m->e) return 0;
+    for (int64_t i = 0; i < cap; i++) m->e[i].bytes = -1;
+    m->cap = cap;
+    m->used = m->live = 0;
+    return 1;
+}
+
+static int64_t map_find(const live_map *m, int64_t addr) {
+    int64_t mask = m->cap - 1, h = (int64_t)(mix(addr) & (uint64_t)mask);
+    while (m->e[h].bytes != -1) {
+        if (m->e[h].bytes >= 0 && m->e[h].addr == addr) return h;
+        h = (h + 1) & mask;
+    }
+    return -1;
+}
+
+static int map_rehash(live_map *m, remat_error *err) {
+    live_map n;
+    if (!map_init(&n, m->live * 2 + 16, err)) return 0;
+    for (int64_t i = 0; i < m->cap; i++) {
+        if (m->e[i].bytes < 0) continue;
+        int64_t h = (int64_t)(mix(m->e[i].addr) & (uint64_t)(n.cap - 1));
+        while (n.e[h].bytes != -1) h = (h + 1) & (n.cap - 1);
+        n.e[h] = m->e[i];
+        n.used++;
+        n.live++;
+    }
+    remat_xfree(m->e);
+    *m = n;
+    return 1;
+}
+
+/* Inserts or replaces: 1 replaced, 0 new, -1 NOMEM. */
+static int map_put(live_map *m, const remat_ext_live *v, remat_error *err) {
+    int64_t f = map_find(m, v->addr);
+    if (f >= 0) {
+        m->e[f] = *v;
+        return 1;
+    }
+    if ((m->used + 1) * 2 > m->cap && !map_rehash(m, err)) return -1;
+    int64_t mask = m->cap - 1, h = (int64_t)(mix(v->addr) & (uint64_t)mask);
+    while (m->e[h].bytes >= 0) h = (h + 1) & mask;
+    if (m->e[h].bytes == -1) m->used++;
+    m->e[h] = *v;
+    m->live++;
+    return 0;
+}
+
+static void map_del(live_map *m, int64_t slot) {
+    m->e[slot].bytes = -2;
+    m->live--;
+}
+
+/* Appends v to the growable array *a. */
+static int push_live(remat_ext_live **a, int64_t *n, int64_t *cap, const remat_ext_live *v, remat_error *err) {
+    if (*n == *cap && !grow((void **)a, cap, *n, sizeof **a, err)) return 0;
+    (*a)[(*n)++] = *v;
+    return 1;
+}
+
+remat_status remat_ext_live_at(const remat_ext_device *d, int64_t k, remat_ext_live **out, int64_t *n,
+                               int64_t *inconsistent, remat_error *err) {
+    *out = NULL;
+    *n = 0;
+    if (k < 0 || k > d->n_events)
+        return remat_error_set(err, REMAT_ERR_INTERNAL, "external trace: live set after %lld of %lld events",
+                               (long long)k, (long long)d->n_events);
+    live_map m;
+    if (!map_init(&m, 1024, err)) return REMAT_ERR_NOMEM;
+    remat_ext_live *s = NULL;
+    int64_t ns = 0, cap = 0, bad = 0;
+    remat_status st = REMAT_OK;
+    /* pass 1: the window's own allocations; frees of others were live at the start */
+    for (int64_t i = 0; i < d->n_events && st == REMAT_OK; i++) {
+        const remat_ext_event *e = &d->events[i];
+        if (e->action == REMAT_EXT_ALLOC) {
+            remat_ext_live v = {e->addr, e->size, -1, e->label, 0};
+            int r = map_put(&m, &v, err);
+            if (r < 0) st = REMAT_ERR_NOMEM;
+            else bad += r;
+        } else if (e->action == REMAT_EXT_FREE_COMPLETED) {
+            int64_t f = map_find(&m, e->addr);
+            if (f >= 0) {
+                map_del(&m, f);
+            } else {
+                remat_ext_live v = {e->addr, e->size, -1, -1, 1};
+                if (!push_live(&s, &ns, &cap, &v, err)) st = REMAT_ERR_NOMEM;
+            }
+        }
+    }
+    for (int64_t b = 0; b < d->n_blocks && st == REMAT_OK; b++) {
+        const remat_ext_block *x = &d->blocks[b];
+        if (x->state == REMAT_EXT_BLOCK_INACTIVE || map_find(&m, x->address) >= 0) continue;
+        remat_ext_live v = {x->address, x->requested_size >= 0 ? x->requested_size : x->size, x->size, x->label, 1};
+        if (!push_live(&s, &ns, &cap, &v, err)) st = REMAT_ERR_NOMEM;
+    }
+    remat_xfree(m.e);
+    m.e = NULL;
+    /* pass 2: from the start set, apply the first k events */
+    if (st == REMAT_OK && k > 0) {
+        if (!map_init(&m, ns + 1024, err)) st = REMAT_ERR_NOMEM;
+        for (int64_t i = 0; i < ns && st == REMAT_OK; i++)
+            if (map_put(&m, &s[i], err) < 0) st = REMAT_ERR_NOMEM;
+        for (int64_t i = 0; i < k && st == REMAT_OK; i++) {
+            const remat_ext_event *e = &d->events[i];
+            if (e->action == REMAT_EXT_ALLOC) {
+                remat_ext_live v = {e->addr, e->size, -1, e->label, 0};
+                if (map_put(&m, &v, err) < 0) st = REMAT_ERR_NOMEM;
+            } else if (e->action == REMAT_EXT_FREE_COMPLETED) {
+                int64_t f = map_find(&m, e->addr);
+                if (f >= 0) map_del(&m, f);
+            }
+        }
+        remat_xfree(s);
+        s = NULL;
+        ns = 0;
+        if (st == REMAT_OK && m.live > 0) {
+            s = remat_xmalloc((size_t)m.live * sizeof *s, err);
+            if (!s) st = REMAT_ERR_NOMEM;
+            for (int64_t i = 0; i < m.cap && st == REMAT_OK; i++)
+                if (m.e[i].bytes >= 0) s[ns++] = m.e[i];
+        }
+        remat_xfree(m.e);
+    }
+    if (st != REMAT_OK) {
+        remat_xfree(s);
+        return st;
+    }
+    if (inconsistent) *inconsistent += bad;
+    *out = s;
+    *n = ns;
+    return REMAT_OK;
+}

@@ -121,6 +121,27 @@ void remat_ext_note(remat_ext_trace *t, const char *fmt, ...)
 #endif
     ;
 
+/* ---- the live blocks at a point of the window --------------------------------
+ * A block is live from its `alloc` to its `free_completed` (a `free_requested` block
+ * is still held: the allocator cannot reuse it yet). Blocks live before the window are
+ * reconstructed from the end state and the window: those freed in the window without
+ * being allocated in it (their block bytes unknown: -1; labels unknown), and the blocks
+ * active at the end that the window did not allocate (exact, from the segments). */
+typedef struct remat_ext_live {
+    int64_t addr;
+    int64_t bytes;          /* requested bytes */
+    int64_t block_bytes;    /* the block's bytes when known (end state), else -1 */
+    int32_t label;          /* -1: unknown */
+    int32_t before_window;  /* 1: allocated before the recorded window */
+} remat_ext_live;
+
+/* The blocks live on device d after its first k events (0 <= k <= n_events; 0: at the
+ * start of the window), in no particular order; *out allocated with remat_xmalloc
+ * (NULL when none). *inconsistent (may be NULL) is increased by the number of events
+ * the stream contradicts itself on (an alloc at an address already live). O(n) time. */
+remat_status remat_ext_live_at(const remat_ext_device *d, int64_t k, remat_ext_live **out, int64_t *n,
+                               int64_t *inconsistent, remat_error *err);
+
 /* HDF5 (schema: docs/trace-schema.md, "External allocation stream"). Writing goes to
  * "<path>.tmp" and renames. Reading checks the format and version attributes, every
  * dataset's presence, type and length, enum ranges, label indices, that each

@@ -1,0 +1,432 @@
+/* ext_replay.c - an external allocation stream replayed through the caching model
+ * (ext_replay.h states what is and is not modelled).
+ *
+ * Assumptions:
+ *  - A segment of at most small_segment bytes whose pool the snapshot does not name
+ *    is a small-pool segment (the large pool never makes one that small under
+ *    PyTorch's constants).
+ *  - A block live at the start whose block bytes are unknown (allocated before the
+ *    window, freed in it) is its request rounded as the model rounds it, extended to
+ *    the next live block or the segment's end when the model would not have split
+ *    the remainder off.
+ *  - PyTorch records segment_alloc just before the alloc that needed it: the model's
+ *    segment for that alloc is compared with it.
+ */
+#include "core/alloc/ext_replay.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- addr -> id hash ------------------------------------------------------------- */
+
+typedef struct id_map {
+    int64_t *key, *val; /* val -1 empty, -2 deleted */
+    int64_t cap, used;
+} id_map;
+
+static uint64_t mix(int64_t a) {
+    uint64_t x = (uint64_t)a;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return x;
+}
+
+static int idm_init(id_map *m, int64_t cap, remat_error *err) {
+    m->key = remat_xmalloc((size_t)cap * sizeof(int64_t), err);
+    m->val = remat_xmalloc((size_t)cap * sizeof(int64_t), err);
+    if (!m->key || !m->val) return 0;
+    for (int64_t i = 0; i < cap; i++) m->val[i] = -1;
+    m->cap = cap;
+    m->used = 0;
+    return 1;
+}
+
+static void idm_free(id_map *m) {
+    remat_xfree(m->key);
+    remat_xfree(m->val);
+}
+
+static int64_t idm_slot(const id_map *m, int64_t k) {
+    int64_t mask = m->cap - 1, h = (int64_t)(mix(k) & (uint64_t)mask);
+    while (m->val[h] != -1) {
+        if (m->val[h] >= 0 && m->key[h] == k) return h;
+        h = (h + 1) & mask;
+    }
+    return -1;
+}
+
+static int idm_put(id_map *m, int64_t k, int64_t v, remat_error *err) {
+    int64_t s = idm_slot(m, k);
+    if (s >= 0) {
+        m->val[s] = v;
+        return 1;
+    }
+    if ((m->used + 1) * 2 > m->cap) {
+        id_map n;
+        if (!idm_init(&n, m->cap * 2, err)) {
+            idm_free(&n);
+            return 0;
+        }
+        for (int64_t i = 0; i < m->cap; i++)
+            if (m->val[i] >= 0) {
+                int64_t h = (int64_t)(mix(m->key[i]) & (uint64_t)(n.cap - 1));
+                while (n.val[h] != -1) h = (h + 1) & (n.cap - 1);
+                n.key[h] = m->key[i];
+                n.val[h] = m->val[i];
+                n.used++;
+            }
+        idm_free(m);
+        *m = n;
+    }
+    int64_t mask = m->cap - 1, h = (int64_t)(mix(k) & (uint64_t)mask);
+    while (m->val[h] >= 0) h = (h + 1) & mask;
+    if (m->val[h] == -1) m->used++;
+    m->key[h] = k;
+    m->val[h] = v;
+    return 1;
+}
+
+/* ---- helpers ------------------------------------------------------------------------ */
+
+static void note(remat_ext_replay *r, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void note(remat_ext_replay *r, const char *fmt, ...) {
+    size_t used = strlen(r->notes);
+    if (used + 2 >= sizeof r->notes) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(r->notes + used, sizeof r->notes - used - 1, fmt, ap);
+    va_end(ap);
+    if (k < 0) return;
+    used = strlen(r->notes);
+    r->notes[used] = '\n';
+    r->notes[used + 1] = 0;
+}
+
+typedef struct seg_ref {
+    int64_t addr, size;
+    int pool;
+    int expandable;
+} seg_ref;
+
+static int cmp_seg(const void *a, const void *b) {
+    const seg_ref *x = a, *y = b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+static int cmp_live(const void *a, const void *b) {
+    const remat_ext_live *x = a, *y = b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int64_t round_req(const remat_caching_config *c, int64_t bytes) {
+    if (bytes < c->round_bytes) return c->round_bytes;
+    return (bytes + c->round_bytes - 1) / c->round_bytes * c->round_bytes;
+}
+
+/* Index of the segment of segs[0..n) (sorted) holding addr, or -1. */
+static int64_t find_seg(const seg_ref *segs, int64_t n, int64_t addr) {
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+        int64_t mid = (lo + hi) / 2;
+        if (segs[mid].addr <= addr) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == 0) return -1;
+    const seg_ref *s = &segs[lo - 1];
+    return addr < s->addr + s->size ? lo - 1 : -1;
+}
+
+static int grow64(int64_t **a, int64_t *cap, int64_t need, remat_error *err) {
+    if (need <= *cap) return 1;
+    int64_t c = *cap ? *cap * 2 : 256;
+    while (c < need) c *= 2;
+    int64_t *p = remat_xrealloc(*a, (size_t)c * sizeof(int64_t), err);
+    if (!p) return 0;
+    *a = p;
+    *cap = c;
+    return 1;
+}
+
+static int push_seg(seg_ref **a, int64_t *n, int64_t *cap, seg_ref v, remat_error *err) {
+    if (*n == *cap) {
+        int64_t c = *cap ? *cap * 2 : 64;
+        seg_ref *p = remat_xrealloc(*a, (size_t)c * sizeof *p, err);
+        if (!p) return 0;
+        *a = p;
+        *cap = c;
+    }
+    (*a)[(*n)++] = v;
+    return 1;
+}
+
+static int pool_of_size(const remat_caching_config *c, int64_t seg_bytes) { return seg_bytes <= c->small_segment ? 0 : 1; }
+
+/* ---- the replay ------------------------------------------------------------------------ */
+
+typedef struct state {
+    const remat_caching_config *cfg;
+    remat_alloc_model *m;
+    int64_t *base; int64_t cap_base, n_base; /* real address of each model segment (-1: unknown) */
+    seg_ref *known; int64_t n_known; /* every real segment the snapshot shows (sorted): to match new ones */
+    id_map ids;
+    int64_t next_id;
+} state;
+
+/* The start state: segments (in address order) and live blocks. */
+static remat_status build_start(const remat_ext_device *d, state *s, int fresh, remat_ext_replay *r, remat_error *err) {
+    const remat_caching_config *c = s->cfg;
+    seg_ref *start = NULL, *created = NULL;
+    int64_t n_start = 0, cap_start = 0, n_created = 0, cap_created = 0, cap_known = 0;
+    remat_status st = REMAT_OK;
+    int expandable = 0;
+    for (int64_t i = 0; i < d->n_events && st == REMAT_OK; i++) {
+        const remat_ext_event *e = &d->events[i];
+        seg_ref v = {e->addr, e->size, pool_of_size(c, e->size), 0};
+        if (e->action == REMAT_EXT_SEGMENT_ALLOC) {
+            if (!push_seg(&created, &n_created, &cap_created, v, err)) st = REMAT_ERR_NOMEM;
+            if (st == REMAT_OK && !push_seg(&s->known, &s->n_known, &cap_known, v, err)) st = REMAT_ERR_NOMEM;
+        } else if (e->action == REMAT_EXT_SEGMENT_FREE) {
+            int64_t k = -1;
+            for (int64_t j = 0; j < n_created; j++)
+                if (created[j].addr == e->addr) k = j;
+            if (k >= 0) created[k] = created[--n_created];
+            else if (!push_seg(&start, &n_start, &cap_start, v, err)) st = REMAT_ERR_NOMEM;
+            if (st == REMAT_OK && k < 0 && !push_seg(&s->known, &s->n_known, &cap_known, v, err)) st = REMAT_ERR_NOMEM;
+        }
+    }
+    for (int64_t g = 0; g < d->n_segments && st == REMAT_OK; g++) {
+        const remat_ext_segment *x = &d->segments[g];
+        seg_ref v = {x->address, x->total_size,
+                     x->pool == REMAT_EXT_POOL_UNKNOWN ? pool_of_size(c, x->total_size) : x->pool, x->expandable};
+        if (!push_seg(&s->known, &s->n_known, &cap_known, v, err)) { st = REMAT_ERR_NOMEM; break; }
+        int in_window = 0;
+        for (int64_t j = 0; j < n_created; j++) in_window |= created[j].addr == x->address;
+        if (in_window) continue;
+        expandable |= x->expandable;
+        if (!push_seg(&start, &n_start, &cap_start, v, err)) st = REMAT_ERR_NOMEM;
+    }
+    remat_xfree(created);
+    if (st == REMAT_OK) {
+        if (n_start > 1) qsort(start, (size_t)n_start, sizeof *start, cmp_seg);
+        if (s->n_known > 1) qsort(s->known, (size_t)s->n_known, sizeof *s->known, cmp_seg);
+    }
+    if (expandable) note(r, "expandable segments in the start state are replayed as fixed segments (page mapping not modelled)");
+    for (int64_t g = 0; g < n_start && st == REMAT_OK && !fresh; g++) {
+        if (!grow64(&s->base, &s->cap_base, g + 1, err)) { st = REMAT_ERR_NOMEM; break; }
+        int64_t si = remat_alloc_model_add_segment(s->m, start[g].pool, start[g].size, err);
+        if (si != g) st = err && err->status ? err->status : REMAT_ERR_INTERNAL;
+        else s->base[g] = start[g].addr, s->n_base = g + 1;
+        r->reserved_start += start[g].size;
+    }
+    /* live blocks */
+    remat_ext_live *live = NULL;
+    int64_t n_live = 0;
+    if (st == REMAT_OK) st = remat_ext_live_at(d, 0, &live, &n_live, NULL, err);
+    if (st == REMAT_OK && n_live > 1) qsort(live, (size_t)n_live, sizeof *live, cmp_live);
+    for (int64_t k = 0; k < n_live && st == REMAT_OK && fresh; k++) { /* allocated anew, in address order */
+        int64_t id = s->next_id++;
+        remat_alloc_result res;
+        st = remat_alloc_model_alloc(s->m, id, live[k].bytes, &res, err);
+        if (st == REMAT_OK && !idm_put(&s->ids, live[k].addr, id, err)) st = REMAT_ERR_NOMEM;
+    }
+    for (int64_t k = 0; k < n_live && st == REMAT_OK && !fresh; k++) {
+        const remat_ext_live *v = &live[k];
+        int64_t g = find_seg(start, n_start, v->addr);
+        if (g < 0) {
+            r->start_blocks_unplaced++;
+            continue;
+        }
+        int64_t end = start[g].addr + start[g].size;
+        int64_t next = k + 1 < n_live && live[k + 1].addr < end ? live[k + 1].addr : end;
+        int64_t bb = v->block_bytes;
+        if (bb < 0) {
+            bb = round_req(c, v->bytes);
+            int64_t rem = next - (v->addr + bb);
+            int split = start[g].pool == 0 ? rem >= c->small_split_min : (bb < c->max_split_size && rem > c->large_split_min);
+            if (rem < 0 || !split) bb = next - v->addr;
+        }
+        if (bb <= 0 || v->addr + bb > next || v->bytes > bb) {
+            r->start_blocks_unplaced++;
+            continue;
+        }
+        remat_error e2 = {REMAT_OK, {0}};
+        int64_t id = s->next_id++;
+        if (remat_alloc_model_place(s->m, id, v->bytes, g, v->addr - start[g].addr, bb, &e2) != REMAT_OK) {
+            r->start_blocks_unplaced++;
+            continue;
+        }
+        if (!idm_put(&s->ids, v->addr, id, err)) st = REMAT_ERR_NOMEM;
+    }
+    if (r->start_blocks_unplaced)
+        note(r, "%lld blocks live at the start could not be placed (outside the start segments or overlapping)",
+             (long long)r->start_blocks_unplaced);
+    remat_xfree(live);
+    remat_xfree(start);
+    return st;
+}
+
+remat_status remat_ext_replay_run(const remat_ext_trace *t, int32_t device, const remat_caching_config *cfg,
+                                  int fresh_start, remat_ext_replay *r, remat_error *err) {
+    memset(r, 0, sizeof *r);
+    r->first_mismatch_event = -1;
+    if (device < 0 || device >= t->n_devices)
+        return remat_error_set(err, REMAT_ERR_INPUT, "--device: expected 0..%d, got %d", t->n_devices - 1, (int)device);
+    const remat_ext_device *d = &t->devices[device];
+    r->device = d->device;
+    remat_caching_config c;
+    remat_status st = REMAT_OK;
+    if (cfg) {
+        c = *cfg;
+    } else if (t->allocator_config[0]) {
+        if ((st = remat_caching_config_parse(t->allocator_config, &c, err)) != REMAT_OK) return st;
+    } else {
+        c = remat_caching_config_default();
+        note(r, "the snapshot recorded no allocator settings: replayed under PyTorch's defaults");
+    }
+    remat_caching_config_format(&c, r->config, sizeof r->config);
+    state s;
+    memset(&s, 0, sizeof s);
+    s.cfg = &c;
+    s.m = remat_alloc_model_init(REMAT_ALLOC_CACHING, &c, err);
+    if (!s.m) return err && err->status ? err->status : REMAT_ERR_NOMEM;
+    if (!idm_init(&s.ids, 4096, err)) st = REMAT_ERR_NOMEM;
+    if (st == REMAT_OK) st = build_start(d, &s, fresh_start, r, err);
+    if (fresh_start) note(r, "fresh start: no cached segments; the blocks live at the start allocated anew in address order");
+    /* recorded reserved, from the end backwards */
+    int64_t rec = 0, delta = 0;
+    for (int64_t g = 0; g < d->n_segments; g++) rec += d->segments[g].total_size;
+    r->reserved_end_recorded = rec;
+    for (int64_t i = 0; i < d->n_events; i++) {
+        uint8_t a = d->events[i].action;
+        if (a == REMAT_EXT_SEGMENT_ALLOC || a == REMAT_EXT_SEGMENT_MAP) delta += d->events[i].size;
+        if (a == REMAT_EXT_SEGMENT_FREE || a == REMAT_EXT_SEGMENT_UNMAP) delta -= d->events[i].size;
+    }
+    rec -= delta;
+    r->peak_reserved_recorded = rec;
+    remat_alloc_model_reset_peaks(s.m);
+    remat_alloc_stats ms;
+    remat_alloc_model_stats(s.m, &ms);
+    r->peak_reserved_predicted = ms.reserved_bytes;
+    r->peak_allocated_predicted = ms.allocated_bytes;
+    r->fragmentation_at_peak = ms.reserved_bytes - ms.allocated_bytes;
+    int64_t streams[8];
+    int n_streams = 0, pending = 0, maps = 0, ooms = 0;
+    for (int64_t i = 0; i < d->n_events && st == REMAT_OK; i++) {
+        const remat_ext_event *e = &d->events[i];
+        int is_seg = e->action >= REMAT_EXT_SEGMENT_ALLOC && e->action <= REMAT_EXT_SEGMENT_UNMAP;
+        if (e->action == REMAT_EXT_ALLOC) {
+            int known = 0;
+            for (int k = 0; k < n_streams; k++) known |= streams[k] == e->stream;
+            if (!known && n_streams < 8) streams[n_streams++] = e->stream;
+            if (!known) r->streams++;
+            int64_t id = s.next_id++;
+            remat_alloc_result res;
+            if ((st = remat_alloc_model_alloc(s.m, id, e->size, &res, err)) != REMAT_OK) break;
+            if (res.new_segment_bytes > 0 && res.segment >= s.n_base) {
+                /* a segment the model created: matched to the real one holding the recorded address */
+                if (!grow64(&s.base, &s.cap_base, res.segment + 1, err)) { st = REMAT_ERR_NOMEM; break; }
+                int64_t g = find_seg(s.known, s.n_known, e->addr);
+                for (int64_t k = s.n_base; k <= res.segment; k++) s.base[k] = -1;
+                s.base[res.segment] = g >= 0 ? s.known[g].addr : e->addr - res.offset;
+                s.n_base = res.segment + 1;
+                r->segments_created_predicted++;
+                if (i > 0 && d->events[i - 1].action == REMAT_EXT_SEGMENT_ALLOC &&
+                    d->events[i - 1].size == res.new_segment_bytes)
+                    r->segment_allocs_matched++;
+            }
+            int64_t rounded = round_req(&c, e->size);
+            int pool = rounded <= c.small_size ? 0 : 1;
+            int64_t pred = res.segment >= 0 && res.segment < s.n_base && s.base[res.segment] >= 0
+                               ? s.base[res.segment] + res.offset : -1;
+            r->allocations++;
+            r->pool_allocations[pool]++;
+            if (pred == e->addr) {
+                r->placed_at_recorded_address++;
+                r->pool_placed[pool]++;
+            } else if (r->first_mismatch_event < 0) {
+                r->first_mismatch_event = i;
+                r->first_mismatch_size = e->size;
+                r->first_mismatch_predicted = pred;
+                r->first_mismatch_recorded = e->addr;
+                /* the free blocks as they were before this allocation: release, list, allocate again */
+                remat_alloc_model_release(s.m, id, NULL);
+                remat_alloc_block fb[REMAT_EXT_REPLAY_SHOW_FREE];
+                r->first_mismatch_free_count = remat_alloc_model_list_free(s.m, pool, rounded, fb, REMAT_EXT_REPLAY_SHOW_FREE);
+                for (int64_t k = 0; k < r->first_mismatch_free_count && k < REMAT_EXT_REPLAY_SHOW_FREE; k++) {
+                    r->first_mismatch_free_addr[k] = fb[k].segment < s.n_base ? s.base[fb[k].segment] + fb[k].offset : -1;
+                    r->first_mismatch_free_size[k] = fb[k].size;
+                }
+                remat_alloc_result again;
+                if ((st = remat_alloc_model_alloc(s.m, id, e->size, &again, err)) != REMAT_OK) break;
+            }
+            if (!idm_put(&s.ids, e->addr, id, err)) st = REMAT_ERR_NOMEM;
+        } else if (e->action == REMAT_EXT_FREE_COMPLETED) {
+            int64_t slot = idm_slot(&s.ids, e->addr);
+            if (slot < 0) {
+                r->unknown_frees++;
+            } else {
+                st = remat_alloc_model_release(s.m, s.ids.val[slot], err);
+                s.ids.val[slot] = -2;
+            }
+        } else if (e->action == REMAT_EXT_SEGMENT_FREE) {
+            if (i == 0 || d->events[i - 1].action != REMAT_EXT_SEGMENT_FREE) remat_alloc_model_empty_cache(s.m, NULL, NULL);
+        } else if (e->action == REMAT_EXT_SEGMENT_MAP || e->action == REMAT_EXT_SEGMENT_UNMAP) {
+            maps++;
+        } else if (e->action == REMAT_EXT_OOM) {
+            ooms++;
+        }
+        if (e->action == REMAT_EXT_SEGMENT_ALLOC) r->segment_allocs_recorded++;
+        if (is_seg) {
+            r->segment_events_recorded++;
+            rec += (e->action == REMAT_EXT_SEGMENT_ALLOC || e->action == REMAT_EXT_SEGMENT_MAP) ? e->size : -e->size;
+            if (rec > r->peak_reserved_recorded) r->peak_reserved_recorded = rec;
+            pending++;
+        }
+        remat_alloc_model_stats(s.m, &ms);
+        if (ms.reserved_bytes > r->peak_reserved_predicted) r->peak_reserved_predicted = ms.reserved_bytes;
+        if (ms.allocated_bytes > r->peak_allocated_predicted) {
+            r->peak_allocated_predicted = ms.allocated_bytes;
+            r->fragmentation_at_peak = ms.reserved_bytes - ms.allocated_bytes;
+        }
+        int next_is_seg = i + 1 < d->n_events && d->events[i + 1].action >= REMAT_EXT_SEGMENT_ALLOC &&
+                          d->events[i + 1].action <= REMAT_EXT_SEGMENT_UNMAP;
+        if (pending && !next_is_seg && e->action != REMAT_EXT_SEGMENT_ALLOC) {
+            if (ms.reserved_bytes == rec) r->segment_events_reserved_matched += pending;
+            pending = 0;
+        }
+    }
+    if (st == REMAT_OK) {
+        remat_alloc_model_stats(s.m, &ms);
+        r->reserved_end_predicted = ms.reserved_bytes;
+        if (r->streams > 1)
+            note(r, "%lld streams: PyTorch reuses a block only within its stream; the model has one pool for all",
+                 (long long)r->streams);
+        if (maps) note(r, "%d segment_map/segment_unmap events (expandable segments): page mapping compared in reserved bytes only", maps);
+        if (ooms) note(r, "%d oom events: the model has no device limit (what PyTorch freed is replayed from its segment_free events)", ooms);
+        if (r->unknown_frees)
+            note(r, "%lld frees of addresses the replay did not know (events missing before the window?)",
+                 (long long)r->unknown_frees);
+        if (r->segment_allocs_recorded == 0 && d->n_events > 0)
+            note(r, "no segment events in the window: segment creation is checked only by the reserved bytes at the end");
+        if (strstr(t->notes, "roundup_power2_divisions")) note(r, "roundup_power2_divisions: not modelled");
+        if (strstr(t->notes, "garbage_collection_threshold")) note(r, "garbage_collection_threshold: not modelled");
+    }
+    remat_alloc_model_free(s.m);
+    remat_xfree(s.base);
+    remat_xfree(s.known);
+    idm_free(&s.ids);
+    if (st != REMAT_OK) {
+        char keep[sizeof r->notes];
+        memcpy(keep, r->notes, sizeof keep);
+        memset(r, 0, sizeof *r);
+        memcpy(r->notes, keep, sizeof keep);
+    }
+    return st;
+}
