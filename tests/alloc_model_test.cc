@@ -947,3 +947,45 @@ TEST(CachingRandom, MatchesReferenceOddConstants) {
 }
 
 }  // namespace
+
+namespace {
+
+// Starting from a recorded state: segments added in address order, blocks placed at
+// recorded offsets, the free blocks listed in best-fit order.
+TEST(CachingRecordedState, AddSegmentPlaceAndListFree) {
+    Model a(REMAT_ALLOC_CACHING);
+    remat_error err = {};
+    ASSERT_EQ(remat_alloc_model_add_segment(a.m, 1, 20 * MiB, &err), 0);
+    ASSERT_EQ(remat_alloc_model_add_segment(a.m, 0, 2 * MiB, &err), 1);
+    EXPECT_EQ(a.stats().reserved_bytes, 22 * MiB);
+    ASSERT_EQ(remat_alloc_model_place(a.m, 0, 3 * MiB - 7, 0, 4 * MiB, 3 * MiB, &err), REMAT_OK) << err.msg;
+    ASSERT_EQ(remat_alloc_model_place(a.m, 1, 100, 1, 512, 512, &err), REMAT_OK) << err.msg;
+    a.check();
+    EXPECT_EQ(a.stats().allocated_bytes, 3 * MiB + 512);
+    EXPECT_EQ(a.stats().live_bytes, 3 * MiB - 7 + 100);
+    // overlapping or outside: refused, nothing changed
+    EXPECT_EQ(remat_alloc_model_place(a.m, 2, 10, 0, 5 * MiB, 512, &err), REMAT_ERR_INPUT);
+    EXPECT_EQ(remat_alloc_model_place(a.m, 2, 10, 0, 20 * MiB - 256, 512, &err), REMAT_ERR_INPUT);
+    EXPECT_EQ(remat_alloc_model_place(a.m, 2, 10, 5, 0, 512, &err), REMAT_ERR_INPUT);
+    a.check();
+    remat_alloc_block fb[4];
+    // large pool: [0, 4 MiB) and [7 MiB, 20 MiB), smallest first
+    ASSERT_EQ(remat_alloc_model_list_free(a.m, 1, 1, fb, 4), 2);
+    EXPECT_EQ(fb[0].offset, 0);
+    EXPECT_EQ(fb[0].size, 4 * MiB);
+    EXPECT_EQ(fb[1].offset, 7 * MiB);
+    EXPECT_EQ(remat_alloc_model_list_free(a.m, 1, 5 * MiB, fb, 4), 1);
+    EXPECT_EQ(remat_alloc_model_list_free(a.m, 0, 1, fb, 4), 2);  // [0, 512) and [1024, 2 MiB)
+    // a 4 MiB request takes the exact fit before the placed block
+    remat_alloc_result r = a.alloc(3, 4 * MiB);
+    EXPECT_EQ(r.segment, 0);
+    EXPECT_EQ(r.offset, 0);
+    EXPECT_EQ(r.new_segment_bytes, 0);
+    a.release(0);
+    a.release(3);
+    a.release(1);
+    a.check();
+    EXPECT_EQ(remat_alloc_model_empty_cache(a.m, nullptr, nullptr), 22 * MiB);
+}
+
+}  // namespace

@@ -1,0 +1,182 @@
+// ext_replay_test.cc - an imported allocation stream replayed through the caching
+// model (core/alloc/ext_replay.h): a hand-made stream that follows PyTorch's rules
+// (every placement, segment and reserved byte predicted), a disagreement and what it
+// reports, a window that starts mid-run (the start state reconstructed), what-ifs
+// from a fresh start, and the real cs336 snapshot when ../shared/fixtures is there.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/alloc/ext_replay.h"
+#include "core/io/torch_snapshot.h"
+#include "tests/pickle_writer.h"
+#include "tests/torch_fixtures.h"
+
+namespace {
+
+using remat_test::pickle_dumps;
+using remat_test::Py;
+
+constexpr int64_t KiB = 1024, MiB = 1 << 20;
+constexpr int64_t S1 = (int64_t)1 << 40, S2 = S1 + 256 * MiB, S3 = S1 + 512 * MiB;
+
+Py ev(const std::string &a, int64_t addr, int64_t size) {
+    return Py::dict({{"action", Py::str(a)}, {"addr", Py::n(addr)}, {"size", Py::n(size)}, {"stream", Py::n(0)},
+                     {"time_us", Py::n(0)}, {"frames", Py::list()}});
+}
+Py blk(int64_t addr, int64_t size, int64_t req, bool active) {
+    return Py::dict({{"address", Py::n(addr)}, {"size", Py::n(size)}, {"requested_size", Py::n(req)},
+                     {"state", Py::str(active ? "active_allocated" : "inactive")}});
+}
+Py seg(int64_t addr, int64_t size, const char *type, std::vector<Py> blocks) {
+    return Py::dict({{"device", Py::n(0)}, {"address", Py::n(addr)}, {"total_size", Py::n(size)}, {"stream", Py::n(0)},
+                     {"segment_type", Py::str(type)}, {"is_expandable", Py::b(false)}, {"blocks", Py::list(blocks)}});
+}
+
+// What PyTorch's allocator does for this program (hand-derived from its rules).
+std::vector<Py> full_window() {
+    return {ev("segment_alloc", S1, 2 * MiB),       // 0
+            ev("alloc", S1, 4),                     // 1 small pool: 512 B block
+            ev("alloc", S1 + 512, 1000),            // 2 1024 B block
+            ev("segment_alloc", S2, 20 * MiB),      // 3
+            ev("alloc", S2, 3 * MiB),               // 4 large pool, 20 MiB segment, split
+            ev("alloc", S2 + 3 * MiB, 5 * MiB),     // 5
+            ev("free_requested", S2, 3 * MiB),      // 6 still held
+            ev("free_completed", S2, 3 * MiB),      // 7
+            ev("alloc", S2, 2 * MiB),               // 8 best fit: the 3 MiB block, remainder 1 MiB not split
+            ev("alloc", S2 + 8 * MiB, 1536 * KiB),  // 9 from the 12 MiB block
+            ev("segment_alloc", S3, 12 * MiB),      // 10 >= 10 MiB: its own segment rounded to 2 MiB
+            ev("alloc", S3, 12 * MiB - 100),        // 11
+            ev("free_completed", S3, 12 * MiB - 100),
+            ev("segment_free", S3, 12 * MiB)};      // 13 empty_cache
+}
+
+Py end_segments() {
+    return Py::list({seg(S1, 2 * MiB, "small", {blk(S1, 512, 4, true), blk(S1 + 512, 1024, 1000, true),
+                                                  blk(S1 + 1536, 2 * MiB - 1536, 0, false)}),
+                     seg(S2, 20 * MiB, "large", {blk(S2, 3 * MiB, 2 * MiB, true), blk(S2 + 3 * MiB, 5 * MiB, 5 * MiB, true),
+                                                  blk(S2 + 8 * MiB, 1536 * KiB, 1536 * KiB, true),
+                                                  blk(S2 + 9 * MiB + 512 * KiB, 10 * MiB + 512 * KiB, 0, false)})});
+}
+
+Py snapshot(std::vector<Py> window) {
+    Py settings = Py::dict({{"max_split_size", Py::n(-1)}, {"expandable_segments", Py::b(false)},
+                            {"garbage_collection_threshold", Py::fl(0.0)}});
+    return Py::dict({{"segments", end_segments()}, {"device_traces", Py::list({Py::list(window)})},
+                     {"allocator_settings", settings}});
+}
+
+struct Replayed {
+    remat_ext_trace t;
+    remat_ext_replay r;
+    remat_status st;
+    remat_error err = {};
+    Replayed(const Py &snap, const remat_caching_config *cfg = nullptr, int fresh = 0) {
+        std::vector<uint8_t> b = pickle_dumps(snap);
+        st = remat_torch_snapshot_import(b.data(), b.size(), "t.pickle", &t, &err);
+        EXPECT_EQ(st, REMAT_OK) << err.msg;
+        if (st == REMAT_OK) st = remat_ext_replay_run(&t, 0, cfg, fresh, &r, &err);
+    }
+    ~Replayed() { remat_ext_trace_free(&t); }
+};
+
+TEST(ExtReplay, EveryPlacementSegmentAndReservedByteOfAHandMadeStream) {
+    Replayed x(snapshot(full_window()));
+    ASSERT_EQ(x.st, REMAT_OK) << x.err.msg;
+    const remat_ext_replay &r = x.r;
+    EXPECT_EQ(r.allocations, 7);
+    EXPECT_EQ(r.placed_at_recorded_address, 7);
+    EXPECT_EQ(r.pool_allocations[0], 2);
+    EXPECT_EQ(r.pool_placed[1], 5);
+    EXPECT_EQ(r.first_mismatch_event, -1);
+    EXPECT_EQ(r.reserved_start, 0);
+    EXPECT_EQ(r.segment_allocs_recorded, 3);
+    EXPECT_EQ(r.segment_allocs_matched, 3);
+    EXPECT_EQ(r.segments_created_predicted, 3);
+    EXPECT_EQ(r.segment_events_recorded, 4);
+    EXPECT_EQ(r.segment_events_reserved_matched, 4);
+    EXPECT_EQ(r.reserved_end_predicted, 22 * MiB);
+    EXPECT_EQ(r.reserved_end_recorded, 22 * MiB);
+    EXPECT_EQ(r.peak_reserved_predicted, 34 * MiB);
+    EXPECT_EQ(r.peak_reserved_recorded, 34 * MiB);
+    EXPECT_EQ(r.unknown_frees, 0);
+    EXPECT_EQ(r.start_blocks_unplaced, 0);
+}
+
+TEST(ExtReplay, ReportsTheFirstDisagreementWithTheFreeBlocks) {
+    std::vector<Py> w = full_window();
+    w[8] = ev("alloc", S2 + 9 * MiB + 512 * KiB, 2 * MiB);  // as if PyTorch had not taken the best fit
+    Replayed x(snapshot(w));
+    ASSERT_EQ(x.st, REMAT_OK) << x.err.msg;
+    EXPECT_EQ(x.r.placed_at_recorded_address, 6);
+    EXPECT_EQ(x.r.first_mismatch_event, 8);
+    EXPECT_EQ(x.r.first_mismatch_size, 2 * MiB);
+    EXPECT_EQ(x.r.first_mismatch_predicted, S2);
+    EXPECT_EQ(x.r.first_mismatch_recorded, S2 + 9 * MiB + 512 * KiB);
+    ASSERT_EQ(x.r.first_mismatch_free_count, 2);  // the 3 MiB block and the 12 MiB one
+    EXPECT_EQ(x.r.first_mismatch_free_addr[0], S2);
+    EXPECT_EQ(x.r.first_mismatch_free_size[0], 3 * MiB);
+    EXPECT_EQ(x.r.first_mismatch_free_addr[1], S2 + 8 * MiB);
+}
+
+// A window that starts after the first events: segments and live blocks before it
+// come from the end state and the window.
+TEST(ExtReplay, StartsFromTheStateTheSnapshotImplies) {
+    std::vector<Py> w = full_window();
+    std::vector<Py> late(w.begin() + 7, w.begin() + 10);  // free_completed S2, alloc 2 MiB, alloc 1.5 MiB
+    Replayed x(snapshot(late));
+    ASSERT_EQ(x.st, REMAT_OK) << x.err.msg;
+    EXPECT_EQ(x.r.reserved_start, 22 * MiB);
+    EXPECT_EQ(x.r.allocations, 2);
+    EXPECT_EQ(x.r.placed_at_recorded_address, 2);
+    EXPECT_EQ(x.r.start_blocks_unplaced, 0);
+    EXPECT_EQ(x.r.unknown_frees, 0);
+    EXPECT_EQ(x.r.reserved_end_predicted, x.r.reserved_end_recorded);
+    EXPECT_NE(strstr(x.r.notes, "no segment events"), nullptr) << x.r.notes;
+}
+
+TEST(ExtReplay, WhatIfFromAFreshStart) {
+    remat_caching_config exp = remat_caching_config_default();
+    exp.expandable_segments = 1;
+    Replayed base(snapshot(full_window()), nullptr, 1);
+    Replayed x(snapshot(full_window()), &exp, 1);
+    ASSERT_EQ(x.st, REMAT_OK) << x.err.msg;
+    EXPECT_NE(strstr(x.r.config, "expandable_segments=1"), nullptr);
+    EXPECT_NE(strstr(x.r.notes, "fresh start"), nullptr);
+    // fixed: 2 + 20 + 12 MiB segments. Expandable: a 2 MiB small page, and the 12 MiB request
+    // continues the large segment after its 9.5 MiB in use: a second 20 MiB page.
+    EXPECT_EQ(base.r.peak_reserved_predicted, 34 * MiB);
+    EXPECT_EQ(x.r.peak_reserved_predicted, 42 * MiB);
+    EXPECT_GE(x.r.peak_allocated_predicted, 0);
+    remat_ext_replay r;
+    remat_error err = {};
+    EXPECT_EQ(remat_ext_replay_run(&x.t, 3, nullptr, 0, &r, &err), REMAT_ERR_INPUT);
+}
+
+TEST(ExtReplay, RealSnapshot) {
+    std::string dir = remat_test::torch_fixture_dir("fuzz/seeds/pickle/scalars.pickle", 3);
+    if (dir.empty()) GTEST_SKIP() << "../shared/fixtures/torch-snapshots is absent: the model is not checked on real runs";
+    remat_ext_trace t;
+    remat_error err = {};
+    ASSERT_EQ(remat_torch_snapshot_load((dir + "/cs336-memory_snapshot.pickle").c_str(), &t, nullptr, &err), REMAT_OK)
+        << err.msg;
+    remat_ext_replay r;
+    ASSERT_EQ(remat_ext_replay_run(&t, 0, nullptr, 0, &r, &err), REMAT_OK) << err.msg;
+    EXPECT_EQ(r.allocations, 1721);
+    EXPECT_EQ(r.placed_at_recorded_address, 1721) << "first disagreement at event " << r.first_mismatch_event;
+    EXPECT_EQ(r.pool_allocations[0], 350);
+    EXPECT_EQ(r.reserved_end_predicted, r.reserved_end_recorded);
+    EXPECT_EQ(r.unknown_frees, 0);
+    EXPECT_EQ(r.start_blocks_unplaced, 0);
+    // a rule that matters: with max_split_size=64MiB placements change
+    remat_caching_config c;
+    ASSERT_EQ(remat_caching_config_parse("max_split_size=64MiB", &c, &err), REMAT_OK);
+    remat_ext_replay q;
+    ASSERT_EQ(remat_ext_replay_run(&t, 0, &c, 0, &q, &err), REMAT_OK);
+    EXPECT_LT(q.placed_at_recorded_address, 1721);
+    remat_ext_trace_free(&t);
+}
+
+}  // namespace
