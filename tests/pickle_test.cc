@@ -117,6 +117,29 @@ TEST(Pickle, MemoSharesMutableValues) {
     EXPECT_EQ(o.value, inner);
 }
 
+// MEMOIZE takes len(memo) as its key, also when explicit PUTs used other keys; keys
+// dense from 0 and sparse ones mix (the reader keeps them in an array and a hash).
+TEST(Pickle, MemoKeysDenseAndSparse) {
+    W w;
+    w.proto().op('(');
+    w.i1(50).op('q').op(5);          // memo {5}
+    w.i1(51).op(0x94);               // key len(memo) = 1
+    w.i1(52).op('q').op(0);          // key 0
+    w.i1(53).op(0x94);               // key 3
+    w.i1(54).op('q').op(1);          // overwrites key 1 (now below the dense length)
+    w.op('h').op(5).op('h').op(1).op('h').op(0).op('h').op(3).op('l').stop();
+    Doc d(w.b);
+    ASSERT_EQ(d.st, REMAT_OK) << d.err.msg;
+    const int64_t want[] = {50, 51, 52, 53, 54, 50, 54, 52, 53};
+    int i = 0;
+    for (remat_pk_iter it = remat_pk_iter_begin(&d.d, d.d.root); remat_pk_iter_next(&d.d, &it); i++) {
+        int64_t v;
+        ASSERT_TRUE(remat_pk_int(&d.d, it.value, &v));
+        EXPECT_EQ(v, want[i]) << i;
+    }
+    EXPECT_EQ(i, 9);
+}
+
 TEST(Pickle, RefusesEveryOpcodeThatImportsOrCalls) {
     const struct { uint8_t op; const char *name; } bad[] = {
         {'c', "GLOBAL"}, {0x93, "STACK_GLOBAL"}, {'R', "REDUCE"}, {'b', "BUILD"}, {'i', "INST"},

@@ -9,8 +9,12 @@
  *  - Containers are singly linked chains of entries (first/last kept), so APPENDS
  *    and SETITEMS on a container that is shared through the memo are O(items) and
  *    every holder of the reference sees the items, as in Python.
- *  - The memo is an open-addressing hash (keys are the u32 memo indices, dense from 0
- *    in what Python writes, arbitrary in hostile input).
+ *  - The memo: keys are dense from 0 in what Python writes (MEMOIZE takes len(memo)),
+ *    arbitrary in hostile input. Keys below the dense length live in a plain array
+ *    that grows only by appending the next key (so it is never larger than the number
+ *    of PUT opcodes read); any other key goes to an open-addressing hash. A GET of a
+ *    key below the dense length reads the array only, so a hash entry left behind
+ *    when the array grew over its key is never seen again.
  *  - Refused opcodes name themselves and their offset; the first error wins.
  */
 #include "core/io/pickle.h"
@@ -34,7 +38,10 @@ typedef struct parser {
     uint32_t *marks;
     uint32_t n_marks, cap_marks;
     memo_cell *memo;
-    uint32_t n_memo, cap_memo; /* cap: power of two */
+    uint32_t n_memo, cap_memo; /* hash: cells used, cap a power of two */
+    remat_pk_ref *dense;
+    uint32_t n_dense, cap_dense;
+    uint32_t n_keys;           /* distinct keys (MEMOIZE's next key: len(memo)) */
 } parser;
 
 /* ---- opcode names ----------------------------------------------------------- */
@@ -177,7 +184,34 @@ static int add_entry(parser *p, remat_pk_ref c, remat_pk_ref key, remat_pk_ref v
 
 static inline uint32_t memo_hash(uint32_t k) { return k * 2654435761u; }
 
+static int memo_put_hash(parser *p, uint32_t key, remat_pk_ref v, int *added);
+
 static int memo_put(parser *p, uint32_t key, remat_pk_ref v) {
+    if (key < p->n_dense) {
+        p->dense[key] = v;
+        return 1;
+    }
+    if (key == p->n_dense) {
+        int in_hash = 0;
+        if (p->n_memo) { /* the key may sit in the hash from before: it was counted then */
+            uint32_t mask = p->cap_memo - 1, h = memo_hash(key) & mask;
+            while (p->memo[h].key && !in_hash) {
+                in_hash = p->memo[h].key == key + 1;
+                h = (h + 1) & mask;
+            }
+        }
+        if (!grow((void **)&p->dense, &p->cap_dense, p->n_dense + 1, sizeof(remat_pk_ref), p->err)) return 0;
+        p->dense[p->n_dense++] = v;
+        if (!in_hash) p->n_keys++;
+        return 1;
+    }
+    int added = 0;
+    if (!memo_put_hash(p, key, v, &added)) return 0;
+    p->n_keys += (uint32_t)added;
+    return 1;
+}
+
+static int memo_put_hash(parser *p, uint32_t key, remat_pk_ref v, int *added) {
     if ((uint64_t)(p->n_memo + 1) * 2 > p->cap_memo) {
         uint32_t nc = p->cap_memo ? p->cap_memo * 2 : 256;
         if (nc == 0 || nc > (UINT32_MAX >> 1)) {
@@ -198,13 +232,14 @@ static int memo_put(parser *p, uint32_t key, remat_pk_ref v) {
     }
     uint32_t mask = p->cap_memo - 1, h = memo_hash(key) & mask;
     while (p->memo[h].key && p->memo[h].key != key + 1) h = (h + 1) & mask;
-    if (!p->memo[h].key) p->n_memo++;
+    if (!p->memo[h].key) p->n_memo++, *added = 1;
     p->memo[h].key = key + 1;
     p->memo[h].value = v;
     return 1;
 }
 
 static remat_pk_ref memo_get(const parser *p, uint32_t key) {
+    if (key < p->n_dense) return p->dense[key];
     if (!p->cap_memo) return REMAT_PK_NIL;
     uint32_t mask = p->cap_memo - 1, h = memo_hash(key) & mask;
     while (p->memo[h].key) {
@@ -386,7 +421,7 @@ remat_status remat_pk_parse(const uint8_t *data, size_t size, const char *origin
         }
         case 0x94: /* MEMOIZE: key = len(memo) */
             if (!p.sp) REFUSE("nothing on the stack to memoize");
-            CHECK(memo_put(&p, p.n_memo, p.stack[p.sp - 1]));
+            CHECK(memo_put(&p, p.n_keys, p.stack[p.sp - 1]));
             break;
         case 'h':
         case 'j': {
@@ -479,6 +514,7 @@ done:
     remat_xfree(p.stack);
     remat_xfree(p.marks);
     remat_xfree(p.memo);
+    remat_xfree(p.dense);
     if (st != REMAT_OK) {
         remat_pk_free(doc);
         doc->data = data;

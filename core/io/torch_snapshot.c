@@ -38,6 +38,14 @@ typedef struct importer {
     int32_t *lh;
     uint32_t lh_cap, lh_n;
     char buf[2048];
+    /* labels by the refs of their top frames (frame dicts and lists are shared through
+     * the memo in what PyTorch writes): open addressing, key[3] all NIL = empty */
+    struct frame_key { remat_pk_ref f[REMAT_TORCH_LABEL_FRAMES]; int32_t label; } *fc;
+    uint32_t fc_cap, fc_n;
+    /* the trace entry being read, named only when a message needs it */
+    int32_t cur_dev;
+    int64_t cur_entry;
+    char where[64];
     /* what was missing, counted (reported once each) */
     int64_t no_time, no_stream, no_requested, derived_addr, no_device_free, no_expandable, no_type;
 } importer;
@@ -93,8 +101,54 @@ static void put(char *buf, size_t cap, size_t *used, const char *s, size_t n) {
     buf[*used] = 0;
 }
 
-/* The label of a frames list: -1 when empty or not a list, -2 on NOMEM. */
+static int32_t frames_label_build(importer *im, remat_pk_ref frames);
+
+static uint32_t fk_hash(const remat_pk_ref *f) {
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < REMAT_TORCH_LABEL_FRAMES; i++) h = (h ^ f[i]) * 0xff51afd7ed558ccdull;
+    return (uint32_t)(h >> 32);
+}
+
+/* The label of a frames list: -1 when empty or not a list, -2 on NOMEM. Cached by
+ * the refs of its top frames. */
 static int32_t frames_label(importer *im, remat_pk_ref frames) {
+    const remat_pk_doc *d = im->doc;
+    if (remat_pk_len(d, frames) == 0) return -1;
+    remat_pk_ref f[REMAT_TORCH_LABEL_FRAMES];
+    int k = 0;
+    for (remat_pk_iter it = remat_pk_iter_begin(d, frames); k < REMAT_TORCH_LABEL_FRAMES && remat_pk_iter_next(d, &it);)
+        f[k++] = it.value;
+    for (; k < REMAT_TORCH_LABEL_FRAMES; k++) f[k] = REMAT_PK_NIL;
+    if ((im->fc_n + 1) * 2 > im->fc_cap) {
+        uint32_t nc = im->fc_cap ? im->fc_cap * 2 : 1024;
+        struct frame_key *n = remat_xmalloc((size_t)nc * sizeof *n, im->err);
+        if (!n) return -2;
+        for (uint32_t i = 0; i < nc; i++) n[i].label = -3;
+        for (uint32_t i = 0; i < im->fc_cap; i++) {
+            if (im->fc[i].label == -3) continue;
+            uint32_t h = fk_hash(im->fc[i].f) & (nc - 1);
+            while (n[h].label != -3) h = (h + 1) & (nc - 1);
+            n[h] = im->fc[i];
+        }
+        remat_xfree(im->fc);
+        im->fc = n;
+        im->fc_cap = nc;
+    }
+    uint32_t mask = im->fc_cap - 1, h = fk_hash(f) & mask;
+    while (im->fc[h].label != -3) {
+        if (!memcmp(im->fc[h].f, f, sizeof f)) return im->fc[h].label;
+        h = (h + 1) & mask;
+    }
+    int32_t l = frames_label_build(im, frames);
+    if (l == -2) return -2;
+    memcpy(im->fc[h].f, f, sizeof f);
+    im->fc[h].label = l;
+    im->fc_n++;
+    return l;
+}
+
+/* The label text of a frames list, interned. */
+static int32_t frames_label_build(importer *im, remat_pk_ref frames) {
     const remat_pk_doc *d = im->doc;
     if (remat_pk_len(d, frames) == 0) return -1;
     size_t used = 0;
@@ -127,6 +181,51 @@ static int32_t frames_label(importer *im, remat_pk_ref frames) {
 }
 
 /* ---- fields -------------------------------------------------------------------- */
+
+/* The values of the str keys names[0..n) of dict d in one pass over its items (the
+ * last of equal keys, as Python keeps; REMAT_PK_NIL when absent). */
+static void fields_of(const remat_pk_doc *d, remat_pk_ref dict, const char *const *names, int n, remat_pk_ref *out) {
+    size_t len[16];
+    for (int k = 0; k < n; k++) {
+        out[k] = REMAT_PK_NIL;
+        len[k] = strlen(names[k]);
+    }
+    for (remat_pk_iter it = remat_pk_iter_begin(d, dict); remat_pk_iter_next(d, &it);) {
+        size_t kn = 0;
+        const char *ks = remat_pk_type_of(d, it.key) == REMAT_PK_STR ? remat_pk_str(d, it.key, &kn) : NULL;
+        if (!ks) continue;
+        for (int k = 0; k < n; k++)
+            if (len[k] == kn && !memcmp(names[k], ks, kn)) {
+                out[k] = it.value;
+                break;
+            }
+    }
+}
+
+/* "device_traces[d][i]" of the entry being read. */
+static const char *entry_where(importer *im) {
+    snprintf(im->where, sizeof im->where, "device_traces[%d][%lld]", (int)im->cur_dev, (long long)im->cur_entry);
+    return im->where;
+}
+
+static remat_status need_int_ref(importer *im, remat_pk_ref v, const char *key, const char *where, int64_t *out) {
+    if (v != REMAT_PK_NIL && remat_pk_int(im->doc, v, out)) return REMAT_OK;
+    if (!where) where = entry_where(im);
+    if (v == REMAT_PK_NIL) return BAD("%s: %s.%s: missing (expected an int)", im->origin, where, key);
+    return BAD("%s: %s.%s: expected an int, found a %s", im->origin, where, key,
+                   remat_pk_type_name(remat_pk_type_of(im->doc, v)));
+}
+
+static int opt_int_ref(importer *im, remat_pk_ref v, const char *key, const char *where, int64_t *out) {
+    if (v == REMAT_PK_NIL || remat_pk_type_of(im->doc, v) == REMAT_PK_NONE) return 0;
+    if (!remat_pk_int(im->doc, v, out)) {
+        if (!where) where = entry_where(im);
+        BAD("%s: %s.%s: expected an int, found a %s", im->origin, where, key,
+            remat_pk_type_name(remat_pk_type_of(im->doc, v)));
+        return -1;
+    }
+    return 1;
+}
 
 /* Required int field: REMAT_ERR_INPUT naming where/key when missing or not an int. */
 static remat_status need_int(importer *im, remat_pk_ref dict, const char *key, const char *where, int64_t *out) {
@@ -300,40 +399,47 @@ static remat_status import_traces(importer *im, remat_pk_ref traces) {
         remat_ext_device *dev = &im->t->devices[di];
         int64_t ei = 0;
         for (remat_pk_iter it = remat_pk_iter_begin(d, dv.value); remat_pk_iter_next(d, &it); ei++) {
-            char where[64];
-            snprintf(where, sizeof where, "device_traces[%d][%lld]", (int)di, (long long)ei);
-            if (remat_pk_type_of(d, it.value) != REMAT_PK_DICT) return BAD("%s: %s: expected a dict", im->origin, where);
+            im->cur_dev = di;
+            im->cur_entry = ei;
+            const char *where = NULL; /* named by entry_where() when needed */
+            if (remat_pk_type_of(d, it.value) != REMAT_PK_DICT)
+                return BAD("%s: %s: expected a dict", im->origin, entry_where(im));
             remat_ext_event e;
             memset(&e, 0, sizeof e);
+            enum { K_ACTION, K_ADDR, K_SIZE, K_STREAM, K_TIME, K_FREE, K_FRAMES, K_N };
+            static const char *const names[K_N] = {"action", "addr", "size", "stream", "time_us", "device_free", "frames"};
+            remat_pk_ref f[K_N];
+            fields_of(d, it.value, names, K_N, f);
             size_t an = 0;
-            const char *a = remat_pk_str(d, remat_pk_dict_get(d, it.value, "action"), &an);
+            const char *a = remat_pk_str(d, f[K_ACTION], &an);
             int action = a ? remat_ext_action_parse(a, an) : -1;
             if (action < 0)
                 return BAD("%s: %s.action: %s (expected alloc, free_requested, free_completed, segment_alloc, "
                            "segment_free, segment_map, segment_unmap, snapshot, oom or annotate)",
-                           im->origin, where, a ? "unknown action" : "missing");
+                           im->origin, entry_where(im), a ? "unknown action" : "missing");
             e.action = (uint8_t)action;
             if (action == REMAT_EXT_ANNOTATE) {
-                if (opt_int(im, it.value, "addr", where, &e.addr) < 0) return REMAT_ERR_INPUT;
-                if (opt_int(im, it.value, "size", where, &e.size) < 0) return REMAT_ERR_INPUT;
+                if (opt_int_ref(im, f[K_ADDR], "addr", where, &e.addr) < 0) return REMAT_ERR_INPUT;
+                if (opt_int_ref(im, f[K_SIZE], "size", where, &e.size) < 0) return REMAT_ERR_INPUT;
             } else {
-                if ((st = need_int(im, it.value, "addr", where, &e.addr)) != REMAT_OK) return st;
-                if ((st = need_int(im, it.value, "size", where, &e.size)) != REMAT_OK) return st;
+                if ((st = need_int_ref(im, f[K_ADDR], "addr", where, &e.addr)) != REMAT_OK) return st;
+                if ((st = need_int_ref(im, f[K_SIZE], "size", where, &e.size)) != REMAT_OK) return st;
             }
-            if (e.size < 0) return BAD("%s: %s.size: expected >= 0, found %lld", im->origin, where, (long long)e.size);
-            int r = opt_int(im, it.value, "stream", where, &e.stream);
+            if (e.size < 0)
+                return BAD("%s: %s.size: expected >= 0, found %lld", im->origin, entry_where(im), (long long)e.size);
+            int r = opt_int_ref(im, f[K_STREAM], "stream", where, &e.stream);
             if (r < 0) return REMAT_ERR_INPUT;
             if (!r) e.stream = -1, im->no_stream++;
-            r = opt_int(im, it.value, "time_us", where, &e.time_us);
+            r = opt_int_ref(im, f[K_TIME], "time_us", where, &e.time_us);
             if (r < 0) return REMAT_ERR_INPUT;
             if (!r) e.time_us = -1, im->no_time++;
             e.device_free = -1;
             if (action == REMAT_EXT_OOM) {
-                r = opt_int(im, it.value, "device_free", where, &e.device_free);
+                r = opt_int_ref(im, f[K_FREE], "device_free", where, &e.device_free);
                 if (r < 0) return REMAT_ERR_INPUT;
                 if (!r) e.device_free = -1, im->no_device_free++;
             }
-            e.label = frames_label(im, remat_pk_dict_get(d, it.value, "frames"));
+            e.label = frames_label(im, f[K_FRAMES]);
             if (e.label == -2) return REMAT_ERR_NOMEM;
             if (remat_ext_add_event(dev, &e, im->err) < 0) return REMAT_ERR_NOMEM;
         }
@@ -484,6 +590,7 @@ remat_status remat_torch_snapshot_import(const uint8_t *data, size_t size, const
         if (out->n_devices == 0) st = remat_ext_trace_set_devices(out, 1, err);
     }
     remat_xfree(im->lh);
+    remat_xfree(im->fc);
     remat_pk_free(&doc);
     if (st != REMAT_OK) remat_ext_trace_free(out);
     return st;
