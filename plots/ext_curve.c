@@ -42,41 +42,29 @@ remat_status remat_ext_curve_build(const remat_ext_trace *t, int32_t device, rem
     c->x[0] = 0.0;
     for (int64_t i = 0; i < d->n_events; i++)
         c->x[i + 1] = c->x_is_time ? (double)(d->events[i].time_us - t0) * 1e-6 : (double)(i + 1);
-    /* start state */
-    remat_ext_live *start = NULL;
-    int64_t n_start = 0;
-    remat_status st = remat_ext_live_at(d, 0, &start, &n_start, &c->inconsistent, err);
+    /* allocated: replayed against the live set; reserved: the end's segments undone */
+    remat_status st = remat_ext_allocated_after(d, c->allocated, &c->inconsistent, err);
     if (st != REMAT_OK) {
         remat_ext_curve_free(c);
         return st;
     }
-    int64_t alloc0 = 0, res_end = 0, res_delta = 0;
-    for (int64_t k = 0; k < n_start; k++) alloc0 += start[k].bytes;
+    int64_t res_end = 0, res_delta = 0;
     for (int64_t s = 0; s < d->n_segments; s++) res_end += d->segments[s].total_size;
     for (int64_t i = 0; i < d->n_events; i++) {
         uint8_t a = d->events[i].action;
         if (a == REMAT_EXT_SEGMENT_ALLOC || a == REMAT_EXT_SEGMENT_MAP) res_delta += d->events[i].size;
         if (a == REMAT_EXT_SEGMENT_FREE || a == REMAT_EXT_SEGMENT_UNMAP) res_delta -= d->events[i].size;
     }
-    int64_t res0 = res_end - res_delta;
-    if (res0 < 0) {
+    int64_t rs = res_end - res_delta;
+    if (rs < 0) {
         c->inconsistent++;
-        res0 = 0;
+        rs = 0;
     }
-    /* curves */
-    int64_t al = alloc0, rs = res0;
-    c->allocated[0] = al;
     c->reserved[0] = rs;
     for (int64_t i = 0; i < d->n_events; i++) {
         const remat_ext_event *e = &d->events[i];
-        switch (e->action) {
-        case REMAT_EXT_ALLOC: al += e->size; break;
-        case REMAT_EXT_FREE_COMPLETED: al -= e->size; break;
-        case REMAT_EXT_SEGMENT_ALLOC: case REMAT_EXT_SEGMENT_MAP: rs += e->size; break;
-        case REMAT_EXT_SEGMENT_FREE: case REMAT_EXT_SEGMENT_UNMAP: rs -= e->size; break;
-        default: break;
-        }
-        c->allocated[i + 1] = al;
+        if (e->action == REMAT_EXT_SEGMENT_ALLOC || e->action == REMAT_EXT_SEGMENT_MAP) rs += e->size;
+        if (e->action == REMAT_EXT_SEGMENT_FREE || e->action == REMAT_EXT_SEGMENT_UNMAP) rs -= e->size;
         c->reserved[i + 1] = rs;
     }
     c->peak_point = c->peak_reserved_point = 0;
@@ -86,7 +74,6 @@ remat_status remat_ext_curve_build(const remat_ext_trace *t, int32_t device, rem
     }
     c->peak_allocated = c->allocated[c->peak_point];
     c->peak_reserved = c->reserved[c->peak_reserved_point];
-    remat_xfree(start);
     /* what was live at the peak */
     st = remat_ext_live_at(d, c->peak_point, &c->peak_live, &c->n_peak_live, NULL, err);
     if (st == REMAT_OK && c->n_peak_live > 1)

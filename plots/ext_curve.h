@@ -4,8 +4,9 @@
  * and what was live at the peak.
  *
  * Assumptions:
- *  - allocated = the bytes requested by live blocks (remat_ext_live_at in
- *    core/io/ext_trace.h: how blocks live before the window are reconstructed).
+ *  - allocated = the bytes requested by live blocks (remat_ext_allocated_after in
+ *    core/io/ext_trace.h: how blocks live before the window are reconstructed, and
+ *    what a self-contradicting stream does).
  *  - reserved = the segments' bytes: at the end the sum of total_size; earlier ones
  *    undo segment_alloc/segment_map (+) and segment_free/segment_unmap (-).
  *  - x is seconds since the first event when every event has time_us, else the event

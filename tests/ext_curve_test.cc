@@ -92,6 +92,25 @@ TEST(ExtCurve, ReconstructsTheWindowFromTheEndState) {
     EXPECT_EQ(remat_ext_curve_build(&f.t, 1, &c, &err), REMAT_ERR_INPUT);
 }
 
+// A stream that contradicts itself (an address freed twice, an alloc over a live
+// block) is counted, and the curve does not drift: the second free changes nothing.
+TEST(ExtCurve, ContradictionsAreCountedNotAccumulated) {
+    Fixture f;
+    remat_ext_device *d = &f.t.devices[0];
+    for (int rep = 0; rep < 3; rep++) {
+        ev(d, REMAT_EXT_FREE_COMPLETED, A + 4 * MiB, 4 * MiB, 7000 + rep);  // P again: already freed
+        ev(d, REMAT_EXT_ALLOC, A + 2 * MiB, 1 * MiB, 7100 + rep);           // Y again: still live
+    }
+    remat_ext_curve c;
+    remat_error err = {};
+    ASSERT_EQ(remat_ext_curve_build(&f.t, 0, &c, &err), REMAT_OK) << err.msg;
+    EXPECT_EQ(c.inconsistent, 6);
+    EXPECT_EQ(c.allocated[0], 6 * MiB);  // P counted once before the window
+    EXPECT_EQ(c.allocated[c.n - 1], 3 * MiB);
+    EXPECT_EQ(c.peak_allocated, 12 * MiB);
+    remat_ext_curve_free(&c);
+}
+
 // Without time_us on every event the x axis is the event index.
 TEST(ExtCurve, EventAxisWithoutTimes) {
     Fixture f;

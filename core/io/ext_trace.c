@@ -215,27 +215,37 @@ remat_status remat_ext_live_at(const remat_ext_device *d, int64_t k, remat_ext_l
     remat_ext_live *s = NULL;
     int64_t ns = 0, cap = 0, bad = 0;
     remat_status st = REMAT_OK;
-    /* pass 1: the window's own allocations; frees of others were live at the start */
+    /* pass 1: the window's own allocations; the first free of an address the window did
+     * not allocate was live at the start. An address stays in the map once seen, marked
+     * dead (before_window = -1) when freed: a second free of it contradicts the stream. */
     for (int64_t i = 0; i < d->n_events && st == REMAT_OK; i++) {
         const remat_ext_event *e = &d->events[i];
         if (e->action == REMAT_EXT_ALLOC) {
+            int64_t f = map_find(&m, e->addr);
+            bad += f >= 0 && m.e[f].before_window >= 0;
             remat_ext_live v = {e->addr, e->size, -1, e->label, 0};
-            int r = map_put(&m, &v, err);
-            if (r < 0) st = REMAT_ERR_NOMEM;
-            else bad += r;
+            if (map_put(&m, &v, err) < 0) st = REMAT_ERR_NOMEM;
         } else if (e->action == REMAT_EXT_FREE_COMPLETED) {
             int64_t f = map_find(&m, e->addr);
-            if (f >= 0) {
-                map_del(&m, f);
+            if (f >= 0 && m.e[f].before_window >= 0) {
+                m.e[f].before_window = -1;
+            } else if (f >= 0) {
+                bad++;
             } else {
                 remat_ext_live v = {e->addr, e->size, -1, -1, 1};
-                if (!push_live(&s, &ns, &cap, &v, err)) st = REMAT_ERR_NOMEM;
+                remat_ext_live dead = {e->addr, e->size, -1, -1, -1};
+                if (!push_live(&s, &ns, &cap, &v, err) || map_put(&m, &dead, err) < 0) st = REMAT_ERR_NOMEM;
             }
         }
     }
     for (int64_t b = 0; b < d->n_blocks && st == REMAT_OK; b++) {
         const remat_ext_block *x = &d->blocks[b];
-        if (x->state == REMAT_EXT_BLOCK_INACTIVE || map_find(&m, x->address) >= 0) continue;
+        int64_t f = x->state == REMAT_EXT_BLOCK_INACTIVE ? -1 : map_find(&m, x->address);
+        if (x->state == REMAT_EXT_BLOCK_INACTIVE || (f >= 0 && m.e[f].before_window >= 0)) continue;
+        if (f >= 0) { /* active at the end, but the window's last word on it was a free */
+            bad++;
+            continue;
+        }
         remat_ext_live v = {x->address, x->requested_size >= 0 ? x->requested_size : x->size, x->size, x->label, 1};
         if (!push_live(&s, &ns, &cap, &v, err)) st = REMAT_ERR_NOMEM;
     }
@@ -275,4 +285,41 @@ remat_status remat_ext_live_at(const remat_ext_device *d, int64_t k, remat_ext_l
     *out = s;
     *n = ns;
     return REMAT_OK;
+}
+
+remat_status remat_ext_allocated_after(const remat_ext_device *d, int64_t *allocated, int64_t *inconsistent,
+                                       remat_error *err) {
+    remat_ext_live *start = NULL;
+    int64_t n_start = 0, bad = 0;
+    remat_status st = remat_ext_live_at(d, 0, &start, &n_start, &bad, err);
+    if (st != REMAT_OK) return st;
+    live_map m;
+    if (!map_init(&m, n_start + 1024, err)) st = REMAT_ERR_NOMEM;
+    int64_t al = 0;
+    for (int64_t k = 0; k < n_start && st == REMAT_OK; k++) {
+        al += start[k].bytes;
+        if (map_put(&m, &start[k], err) < 0) st = REMAT_ERR_NOMEM;
+    }
+    remat_xfree(start);
+    if (st == REMAT_OK) allocated[0] = al;
+    for (int64_t i = 0; i < d->n_events && st == REMAT_OK; i++) {
+        const remat_ext_event *e = &d->events[i];
+        if (e->action == REMAT_EXT_ALLOC) {
+            int64_t f = map_find(&m, e->addr);
+            if (f >= 0) al -= m.e[f].bytes; /* counted in pass 1 already */
+            remat_ext_live v = {e->addr, e->size, -1, e->label, 0};
+            if (map_put(&m, &v, err) < 0) st = REMAT_ERR_NOMEM;
+            al += e->size;
+        } else if (e->action == REMAT_EXT_FREE_COMPLETED) {
+            int64_t f = map_find(&m, e->addr);
+            if (f >= 0) {
+                al -= m.e[f].bytes;
+                map_del(&m, f);
+            }
+        }
+        allocated[i + 1] = al;
+    }
+    remat_xfree(m.e);
+    if (st == REMAT_OK && inconsistent) *inconsistent += bad;
+    return st;
 }

@@ -126,7 +126,9 @@ void remat_ext_note(remat_ext_trace *t, const char *fmt, ...)
  * is still held: the allocator cannot reuse it yet). Blocks live before the window are
  * reconstructed from the end state and the window: those freed in the window without
  * being allocated in it (their block bytes unknown: -1; labels unknown), and the blocks
- * active at the end that the window did not allocate (exact, from the segments). */
+ * active at the end that the window did not allocate (exact, from the segments). A
+ * free of an address already freed in the window (and not allocated again), or an end
+ * block that the window freed last, contradicts the stream: counted, not guessed at. */
 typedef struct remat_ext_live {
     int64_t addr;
     int64_t bytes;          /* requested bytes */
@@ -141,6 +143,13 @@ typedef struct remat_ext_live {
  * the stream contradicts itself on (an alloc at an address already live). O(n) time. */
 remat_status remat_ext_live_at(const remat_ext_device *d, int64_t k, remat_ext_live **out, int64_t *n,
                                int64_t *inconsistent, remat_error *err);
+
+/* allocated[0..n_events]: the requested bytes of live blocks at the start and after
+ * each event, from the start set of remat_ext_live_at; a free of an address that is
+ * not live changes nothing, a second alloc at a live address replaces it (both count
+ * in *inconsistent, which may be NULL). O(n_events) with one hash. */
+remat_status remat_ext_allocated_after(const remat_ext_device *d, int64_t *allocated, int64_t *inconsistent,
+                                       remat_error *err);
 
 /* HDF5 (schema: docs/trace-schema.md, "External allocation stream"). Writing goes to
  * "<path>.tmp" and renames. Reading checks the format and version attributes, every
