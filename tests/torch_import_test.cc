@@ -11,10 +11,32 @@
 #include <string>
 #include <vector>
 
+#include <hdf5.h>
+
 #include "core/io/ext_trace.h"
 #include "core/io/torch_snapshot.h"
 #include "tests/pickle_writer.h"
 #include "tests/torch_fixtures.h"
+
+// HDF5 1.10 leaks a few hundred bytes in some of its own error paths when an object
+// header fails its checksum (see trace_h5_test.cc): leak checking is paused around
+// those deliberate reads of corrupted files only; remat's own allocations are still
+// checked there through remat_xmem_live.
+#if defined(__SANITIZE_ADDRESS__)
+#define REMAT_HAVE_LSAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define REMAT_HAVE_LSAN 1
+#endif
+#endif
+#ifdef REMAT_HAVE_LSAN
+#include <sanitizer/lsan_interface.h>
+#define HDF5_LEAKS_BEGIN() __lsan_disable()
+#define HDF5_LEAKS_END() __lsan_enable()
+#else
+#define HDF5_LEAKS_BEGIN() ((void)0)
+#define HDF5_LEAKS_END() ((void)0)
+#endif
 
 namespace {
 
@@ -250,6 +272,8 @@ TEST(ExtTraceH5, RoundTripAndChecks) {
     std::ifstream in(p, std::ios::binary);
     std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     int refused = 0;
+    H5set_free_list_limits(0, 0, 0, 0, 0, 0);
+    H5garbage_collect();
     for (size_t k = 0; k < bytes.size(); k += 97) {
         std::string c = bytes;
         c[k] ^= 0x5a;
@@ -257,12 +281,17 @@ TEST(ExtTraceH5, RoundTripAndChecks) {
         std::ofstream(q, std::ios::binary) << c;
         remat_ext_trace x;
         remat_error e = {};
+        size_t live = remat_xmem_live();
+        HDF5_LEAKS_BEGIN();
         remat_status st = remat_ext_trace_read_h5(q.c_str(), &x, &e);
+        HDF5_LEAKS_END();
         if (st != REMAT_OK) {
             EXPECT_EQ(st, REMAT_ERR_INPUT) << e.msg;
+            EXPECT_EQ(std::string(e.msg).rfind(q + ": ", 0), 0u) << e.msg;
             refused++;
         }
         remat_ext_trace_free(&x);
+        EXPECT_EQ(remat_xmem_live(), live) << "byte " << k;
     }
     EXPECT_GT(refused, 0);
 
