@@ -137,6 +137,30 @@ TEST(ExtReplay, StartsFromTheStateTheSnapshotImplies) {
     EXPECT_NE(strstr(x.r.notes, "no segment events"), nullptr) << x.r.notes;
 }
 
+// Two streams: a block freed on stream 0 is not reused by stream 7, which gets its own
+// segment, as in PyTorch; a single pool would have put it in stream 0's segment.
+TEST(ExtReplay, BlocksAreReusedOnlyWithinTheirStream) {
+    auto on = [](Py e, int64_t stream) { e.set("stream", Py::n(stream)); return e; };
+    std::vector<Py> w = {ev("segment_alloc", S2, 20 * MiB), ev("alloc", S2, 3 * MiB),
+                         ev("free_requested", S2, 3 * MiB), ev("free_completed", S2, 3 * MiB),
+                         on(ev("segment_alloc", S3, 20 * MiB), 7), on(ev("alloc", S3, 2 * MiB), 7),
+                         ev("alloc", S2, 2 * MiB)};
+    Py snap = snapshot(w);
+    Py seg3 = seg(S3, 20 * MiB, "large", {blk(S3, 2 * MiB, 2 * MiB, true), blk(S3 + 2 * MiB, 18 * MiB, 0, false)});
+    seg3.set("stream", Py::n(7));
+    Py seg2 = seg(S2, 20 * MiB, "large", {blk(S2, 2 * MiB, 2 * MiB, true), blk(S2 + 2 * MiB, 18 * MiB, 0, false)});
+    snap.set("segments", Py::list({seg2, seg3}));
+    Replayed x(snap);
+    ASSERT_EQ(x.st, REMAT_OK) << x.err.msg;
+    EXPECT_EQ(x.r.allocations, 3);
+    EXPECT_EQ(x.r.placed_at_recorded_address, 3) << "first disagreement at event " << x.r.first_mismatch_event;
+    EXPECT_EQ(x.r.streams, 2);
+    EXPECT_EQ(x.r.segment_allocs_matched, 2);
+    EXPECT_EQ(x.r.reserved_end_predicted, 40 * MiB);
+    EXPECT_EQ(x.r.reserved_end_recorded, 40 * MiB);
+    EXPECT_NE(strstr(x.r.notes, "one model per stream"), nullptr) << x.r.notes;
+}
+
 TEST(ExtReplay, WhatIfFromAFreshStart) {
     remat_caching_config exp = remat_caching_config_default();
     exp.expandable_segments = 1;

@@ -112,8 +112,11 @@ static void note(remat_ext_replay *r, const char *fmt, ...) {
 
 typedef struct seg_ref {
     int64_t addr, size;
+    int64_t stream;
     int pool;
     int expandable;
+    int lane;          /* start segments: the lane (stream) that owns it */
+    int64_t model_seg; /* start segments: its index in that lane's model */
 } seg_ref;
 
 static int cmp_seg(const void *a, const void *b) {
@@ -170,14 +173,67 @@ static int pool_of_size(const remat_caching_config *c, int64_t seg_bytes) { retu
 
 /* ---- the replay ------------------------------------------------------------------------ */
 
-typedef struct state {
-    const remat_caching_config *cfg;
+/* One model per stream: PyTorch keeps each stream's blocks and segments apart (a free
+ * block is reused only by requests of the stream it was allocated on). */
+typedef struct lane {
+    int64_t stream;
     remat_alloc_model *m;
     int64_t *base; int64_t cap_base, n_base; /* real address of each model segment (-1: unknown) */
+} lane;
+
+#define MAX_LANES 64
+
+typedef struct state {
+    const remat_caching_config *cfg;
+    lane lanes[MAX_LANES];
+    int n_lanes;
     seg_ref *known; int64_t n_known; /* every real segment the snapshot shows (sorted): to match new ones */
-    id_map ids;
+    id_map ids;                      /* recorded address -> id */
+    int32_t *id_lane; int64_t cap_id_lane;
     int64_t next_id;
 } state;
+
+/* The lane of a stream (created on first use), or -1 with err set. */
+static int lane_of(state *s, int64_t stream, remat_error *err) {
+    for (int i = 0; i < s->n_lanes; i++)
+        if (s->lanes[i].stream == stream) return i;
+    if (s->n_lanes == MAX_LANES) {
+        remat_error_set(err, REMAT_ERR_INPUT, "allocator replay: more than %d streams", MAX_LANES);
+        return -1;
+    }
+    lane *l = &s->lanes[s->n_lanes];
+    memset(l, 0, sizeof *l);
+    l->stream = stream;
+    l->m = remat_alloc_model_init(REMAT_ALLOC_CACHING, s->cfg, err);
+    if (!l->m) return -1;
+    return s->n_lanes++;
+}
+
+/* A new id owned by lane k. */
+static int64_t new_id(state *s, int k, remat_error *err) {
+    int64_t id = s->next_id;
+    if (id >= s->cap_id_lane) {
+        int64_t c = s->cap_id_lane ? s->cap_id_lane * 2 : 4096;
+        int32_t *p = remat_xrealloc(s->id_lane, (size_t)c * sizeof *p, err);
+        if (!p) return -1;
+        s->id_lane = p;
+        s->cap_id_lane = c;
+    }
+    s->id_lane[id] = k;
+    return s->next_id++;
+}
+
+static void stats_sum(const state *s, remat_alloc_stats *out) {
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < s->n_lanes; i++) {
+        remat_alloc_stats x;
+        remat_alloc_model_stats(s->lanes[i].m, &x);
+        out->reserved_bytes += x.reserved_bytes;
+        out->allocated_bytes += x.allocated_bytes;
+        out->live_bytes += x.live_bytes;
+        out->n_segments += x.n_segments;
+    }
+}
 
 /* The start state: segments (in address order) and live blocks. */
 static remat_status build_start(const remat_ext_device *d, state *s, int fresh, remat_ext_replay *r, remat_error *err) {
@@ -188,7 +244,7 @@ static remat_status build_start(const remat_ext_device *d, state *s, int fresh, 
     int expandable = 0;
     for (int64_t i = 0; i < d->n_events && st == REMAT_OK; i++) {
         const remat_ext_event *e = &d->events[i];
-        seg_ref v = {e->addr, e->size, pool_of_size(c, e->size), 0};
+        seg_ref v = {e->addr, e->size, e->stream, pool_of_size(c, e->size), 0, -1, -1};
         if (e->action == REMAT_EXT_SEGMENT_ALLOC) {
             if (!push_seg(&created, &n_created, &cap_created, v, err)) st = REMAT_ERR_NOMEM;
             if (st == REMAT_OK && !push_seg(&s->known, &s->n_known, &cap_known, v, err)) st = REMAT_ERR_NOMEM;
@@ -203,8 +259,8 @@ static remat_status build_start(const remat_ext_device *d, state *s, int fresh, 
     }
     for (int64_t g = 0; g < d->n_segments && st == REMAT_OK; g++) {
         const remat_ext_segment *x = &d->segments[g];
-        seg_ref v = {x->address, x->total_size,
-                     x->pool == REMAT_EXT_POOL_UNKNOWN ? pool_of_size(c, x->total_size) : x->pool, x->expandable};
+        seg_ref v = {x->address, x->total_size, x->stream,
+                     x->pool == REMAT_EXT_POOL_UNKNOWN ? pool_of_size(c, x->total_size) : x->pool, x->expandable, -1, -1};
         if (!push_seg(&s->known, &s->n_known, &cap_known, v, err)) { st = REMAT_ERR_NOMEM; break; }
         int in_window = 0;
         for (int64_t j = 0; j < n_created; j++) in_window |= created[j].addr == x->address;
@@ -218,11 +274,18 @@ static remat_status build_start(const remat_ext_device *d, state *s, int fresh, 
         if (s->n_known > 1) qsort(s->known, (size_t)s->n_known, sizeof *s->known, cmp_seg);
     }
     if (expandable) note(r, "expandable segments in the start state are replayed as fixed segments (page mapping not modelled)");
-    for (int64_t g = 0; g < n_start && st == REMAT_OK && !fresh; g++) {
-        if (!grow64(&s->base, &s->cap_base, g + 1, err)) { st = REMAT_ERR_NOMEM; break; }
-        int64_t si = remat_alloc_model_add_segment(s->m, start[g].pool, start[g].size, err);
-        if (si != g) st = err && err->status ? err->status : REMAT_ERR_INTERNAL;
-        else s->base[g] = start[g].addr, s->n_base = g + 1;
+    for (int64_t g = 0; g < n_start && st == REMAT_OK; g++) {
+        int k = lane_of(s, start[g].stream, err);
+        if (k < 0) { st = err && err->status ? err->status : REMAT_ERR_NOMEM; break; }
+        start[g].lane = k;
+        if (fresh) continue;
+        lane *l = &s->lanes[k];
+        if (!grow64(&l->base, &l->cap_base, l->n_base + 1, err)) { st = REMAT_ERR_NOMEM; break; }
+        int64_t si = remat_alloc_model_add_segment(l->m, start[g].pool, start[g].size, err);
+        if (si != l->n_base) { st = err && err->status ? err->status : REMAT_ERR_INTERNAL; break; }
+        l->base[si] = start[g].addr;
+        l->n_base = si + 1;
+        start[g].model_seg = si;
         r->reserved_start += start[g].size;
     }
     /* live blocks */
@@ -231,9 +294,18 @@ static remat_status build_start(const remat_ext_device *d, state *s, int fresh, 
     if (st == REMAT_OK) st = remat_ext_live_at(d, 0, &live, &n_live, NULL, err);
     if (st == REMAT_OK && n_live > 1) qsort(live, (size_t)n_live, sizeof *live, cmp_live);
     for (int64_t k = 0; k < n_live && st == REMAT_OK && fresh; k++) { /* allocated anew, in address order */
-        int64_t id = s->next_id++;
+        int64_t g = find_seg(start, n_start, live[k].addr);
+        int ln = g >= 0 ? start[g].lane : lane_of(s, 0, err);
+        int64_t id = ln < 0 ? -1 : new_id(s, ln, err);
+        if (id < 0) { st = err && err->status ? err->status : REMAT_ERR_NOMEM; break; }
         remat_alloc_result res;
-        st = remat_alloc_model_alloc(s->m, id, live[k].bytes, &res, err);
+        st = remat_alloc_model_alloc(s->lanes[ln].m, id, live[k].bytes, &res, err);
+        if (st == REMAT_OK && res.new_segment_bytes > 0) { /* addresses unknown in a fresh start */
+            lane *l = &s->lanes[ln];
+            if (!grow64(&l->base, &l->cap_base, res.segment + 1, err)) { st = REMAT_ERR_NOMEM; break; }
+            for (int64_t q = l->n_base; q <= res.segment; q++) l->base[q] = -1;
+            if (res.segment >= l->n_base) l->n_base = res.segment + 1;
+        }
         if (st == REMAT_OK && !idm_put(&s->ids, live[k].addr, id, err)) st = REMAT_ERR_NOMEM;
     }
     for (int64_t k = 0; k < n_live && st == REMAT_OK && !fresh; k++) {
@@ -257,8 +329,10 @@ static remat_status build_start(const remat_ext_device *d, state *s, int fresh, 
             continue;
         }
         remat_error e2 = {REMAT_OK, {0}};
-        int64_t id = s->next_id++;
-        if (remat_alloc_model_place(s->m, id, v->bytes, g, v->addr - start[g].addr, bb, &e2) != REMAT_OK) {
+        int64_t id = new_id(s, start[g].lane, err);
+        if (id < 0) { st = REMAT_ERR_NOMEM; break; }
+        if (remat_alloc_model_place(s->lanes[start[g].lane].m, id, v->bytes, start[g].model_seg, v->addr - start[g].addr,
+                                    bb, &e2) != REMAT_OK) {
             r->start_blocks_unplaced++;
             continue;
         }
@@ -294,8 +368,6 @@ remat_status remat_ext_replay_run(const remat_ext_trace *t, int32_t device, cons
     state s;
     memset(&s, 0, sizeof s);
     s.cfg = &c;
-    s.m = remat_alloc_model_init(REMAT_ALLOC_CACHING, &c, err);
-    if (!s.m) return err && err->status ? err->status : REMAT_ERR_NOMEM;
     if (!idm_init(&s.ids, 4096, err)) st = REMAT_ERR_NOMEM;
     if (st == REMAT_OK) st = build_start(d, &s, fresh_start, r, err);
     if (fresh_start) note(r, "fresh start: no cached segments; the blocks live at the start allocated anew in address order");
@@ -310,9 +382,8 @@ remat_status remat_ext_replay_run(const remat_ext_trace *t, int32_t device, cons
     }
     rec -= delta;
     r->peak_reserved_recorded = rec;
-    remat_alloc_model_reset_peaks(s.m);
     remat_alloc_stats ms;
-    remat_alloc_model_stats(s.m, &ms);
+    stats_sum(&s, &ms);
     r->peak_reserved_predicted = ms.reserved_bytes;
     r->peak_allocated_predicted = ms.allocated_bytes;
     r->fragmentation_at_peak = ms.reserved_bytes - ms.allocated_bytes;
@@ -326,16 +397,19 @@ remat_status remat_ext_replay_run(const remat_ext_trace *t, int32_t device, cons
             for (int k = 0; k < n_streams; k++) known |= streams[k] == e->stream;
             if (!known && n_streams < 8) streams[n_streams++] = e->stream;
             if (!known) r->streams++;
-            int64_t id = s.next_id++;
+            int ln = lane_of(&s, e->stream, err);
+            int64_t id = ln < 0 ? -1 : new_id(&s, ln, err);
+            if (id < 0) { st = err && err->status ? err->status : REMAT_ERR_NOMEM; break; }
+            lane *l = &s.lanes[ln];
             remat_alloc_result res;
-            if ((st = remat_alloc_model_alloc(s.m, id, e->size, &res, err)) != REMAT_OK) break;
-            if (res.new_segment_bytes > 0 && res.segment >= s.n_base) {
+            if ((st = remat_alloc_model_alloc(l->m, id, e->size, &res, err)) != REMAT_OK) break;
+            if (res.new_segment_bytes > 0 && res.segment >= l->n_base) {
                 /* a segment the model created: matched to the real one holding the recorded address */
-                if (!grow64(&s.base, &s.cap_base, res.segment + 1, err)) { st = REMAT_ERR_NOMEM; break; }
+                if (!grow64(&l->base, &l->cap_base, res.segment + 1, err)) { st = REMAT_ERR_NOMEM; break; }
                 int64_t g = find_seg(s.known, s.n_known, e->addr);
-                for (int64_t k = s.n_base; k <= res.segment; k++) s.base[k] = -1;
-                s.base[res.segment] = g >= 0 ? s.known[g].addr : e->addr - res.offset;
-                s.n_base = res.segment + 1;
+                for (int64_t k = l->n_base; k <= res.segment; k++) l->base[k] = -1;
+                l->base[res.segment] = g >= 0 ? s.known[g].addr : e->addr - res.offset;
+                l->n_base = res.segment + 1;
                 r->segments_created_predicted++;
                 if (i > 0 && d->events[i - 1].action == REMAT_EXT_SEGMENT_ALLOC &&
                     d->events[i - 1].size == res.new_segment_bytes)
@@ -343,8 +417,8 @@ remat_status remat_ext_replay_run(const remat_ext_trace *t, int32_t device, cons
             }
             int64_t rounded = round_req(&c, e->size);
             int pool = rounded <= c.small_size ? 0 : 1;
-            int64_t pred = res.segment >= 0 && res.segment < s.n_base && s.base[res.segment] >= 0
-                               ? s.base[res.segment] + res.offset : -1;
+            int64_t pred = res.segment >= 0 && res.segment < l->n_base && l->base[res.segment] >= 0
+                               ? l->base[res.segment] + res.offset : -1;
             r->allocations++;
             r->pool_allocations[pool]++;
             if (pred == e->addr) {
@@ -356,15 +430,16 @@ remat_status remat_ext_replay_run(const remat_ext_trace *t, int32_t device, cons
                 r->first_mismatch_predicted = pred;
                 r->first_mismatch_recorded = e->addr;
                 /* the free blocks as they were before this allocation: release, list, allocate again */
-                remat_alloc_model_release(s.m, id, NULL);
+                remat_alloc_model_release(l->m, id, NULL);
                 remat_alloc_block fb[REMAT_EXT_REPLAY_SHOW_FREE];
-                r->first_mismatch_free_count = remat_alloc_model_list_free(s.m, pool, rounded, fb, REMAT_EXT_REPLAY_SHOW_FREE);
+                r->first_mismatch_free_count = remat_alloc_model_list_free(l->m, pool, rounded, fb, REMAT_EXT_REPLAY_SHOW_FREE);
                 for (int64_t k = 0; k < r->first_mismatch_free_count && k < REMAT_EXT_REPLAY_SHOW_FREE; k++) {
-                    r->first_mismatch_free_addr[k] = fb[k].segment < s.n_base ? s.base[fb[k].segment] + fb[k].offset : -1;
+                    r->first_mismatch_free_addr[k] =
+                        fb[k].segment < l->n_base && l->base[fb[k].segment] >= 0 ? l->base[fb[k].segment] + fb[k].offset : -1;
                     r->first_mismatch_free_size[k] = fb[k].size;
                 }
                 remat_alloc_result again;
-                if ((st = remat_alloc_model_alloc(s.m, id, e->size, &again, err)) != REMAT_OK) break;
+                if ((st = remat_alloc_model_alloc(l->m, id, e->size, &again, err)) != REMAT_OK) break;
             }
             if (!idm_put(&s.ids, e->addr, id, err)) st = REMAT_ERR_NOMEM;
         } else if (e->action == REMAT_EXT_FREE_COMPLETED) {
@@ -372,11 +447,13 @@ remat_status remat_ext_replay_run(const remat_ext_trace *t, int32_t device, cons
             if (slot < 0) {
                 r->unknown_frees++;
             } else {
-                st = remat_alloc_model_release(s.m, s.ids.val[slot], err);
+                int64_t id = s.ids.val[slot];
+                st = remat_alloc_model_release(s.lanes[s.id_lane[id]].m, id, err);
                 s.ids.val[slot] = -2;
             }
         } else if (e->action == REMAT_EXT_SEGMENT_FREE) {
-            if (i == 0 || d->events[i - 1].action != REMAT_EXT_SEGMENT_FREE) remat_alloc_model_empty_cache(s.m, NULL, NULL);
+            if (i == 0 || d->events[i - 1].action != REMAT_EXT_SEGMENT_FREE)
+                for (int k = 0; k < s.n_lanes; k++) remat_alloc_model_empty_cache(s.lanes[k].m, NULL, NULL);
         } else if (e->action == REMAT_EXT_SEGMENT_MAP || e->action == REMAT_EXT_SEGMENT_UNMAP) {
             maps++;
         } else if (e->action == REMAT_EXT_OOM) {
@@ -389,7 +466,7 @@ remat_status remat_ext_replay_run(const remat_ext_trace *t, int32_t device, cons
             if (rec > r->peak_reserved_recorded) r->peak_reserved_recorded = rec;
             pending++;
         }
-        remat_alloc_model_stats(s.m, &ms);
+        stats_sum(&s, &ms);
         if (ms.reserved_bytes > r->peak_reserved_predicted) r->peak_reserved_predicted = ms.reserved_bytes;
         if (ms.allocated_bytes > r->peak_allocated_predicted) {
             r->peak_allocated_predicted = ms.allocated_bytes;
@@ -403,10 +480,11 @@ remat_status remat_ext_replay_run(const remat_ext_trace *t, int32_t device, cons
         }
     }
     if (st == REMAT_OK) {
-        remat_alloc_model_stats(s.m, &ms);
+        stats_sum(&s, &ms);
         r->reserved_end_predicted = ms.reserved_bytes;
         if (r->streams > 1)
-            note(r, "%lld streams: PyTorch reuses a block only within its stream; the model has one pool for all",
+            note(r, "%lld streams: one model per stream (blocks and segments reused only within their stream); "
+                    "the address order of segments across streams is not modelled",
                  (long long)r->streams);
         if (maps) note(r, "%d segment_map/segment_unmap events (expandable segments): page mapping compared in reserved bytes only", maps);
         if (ooms) note(r, "%d oom events: the model has no device limit (what PyTorch freed is replayed from its segment_free events)", ooms);
@@ -418,8 +496,11 @@ remat_status remat_ext_replay_run(const remat_ext_trace *t, int32_t device, cons
         if (strstr(t->notes, "roundup_power2_divisions")) note(r, "roundup_power2_divisions: not modelled");
         if (strstr(t->notes, "garbage_collection_threshold")) note(r, "garbage_collection_threshold: not modelled");
     }
-    remat_alloc_model_free(s.m);
-    remat_xfree(s.base);
+    for (int k = 0; k < s.n_lanes; k++) {
+        remat_alloc_model_free(s.lanes[k].m);
+        remat_xfree(s.lanes[k].base);
+    }
+    remat_xfree(s.id_lane);
     remat_xfree(s.known);
     idm_free(&s.ids);
     if (st != REMAT_OK) {

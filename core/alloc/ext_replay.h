@@ -14,11 +14,16 @@
  * that holds the address PyTorch gave the allocation that created it, so later
  * placements in it compare as addresses.
  *
- * Not modelled (reported in `notes`): several streams (blocks are only reused within
- * their stream in PyTorch; the replay stops counting stream ownership), expandable
- * segments' page mapping in the start state, garbage collection, roundup_power2_divisions,
- * the address order of segments created in the window relative to older ones
- * (cudaMalloc decides it; the model puts them after), CUDA-graph private pools.
+ * Streams: one model per stream, as PyTorch keeps each stream's free blocks (and so
+ * its segments) apart; a block goes back to the stream that allocated it at its
+ * free_completed, which is also when a block used by another stream (record_stream)
+ * becomes reusable.
+ *
+ * Not modelled (reported in `notes`): expandable segments' page mapping in the start
+ * state, garbage collection, roundup_power2_divisions, the address order of segments
+ * created in the window relative to older ones (cudaMalloc decides it; the model puts
+ * them after), CUDA-graph private pools, the device limit (OOM recovery is replayed
+ * from the segment_free events it caused).
  */
 #ifndef REMAT_EXT_REPLAY_H
 #define REMAT_EXT_REPLAY_H
