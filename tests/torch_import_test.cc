@@ -181,12 +181,15 @@ TEST(TorchImport, ExpandableSegmentsAndSettingsNotModelled) {
     s.get("allocator_settings")->set("roundup_power2_divisions", Py::dict({{"1", Py::n(4)}, {"2", Py::n(0)}}));
     s.get("device_traces")->items[0].items.push_back(entry("segment_map", S2 + 20 * MiB, 20 * MiB, 110));
     s.set("trace_alloc_overflowed", Py::b(true));
+    s.get("allocator_settings")->set("PYTORCH_CUDA_ALLOC_CONF", Py::str("expandable_segments:True,max_non_split_rounding_mb:64"));
+    seg.set("segment_pool_id", Py::tuple({Py::n(1), Py::n(3)}));
     Imported im(s);
     ASSERT_EQ(im.st, REMAT_OK) << im.err.msg;
     EXPECT_EQ(im.t.devices[0].segments[1].expandable, 1);
     EXPECT_EQ(im.t.devices[0].events[7].action, REMAT_EXT_SEGMENT_MAP);
     EXPECT_NE(strstr(im.t.allocator_config, "expandable_segments=1"), nullptr);
-    for (const char *what : {"garbage_collection_threshold: 0.8", "roundup_power2_divisions: 1:4", "overflowed"})
+    for (const char *what : {"garbage_collection_threshold: 0.8", "roundup_power2_divisions: 1:4", "overflowed",
+                             "sets max_non_split_rounding_mb", "segment_pool_id: 1 segments in private pools"})
         EXPECT_NE(strstr(im.t.notes, what), nullptr) << what << " in: " << im.t.notes;
 }
 

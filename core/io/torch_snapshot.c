@@ -48,6 +48,7 @@ typedef struct importer {
     char where[64];
     /* what was missing, counted (reported once each) */
     int64_t no_time, no_stream, no_requested, derived_addr, no_device_free, no_expandable, no_type;
+    int64_t private_pool; /* segments with a segment_pool_id other than (0, 0): CUDA-graph pools */
 } importer;
 
 #define BAD(...) remat_error_set(im->err, REMAT_ERR_INPUT, __VA_ARGS__)
@@ -301,6 +302,14 @@ static remat_status import_segment(importer *im, remat_pk_ref sref, int32_t inde
             return BAD("%s: %s.segment_type: expected 'small' or 'large'", im->origin, where);
         im->no_type++;
     }
+    remat_pk_ref pool_id = remat_pk_dict_get(d, sref, "segment_pool_id");
+    for (remat_pk_iter it = remat_pk_iter_begin(d, pool_id); remat_pk_iter_next(d, &it);) {
+        int64_t v = 0;
+        if (remat_pk_int(d, it.value, &v) && v != 0) {
+            im->private_pool++;
+            break;
+        }
+    }
     remat_pk_ref blocks = remat_pk_dict_get(d, sref, "blocks");
     if (remat_pk_type_of(d, blocks) != REMAT_PK_LIST)
         return BAD("%s: %s.blocks: %s (expected a list of blocks)", im->origin, where,
@@ -513,6 +522,18 @@ static remat_status import_settings(importer *im, remat_pk_ref set) {
             cfg.expandable_segments = iv ? 1 : 0;
         } else if (!strcmp(key, "roundup_power2_divisions") && strcmp(val, "none") && strcmp(val, "0")) {
             remat_ext_note(t, "allocator_settings.roundup_power2_divisions: %s (not modelled by remat's caching model)", val);
+        } else if (!strcmp(key, "PYTORCH_CUDA_ALLOC_CONF") && sv) {
+            static const char *const unmodelled[] = {"max_non_split_rounding_mb", "roundup_power2_divisions",
+                                                     "garbage_collection_threshold", "backend:cudaMallocAsync"};
+            for (size_t u = 0; u < sizeof unmodelled / sizeof unmodelled[0]; u++) {
+                size_t ul = strlen(unmodelled[u]);
+                for (size_t q = 0; q + ul <= sn; q++)
+                    if (!memcmp(sv + q, unmodelled[u], ul)) {
+                        remat_ext_note(t, "PYTORCH_CUDA_ALLOC_CONF sets %s: not modelled by remat's caching model",
+                                       unmodelled[u]);
+                        break;
+                    }
+            }
         } else if (!strcmp(key, "garbage_collection_threshold") && fv > 0) {
             remat_ext_note(t, "allocator_settings.garbage_collection_threshold: %g (not modelled by remat's caching "
                               "model: it frees cached blocks only near the device limit)", fv);
@@ -541,6 +562,9 @@ static void report_missing(importer *im) {
     if (im->no_device_free) remat_ext_note(t, "device_free: absent in %lld oom entries: stored as -1", (long long)im->no_device_free);
     if (im->no_expandable) remat_ext_note(t, "is_expandable: absent in %lld segments (PyTorch before expandable segments): stored as not expandable", (long long)im->no_expandable);
     if (im->no_type) remat_ext_note(t, "segment_type: absent in %lld segments: pool unknown", (long long)im->no_type);
+    if (im->private_pool)
+        remat_ext_note(t, "segment_pool_id: %lld segments in private pools (CUDA graphs): not modelled by remat's caching model",
+                       (long long)im->private_pool);
 }
 
 remat_status remat_torch_snapshot_import(const uint8_t *data, size_t size, const char *origin, remat_ext_trace *out,

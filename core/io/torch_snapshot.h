@@ -20,7 +20,10 @@
  * requested_size, block addresses, device_free, allocator_settings,
  * is_expandable, segment_type) are stored as -1 / unknown, or derived where the
  * format defines them (a block's address: its segment's address plus the sizes of
- * the blocks before it), and each kind is reported once in t->notes.
+ * the blocks before it), and each kind is reported once in t->notes, as are the
+ * settings and features the caching model lacks (roundup_power2_divisions,
+ * garbage_collection_threshold, max_non_split_rounding_mb or cudaMallocAsync in
+ * PYTORCH_CUDA_ALLOC_CONF, segments in private pools).
  */
 #ifndef REMAT_TORCH_SNAPSHOT_H
 #define REMAT_TORCH_SNAPSHOT_H
