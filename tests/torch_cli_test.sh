@@ -45,6 +45,9 @@ expect 2 "top level: expected a dict" -- "$remat" import-torch fuzz/seeds/pickle
 no_file "$tmp/a.h5"
 expect 2 "expected with --check-allocator" -- "$remat" import-torch "$S" --out "$tmp/a.h5" --json
 expect 2 "unexpected argument" -- "$remat" import-torch "$S" extra --out "$tmp/a.h5"
+cp "$S" "$tmp/same.pickle"
+expect 2 "same.pickle" -- "$remat" import-torch "$tmp/same.pickle" --out "$tmp/same.pickle"
+cmp -s "$S" "$tmp/same.pickle" && passes=$((passes+1)) || { echo "FAIL: the input was overwritten"; fails=$((fails+1)); }
 
 expect 0 "device 0: 3 events \(alloc 1, segment_alloc 1, oom 1\)" -- "$remat" import-torch "$S" --out "$tmp/new.h5"
 [ -s "$tmp/new.h5" ] && passes=$((passes+1)) || { echo "FAIL: new.h5 not written"; fails=$((fails+1)); }

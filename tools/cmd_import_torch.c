@@ -13,6 +13,7 @@
 #include "tools/cli.h"
 #include "tools/commands.h"
 #include "tools/ext_report.h"
+#include "tools/paths.h"
 
 static const char *USAGE =
     "usage: remat import-torch SNAPSHOT.pickle --out TRACE.h5 [--quiet]\n"
@@ -131,6 +132,9 @@ int remat_cmd_import_torch(int argc, char **argv) {
         fprintf(stderr, "remat import-torch: --device: expected 0 or more, got %d\n", device);
         return 2;
     }
+    const cli_file ins[] = {{"SNAPSHOT.pickle", snap}};
+    const cli_file outs[] = {{"--out", out}};
+    if (cli_refuse_overlap("import-torch", ins, 1, outs, 1)) return 2;
     remat_error err = {0};
     remat_ext_trace t;
     int64_t bytes = 0;

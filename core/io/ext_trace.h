@@ -151,8 +151,9 @@ remat_status remat_ext_live_at(const remat_ext_device *d, int64_t k, remat_ext_l
 remat_status remat_ext_allocated_after(const remat_ext_device *d, int64_t *allocated, int64_t *inconsistent,
                                        remat_error *err);
 
-/* HDF5 (schema: docs/trace-schema.md, "External allocation stream"). Writing goes to
- * "<path>.tmp" and renames. Reading checks the format and version attributes, every
+/* HDF5 (schema: docs/trace-schema.md, "External allocation stream"). Writing goes
+ * through the atomic writer (remat_h5_begin/commit, core/io/h5_util.h): never a half
+ * file under the final name. Reading checks the format and version attributes, every
  * dataset's presence, type and length, enum ranges, label indices, that each
  * segment's block slice is in range with its blocks ascending, disjoint and inside the segment, and the content
  * checksum; every failure is one REMAT_ERR_INPUT line naming the file and dataset. */
