@@ -20,16 +20,20 @@ import common as C  # noqa: E402
 
 
 def best_coretype():
-    flags = set()
+    """The rule of bench/gemm_bench.c: SkylakeX with AVX-512 F/BW/DQ/VL, else Zen on AMD or
+    Haswell with AVX2 + FMA."""
+    flags, vendor = set(), ""
     with open("/proc/cpuinfo") as f:
         for line in f:
+            if line.startswith("vendor_id") and not vendor:
+                vendor = line.split(":", 1)[1].strip()
             if line.startswith("flags"):
                 flags.update(line.split(":", 1)[1].split())
                 break
-    if "avx512f" in flags and "avx512bw" in flags:
+    if {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= flags:
         return "SkylakeX"
     if "avx2" in flags and "fma" in flags:
-        return "Haswell"
+        return "Zen" if vendor == "AuthenticAMD" else "Haswell"
     return "Sandybridge" if "avx" in flags else "Prescott"
 
 
