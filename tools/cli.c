@@ -10,14 +10,12 @@
  *   CLI_LIST_MAX); any other option given twice is an error (`--model A --model B`
  *   would otherwise silently drop A).
  * - INT values are decimal, may carry a sign, and must fit an int; DOUBLE values
- *   must be finite; SIZE values follow cli_parse_size.
- * - Sizes: an integer number of bytes, or a decimal number with a binary suffix
- *   (K, KB, KiB = 2^10; M, MB, MiB = 2^20; G, GB, GiB = 2^30; T, TB, TiB = 2^40;
- *   the suffix is case-insensitive and may follow one space). A fractional size
- *   is rounded to the nearest byte. Negative values, hexadecimal, exponents,
- *   "inf"/"nan", trailing garbage and anything above INT64_MAX are refused.
+ *   must be finite; SIZE values follow the one size grammar of core/base/size.h
+ *   (SI kB/MB/GB/TB and IEC KiB/MiB/GiB/TiB as written, plain bytes, inf).
  */
 #include "tools/cli.h"
+
+#include "core/base/size.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -49,7 +47,7 @@ static void print_help(const char *usage, const cli_option *opts) {
         snprintf(left, sizeof left, "%s%s", o->name, kind_metavar(o->kind));
         const char *extra = "";
         if (o->kind == CLI_STRING_LIST) extra = " (repeatable)";
-        else if (o->kind == CLI_SIZE) extra = " (bytes; B, KiB, MiB, GiB, TiB suffixes)";
+        else if (o->kind == CLI_SIZE) extra = " (size: 8GB = 8*10^9 B, 8GiB = 8*2^30 B)";
         printf("  %-24s %s%s\n", left, o->help ? o->help : "", extra);
     }
     printf("  %-24s %s\n", "-h, --help", "show this help and exit");
@@ -75,50 +73,6 @@ static int parse_double(const char *s, double *out) {
     if (errno || end == s || *end || !isfinite(v)) return -1;
     *out = v;
     return 0;
-}
-
-int64_t cli_parse_size(const char *s) {
-    if (!s) return -1;
-    const char *p = s;
-    if (*p < '0' || *p > '9') return -1; /* no sign, no blank, no "inf" */
-    int64_t ipart = 0;
-    while (*p >= '0' && *p <= '9') {
-        int d = *p - '0';
-        if (ipart > (INT64_MAX - d) / 10) return -1;
-        ipart = ipart * 10 + d;
-        p++;
-    }
-    double frac = 0.0;
-    int has_frac = 0;
-    if (*p == '.') {
-        p++;
-        if (*p < '0' || *p > '9') return -1;
-        double scale = 0.1;
-        while (*p >= '0' && *p <= '9') {
-            frac += (*p - '0') * scale;
-            scale *= 0.1;
-            p++;
-        }
-        has_frac = 1;
-    }
-    if (*p == ' ') p++;
-    static const struct { const char *suffix; int shift; } units[] = {
-        {"", 0},     {"b", 0},    {"k", 10},   {"kb", 10},  {"kib", 10}, {"m", 20},
-        {"mb", 20},  {"mib", 20}, {"g", 30},   {"gb", 30},  {"gib", 30}, {"t", 40},
-        {"tb", 40},  {"tib", 40},
-    };
-    int shift = -1;
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-        if (strcasecmp(p, units[i].suffix) == 0) { shift = units[i].shift; break; }
-    if (shift < 0) return -1;
-    if (p > s && p[-1] == ' ' && *p == '\0') return -1; /* "12 " */
-    if (shift == 0) return has_frac ? -1 : ipart; /* bytes are whole */
-    int64_t mult = (int64_t)1 << shift;
-    if (ipart > INT64_MAX / mult) return -1;
-    int64_t whole = ipart * mult;
-    int64_t extra = (int64_t)llround(frac * (double)mult);
-    if (whole > INT64_MAX - extra) return -1;
-    return whole + extra;
 }
 
 static const cli_option *find_opt(const cli_option *opts, const char *arg, size_t name_len) {
@@ -156,11 +110,9 @@ static int store_value(const char *cmd, const cli_option *o, const char *val) {
         }
         return 0;
     case CLI_SIZE: {
-        int64_t v = cli_parse_size(val);
-        if (v < 0) {
-            fprintf(stderr,
-                    "remat %s: %s: '%s' is not a size (expected bytes, optionally with B, KiB, MiB, GiB or TiB)\n",
-                    cmd, o->name, val);
+        int64_t v;
+        if (remat_size_parse(val, &v) != 0) {
+            fprintf(stderr, "remat %s: %s: '%s' is not a size (expected %s)\n", cmd, o->name, val, REMAT_SIZE_GRAMMAR);
             return 2;
         }
         *(int64_t *)o->dest = v;

@@ -22,7 +22,7 @@ typedef enum { CLI_FLAG, CLI_STRING, CLI_INT, CLI_SIZE, CLI_DOUBLE, CLI_STRING_L
 typedef struct cli_option {
     const char *name;   /* "--model" */
     cli_kind kind;
-    void *dest;         /* int* for FLAG/INT, const char** STRING, int64_t* SIZE, double* DOUBLE,
+    void *dest;         /* int* for FLAG/INT, const char** STRING, int64_t* SIZE (core/base/size.h), double* DOUBLE,
                            cli_list* STRING_LIST */
     const char *help;
 } cli_option;
@@ -39,8 +39,6 @@ int cli_parse(int argc, char **argv, const char *usage, const cli_option *opts, 
 /* A decimal 0..2^64-1 (digits only: no sign, blanks or hexadecimal): 1 and *out,
  * else 0. Every command's --seed is one of these (the trace schema's range). */
 int cli_parse_u64(const char *s, uint64_t *out);
-/* "512", "64KiB", "1.5GiB", "8GB"? (B, KiB, MiB, GiB, TiB; also K/M/G as binary). -1 on error. */
-int64_t cli_parse_size(const char *s);
 /* Prints "remat <cmd>: <msg>" on stderr and returns the exit code for err->status. */
 int cli_fail(const char *cmd, const remat_error *err);
 /* 0 when --N and --T (0: as recorded) are within the simulator's limits

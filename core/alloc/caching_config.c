@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/alloc/alloc_model.h"
+#include "core/base/size.h"
 
 #define KIB ((int64_t)1024)
 #define MIB (KIB * 1024)
@@ -50,24 +51,6 @@ static const field_desc fields[] = {
     FIELD(expandable_segments, F_FLAG), FIELD(expandable_page, F_SIZE), FIELD(expandable_large_page, F_SIZE),
 };
 #define N_FIELDS ((int)(sizeof fields / sizeof fields[0]))
-
-/* "123", "512B", "4KiB", "64MiB", "2GiB", "inf" (INT64_MAX). -1 if not a size. */
-static int64_t parse_size(const char *s) {
-    if (strcmp(s, "inf") == 0 || strcmp(s, "max") == 0) return INT64_MAX;
-    if (!isdigit((unsigned char)s[0])) return -1;
-    errno = 0;
-    char *end = NULL;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno) return -1;
-    int64_t mul = 1;
-    if (*end == 0 || strcmp(end, "B") == 0) mul = 1;
-    else if (strcmp(end, "KiB") == 0) mul = KIB;
-    else if (strcmp(end, "MiB") == 0) mul = MIB;
-    else if (strcmp(end, "GiB") == 0) mul = GIB;
-    else return -1;
-    if (v > (unsigned long long)(INT64_MAX / mul)) return -1;
-    return (int64_t)v * mul;
-}
 
 static remat_status check_config(const remat_caching_config *c, remat_error *err) {
 #define NEED(cond, field, what)                                                                              \
@@ -139,11 +122,10 @@ remat_status remat_caching_config_parse(const char *text, remat_caching_config *
                                        name, value);
             memcpy(dst, &v, sizeof v);
         } else {
-            int64_t v = parse_size(value);
-            if (v < 0)
-                return remat_error_set(err, REMAT_ERR_INPUT,
-                                       "allocator config: %s: expected a size (bytes, or with B/KiB/MiB/GiB), got '%s'",
-                                       name, value);
+            int64_t v;
+            if (remat_size_parse(value, &v) != 0)
+                return remat_error_set(err, REMAT_ERR_INPUT, "allocator config: %s: expected %s, got '%s'", name,
+                                       REMAT_SIZE_GRAMMAR, value);
             memcpy(dst, &v, sizeof v);
         }
     }
