@@ -402,13 +402,3 @@ remat_status remat_figure_render(const remat_figure_opts *o, remat_figure_files 
     return REMAT_OK;
 }
 
-void remat_json_put_string(FILE *fp, const char *s) {
-    fputc('"', fp);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') fprintf(fp, "\\%c", *p);
-        else if (*p < 0x20) fprintf(fp, "\\u%04x", *p);
-        else fputc(*p, fp);
-    }
-    fputc('"', fp);
-}
-

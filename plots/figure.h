@@ -78,9 +78,6 @@ const char *remat_fmt_bytes_short(int64_t bytes, char *buf, size_t len);
 /* Writes s as a gnuplot double-quoted string ("..." with \ and " escaped, control
  * characters dropped; "\n" inside s is kept as a line break). */
 void remat_gp_put_string(FILE *fp, const char *s);
-/* s as a JSON string literal: quotes, backslashes and control characters escaped
- * (the Pareto and scaling files). */
-void remat_json_put_string(FILE *fp, const char *s);
 /* Writes the terminal, size and output lines for f's format. */
 void remat_gp_put_terminal(FILE *fp, const remat_figure_files *f, const remat_figure_opts *o);
 /* The stem of a path: "runs/base.h5" -> "base". */

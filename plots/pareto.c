@@ -1,5 +1,6 @@
 /* pareto.c - the Pareto-front file (read, write) and its figure; see pareto.h. */
 #define _POSIX_C_SOURCE 200809L
+#include "core/io/json_write.h"
 #include "plots/pareto.h"
 
 #include "core/io/input_file.h"
@@ -150,7 +151,7 @@ remat_status remat_pareto_write(const char *path, const remat_pareto *p, remat_e
         const remat_pareto_point *q = &p->points[i];
         fprintf(fp, "%s\n    {\"peak_bytes\": %lld, \"time_s\": %.17g, \"overhead\": %.17g, \"chosen\": %s, \"label\": ",
                 i ? "," : "", (long long)q->peak_bytes, q->time_s, q->overhead, q->chosen ? "true" : "false");
-        remat_json_put_string(fp, q->label);
+        remat_json_string(fp, q->label);
         fputc('}', fp);
     }
     fprintf(fp, "\n  ]");

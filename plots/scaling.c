@@ -1,4 +1,5 @@
 /* scaling.c - the peak-against-T file (read, write) and its figure; see scaling.h. */
+#include "core/io/json_write.h"
 #include "plots/scaling.h"
 
 #include <cjson/cJSON.h>
@@ -136,12 +137,12 @@ remat_status remat_scaling_write(const char *path, const remat_scaling *s, remat
     if (st != REMAT_OK) return st;
     FILE *fp = af.fp;
     fprintf(fp, "{\n  \"x_name\": ");
-    remat_json_put_string(fp, s->x_name);
+    remat_json_string(fp, s->x_name);
     fprintf(fp, ",\n  \"series\": [");
     for (int i = 0; i < s->n_series; i++) {
         const remat_scaling_series *q = &s->series[i];
         fprintf(fp, "%s\n    {\"name\": ", i ? "," : "");
-        remat_json_put_string(fp, q->name);
+        remat_json_string(fp, q->name);
         fprintf(fp, ", \"x\": [");
         for (int k = 0; k < q->n; k++) fprintf(fp, "%s%.17g", k ? ", " : "", q->x[k]);
         fprintf(fp, "], \"peak_bytes\": [");

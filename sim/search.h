@@ -144,8 +144,6 @@ void remat_search_budget_result_free(remat_search_budget_result *r);
  *    "baseline":{"peak_bytes":..,"time_s":..}}
  * overhead = time_s / baseline time - 1. remat_search_write_front writes it to
  * path (through the atomic writer, core/io/atomic_file.h). */
-/* s as a JSON string literal (quotes, backslashes and control characters escaped). */
-void remat_search_json_string(FILE *f, const char *s);
 void remat_search_front_json(FILE *f, const remat_search_point *pts, int n, const remat_search_figures *baseline);
 remat_status remat_search_write_front(const char *path, const remat_search_point *pts, int n,
                                       const remat_search_figures *baseline, remat_error *err);

@@ -2,17 +2,8 @@
 #include <stdio.h>
 
 #include "core/io/atomic_file.h"
+#include "core/io/json_write.h"
 #include "sim/search.h"
-
-void remat_search_json_string(FILE *f, const char *s) {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
-        else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-        else fputc(*p, f);
-    }
-    fputc('"', f);
-}
 
 void remat_search_front_json(FILE *f, const remat_search_point *pts, int n, const remat_search_figures *baseline) {
     fprintf(f, "{\"points\":[");
@@ -20,7 +11,7 @@ void remat_search_front_json(FILE *f, const remat_search_point *pts, int n, cons
         double over = baseline->time_s > 0 ? pts[i].time_s / baseline->time_s - 1.0 : 0.0;
         fprintf(f, "%s{\"peak_bytes\":%lld,\"time_s\":%.9g,\"overhead\":%.9g,\"chosen\":%s,\"label\":", i ? "," : "",
                 (long long)pts[i].peak, pts[i].time_s, over, pts[i].chosen ? "true" : "false");
-        remat_search_json_string(f, pts[i].label);
+        remat_json_string(f, pts[i].label);
         fprintf(f, "}");
     }
     fprintf(f, "],\"baseline\":{\"peak_bytes\":%lld,\"time_s\":%.9g}}", (long long)baseline->peak, baseline->time_s);

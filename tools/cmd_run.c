@@ -6,6 +6,7 @@
 #include "core/exec/executor.h"
 #include "core/io/trace.h"
 #include "cuda/cuda_backend.h"
+#include "core/io/json_write.h"
 #include "tools/cli.h"
 #include "tools/paths.h"
 #include "tools/commands.h"
@@ -76,10 +77,16 @@ static void print_json(const remat_model *m, const char *plan_path, const char *
         events += r[i].events;
     }
     const remat_step_result *last = &r[iters - 1];
-    printf("{\"model\":\"%s\",\"plan\":\"%s\",\"backend\":\"%s\",\"T\":%lld,\"N\":%lld,"
+    printf("{\"model\":");
+    remat_json_string(stdout, m->name);
+    printf(",\"plan\":");
+    remat_json_string(stdout, plan_path ? plan_path : "");
+    printf(",\"backend\":");
+    remat_json_string(stdout, backend);
+    printf(",\"T\":%lld,\"N\":%lld,"
            "\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld,\"end_of_forward_bytes\":%lld,"
            "\"step_time_s\":%.9g,\"events\":%lld,\"loss\":%.9g,\"recomputed_layers\":%d,\"steps\":[",
-           m->name, plan_path ? plan_path : "", backend, (long long)m->T, (long long)m->N, (long long)peak,
+           (long long)m->T, (long long)m->N, (long long)peak,
            (long long)reserved, (long long)last->end_of_forward_bytes, last->step_time_s, (long long)events,
            last->loss, last->recomputed_layers);
     for (int i = 0; i < iters; i++)
@@ -89,10 +96,14 @@ static void print_json(const remat_model *m, const char *plan_path, const char *
                (long long)r[i].end_of_forward_bytes, r[i].step_time_s, (long long)r[i].events);
     printf("]");
     if (ci)
-        printf(",\"driver\":{\"device\":\"%s\",\"total_bytes\":%lld,\"free_at_init\":%lld,\"free_at_peak\":%lld,"
+    {
+        printf(",\"driver\":{\"device\":");
+        remat_json_string(stdout, ci->device_name);
+        printf(",\"total_bytes\":%lld,\"free_at_init\":%lld,\"free_at_peak\":%lld,"
                "\"internal_bytes\":%lld,\"peak_segment_bytes\":%lld}",
-               ci->device_name, (long long)ci->total_bytes, (long long)ci->free_at_init, (long long)ci->free_at_peak,
+               (long long)ci->total_bytes, (long long)ci->free_at_init, (long long)ci->free_at_peak,
                (long long)ci->internal_bytes, (long long)ci->peak_segment_bytes);
+    }
     printf("}\n");
 }
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/io/atomic_file.h"
+#include "core/io/json_write.h"
 #include "core/io/trace.h"
 #include "sim/search.h"
 #include "sim/span_search.h"
@@ -89,7 +90,7 @@ static int run_level(remat_sim *s, int level, int preset, const char *out, const
     if (ok && pareto && pts) ok = remat_search_write_front(pareto, pts, np, &base, &err) == REMAT_OK;
     if (ok && json) {
         printf("{\"mode\":\"level\",\"level\":%d,\"label\":", level);
-        remat_search_json_string(stdout, label);
+        remat_json_string(stdout, label);
         printf(",");
         print_plan_json(&p, m);
         printf(",\"peak_bytes\":%lld,\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld,"
@@ -100,7 +101,7 @@ static int run_level(remat_sim *s, int level, int preset, const char *out, const
         for (int i = 0; i < log.n; i++)
         {
             printf("%s{\"level\":%d,\"what\":", i ? "," : "", log.steps[i].level);
-            remat_search_json_string(stdout, log.steps[i].what);
+            remat_json_string(stdout, log.steps[i].what);
             printf(",\"peak_bytes\":%lld,\"step_time_s\":%.9g,\"kept\":%s}", (long long)log.steps[i].peak,
                    log.steps[i].time_s, log.steps[i].kept ? "true" : "false");
         }
@@ -142,7 +143,7 @@ static int run_budget(remat_sim *s, int64_t budget, const char *out, const char 
     if (ok && json) {
         printf("{\"mode\":\"budget\",\"budget_bytes\":%lld,\"fits\":%s,\"label\":", (long long)budget,
                r.found ? "true" : "false");
-        remat_search_json_string(stdout, label);
+        remat_json_string(stdout, label);
         printf(",");
         print_plan_json(&r.plan, m);
         printf(",");

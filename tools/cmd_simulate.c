@@ -7,6 +7,7 @@
 #include "core/io/trace.h"
 #include "sim/search.h"
 #include "sim/sim.h"
+#include "core/io/json_write.h"
 #include "tools/cli.h"
 #include "tools/paths.h"
 #include "tools/commands.h"
@@ -61,13 +62,19 @@ static void print_human(const remat_sim *s, const char *trace_path, const char *
 static void print_json(const remat_sim *s, const char *plan_path, const char *alloc) {
     const remat_sim_summary *r = remat_sim_results(s);
     const remat_model *m = remat_sim_model(s);
-    printf("{\"model\":\"%s\",\"plan\":\"%s\",\"allocator\":\"%s\",\"T\":%lld,\"N\":%lld,"
+    printf("{\"model\":");
+    remat_json_string(stdout, m->name);
+    printf(",\"plan\":");
+    remat_json_string(stdout, plan_path ? plan_path : "");
+    printf(",\"allocator\":");
+    remat_json_string(stdout, alloc);
+    printf(",\"T\":%lld,\"N\":%lld,"
            "\"peak_bytes\":%lld,\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld,"
            "\"peak_allocated_bytes\":%lld,\"end_of_forward_bytes\":%lld,\"end_of_forward_reserved_bytes\":%lld,"
            "\"compressed_bytes\":%lld,\"step_time_s\":%.9g,\"baseline_step_time_s\":%.9g,\"events\":%lld,"
            "\"trace_events\":%lld,\"recomputed_layers\":%d,\"estimated_ops\":%lld,\"unpriced_ops\":%lld,"
            "\"nnz_estimated\":%lld,\"steps\":[",
-           m->name, plan_path ? plan_path : "", alloc, (long long)m->T, (long long)m->N, (long long)remat_sim_peak(s),
+           (long long)m->T, (long long)m->N, (long long)remat_sim_peak(s),
            (long long)r->peak_live_bytes, (long long)r->peak_reserved_bytes, (long long)r->peak_allocated_bytes,
            (long long)r->end_of_forward_bytes, (long long)r->end_of_forward_reserved, (long long)r->compressed_bytes,
            r->step_time_s, remat_sim_baseline_step_time(s), (long long)r->events, (long long)r->trace_events,

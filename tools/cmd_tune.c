@@ -6,6 +6,7 @@
 
 #include "core/exec/executor.h"
 #include "core/io/atomic_file.h"
+#include "core/io/json_write.h"
 #include "core/io/trace.h"
 #include "sim/sim.h"
 #include "sim/tune.h"
@@ -144,7 +145,7 @@ int remat_cmd_tune(int argc, char **argv) {
                "\"label\":",
                dim, (long long)budget, alloc, (long long)r.plain.value, (long long)r.plain.fig.peak, r.plain.fig.time_s,
                (long long)r.ckpt.value, (long long)r.ckpt.fig.peak, r.ckpt.fig.time_s);
-        remat_search_json_string(stdout, label);
+        remat_json_string(stdout, label);
         if (r.have_plan) {
             char *text = remat_plan_to_json(&r.plan, &r.model, &err);
             printf(",\"plan\":%s", text ? text : "null");

@@ -6,32 +6,7 @@
 #include <string.h>
 
 #include "core/base/types.h"
-
-void remat_verify_json_string(FILE *f, const char *s) {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        case '\t': fputs("\\t", f); break;
-        default:
-            if (*p < 0x20)
-                fprintf(f, "\\u%04x", *p);
-            else
-                fputc(*p, f);
-        }
-    }
-    fputc('"', f);
-}
-
-static void json_double(FILE *f, double v) {
-    if (isnan(v) || isinf(v))
-        fputs("null", f);
-    else
-        fprintf(f, "%.17g", v);
-}
+#include "core/io/json_write.h"
 
 static const char *fmt_bytes(int64_t b, char *buf, size_t len) {
     const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -207,12 +182,12 @@ void remat_verify_print_human(FILE *f, const remat_verify_context *cx, const rem
 static void json_step(FILE *f, const remat_step_result *s) {
     fprintf(f,
             "{\"loss\": ");
-    json_double(f, s->loss);
+    remat_json_number(f, s->loss);
     fprintf(f,
             ", \"end_of_forward_bytes\": %" PRId64 ", \"peak_live_bytes\": %" PRId64 ", \"peak_reserved_bytes\": %" PRId64
             ", \"step_time_s\": ",
             s->end_of_forward_bytes, s->peak_live_bytes, s->peak_reserved_bytes);
-    json_double(f, s->step_time_s);
+    remat_json_number(f, s->step_time_s);
     fprintf(f,
             ", \"recomputed_layers\": %d, \"recomputed_layer_set\": %d, \"compressions\": %" PRId64
             ", \"compressed_bytes\": %" PRId64 "}",
@@ -221,11 +196,11 @@ static void json_step(FILE *f, const remat_step_result *s) {
 
 static void json_context(FILE *f, const remat_verify_context *cx) {
     fprintf(f, "\"model\": ");
-    remat_verify_json_string(f, cx->model->name);
+    remat_json_string(f, cx->model->name);
     fprintf(f, ", \"model_path\": ");
-    remat_verify_json_string(f, cx->model->path);
+    remat_json_string(f, cx->model->path);
     fprintf(f, ", \"backend\": ");
-    remat_verify_json_string(f, cx->backend ? cx->backend : "ref");
+    remat_json_string(f, cx->backend ? cx->backend : "ref");
     fprintf(f, ", \"seed\": %" PRIu64 ", \"threads\": %d", cx->seed, cx->threads);
 }
 
@@ -235,13 +210,13 @@ void remat_verify_json_tensors(FILE *f, const remat_verify_cmp *cmp) {
     for (int i = 0; i < cmp->n; i++) {
         const remat_verify_diff *d = &cmp->d[i];
         fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
-        remat_verify_json_string(f, d->name);
+        remat_json_string(f, d->name);
         fprintf(f, ", \"dtype\": \"%s\", \"shape\": %s, \"elements\": %" PRId64 ", \"status\": \"%s\", \"differing\": %" PRId64
                    ", \"max_abs_diff\": ",
                 d->dtype == REMAT_VERIFY_I32 ? "int32" : "float32",
                 remat_verify_shape_str(d->ndim, d->shape, sh, sizeof sh), d->elems, kind_name(d->kind), d->n_diff);
         if (d->kind == REMAT_VERIFY_SAME || d->kind == REMAT_VERIFY_DIFFERENT)
-            json_double(f, d->max_abs_diff);
+            remat_json_number(f, d->max_abs_diff);
         else
             fputs("null", f);
         fprintf(f, ", \"first_index\": ");
@@ -259,7 +234,7 @@ void remat_verify_json_tensors(FILE *f, const remat_verify_cmp *cmp) {
 
 void remat_verify_print_json(FILE *f, const remat_verify_context *cx, const remat_verify_result *r) {
     fprintf(f, "{\"verdict\": ");
-    remat_verify_json_string(f, remat_verify_verdict(r->failures));
+    remat_json_string(f, remat_verify_verdict(r->failures));
     fprintf(f, ", \"passed\": %s, \"tensors_identical\": %s, \"failures\": [", r->failures ? "false" : "true",
             r->cmp.n_different ? "false" : "true");
     const char *sep = "";
@@ -272,9 +247,9 @@ void remat_verify_print_json(FILE *f, const remat_verify_context *cx, const rema
     json_context(f, cx);
     char desc[256];
     fprintf(f, ", \"plan\": ");
-    remat_verify_json_string(f, cx->plan_path ? cx->plan_path : "");
+    remat_json_string(f, cx->plan_path ? cx->plan_path : "");
     fprintf(f, ", \"plan_desc\": ");
-    remat_verify_json_string(f, remat_verify_plan_desc(cx->model, cx->plan, desc, sizeof desc));
+    remat_json_string(f, remat_verify_plan_desc(cx->model, cx->plan, desc, sizeof desc));
     fprintf(f, ", \"tensors\": ");
     remat_verify_json_tensors(f, &r->cmp);
     fprintf(f, ",\n \"baseline\": ");
@@ -284,16 +259,16 @@ void remat_verify_print_json(FILE *f, const remat_verify_context *cx, const rema
     fprintf(f, ",\n \"expected\": {\"recomputed_layers\": %d, \"recomputed_layer_set\": %d, \"compressions\": %d}",
             r->expect.recomputed_layers, r->expect.recomputed_layer_set, r->expect.compressed_segments);
     fprintf(f, ",\n \"saving\": {\"end_of_forward\": ");
-    json_double(f, remat_verify_saving(r->base.end_of_forward_bytes, r->plan.end_of_forward_bytes));
+    remat_json_number(f, remat_verify_saving(r->base.end_of_forward_bytes, r->plan.end_of_forward_bytes));
     fprintf(f, ", \"peak_live\": ");
-    json_double(f, remat_verify_saving(r->base.peak_live_bytes, r->plan.peak_live_bytes));
+    remat_json_number(f, remat_verify_saving(r->base.peak_live_bytes, r->plan.peak_live_bytes));
     fprintf(f, "},\n \"compression_check\": {\"enabled\": %s, \"executor_checked\": %" PRId64
                ", \"executor_mismatches\": %" PRId64 ", \"backend_encodings\": %" PRId64 ", \"backend_format_bad\": %" PRId64
                ", \"backend_roundtrips\": %" PRId64 ", \"backend_roundtrip_bad\": %" PRId64 ", \"first_problem\": ",
             r->compress_checked ? "true" : "false", r->plan.compressions_checked, r->plan.compression_mismatches,
             r->compress.compressions, r->compress.format_bad, r->compress.decompressions, r->compress.roundtrip_bad);
     if (r->compress.first_problem[0])
-        remat_verify_json_string(f, r->compress.first_problem);
+        remat_json_string(f, r->compress.first_problem);
     else
         fputs("null", f);
     fprintf(f, "}}\n");
@@ -385,28 +360,28 @@ void remat_verify_grid_print_json(FILE *f, const remat_verify_context *cx, const
     fprintf(f, ", \"grid_size\": %" PRId64 ", \"sampled\": %s, \"sample_seed\": %" PRIu64 ", \"verified\": %d"
                ", \"failed\": %d, \"total_wall_s\": ",
             s->grid_size, s->sampled ? "true" : "false", s->sample_seed, n, bad);
-    json_double(f, s->total_wall_s);
+    remat_json_number(f, s->total_wall_s);
     fprintf(f, ", \"baseline_step_time_s\": ");
-    json_double(f, s->baseline_step_time_s);
+    remat_json_number(f, s->baseline_step_time_s);
     fprintf(f, ", \"plans\": [");
     for (int i = 0; i < n; i++) {
         const remat_verify_grid_row *r = &rows[i];
         fprintf(f, "%s\n  {\"plan\": ", i ? "," : "");
-        remat_verify_json_string(f, r->plan);
+        remat_json_string(f, r->plan);
         fprintf(f, ", \"verdict\": \"%s\", \"differing_tensors\": %d, \"first_difference\": ",
                 remat_verify_verdict(r->failures), r->n_different);
         if (r->first_diff[0])
-            remat_verify_json_string(f, r->first_diff);
+            remat_json_string(f, r->first_diff);
         else
             fputs("null", f);
         fprintf(f, ", \"peak_saving\": ");
-        json_double(f, r->peak_saving);
+        remat_json_number(f, r->peak_saving);
         fprintf(f, ", \"end_of_forward_saving\": ");
-        json_double(f, r->eof_saving);
+        remat_json_number(f, r->eof_saving);
         fprintf(f, ", \"step_time_s\": ");
-        json_double(f, r->step_time_s);
+        remat_json_number(f, r->step_time_s);
         fprintf(f, ", \"wall_s\": ");
-        json_double(f, r->wall_s);
+        remat_json_number(f, r->wall_s);
         fputc('}', f);
     }
     fprintf(f, "]}\n");
@@ -441,12 +416,12 @@ void remat_verify_compress_print_json(FILE *f, const remat_verify_compress_repor
     for (int i = 0; i < r->n; i++) {
         const remat_verify_compress_group *g = &r->g[i];
         fprintf(f, "%s\n  {\"compressor\": \"%s\", \"what\": ", i ? "," : "", g->compressor);
-        remat_verify_json_string(f, g->what);
+        remat_json_string(f, g->what);
         fprintf(f, ", \"checks\": %" PRId64 ", \"failures\": %" PRId64 ", \"seconds\": ", g->cases, g->failures);
-        json_double(f, g->seconds);
+        remat_json_number(f, g->seconds);
         fprintf(f, ", \"first_failure\": ");
         if (g->first_failure[0])
-            remat_verify_json_string(f, g->first_failure);
+            remat_json_string(f, g->first_failure);
         else
             fputs("null", f);
         fputc('}', f);
@@ -508,13 +483,13 @@ void remat_verify_dump_print_json(FILE *f, const char *path_a, const char *path_
                                   const remat_verify_dump_result *r) {
     fprintf(f, "{\"verdict\": \"%s\", \"passed\": %s, \"a\": ", r->identical ? "identical" : "mismatch",
             r->identical ? "true" : "false");
-    remat_verify_json_string(f, path_a);
+    remat_json_string(f, path_a);
     fprintf(f, ", \"b\": ");
-    remat_verify_json_string(f, path_b);
+    remat_json_string(f, path_b);
     fprintf(f, ", \"plan_a\": ");
-    remat_verify_json_string(f, r->plan_a);
+    remat_json_string(f, r->plan_a);
     fprintf(f, ", \"plan_b\": ");
-    remat_verify_json_string(f, r->plan_b);
+    remat_json_string(f, r->plan_b);
     fprintf(f, ", \"model_differs\": %s, \"seed_differs\": %s, \"backend_differs\": %s, \"tensors\": ",
             r->model_differs ? "true" : "false", r->seed_differs ? "true" : "false",
             r->backend_differs ? "true" : "false");

@@ -85,8 +85,6 @@ void remat_verify_dump_print_human(FILE *f, const char *path_a, const char *path
 void remat_verify_dump_print_json(FILE *f, const char *path_a, const char *path_b,
                                   const remat_verify_dump_result *r);
 
-/* JSON string literal of s (quotes included) to f. */
-void remat_verify_json_string(FILE *f, const char *s);
 
 #ifdef __cplusplus
 }

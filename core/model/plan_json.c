@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "core/io/json_util.h"
+#include "core/io/json_write.h"
 #include "core/model/plan.h"
 
 static const char *value_class_words(remat_value_class v) {
@@ -398,15 +399,18 @@ static void sb_printf(strbuf *b, const char *fmt, ...) {
     }
 }
 
-/* A JSON string literal of s (names are plain already; escape anyway). */
+/* A JSON string literal of s (core/io/json_write.h). */
 static void sb_string(strbuf *b, const char *s) {
-    sb_printf(b, "\"");
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') sb_printf(b, "\\%c", *p);
-        else if (*p < 0x20) sb_printf(b, "\\u%04x", *p);
-        else sb_printf(b, "%c", *p);
+    size_t n = remat_json_quote(NULL, 0, s);
+    char small[256];
+    char *q = n < sizeof small ? small : remat_xmalloc(n + 1, b->err);
+    if (!q) {
+        b->failed = 1;
+        return;
     }
-    sb_printf(b, "\"");
+    remat_json_quote(q, n + 1, s);
+    sb_printf(b, "%s", q);
+    if (q != small) remat_xfree(q);
 }
 
 char *remat_plan_to_json(const remat_plan *p, const remat_model *m, remat_error *err) {
