@@ -3,7 +3,9 @@
  *
  * Every candidate plan is evaluated by the simulator (sim/sim.h), never by
  * running the model. "Peak" means the peak of the simulator's allocator
- * (remat_sim_opts.allocator: live bytes for exact, reserved bytes for caching).
+ * (remat_sim_opts.allocator: live bytes for exact, reserved bytes for caching);
+ * a budget given here is in those bytes: the command line turns a user's budget
+ * into them (sim/budget.h: reserved bytes by default, less the device overhead).
  *
  * Per-block options the searches choose from (remat_search_block_options):
  * stored; or checkpointed with every compressor that validates for the block,
@@ -139,14 +141,17 @@ remat_status remat_search_budget(remat_sim *s, int64_t budget, const remat_searc
                                  remat_search_budget_result *out, remat_error *err);
 void remat_search_budget_result_free(remat_search_budget_result *r);
 
-/* The front as JSON, the format the plots read:
+/* The front as JSON, the format the plots read (docs/plots.md):
  *   {"points":[{"peak_bytes":..,"time_s":..,"overhead":..,"chosen":true,"label":".."}],
- *    "baseline":{"peak_bytes":..,"time_s":..}}
- * overhead = time_s / baseline time - 1. remat_search_write_front writes it to
- * path (through the atomic writer, core/io/atomic_file.h). */
-void remat_search_front_json(FILE *f, const remat_search_point *pts, int n, const remat_search_figures *baseline);
+ *    "baseline":{"peak_bytes":..,"time_s":..},"budget_bytes":..}
+ * overhead = time_s / baseline time - 1; labels in the plan notation
+ * (core/model/plan_notation.h). budget_bytes: the budget the peaks were compared
+ * with, in the same bytes (0 or REMAT_SIZE_INF: none, the member is left out).
+ * remat_search_write_front writes it to path (through the atomic writer, core/io/atomic_file.h). */
+void remat_search_front_json(FILE *f, const remat_search_point *pts, int n, const remat_search_figures *baseline,
+                             int64_t budget_bytes);
 remat_status remat_search_write_front(const char *path, const remat_search_point *pts, int n,
-                                      const remat_search_figures *baseline, remat_error *err);
+                                      const remat_search_figures *baseline, int64_t budget_bytes, remat_error *err);
 
 /* The chain model of s's model, measured by probes (exposed for tests and the
  * benchmark). opts: from remat_search_block_options. */

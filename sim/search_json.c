@@ -2,10 +2,12 @@
 #include <stdio.h>
 
 #include "core/io/atomic_file.h"
+#include "core/base/size.h"
 #include "core/io/json_write.h"
 #include "sim/search.h"
 
-void remat_search_front_json(FILE *f, const remat_search_point *pts, int n, const remat_search_figures *baseline) {
+void remat_search_front_json(FILE *f, const remat_search_point *pts, int n, const remat_search_figures *baseline,
+                             int64_t budget_bytes) {
     fprintf(f, "{\"points\":[");
     for (int i = 0; i < n; i++) {
         double over = baseline->time_s > 0 ? pts[i].time_s / baseline->time_s - 1.0 : 0.0;
@@ -14,15 +16,17 @@ void remat_search_front_json(FILE *f, const remat_search_point *pts, int n, cons
         remat_json_string(f, pts[i].label);
         fprintf(f, "}");
     }
-    fprintf(f, "],\"baseline\":{\"peak_bytes\":%lld,\"time_s\":%.9g}}", (long long)baseline->peak, baseline->time_s);
+    fprintf(f, "],\"baseline\":{\"peak_bytes\":%lld,\"time_s\":%.9g}", (long long)baseline->peak, baseline->time_s);
+    if (budget_bytes > 0 && budget_bytes != REMAT_SIZE_INF) fprintf(f, ",\"budget_bytes\":%lld", (long long)budget_bytes);
+    fputc('}', f);
 }
 
 remat_status remat_search_write_front(const char *path, const remat_search_point *pts, int n,
-                                      const remat_search_figures *baseline, remat_error *err) {
+                                      const remat_search_figures *baseline, int64_t budget_bytes, remat_error *err) {
     remat_afile af;
     remat_status st = remat_afile_open(&af, path, err);
     if (st != REMAT_OK) return st;
-    remat_search_front_json(af.fp, pts, n, baseline);
+    remat_search_front_json(af.fp, pts, n, baseline, budget_bytes);
     fputc('\n', af.fp);
     return remat_afile_commit(&af, err);
 }

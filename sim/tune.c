@@ -92,7 +92,8 @@ static remat_status fits_ckpt(tune_ctx *c, int64_t v, int *fits) {
                 o->have_plan = 0;
             }
             const remat_model *bm = remat_sim_base_model(s);
-            st = remat_model_rescale(bm, c->o->dim_T ? v : 0, c->o->dim_T ? 0 : v, &o->model, c->err);
+            st = remat_model_rescale(bm, c->o->dim_T ? v : c->o->sim.T, c->o->dim_T ? c->o->sim.N : v, &o->model,
+                                     c->err);
             if (st == REMAT_OK && (st = remat_plan_init_empty(&o->model, &o->plan, c->err)) != REMAT_OK)
                 remat_model_free(&o->model);
             if (st == REMAT_OK) {
@@ -164,9 +165,12 @@ remat_status remat_tune(const remat_trace *base, const remat_tune_opts *o, int64
                                "that size, and larger ones would not finish)",
                                (long long)max, o->dim_T ? "T" : "N", (long long)limit);
     int64_t v0 = o->dim_T ? base->T : base->N;
+    out->max_value = max;
     remat_status st = largest(&c, fits_plain, v0, max);
     c.phase_ckpt = 1;
     if (st == REMAT_OK) st = largest(&c, fits_ckpt, out->plain.value > v0 ? out->plain.value : v0, max);
+    out->plain.at_max = out->plain.value == max;
+    out->ckpt.at_max = out->ckpt.value == max;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     out->seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     if (st != REMAT_OK) remat_tune_result_free(out);

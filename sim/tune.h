@@ -6,7 +6,8 @@
  * the budget; it fits with checkpointing when remat_search_budget finds a plan
  * at v. Both are monotone in v (every tensor grows with N and T), so the largest
  * fitting value is found by doubling (or halving) from the recorded value and
- * then bisection.
+ * then bisection. The budget is in the simulator allocator's bytes (sim/budget.h:
+ * the command line subtracts the device overhead and picks the allocator).
  */
 #ifndef REMAT_SIM_TUNE_H
 #define REMAT_SIM_TUNE_H
@@ -25,9 +26,11 @@ extern "C" {
 
 typedef struct remat_tune_opts {
     int dim_T;               /* 0: tune N, 1: tune T */
-    int64_t max_value;       /* largest value tried (0: REMAT_SIM_MAX_N or _T, sim/search.h;
+    int64_t max_value;       /* largest value tried, a count (0: REMAT_SIM_MAX_N or _T, sim/search.h;
                                 more is refused) */
-    remat_sim_opts sim;      /* allocator, config, iterations (T and N are set by the tuner) */
+    remat_sim_opts sim;      /* allocator, config, iterations; the tuned dimension is set by the
+                                tuner, the other one (sim.T when tuning N, sim.N when tuning T)
+                                is held at the given value (0: as recorded) */
     /* Called before each probe (may be NULL): the value tried, whether with
      * checkpointing, and how many probes ran before it (a probe at T = 2^16 takes
      * seconds, a whole tune a minute or more). */
@@ -39,6 +42,7 @@ remat_tune_opts remat_tune_opts_default(void);
 
 typedef struct remat_tune_side {
     int64_t value;            /* largest fitting value, 0 when even 1 does not fit */
+    int at_max;               /* value is the largest value tried (max_value): larger ones may fit too */
     remat_search_figures fig; /* predicted figures at that value */
 } remat_tune_side;
 
@@ -47,6 +51,7 @@ typedef struct remat_tune_result {
     remat_plan plan;          /* owned: the checkpoint plan at ckpt.value (for model) */
     remat_model model;        /* owned: the model rescaled to ckpt.value (when ckpt.value > 0) */
     int have_plan;
+    int64_t max_value;        /* the largest value tried */
     int evaluations;          /* values tried */
     double seconds;
 } remat_tune_result;

@@ -6,7 +6,7 @@ set -u
 remat="$1"
 out="${TEST_TMPDIR:-/tmp}/demo.$$"
 fails=0
-log=$("$remat" demo --model data/models/tiny-mlp-lif.json --budget 24KiB --out "$out" 2>&1); code=$?
+log=$("$remat" demo --model data/models/tiny-mlp-lif.json --budget 24KiB --budget-on live --out "$out" 2>&1); code=$?
 check() { if ! eval "$1"; then echo "FAIL: $2"; fails=$((fails+1)); fi; }
 if command -v gnuplot >/dev/null; then
   check '[ $code -eq 0 ]' "demo exited $code: $log"

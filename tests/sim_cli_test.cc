@@ -90,7 +90,7 @@ TEST_F(SimCli, SearchBudgetWritesPlanAndFront) {
     int64_t baseline = num(b, "peak_live_bytes");
     cJSON_Delete(b);
     int64_t budget = baseline * 9 / 10;
-    Proc r = remat("search --trace " + base + " --budget " + std::to_string(budget) + " --out " + plan + " --pareto " +
+    Proc r = remat("search --trace " + base + " --budget " + std::to_string(budget) + " --budget-on live --device-overhead 0 --out " + plan + " --pareto " +
                    front + " --json");
     ASSERT_EQ(r.rc, 0) << r.err;
     cJSON *j = cJSON_Parse(r.out.c_str());
@@ -123,7 +123,7 @@ TEST_F(SimCli, SearchBudgetWritesPlanAndFront) {
 }
 
 TEST_F(SimCli, SearchNothingFitsExitsOne) {
-    Proc r = remat("search --trace " + base + " --budget 1KiB");
+    Proc r = remat("search --trace " + base + " --budget 1KiB --device-overhead 0");
     EXPECT_EQ(r.rc, 1);
     EXPECT_NE(r.out.find("nothing fits"), std::string::npos) << r.out;
     EXPECT_NE(r.err.find("smallest reachable peak is"), std::string::npos) << r.err;
@@ -143,7 +143,7 @@ TEST_F(SimCli, SearchLevels) {
 }
 
 TEST_F(SimCli, Tune) {
-    Proc r = remat("tune --trace " + base + " --budget 300KiB --max 4096 --json");
+    Proc r = remat("tune --trace " + base + " --budget 300KiB --budget-on live --device-overhead 0 --max 4096 --json");
     ASSERT_EQ(r.rc, 0) << r.err;
     cJSON *j = cJSON_Parse(r.out.c_str());
     ASSERT_NE(j, nullptr) << r.out;
@@ -152,12 +152,12 @@ TEST_F(SimCli, Tune) {
     EXPECT_GT(plain, 8);
     EXPECT_GE(ckpt, plain);
     cJSON_Delete(j);
-    Proc none = remat("tune --trace " + base + " --budget 1KiB");
+    Proc none = remat("tune --trace " + base + " --budget 1KiB --device-overhead 0");
     EXPECT_EQ(none.rc, 1);
 }
 
 TEST_F(SimCli, TuneConfirmRunsForReal) {
-    Proc r = remat("tune --trace " + base + " --budget 100KiB --max 64 --confirm --json");
+    Proc r = remat("tune --trace " + base + " --budget 100KiB --budget-on live --device-overhead 0 --max 64 --confirm --json");
     ASSERT_EQ(r.rc, 0) << r.err;
     cJSON *j = cJSON_Parse(r.out.c_str());
     ASSERT_NE(j, nullptr) << r.out;

@@ -25,6 +25,7 @@
 #include "sim/search.h"
 #include "sim/sim.h"
 #include "sim/span_search.h"
+#include "tools/answer.h"
 #include "tools/cli.h"
 #include "tools/paths.h"
 #include "tools/commands.h"
@@ -34,11 +35,14 @@
 extern const char remat_default_model_json[];
 
 static const char *USAGE =
-    "usage: remat demo [--model M.json] [--out DIR] [--budget BYTES] [--threads N] [--no-plots]\n"
+    "usage: remat demo [--model M.json] [--out DIR] [--budget SIZE] [--budget-on reserved|live]\n"
+    "                  [--device-overhead SIZE] [--threads N] [--no-plots]\n"
     "\n"
     "On the built-in default model (an MLP of three LIF layers of width 512, T=64, N=128;\n"
-    "or --model): records the baseline, searches the fastest plan whose predicted peak fits\n"
-    "the budget (default: 60% of the baseline peak), runs that plan for real, verifies it\n"
+    "or --model): records the baseline, searches the fastest plan whose predicted peak\n"
+    "(reserved bytes under the caching allocator model, or live with --budget-on live) plus\n"
+    "the device overhead fits the budget (default: 60% of the baseline's peak, no overhead:\n"
+    "the demo runs remat's CPU reference backend), runs that plan for real, verifies it\n"
     "bit-identical to plain backpropagation, predicts peak against T, and writes the traces,\n"
     "the plan, the figures and summary.txt into DIR (default remat-demo).";
 
@@ -57,7 +61,9 @@ typedef struct demo {
     remat_trace predicted_trace; /* copy of the simulator's */
     remat_verify_result vr;
     int have_vr;
-    int64_t budget;
+    int64_t budget;              /* for the allocator: total - overhead */
+    remat_budget bud;            /* as given */
+    int overhead_given;
     remat_scaling scaling;
     char figures[4][4096];
     int n_figures;
@@ -109,6 +115,7 @@ static remat_status search(demo *d) {
     path_in(d, "baseline.h5", path, sizeof path);
     remat_sim_opts so = remat_sim_opts_default();
     so.origin = path;
+    so.allocator = remat_budget_allocator(d->bud.on);
     remat_sim *s = remat_sim_init(&d->base_trace, &so, &d->err);
     if (!s) return d->err.status;
     remat_search_budget_opts bo = remat_search_budget_opts_default();
@@ -116,7 +123,8 @@ static remat_status search(demo *d) {
     if (st == REMAT_OK) {
         d->have_found = 1;
         path_in(d, "pareto.json", path, sizeof path);
-        st = remat_search_write_front(path, d->found.front, d->found.n_front, &d->found.baseline, &d->err);
+        st = remat_search_write_front(path, d->found.front, d->found.n_front, &d->found.baseline, d->budget,
+                                      &d->err);
     }
     if (st == REMAT_OK && d->found.found) {
         char *text = remat_plan_to_json(&d->found.plan, &d->m, &d->err);
@@ -232,7 +240,6 @@ static remat_status figures(demo *d) {
         path_in(d, "pareto.json", src, sizeof src);
         st = remat_pareto_read(src, &pf, &d->err);
         if (st == REMAT_OK) {
-            pf.budget_bytes = d->budget;
             path_in(d, "pareto.png", out, sizeof out);
             st = remat_plot_pareto(&pf, src, &fo, &files, &d->err);
             remat_pareto_free(&pf);
@@ -256,8 +263,11 @@ static const char *mib(int64_t bytes, char *buf, size_t len) {
 static void summary(demo *d, FILE *f) {
     char b1[64], b2[64], b3[64], b4[64];
     const remat_step_result *a = &d->base_res, *p = &d->plan_res;
-    fprintf(f, "remat demo: %s (T=%lld, N=%lld), budget %s\n\n", d->m.name, (long long)d->m.T, (long long)d->m.N,
-            cli_fmt_bytes(d->budget, b1, sizeof b1));
+    fprintf(f, "remat demo: %s (T=%lld, N=%lld)\n", d->m.name, (long long)d->m.T, (long long)d->m.N);
+    cli_budget_print(f, &d->bud, d->overhead_given);
+    fprintf(f, "(predictions describe remat's own executor on its CPU reference backend, not a PyTorch script of "
+               "the same network; step times were measured here, on %d reference-backend thread%s)\n\n",
+            d->threads, d->threads == 1 ? "" : "s");
     if (!d->have_found || !d->found.found) {
         fprintf(f, "no plan fits the budget: the smallest predicted peak is %s\n",
                 cli_fmt_bytes(d->have_found ? d->found.min_peak : 0, b1, sizeof b1));
@@ -305,7 +315,15 @@ static remat_status run_demo(demo *d, int plots) {
     stage(1, "recording one step of plain backpropagation");
     st = record(d, &d->base_plan, &d->base_trace, &d->base_res, "baseline.h5");
     if (st != REMAT_OK) return st;
-    if (d->budget <= 0) d->budget = d->base_res.peak_live_bytes * 6 / 10;
+    if (d->bud.total < 0) { /* 60 % of the baseline's peak, on what the budget is compared with */
+        int64_t peak = d->bud.on == REMAT_BUDGET_ON_LIVE ? d->base_res.peak_live_bytes : d->base_res.peak_reserved_bytes;
+        d->bud.total = peak * 6 / 10 + d->bud.overhead;
+    }
+    remat_error be = {0};
+    if (remat_budget_allocator_bytes(&d->bud, &d->budget, &be) != REMAT_OK) {
+        d->err = be;
+        return be.status;
+    }
     stage(2, "searching the fastest plan under the budget (simulator)");
     st = search(d);
     if (st != REMAT_OK) return st;
@@ -345,11 +363,14 @@ static void demo_free(demo *d) {
 int remat_cmd_demo(int argc, char **argv) {
     const char *model_path = NULL, *out_dir = "remat-demo";
     int threads = 1, help = 0, no_plots = 0;
-    int64_t budget = 0;
+    cli_budget_flags bf = CLI_BUDGET_FLAGS_INIT;
     const cli_option opts[] = {
         {"--model", CLI_STRING, &model_path, "model file (default: the built-in mlp-lif)"},
         {"--out", CLI_STRING, &out_dir, "output folder (default remat-demo)"},
-        {"--budget", CLI_SIZE, &budget, "memory budget of the search (default: 60% of the baseline peak)"},
+        {"--budget", CLI_SIZE, &bf.budget, "memory budget of the search (default: 60% of the baseline peak)"},
+        {"--budget-on", CLI_STRING, &bf.on, CLI_BUDGET_HELP_ON},
+        {"--device-overhead", CLI_SIZE, &bf.overhead,
+         "device bytes outside the allocator counted against the budget (default 0: the demo runs on the CPU)"},
         {"--threads", CLI_INT, &threads, "reference-backend threads (default 1)"},
         {"--no-plots", CLI_FLAG, &no_plots, "skip the figures"},
         {0},
@@ -371,7 +392,13 @@ int remat_cmd_demo(int argc, char **argv) {
     static demo d;
     memset(&d, 0, sizeof d);
     d.dir = out_dir;
-    d.budget = budget;
+    remat_alloc_kind kind;
+    if ((rc = cli_budget_from_flags("demo", &bf, 0, &d.bud, &kind)) != 0) return rc;
+    if (bf.budget == 0) {
+        fprintf(stderr, "remat demo: --budget: expected a positive size\n");
+        return 2;
+    }
+    d.overhead_given = bf.overhead >= 0;
     d.threads = threads;
     remat_trace_init(&d.base_trace);
     remat_trace_init(&d.plan_trace);

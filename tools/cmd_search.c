@@ -4,30 +4,73 @@
 #include <string.h>
 
 #include "core/io/atomic_file.h"
+#include "core/base/size.h"
+#include "core/io/json_write.h"
 #include "core/io/json_write.h"
 #include "core/io/trace.h"
 #include "sim/search.h"
 #include "sim/span_search.h"
 #include "sim/sim.h"
+#include "tools/answer.h"
 #include "tools/cli.h"
 #include "tools/paths.h"
 #include "tools/commands.h"
 
 static const char *USAGE =
-    "usage: remat search --trace BASE.h5 (--budget BYTES | --level 0..4) [--preset speed|balanced|memory]\n"
-    "                    [--allocator exact|caching] [--allocator-config K=V,...] [--N n] [--T t] [--iters n]\n"
-    "                    [--out P.json] [--pareto FRONT.json] [--json]\n"
+    "usage: remat search --trace BASE.h5 (--budget SIZE | --level 0..4) [--preset speed|balanced|memory]\n"
+    "                    [--budget-on reserved|live] [--device-overhead SIZE] [--allocator-config K=V,...]\n"
+    "                    [--N n] [--T t] [--iters n] [--out P.json] [--pareto FRONT.json] [--json]\n"
     "\n"
     "Chooses a checkpoint plan with the simulator (no model runs), from a trace recorded by\n"
-    "`remat run --trace` without a plan.\n"
+    "`remat run --trace` without a plan. Predictions describe remat's own executor (reference or\n"
+    "CUDA backend) running the model, not a PyTorch script of the same network.\n"
     "  --level 0..4   the greedy levels: 1 checkpoints blocks by input size (preset: speed,\n"
-    "                 balanced, memory = 50/75/100 %% of them), 2 adds spatial splits and 3 time\n"
+    "                 balanced, memory = 50/75/100 % of them), 2 adds spatial splits and 3 time\n"
     "                 chunks where the peak drops, 4 restores blocks, costliest forward first,\n"
     "                 where the peak does not rise.\n"
-    "  --budget B     the plan with the least predicted step time whose predicted peak fits B:\n"
-    "                 exact dynamic programming over the chain of blocks, confirmed by a full\n"
-    "                 simulation. Prints the Pareto front of peak against time; exit 1 when\n"
-    "                 nothing fits (with the smallest reachable peak).";
+    "  --budget B     the plan with the least predicted step time that fits B: by default its\n"
+    "                 peak reserved bytes (caching allocator model) plus the device overhead\n"
+    "                 (CUDA context, cuBLAS workspace; --device-overhead, default 512 MiB, an\n"
+    "                 estimate) are at most B. Exact dynamic programming over the chain of blocks,\n"
+    "                 confirmed by a full simulation. Prints the Pareto front of peak against\n"
+    "                 time; exit 1 when nothing fits (with the smallest reachable peak and why).\n"
+    "Sizes: 8GB = 8*10^9 B, 8GiB = 8*2^30 B, plain bytes, inf.";
+
+/* What one search answers about, shared by both modes. */
+typedef struct answer_ctx {
+    remat_sim *s;
+    const char *trace_path;
+    const char *backend;          /* the trace's backend: where the step times come from */
+    remat_budget budget;          /* total -1 in level mode */
+    int overhead_given;
+    const char *out, *pareto;
+    int json;
+} answer_ctx;
+
+static void next_steps(const answer_ctx *a) {
+    cli_next(stdout, "remat simulate --trace %s --plan %s   (the plan's memory curve)", a->trace_path, a->out);
+    cli_next(stdout, "remat run --model M.json --plan %s --trace P.h5   (run it for real)", a->out);
+    cli_next(stdout, "remat verify --model M.json --plan %s   (prove the gradients bit-identical)", a->out);
+}
+
+/* Why nothing fits, in one line: what the floor plan is made of and the rules that
+ * hold it there, and what to try. */
+static void print_floor_reason(const answer_ctx *a, const remat_model *m, const char *floor_label) {
+    char bn[256] = "", add[256] = "";
+    size_t ub = 0, ua = 0;
+    for (int b = 0; b < m->n_blocks; b++) {
+        if (m->blocks[b].has_batchnorm && ub < sizeof bn)
+            ub += (size_t)snprintf(bn + ub, sizeof bn - ub, "%s%s", ub ? "," : "", m->blocks[b].name);
+        if (m->blocks[b].has_add && ua < sizeof add)
+            ua += (size_t)snprintf(add + ua, sizeof add - ua, "%s%s", ua ? "," : "", m->blocks[b].name);
+    }
+    printf("why: the floor is plan %s, the smallest peak the per-block options reach", floor_label);
+    if (bn[0]) printf("; time chunks (k > 1) are not allowed in blocks with batch norm (%s)", bn);
+    if (add[0]) printf("; blocks ending in add (%s) take no split and no span", add);
+    printf("; try a larger --budget, a smaller --N or --T (`remat tune --trace %s --budget B` finds the largest N "
+           "that fits)%s\n",
+           a->trace_path, a->budget.overhead > 0 ? ", or a measured --device-overhead" : "");
+}
 
 static int write_plan(const char *path, const remat_plan *p, const remat_model *m, remat_error *err) {
     char *text = remat_plan_to_json(p, m, err);
@@ -58,7 +101,10 @@ static void print_compare(const char *what, const remat_search_figures *f, const
            cli_fmt_bytes(b->peak, b2, sizeof b2), f->time_s, b->time_s > 0 ? 100.0 * (f->time_s / b->time_s - 1) : 0);
 }
 
-static int run_level(remat_sim *s, int level, int preset, const char *out, const char *pareto, int json) {
+static int run_level(const answer_ctx *a, int level, int preset) {
+    remat_sim *s = a->s;
+    const char *out = a->out, *pareto = a->pareto;
+    int json = a->json;
     remat_error err = {0};
     remat_plan p;
     remat_search_figures fig, base;
@@ -87,9 +133,10 @@ static int run_level(remat_sim *s, int level, int preset, const char *out, const
         np++;
     }
     if (np) pts[np - 1].chosen = 1;
-    if (ok && pareto && pts) ok = remat_search_write_front(pareto, pts, np, &base, &err) == REMAT_OK;
+    if (ok && pareto && pts) ok = remat_search_write_front(pareto, pts, np, &base, 0, &err) == REMAT_OK;
     if (ok && json) {
-        printf("{\"mode\":\"level\",\"level\":%d,\"label\":", level);
+        printf("{\"mode\":\"level\",\"level\":%d,\"peak_on\":\"%s\",\"label\":", level,
+               remat_budget_on_name(a->budget.on));
         remat_json_string(stdout, label);
         printf(",");
         print_plan_json(&p, m);
@@ -108,15 +155,21 @@ static int run_level(remat_sim *s, int level, int preset, const char *out, const
         printf("]}\n");
     } else if (ok) {
         char b1[64];
-        printf("greedy search, level %d, model %s (T=%lld, N=%lld)\n", level, m->name, (long long)m->T, (long long)m->N);
+        printf("greedy search, level %d, model %s (T=%lld, N=%lld), peak = %s\n", level, m->name, (long long)m->T,
+               (long long)m->N,
+               a->budget.on == REMAT_BUDGET_ON_LIVE ? "peak live bytes" : "peak reserved bytes (caching model)");
+        cli_prediction_note(stdout, a->backend);
         for (int i = 0; i < log.n; i++)
             printf("  L%d %-46s peak %-28s %.6f s  %s\n", log.steps[i].level, log.steps[i].what,
                    cli_fmt_bytes(log.steps[i].peak, b1, sizeof b1), log.steps[i].time_s,
                    log.steps[i].kept ? "kept" : "undone");
         printf("plan                   %s\n", label);
         print_compare("predicted", &fig, &base);
+        printf("%-22s ", "");
+        cli_peaks_print(stdout, &a->budget, fig.peak_live, fig.peak_reserved);
         if (out) printf("plan written to %s\n", out);
         if (pareto) printf("steps written to %s\n", pareto);
+        if (out) next_steps(a);
     }
     remat_xfree(pts);
     remat_search_log_free(&log);
@@ -124,7 +177,10 @@ static int run_level(remat_sim *s, int level, int preset, const char *out, const
     return ok ? 0 : cli_fail("search", &err);
 }
 
-static int run_budget(remat_sim *s, int64_t budget, const char *out, const char *pareto, int json) {
+static int run_budget(const answer_ctx *a, int64_t budget) {
+    remat_sim *s = a->s;
+    const char *out = a->out, *pareto = a->pareto;
+    int json = a->json;
     remat_error err = {0};
     remat_search_budget_result r;
     const remat_model *m = remat_sim_model(s);
@@ -139,10 +195,12 @@ static int run_budget(remat_sim *s, int64_t budget, const char *out, const char 
     remat_search_plan_label(&r.plan, m, label, sizeof label);
     int ok = 1;
     if (r.found && out) ok = write_plan(out, &r.plan, m, &err);
-    if (ok && pareto) ok = remat_search_write_front(pareto, r.front, r.n_front, &r.baseline, &err) == REMAT_OK;
+    if (ok && pareto) ok = remat_search_write_front(pareto, r.front, r.n_front, &r.baseline, budget, &err) == REMAT_OK;
     if (ok && json) {
-        printf("{\"mode\":\"budget\",\"budget_bytes\":%lld,\"fits\":%s,\"label\":", (long long)budget,
-               r.found ? "true" : "false");
+        printf("{\"mode\":\"budget\",\"budget_bytes\":%lld", (long long)(budget == REMAT_SIZE_INF ? -1 : budget));
+        cli_budget_json(stdout, 1, &a->budget, a->overhead_given);
+        printf(",\"fits\":%s,\"needed_bytes\":%lld,\"label\":", r.found ? "true" : "false",
+               (long long)remat_budget_needed(&a->budget, r.fig.peak_live, r.fig.peak_reserved));
         remat_json_string(stdout, label);
         printf(",");
         print_plan_json(&r.plan, m);
@@ -152,16 +210,18 @@ static int run_budget(remat_sim *s, int64_t budget, const char *out, const char 
                (long long)(r.found ? -1 : r.min_peak));
         print_figures_json("baseline", &r.baseline);
         printf(",\"front\":");
-        remat_search_front_json(stdout, r.front, r.n_front, &r.baseline);
+        remat_search_front_json(stdout, r.front, r.n_front, &r.baseline, budget);
         printf(",\"search\":{\"blocks\":%d,\"options\":%lld,\"probes\":%d,\"simulations\":%lld,\"rounds\":%d,"
                "\"dp_states\":%lld,\"dp_max_front\":%lld,\"chain_checked\":%d,\"chain_mismatches\":%d,"
                "\"seconds\":%.6f}}\n",
                m->n_blocks, (long long)r.options, r.probes, (long long)r.simulations, r.rounds, (long long)r.stats.states,
                (long long)r.stats.max_front, r.checked, r.mismatches, r.seconds);
     } else if (ok) {
-        printf("budget search, model %s (T=%lld, N=%lld), budget %s\n", m->name, (long long)m->T, (long long)m->N,
-               cli_fmt_bytes(budget, b1, sizeof b1));
-        printf("Pareto front (predicted peak against step time overhead):\n");
+        printf("budget search, model %s (T=%lld, N=%lld)\n", m->name, (long long)m->T, (long long)m->N);
+        cli_budget_print(stdout, &a->budget, a->overhead_given);
+        cli_prediction_note(stdout, a->backend);
+        printf("Pareto front (predicted %s against step time overhead):\n",
+               a->budget.on == REMAT_BUDGET_ON_LIVE ? "peak live bytes" : "peak reserved bytes");
         for (int i = 0; i < r.n_front; i++)
             printf("  %s %-28s %+7.1f %%  %s\n", r.front[i].chosen ? "*" : " ",
                    cli_fmt_bytes(r.front[i].peak, b1, sizeof b1),
@@ -170,21 +230,27 @@ static int run_budget(remat_sim *s, int64_t budget, const char *out, const char 
         if (r.found) {
             printf("plan                   %s\n", label);
             print_compare("predicted", &r.fig, &r.baseline);
+            printf("%-22s ", "");
+            cli_peaks_print(stdout, &a->budget, r.fig.peak_live, r.fig.peak_reserved);
             if (out) printf("plan written to %s\n", out);
         } else {
-            printf("nothing fits %s; the smallest reachable peak is %s (plan %s)\n", cli_fmt_bytes(budget, b1, sizeof b1),
-                   cli_fmt_bytes(r.min_peak, b2, sizeof b2), label);
+            printf("nothing fits %s for the allocator; the smallest reachable peak is %s (plan %s)\n",
+                   cli_fmt_bytes(budget, b1, sizeof b1), cli_fmt_bytes(r.min_peak, b2, sizeof b2), label);
+            print_floor_reason(a, m, label);
         }
         if (pareto) printf("front written to %s\n", pareto);
         printf("search: %d blocks, %lld options, %d probe simulations, %lld simulations in all, %d round%s, "
                "chain model checked on %d plans (%d mismatches), %.3f s\n",
                m->n_blocks, (long long)r.options, r.probes, (long long)r.simulations, r.rounds, r.rounds == 1 ? "" : "s",
                r.checked, r.mismatches, r.seconds);
+        if (r.found && out) next_steps(a);
     }
     int rc = ok ? 0 : cli_fail("search", &err);
     if (ok && !r.found) {
-        fprintf(stderr, "remat search: --budget: nothing fits %lld B; the smallest reachable peak is %lld B\n",
-                (long long)budget, (long long)r.min_peak);
+        fprintf(stderr,
+                "remat search: --budget: nothing fits %lld B (%lld B for the allocator after the device overhead); the smallest reachable "
+                "peak is %lld B\n",
+                (long long)a->budget.total, (long long)budget, (long long)r.min_peak);
         rc = 1;
     }
     remat_search_budget_result_free(&r);
@@ -192,16 +258,15 @@ static int run_budget(remat_sim *s, int64_t budget, const char *out, const char 
 }
 
 int remat_cmd_search(int argc, char **argv) {
-    const char *trace_path = NULL, *preset_name = "memory", *alloc = "exact", *alloc_cfg = NULL, *out = NULL;
+    const char *trace_path = NULL, *preset_name = "memory", *alloc_cfg = NULL, *out = NULL;
     const char *pareto = NULL;
-    int64_t budget = -1;
+    cli_budget_flags bf = CLI_BUDGET_FLAGS_INIT;
     int level = -1, N = 0, T = 0, iters = 0, json = 0, help = 0;
     const cli_option opts[] = {
         {"--trace", CLI_STRING, &trace_path, "baseline trace (remat run --trace, no plan)"},
-        {"--budget", CLI_SIZE, &budget, "memory budget: the fastest plan whose predicted peak fits"},
+        CLI_BUDGET_OPTIONS(bf, "memory budget: the fastest plan that fits (see --budget-on, --device-overhead)"),
         {"--level", CLI_INT, &level, "greedy level 0..4"},
         {"--preset", CLI_STRING, &preset_name, "level 1 share of blocks: speed (50 %), balanced (75 %), memory (100 %, default)"},
-        {"--allocator", CLI_STRING, &alloc, "exact (peak live bytes, default) or caching (peak reserved bytes)"},
         {"--allocator-config", CLI_STRING, &alloc_cfg, "caching allocator settings (default: the trace's)"},
         {"--N", CLI_INT, &N, "search for this batch size (default: as recorded)"},
         {"--T", CLI_INT, &T, "search for this number of time steps (default: as recorded)"},
@@ -218,6 +283,7 @@ int remat_cmd_search(int argc, char **argv) {
     const cli_file outs[] = {{"--out", out}, {"--pareto", pareto}};
     if (cli_refuse_overlap("search", ins, 1, outs, 2)) return 2;
     if (cli_check_sim_size("search", N, T, REMAT_SIM_MAX_N, REMAT_SIM_MAX_T)) return 2;
+    int64_t budget = bf.budget;
     if ((budget >= 0) == (level >= 0)) {
         fprintf(stderr, "remat search: --budget/--level: expected exactly one of them\n");
         return 2;
@@ -235,9 +301,16 @@ int remat_cmd_search(int argc, char **argv) {
         fprintf(stderr, "remat search: --preset: expected speed, balanced or memory, got '%s'\n", preset_name);
         return 2;
     }
+    answer_ctx a = {NULL, trace_path, "", {0}, bf.overhead >= 0, out, pareto, json};
+    remat_alloc_kind kind;
+    if ((rc = cli_budget_from_flags("search", &bf, budget >= 0, &a.budget, &kind)) != 0) return rc;
+    int64_t alloc_budget = -1;
+    if (budget >= 0 && (rc = cli_budget_allocator_bytes("search", &a.budget, &alloc_budget)) != 0) return rc;
     remat_error err = {0};
     remat_sim_opts so;
-    if (remat_sim_opts_from_flags(alloc, alloc_cfg, N, T, iters, &so, &err) != REMAT_OK) return cli_fail("search", &err);
+    if (remat_sim_opts_from_flags(kind == REMAT_ALLOC_CACHING ? "caching" : "exact", alloc_cfg, N, T, iters, &so,
+                                  &err) != REMAT_OK)
+        return cli_fail("search", &err);
     remat_trace trace;
     remat_sim *s = NULL;
     cli_progress("search: reading %s and checking it against the executor", trace_path);
@@ -255,7 +328,9 @@ int remat_cmd_search(int argc, char **argv) {
             return cli_fail("search", &err);
         }
     }
-    rc = level >= 0 ? run_level(s, level, preset, out, pareto, json) : run_budget(s, budget, out, pareto, json);
+    a.s = s;
+    a.backend = trace.backend;
+    rc = level >= 0 ? run_level(&a, level, preset) : run_budget(&a, alloc_budget);
     remat_sim_free(s);
     remat_trace_free(&trace);
     return rc;

@@ -10,21 +10,26 @@
 #include "core/io/trace.h"
 #include "sim/sim.h"
 #include "sim/tune.h"
+#include "tools/answer.h"
 #include "tools/cli.h"
 #include "tools/paths.h"
 #include "tools/commands.h"
 #include "tools/run_common.h"
 
 static const char *USAGE =
-    "usage: remat tune --trace BASE.h5 --budget BYTES [--dim N|T] [--max V] [--allocator exact|caching]\n"
-    "                  [--allocator-config K=V,...] [--out P.json] [--confirm] [--backend ref|cuda]\n"
-    "                  [--threads n] [--json]\n"
+    "usage: remat tune --trace BASE.h5 --budget SIZE [--dim N|T] [--N n] [--T t] [--max COUNT]\n"
+    "                  [--budget-on reserved|live] [--device-overhead SIZE] [--allocator-config K=V,...]\n"
+    "                  [--out P.json] [--confirm] [--backend ref|cuda] [--threads n] [--json]\n"
     "\n"
-    "Finds the largest batch size N (or number of time steps T with --dim T) whose predicted\n"
-    "peak fits the budget, once with plain backpropagation and once with the fastest\n"
+    "Finds the largest batch size N (or number of time steps T with --dim T, at the recorded N\n"
+    "or --N) that fits the budget, once with plain backpropagation and once with the fastest\n"
     "checkpoint plan that fits (remat search --budget at that size), by rescaling the\n"
-    "baseline trace. --confirm runs the checkpointed configuration once for real and\n"
-    "prints measured against predicted.";
+    "baseline trace. A size fits when its predicted peak reserved bytes (caching allocator\n"
+    "model; --budget-on live: peak live bytes) plus the device overhead (--device-overhead,\n"
+    "default 512 MiB, an estimate of the CUDA context and cuBLAS workspace) are at most the\n"
+    "budget. Predictions describe remat's own executor (reference or CUDA backend), not a\n"
+    "PyTorch script of the same network. --confirm runs the checkpointed configuration once\n"
+    "for real and prints measured against predicted.";
 
 typedef struct measured {
     int64_t peak_live, peak_reserved;
@@ -63,15 +68,16 @@ static void tune_progress(void *ctx, int64_t value, int checkpointed, int probes
 }
 
 int remat_cmd_tune(int argc, char **argv) {
-    const char *trace_path = NULL, *dim = "N", *alloc = "exact", *alloc_cfg = NULL, *out = NULL, *backend = "ref";
-    int64_t budget = -1, max_value = 0;
-    int confirm_run = 0, threads = 1, json = 0, help = 0;
+    const char *trace_path = NULL, *dim = "N", *alloc_cfg = NULL, *out = NULL, *backend = "ref";
+    cli_budget_flags bf = CLI_BUDGET_FLAGS_INIT;
+    int confirm_run = 0, threads = 1, json = 0, help = 0, max_value = 0, N = 0, T = 0;
     const cli_option opts[] = {
         {"--trace", CLI_STRING, &trace_path, "baseline trace (remat run --trace, no plan)"},
-        {"--budget", CLI_SIZE, &budget, "memory budget"},
+        CLI_BUDGET_OPTIONS(bf, "memory budget (see --budget-on, --device-overhead)"),
         {"--dim", CLI_STRING, &dim, "N (batch size, default) or T (time steps)"},
-        {"--max", CLI_SIZE, &max_value, "largest value to try (default and limit: 2^20 for N, 2^16 for T)"},
-        {"--allocator", CLI_STRING, &alloc, "exact (peak live bytes, default) or caching (peak reserved bytes)"},
+        {"--N", CLI_INT, &N, "with --dim T: the batch size to tune T at (default: as recorded)"},
+        {"--T", CLI_INT, &T, "with --dim N: the number of time steps to tune N at (default: as recorded)"},
+        {"--max", CLI_INT, &max_value, "largest value to try, a count (default and limit: 2^20 for N, 2^16 for T)"},
         {"--allocator-config", CLI_STRING, &alloc_cfg, "caching allocator settings (default: the trace's)"},
         {"--out", CLI_STRING, &out, "write the checkpoint plan for the tuned size (JSON plan file)"},
         {"--confirm", CLI_FLAG, &confirm_run, "run the checkpointed configuration once and compare"},
@@ -86,16 +92,27 @@ int remat_cmd_tune(int argc, char **argv) {
     const cli_file ins[] = {{"--trace", trace_path}};
     const cli_file outs[] = {{"--out", out}};
     if (cli_refuse_overlap("tune", ins, 1, outs, 1)) return 2;
-    if (budget <= 0) return cli_missing("tune", "--budget", "a positive memory budget, e.g. 2GiB");
+    if (bf.budget <= 0) return cli_missing("tune", "--budget", "a positive memory budget, e.g. 8GiB or 8GB");
     if (strcmp(dim, "N") && strcmp(dim, "T")) {
         fprintf(stderr, "remat tune: --dim: expected N or T, got '%s'\n", dim);
         return 2;
     }
-    int kind = remat_sim_allocator_from_name(alloc);
-    if (kind < 0) {
-        fprintf(stderr, "remat tune: --allocator: expected exact or caching, got '%s'\n", alloc);
+    if (max_value < 0 || N < 0 || T < 0) {
+        fprintf(stderr, "remat tune: --max/--N/--T: expected positive counts, got %d/%d/%d\n", max_value, N, T);
         return 2;
     }
+    if ((dim[0] == 'N' && N) || (dim[0] == 'T' && T)) {
+        fprintf(stderr, "remat tune: --%s: is the tuned dimension (expected --%s only with --dim %s)\n", dim, dim,
+                dim[0] == 'N' ? "T" : "N");
+        return 2;
+    }
+    remat_budget bud;
+    remat_alloc_kind kind;
+    int64_t budget;
+    if ((rc = cli_budget_from_flags("tune", &bf, 1, &bud, &kind)) != 0) return rc;
+    if ((rc = cli_budget_allocator_bytes("tune", &bud, &budget)) != 0) return rc;
+    int overhead_given = bf.overhead >= 0;
+    const char *alloc = kind == REMAT_ALLOC_CACHING ? "caching" : "exact";
     if (threads < 1 || threads > 256) {
         fprintf(stderr, "remat tune: --threads: %d is out of range (expected 1..256)\n", threads);
         return 2;
@@ -110,7 +127,9 @@ int remat_cmd_tune(int argc, char **argv) {
     remat_tune_opts to = remat_tune_opts_default();
     to.dim_T = dim[0] == 'T';
     to.max_value = max_value;
-    to.sim.allocator = (remat_alloc_kind)kind;
+    to.sim.allocator = kind;
+    to.sim.N = N;
+    to.sim.T = T;
     to.sim.allocator_config = alloc_cfg;
     to.sim.origin = trace_path;
     if (trace.n_iters > REMAT_CHAIN_MAX_ITERS) to.sim.iters = REMAT_CHAIN_MAX_ITERS;
@@ -140,11 +159,16 @@ int remat_cmd_tune(int argc, char **argv) {
         remat_xfree(text);
     }
     if (st == REMAT_OK && json) {
-        printf("{\"dim\":\"%s\",\"budget_bytes\":%lld,\"allocator\":\"%s\",\"plain\":{\"value\":%lld,\"peak_bytes\":%lld,"
-               "\"step_time_s\":%.9g},\"checkpointed\":{\"value\":%lld,\"peak_bytes\":%lld,\"step_time_s\":%.9g,"
+        printf("{\"dim\":\"%s\",\"budget_bytes\":%lld,\"allocator\":\"%s\"", dim, (long long)budget, alloc);
+        cli_budget_json(stdout, 1, &bud, overhead_given);
+        printf(",\"max\":%lld,\"plain\":{\"value\":%lld,\"at_max\":%s,\"peak_bytes\":%lld,\"peak_live_bytes\":%lld,"
+               "\"peak_reserved_bytes\":%lld,\"step_time_s\":%.9g},\"checkpointed\":{\"value\":%lld,\"at_max\":%s,"
+               "\"peak_bytes\":%lld,\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld,\"step_time_s\":%.9g,"
                "\"label\":",
-               dim, (long long)budget, alloc, (long long)r.plain.value, (long long)r.plain.fig.peak, r.plain.fig.time_s,
-               (long long)r.ckpt.value, (long long)r.ckpt.fig.peak, r.ckpt.fig.time_s);
+               (long long)r.max_value, (long long)r.plain.value, r.plain.at_max ? "true" : "false",
+               (long long)r.plain.fig.peak, (long long)r.plain.fig.peak_live, (long long)r.plain.fig.peak_reserved,
+               r.plain.fig.time_s, (long long)r.ckpt.value, r.ckpt.at_max ? "true" : "false", (long long)r.ckpt.fig.peak,
+               (long long)r.ckpt.fig.peak_live, (long long)r.ckpt.fig.peak_reserved, r.ckpt.fig.time_s);
         remat_json_string(stdout, label);
         if (r.have_plan) {
             char *text = remat_plan_to_json(&r.plan, &r.model, &err);
@@ -161,19 +185,31 @@ int remat_cmd_tune(int argc, char **argv) {
         printf(",\"evaluations\":%d,\"seconds\":%.6f}\n", r.evaluations, r.seconds);
     } else if (st == REMAT_OK) {
         char b1[64], b2[64], b3[64];
-        printf("largest %s within %s (%s allocator), from %s (recorded %s=%lld):\n", dim,
-               cli_fmt_bytes(budget, b1, sizeof b1), alloc, trace_path, dim,
+        printf("largest %s that fits, from %s (recorded %s=%lld", dim, trace_path, dim,
                (long long)(to.dim_T ? trace.T : trace.N));
-        if (r.plain.value > 0)
-            printf("  plain backpropagation  %s=%-8lld peak %s, step time %.6f s\n", dim, (long long)r.plain.value,
-                   cli_fmt_bytes(r.plain.fig.peak, b1, sizeof b1), r.plain.fig.time_s);
-        else
+        if (to.dim_T) printf(", at N=%lld", (long long)(N ? N : trace.N));
+        else printf(", at T=%lld", (long long)(T ? T : trace.T));
+        printf("):\n");
+        cli_budget_print(stdout, &bud, overhead_given);
+        cli_prediction_note(stdout, trace.backend);
+        if (r.plain.value > 0) {
+            printf("  plain backpropagation  %s=%-8lld step time %.6f s, ", dim, (long long)r.plain.value,
+                   r.plain.fig.time_s);
+            cli_peaks_print(stdout, &bud, r.plain.fig.peak_live, r.plain.fig.peak_reserved);
+        } else {
             printf("  plain backpropagation  nothing fits (not even %s=1)\n", dim);
-        if (r.ckpt.value > 0)
-            printf("  with checkpointing     %s=%-8lld peak %s, step time %.6f s, plan %s\n", dim, (long long)r.ckpt.value,
-                   cli_fmt_bytes(r.ckpt.fig.peak, b1, sizeof b1), r.ckpt.fig.time_s, label);
-        else
+        }
+        if (r.ckpt.value > 0) {
+            printf("  with checkpointing     %s=%-8lld step time %.6f s, plan %s, ", dim, (long long)r.ckpt.value,
+                   r.ckpt.fig.time_s, label);
+            cli_peaks_print(stdout, &bud, r.ckpt.fig.peak_live, r.ckpt.fig.peak_reserved);
+        } else {
             printf("  with checkpointing     nothing fits (not even %s=1)\n", dim);
+        }
+        if (r.plain.at_max || r.ckpt.at_max)
+            printf("  stopped at --max %lld: %s fits at %s=%lld, larger values were not tried (raise --max)\n",
+                   (long long)r.max_value, r.plain.at_max ? "even plain backpropagation" : "checkpointing", dim,
+                   (long long)r.max_value);
         if (confirmed)
             printf("  confirmed on %s: measured peak live %s (predicted %s), reserved %s (predicted %lld B), "
                    "step time %.6f s (predicted %.6f s, %+.1f %%)\n",
@@ -182,10 +218,14 @@ int remat_cmd_tune(int argc, char **argv) {
                    r.ckpt.fig.time_s, meas.step_time_s > 0 ? 100.0 * (r.ckpt.fig.time_s / meas.step_time_s - 1) : 0.0);
         if (out && r.have_plan) printf("plan written to %s\n", out);
         printf("(%d sizes simulated in %.3f s)\n", r.evaluations, r.seconds);
+        if (out && r.have_plan && !confirmed)
+            cli_next(stdout, "remat tune ... --confirm, or remat run --model M.json --%s %lld --plan %s", dim,
+                     (long long)r.ckpt.value, out);
     }
     rc = st == REMAT_OK ? 0 : cli_fail("tune", &err);
     if (st == REMAT_OK && r.ckpt.value == 0) {
-        fprintf(stderr, "remat tune: --budget: nothing fits %lld B, not even %s=1\n", (long long)budget, dim);
+        fprintf(stderr, "remat tune: --budget: nothing fits %lld B (%lld B for the allocator after the device overhead), not even %s=1\n",
+                (long long)bud.total, (long long)budget, dim);
         rc = 1;
     }
     remat_tune_result_free(&r);

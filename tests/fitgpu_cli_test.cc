@@ -1,0 +1,194 @@
+// fitgpu_cli_test.cc - "will it fit my GPU?" end to end (the built binary): size
+// flags in SI and IEC, budgets on reserved bytes plus the device overhead, one plan
+// notation, verify's verdicts, --T/--N on every command, and the small things a new
+// user meets (--version, next steps, wrong file kinds, escaped JSON).
+#include <gtest/gtest.h>
+
+#include <cjson/cJSON.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "tests/cli_runner.h"
+
+namespace {
+
+using remat_test::Proc;
+using remat_test::remat;
+using remat_test::slurp;
+using remat_test::tmp_dir;
+
+int lines(const std::string &s) {
+    int k = 0;
+    for (char c : s) k += c == '\n';
+    return k;
+}
+
+int64_t num(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    EXPECT_TRUE(cJSON_IsNumber(v)) << key;
+    return v ? (int64_t)v->valuedouble : -1;
+}
+
+bool has(const std::string &hay, const std::string &needle) { return hay.find(needle) != std::string::npos; }
+
+const int64_t MiB = 1 << 20;
+
+class FitGpu : public ::testing::Test {
+  protected:
+    static std::string tiny, mlp;
+    static void SetUpTestSuite() {
+        tiny = tmp_dir() + "/fit_tiny.h5";
+        mlp = tmp_dir() + "/fit_mlp.h5";
+        Proc r = remat("run --model data/models/tiny-3block-if.json --iters 2 --trace " + tiny);
+        ASSERT_EQ(r.rc, 0) << r.err;
+        r = remat("run --model data/models/mlp-lif.json --iters 1 --trace " + mlp);
+        ASSERT_EQ(r.rc, 0) << r.err;
+    }
+};
+std::string FitGpu::tiny, FitGpu::mlp;
+
+// ---- 1. one size grammar ------------------------------------------------------------
+
+// 8GB is 8*10^9 B and 8GiB is 8*2^30 B, as written; the allocator config reads the same
+// grammar (64MB, 64MiB, inf); an ambiguous "64M" is refused naming the flag and the grammar.
+TEST_F(FitGpu, SizesAsWrittenEverywhere) {
+    Proc gb = remat("search --trace " + tiny + " --budget 8GB --device-overhead 0 --json");
+    ASSERT_EQ(gb.rc, 0) << gb.err;
+    cJSON *j = cJSON_Parse(gb.out.c_str());
+    ASSERT_NE(j, nullptr) << gb.out;
+    EXPECT_EQ(num(cJSON_GetObjectItem(j, "budget"), "total_bytes"), 8000000000LL);
+    cJSON_Delete(j);
+    Proc gib = remat("search --trace " + tiny + " --budget 8GiB --device-overhead 1.5GB --json");
+    ASSERT_EQ(gib.rc, 0) << gib.err;
+    j = cJSON_Parse(gib.out.c_str());
+    ASSERT_NE(j, nullptr) << gib.out;
+    EXPECT_EQ(num(cJSON_GetObjectItem(j, "budget"), "total_bytes"), 8LL << 30);
+    EXPECT_EQ(num(cJSON_GetObjectItem(j, "budget"), "device_overhead_bytes"), 1500000000LL);
+    cJSON_Delete(j);
+    for (const char *cfg : {"max_split_size=64MB", "max_split_size=64MiB", "max_split_size=inf"}) {
+        Proc r = remat("simulate --trace " + tiny + " --allocator-config " + cfg + " --json");
+        EXPECT_EQ(r.rc, 0) << cfg << ": " << r.err;
+    }
+    Proc bad = remat("search --trace " + tiny + " --budget 64M");
+    EXPECT_EQ(bad.rc, 2);
+    EXPECT_EQ(lines(bad.err), 1) << bad.err;
+    EXPECT_TRUE(has(bad.err, "--budget: '64M' is not a size (expected a size: bytes, or a number with kB/MB/GB/TB"))
+        << bad.err;
+    Proc badcfg = remat("simulate --trace " + tiny + " --allocator-config max_split_size=64M");
+    EXPECT_EQ(badcfg.rc, 2);
+    EXPECT_TRUE(has(badcfg.err, "max_split_size: expected a size: bytes, or a number with kB/MB/GB/TB")) << badcfg.err;
+}
+
+// ---- 2. budgets on what runs out ------------------------------------------------------
+
+// By default the budget holds the plan's peak reserved bytes (caching model) plus the
+// device overhead; the written plan, simulated under the caching model, fits it. With
+// --budget-on live the live peak is what fits. Both figures are in the answer.
+TEST_F(FitGpu, BudgetMeansReservedPlusOverhead) {
+    std::string plan = tmp_dir() + "/fit_plan.json";
+    Proc r = remat("search --trace " + mlp + " --budget 80MiB --device-overhead 8MiB --out " + plan + " --json");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    cJSON *j = cJSON_Parse(r.out.c_str());
+    ASSERT_NE(j, nullptr) << r.out;
+    const cJSON *b = cJSON_GetObjectItem(j, "budget");
+    EXPECT_STREQ(cJSON_GetStringValue(cJSON_GetObjectItem(b, "on")), "reserved");
+    EXPECT_EQ(num(b, "allocator_bytes"), 72 * MiB);
+    const cJSON *pred = cJSON_GetObjectItem(j, "predicted");
+    int64_t reserved = num(pred, "peak_reserved_bytes"), live = num(pred, "peak_live_bytes");
+    EXPECT_LE(reserved + 8 * MiB, 80 * MiB);
+    EXPECT_LT(live, reserved);
+    EXPECT_EQ(num(j, "needed_bytes"), reserved + 8 * MiB);
+    cJSON_Delete(j);
+    Proc s = remat("simulate --trace " + mlp + " --plan " + plan + " --allocator caching --json");
+    ASSERT_EQ(s.rc, 0) << s.err;
+    j = cJSON_Parse(s.out.c_str());
+    EXPECT_EQ(num(j, "peak_reserved_bytes"), reserved);
+    cJSON_Delete(j);
+
+    Proc human = remat("search --trace " + mlp + " --budget 80MiB --device-overhead 8MiB");
+    ASSERT_EQ(human.rc, 0) << human.err;
+    EXPECT_TRUE(has(human.out, "on peak reserved bytes (caching allocator model) + device overhead 8.0 MiB"))
+        << human.out;
+    EXPECT_TRUE(has(human.out, "peak reserved ")) << human.out;
+    EXPECT_TRUE(has(human.out, ", peak live ")) << human.out;
+    EXPECT_TRUE(has(human.out, "predictions describe remat's own executor")) << human.out;
+
+    Proc lv = remat("search --trace " + mlp + " --budget 80MiB --device-overhead 8MiB --budget-on live --json");
+    ASSERT_EQ(lv.rc, 0) << lv.err;
+    j = cJSON_Parse(lv.out.c_str());
+    EXPECT_STREQ(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "budget"), "on")), "live");
+    EXPECT_LE(num(cJSON_GetObjectItem(j, "predicted"), "peak_live_bytes") + 8 * MiB, 80 * MiB);
+    cJSON_Delete(j);
+}
+
+// The default device overhead is documented and counted: a budget below it leaves nothing.
+TEST_F(FitGpu, DefaultDeviceOverhead) {
+    Proc h = remat("search --help");
+    EXPECT_TRUE(has(h.out, "--device-overhead")) << h.out;
+    EXPECT_TRUE(has(h.out, "default 512 MiB, an estimate")) << h.out;
+    Proc r = remat("search --trace " + tiny + " --budget 8GiB --json");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    cJSON *j = cJSON_Parse(r.out.c_str());
+    const cJSON *b = cJSON_GetObjectItem(j, "budget");
+    EXPECT_EQ(num(b, "device_overhead_bytes"), 512 * MiB);
+    EXPECT_FALSE(cJSON_IsTrue(cJSON_GetObjectItem(b, "device_overhead_given")));
+    cJSON_Delete(j);
+    Proc small = remat("search --trace " + tiny + " --budget 500MiB");
+    EXPECT_EQ(small.rc, 2);
+    EXPECT_EQ(lines(small.err), 1) << small.err;
+    EXPECT_TRUE(has(small.err, "--device-overhead")) << small.err;
+}
+
+// tune: the size it says fits, run for real, has reserved bytes within the budget.
+TEST_F(FitGpu, TuneConfirmFitsInReservedBytes) {
+    Proc r = remat("tune --trace " + tiny + " --budget 6MiB --device-overhead 1MiB --max 256 --confirm --json");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    cJSON *j = cJSON_Parse(r.out.c_str());
+    ASSERT_NE(j, nullptr) << r.out;
+    const cJSON *c = cJSON_GetObjectItem(j, "confirm");
+    ASSERT_TRUE(cJSON_IsObject(c)) << r.out;
+    EXPECT_LE(num(c, "peak_reserved_bytes") + 1 * MiB, 6 * MiB);
+    const cJSON *ck = cJSON_GetObjectItem(j, "checkpointed");
+    EXPECT_GT(num(ck, "peak_reserved_bytes"), 0);
+    EXPECT_GT(num(ck, "peak_live_bytes"), 0);
+    cJSON_Delete(j);
+    Proc h = remat("tune --trace " + tiny + " --budget 6MiB --device-overhead 1MiB --max 256");
+    ASSERT_EQ(h.rc, 0) << h.err;
+    EXPECT_TRUE(has(h.out, "peak reserved ")) << h.out;
+    EXPECT_TRUE(has(h.out, "device overhead 1.0 MiB")) << h.out;
+}
+
+// The demo's answer carries the budget line and both peaks.
+TEST_F(FitGpu, DemoPrintsBothFigures) {
+    std::string dir = tmp_dir() + "/fit_demo";
+    Proc r = remat("demo --model data/models/tiny-mlp-lif.json --budget-on live --budget 24KiB --no-plots --out " + dir);
+    ASSERT_EQ(r.rc, 0) << r.err << r.out;
+    EXPECT_TRUE(has(r.out, "budget 24.0 KiB (24576 B) on peak live bytes + device overhead 0 B")) << r.out;
+    EXPECT_TRUE(has(r.out, "peak reserved")) << r.out;
+    EXPECT_TRUE(has(r.out, "peak live")) << r.out;
+}
+
+// ---- JSON output escapes every string ------------------------------------------------
+
+TEST_F(FitGpu, JsonEscapesThePlanPath) {
+    std::string odd = tmp_dir() + "/my\"plan.json";
+    std::ofstream(odd) << slurp("data/plans/tiny-3block-if-ckpt.json");
+    std::string q = "'" + odd + "'";
+    Proc r = remat("run --model data/models/tiny-3block-if.json --plan " + q + " --json");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    cJSON *j = cJSON_Parse(r.out.c_str());
+    ASSERT_NE(j, nullptr) << r.out;
+    EXPECT_EQ(std::string(cJSON_GetStringValue(cJSON_GetObjectItem(j, "plan"))), odd);
+    cJSON_Delete(j);
+    Proc s = remat("simulate --trace " + tiny + " --plan " + q + " --json");
+    ASSERT_EQ(s.rc, 0) << s.err;
+    j = cJSON_Parse(s.out.c_str());
+    ASSERT_NE(j, nullptr) << s.out;
+    EXPECT_EQ(std::string(cJSON_GetStringValue(cJSON_GetObjectItem(j, "plan"))), odd);
+    cJSON_Delete(j);
+}
+
+}  // namespace

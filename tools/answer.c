@@ -1,0 +1,83 @@
+/* answer.c - budgets, peaks, the prediction note and next steps as every answer
+ * prints them (contract in tools/answer.h). */
+#include "tools/answer.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+#include "core/base/size.h"
+
+int cli_budget_from_flags(const char *cmd, const cli_budget_flags *f, int overhead_default, remat_budget *b,
+                          remat_alloc_kind *alloc) {
+    int on = remat_budget_on_from_name(f->on);
+    if (on < 0) {
+        fprintf(stderr, "remat %s: --budget-on: expected reserved or live, got '%s'\n", cmd, f->on ? f->on : "");
+        return 2;
+    }
+    if (f->overhead == REMAT_SIZE_INF) {
+        fprintf(stderr, "remat %s: --device-overhead: expected a finite size, got inf\n", cmd);
+        return 2;
+    }
+    b->total = f->budget;
+    b->overhead = f->overhead >= 0 ? f->overhead : (overhead_default ? REMAT_DEVICE_OVERHEAD_DEFAULT : 0);
+    b->on = (remat_budget_on)on;
+    *alloc = remat_budget_allocator(b->on);
+    return 0;
+}
+
+int cli_budget_allocator_bytes(const char *cmd, const remat_budget *b, int64_t *out) {
+    remat_error err = {0};
+    if (remat_budget_allocator_bytes(b, out, &err) == REMAT_OK) return 0;
+    return cli_fail(cmd, &err);
+}
+
+static const char *on_words(remat_budget_on on) {
+    return on == REMAT_BUDGET_ON_LIVE ? "peak live bytes" : "peak reserved bytes (caching allocator model)";
+}
+
+void cli_budget_print(FILE *f, const remat_budget *b, int overhead_given) {
+    char b1[64], b2[64], b3[64];
+    if (b->total == REMAT_SIZE_INF) {
+        fprintf(f, "budget none (inf), on %s\n", on_words(b->on));
+        return;
+    }
+    fprintf(f, "budget %s on %s + device overhead %s (%s; --device-overhead): %s for the allocator\n",
+            cli_fmt_bytes(b->total, b1, sizeof b1), on_words(b->on), cli_fmt_bytes(b->overhead, b2, sizeof b2),
+            overhead_given ? "as given" : "default estimate", cli_fmt_bytes(b->total - b->overhead, b3, sizeof b3));
+}
+
+void cli_budget_json(FILE *f, int comma, const remat_budget *b, int overhead_given) {
+    int inf = b->total == REMAT_SIZE_INF;
+    fprintf(f, "%s\"budget\":{\"total_bytes\":", comma ? "," : "");
+    if (inf) fputs("null", f);
+    else fprintf(f, "%lld", (long long)b->total);
+    fprintf(f, ",\"on\":\"%s\",\"device_overhead_bytes\":%lld,\"device_overhead_given\":%s,\"allocator_bytes\":",
+            remat_budget_on_name(b->on), (long long)b->overhead, overhead_given ? "true" : "false");
+    if (inf) fputs("null", f);
+    else fprintf(f, "%lld", (long long)(b->total - b->overhead));
+    fputc('}', f);
+}
+
+void cli_peaks_print(FILE *f, const remat_budget *b, int64_t peak_live, int64_t peak_reserved) {
+    char b1[64], b2[64], b3[64];
+    fprintf(f, "peak reserved %s, peak live %s; on the card %s with the device overhead\n",
+            cli_fmt_bytes(peak_reserved, b1, sizeof b1), cli_fmt_bytes(peak_live, b2, sizeof b2),
+            cli_fmt_bytes(remat_budget_needed(b, peak_live, peak_reserved), b3, sizeof b3));
+}
+
+void cli_prediction_note(FILE *f, const char *backend_of_times) {
+    fprintf(f,
+            "(predictions describe remat's own executor running this model (reference or CUDA backend, caching "
+            "allocator model), not a PyTorch script of the same network, whose autograd and kernels hold other "
+            "tensors; step times are the recorded %s backend's on the machine that recorded the trace)\n",
+            backend_of_times && backend_of_times[0] ? backend_of_times : "ref");
+}
+
+void cli_next(FILE *f, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("next: ", f);
+    vfprintf(f, fmt, ap);
+    fputc('\n', f);
+    va_end(ap);
+}

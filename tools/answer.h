@@ -1,0 +1,74 @@
+/* answer.h - what every search/tune/demo answer says the same way: the budget
+ * flags and what the budget is compared with (sim/budget.h), both peaks of a plan,
+ * the one line on what a prediction describes, and the next step.
+ *
+ * The budget flags, in each command's option table:
+ *
+ *   cli_budget_flags bf = CLI_BUDGET_FLAGS_INIT;
+ *   const cli_option opts[] = { CLI_BUDGET_OPTIONS(bf, "memory budget ..."), ... };
+ */
+#ifndef REMAT_TOOLS_ANSWER_H
+#define REMAT_TOOLS_ANSWER_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sim/budget.h"
+#include "tools/cli.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct cli_budget_flags {
+    int64_t budget;       /* -1: not given */
+    const char *on;       /* "reserved" (default) or "live" */
+    int64_t overhead;     /* -1: not given (REMAT_DEVICE_OVERHEAD_DEFAULT) */
+} cli_budget_flags;
+
+#define CLI_BUDGET_FLAGS_INIT {-1, "reserved", -1}
+
+#define CLI_BUDGET_HELP_ON                                                                                   \
+    "what the budget is compared with: reserved (peak reserved bytes under the caching allocator model "   \
+    "plus the device overhead: what runs out on a GPU; default) or live (peak live bytes plus the overhead)"
+#define CLI_BUDGET_HELP_OVERHEAD                                                                              \
+    "device bytes the allocator never sees (CUDA context, cuBLAS workspace); default 512 MiB, an estimate: " \
+    "`remat run --backend cuda` prints the figure measured on a GPU"
+
+#define CLI_BUDGET_OPTIONS(bf, budget_help)                                               \
+    {"--budget", CLI_SIZE, &(bf).budget, budget_help},                                    \
+    {"--budget-on", CLI_STRING, &(bf).on, CLI_BUDGET_HELP_ON},                            \
+    {"--device-overhead", CLI_SIZE, &(bf).overhead, CLI_BUDGET_HELP_OVERHEAD}
+
+/* The flags as a budget (total = f->budget, even when not given: -1), and the
+ * simulator allocator it is compared under. Bad --budget-on or --device-overhead:
+ * one line on stderr ("remat <cmd>: --budget-on: ..."), returns 2; else 0. */
+int cli_budget_from_flags(const char *cmd, const cli_budget_flags *f, int overhead_default, remat_budget *b,
+                          remat_alloc_kind *alloc);
+/* remat_budget_allocator_bytes, printing its error as "remat <cmd>: ..." (returns 2) or 0. */
+int cli_budget_allocator_bytes(const char *cmd, const remat_budget *b, int64_t *out);
+
+/* "budget 8.0 GiB (8589934592 B) on peak reserved bytes (caching allocator model) + device overhead
+ *  512.0 MiB (default estimate; --device-overhead): 7.5 GiB (...) for the allocator" */
+void cli_budget_print(FILE *f, const remat_budget *b, int overhead_given);
+/* "budget":{"total_bytes":..,"on":"reserved","device_overhead_bytes":..,"device_overhead_given":true,
+ *           "allocator_bytes":..} (total "inf" as null; preceded by a comma when comma). */
+void cli_budget_json(FILE *f, int comma, const remat_budget *b, int overhead_given);
+
+/* "peak reserved 48.0 MiB, peak live 45.8 MiB; on the card 560.0 MiB with the device overhead" */
+void cli_peaks_print(FILE *f, const remat_budget *b, int64_t peak_live, int64_t peak_reserved);
+
+/* The line each answer's header carries: predictions describe remat's own executor. */
+void cli_prediction_note(FILE *f, const char *backend_of_times);
+
+/* "next: <text>" on stdout (the obvious next step of a command). */
+void cli_next(FILE *f, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+#ifdef __cplusplus
+}
+#endif
+#endif
