@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/model/plan.h"
+#include "core/model/plan_notation.h"
 
 int remat_plot_model_of(const remat_trace *t, remat_model *m) {
     memset(m, 0, sizeof *m);
@@ -46,22 +47,9 @@ void remat_plot_site_label(const remat_model *m, const remat_peak_site *s, char 
     else snprintf(buf, len, "%s", ph);
 }
 
-static void block_opts(const remat_block_plan *b, char *buf, size_t len) {
-    char parts[3][24];
-    int n = 0;
-    if (b->compressor != REMAT_COMP_NONE) snprintf(parts[n++], sizeof parts[0], "%s", remat_compressor_name(b->compressor));
-    if (b->k > 1) snprintf(parts[n++], sizeof parts[0], "k=%d", b->k);
-    if (b->n_splits > 0) snprintf(parts[n++], sizeof parts[0], "%d split%s", b->n_splits, b->n_splits > 1 ? "s" : "");
-    buf[0] = 0;
-    for (int i = 0; i < n; i++) {
-        size_t u = strlen(buf);
-        snprintf(buf + u, len - u, "%s%s", i ? ", " : "", parts[i]);
-    }
-}
-
 void remat_plot_plan_label(const remat_trace *t, const remat_model *m, const char *fallback, char *buf, size_t len) {
     if (!t->plan_text || !t->plan_text[0]) {
-        snprintf(buf, len, "baseline");
+        snprintf(buf, len, "%s", REMAT_PLAN_NOTATION_NONE);
         return;
     }
     remat_plan p;
@@ -71,47 +59,6 @@ void remat_plot_plan_label(const remat_trace *t, const remat_model *m, const cha
         snprintf(buf, len, "%s", fallback && *fallback ? fallback : "plan");
         return;
     }
-    if (remat_plan_is_empty(&p)) {
-        snprintf(buf, len, "baseline");
-        remat_plan_free(&p);
-        return;
-    }
-    /* do all checkpointed blocks share their options? */
-    char first[64] = "", o[64];
-    int same = 1, seen = 0, total = 0;
-    for (int i = 0; i < p.n_blocks; i++) {
-        if (!p.blocks[i].checkpoint) continue;
-        total++;
-        block_opts(&p.blocks[i], o, sizeof o);
-        if (!seen) { snprintf(first, sizeof first, "%s", o); seen = 1; }
-        else if (strcmp(first, o) != 0) same = 0;
-    }
-    const size_t cap = len < 61 ? len : 61; /* 60 characters + NUL */
-    char s[256];
-    size_t u = (size_t)snprintf(s, sizeof s, "ckpt");
-    int shown = 0;
-    for (int i = 0; i < p.n_blocks; i++) {
-        if (!p.blocks[i].checkpoint) continue;
-        char item[160];
-        block_opts(&p.blocks[i], o, sizeof o);
-        if (same) snprintf(item, sizeof item, "%s%s", shown ? "," : " ", m->blocks[i].name);
-        else if (o[0]) snprintf(item, sizeof item, " %s (%s)", m->blocks[i].name, o);
-        else snprintf(item, sizeof item, " %s", m->blocks[i].name);
-        char tail[96] = "";
-        if (same && first[0]) snprintf(tail, sizeof tail, " (%s)", first);
-        char more[32];
-        snprintf(more, sizeof more, " ... +%d", total - shown);
-        /* keep room for the shared options and a "... +n" */
-        if (u + strlen(item) + strlen(tail) + (shown + 1 < total ? strlen(more) : 0) >= cap) {
-            u += (size_t)snprintf(s + u, sizeof s - u, "%s", more);
-            shown = -1;
-            break;
-        }
-        u += (size_t)snprintf(s + u, sizeof s - u, "%s", item);
-        shown++;
-    }
-    if (same && first[0]) snprintf(s + u, sizeof s - u, " (%s)", first);
-    (void)shown;
-    snprintf(buf, len, "%s", s);
+    remat_plan_notation(&p, m, buf, len < 61 ? len : 61); /* 60 characters at most in a legend */
     remat_plan_free(&p);
 }

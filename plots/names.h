@@ -24,10 +24,10 @@ void remat_plot_site_name(const remat_model *m, int32_t block, int32_t layer, ch
 /* "b2/sn2, backward" - site name and phase; "start of iteration" for event -1. */
 void remat_plot_site_label(const remat_model *m, const remat_peak_site *s, char *buf, size_t len);
 
-/* Short name of the trace's plan: "baseline" when its plan text is empty or
- * checkpoints nothing; otherwise the checkpointed blocks, e.g. "ckpt b1,b2 (bit, k=4)"
- * or "ckpt b1 (bit) b3 (k=2)", at most 60 characters ("... +3" when cut). When the
- * plan does not parse against the model, `fallback` (e.g. the file's stem), or "plan". */
+/* Short name of the trace's plan in the plan notation (core/model/plan_notation.h):
+ * "no checkpointing" when its plan text is empty or checkpoints nothing, else e.g.
+ * "b1:bit/k4,b2", at most 60 characters (ending in "..." when cut). When the plan
+ * does not parse against the model, `fallback` (e.g. the file's stem), or "plan". */
 void remat_plot_plan_label(const remat_trace *t, const remat_model *m, const char *fallback, char *buf, size_t len);
 
 #ifdef __cplusplus

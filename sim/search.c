@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/model/plan_notation.h"
 #include "sim/profile.h"
 
 static double now_s(void) {
@@ -28,25 +29,6 @@ remat_status remat_search_evaluate(remat_sim *s, const remat_plan *p, remat_sear
     f->end_of_forward = r->end_of_forward_bytes;
     f->time_s = r->step_time_s;
     return REMAT_OK;
-}
-
-void remat_search_plan_label(const remat_plan *p, const remat_model *m, char *buf, size_t len) {
-    size_t used = 0;
-    buf[0] = '\0';
-    for (int b = 0; b < p->n_blocks && used + 1 < len; b++) {
-        const remat_block_plan *bp = &p->blocks[b];
-        if (!bp->checkpoint) continue;
-        int n = snprintf(buf + used, len - used, "%s%s:%s", used ? "," : "", m->blocks[b].name,
-                         remat_compressor_name(bp->compressor));
-        if (n > 0) used += (size_t)n;
-        if (used < len && bp->k > 1 && (n = snprintf(buf + used, len - used, "/k%d", bp->k)) > 0) used += (size_t)n;
-        if (used < len && bp->span > 1 && (n = snprintf(buf + used, len - used, "/span%d", bp->span)) > 0)
-            used += (size_t)n;
-        if (used < len && bp->n_splits > 0 && (n = snprintf(buf + used, len - used, "/s%d", bp->n_splits)) > 0)
-            used += (size_t)n;
-        if (used >= len) used = len - 1;
-    }
-    if (!used) snprintf(buf, len, "stored");
 }
 
 int remat_search_preset_from_name(const char *s) {
@@ -455,7 +437,7 @@ remat_status remat_search_budget(remat_sim *s, int64_t budget, const remat_searc
         out->front = remat_xcalloc((size_t)np + 1, sizeof *out->front, err);
         if (!out->front) st = REMAT_ERR_NOMEM;
         char chosen[160];
-        remat_search_plan_label(&out->plan, m, chosen, sizeof chosen);
+        remat_plan_notation(&out->plan, m, chosen, sizeof chosen);
         int have_chosen = 0;
         for (int i = 0; i < np && st == REMAT_OK; i++) {
             apply_choice(&p, opts, chs + (size_t)i * nb);
@@ -465,7 +447,7 @@ remat_status remat_search_budget(remat_sim *s, int64_t budget, const remat_searc
             remat_search_point *x = &out->front[out->n_front++];
             x->peak = f.peak;
             x->time_s = f.time_s;
-            remat_search_plan_label(&p, m, x->label, sizeof x->label);
+            remat_plan_notation(&p, m, x->label, sizeof x->label);
             x->chosen = out->found && !have_chosen && !strcmp(x->label, chosen);
             have_chosen |= x->chosen;
         }

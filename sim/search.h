@@ -37,7 +37,7 @@ extern "C" {
 /* ---- per-block options ------------------------------------------------------ */
 typedef struct remat_block_options {
     int n;
-    remat_block_plan *v; /* owned; v[0] is "stored" */
+    remat_block_plan *v; /* owned; v[0] is the block stored (not checkpointed) */
 } remat_block_options;
 
 /* Options of every block of m ([m->n_blocks], free with remat_search_options_free). */
@@ -54,9 +54,6 @@ typedef struct remat_search_figures {
 /* Sets p on s, runs it, fills f. */
 remat_status remat_search_evaluate(remat_sim *s, const remat_plan *p, remat_search_figures *f, remat_error *err);
 
-/* A short description of a plan: "b1:bit,b3:none/k4/s1" (checkpointed blocks only;
- * "/k" time chunks, "/s" split points), "stored" for the empty plan. */
-void remat_search_plan_label(const remat_plan *p, const remat_model *m, char *buf, size_t len);
 
 /* ---- greedy levels ----------------------------------------------------------- */
 typedef enum remat_search_preset {

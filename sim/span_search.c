@@ -1,6 +1,8 @@
 /* span_search.c - span plans on top of the budget search (contract in span_search.h). */
 #include "sim/span_search.h"
 
+#include "core/model/plan_notation.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -68,7 +70,7 @@ remat_status remat_search_budget_spans(remat_sim *s, int64_t budget, const remat
         memset(&pt, 0, sizeof pt);
         pt.peak = f.peak;
         pt.time_s = f.time_s;
-        remat_search_plan_label(&g.plans[i], m, pt.label, sizeof pt.label);
+        remat_plan_notation(&g.plans[i], m, pt.label, sizeof pt.label);
         if (o->front_points > 0) st = front_add(out, &pt, err);
         if (f.peak <= budget && (best < 0 || f.time_s < best_fig.time_s)) {
             best = i;
@@ -90,7 +92,7 @@ remat_status remat_search_budget_spans(remat_sim *s, int64_t budget, const remat
             out->fig = best_fig;
             out->found = best_fig.peak <= budget;
             char label[160];
-            remat_search_plan_label(&copy, m, label, sizeof label);
+            remat_plan_notation(&copy, m, label, sizeof label);
             for (int i = 0; i < out->n_front; i++) out->front[i].chosen = !strcmp(out->front[i].label, label);
         }
     }

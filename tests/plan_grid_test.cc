@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/model/plan_grid.h"
+#include "core/model/plan_notation.h"
 
 namespace {
 
@@ -31,7 +32,7 @@ std::vector<std::string> option_labels(const remat_model &m, const char *block) 
     std::vector<std::string> out;
     for (int i = 0; i < n; i++) {
         char buf[256];
-        out.push_back(remat_plan_grid_option_label(&m, &opts[i], buf, sizeof buf));
+        out.push_back(remat_plan_grid_option_label(&m, b, &opts[i], buf, sizeof buf));
     }
     remat_xfree(opts);
     return out;
@@ -41,17 +42,17 @@ TEST(PlanGridOptions, TinyResnetExactLists) {
     Model t("tiny-resnet-bn");  // T = 4
     // head: input INTEGER (none, uint8); splits after dropout p>0 / linear see REAL values
     std::vector<std::string> head = {
-        "stored",
-        "ckpt/none/k1", "ckpt/none/k1/split:head_fc", "ckpt/none/k1/split:head_lif",
-        "ckpt/none/k2", "ckpt/none/k2/split:head_fc", "ckpt/none/k2/split:head_lif",
-        "ckpt/none/k4", "ckpt/none/k4/split:head_fc", "ckpt/none/k4/split:head_lif",
-        "ckpt/uint8/k1", "ckpt/uint8/k2", "ckpt/uint8/k4"};
+        "no checkpointing",
+        "head", "head/split@head_fc", "head/split@head_lif",
+        "head/k2", "head/k2/split@head_fc", "head/k2/split@head_lif",
+        "head/k4", "head/k4/split@head_fc", "head/k4/split@head_lif",
+        "head:uint8", "head:uint8/k2", "head:uint8/k4"};
     EXPECT_EQ(option_labels(t.m, "head"), head);
     // res1: batch norm (k = 1 only), ends in add (no splits), spike input (every compressor)
-    std::vector<std::string> res1 = {"stored", "ckpt/none/k1", "ckpt/bool/k1", "ckpt/uint8/k1", "ckpt/bit/k1",
-                                     "ckpt/sparse/k1"};
+    std::vector<std::string> res1 = {"no checkpointing", "res1", "res1:bool", "res1:uint8", "res1:bit",
+                                     "res1:sparse"};
     EXPECT_EQ(option_labels(t.m, "res1"), res1);
-    std::vector<std::string> res2 = {"stored", "ckpt/none/k1", "ckpt/uint8/k1"};
+    std::vector<std::string> res2 = {"no checkpointing", "res2", "res2:uint8"};
     EXPECT_EQ(option_labels(t.m, "res2"), res2);
     EXPECT_EQ(option_labels(t.m, "stem").size(), 10u);  // analog input: none x k{1,2,4} x {-, stem_lif, stem_drop}
     remat_error err{};
@@ -63,10 +64,10 @@ TEST(PlanGridOptions, TinyMlpAllDivisorsOfT) {
     std::vector<std::string> b1 = option_labels(t.m, "b1");
     ASSERT_EQ(b1.size(), 25u);  // stored + 4 k x (5 compressors + split:lif1 with none)
     std::set<std::string> s(b1.begin(), b1.end());
-    for (const char *want : {"ckpt/bit/k3", "ckpt/sparse/k6", "ckpt/none/k2/split:lif1", "ckpt/bool/k1"})
+    for (const char *want : {"b1:bit/k3", "b1:sparse/k6", "b1/k2/split@lif1", "b1:bool"})
         EXPECT_TRUE(s.count(want)) << want;
-    EXPECT_FALSE(s.count("ckpt/bit/k1/split:lif1"));
-    EXPECT_FALSE(s.count("ckpt/none/k4"));
+    EXPECT_FALSE(s.count("b1:bit/split@lif1"));
+    EXPECT_FALSE(s.count("b1/k4"));
 }
 
 TEST(PlanGridOptions, BadBlockIndex) {
@@ -87,7 +88,12 @@ void check_grid(const remat_model &m, const remat_plan_grid &g) {
         const remat_plan &p = g.plans[i];
         remat_error err{};
         EXPECT_EQ(remat_plan_validate(&p, &m, p.path, &err), REMAT_OK) << p.path << ": " << err.msg;
-        EXPECT_EQ(std::string(p.path).rfind("grid:", 0), 0u);
+        // the label is the plan notation, and reads back as the same plan
+        remat_plan fromlabel{};
+        ASSERT_EQ(remat_plan_parse_notation(p.path, "label", &m, &fromlabel, &err), REMAT_OK) << p.path << err.msg;
+        EXPECT_STREQ(fromlabel.path, p.path);
+        EXPECT_STREQ(fromlabel.text, p.blocks && remat_plan_is_empty(&p) ? "" : p.text);
+        remat_plan_free(&fromlabel);
         EXPECT_TRUE(labels.insert(p.path).second) << "duplicate " << p.path;
         EXPECT_TRUE(texts.insert(p.text).second) << "duplicate text " << p.text;
         remat_plan back{};
@@ -110,15 +116,15 @@ TEST(PlanGrid, OneBlockVaries) {
     remat_error err{};
     ASSERT_EQ(remat_plan_grid_one_block(&t.m, &g, &err), REMAT_OK) << err.msg;
     ASSERT_EQ(g.n_plans, 1 + 9 + 5 + 2 + 12);
-    EXPECT_STREQ(g.plans[0].path, "grid:baseline");
+    EXPECT_STREQ(g.plans[0].path, "no checkpointing");
     EXPECT_EQ(remat_plan_is_empty(&g.plans[0]), 1);
     for (int i = 1; i < g.n_plans; i++) {
         int ck = 0;
         for (int b = 0; b < t.m.n_blocks; b++) ck += g.plans[i].blocks[b].checkpoint;
         EXPECT_EQ(ck, 1) << g.plans[i].path;
     }
-    EXPECT_STREQ(g.plans[1].path, "grid:stem=ckpt/none/k1");
-    EXPECT_STREQ(g.plans[g.n_plans - 1].path, "grid:head=ckpt/uint8/k4");
+    EXPECT_STREQ(g.plans[1].path, "stem");
+    EXPECT_STREQ(g.plans[g.n_plans - 1].path, "head:uint8/k4");
     check_grid(t.m, g);
     remat_plan_grid_free(&g);
     EXPECT_EQ(g.plans, nullptr);
@@ -133,15 +139,15 @@ TEST(PlanGrid, UniformShapes) {
     std::vector<std::string> labels;
     for (int i = 0; i < g.n_plans; i++) labels.push_back(g.plans[i].path);
     std::vector<std::string> want = {
-        "grid:stem=ckpt/none/k1 res1=ckpt/none/k1 res2=ckpt/none/k1 head=ckpt/none/k1",
-        "grid:stem=ckpt/none/k2 head=ckpt/none/k2",
-        "grid:stem=ckpt/none/k4 head=ckpt/none/k4",
-        "grid:res1=ckpt/bool/k1",
-        "grid:res1=ckpt/uint8/k1 res2=ckpt/uint8/k1 head=ckpt/uint8/k1",
-        "grid:head=ckpt/uint8/k2",
-        "grid:head=ckpt/uint8/k4",
-        "grid:res1=ckpt/bit/k1",
-        "grid:res1=ckpt/sparse/k1",
+        "stem,res1,res2,head",
+        "stem/k2,head/k2",
+        "stem/k4,head/k4",
+        "res1:bool",
+        "res1:uint8,res2:uint8,head:uint8",
+        "head:uint8/k2",
+        "head:uint8/k4",
+        "res1:bit",
+        "res1:sparse",
     };
     EXPECT_EQ(labels, want);
     check_grid(t.m, g);
@@ -188,7 +194,7 @@ TEST(PlanGrid, RandomLargerThanProductGivesWholeProduct) {
     remat_plan_grid g{};
     ASSERT_EQ(remat_plan_grid_random(&t.m, 1, (int)product + 10, &g, &err), REMAT_OK) << err.msg;
     EXPECT_EQ(g.n_plans, product);
-    EXPECT_STREQ(g.plans[0].path, "grid:baseline");
+    EXPECT_STREQ(g.plans[0].path, "no checkpointing");
     std::set<std::string> labels;
     for (int i = 0; i < g.n_plans; i++) labels.insert(g.plans[i].path);
     EXPECT_EQ((int64_t)labels.size(), product);

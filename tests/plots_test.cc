@@ -590,7 +590,7 @@ TEST(Figure, MemoryDataFileHoldsThePeakAndDataOnlyWritesNoImage) {
     EXPECT_EQ(std::stoi(rows[at][5]), 2);  // layer
     std::string gp = ReadAll(f.script);
     EXPECT_NE(gp.find("peak 34.94 KiB at b2/fc2, backward"), std::string::npos) << gp;
-    EXPECT_NE(gp.find("\"baseline: live\""), std::string::npos);  // the first trace's plan name
+    EXPECT_NE(gp.find("\"no checkpointing: live\""), std::string::npos);  // the first trace's plan name
     EXPECT_NE(gp.find("\"measured: live\""), std::string::npos);  // an explicit label
     EXPECT_NE(gp.find("dat = \"mem_data_only.dat\""), std::string::npos);
 }
@@ -603,18 +603,18 @@ TEST(Figure, PlanNamesForLegends) {
     ASSERT_EQ(remat_plot_model_of(&b.t, &m), 1);
     char lab[128];
     remat_plot_plan_label(&b.t, &m, "stem", lab, sizeof lab);
-    EXPECT_STREQ(lab, "ckpt b1,b2 (bit, k=2)");
+    EXPECT_STREQ(lab, "b1:bit/k2,b2:bit/k2");
     remat_error err = {};
     ASSERT_EQ(remat_trace_set_texts(&b.t, kModel, "{\"blocks\": [{\"name\": \"b2\", \"checkpoint\": true}]}", &err),
               REMAT_OK);
     remat_plot_plan_label(&b.t, &m, "stem", lab, sizeof lab);
-    EXPECT_STREQ(lab, "ckpt b2");
+    EXPECT_STREQ(lab, "b2");
     ASSERT_EQ(remat_trace_set_texts(&b.t, kModel, "{\"blocks\": [{\"name\": \"nope\"}]}", &err), REMAT_OK);
     remat_plot_plan_label(&b.t, &m, "stem", lab, sizeof lab);
     EXPECT_STREQ(lab, "stem");  // does not parse against the model: the file's stem
     ASSERT_EQ(remat_trace_set_texts(&b.t, kModel, "", &err), REMAT_OK);
     remat_plot_plan_label(&b.t, &m, "stem", lab, sizeof lab);
-    EXPECT_STREQ(lab, "baseline");
+    EXPECT_STREQ(lab, "no checkpointing");
     remat_model_free(&m);
 }
 

@@ -19,6 +19,7 @@
 #include "core/exec/executor.h"
 #include "core/io/atomic_file.h"
 #include "core/io/trace.h"
+#include "core/model/plan_notation.h"
 #include "plots/memplot.h"
 #include "plots/pareto.h"
 #include "plots/scaling.h"
@@ -273,8 +274,8 @@ static void summary(demo *d, FILE *f) {
                 cli_fmt_bytes(d->have_found ? d->found.min_peak : 0, b1, sizeof b1));
         return;
     }
-    char label[256];
-    remat_search_plan_label(&d->found.plan, &d->m, label, sizeof label);
+    char label[1024];
+    remat_plan_notation(&d->found.plan, &d->m, label, sizeof label);
     fprintf(f, "plan found by the search: %s\n\n", label);
     fprintf(f, "%-22s %16s %16s %16s\n", "", "baseline", "plan predicted", "plan measured");
     fprintf(f, "%-22s %16s %16s %16s\n", "peak live", mib(a->peak_live_bytes, b1, sizeof b1),

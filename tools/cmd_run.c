@@ -7,6 +7,7 @@
 #include "core/io/trace.h"
 #include "cuda/cuda_backend.h"
 #include "core/io/json_write.h"
+#include "core/model/plan_notation.h"
 #include "tools/cli.h"
 #include "tools/paths.h"
 #include "tools/commands.h"
@@ -21,8 +22,8 @@ static const char *USAGE =
     "forward and the step time. --trace writes every allocation event (docs/trace-schema.md);\n"
     "--dump writes the gradient dump of one step without optimiser update (interfaces.md).";
 
-static void print_human(const remat_model *m, const char *plan_path, const char *backend, int threads,
-                        const remat_step_result *r, int iters) {
+static void print_human(const remat_model *m, const remat_plan *plan, const char *plan_path, const char *backend,
+                        int threads, const remat_step_result *r, int iters) {
     char b1[64], b2[64], b3[64], b4[64];
     const remat_step_result *last = &r[iters - 1];
     int64_t peak = 0, reserved = 0;
@@ -32,8 +33,11 @@ static void print_human(const remat_model *m, const char *plan_path, const char 
         if (r[i].peak_reserved_bytes > reserved) reserved = r[i].peak_reserved_bytes;
         if (r[i].step_time_s < tmin) tmin = r[i].step_time_s;
     }
-    printf("model %s (T=%lld, N=%lld), plan %s, backend %s", m->name, (long long)m->T, (long long)m->N,
-           plan_path ? plan_path : "none (plain backpropagation)", backend);
+    char label[1024];
+    remat_plan_notation(plan, m, label, sizeof label);
+    printf("model %s (T=%lld, N=%lld), plan %s", m->name, (long long)m->T, (long long)m->N, label);
+    if (plan_path && strcmp(plan_path, label) != 0) printf(" (%s)", plan_path);
+    printf(", backend %s", backend);
     if (!strcmp(backend, "ref")) printf(" (%d thread%s)", threads, threads == 1 ? "" : "s");
     printf("\n");
     for (int i = 0; i < iters; i++)
@@ -114,7 +118,7 @@ int remat_cmd_run(int argc, char **argv) {
     int iters = 1, threads = 1, json = 0, help = 0, no_input_grad = 0;
     const cli_option opts[] = {
         {"--model", CLI_STRING, &model_path, "model file (JSON)"},
-        {"--plan", CLI_STRING, &plan_path, "plan file (JSON); none = plain backpropagation"},
+        {"--plan", CLI_STRING, &plan_path, "plan file (JSON) or plan notation ('b1:bit/k4,b2'); none = no checkpointing"},
         {"--backend", CLI_STRING, &backend, "ref (default) or cuda"},
         {"--seed", CLI_STRING, &seed_s, "seed of parameters, input, labels and dropout, 0..2^64-1 (default 1)"},
         {"--iters", CLI_INT, &iters, "training steps (default 1)"},
@@ -208,7 +212,7 @@ int remat_cmd_run(int argc, char **argv) {
         if (json) {
             print_json(&m, plan_path, backend, res, iters, have_ci ? &ci : NULL);
         } else {
-            print_human(&m, plan_path, backend, threads, res, iters);
+            print_human(&m, &p, plan_path, backend, threads, res, iters);
             if (have_ci) print_driver_human(&ci, res[iters - 1].peak_reserved_bytes);
         }
         if (!json && trace_path) printf("trace written to %s (%lld events)\n", trace_path, (long long)trace.n_events);

@@ -8,6 +8,7 @@
 #include "core/io/json_write.h"
 #include "core/io/json_write.h"
 #include "core/io/trace.h"
+#include "core/model/plan_notation.h"
 #include "sim/search.h"
 #include "sim/span_search.h"
 #include "sim/sim.h"
@@ -119,8 +120,8 @@ static int run_level(const answer_ctx *a, int level, int preset) {
     }
     base.peak = log.steps[0].peak;
     base.time_s = log.steps[0].time_s;
-    char label[160];
-    remat_search_plan_label(&p, m, label, sizeof label);
+    char label[1024];
+    remat_plan_notation(&p, m, label, sizeof label);
     int ok = 1;
     if (out) ok = write_plan(out, &p, m, &err);
     remat_search_point *pts = remat_xcalloc((size_t)log.n, sizeof *pts, &err);
@@ -191,8 +192,8 @@ static int run_budget(const answer_ctx *a, int64_t budget) {
         remat_search_budget_result_free(&r);
         return cli_fail("search", &err);
     }
-    char label[160], b1[64], b2[64];
-    remat_search_plan_label(&r.plan, m, label, sizeof label);
+    char label[1024], b1[64], b2[64];
+    remat_plan_notation(&r.plan, m, label, sizeof label);
     int ok = 1;
     if (r.found && out) ok = write_plan(out, &r.plan, m, &err);
     if (ok && pareto) ok = remat_search_write_front(pareto, r.front, r.n_front, &r.baseline, budget, &err) == REMAT_OK;

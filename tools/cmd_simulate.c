@@ -5,6 +5,7 @@
 
 #include "core/io/ext_trace.h"
 #include "core/io/trace.h"
+#include "core/model/plan_notation.h"
 #include "sim/search.h"
 #include "sim/sim.h"
 #include "core/io/json_write.h"
@@ -35,9 +36,11 @@ static void print_human(const remat_sim *s, const char *trace_path, const char *
     const remat_model *m = remat_sim_model(s);
     char b1[64], b2[64], b3[64], b4[64];
     double base = remat_sim_baseline_step_time(s);
-    printf("predicted: model %s (T=%lld, N=%lld), plan %s, %d step%s, from %s\n", m->name, (long long)m->T,
-           (long long)m->N, plan_path ? plan_path : "none (plain backpropagation)", r->n_iters,
-           r->n_iters == 1 ? "" : "s", trace_path);
+    char label[1024];
+    remat_plan_notation(remat_sim_plan(s), m, label, sizeof label);
+    printf("predicted: model %s (T=%lld, N=%lld), plan %s", m->name, (long long)m->T, (long long)m->N, label);
+    if (plan_path && strcmp(plan_path, label) != 0) printf(" (%s)", plan_path);
+    printf(", %d step%s, from %s\n", r->n_iters, r->n_iters == 1 ? "" : "s", trace_path);
     printf("peak live bytes       %s\n", cli_fmt_bytes(r->peak_live_bytes, b1, sizeof b1));
     printf("peak reserved bytes   %s  (caching allocator model)\n", cli_fmt_bytes(r->peak_reserved_bytes, b2, sizeof b2));
     printf("end of forward        %s  (of which compressed inputs %s)\n",
@@ -114,7 +117,7 @@ int remat_cmd_simulate(int argc, char **argv) {
     int N = 0, T = 0, iters = 0, copy_stream = 0, json = 0, help = 0;
     const cli_option opts[] = {
         {"--trace", CLI_STRING, &trace_path, "baseline trace (remat run --trace, no plan)"},
-        {"--plan", CLI_STRING, &plan_path, "plan file (JSON); none = plain backpropagation"},
+        {"--plan", CLI_STRING, &plan_path, "plan file (JSON) or plan notation ('b1:bit/k4,b2'); none = no checkpointing"},
         {"--allocator", CLI_STRING, &alloc, "exact (live bytes, default) or caching (reserved bytes): the peak reported as peak_bytes"},
         {"--allocator-config", CLI_STRING, &alloc_cfg, "caching allocator settings (default: the trace's), e.g. max_split_size=64MiB"},
         {"--N", CLI_INT, &N, "predict for this batch size (default: as recorded)"},
@@ -151,7 +154,7 @@ int remat_cmd_simulate(int argc, char **argv) {
     remat_plan p;
     int have_plan = 0;
     if (st == REMAT_OK && plan_path) {
-        st = remat_plan_load(plan_path, remat_sim_model(s), &p, &err);
+        st = remat_plan_load_arg(plan_path, remat_sim_model(s), &p, &err);
         have_plan = st == REMAT_OK;
     }
     if (st == REMAT_OK) st = remat_sim_set_plan(s, have_plan ? &p : NULL, &err);

@@ -8,6 +8,7 @@
 #include "core/io/atomic_file.h"
 #include "core/io/json_write.h"
 #include "core/io/trace.h"
+#include "core/model/plan_notation.h"
 #include "sim/sim.h"
 #include "sim/tune.h"
 #include "tools/answer.h"
@@ -151,8 +152,8 @@ int remat_cmd_tune(int argc, char **argv) {
         cli_progress_done();
         confirmed = st == REMAT_OK;
     }
-    char label[160] = "";
-    if (st == REMAT_OK && r.have_plan) remat_search_plan_label(&r.plan, &r.model, label, sizeof label);
+    char label[1024] = "";
+    if (st == REMAT_OK && r.have_plan) remat_plan_notation(&r.plan, &r.model, label, sizeof label);
     if (st == REMAT_OK && out && r.have_plan) {
         char *text = remat_plan_to_json(&r.plan, &r.model, &err);
         st = text ? remat_afile_write_all(out, text, strlen(text), &err) : err.status;

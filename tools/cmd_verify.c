@@ -172,7 +172,7 @@ int remat_cmd_verify(int argc, char **argv) {
     cli_list dumps = {0};
     const cli_option opts[] = {
         {"--model", CLI_STRING, &model_path, "model file (JSON)"},
-        {"--plan", CLI_STRING, &plan_path, "plan file (JSON) to verify against plain backpropagation"},
+        {"--plan", CLI_STRING, &plan_path, "plan file (JSON) or plan notation ('b1:bit/k4,b2') to verify against plain backpropagation"},
         {"--grid", CLI_FLAG, &grid, "verify every valid plan of the model instead of one"},
         {"--sample", CLI_INT, &sample, "with --grid: verify a seeded random sample of K plans"},
         {"--sample-seed", CLI_STRING, &sample_seed_s, "with --sample: seed of the sample (default: --seed)"},

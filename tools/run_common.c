@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/model/plan_notation.h"
+
 remat_status remat_tools_backend_open(const char *name, int threads, remat_backend *out, remat_error *err) {
     if (!name || !strcmp(name, "ref")) return remat_backend_ref_init(out, threads > 0 ? threads : 1, err);
     if (!strcmp(name, "cuda")) return remat_backend_cuda_init(out, 0, err);
@@ -16,7 +18,7 @@ remat_status remat_tools_load(const char *model_path, const char *plan_path, rem
     memset(p, 0, sizeof *p);
     remat_status st = remat_model_load(model_path, m, err);
     if (st != REMAT_OK) return st;
-    st = plan_path ? remat_plan_load(plan_path, m, p, err) : remat_plan_init_empty(m, p, err);
+    st = plan_path ? remat_plan_load_arg(plan_path, m, p, err) : remat_plan_init_empty(m, p, err);
     if (st != REMAT_OK) remat_model_free(m);
     return st;
 }

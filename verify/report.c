@@ -7,6 +7,7 @@
 
 #include "core/base/types.h"
 #include "core/io/json_write.h"
+#include "core/model/plan_notation.h"
 
 static const char *fmt_bytes(int64_t b, char *buf, size_t len) {
     const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -30,30 +31,7 @@ static void upper(const char *s, char *buf, size_t len) {
 }
 
 const char *remat_verify_plan_desc(const remat_model *m, const remat_plan *p, char *buf, size_t len) {
-    size_t at = 0;
-    buf[0] = '\0';
-    for (int bi = 0; p && bi < p->n_blocks && bi < m->n_blocks; bi++) {
-        const remat_block_plan *bp = &p->blocks[bi];
-        if (!bp->checkpoint) continue;
-        char opts[160];
-        size_t o = 0;
-        opts[0] = '\0';
-        if (bp->compressor != REMAT_COMP_NONE)
-            o += (size_t)snprintf(opts + o, sizeof opts - o, "%s", remat_compressor_name(bp->compressor));
-        if (bp->k > 1 && o < sizeof opts)
-            o += (size_t)snprintf(opts + o, sizeof opts - o, "%sk=%d", o ? "," : "", bp->k);
-        if (bp->span > 1 && o < sizeof opts)
-            o += (size_t)snprintf(opts + o, sizeof opts - o, "%sspan=%d", o ? "," : "", bp->span);
-        for (int s = 0; s < bp->n_splits && o < sizeof opts; s++) {
-            int li = bp->splits[s];
-            const char *nm = (li >= 0 && li < m->n_layers) ? m->layers[li].name : "?";
-            o += (size_t)snprintf(opts + o, sizeof opts - o, "%ssplit@%s", o ? "," : "", nm);
-        }
-        if (at < len)
-            at += (size_t)snprintf(buf + at, len - at, "%s%s:ckpt%s%s%s", at ? " " : "", m->blocks[bi].name,
-                                   opts[0] ? "(" : "", opts, opts[0] ? ")" : "");
-    }
-    if (!buf[0]) snprintf(buf, len, "baseline");
+    remat_plan_notation(p, m, buf, len);
     return buf;
 }
 

@@ -29,7 +29,8 @@ typedef struct remat_verify_context {
     int threads;             /* reference backend GEMM threads (0: not applicable) */
 } remat_verify_context;
 
-/* A plan in one short line: "b1:ckpt(bit,k=4) b3:ckpt(split@fc3b)" or "baseline". */
+/* A plan in the plan notation (core/model/plan_notation.h): "b1:bit/k4,b3/split@fc3b",
+ * or "no checkpointing". */
 const char *remat_verify_plan_desc(const remat_model *m, const remat_plan *p, char *buf, size_t len);
 
 /* One line per tensor (name, shape, differing elements, max |diff|, first differing

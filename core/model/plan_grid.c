@@ -4,6 +4,7 @@
  * remat_plan_validate accepts it (on a plan where every other block is stored), so
  * the grid follows the plan rules wherever they change. */
 #include "core/model/plan_grid.h"
+#include "core/model/plan_notation.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -92,19 +93,11 @@ remat_status remat_plan_grid_block_options(const remat_model *m, int b, remat_bl
     return REMAT_OK;
 }
 
-const char *remat_plan_grid_option_label(const remat_model *m, const remat_block_plan *o, char *buf, size_t len) {
+const char *remat_plan_grid_option_label(const remat_model *m, int b, const remat_block_plan *o, char *buf,
+                                         size_t len) {
     if (!buf || len == 0) return buf;
-    if (!o->checkpoint) {
-        snprintf(buf, len, "stored");
-        return buf;
-    }
-    size_t w = (size_t)snprintf(buf, len, "ckpt/%s/k%d", remat_compressor_name(o->compressor), o->k);
-    if (o->span > 1 && w < len) w += (size_t)snprintf(buf + w, len - w, "/span%d", o->span);
-    for (int i = 0; i < o->n_splits && w < len; i++) {
-        int s = o->splits[i];
-        const char *name = (s >= 0 && s < m->n_layers) ? m->layers[s].name : "?";
-        w += (size_t)snprintf(buf + w, len - w, "/split:%s", name);
-    }
+    if (!o->checkpoint) snprintf(buf, len, "%s", REMAT_PLAN_NOTATION_NONE);
+    else remat_plan_notation_block(m, b, o, buf, len);
     return buf;
 }
 
@@ -160,22 +153,11 @@ static remat_status grow_slots(grid_builder *gb) {
     return REMAT_OK;
 }
 
-static char *plan_label(const remat_model *m, const remat_block_plan *blocks, remat_error *err) {
-    size_t cap = 16;
-    for (int b = 0; b < m->n_blocks; b++)
-        if (blocks[b].checkpoint) cap += strlen(m->blocks[b].name) + 32 + (size_t)blocks[b].n_splits * (REMAT_NAME_LEN + 8);
-    char *s = remat_xmalloc(cap, err);
-    if (!s) return NULL;
-    size_t w = (size_t)snprintf(s, cap, "grid:");
-    int any = 0;
-    for (int b = 0; b < m->n_blocks; b++) {
-        if (!blocks[b].checkpoint) continue;
-        char opt[32 + REMAT_MAX_SPLITS * (REMAT_NAME_LEN + 8)];
-        w += (size_t)snprintf(s + w, cap - w, "%s%s=%s", any ? " " : "", m->blocks[b].name,
-                              remat_plan_grid_option_label(m, &blocks[b], opt, sizeof opt));
-        any = 1;
-    }
-    if (!any) snprintf(s + w, cap - w, "baseline");
+/* The plan's label: its notation (core/model/plan_notation.h). */
+static char *plan_label(const remat_model *m, const remat_plan *p, remat_error *err) {
+    size_t n = remat_plan_notation(p, m, NULL, 0);
+    char *s = remat_xmalloc(n + 1, err);
+    if (s) remat_plan_notation(p, m, s, n + 1);
     return s;
 }
 
@@ -201,7 +183,7 @@ static remat_status grid_push(grid_builder *gb, const remat_block_plan *blocks) 
     if (st) return st;
     memcpy(p->blocks, blocks, (size_t)m->n_blocks * sizeof *blocks);
     remat_xfree(p->path);
-    p->path = plan_label(m, blocks, gb->err);
+    p->path = plan_label(m, p, gb->err);
     char *text = p->path ? remat_plan_to_json(p, m, gb->err) : NULL;
     if (!text) {
         remat_plan_free(p);

@@ -39,8 +39,10 @@ typedef struct remat_plan_grid {
 remat_status remat_plan_grid_block_options(const remat_model *m, int b, remat_block_plan **options, int *n,
                                            remat_error *err);
 
-/* Label of one block option: "stored" or "ckpt/<compressor>/k<k>[/split:<layer>...]". */
-const char *remat_plan_grid_option_label(const remat_model *m, const remat_block_plan *o, char *buf, size_t len);
+/* Label of option o of block b in the plan notation (core/model/plan_notation.h):
+ * "b1:bit/k2/split@lif1", or "no checkpointing" for the stored option. */
+const char *remat_plan_grid_option_label(const remat_model *m, int b, const remat_block_plan *o, char *buf,
+                                         size_t len);
 
 /* (a) The baseline (plain backpropagation) first, then for each block in order and
  * each of its options other than "stored": that option on that block, every other
