@@ -1,5 +1,5 @@
 #!/bin/sh
-# fuzz/run.sh - build the model, plan, trace and pickle fuzzers with clang (libFuzzer +
+# fuzz/run.sh - build the model, plan, notation (plan notation + sizes), trace and pickle fuzzers with clang (libFuzzer +
 # ASan + UBSan, not Bazel) and run each for a while.
 #
 #   fuzz/run.sh [SECONDS] [SEED]
@@ -24,11 +24,11 @@ case $seed in ''|*[!0-9]*) echo "fuzz/run.sh: SEED: expected a whole number, got
 
 mkdir -p "$work"
 cd "$root"
-srcs="core/base/status.c core/base/types.c core/io/input_file.c core/io/json_util.c core/io/json_strict.c core/model/layers.c core/model/model_json.c core/model/plan_json.c core/model/plan_grid.c"
+srcs="core/base/size.c core/base/status.c core/base/types.c core/io/input_file.c core/io/json_util.c core/io/json_strict.c core/io/json_write.c core/model/layers.c core/model/model_json.c core/model/plan_json.c core/model/plan_notation.c core/model/plan_grid.c"
 trace_srcs="core/base/status.c core/base/types.c core/io/input_file.c core/io/atomic_file.c core/io/trace.c core/io/trace_h5.c core/io/h5_util.c"
 pickle_srcs="core/base/status.c core/io/pickle.c core/io/ext_trace.c core/io/torch_snapshot.c core/alloc/caching_config.c"
 flags="-std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -I."
-for t in model plan; do
+for t in model plan notation; do
     $cc $flags -o "$work/fuzz_$t" "fuzz/fuzz_$t.c" $srcs -lcjson -lm
 done
 $cc $flags -I/usr/include/hdf5/serial -o "$work/fuzz_trace" fuzz/fuzz_trace.c $trace_srcs \
@@ -39,10 +39,11 @@ echo "fuzz/run.sh: seed=$seed seconds=$secs work=$work"
 status=0
 fuzz_tmp=${TMPDIR:-/tmp}
 [ -d /dev/shm ] && [ -w /dev/shm ] && fuzz_tmp=/dev/shm
-for t in model plan trace pickle; do
+for t in model plan notation trace pickle; do
     corpus="$work/corpus_$t"
     if [ "$t" = trace ]; then seeds="fuzz/seeds/trace"; dict=""; maxlen=65536
     elif [ "$t" = pickle ]; then seeds="fuzz/seeds/pickle"; dict=""; maxlen=16384
+    elif [ "$t" = notation ]; then seeds="fuzz/seeds/notation"; dict=""; maxlen=512
     else seeds="data/models data/plans"; dict="-dict=fuzz/json.dict"; maxlen=8192; fi
     mkdir -p "$corpus"
     log="$work/fuzz_$t.log"

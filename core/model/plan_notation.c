@@ -93,8 +93,14 @@ static int find_name(const remat_model *m, int layers, const char *s, size_t n) 
     return -1;
 }
 
+/* "<origin>: '<entry>': expected <what>", the entry cut at 120 characters and
+ * anything unprintable in it shown as '?' (the message stays one printable line). */
 static remat_status bad(remat_error *err, const char *origin, const char *e, size_t n, const char *what) {
-    return remat_error_set(err, REMAT_ERR_INPUT, "%s: '%.*s': expected %s", origin, (int)(n > 120 ? 120 : n), e, what);
+    char shown[124];
+    size_t k = n > 120 ? 120 : n;
+    for (size_t i = 0; i < k; i++) shown[i] = (unsigned char)e[i] >= 0x20 && (unsigned char)e[i] < 0x7f ? e[i] : '?';
+    shown[k] = '\0';
+    return remat_error_set(err, REMAT_ERR_INPUT, "%s: '%s': expected %s", origin, shown, what);
 }
 
 /* One entry [e, e+n) into out->blocks. */
