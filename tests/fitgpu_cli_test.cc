@@ -171,6 +171,113 @@ TEST_F(FitGpu, DemoPrintsBothFigures) {
     EXPECT_TRUE(has(r.out, "peak live")) << r.out;
 }
 
+// ---- 3. one plan notation -------------------------------------------------------------
+
+// --plan takes the notation wherever it takes a plan file, with the same result; every
+// command prints plans in it; the baseline is "no checkpointing".
+TEST_F(FitGpu, PlanNotationEverywhere) {
+    const std::string file = "data/plans/tiny-3block-if-ckpt.json";
+    const std::string nota = "'b1/k2/split@fc1b,b2:bit/k4/split@fc2b,b3:uint8'";  // the same plan
+    Proc a = remat("simulate --trace " + tiny + " --plan " + file + " --json");
+    Proc b = remat("simulate --trace " + tiny + " --plan " + nota + " --json");
+    ASSERT_EQ(a.rc, 0) << a.err;
+    ASSERT_EQ(b.rc, 0) << b.err;
+    cJSON *ja = cJSON_Parse(a.out.c_str()), *jb = cJSON_Parse(b.out.c_str());
+    EXPECT_EQ(num(ja, "peak_live_bytes"), num(jb, "peak_live_bytes"));
+    EXPECT_EQ(num(ja, "peak_reserved_bytes"), num(jb, "peak_reserved_bytes"));
+    cJSON_Delete(ja);
+    cJSON_Delete(jb);
+    Proc r = remat("run --model data/models/tiny-3block-if.json --plan " + nota + " --json");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    Proc h = remat("simulate --trace " + tiny + " --plan " + file);
+    EXPECT_TRUE(has(h.out, "plan b1/k2/split@fc1b,b2:bit/k4/split@fc2b,b3:uint8 (" + file + ")")) << h.out;
+    Proc v = remat("verify --model data/models/tiny-3block-if.json --plan " + nota + " --quiet");
+    EXPECT_EQ(v.rc, 0) << v.out << v.err;
+    EXPECT_TRUE(has(v.out, "plan b1/k2/split@fc1b,b2:bit/k4/split@fc2b,b3:uint8, backend")) << v.out;
+    // search prints the plan it chose in the notation, and that text is a valid --plan
+    Proc s = remat("search --trace " + tiny + " --budget 40KiB --budget-on live --device-overhead 0 --json");
+    ASSERT_EQ(s.rc, 0) << s.err;
+    cJSON *js = cJSON_Parse(s.out.c_str());
+    std::string label = cJSON_GetStringValue(cJSON_GetObjectItem(js, "label"));
+    cJSON_Delete(js);
+    EXPECT_FALSE(has(label, "stored")) << label;
+    Proc again = remat("simulate --trace " + tiny + " --plan '" + label + "' --json");
+    EXPECT_EQ(again.rc, 0) << label << ": " << again.err;
+    // the baseline
+    Proc base = remat("search --trace " + tiny + " --level 0");
+    EXPECT_TRUE(has(base.out, "plan                   no checkpointing")) << base.out;
+    Proc none = remat("simulate --trace " + tiny + " --plan 'no checkpointing' --json");
+    EXPECT_EQ(none.rc, 0) << none.err;
+    // a bad notation: one line naming --plan and the grammar
+    Proc bad = remat("run --model data/models/tiny-3block-if.json --plan 'b1:zip'");
+    EXPECT_EQ(bad.rc, 2);
+    EXPECT_EQ(lines(bad.err), 1) << bad.err;
+    EXPECT_TRUE(has(bad.err, "'b1:zip': expected a compressor after ':'")) << bad.err;
+}
+
+// ---- 4. verify ------------------------------------------------------------------------
+
+// A plan that does not lower the peak at this size: exit 1 by default (peak-not-reduced),
+// exit 0 with --equivalence-only, whose verdict says exactly that.
+TEST_F(FitGpu, VerifyEquivalenceOnly) {
+    const std::string cmd = "verify --model data/models/tiny-mlp-lif.json --plan b3 --T 12 --N 4";
+    Proc plain = remat(cmd);
+    EXPECT_EQ(plain.rc, 1) << plain.out;
+    EXPECT_TRUE(has(plain.out, "verdict: PEAK-NOT-REDUCED")) << plain.out;
+    Proc eq = remat(cmd + " --equivalence-only");
+    EXPECT_EQ(eq.rc, 0) << eq.out;
+    EXPECT_TRUE(has(eq.out, "verdict: IDENTICAL: 16 tensors bit-identical (equivalence only: the memory check says "
+                            "peak-not-reduced, not counted)"))
+        << eq.out;
+    Proc js = remat(cmd + " --equivalence-only --json");
+    EXPECT_EQ(js.rc, 0);
+    cJSON *j = cJSON_Parse(js.out.c_str());
+    ASSERT_NE(j, nullptr) << js.out;
+    EXPECT_STREQ(cJSON_GetStringValue(cJSON_GetObjectItem(j, "verdict")), "identical");
+    EXPECT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(j, "passed")));
+    EXPECT_STREQ(cJSON_GetStringValue(cJSON_GetObjectItem(j, "memory_verdict")), "peak-not-reduced");
+    cJSON_Delete(j);
+}
+
+// The grid follows the single-plan rule: plans that do not lower the peak make it exit 1
+// with that verdict (not "IDENTICAL", exit 0); --equivalence-only counts equivalence alone.
+TEST_F(FitGpu, VerifyGridFollowsTheSinglePlanRule) {
+    const std::string cmd = "verify --model data/models/tiny-mlp-lif.json --grid --sample 6 --sample-seed 2";
+    Proc g = remat(cmd);
+    EXPECT_EQ(g.rc, 1) << g.out;
+    EXPECT_TRUE(has(g.out, "4 peak-not-reduced")) << g.out;
+    EXPECT_TRUE(has(g.out, "verdict: PEAK-NOT-REDUCED: all 6 plans bit-identical, but 4")) << g.out;
+    EXPECT_FALSE(has(g.out, "verdict: IDENTICAL")) << g.out;
+    Proc j = remat(cmd + " --json");
+    EXPECT_EQ(j.rc, 1);
+    cJSON *o = cJSON_Parse(j.out.c_str());
+    EXPECT_STREQ(cJSON_GetStringValue(cJSON_GetObjectItem(o, "verdict")), "peak-not-reduced");
+    EXPECT_FALSE(cJSON_IsTrue(cJSON_GetObjectItem(o, "passed")));
+    cJSON_Delete(o);
+    Proc e = remat(cmd + " --equivalence-only");
+    EXPECT_EQ(e.rc, 0) << e.out;
+    EXPECT_TRUE(has(e.out, "verdict: IDENTICAL: all 6 plans bit-identical to plain backpropagation (equivalence only"))
+        << e.out;
+}
+
+// --quiet prints no per-tensor table; by default identical tensors are counted, not listed.
+TEST_F(FitGpu, VerifyTableCollapsedAndQuiet) {
+    const std::string cmd = "verify --model data/models/tiny-3block-if.json --plan data/plans/tiny-3block-if-ckpt.json";
+    Proc d = remat(cmd);
+    EXPECT_EQ(d.rc, 0) << d.out;
+    EXPECT_TRUE(has(d.out, "of 16 tensors bit-identical (not listed; --all-tensors lists every tensor)") ||
+                has(d.out, "tensors bit-identical (not listed"))
+        << d.out;
+    EXPECT_FALSE(has(d.out, "max|diff|")) << d.out;  // no table header: nothing differs
+    Proc all = remat(cmd + " --all-tensors");
+    EXPECT_TRUE(has(all.out, "max|diff|")) << all.out;
+    EXPECT_GT(lines(all.out), lines(d.out) + 10) << all.out;
+    Proc q = remat(cmd + " --quiet");
+    EXPECT_EQ(q.rc, 0);
+    EXPECT_FALSE(has(q.out, "tensors bit-identical (not listed")) << q.out;
+    EXPECT_TRUE(has(q.out, "verdict: IDENTICAL")) << q.out;
+}
+
 // ---- JSON output escapes every string ------------------------------------------------
 
 TEST_F(FitGpu, JsonEscapesThePlanPath) {

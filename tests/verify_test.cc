@@ -660,7 +660,7 @@ TEST(VerifyGrid, SeededSampleIsRepeatableAndNeverTheBaseline) {
         EXPECT_STRNE(a.rows[i].plan, "no checkpointing");
         EXPECT_EQ(a.rows[i].failures & kBroken, 0u) << a.rows[i].plan << " " << a.rows[i].first_diff;
     }
-    EXPECT_EQ(remat_verify_grid_failed(a.rows, a.n), 0);
+    EXPECT_EQ(remat_verify_grid_failed(a.rows, a.n, 1), 0);
     o.sample_seed = 12;
     Grid c(m.m, &ref.be, o);
     int same = 0;
@@ -704,7 +704,7 @@ TEST(VerifyGrid, FullGridFindsEveryPlanThatRecomputesBatchNorm) {
         broken += bn;
     }
     EXPECT_GT(broken, 0);
-    EXPECT_EQ(remat_verify_grid_failed(g.rows, g.n), broken);
+    EXPECT_EQ(remat_verify_grid_failed(g.rows, g.n, 1), broken);
 }
 
 TEST(VerifyGrid, FullGridLargerThanTheLimitIsRefused) {
@@ -737,9 +737,28 @@ TEST(VerifyReport, HumanLinePerTensorAndJsonObject) {
     remat_test::Model m("tiny-mlp-lif");
     Plan p(m.m, R"({"blocks": [{"name": "b1", "checkpoint": true, "compressor": "bit", "k": 2}]})");
     Verified v(m.m, p.p, &ref.be, REMAT_FAULT_LOSSY_COMPRESS);
-    remat_verify_context cx{&m.m, &p.p, "p.json", "ref", 1, 1};
+    remat_verify_context cx{&m.m, &p.p, "p.json", "ref", 1, 1, 0, REMAT_VERIFY_TABLE_ALL};
     std::string h = capture(remat_verify_print_human, &cx, &v.r);
     for (int i = 0; i < v.r.cmp.n; i++) EXPECT_NE(h.find(v.r.cmp.d[i].name), std::string::npos);
+    // by default the table lists only the differing tensors, and counts the others
+    cx.tensors = REMAT_VERIFY_TABLE_DIFFERING;
+    std::string d = capture(remat_verify_print_human, &cx, &v.r);
+    int listed = 0;
+    for (int i = 0; i < v.r.cmp.n; i++) {
+        bool differs = v.r.cmp.d[i].kind != REMAT_VERIFY_SAME;
+        listed += differs;
+        if (differs) EXPECT_NE(d.find(std::string("  ") + v.r.cmp.d[i].name + " "), std::string::npos) << d;
+        else EXPECT_EQ(d.find(std::string("  ") + v.r.cmp.d[i].name + " "), std::string::npos) << d;
+    }
+    EXPECT_GT(listed, 0);
+    EXPECT_NE(d.find(std::to_string(v.r.cmp.n - listed) + " of " + std::to_string(v.r.cmp.n) +
+                     " tensors bit-identical"),
+              std::string::npos)
+        << d;
+    cx.tensors = REMAT_VERIFY_TABLE_NONE;
+    std::string q = capture(remat_verify_print_human, &cx, &v.r);
+    EXPECT_EQ(q.find("tensors bit-identical"), std::string::npos) << q;
+    EXPECT_NE(q.find("verdict: MISMATCH"), std::string::npos) << q;
     EXPECT_NE(h.find("verdict: MISMATCH"), std::string::npos) << h;
     EXPECT_NE(h.find("b1:bit/k2"), std::string::npos) << h;
     std::string j = capture(remat_verify_print_json, &cx, &v.r);

@@ -14,7 +14,7 @@
 #include "tools/run_common.h"
 
 static const char *USAGE =
-    "usage: remat run --model M.json [--plan P.json] [--backend ref|cuda] [--seed S] [--iters N]\n"
+    "usage: remat run --model M.json [--plan P] [--T t] [--N n] [--backend ref|cuda] [--seed S] [--iters N]\n"
     "                 [--trace OUT.h5 | --dump OUT.h5] [--threads N] [--allocator-config K=V,...] [--json]\n"
     "\n"
     "Runs training steps of the model under the plan (no plan: plain backpropagation) and\n"
@@ -115,10 +115,12 @@ int remat_cmd_run(int argc, char **argv) {
     const char *model_path = NULL, *plan_path = NULL, *backend = "ref", *trace_path = NULL, *dump_path = NULL;
     const char *alloc_cfg = NULL, *seed_s = NULL;
     uint64_t seed = 1;
-    int iters = 1, threads = 1, json = 0, help = 0, no_input_grad = 0;
+    int iters = 1, threads = 1, json = 0, help = 0, no_input_grad = 0, T = 0, N = 0;
     const cli_option opts[] = {
         {"--model", CLI_STRING, &model_path, "model file (JSON)"},
         {"--plan", CLI_STRING, &plan_path, "plan file (JSON) or plan notation ('b1:bit/k4,b2'); none = no checkpointing"},
+        {"--T", CLI_INT, &T, "number of time steps (default: the model file's)"},
+        {"--N", CLI_INT, &N, "batch size (default: the model file's)"},
         {"--backend", CLI_STRING, &backend, "ref (default) or cuda"},
         {"--seed", CLI_STRING, &seed_s, "seed of parameters, input, labels and dropout, 0..2^64-1 (default 1)"},
         {"--iters", CLI_INT, &iters, "training steps (default 1)"},
@@ -165,7 +167,8 @@ int remat_cmd_run(int argc, char **argv) {
     remat_error err = {0};
     remat_model m;
     remat_plan p;
-    if (remat_tools_load(model_path, plan_path, &m, &p, &err) != REMAT_OK) return cli_fail("run", &err);
+    if ((rc = remat_tools_size_flags("run", T, N)) != 0) return rc;
+    if (remat_tools_load_sized(model_path, plan_path, T, N, &m, &p, &err) != REMAT_OK) return cli_fail("run", &err);
     remat_exec_opts o = remat_exec_opts_default();
     o.seed = seed;
     o.no_input_grad = no_input_grad;

@@ -20,9 +20,10 @@
 #include "verify/report.h"
 
 static const char *USAGE =
-    "usage: remat verify --model M.json --plan P.json [--backend ref|cuda] [--seed S] [--threads N] [--json]\n"
-    "       remat verify --model M.json --grid [--sample K] [--sample-seed S] [--backend ref|cuda] [--seed S]\n"
-    "                    [--all-rows] [--json]\n"
+    "usage: remat verify --model M.json --plan P [--T t] [--N n] [--equivalence-only] [--quiet | --all-tensors]\n"
+    "                    [--backend ref|cuda] [--seed S] [--threads N] [--json]\n"
+    "       remat verify --model M.json --grid [--sample K] [--sample-seed S] [--T t] [--N n] [--equivalence-only]\n"
+    "                    [--backend ref|cuda] [--seed S] [--all-rows] [--json]\n"
     "       remat verify --compressors [--seed S] [--large N|auto|max|0] [--json]\n"
     "       remat verify --dump A.h5 --dump B.h5 [--json]\n"
     "\n"
@@ -36,8 +37,11 @@ static const char *USAGE =
     "--grid verifies every valid plan of the model (or --sample K of them); --compressors\n"
     "runs the compressors alone over adversarial inputs and values they must refuse;\n"
     "--dump twice compares two gradient dumps of `remat run --dump` bit for bit.\n"
-    "Exit status: 0 all identical (and, for one plan, it saves memory), 1 a check failed,\n"
-    "2 bad input. docs/verify.md says what bit-identical guarantees.";
+    "Exit status, for one plan and a grid alike: 0 all identical and each plan lowers the\n"
+    "peak (with --equivalence-only: all identical, whatever the memory does), 1 a check\n"
+    "failed, 2 bad input. The per-tensor table lists the differing tensors and counts the\n"
+    "others (--all-tensors: every tensor; --quiet: no table). docs/verify.md says what\n"
+    "bit-identical guarantees.";
 
 static int parse_fault(const char *s, remat_fault *out) {
     static const struct { const char *name; remat_fault f; } k[] = {
@@ -116,6 +120,7 @@ static void grid_progress(void *ctx, int done, int total, const char *plan) {
 
 static int run_grid(const remat_model *m, remat_backend *be, const remat_verify_context *cx,
                     const remat_verify_grid_opts *o, int json, int all_rows) {
+    /* the same rule as one plan (remat_verify_counted) */
     remat_error err = {0};
     remat_verify_grid_row *rows = NULL;
     int n = 0;
@@ -127,12 +132,12 @@ static int run_grid(const remat_model *m, remat_backend *be, const remat_verify_
         remat_verify_grid_print_json(stdout, cx, &sum, rows, n);
     else
         remat_verify_grid_print_human(stdout, cx, &sum, rows, n, all_rows);
-    int rc = remat_verify_grid_failed(rows, n) ? 1 : 0;
+    int rc = remat_verify_grid_failed(rows, n, cx->equivalence_only) ? 1 : 0;
     remat_xfree(rows);
     return rc;
 }
 
-static int run_dumps(const char *a, const char *b, int json) {
+static int run_dumps(const char *a, const char *b, int json, int table) {
     remat_error err = {0};
     remat_verify_dump_result r;
     remat_status st = remat_verify_dumps(a, b, &r, &err);
@@ -140,26 +145,28 @@ static int run_dumps(const char *a, const char *b, int json) {
     if (json)
         remat_verify_dump_print_json(stdout, a, b, &r);
     else
-        remat_verify_dump_print_human(stdout, a, b, &r);
+        remat_verify_dump_print_human(stdout, a, b, &r, table);
     int rc = r.identical ? 0 : 1;
     remat_verify_dump_result_free(&r);
     return rc;
 }
 
 static int run_plan(const remat_model *m, const remat_plan *p, const char *plan_path, remat_backend *be,
-                    const char *backend, int threads, const remat_verify_opts *o, int json) {
+                    const char *backend, int threads, const remat_verify_opts *o, int json, int eq_only,
+                    int table) {
     remat_error err = {0};
     remat_verify_result r;
     cli_progress("verify: %s: baseline and plan, one step each", m->name);
     remat_status st = remat_verify_plan_run(m, p, be, o, &r, &err);
     cli_progress_done();
     if (st != REMAT_OK) return cli_fail("verify", &err);
-    remat_verify_context cx = {m, p, plan_path, backend, o->seed, !strcmp(backend, "ref") ? threads : 0};
+    remat_verify_context cx = {m, p, plan_path, backend, o->seed, !strcmp(backend, "ref") ? threads : 0, eq_only,
+                               table};
     if (json)
         remat_verify_print_json(stdout, &cx, &r);
     else
         remat_verify_print_human(stdout, &cx, &r);
-    int rc = r.failures ? 1 : 0;
+    int rc = remat_verify_counted(r.failures, eq_only) ? 1 : 0;
     remat_verify_result_free(&r);
     return rc;
 }
@@ -168,11 +175,18 @@ int remat_cmd_verify(int argc, char **argv) {
     const char *model_path = NULL, *plan_path = NULL, *backend = "ref", *seed_s = NULL, *fault_s = NULL;
     const char *large = NULL, *sample_seed_s = NULL;
     int threads = 1, json = 0, help = 0, grid = 0, sample = 0, compressors = 0, no_check = 0, all_rows = 0;
+    int eq_only = 0, quiet = 0, all_tensors = 0, T = 0, N = 0;
     int max_plans_i = 20000;
     cli_list dumps = {0};
     const cli_option opts[] = {
         {"--model", CLI_STRING, &model_path, "model file (JSON)"},
         {"--plan", CLI_STRING, &plan_path, "plan file (JSON) or plan notation ('b1:bit/k4,b2') to verify against plain backpropagation"},
+        {"--T", CLI_INT, &T, "number of time steps (default: the model file's)"},
+        {"--N", CLI_INT, &N, "batch size (default: the model file's)"},
+        {"--equivalence-only", CLI_FLAG, &eq_only,
+         "the verdict and exit code say whether the plan is bit-identical, whatever its memory does"},
+        {"--quiet", CLI_FLAG, &quiet, "no per-tensor table"},
+        {"--all-tensors", CLI_FLAG, &all_tensors, "list every tensor (default: the differing ones and a count)"},
         {"--grid", CLI_FLAG, &grid, "verify every valid plan of the model instead of one"},
         {"--sample", CLI_INT, &sample, "with --grid: verify a seeded random sample of K plans"},
         {"--sample-seed", CLI_STRING, &sample_seed_s, "with --sample: seed of the sample (default: --seed)"},
@@ -219,6 +233,11 @@ int remat_cmd_verify(int argc, char **argv) {
                 fault_s);
         return 2;
     }
+    if (quiet && all_tensors) {
+        fprintf(stderr, "remat verify: --quiet: prints no table (expected --quiet or --all-tensors, not both)\n");
+        return 2;
+    }
+    int table = quiet ? REMAT_VERIFY_TABLE_NONE : all_tensors ? REMAT_VERIFY_TABLE_ALL : REMAT_VERIFY_TABLE_DIFFERING;
     if (dumps.n) {
         if (dumps.n != 2 || model_path || plan_path || grid || compressors) {
             fprintf(stderr, "remat verify: --dump: expected exactly two dumps and no --model, --plan, --grid or "
@@ -226,7 +245,7 @@ int remat_cmd_verify(int argc, char **argv) {
                     dumps.n, dumps.n == 1 ? "" : "s");
             return 2;
         }
-        return run_dumps(dumps.items[0], dumps.items[1], json);
+        return run_dumps(dumps.items[0], dumps.items[1], json, table);
     }
     if (compressors) {
         if (model_path || plan_path || grid) {
@@ -261,7 +280,8 @@ int remat_cmd_verify(int argc, char **argv) {
     remat_error err = {0};
     remat_model m;
     remat_plan p;
-    if (remat_tools_load(model_path, plan_path, &m, &p, &err) != REMAT_OK) return cli_fail("verify", &err);
+    if ((rc = remat_tools_size_flags("verify", T, N)) != 0) return rc;
+    if (remat_tools_load_sized(model_path, plan_path, T, N, &m, &p, &err) != REMAT_OK) return cli_fail("verify", &err);
     remat_backend be;
     memset(&be, 0, sizeof be);
     if (remat_tools_backend_open(backend, threads, &be, &err) != REMAT_OK) {
@@ -274,7 +294,8 @@ int remat_cmd_verify(int argc, char **argv) {
     o.fault = fault;
     o.check_compress = !no_check;
     if (grid) {
-        remat_verify_context cx = {&m, NULL, NULL, backend, seed, !strcmp(backend, "ref") ? threads : 0};
+        remat_verify_context cx = {&m, NULL, NULL, backend, seed, !strcmp(backend, "ref") ? threads : 0, eq_only,
+                                   REMAT_VERIFY_TABLE_NONE};
         remat_verify_grid_opts go = remat_verify_grid_opts_default();
         go.v = o;
         go.sample = sample;
@@ -285,7 +306,7 @@ int remat_cmd_verify(int argc, char **argv) {
         go.progress_ctx = &t0;
         rc = run_grid(&m, &be, &cx, &go, json, all_rows);
     } else {
-        rc = run_plan(&m, &p, plan_path, &be, backend, threads, &o, json);
+        rc = run_plan(&m, &p, plan_path, &be, backend, threads, &o, json, eq_only, table);
     }
     remat_backend_free(&be);
     remat_plan_free(&p);

@@ -23,6 +23,31 @@ remat_status remat_tools_load(const char *model_path, const char *plan_path, rem
     return st;
 }
 
+remat_status remat_tools_load_sized(const char *model_path, const char *plan_path, int64_t T, int64_t N,
+                                    remat_model *m, remat_plan *p, remat_error *err) {
+    if (!T && !N) return remat_tools_load(model_path, plan_path, m, p, err);
+    memset(m, 0, sizeof *m);
+    memset(p, 0, sizeof *p);
+    remat_model file;
+    remat_status st = remat_model_load(model_path, &file, err);
+    if (st != REMAT_OK) return st;
+    st = remat_model_rescale(&file, T, N, m, err);
+    remat_model_free(&file);
+    if (st != REMAT_OK) return st;
+    st = plan_path ? remat_plan_load_arg(plan_path, m, p, err) : remat_plan_init_empty(m, p, err);
+    if (st != REMAT_OK) remat_model_free(m);
+    return st;
+}
+
+int remat_tools_size_flags(const char *cmd, int T, int N) {
+    if (T < 0 || N < 0) {
+        fprintf(stderr, "remat %s: --%s: expected a positive count (or leave it out for the model file's), got %d\n",
+                cmd, T < 0 ? "T" : "N", T < 0 ? T : N);
+        return 2;
+    }
+    return 0;
+}
+
 void remat_tools_caching_config_text(const remat_caching_config *c, char *buf, size_t len) {
     remat_caching_config_format(c, buf, len);
 }

@@ -19,6 +19,15 @@ remat_status remat_tools_backend_open(const char *name, int threads, remat_backe
 /* Loads the model, and the plan if plan_path is not NULL (else the empty plan). */
 remat_status remat_tools_load(const char *model_path, const char *plan_path, remat_model *m, remat_plan *p,
                               remat_error *err);
+/* As remat_tools_load, with the model rescaled to T time steps and batch size N
+ * first (0 keeps the model file's value; remat_model_rescale), so one model file
+ * serves every size: `--T`/`--N` of run, verify, tune --confirm, demo. The plan is
+ * read against the rescaled model (k must divide the new T). */
+remat_status remat_tools_load_sized(const char *model_path, const char *plan_path, int64_t T, int64_t N,
+                                    remat_model *m, remat_plan *p, remat_error *err);
+/* Checks --T/--N values (0: as in the file, else positive): one line on stderr and 2,
+ * or 0. */
+int remat_tools_size_flags(const char *cmd, int T, int N);
 /* "round_bytes=512,...": the configuration text a trace records. */
 void remat_tools_caching_config_text(const remat_caching_config *c, char *buf, size_t len);
 

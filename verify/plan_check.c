@@ -129,6 +129,10 @@ void remat_verify_result_free(remat_verify_result *r) {
     memset(r, 0, sizeof *r);
 }
 
+unsigned remat_verify_counted(unsigned failures, int equivalence_only) {
+    return equivalence_only ? failures & REMAT_VERIFY_FAIL_EQUIVALENCE : failures;
+}
+
 const char *remat_verify_verdict(unsigned f) {
     if (f & REMAT_VERIFY_FAIL_TENSORS) return "mismatch";
     if (f & REMAT_VERIFY_FAIL_LOSSY) return "lossy";

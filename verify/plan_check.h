@@ -95,6 +95,15 @@ remat_status remat_verify_plan_run(const remat_model *m, const remat_plan *p, re
                                    const remat_verify_opts *o, remat_verify_result *out, remat_error *err);
 void remat_verify_result_free(remat_verify_result *r);
 
+/* The equivalence failures (the determinism contract) and the memory ones. */
+#define REMAT_VERIFY_FAIL_EQUIVALENCE (REMAT_VERIFY_FAIL_TENSORS | REMAT_VERIFY_FAIL_LOSSY | REMAT_VERIFY_FAIL_RECOMPUTE)
+#define REMAT_VERIFY_FAIL_MEMORY (REMAT_VERIFY_FAIL_NO_SAVING | REMAT_VERIFY_FAIL_PEAK)
+
+/* The failures that decide the verdict and the exit code: all of them (one plan and
+ * a grid alike), or with equivalence_only (`verify --equivalence-only`) the
+ * equivalence ones alone. */
+unsigned remat_verify_counted(unsigned failures, int equivalence_only);
+
 /* One word for the most serious failure: "identical", "mismatch", "lossy",
  * "recompute-mismatch", "saves-nothing", "peak-not-reduced". */
 const char *remat_verify_verdict(unsigned failures);

@@ -48,11 +48,16 @@ static const char *kind_name(remat_verify_diff_kind k) {
 
 static const char *k_fail_names[] = {"mismatch", "lossy", "recompute-mismatch", "saves-nothing", "peak-not-reduced"};
 
-void remat_verify_print_tensors(FILE *f, const remat_verify_cmp *cmp, const char *name_a, const char *name_b) {
+void remat_verify_print_tensors(FILE *f, const remat_verify_cmp *cmp, const char *name_a, const char *name_b,
+                                int table) {
     char sh[96], idx[96];
-    fprintf(f, "  %-34s %-18s %10s %14s  %s\n", "tensor", "shape", "differ", "max|diff|", "first difference");
+    if (table == REMAT_VERIFY_TABLE_NONE) return;
+    int same = cmp->n - cmp->n_different;
+    if (table == REMAT_VERIFY_TABLE_ALL || cmp->n_different)
+        fprintf(f, "  %-34s %-18s %10s %14s  %s\n", "tensor", "shape", "differ", "max|diff|", "first difference");
     for (int i = 0; i < cmp->n; i++) {
         const remat_verify_diff *d = &cmp->d[i];
+        if (table != REMAT_VERIFY_TABLE_ALL && d->kind == REMAT_VERIFY_SAME) continue;
         remat_verify_shape_str(d->ndim, d->shape, sh, sizeof sh);
         if (d->kind == REMAT_VERIFY_DIFFERENT || d->kind == REMAT_VERIFY_SAME) {
             char md[32];
@@ -74,14 +79,18 @@ void remat_verify_print_tensors(FILE *f, const remat_verify_cmp *cmp, const char
                         d->kind == REMAT_VERIFY_ONLY_A ? name_a : name_b);
         }
     }
+    if (table != REMAT_VERIFY_TABLE_ALL)
+        fprintf(f, "  %d of %d tensors bit-identical%s\n", same, cmp->n,
+                same ? " (not listed; --all-tensors lists every tensor)" : "");
 }
 
 static void header(FILE *f, const remat_verify_context *cx) {
     char desc[256];
     remat_verify_plan_desc(cx->model, cx->plan, desc, sizeof desc);
-    fprintf(f, "remat verify: model %s (T=%" PRId64 ", N=%" PRId64 "), plan %s [%s], backend %s", cx->model->name,
-            cx->model->T, cx->model->N, (cx->plan_path && cx->plan_path[0]) ? cx->plan_path : "(none)", desc,
-            cx->backend ? cx->backend : "ref");
+    fprintf(f, "remat verify: model %s (T=%" PRId64 ", N=%" PRId64 "), plan %s", cx->model->name, cx->model->T,
+            cx->model->N, desc);
+    if (cx->plan_path && cx->plan_path[0] && strcmp(cx->plan_path, desc) != 0) fprintf(f, " (%s)", cx->plan_path);
+    fprintf(f, ", backend %s", cx->backend ? cx->backend : "ref");
     if (cx->threads > 0) fprintf(f, " (%d thread%s)", cx->threads, cx->threads == 1 ? "" : "s");
     fprintf(f, ", seed %" PRIu64 "\n", cx->seed);
 }
@@ -89,7 +98,7 @@ static void header(FILE *f, const remat_verify_context *cx) {
 void remat_verify_print_human(FILE *f, const remat_verify_context *cx, const remat_verify_result *r) {
     char b1[64], b2[64], up[32];
     header(f, cx);
-    remat_verify_print_tensors(f, &r->cmp, "baseline", "plan run");
+    remat_verify_print_tensors(f, &r->cmp, "baseline", "plan run", cx->tensors);
     fprintf(f, "  end of forward   %s -> %s (%.1f%% less)\n", fmt_bytes(r->base.end_of_forward_bytes, b1, sizeof b1),
             fmt_bytes(r->plan.end_of_forward_bytes, b2, sizeof b2),
             100.0 * remat_verify_saving(r->base.end_of_forward_bytes, r->plan.end_of_forward_bytes));
@@ -112,9 +121,16 @@ void remat_verify_print_human(FILE *f, const remat_verify_context *cx, const rem
     else
         fprintf(f, "  losslessness     not checked (--no-compress-check)\n");
     if (r->compress.first_problem[0]) fprintf(f, "  first compression problem: %s\n", r->compress.first_problem);
-    upper(remat_verify_verdict(r->failures), up, sizeof up);
+    unsigned counted = remat_verify_counted(r->failures, cx->equivalence_only);
+    upper(remat_verify_verdict(counted), up, sizeof up);
     int same = r->cmp.n - r->cmp.n_different;
-    if (!r->failures) {
+    if (!counted && r->failures) { /* equivalence only, and the plan saves no memory */
+        fprintf(f, "verdict: %s: %d tensors bit-identical (equivalence only: the memory check says %s, not "
+                   "counted)\n",
+                up, same, remat_verify_verdict(r->failures));
+        return;
+    }
+    if (!counted) {
         fprintf(f, "verdict: %s: %d tensors bit-identical; the plan saves %.1f%% of the peak, %.1f%% at the end of "
                    "forward\n",
                 up, same, 100.0 * remat_verify_saving(r->base.peak_live_bytes, r->plan.peak_live_bytes),
@@ -211,10 +227,13 @@ void remat_verify_json_tensors(FILE *f, const remat_verify_cmp *cmp) {
 }
 
 void remat_verify_print_json(FILE *f, const remat_verify_context *cx, const remat_verify_result *r) {
+    unsigned counted = remat_verify_counted(r->failures, cx->equivalence_only);
     fprintf(f, "{\"verdict\": ");
-    remat_json_string(f, remat_verify_verdict(r->failures));
-    fprintf(f, ", \"passed\": %s, \"tensors_identical\": %s, \"failures\": [", r->failures ? "false" : "true",
-            r->cmp.n_different ? "false" : "true");
+    remat_json_string(f, remat_verify_verdict(counted));
+    fprintf(f, ", \"passed\": %s, \"equivalence_only\": %s, \"memory_verdict\": ", counted ? "false" : "true",
+            cx->equivalence_only ? "true" : "false");
+    remat_json_string(f, remat_verify_verdict(r->failures & REMAT_VERIFY_FAIL_MEMORY));
+    fprintf(f, ", \"tensors_identical\": %s, \"failures\": [", r->cmp.n_different ? "false" : "true");
     const char *sep = "";
     for (int b = 0; b < 5; b++)
         if (r->failures & (1u << b)) {
@@ -254,16 +273,13 @@ void remat_verify_print_json(FILE *f, const remat_verify_context *cx, const rema
 
 /* ---- grid ---- */
 
-static int row_broken(const remat_verify_grid_row *r);
+/* Rows that break the determinism contract (shown first in the table). */
+static int row_broken(const remat_verify_grid_row *r) { return (r->failures & REMAT_VERIFY_FAIL_EQUIVALENCE) != 0; }
 
-int remat_verify_grid_failed(const remat_verify_grid_row *rows, int n) {
+int remat_verify_grid_failed(const remat_verify_grid_row *rows, int n, int equivalence_only) {
     int bad = 0;
-    for (int i = 0; i < n; i++) bad += row_broken(&rows[i]);
+    for (int i = 0; i < n; i++) bad += remat_verify_counted(rows[i].failures, equivalence_only) != 0;
     return bad;
-}
-
-static int row_broken(const remat_verify_grid_row *r) {
-    return (r->failures & (REMAT_VERIFY_FAIL_TENSORS | REMAT_VERIFY_FAIL_LOSSY | REMAT_VERIFY_FAIL_RECOMPUTE)) != 0;
 }
 
 static void grid_row(FILE *f, int width, const remat_verify_grid_row *r) {
@@ -271,6 +287,13 @@ static void grid_row(FILE *f, int width, const remat_verify_grid_row *r) {
             100.0 * r->peak_saving, 100.0 * r->eof_saving, r->step_time_s);
     if (r->first_diff[0]) fprintf(f, "  first difference: %s", r->first_diff);
     fputc('\n', f);
+}
+
+/* The grid's verdict: the most serious counted failure of any row. */
+static const char *grid_verdict(const remat_verify_grid_row *rows, int n, int equivalence_only) {
+    unsigned all = 0;
+    for (int i = 0; i < n; i++) all |= remat_verify_counted(rows[i].failures, equivalence_only);
+    return remat_verify_verdict(all);
 }
 
 void remat_verify_grid_print_human(FILE *f, const remat_verify_context *cx, const remat_verify_grid_summary *s,
@@ -320,20 +343,32 @@ void remat_verify_grid_print_human(FILE *f, const remat_verify_context *cx, cons
         for (int k = 0; k < nt; k++) grid_row(f, width, &rows[top[k]]);
         fprintf(f, "  (%d rows not shown: --all-rows or --json prints every row)\n", n - shown - nt);
     }
-    int bad = remat_verify_grid_failed(rows, n);
+    int bad = remat_verify_grid_failed(rows, n, cx->equivalence_only);
+    int broken = remat_verify_grid_failed(rows, n, 1), memory = counts[3] + counts[4];
     fprintf(f, "  %d identical, %d mismatch, %d lossy, %d recompute-mismatch, %d saves-nothing, %d peak-not-reduced; "
                "baseline step %.4f s, %.2f s in all\n",
             counts[5], counts[0], counts[1], counts[2], counts[3], counts[4], s->baseline_step_time_s, s->total_wall_s);
-    if (bad)
-        fprintf(f, "verdict: MISMATCH: %d of %d plans break the determinism contract\n", bad, n);
+    char up[32];
+    upper(grid_verdict(rows, n, cx->equivalence_only), up, sizeof up);
+    if (broken)
+        fprintf(f, "verdict: %s: %d of %d plans break the determinism contract\n", up, broken, n);
+    else if (bad)
+        fprintf(f, "verdict: %s: all %d plans bit-identical, but %d save no memory or do not lower the peak "
+                   "(--equivalence-only counts equivalence alone)\n",
+                up, n, memory);
+    else if (memory)
+        fprintf(f, "verdict: %s: all %d plans bit-identical to plain backpropagation (equivalence only: %d save no "
+                   "memory or do not lower the peak, not counted)\n",
+                up, n, memory);
     else
-        fprintf(f, "verdict: IDENTICAL: all %d plans bit-identical to plain backpropagation\n", n);
+        fprintf(f, "verdict: %s: all %d plans bit-identical to plain backpropagation, each saves memory\n", up, n);
 }
 
 void remat_verify_grid_print_json(FILE *f, const remat_verify_context *cx, const remat_verify_grid_summary *s,
                                   const remat_verify_grid_row *rows, int n) {
-    int bad = remat_verify_grid_failed(rows, n);
-    fprintf(f, "{\"verdict\": \"%s\", \"passed\": %s, ", bad ? "mismatch" : "identical", bad ? "false" : "true");
+    int bad = remat_verify_grid_failed(rows, n, cx->equivalence_only);
+    fprintf(f, "{\"verdict\": \"%s\", \"passed\": %s, \"equivalence_only\": %s, ",
+            grid_verdict(rows, n, cx->equivalence_only), bad ? "false" : "true", cx->equivalence_only ? "true" : "false");
     json_context(f, cx);
     fprintf(f, ", \"grid_size\": %" PRId64 ", \"sampled\": %s, \"sample_seed\": %" PRIu64 ", \"verified\": %d"
                ", \"failed\": %d, \"total_wall_s\": ",
@@ -429,12 +464,12 @@ static const char *plan_line(const char *text, char *buf, size_t len) {
 }
 
 void remat_verify_dump_print_human(FILE *f, const char *path_a, const char *path_b,
-                                   const remat_verify_dump_result *r) {
+                                   const remat_verify_dump_result *r, int table) {
     char pa[128], pb[128];
     fprintf(f, "remat verify: dumps %s vs %s\n", path_a, path_b);
     fprintf(f, "  plan of the first:  %s\n", plan_line(r->plan_a, pa, sizeof pa));
     fprintf(f, "  plan of the second: %s\n", plan_line(r->plan_b, pb, sizeof pb));
-    remat_verify_print_tensors(f, &r->cmp, "first", "second");
+    remat_verify_print_tensors(f, &r->cmp, "first", "second", table);
     if (r->model_differs) fprintf(f, "  attribute model differs (the dumps are of different model files)\n");
     if (r->seed_differs) fprintf(f, "  attribute seed differs: %s vs %s\n", r->seed_a, r->seed_b);
     if (r->backend_differs) fprintf(f, "  attribute backend differs: %s vs %s\n", r->backend_a, r->backend_b);

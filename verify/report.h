@@ -27,7 +27,15 @@ typedef struct remat_verify_context {
     const char *backend;     /* "ref", "cuda" */
     uint64_t seed;
     int threads;             /* reference backend GEMM threads (0: not applicable) */
+    int equivalence_only;    /* only equivalence failures count (remat_verify_counted) */
+    int tensors;             /* the per-tensor table: REMAT_VERIFY_TABLE_* */
 } remat_verify_context;
+
+enum {
+    REMAT_VERIFY_TABLE_DIFFERING = 0, /* the differing tensors, then a count of the identical ones (default) */
+    REMAT_VERIFY_TABLE_ALL = 1,       /* every tensor */
+    REMAT_VERIFY_TABLE_NONE = 2,      /* no table (--quiet) */
+};
 
 /* A plan in the plan notation (core/model/plan_notation.h): "b1:bit/k4,b3/split@fc3b",
  * or "no checkpointing". */
@@ -35,8 +43,10 @@ const char *remat_verify_plan_desc(const remat_model *m, const remat_plan *p, ch
 
 /* One line per tensor (name, shape, differing elements, max |diff|, first differing
  * multi-index with both bit patterns); name_a/name_b name the two sides for tensors
- * present in one only. */
-void remat_verify_print_tensors(FILE *f, const remat_verify_cmp *cmp, const char *name_a, const char *name_b);
+ * present in one only. table (REMAT_VERIFY_TABLE_*): every tensor, only the differing
+ * ones and a line counting the others, or nothing. */
+void remat_verify_print_tensors(FILE *f, const remat_verify_cmp *cmp, const char *name_a, const char *name_b,
+                                int table);
 /* The same as a JSON array. */
 void remat_verify_json_tensors(FILE *f, const remat_verify_cmp *cmp);
 
@@ -74,15 +84,16 @@ void remat_verify_grid_print_human(FILE *f, const remat_verify_context *cx, cons
                                    const remat_verify_grid_row *rows, int n, int all_rows);
 void remat_verify_grid_print_json(FILE *f, const remat_verify_context *cx, const remat_verify_grid_summary *s,
                                   const remat_verify_grid_row *rows, int n);
-/* Rows whose failures make the grid fail: anything but saves-nothing / peak-not-reduced. */
-int remat_verify_grid_failed(const remat_verify_grid_row *rows, int n);
+/* Rows whose failures make the grid fail: the same rule as one plan (every failure,
+ * or the equivalence ones alone with equivalence_only; remat_verify_counted). */
+int remat_verify_grid_failed(const remat_verify_grid_row *rows, int n, int equivalence_only);
 
 void remat_verify_compress_print_human(FILE *f, const remat_verify_compress_report *r);
 void remat_verify_compress_print_json(FILE *f, const remat_verify_compress_report *r);
 
-/* Two dumps (verify/dump_compare.h). */
+/* Two dumps (verify/dump_compare.h); table: REMAT_VERIFY_TABLE_*. */
 void remat_verify_dump_print_human(FILE *f, const char *path_a, const char *path_b,
-                                   const remat_verify_dump_result *r);
+                                   const remat_verify_dump_result *r, int table);
 void remat_verify_dump_print_json(FILE *f, const char *path_a, const char *path_b,
                                   const remat_verify_dump_result *r);
 
