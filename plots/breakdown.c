@@ -114,7 +114,9 @@ remat_status remat_plot_breakdown(const remat_plot_input *in, int n, const remat
     remat_gp_put_terminal(fp, files, fo);
     fprintf(fp, "dat = ");
     remat_gp_put_string(fp, files->data_name);
-    fprintf(fp, "\nyscale = %.17g\nylab = \"%s\"\nytop = %.17g / yscale\n", yu.scale, yu.name, ymax * 1.12);
+    char ys[48];
+    fprintf(fp, "\nyscale = %s\nylab = \"%s\"\nytop = %.17g / yscale\n", remat_gp_real(yu.scale, ys, sizeof ys), yu.name,
+            ymax * 1.12);
     char title[400], model_name[REMAT_NAME_LEN + 40] = "";
     for (int i = 0; i < n && !model_name[0]; i++)
         if (items[i].has_model)

@@ -100,6 +100,12 @@ const char *remat_fmt_bytes_short(int64_t bytes, char *buf, size_t len) {
 
 /* ---- gnuplot text ----------------------------------------------------------- */
 
+const char *remat_gp_real(double v, char *buf, size_t len) {
+    int n = snprintf(buf, len, "%.17g", v);
+    if (n > 0 && (size_t)n + 2 < len && !strpbrk(buf, ".eEn")) memcpy(buf + n, ".0", 3); /* not nan/inf either */
+    return buf;
+}
+
 void remat_gp_put_string(FILE *fp, const char *s) {
     fputc('"', fp);
     for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {

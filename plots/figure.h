@@ -75,6 +75,10 @@ remat_unit remat_unit_seconds(double span_s);
 const char *remat_fmt_bytes_short(int64_t bytes, char *buf, size_t len);
 
 /* ---- gnuplot text --------------------------------------------------------- */
+/* v as a gnuplot real literal ("1073741824.0", "0.5", "1e+30"): gnuplot divides two
+ * integer literals as integers (8357202264/1073741824 is 7), so every scale and
+ * every coordinate a script divides is written through this. */
+const char *remat_gp_real(double v, char *buf, size_t len);
 /* Writes s as a gnuplot double-quoted string ("..." with \ and " escaped, control
  * characters dropped; "\n" inside s is kept as a line break). */
 void remat_gp_put_string(FILE *fp, const char *s);

@@ -340,8 +340,10 @@ remat_status remat_plot_memory(const remat_plot_input *in, int n, const remat_cu
     remat_gp_put_terminal(fp, files, fo);
     fprintf(fp, "dat = ");
     remat_gp_put_string(fp, files->data_name);
-    fprintf(fp, "\n# units: data / yscale is drawn, in ylab\nyscale = %.17g\nylab = \"%s\"\n", yu.scale, yu.name);
-    fprintf(fp, "xscale = %.17g\nxlab = \"%s\"\n", xu.scale, xu.name);
+    char ys[48], xs[48];
+    fprintf(fp, "\n# units: data / yscale is drawn, in ylab\nyscale = %s\nylab = \"%s\"\n",
+            remat_gp_real(yu.scale, ys, sizeof ys), yu.name);
+    fprintf(fp, "xscale = %s\nxlab = \"%s\"\n", remat_gp_real(xu.scale, xs, sizeof xs), xu.name);
     fprintf(fp, "ytop = %.17g / yscale\nxmax = %.17g / xscale\n", ytop, xmax);
     for (int i = 0; i < n; i++) fprintf(fp, "c%d = \"%s\"   # colour of trace %d\n", i + 1, remat_plot_trace_color(i), i + 1);
     put_phase_funcs(fp);

@@ -275,7 +275,9 @@ remat_status remat_plot_pareto(const remat_pareto *p, const char *origin, const 
     remat_gp_put_terminal(fp, files, fo);
     fprintf(fp, "dat = ");
     remat_gp_put_string(fp, files->data_name);
-    fprintf(fp, "\nyscale = %.17g\nylab = \"%s\"\nytop = %.17g / yscale\n", yu.scale, yu.name, ymax * 1.15);
+    char ys[48];
+    fprintf(fp, "\nyscale = %s\nylab = \"%s\"\nytop = %.17g / yscale\n", remat_gp_real(yu.scale, ys, sizeof ys), yu.name,
+            ymax * 1.15);
     char title[400];
     if (fo->title && fo->title[0]) snprintf(title, sizeof title, "%s", fo->title);
     else {

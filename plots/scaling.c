@@ -90,9 +90,20 @@ remat_status remat_scaling_parse(const char *text, size_t len, const char *origi
                              REMAT_SCALING_MAX_SERIES);
     } else {
         snprintf(out->x_name, sizeof out->x_name, "%s", xn->valuestring);
+        static const char *const opt_ints[] = {"N", "T", "budget_bytes"};
+        int64_t *dst[] = {&out->at_N, &out->at_T, &out->budget_bytes};
+        for (int k = 0; k < 3 && st == REMAT_OK; k++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, opt_ints[k]);
+            if (!v) continue;
+            if (!cJSON_IsNumber(v) || !(v->valuedouble >= 1) || v->valuedouble != floor(v->valuedouble) ||
+                v->valuedouble > 9.007199254740992e15)
+                st = remat_error_set(err, REMAT_ERR_INPUT, "%s: %s: expected an integer > 0", origin, opt_ints[k]);
+            else
+                *dst[k] = (int64_t)v->valuedouble;
+        }
         int i = 0;
         const cJSON *o;
-        cJSON_ArrayForEach(o, ser) {
+        if (st == REMAT_OK) cJSON_ArrayForEach(o, ser) {
             out->n_series = i + 1;
             if ((st = parse_series(o, i, origin, &out->series[i], err)) != REMAT_OK) break;
             i++;
@@ -113,7 +124,7 @@ remat_status remat_scaling_parse(const char *text, size_t len, const char *origi
         out->series[lin].fit = REMAT_FIT_LINEAR;
         for (int i = out->n_series - 1; i >= 0; i--)
             if (i != lin) {
-                out->series[i].fit = REMAT_FIT_SQRT;
+                out->series[i].fit = remat_scaling_best_fit(&out->series[i]);
                 break;
             }
     }
@@ -138,6 +149,9 @@ remat_status remat_scaling_write(const char *path, const remat_scaling *s, remat
     FILE *fp = af.fp;
     fprintf(fp, "{\n  \"x_name\": ");
     remat_json_string(fp, s->x_name);
+    if (s->at_N > 0) fprintf(fp, ",\n  \"N\": %lld", (long long)s->at_N);
+    if (s->at_T > 0) fprintf(fp, ",\n  \"T\": %lld", (long long)s->at_T);
+    if (s->budget_bytes > 0) fprintf(fp, ",\n  \"budget_bytes\": %lld", (long long)s->budget_bytes);
     fprintf(fp, ",\n  \"series\": [");
     for (int i = 0; i < s->n_series; i++) {
         const remat_scaling_series *q = &s->series[i];
@@ -174,6 +188,24 @@ int remat_scaling_fit_series(const remat_scaling_series *s, remat_scaling_fit ki
     return 1;
 }
 
+/* Squared error of the least-squares fit of kind (INFINITY when it cannot be fitted). */
+static double fit_sse(const remat_scaling_series *s, remat_scaling_fit kind) {
+    double a, b;
+    if (!remat_scaling_fit_series(s, kind, &a, &b)) return INFINITY;
+    double e = 0;
+    for (int k = 0; k < s->n; k++) {
+        double g = kind == REMAT_FIT_SQRT ? sqrt(s->x[k]) : s->x[k];
+        double r = (double)s->peak_bytes[k] - (a + b * g);
+        e += r * r;
+    }
+    return e;
+}
+
+remat_scaling_fit remat_scaling_best_fit(const remat_scaling_series *s) {
+    if (s->n < 3) return REMAT_FIT_LINEAR; /* two points fit either exactly: claim nothing more */
+    return fit_sse(s, REMAT_FIT_SQRT) < fit_sse(s, REMAT_FIT_LINEAR) ? REMAT_FIT_SQRT : REMAT_FIT_LINEAR;
+}
+
 remat_status remat_plot_scaling(const remat_scaling *s, const char *origin, const remat_figure_opts *fo,
                                 remat_figure_files *files, remat_error *err) {
     remat_figure_opts fdef = remat_figure_opts_default();
@@ -187,6 +219,7 @@ remat_status remat_plot_scaling(const remat_scaling *s, const char *origin, cons
             if (s->series[i].x[k] > xmax) xmax = s->series[i].x[k];
             if ((double)s->series[i].peak_bytes[k] > ymax) ymax = (double)s->series[i].peak_bytes[k];
         }
+    if ((double)s->budget_bytes > ymax) ymax = (double)s->budget_bytes;
     remat_unit yu = remat_unit_bytes(ymax);
     const char *xn = s->x_name;
     char xlabel[96];
@@ -214,13 +247,14 @@ remat_status remat_plot_scaling(const remat_scaling *s, const char *origin, cons
     remat_gp_put_terminal(fp, files, fo);
     fprintf(fp, "dat = ");
     remat_gp_put_string(fp, files->data_name);
-    fprintf(fp, "\nyscale = %.17g\nylab = \"%s\"\nytop = %.17g / yscale\nxmax = %.17g\n", yu.scale, yu.name, ymax * 1.15,
-            xmax * 1.06);
-    char title[400];
+    char ys[48];
+    fprintf(fp, "\nyscale = %s\nylab = \"%s\"\nytop = %.17g / yscale\nxmax = %.17g\n", remat_gp_real(yu.scale, ys, sizeof ys),
+            yu.name, ymax * 1.15, xmax * 1.06);
+    char title[400], at[64] = "";
+    if (!strcmp(xn, "T") && s->at_N > 0) snprintf(at, sizeof at, " at N = %lld", (long long)s->at_N);
+    else if (!strcmp(xn, "N") && s->at_T > 0) snprintf(at, sizeof at, " at T = %lld", (long long)s->at_T);
     if (fo->title && fo->title[0]) snprintf(title, sizeof title, "%s", fo->title);
-    else if (!strcmp(xn, "T"))
-        snprintf(title, sizeof title, "Peak memory against T, with \xe2\x88\x9d T and \xe2\x88\x9d \xe2\x88\x9aT references");
-    else snprintf(title, sizeof title, "Peak memory against %s", xn);
+    else snprintf(title, sizeof title, "Peak memory against %s%s", xn, at);
     fprintf(fp, "set title ");
     remat_gp_put_string(fp, title);
     fprintf(fp, " font \",13\"\n");
@@ -261,6 +295,15 @@ remat_status remat_plot_scaling(const remat_scaling *s, const char *origin, cons
                  i + 1, remat_plot_trace_color(i), quoted);
     }
     fprintf(fp, "set style textbox opaque fc rgb \"white\" noborder margins 2,1\n");
+    if (s->budget_bytes > 0) {
+        char b[32];
+        fprintf(fp, "budget = %lld / yscale\n", (long long)s->budget_bytes);
+        fprintf(fp, "set arrow 100 from graph 0, first budget to graph 1, first budget nohead dt (8,5) lw 1.2 lc rgb "
+                    "\"#888888\" back\n");
+        fprintf(fp, "set label 100 \"budget %s\" at graph 0.99, first budget offset 0,0.7 right tc rgb \"#555555\" "
+                    "front\n",
+                remat_fmt_bytes_short(s->budget_bytes, b, sizeof b));
+    }
     for (int i = 0; i < s->n_series; i++) {
         const remat_scaling_series *q = &s->series[i];
         int last = 0;

@@ -11,13 +11,19 @@
  *   }
  *
  *  x_name      required, string: what x is ("T" time steps, "N" batch size, or another name)
+ *  N, T        optional, integers > 0: the batch size (or T) held fixed while x varies;
+ *              the figure's title gives it ("Peak memory against T at N = 128")
+ *  budget_bytes optional, integer > 0: a memory budget, drawn as a dashed line
  *  series      required, 1 to 16 objects:
  *    name        required, string (legend)
  *    x           required, numbers > 0, at least one
  *    peak_bytes  required, integers >= 0, as many as x
  *    fit         optional: "linear" (a + b*x), "sqrt" (a + b*sqrt(x)) or "none".
- *                Default: the series named "baseline" (else the first) gets "linear",
- *                the last other series gets "sqrt"; the rest "none".
+ *                Default: the series named "baseline" (else the first) gets "linear";
+ *                the last other series gets whichever of "sqrt" and "linear" fits its
+ *                points better (least squared error; "linear" unless sqrt is strictly
+ *                better on 3 or more points), so no square root is forced onto a
+ *                series that grows linearly; the rest "none".
  * Unknown fields are ignored.
  *
  * Figure: each series as points joined by lines (the data decides which reference
@@ -55,6 +61,8 @@ typedef struct remat_scaling_series {
 
 typedef struct remat_scaling {
     char x_name[32];
+    int64_t at_N, at_T;      /* the value held fixed (0: not given) */
+    int64_t budget_bytes;    /* 0: no budget line */
     int n_series;
     remat_scaling_series series[REMAT_SCALING_MAX_SERIES];
 } remat_scaling;
@@ -71,6 +79,8 @@ void remat_scaling_free(remat_scaling *s);
 /* Least squares y = a + b*g(x), g = x or sqrt(x). Returns 0 (a, b untouched) when
  * fewer than two distinct x. */
 int remat_scaling_fit_series(const remat_scaling_series *s, remat_scaling_fit kind, double *a, double *b);
+/* The default fit of a series that is not the baseline (see "fit" above). */
+remat_scaling_fit remat_scaling_best_fit(const remat_scaling_series *s);
 
 remat_status remat_plot_scaling(const remat_scaling *s, const char *origin, const remat_figure_opts *fo,
                                 remat_figure_files *files, remat_error *err);

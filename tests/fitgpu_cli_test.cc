@@ -278,6 +278,24 @@ TEST_F(FitGpu, VerifyTableCollapsedAndQuiet) {
     EXPECT_TRUE(has(q.out, "verdict: IDENTICAL")) << q.out;
 }
 
+// ---- 5. plots --------------------------------------------------------------------------
+
+// The search's Pareto file carries the budget (in the bytes its peaks are in), so the
+// figure draws the documented budget line.
+TEST_F(FitGpu, ParetoCarriesTheBudget) {
+    std::string front = tmp_dir() + "/fit_front.json", png = tmp_dir() + "/fit_front.png";
+    Proc r = remat("search --trace " + mlp + " --budget 80MiB --device-overhead 8MiB --pareto " + front);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    cJSON *j = cJSON_Parse(slurp(front).c_str());
+    ASSERT_NE(j, nullptr);
+    EXPECT_EQ(num(j, "budget_bytes"), 72 * MiB);
+    cJSON_Delete(j);
+    Proc p = remat("plot --pareto " + front + " --data-only --out " + png);
+    ASSERT_EQ(p.rc, 0) << p.err;
+    std::string gp = slurp(tmp_dir() + "/fit_front.gp");
+    EXPECT_TRUE(has(gp, "budget = " + std::to_string(72 * MiB) + " / yscale")) << gp;
+}
+
 // ---- JSON output escapes every string ------------------------------------------------
 
 TEST_F(FitGpu, JsonEscapesThePlanPath) {

@@ -861,4 +861,114 @@ TEST(Gnuplot, KeptScriptRedrawsOnItsOwn) {
     EXPECT_EQ(ReadAll(out).substr(0, 4), "\x89PNG");
 }
 
+// ---- coordinates gnuplot computes (issue 11: integer division) ----------------------------
+
+// What gnuplot prints for expr after the script's own scale definitions ("yscale = ...",
+// "xscale = ..."); "" without gnuplot.
+std::string GnuplotEval(const std::string &script, const std::string &expr) {
+    char exe[4096];
+    remat_figure_opts o = remat_figure_opts_default();
+    if (!remat_gnuplot_find(&o, exe, sizeof exe)) return "";
+    std::string defs, line;
+    std::istringstream in(script);
+    while (std::getline(in, line))
+        if (line.rfind("yscale = ", 0) == 0 || line.rfind("xscale = ", 0) == 0) defs += line + "\n";
+    std::string gp = TmpDir() + "/eval.gp";
+    std::ofstream(gp) << defs << "set print \"-\"\nprint sprintf(\"%.17g\", " << expr << ")\n";
+    std::string cmd = std::string(exe) + " " + gp + " 2>&1";
+    FILE *f = popen(cmd.c_str(), "r");
+    std::string out;
+    char buf[256];
+    while (f && fgets(buf, sizeof buf, f)) out += buf;
+    if (f) pclose(f);
+    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+    return out;
+}
+
+// The peak marker of a memory figure sits at the curve's maximum in the .dat file, in
+// the figure's own units, at a MiB and a GiB scale (8357202264/1073741824 used to be 7).
+TEST(Figure, PeakMarkerAtTheCurvesMaximumInMiBAndGiB) {
+    for (int64_t big : {(int64_t)2691694, (int64_t)8357202264LL}) {  // 2.567 MiB, 7.78 GiB
+        TB b;
+        remat_error err = {};
+        ASSERT_EQ(remat_trace_set_texts(&b.t, kModel, "", &err), REMAT_OK) << err.msg;
+        snprintf(b.t.backend, sizeof b.t.backend, "ref");
+        b.Alloc(1000, REMAT_PHASE_INIT, REMAT_ROLE_PARAMETER, 0, 0);
+        int64_t first = b.t.n_events;
+        int64_t a = b.Alloc(big / 3, REMAT_PHASE_FORWARD, REMAT_ROLE_SAVED, 0, 0);
+        int64_t w = b.Alloc(big - big / 3 - 1000, REMAT_PHASE_BACKWARD, REMAT_ROLE_WORKSPACE, 1, 2);
+        b.Free(w, REMAT_PHASE_BACKWARD);
+        b.Free(a, REMAT_PHASE_BACKWARD);
+        b.EndIter(first);
+        remat_plot_input in = {&b.t, "big.h5", nullptr};
+        remat_figure_opts fo = remat_figure_opts_default();
+        std::string out = TmpDir() + "/peak" + std::to_string(big) + ".png";
+        fo.out = out.c_str();
+        fo.data_only = 1;
+        remat_curve_opts co = remat_curve_opts_default();
+        co.reserved = 0;
+        remat_figure_files f;
+        ASSERT_EQ(remat_plot_memory(&in, 1, &co, &fo, &f, &err), REMAT_OK) << err.msg;
+        int64_t best = 0;
+        for (const auto &row : DataBlock(f.data, 0)) best = std::max(best, (int64_t)std::stoll(row[1]));
+        ASSERT_EQ(best, big);
+        std::string gp = ReadAll(f.script);
+        // the scale is a real literal, so nothing divides as integers
+        size_t ys = gp.find("\nyscale = ");
+        ASSERT_NE(ys, std::string::npos) << gp;
+        std::string yline = gp.substr(ys + 10, gp.find('\n', ys + 1) - ys - 10);
+        EXPECT_NE(yline.find('.'), std::string::npos) << yline;
+        double yscale = std::stod(yline);
+        EXPECT_EQ(yscale, big > (1LL << 30) ? 1073741824.0 : 1048576.0) << yline;
+        // the marker: "set label 1 "" at first X/xscale, first Y/yscale point ..."
+        size_t at = gp.find("set label 1 \"\" at first ");
+        ASSERT_NE(at, std::string::npos) << gp;
+        size_t c = gp.find(", first ", at + 24), e = gp.find(" point", c);
+        std::string yexpr = gp.substr(c + 8, e - c - 8);
+        EXPECT_EQ(yexpr, std::to_string(big) + "/yscale");
+        std::string v = GnuplotEval(gp, yexpr);
+        if (v.empty()) continue;  // no gnuplot: the literal checks above still hold
+        EXPECT_NEAR(std::stod(v), (double)big / yscale, 1e-9) << yexpr << " evaluates to " << v;
+        EXPECT_GT(std::stod(v) - std::floor(std::stod(v)), 0.1) << "whole units: " << v;
+    }
+}
+
+// The scaling figure's title gives the value held fixed; no square root is fitted to a
+// series that grows linearly; the budget is drawn as a line.
+TEST(Scaling, TitleGivesNAndNoSqrtForcedOntoALinearSeries) {
+    const char *lin =
+        "{\"x_name\": \"T\", \"N\": 128, \"budget_bytes\": 6000, \"series\": ["
+        " {\"name\": \"baseline\", \"x\": [16, 32, 64, 128], \"peak_bytes\": [1800, 2600, 4200, 7400]},"
+        " {\"name\": \"plan\", \"x\": [16, 32, 64, 128], \"peak_bytes\": [1400, 1800, 2600, 4200]}]}";
+    remat_scaling s;
+    remat_error err = {};
+    ASSERT_EQ(remat_scaling_parse(lin, strlen(lin), "s.json", &s, &err), REMAT_OK) << err.msg;
+    EXPECT_EQ(s.at_N, 128);
+    EXPECT_EQ(s.budget_bytes, 6000);
+    EXPECT_EQ(s.series[1].fit, REMAT_FIT_LINEAR);  // 1000 + 25 T: linear, not forced to sqrt
+    remat_figure_opts fo = remat_figure_opts_default();
+    std::string out = TmpDir() + "/scaling_n.png";
+    fo.out = out.c_str();
+    fo.data_only = 1;
+    remat_figure_files f;
+    ASSERT_EQ(remat_plot_scaling(&s, "s.json", &fo, &f, &err), REMAT_OK) << err.msg;
+    std::string gp = ReadAll(f.script);
+    EXPECT_NE(gp.find("Peak memory against T at N = 128"), std::string::npos) << gp;
+    EXPECT_EQ(gp.find("sqrt(x)"), std::string::npos) << gp;
+    EXPECT_NE(gp.find("budget = 6000 / yscale"), std::string::npos) << gp;
+    // the file round-trips N and the budget
+    std::string path = TmpDir() + "/scaling_n.json";
+    ASSERT_EQ(remat_scaling_write(path.c_str(), &s, &err), REMAT_OK) << err.msg;
+    remat_scaling r;
+    ASSERT_EQ(remat_scaling_read(path.c_str(), &r, &err), REMAT_OK) << err.msg;
+    EXPECT_EQ(r.at_N, 128);
+    EXPECT_EQ(r.budget_bytes, 6000);
+    remat_scaling_free(&r);
+    remat_scaling_free(&s);
+    // a series that does grow like sqrt(T) still gets the sqrt reference (kScaling)
+    ASSERT_EQ(remat_scaling_parse(kScaling, strlen(kScaling), "s.json", &s, &err), REMAT_OK) << err.msg;
+    EXPECT_EQ(s.series[1].fit, REMAT_FIT_SQRT);
+    remat_scaling_free(&s);
+}
+
 }  // namespace

@@ -162,6 +162,7 @@ static remat_status scaling(demo *d) {
     remat_scaling *sc = &d->scaling;
     memset(sc, 0, sizeof *sc);
     snprintf(sc->x_name, sizeof sc->x_name, "T");
+    sc->at_N = d->m.N;
     sc->n_series = 2;
     snprintf(sc->series[0].name, sizeof sc->series[0].name, "plain backpropagation");
     snprintf(sc->series[1].name, sizeof sc->series[1].name, "checkpointing along time (one span, k ~ sqrt(T))");
