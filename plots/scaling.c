@@ -90,6 +90,12 @@ remat_status remat_scaling_parse(const char *text, size_t len, const char *origi
                              REMAT_SCALING_MAX_SERIES);
     } else {
         snprintf(out->x_name, sizeof out->x_name, "%s", xn->valuestring);
+        const cJSON *yn = cJSON_GetObjectItemCaseSensitive(root, "y_name");
+        if (yn && (!cJSON_IsString(yn) || strlen(yn->valuestring) >= sizeof out->y_name))
+            st = remat_error_set(err, REMAT_ERR_INPUT, "%s: y_name: expected a short string such as \"peak live memory\"",
+                                 origin);
+        else if (yn)
+            snprintf(out->y_name, sizeof out->y_name, "%s", yn->valuestring);
         static const char *const opt_ints[] = {"N", "T", "budget_bytes"};
         int64_t *dst[] = {&out->at_N, &out->at_T, &out->budget_bytes};
         for (int k = 0; k < 3 && st == REMAT_OK; k++) {
@@ -152,6 +158,10 @@ remat_status remat_scaling_write(const char *path, const remat_scaling *s, remat
     if (s->at_N > 0) fprintf(fp, ",\n  \"N\": %lld", (long long)s->at_N);
     if (s->at_T > 0) fprintf(fp, ",\n  \"T\": %lld", (long long)s->at_T);
     if (s->budget_bytes > 0) fprintf(fp, ",\n  \"budget_bytes\": %lld", (long long)s->budget_bytes);
+    if (s->y_name[0]) {
+        fprintf(fp, ",\n  \"y_name\": ");
+        remat_json_string(fp, s->y_name);
+    }
     fprintf(fp, ",\n  \"series\": [");
     for (int i = 0; i < s->n_series; i++) {
         const remat_scaling_series *q = &s->series[i];
@@ -261,7 +271,9 @@ remat_status remat_plot_scaling(const remat_scaling *s, const char *origin, cons
     fprintf(fp, "set xrange [0:xmax]\nset yrange [0:ytop]\nset samples 400\n");
     fprintf(fp, "set xlabel ");
     remat_gp_put_string(fp, xlabel);
-    fprintf(fp, "\nset ylabel \"peak live memory (\".ylab.\")\"\nset format y \"%%g\"\nset format x \"%%g\"\n");
+    fprintf(fp, "\nset ylabel ");
+    remat_gp_put_string(fp, s->y_name[0] ? s->y_name : "peak live memory");
+    fprintf(fp, ".\" (\".ylab.\")\"\nset format y \"%%g\"\nset format x \"%%g\"\n");
     fprintf(fp, "set grid xtics ytics lc rgb \"#d0d0d0\" lt 1 lw 0.6\nset tics out nomirror\nset border 3\n");
     fprintf(fp, "set key top left Left reverse samplen 3 spacing 1.25 box lc rgb \"#cccccc\" opaque\n");
     /* fitted references */

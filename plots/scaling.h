@@ -14,6 +14,7 @@
  *  N, T        optional, integers > 0: the batch size (or T) held fixed while x varies;
  *              the figure's title gives it ("Peak memory against T at N = 128")
  *  budget_bytes optional, integer > 0: a memory budget, drawn as a dashed line
+ *  y_name      optional, short string: what the peaks are (default "peak live memory")
  *  series      required, 1 to 16 objects:
  *    name        required, string (legend)
  *    x           required, numbers > 0, at least one
@@ -63,6 +64,7 @@ typedef struct remat_scaling {
     char x_name[32];
     int64_t at_N, at_T;      /* the value held fixed (0: not given) */
     int64_t budget_bytes;    /* 0: no budget line */
+    char y_name[48];         /* what the peaks are ("" = "peak live memory") */
     int n_series;
     remat_scaling_series series[REMAT_SCALING_MAX_SERIES];
 } remat_scaling;

@@ -296,6 +296,96 @@ TEST_F(FitGpu, ParetoCarriesTheBudget) {
     EXPECT_TRUE(has(gp, "budget = " + std::to_string(72 * MiB) + " / yscale")) << gp;
 }
 
+// ---- 6. sizes without editing files ------------------------------------------------------
+
+// --T/--N wherever a model or trace is read: run, verify (above), tune, demo, plot.
+TEST_F(FitGpu, TAndNEverywhere) {
+    Proc r = remat("run --model data/models/tiny-3block-if.json --T 8 --N 4 --iters 2 --json");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    cJSON *j = cJSON_Parse(r.out.c_str());
+    EXPECT_EQ(num(j, "T"), 8);
+    EXPECT_EQ(num(j, "N"), 4);
+    int64_t run_peak = num(j, "peak_live_bytes");
+    cJSON_Delete(j);
+    // the simulator's prediction at that size is what the run measured
+    Proc s = remat("simulate --trace " + tiny + " --T 8 --N 4 --json");
+    ASSERT_EQ(s.rc, 0) << s.err;
+    j = cJSON_Parse(s.out.c_str());
+    EXPECT_EQ(num(j, "peak_live_bytes"), run_peak);
+    EXPECT_EQ(cJSON_GetObjectItem(j, "baseline_step_time_s"), nullptr);  // the measured one is of another size
+    EXPECT_EQ(num(cJSON_GetObjectItem(j, "recorded"), "T"), 4);
+    cJSON_Delete(j);
+    // plot draws a baseline as predicted at another size
+    std::string fig = tmp_dir() + "/fit_t8.png";
+    Proc p = remat("plot --trace " + tiny + " --T 8 --N 4 --data-only --out " + fig);
+    ASSERT_EQ(p.rc, 0) << p.err;
+    std::string dat = slurp(tmp_dir() + "/fit_t8.dat");
+    EXPECT_TRUE(has(dat, " " + std::to_string(run_peak) + " ")) << "peak " << run_peak << " not in the curve";
+    // tune at another T; --dim T at another N
+    Proc t = remat("tune --trace " + tiny + " --budget 6MiB --device-overhead 1MiB --T 8 --max 64 --json");
+    ASSERT_EQ(t.rc, 0) << t.err;
+    Proc tt = remat("tune --trace " + tiny + " --budget 6MiB --device-overhead 1MiB --dim T --N 4 --max 64 --json");
+    ASSERT_EQ(tt.rc, 0) << tt.err;
+    j = cJSON_Parse(tt.out.c_str());
+    EXPECT_STREQ(cJSON_GetStringValue(cJSON_GetObjectItem(j, "dim")), "T");
+    cJSON_Delete(j);
+    // demo at another size
+    std::string dir = tmp_dir() + "/fit_demo_t";
+    Proc d = remat("demo --model data/models/tiny-mlp-lif.json --T 12 --N 4 --budget-on live --budget 20KiB --no-plots --out " + dir);
+    EXPECT_EQ(d.rc, 0) << d.out << d.err;
+    EXPECT_TRUE(has(d.out, "tiny-mlp-lif (T=12, N=4)")) << d.out;
+}
+
+// --max is a count, and tune says when it stopped there.
+TEST_F(FitGpu, TuneMaxIsACountAndSaysWhenItStopped) {
+    Proc bytes = remat("tune --trace " + tiny + " --budget 6MiB --max 64KiB");
+    EXPECT_EQ(bytes.rc, 2);
+    EXPECT_TRUE(has(bytes.err, "--max: '64KiB' is not an integer")) << bytes.err;
+    Proc r = remat("tune --trace " + tiny + " --budget 1GiB --device-overhead 0 --max 16");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_TRUE(has(r.out, "stopped at --max 16")) << r.out;
+    Proc j = remat("tune --trace " + tiny + " --budget 1GiB --device-overhead 0 --max 16 --json");
+    cJSON *o = cJSON_Parse(j.out.c_str());
+    EXPECT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "plain"), "at_max")));
+    EXPECT_EQ(num(o, "max"), 16);
+    cJSON_Delete(o);
+}
+
+// One command for a scaling sweep: the table, the scaling file and the figure with the
+// budget as a line; each row is what simulate --T predicts at that size.
+TEST_F(FitGpu, SimulateSweep) {
+    std::string fig = tmp_dir() + "/fit_sweep.png";
+    Proc r = remat("simulate --trace " + tiny + " --sweep T=4,8,16 --plan 'b1/k2,b2:bit,b3' --budget 2.5MiB "
+                   "--device-overhead 0 --data-only --figure " + fig + " --json");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    cJSON *j = cJSON_Parse(r.out.c_str());
+    ASSERT_NE(j, nullptr) << r.out;
+    const cJSON *rows = cJSON_GetObjectItem(j, "rows");
+    ASSERT_EQ(cJSON_GetArraySize(rows), 3);
+    int64_t peak8 = num(cJSON_GetObjectItem(cJSON_GetArrayItem(rows, 1), "baseline"), "peak_reserved_bytes");
+    cJSON_Delete(j);
+    Proc one = remat("simulate --trace " + tiny + " --T 8 --json");
+    j = cJSON_Parse(one.out.c_str());
+    EXPECT_EQ(num(j, "peak_reserved_bytes"), peak8);
+    cJSON_Delete(j);
+    std::string sc = slurp(tmp_dir() + "/fit_sweep.json");
+    j = cJSON_Parse(sc.c_str());
+    ASSERT_NE(j, nullptr) << sc;
+    EXPECT_EQ(num(j, "budget_bytes"), 2621440);
+    EXPECT_EQ(num(j, "N"), 8);
+    EXPECT_EQ(cJSON_GetArraySize(cJSON_GetObjectItem(j, "series")), 2);
+    cJSON_Delete(j);
+    std::string gp = slurp(tmp_dir() + "/fit_sweep.gp");
+    EXPECT_TRUE(has(gp, "budget = 2621440 / yscale")) << gp;
+    EXPECT_TRUE(has(gp, "Peak memory against T at N = 8")) << gp;
+    Proc h = remat("simulate --trace " + tiny + " --sweep T=4,8 --data-only --figure " + fig);
+    ASSERT_EQ(h.rc, 0) << h.err;
+    EXPECT_TRUE(has(h.out, "baseline (no checkpointing):")) << h.out;
+    Proc bad = remat("simulate --trace " + tiny + " --sweep T=8,4");
+    EXPECT_EQ(bad.rc, 2);
+    EXPECT_EQ(lines(bad.err), 1) << bad.err;
+}
+
 // ---- JSON output escapes every string ------------------------------------------------
 
 TEST_F(FitGpu, JsonEscapesThePlanPath) {

@@ -43,7 +43,8 @@ void cli_budget_print(FILE *f, const remat_budget *b, int overhead_given) {
     }
     fprintf(f, "budget %s on %s + device overhead %s (%s; --device-overhead): %s for the allocator\n",
             cli_fmt_bytes(b->total, b1, sizeof b1), on_words(b->on), cli_fmt_bytes(b->overhead, b2, sizeof b2),
-            overhead_given ? "as given" : "default estimate", cli_fmt_bytes(b->total - b->overhead, b3, sizeof b3));
+            overhead_given ? "as given" : b->overhead ? "default estimate" : "default",
+            cli_fmt_bytes(b->total - b->overhead, b3, sizeof b3));
 }
 
 void cli_budget_json(FILE *f, int comma, const remat_budget *b, int overhead_given) {

@@ -36,7 +36,7 @@
 extern const char remat_default_model_json[];
 
 static const char *USAGE =
-    "usage: remat demo [--model M.json] [--out DIR] [--budget SIZE] [--budget-on reserved|live]\n"
+    "usage: remat demo [--model M.json] [--T t] [--N n] [--out DIR] [--budget SIZE] [--budget-on reserved|live]\n"
     "                  [--device-overhead SIZE] [--threads N] [--no-plots]\n"
     "\n"
     "On the built-in default model (an MLP of three LIF layers of width 512, T=64, N=128;\n"
@@ -364,7 +364,7 @@ static void demo_free(demo *d) {
 
 int remat_cmd_demo(int argc, char **argv) {
     const char *model_path = NULL, *out_dir = "remat-demo";
-    int threads = 1, help = 0, no_plots = 0;
+    int threads = 1, help = 0, no_plots = 0, T = 0, N = 0;
     cli_budget_flags bf = CLI_BUDGET_FLAGS_INIT;
     const cli_option opts[] = {
         {"--model", CLI_STRING, &model_path, "model file (default: the built-in mlp-lif)"},
@@ -373,6 +373,8 @@ int remat_cmd_demo(int argc, char **argv) {
         {"--budget-on", CLI_STRING, &bf.on, CLI_BUDGET_HELP_ON},
         {"--device-overhead", CLI_SIZE, &bf.overhead,
          "device bytes outside the allocator counted against the budget (default 0: the demo runs on the CPU)"},
+        {"--T", CLI_INT, &T, "number of time steps (default: the model's)"},
+        {"--N", CLI_INT, &N, "batch size (default: the model's)"},
         {"--threads", CLI_INT, &threads, "reference-backend threads (default 1)"},
         {"--no-plots", CLI_FLAG, &no_plots, "skip the figures"},
         {0},
@@ -405,9 +407,16 @@ int remat_cmd_demo(int argc, char **argv) {
     remat_trace_init(&d.base_trace);
     remat_trace_init(&d.plan_trace);
     remat_trace_init(&d.predicted_trace);
+    if ((rc = remat_tools_size_flags("demo", T, N)) != 0) return rc;
     remat_status st = model_path ? remat_model_load(model_path, &d.m, &d.err)
                                  : remat_model_parse(remat_default_model_json, strlen(remat_default_model_json),
                                                      "<built-in mlp-lif>", &d.m, &d.err);
+    if (st == REMAT_OK && (T || N)) {
+        remat_model sized;
+        st = remat_model_rescale(&d.m, T, N, &sized, &d.err);
+        remat_model_free(&d.m);
+        if (st == REMAT_OK) d.m = sized;
+    }
     if (st == REMAT_OK) st = remat_plan_init_empty(&d.m, &d.base_plan, &d.err);
     if (st == REMAT_OK && mkdir(out_dir, 0755) != 0 && errno != EEXIST)
         st = remat_error_set(&d.err, REMAT_ERR_IO, "--out: cannot create folder %s: %s", out_dir, strerror(errno));

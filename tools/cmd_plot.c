@@ -9,6 +9,7 @@
 #include "plots/memplot.h"
 #include "plots/pareto.h"
 #include "plots/scaling.h"
+#include "sim/sim.h"
 #include "tools/cli.h"
 #include "tools/paths.h"
 #include "tools/commands.h"
@@ -19,6 +20,7 @@ static const char *USAGE =
     "       remat plot --pareto FRONT.json --out FIG.png                peak against time overhead\n"
     "       remat plot --scaling SCALING.json --out FIG.png             peak against T (or N)\n"
     "       remat plot --trace IMPORTED.h5 [--device D] --out FIG.png    an imported PyTorch snapshot\n"
+    "       remat plot --trace BASE.h5 --T t [--N n] --out FIG.png      a baseline as predicted at another size\n"
     "\n"
     "Writes FIG.png (or FIG.svg: the extension decides) with gnuplot, and next to it FIG.dat\n"
     "(the numbers, in bytes and seconds) and FIG.gp (the script, kept: restyle it and run\n"
@@ -93,6 +95,7 @@ int remat_cmd_plot(int argc, char **argv) {
     cli_list traces = {0}, labels = {0};
     const char *out = NULL, *xs = "time", *pareto = NULL, *scaling = NULL, *title = NULL;
     int device = -1, iter = -1, data_only = 0, breakdown = 0, no_reserved = 0, max_points = 4000, width = 0, height = 0, help = 0;
+    int T = 0, N = 0;
     const cli_option opts[] = {
         {"--trace", CLI_STRING_LIST, &traces, "trace file (HDF5) to draw; repeat to overlay several"},
         {"--label", CLI_STRING_LIST, &labels, "legend name of the trace at the same position (default: its plan)"},
@@ -103,6 +106,8 @@ int remat_cmd_plot(int argc, char **argv) {
         {"--max-points", CLI_INT, &max_points, "points per curve after reduction (default 4000, at least 8)"},
         {"--no-reserved", CLI_FLAG, &no_reserved, "draw live bytes only (no caching-allocator replay)"},
         {"--breakdown", CLI_FLAG, &breakdown, "draw the peak of each trace split by role, as stacked bars"},
+        {"--T", CLI_INT, &T, "draw each baseline trace as the simulator predicts it at this T (no model runs)"},
+        {"--N", CLI_INT, &N, "draw each baseline trace as the simulator predicts it at this batch size"},
         {"--pareto", CLI_STRING, &pareto, "draw a search's Pareto front from this JSON file"},
         {"--scaling", CLI_STRING, &scaling, "draw peak against T (or N) from this JSON file"},
         {"--title", CLI_STRING, &title, "figure title (default: made from the inputs)"},
@@ -146,6 +151,10 @@ int remat_cmd_plot(int argc, char **argv) {
     }
     if (traces.n > REMAT_PLOT_MAX_INPUTS) {
         fprintf(stderr, "remat plot: --trace: given %d times (expected at most %d)\n", traces.n, REMAT_PLOT_MAX_INPUTS);
+        return 2;
+    }
+    if (T < 0 || N < 0 || ((T || N) && traces.n == 0)) {
+        fprintf(stderr, "remat plot: --T/--N: expected positive counts, with --trace (got %d/%d)\n", T, N);
         return 2;
     }
     co.iter = iter;
@@ -194,6 +203,7 @@ int remat_cmd_plot(int argc, char **argv) {
     }
     remat_trace tr[REMAT_PLOT_MAX_INPUTS];
     remat_plot_input in[REMAT_PLOT_MAX_INPUTS];
+    remat_sim *sims[REMAT_PLOT_MAX_INPUTS] = {0}; /* with --T/--N: the predicted traces' owners */
     int loaded = 0;
     st = REMAT_OK;
     for (int i = 0; i < traces.n && st == REMAT_OK; i++) {
@@ -204,6 +214,18 @@ int remat_cmd_plot(int argc, char **argv) {
         in[i].trace = &tr[i];
         in[i].origin = traces.items[i];
         in[i].label = i < labels.n ? labels.items[i] : NULL;
+        if (st == REMAT_OK && (T || N)) { /* the simulator's prediction at the other size */
+            remat_sim_opts so = remat_sim_opts_default();
+            so.T = T;
+            so.N = N;
+            so.origin = traces.items[i];
+            cli_progress("plot: predicting %s at T=%d N=%d", traces.items[i], T, N);
+            sims[i] = remat_sim_init(&tr[i], &so, &err);
+            if (!sims[i]) st = err.status;
+            if (st == REMAT_OK) st = remat_sim_set_plan(sims[i], NULL, &err);
+            if (st == REMAT_OK) st = remat_sim_run(sims[i], &err);
+            if (st == REMAT_OK) in[i].trace = remat_sim_trace(sims[i]);
+        }
     }
     if (st == REMAT_OK) {
         cli_progress("plot: drawing %s", out);
@@ -211,6 +233,9 @@ int remat_cmd_plot(int argc, char **argv) {
                        : remat_plot_memory(in, traces.n, &co, &fo, &files, &err);
     }
     cli_progress_done();
-    for (int i = 0; i < loaded; i++) remat_trace_free(&tr[i]);
+    for (int i = 0; i < loaded; i++) {
+        remat_sim_free(sims[i]);
+        remat_trace_free(&tr[i]);
+    }
     return st == REMAT_OK ? report(&files, data_only) : cli_fail("plot", &err);
 }

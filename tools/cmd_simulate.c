@@ -9,6 +9,10 @@
 #include "sim/search.h"
 #include "sim/sim.h"
 #include "core/io/json_write.h"
+#include "core/base/size.h"
+#include "plots/scaling.h"
+#include "sim/search.h"
+#include "tools/answer.h"
 #include "tools/cli.h"
 #include "tools/paths.h"
 #include "tools/commands.h"
@@ -18,6 +22,8 @@ static const char *USAGE =
     "usage: remat simulate --trace BASE.h5 [--plan P.json] [--allocator exact|caching]\n"
     "                      [--allocator-config K=V,...] [--N n] [--T t] [--iters n] [--copy-stream]\n"
     "                      [--out PRED.h5] [--json]\n"
+    "       remat simulate --trace BASE.h5 --sweep T=v1,v2,...|N=v1,... [--plan P] [--figure FIG.png]\n"
+    "                      [--budget SIZE] [--budget-on reserved|live] [--device-overhead SIZE] [--json]\n"
     "\n"
     "Predicts what `remat run --plan P.json` would record, from a trace recorded by\n"
     "`remat run --trace` without a plan: the peak live bytes, the peak reserved bytes of\n"
@@ -29,7 +35,12 @@ static const char *USAGE =
     "the caching-allocator model under the snapshot's settings and reports how many\n"
     "allocations land at the address PyTorch gave them and the reserved bytes, predicted and\n"
     "recorded (--json: a `devices` list); --allocator-config A;B;... adds a what-if table\n"
-    "(each ';'-separated setting list replayed from a fresh start).";
+    "(each ';'-separated setting list replayed from a fresh start).\n"
+    "--sweep T=16,32,64 (or N=...) predicts the peak at each size, the baseline and --plan,\n"
+    "prints the table and writes the scaling file and figure (--figure, default sweep-T.png),\n"
+    "with --budget drawn as a line (compared, as in search, with peak reserved bytes plus the\n"
+    "device overhead; --budget-on live for live bytes). Predictions describe remat's own\n"
+    "executor (reference or CUDA backend), not a PyTorch script of the same network.";
 
 static void print_human(const remat_sim *s, const char *trace_path, const char *plan_path, const char *alloc) {
     const remat_sim_summary *r = remat_sim_results(s);
@@ -74,13 +85,13 @@ static void print_json(const remat_sim *s, const char *plan_path, const char *al
     printf(",\"T\":%lld,\"N\":%lld,"
            "\"peak_bytes\":%lld,\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld,"
            "\"peak_allocated_bytes\":%lld,\"end_of_forward_bytes\":%lld,\"end_of_forward_reserved_bytes\":%lld,"
-           "\"compressed_bytes\":%lld,\"step_time_s\":%.9g,\"baseline_step_time_s\":%.9g,\"events\":%lld,"
+           "\"compressed_bytes\":%lld,\"step_time_s\":%.9g,\"events\":%lld,"
            "\"trace_events\":%lld,\"recomputed_layers\":%d,\"estimated_ops\":%lld,\"unpriced_ops\":%lld,"
            "\"nnz_estimated\":%lld,\"steps\":[",
            (long long)m->T, (long long)m->N, (long long)remat_sim_peak(s),
            (long long)r->peak_live_bytes, (long long)r->peak_reserved_bytes, (long long)r->peak_allocated_bytes,
            (long long)r->end_of_forward_bytes, (long long)r->end_of_forward_reserved, (long long)r->compressed_bytes,
-           r->step_time_s, remat_sim_baseline_step_time(s), (long long)r->events, (long long)r->trace_events,
+           r->step_time_s, (long long)r->events, (long long)r->trace_events,
            r->recomputed_layers, (long long)r->estimated_ops, (long long)r->unpriced_ops,
            (long long)r->nnz_estimated);
     for (int i = 0; i < r->n_iters; i++)
@@ -88,7 +99,187 @@ static void print_json(const remat_sim *s, const char *plan_path, const char *al
                "\"step_time_s\":%.9g,\"events\":%lld}",
                i ? "," : "", (long long)r->iters[i].peak_live_bytes, (long long)r->iters[i].peak_reserved_bytes,
                (long long)r->iters[i].end_of_forward_bytes, r->iters[i].step_time_s, (long long)r->iters[i].events);
-    printf("]}\n");
+    printf("]");
+    /* the measured baseline is of the recorded size: say so, and call it a baseline
+     * only when the prediction is of that size too */
+    const remat_model *bm = remat_sim_base_model(s);
+    printf(",\"recorded\":{\"T\":%lld,\"N\":%lld,\"step_time_s\":%.9g}", (long long)bm->T, (long long)bm->N,
+           remat_sim_baseline_step_time(s));
+    if (bm->T == m->T && bm->N == m->N) printf(",\"baseline_step_time_s\":%.9g", remat_sim_baseline_step_time(s));
+    printf("}\n");
+}
+
+/* ---- --sweep: peak against T or N in one command --------------------------------- */
+
+#define SWEEP_MAX 32
+
+typedef struct sweep_row {
+    int64_t v;
+    remat_search_figures base, plan;
+} sweep_row;
+
+/* "T=16,32,64" -> dim 'T' and the values (ascending, distinct, positive). 0 or 2. */
+static int parse_sweep(const char *text, char *dim, int64_t *v, int *n) {
+    *n = 0;
+    if (!text || (text[0] != 'T' && text[0] != 'N') || text[1] != '=') goto bad;
+    *dim = text[0];
+    for (const char *p = text + 2; *p;) {
+        if (*p < '1' || *p > '9' || *n >= SWEEP_MAX) goto bad;
+        int64_t x = 0;
+        while (*p >= '0' && *p <= '9') {
+            if (x > 100000000) goto bad;
+            x = x * 10 + (*p++ - '0');
+        }
+        if (*n && x <= v[*n - 1]) goto bad;
+        v[(*n)++] = x;
+        if (*p == ',') {
+            p++;
+            if (!*p) goto bad;
+        } else if (*p) {
+            goto bad;
+        }
+    }
+    if (*n) return 0;
+bad:
+    fprintf(stderr, "remat simulate: --sweep: '%s': expected T=v1,v2,... or N=v1,v2,... (ascending positive integers, "
+                    "at most %d)\n",
+            text ? text : "", SWEEP_MAX);
+    return 2;
+}
+
+/* The sweep: for each value, the baseline (no checkpointing) and, with a plan, the
+ * plan, rescaled from the trace; the table on stdout (or --json), the scaling file
+ * and its figure (plots/scaling.h) at fig_path, the budget drawn as a line. */
+static int run_sweep(const remat_trace *trace, const char *trace_path, const remat_sim_opts *base_so, char dim,
+                     const int64_t *vals, int nv, const char *plan_path, const cli_budget_flags *bf, const char *fig,
+                     int data_only, int json) {
+    remat_error err = {0};
+    remat_budget bud;
+    remat_alloc_kind kind;
+    int rc = cli_budget_from_flags("simulate", bf, bf->budget >= 0, &bud, &kind);
+    if (rc) return rc;
+    int64_t alloc_budget = 0;
+    if (bf->budget >= 0 && (rc = cli_budget_allocator_bytes("simulate", &bud, &alloc_budget)) != 0) return rc;
+    sweep_row rows[SWEEP_MAX];
+    char plan_label[1024] = "";
+    remat_status st = REMAT_OK;
+    int64_t fixed = 0; /* the other dimension, as simulated */
+    for (int i = 0; i < nv && st == REMAT_OK; i++) {
+        cli_progress("simulate --sweep: %c=%lld (%d of %d)", dim, (long long)vals[i], i + 1, nv);
+        remat_sim_opts so = *base_so;
+        so.allocator = kind;
+        so.check_baseline = i == 0;
+        if (dim == 'T') so.T = vals[i];
+        else so.N = vals[i];
+        remat_sim *s = remat_sim_init(trace, &so, &err);
+        if (!s) {
+            st = err.status;
+            break;
+        }
+        fixed = dim == 'T' ? remat_sim_model(s)->N : remat_sim_model(s)->T;
+        rows[i].v = vals[i];
+        st = remat_search_evaluate(s, NULL, &rows[i].base, &err);
+        if (st == REMAT_OK && plan_path) {
+            remat_plan p;
+            st = remat_plan_load_arg(plan_path, remat_sim_model(s), &p, &err);
+            if (st == REMAT_OK) {
+                remat_plan_notation(&p, remat_sim_model(s), plan_label, sizeof plan_label);
+                st = remat_search_evaluate(s, &p, &rows[i].plan, &err);
+                remat_plan_free(&p);
+            }
+        }
+        remat_sim_free(s);
+    }
+    cli_progress_done();
+    if (st != REMAT_OK) return cli_fail("simulate", &err);
+    const int on_live = bud.on == REMAT_BUDGET_ON_LIVE;
+    /* the scaling file and its figure */
+    remat_scaling sc;
+    memset(&sc, 0, sizeof sc);
+    snprintf(sc.x_name, sizeof sc.x_name, "%c", dim);
+    if (dim == 'T') sc.at_N = fixed;
+    else sc.at_T = fixed;
+    snprintf(sc.y_name, sizeof sc.y_name, "%s", on_live ? "peak live memory" : "peak reserved memory");
+    sc.budget_bytes = bf->budget >= 0 && alloc_budget != REMAT_SIZE_INF ? alloc_budget : 0;
+    sc.n_series = plan_path ? 2 : 1;
+    snprintf(sc.series[0].name, sizeof sc.series[0].name, "baseline (no checkpointing)");
+    if (plan_path) snprintf(sc.series[1].name, sizeof sc.series[1].name, "%.120s", plan_label);
+    for (int q = 0; q < sc.n_series && st == REMAT_OK; q++) {
+        sc.series[q].n = nv;
+        sc.series[q].x = remat_xcalloc((size_t)nv, sizeof(double), &err);
+        sc.series[q].peak_bytes = remat_xcalloc((size_t)nv, sizeof(int64_t), &err);
+        if (!sc.series[q].x || !sc.series[q].peak_bytes) st = REMAT_ERR_NOMEM;
+        for (int i = 0; st == REMAT_OK && i < nv; i++) {
+            const remat_search_figures *f = q ? &rows[i].plan : &rows[i].base;
+            sc.series[q].x[i] = (double)rows[i].v;
+            sc.series[q].peak_bytes[i] = on_live ? f->peak_live : f->peak_reserved;
+        }
+        sc.series[q].fit = q ? remat_scaling_best_fit(&sc.series[q]) : REMAT_FIT_LINEAR;
+    }
+    char json_path[4096];
+    snprintf(json_path, sizeof json_path, "%s", fig);
+    char *dot = strrchr(json_path, '.');
+    if (dot && strchr(dot, '/') == NULL) *dot = '\0';
+    strncat(json_path, ".json", sizeof json_path - strlen(json_path) - 1);
+    remat_figure_files files;
+    memset(&files, 0, sizeof files);
+    if (st == REMAT_OK) st = remat_scaling_write(json_path, &sc, &err);
+    if (st == REMAT_OK) {
+        remat_figure_opts fo = remat_figure_opts_default();
+        fo.out = fig;
+        fo.data_only = data_only;
+        st = remat_plot_scaling(&sc, json_path, &fo, &files, &err);
+    }
+    remat_scaling_free(&sc);
+    if (st != REMAT_OK && st != REMAT_ERR_CHECK) return cli_fail("simulate", &err);
+    int gnuplot_failed = st == REMAT_ERR_CHECK;
+    char b1[64], b2[64];
+    if (json) {
+        printf("{\"sweep\":\"%c\",\"fixed\":{\"%c\":%lld}", dim, dim == 'T' ? 'N' : 'T', (long long)fixed);
+        cli_budget_json(stdout, 1, &bud, bf->overhead >= 0);
+        printf(",\"plan\":");
+        remat_json_string(stdout, plan_path ? plan_label : "");
+        printf(",\"scaling\":");
+        remat_json_string(stdout, json_path);
+        printf(",\"figure\":");
+        remat_json_string(stdout, gnuplot_failed || data_only ? "" : files.image);
+        printf(",\"rows\":[");
+        for (int i = 0; i < nv; i++) {
+            printf("%s{\"%c\":%lld,\"baseline\":{\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld,"
+                   "\"step_time_s\":%.9g}",
+                   i ? "," : "", dim, (long long)rows[i].v, (long long)rows[i].base.peak_live,
+                   (long long)rows[i].base.peak_reserved, rows[i].base.time_s);
+            if (plan_path)
+                printf(",\"plan\":{\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld,\"step_time_s\":%.9g}",
+                       (long long)rows[i].plan.peak_live, (long long)rows[i].plan.peak_reserved, rows[i].plan.time_s);
+            printf("}");
+        }
+        printf("]}\n");
+    } else {
+        printf("predicted peak against %c at %c=%lld, from %s\n", dim, dim == 'T' ? 'N' : 'T', (long long)fixed,
+               trace_path);
+        if (bf->budget >= 0) cli_budget_print(stdout, &bud, bf->overhead >= 0);
+        cli_prediction_note(stdout, trace->backend);
+        for (int q = 0; q < (plan_path ? 2 : 1); q++) {
+            printf("%s:\n  %8c %22s %22s %12s%s\n", q ? plan_label : "baseline (no checkpointing)", dim, "peak live",
+                   "peak reserved", "step time", bf->budget >= 0 ? "  fits" : "");
+            for (int i = 0; i < nv; i++) {
+                const remat_search_figures *f = q ? &rows[i].plan : &rows[i].base;
+                remat_fmt_bytes_short(f->peak_live, b1, sizeof b1);
+                remat_fmt_bytes_short(f->peak_reserved, b2, sizeof b2);
+                int64_t need = remat_budget_needed(&bud, f->peak_live, f->peak_reserved);
+                printf("  %8lld %22s %22s %10.4f s%s\n", (long long)rows[i].v, b1, b2, f->time_s,
+                       bf->budget < 0 ? "" : need <= bud.total ? "  yes" : "  no");
+            }
+        }
+        if (data_only || gnuplot_failed)
+            printf("wrote %s, %s and %s (run `gnuplot` on the script to draw %s)\n", json_path, files.data, files.script,
+                   fig);
+        else
+            printf("wrote %s (data %s, script %s, numbers %s)\n", files.image, files.data, files.script, json_path);
+    }
+    if (gnuplot_failed) return cli_fail("simulate", &err);
+    return 0;
 }
 
 /* An imported stream: the allocator check (tools/ext_report.h); what-ifs ';'-separated. */
@@ -114,7 +305,9 @@ static int simulate_ext(const char *path, const char *alloc_cfg, int json) {
 
 int remat_cmd_simulate(int argc, char **argv) {
     const char *trace_path = NULL, *plan_path = NULL, *alloc = "exact", *alloc_cfg = NULL, *out_path = NULL;
-    int N = 0, T = 0, iters = 0, copy_stream = 0, json = 0, help = 0;
+    const char *sweep = NULL, *figure = NULL;
+    cli_budget_flags bf = CLI_BUDGET_FLAGS_INIT;
+    int N = 0, T = 0, iters = 0, copy_stream = 0, json = 0, help = 0, data_only = 0;
     const cli_option opts[] = {
         {"--trace", CLI_STRING, &trace_path, "baseline trace (remat run --trace, no plan)"},
         {"--plan", CLI_STRING, &plan_path, "plan file (JSON) or plan notation ('b1:bit/k4,b2'); none = no checkpointing"},
@@ -125,6 +318,10 @@ int remat_cmd_simulate(int argc, char **argv) {
         {"--iters", CLI_INT, &iters, "training steps to simulate (default: as recorded)"},
         {"--copy-stream", CLI_FLAG, &copy_stream, "run compression on a copy stream that overlaps compute"},
         {"--out", CLI_STRING, &out_path, "write the predicted trace (HDF5, same schema as remat run --trace)"},
+        {"--sweep", CLI_STRING, &sweep, "T=v1,v2,... or N=v1,v2,...: the peak at each size, as a table and a figure"},
+        {"--figure", CLI_STRING, &figure, "with --sweep: the figure to write (default sweep-T.png or sweep-N.png)"},
+        {"--data-only", CLI_FLAG, &data_only, "with --sweep: write the figure's data and script, do not run gnuplot"},
+        CLI_BUDGET_OPTIONS(bf, "with --sweep: a memory budget, drawn as a line and checked per size"),
         {"--json", CLI_FLAG, &json, "print one JSON object instead of the summary"},
         {0},
     };
@@ -136,17 +333,50 @@ int remat_cmd_simulate(int argc, char **argv) {
     if (cli_refuse_overlap("simulate", ins, 2, outs, 1)) return 2;
     if (cli_check_sim_size("simulate", N, T, REMAT_SIM_MAX_N, REMAT_SIM_MAX_T)) return 2;
     if (remat_ext_trace_is_ext_h5(trace_path)) {
-        if (plan_path || N || T || iters || copy_stream || out_path) {
+        if (plan_path || N || T || iters || copy_stream || out_path || sweep) {
             fprintf(stderr, "remat simulate: %s: an imported allocation stream takes only --allocator caching, "
                             "--allocator-config and --json (no plan, rescaling or output trace)\n", trace_path);
             return 2;
         }
         return simulate_ext(trace_path, alloc_cfg, json);
     }
+    if (!sweep && (figure || data_only || bf.budget >= 0 || bf.overhead >= 0 || strcmp(bf.on, "reserved"))) {
+        fprintf(stderr, "remat simulate: %s: only with --sweep\n",
+                figure ? "--figure" : data_only ? "--data-only" : bf.budget >= 0 ? "--budget" : "--device-overhead/--budget-on");
+        return 2;
+    }
+    char dim = 0;
+    int64_t vals[SWEEP_MAX];
+    int nv = 0;
+    if (sweep && (rc = parse_sweep(sweep, &dim, vals, &nv)) != 0) return rc;
+    if (sweep && (out_path || (dim == 'T' && T) || (dim == 'N' && N))) {
+        fprintf(stderr, "remat simulate: --sweep: expected no --out and no --%c (the sweep sets it)\n", dim ? dim : 'T');
+        return 2;
+    }
+    for (int i = 0; i < nv; i++)
+        if (vals[i] > (dim == 'T' ? REMAT_SIM_MAX_T : REMAT_SIM_MAX_N)) {
+            fprintf(stderr, "remat simulate: --sweep: %c=%lld is above the limit (expected at most %lld)\n", dim,
+                    (long long)vals[i], (long long)(dim == 'T' ? REMAT_SIM_MAX_T : REMAT_SIM_MAX_N));
+            return 2;
+        }
     remat_error err = {0};
     remat_sim_opts so;
     if (remat_sim_opts_from_flags(alloc, alloc_cfg, N, T, iters, &so, &err) != REMAT_OK) return cli_fail("simulate", &err);
     so.copy_stream = copy_stream;
+    if (sweep) {
+        remat_trace tr;
+        remat_trace_init(&tr);
+        so.origin = trace_path;
+        if (remat_trace_read_h5(trace_path, &tr, &err) != REMAT_OK) {
+            remat_trace_free(&tr);
+            return cli_fail("simulate", &err);
+        }
+        char deffig[16];
+        snprintf(deffig, sizeof deffig, "sweep-%c.png", dim);
+        rc = run_sweep(&tr, trace_path, &so, dim, vals, nv, plan_path, &bf, figure ? figure : deffig, data_only, json);
+        remat_trace_free(&tr);
+        return rc;
+    }
     remat_trace trace;
     remat_sim *s = NULL;
     cli_progress("simulate: reading %s and checking it against the executor", trace_path);
