@@ -386,6 +386,54 @@ TEST_F(FitGpu, SimulateSweep) {
     EXPECT_EQ(lines(bad.err), 1) << bad.err;
 }
 
+// ---- 7. small things a new user notices ---------------------------------------------------
+
+TEST_F(FitGpu, VersionAndHelpText) {
+    Proc v = remat("--version");
+    EXPECT_EQ(v.rc, 0);
+    EXPECT_EQ(v.out.rfind("remat ", 0), 0u) << v.out;
+    EXPECT_TRUE(has(v.out, "(trace schema 1)")) << v.out;
+    Proc h = remat("search --help");
+    EXPECT_TRUE(has(h.out, "50/75/100 % of them")) << h.out;
+    EXPECT_FALSE(has(h.out, "%%")) << h.out;
+    Proc top = remat("--help");
+    EXPECT_TRUE(has(top.out, "remat's own executor")) << top.out;
+}
+
+// Each command ends with the obvious next step.
+TEST_F(FitGpu, NextSteps) {
+    std::string plan = tmp_dir() + "/fit_next.json";
+    Proc s = remat("search --trace " + tiny + " --budget 40KiB --budget-on live --device-overhead 0 --out " + plan);
+    ASSERT_EQ(s.rc, 0) << s.err;
+    EXPECT_TRUE(has(s.out, "next: remat simulate --trace " + tiny + " --plan " + plan)) << s.out;
+    EXPECT_TRUE(has(s.out, "next: remat verify --model M.json --plan " + plan)) << s.out;
+    Proc r = remat("run --model data/models/tiny-3block-if.json --trace " + tmp_dir() + "/fit_next.h5");
+    EXPECT_TRUE(has(r.out, "next: remat search --trace ")) << r.out;
+    Proc m = remat("simulate --trace " + tiny + " --plan b1");
+    EXPECT_TRUE(has(m.out, "next: remat run --model M.json --plan 'b1'")) << m.out;
+}
+
+// A file of the wrong kind is named for what it is.
+TEST_F(FitGpu, WrongFileKinds) {
+    struct Case {
+        std::string cmd, needle;
+    } cases[] = {
+        {"run --model data/plans/tiny-3block-if-ckpt.json", "expected a model file, got a plan file"},
+        {"run --model " + tiny, "expected a model file, got an HDF5 file (a trace or a gradient dump)"},
+        {"run --model data/models/tiny-3block-if.json --plan data/models/tiny-3block-if.json",
+         "expected a plan file, got a model file"},
+        {"run --model data/models/tiny-3block-if.json --plan " + tiny, "expected a plan file, got an HDF5 file"},
+        {"simulate --trace data/models/tiny-3block-if.json", "not an HDF5 file (expected a trace or a dump, got a model file"},
+        {"search --trace data/plans/tiny-3block-if-ckpt.json --level 1", "got a plan file"},
+    };
+    for (const Case &c : cases) {
+        Proc r = remat(c.cmd);
+        EXPECT_EQ(r.rc, 2) << c.cmd;
+        EXPECT_EQ(lines(r.err), 1) << c.cmd << ": " << r.err;
+        EXPECT_TRUE(has(r.err, c.needle)) << c.cmd << ": " << r.err;
+    }
+}
+
 // ---- JSON output escapes every string ------------------------------------------------
 
 TEST_F(FitGpu, JsonEscapesThePlanPath) {

@@ -408,7 +408,7 @@ int remat_cmd_demo(int argc, char **argv) {
     remat_trace_init(&d.plan_trace);
     remat_trace_init(&d.predicted_trace);
     if ((rc = remat_tools_size_flags("demo", T, N)) != 0) return rc;
-    remat_status st = model_path ? remat_model_load(model_path, &d.m, &d.err)
+    remat_status st = model_path ? remat_tools_model_load(model_path, &d.m, &d.err)
                                  : remat_model_parse(remat_default_model_json, strlen(remat_default_model_json),
                                                      "<built-in mlp-lif>", &d.m, &d.err);
     if (st == REMAT_OK && (T || N)) {

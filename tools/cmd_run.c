@@ -8,6 +8,7 @@
 #include "cuda/cuda_backend.h"
 #include "core/io/json_write.h"
 #include "core/model/plan_notation.h"
+#include "tools/answer.h"
 #include "tools/cli.h"
 #include "tools/paths.h"
 #include "tools/commands.h"
@@ -70,6 +71,9 @@ static void print_driver_human(const remat_cuda_info *ci, int64_t reserved) {
     printf("outside the allocator %s (cuBLAS workspace, scratch); segments %s vs model reserved %s\n",
            cli_fmt_bytes(ci->internal_bytes, b5, sizeof b5), cli_fmt_bytes(ci->peak_segment_bytes, b1, sizeof b1),
            cli_fmt_bytes(reserved, b2, sizeof b2));
+    printf("device overhead       %s (total - free at init: CUDA context, cuBLAS, remat's buffers, and any other "
+           "process on this GPU): pass it as --device-overhead to search, tune, simulate --sweep\n",
+           cli_fmt_bytes(ci->total_bytes - ci->free_at_init, b3, sizeof b3));
 }
 
 static void print_json(const remat_model *m, const char *plan_path, const char *backend,
@@ -104,9 +108,10 @@ static void print_json(const remat_model *m, const char *plan_path, const char *
         printf(",\"driver\":{\"device\":");
         remat_json_string(stdout, ci->device_name);
         printf(",\"total_bytes\":%lld,\"free_at_init\":%lld,\"free_at_peak\":%lld,"
-               "\"internal_bytes\":%lld,\"peak_segment_bytes\":%lld}",
+               "\"internal_bytes\":%lld,\"peak_segment_bytes\":%lld,\"device_overhead_bytes\":%lld}",
                (long long)ci->total_bytes, (long long)ci->free_at_init, (long long)ci->free_at_peak,
-               (long long)ci->internal_bytes, (long long)ci->peak_segment_bytes);
+               (long long)ci->internal_bytes, (long long)ci->peak_segment_bytes,
+               (long long)(ci->total_bytes - ci->free_at_init));
     }
     printf("}\n");
 }
@@ -220,6 +225,11 @@ int remat_cmd_run(int argc, char **argv) {
         }
         if (!json && trace_path) printf("trace written to %s (%lld events)\n", trace_path, (long long)trace.n_events);
         if (!json && dump_path) printf("gradient dump written to %s\n", dump_path);
+        if (!json && trace_path && remat_plan_is_empty(&p))
+            cli_next(stdout, "remat search --trace %s --budget 8GiB --out plan.json   (a plan for your card)", trace_path);
+        else if (!json && !remat_plan_is_empty(&p))
+            cli_next(stdout, "remat verify --model %s --plan '%s'   (prove it bit-identical)", model_path,
+                     plan_path ? plan_path : "");
     }
     remat_xfree(res);
     remat_trace_free(&trace);

@@ -42,7 +42,8 @@ static const char *USAGE =
     "device overhead; --budget-on live for live bytes). Predictions describe remat's own\n"
     "executor (reference or CUDA backend), not a PyTorch script of the same network.";
 
-static void print_human(const remat_sim *s, const char *trace_path, const char *plan_path, const char *alloc) {
+static void print_human(const remat_sim *s, const char *trace_path, const char *backend, const char *plan_path,
+                        const char *alloc) {
     const remat_sim_summary *r = remat_sim_results(s);
     const remat_model *m = remat_sim_model(s);
     char b1[64], b2[64], b3[64], b4[64];
@@ -52,6 +53,7 @@ static void print_human(const remat_sim *s, const char *trace_path, const char *
     printf("predicted: model %s (T=%lld, N=%lld), plan %s", m->name, (long long)m->T, (long long)m->N, label);
     if (plan_path && strcmp(plan_path, label) != 0) printf(" (%s)", plan_path);
     printf(", %d step%s, from %s\n", r->n_iters, r->n_iters == 1 ? "" : "s", trace_path);
+    cli_prediction_note(stdout, backend);
     printf("peak live bytes       %s\n", cli_fmt_bytes(r->peak_live_bytes, b1, sizeof b1));
     printf("peak reserved bytes   %s  (caching allocator model)\n", cli_fmt_bytes(r->peak_reserved_bytes, b2, sizeof b2));
     printf("end of forward        %s  (of which compressed inputs %s)\n",
@@ -398,10 +400,14 @@ int remat_cmd_simulate(int argc, char **argv) {
         if (json)
             print_json(s, plan_path, alloc);
         else
-            print_human(s, trace_path, plan_path, alloc);
+            print_human(s, trace_path, trace.backend, plan_path, alloc);
         if (!json && out_path)
             printf("predicted trace written to %s (%lld events)\n", out_path,
                    (long long)remat_sim_trace(s)->n_events);
+        if (!json && have_plan)
+            cli_next(stdout, "remat run --model M.json --plan '%s' --trace P.h5   (measure it)", plan_path);
+        else if (!json)
+            cli_next(stdout, "remat search --trace %s --budget 8GiB   (a plan that fits a budget)", trace_path);
     }
     if (have_plan) remat_plan_free(&p);
     remat_sim_free(s);

@@ -2,6 +2,10 @@
 #ifndef REMAT_TOOLS_COMMANDS_H
 #define REMAT_TOOLS_COMMANDS_H
 
+/* The version `remat --version` prints (bumped with each release of the formats or
+ * the command line). */
+#define REMAT_VERSION "0.2.0"
+
 #ifdef __cplusplus
 extern "C" {
 #endif

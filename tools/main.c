@@ -26,7 +26,10 @@ static const command commands[] = {
 
 static void usage(FILE *f) {
     fprintf(f, "usage: remat <command> [options]   (remat <command> --help for its options)\n"
-               "       remat --version   (trace schema, the reference GEMM's SIMD path)\n\ncommands:\n");
+               "       remat --version   (trace schema, the reference GEMM's SIMD path)\n\n"
+               "Predicts, runs and verifies activation-checkpointing plans for spiking networks. Every\n"
+               "prediction describes remat's own executor (reference or CUDA backend, caching allocator\n"
+               "model) running the model, not a PyTorch script of the same network.\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].what);
 }
@@ -46,8 +49,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "remat: %s\n", err.msg);
         return remat_status_exit_code(err.status);
     }
-    if (!strcmp(argv[1], "--version")) {
-        printf("remat: trace schema %d\ngemm simd: %s (this CPU:", REMAT_TRACE_SCHEMA_VERSION,
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+        printf("remat %s (trace schema %d)\ngemm simd: %s (this CPU:", REMAT_VERSION, REMAT_TRACE_SCHEMA_VERSION,
                remat_ref_simd_name(remat_ref_simd_get()));
         for (int p = 0; p < REMAT_SIMD_COUNT; p++)
             if (remat_ref_simd_supported((remat_simd)p)) printf(" %s", remat_ref_simd_name((remat_simd)p));

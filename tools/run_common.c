@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/io/file_kind.h"
 #include "core/model/plan_notation.h"
 
 remat_status remat_tools_backend_open(const char *name, int threads, remat_backend *out, remat_error *err) {
@@ -12,11 +13,22 @@ remat_status remat_tools_backend_open(const char *name, int threads, remat_backe
     return remat_error_set(err, REMAT_ERR_INPUT, "--backend: '%s' is not a backend (expected ref or cuda)", name);
 }
 
+remat_status remat_tools_model_load(const char *path, remat_model *m, remat_error *err) {
+    remat_status st = remat_model_load(path, m, err);
+    if (st != REMAT_ERR_INPUT) return st;
+    remat_file_kind k = remat_file_kind_of(path);
+    if (k != REMAT_FILE_PLAN && k != REMAT_FILE_PARETO && k != REMAT_FILE_SCALING && k != REMAT_FILE_HDF5) return st;
+    err->msg[0] = '\0';
+    err->status = REMAT_OK;
+    return remat_error_set(err, REMAT_ERR_INPUT, "%s: (file): expected a model file, got %s%s", path,
+                           remat_file_kind_words(k), k == REMAT_FILE_PLAN ? " (pass it as --plan)" : "");
+}
+
 remat_status remat_tools_load(const char *model_path, const char *plan_path, remat_model *m, remat_plan *p,
                               remat_error *err) {
     memset(m, 0, sizeof *m);
     memset(p, 0, sizeof *p);
-    remat_status st = remat_model_load(model_path, m, err);
+    remat_status st = remat_tools_model_load(model_path, m, err);
     if (st != REMAT_OK) return st;
     st = plan_path ? remat_plan_load_arg(plan_path, m, p, err) : remat_plan_init_empty(m, p, err);
     if (st != REMAT_OK) remat_model_free(m);
@@ -29,7 +41,7 @@ remat_status remat_tools_load_sized(const char *model_path, const char *plan_pat
     memset(m, 0, sizeof *m);
     memset(p, 0, sizeof *p);
     remat_model file;
-    remat_status st = remat_model_load(model_path, &file, err);
+    remat_status st = remat_tools_model_load(model_path, &file, err);
     if (st != REMAT_OK) return st;
     st = remat_model_rescale(&file, T, N, m, err);
     remat_model_free(&file);

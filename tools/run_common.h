@@ -16,6 +16,10 @@ extern "C" {
 
 /* name: "ref" or "cuda" (NULL = ref). threads for ref. REMAT_ERR_INPUT for another name. */
 remat_status remat_tools_backend_open(const char *name, int threads, remat_backend *out, remat_error *err);
+/* remat_model_load; when the file is another kind of remat file (a plan, a Pareto
+ * front, a scaling file, an HDF5 trace), the error says which ("expected a model
+ * file, got a plan file ..."). */
+remat_status remat_tools_model_load(const char *path, remat_model *m, remat_error *err);
 /* Loads the model, and the plan if plan_path is not NULL (else the empty plan). */
 remat_status remat_tools_load(const char *model_path, const char *plan_path, remat_model *m, remat_plan *p,
                               remat_error *err);

@@ -2,6 +2,8 @@
  * "<file>: <object>: <what>"; HDF5's own stack printing is switched off. */
 #include "core/io/h5_util.h"
 
+#include "core/io/file_kind.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,8 +163,13 @@ remat_status remat_h5_open(const char *path, hid_t *out, remat_error *err) {
     fclose(probe);
     static const unsigned char h5sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
     /* the signature may also sit at 512, 1024, ... (user block): let HDF5 decide then */
-    if (got == sizeof sig && memcmp(sig, h5sig, 8) != 0 && H5Fis_hdf5(path) <= 0)
+    if (got == sizeof sig && memcmp(sig, h5sig, 8) != 0 && H5Fis_hdf5(path) <= 0) {
+        remat_file_kind k = remat_file_kind_of(path);
+        if (k != REMAT_FILE_OTHER && k != REMAT_FILE_UNREADABLE)
+            return remat_error_set(err, REMAT_ERR_INPUT, "%s: not an HDF5 file (expected a trace or a dump, got %s)",
+                                   path, remat_file_kind_words(k));
         return remat_error_set(err, REMAT_ERR_INPUT, "%s: not an HDF5 file", path);
+    }
     if (got < sizeof sig) return remat_error_set(err, REMAT_ERR_INPUT, "%s: not an HDF5 file (%zu bytes)", path, got);
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     if (fapl >= 0) H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);

@@ -4,6 +4,8 @@
 #include "core/io/input_file.h"
 #include "core/io/json_strict.h"
 
+#include "core/io/file_kind.h"
+
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -125,6 +127,8 @@ remat_status json_parse_root(const char *text, size_t len, const char *origin, c
     if (!text) len = 0;
     if (len > JSON_MAX_FILE_BYTES)
         return json_fail(&c, "(file)", "expected at most %u bytes of JSON, got %zu", JSON_MAX_FILE_BYTES, len);
+    if (remat_file_kind_of_text(text, len) == REMAT_FILE_HDF5)
+        return json_fail(&c, "(file)", "expected JSON text, got %s", remat_file_kind_words(REMAT_FILE_HDF5));
     if (len && memchr(text, '\0', len))
         return json_fail(&c, "(file)", "expected JSON text, got a NUL byte at offset %zu",
                          (size_t)((const char *)memchr(text, '\0', len) - text));

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "core/base/types.h"
+#include "core/io/file_kind.h"
 
 typedef struct out_buf {
     char *buf;
@@ -218,7 +219,15 @@ remat_status remat_plan_load_arg(const char *arg, const remat_model *m, remat_pl
     size_t n = arg ? strlen(arg) : 0;
     struct stat sb;
     int is_file = (n > 5 && strcmp(arg + n - 5, ".json") == 0) || (arg && stat(arg, &sb) == 0);
-    if (is_file) return remat_plan_load(arg, m, out, err);
+    if (is_file) {
+        remat_status st = remat_plan_load(arg, m, out, err);
+        remat_file_kind k = st == REMAT_ERR_INPUT ? remat_file_kind_of(arg) : REMAT_FILE_PLAN;
+        if (k == REMAT_FILE_PLAN || k == REMAT_FILE_JSON || k == REMAT_FILE_OTHER || k == REMAT_FILE_UNREADABLE) return st;
+        err->msg[0] = '\0';
+        err->status = REMAT_OK;
+        return remat_error_set(err, REMAT_ERR_INPUT, "%s: (file): expected a plan file, got %s%s", arg,
+                               remat_file_kind_words(k), k == REMAT_FILE_MODEL ? " (pass it as --model)" : "");
+    }
     char origin[160];
     snprintf(origin, sizeof origin, "--plan (no such file; read as a plan in notation)");
     return remat_plan_parse_notation(arg, origin, m, out, err);
