@@ -5,7 +5,7 @@
  * arithmetic even on a machine without a GPU.
  *
  * Every expression is written in the order of core/ref/ref_kernels.c (which follows
- * semantics.md). Both sides compile without contraction (-ffp-contract=off on the
+ * docs/determinism.md). Both sides compile without contraction (-ffp-contract=off on the
  * host, nvcc --fmad=false on the device), division and sqrt are IEEE-rounded on both
  * (nvcc's defaults -prec-div=true -prec-sqrt=true, no -use_fast_math), and the only
  * transcendental on the neuron path is the reference's own polynomial e^x, shared

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # cli_run_test.sh - `remat run` end to end: exit codes and one-line errors of
-# interfaces.md, JSON keys, trace and dump files written whole.
+# docs/interfaces.md, JSON keys, trace and dump files written whole.
 set -u
 remat="$1"
 cd "${TEST_SRCDIR:-.}/${TEST_WORKSPACE:-remat}" 2>/dev/null || true

@@ -1,7 +1,7 @@
 /* cli.h - what every `remat` subcommand shares: flag parsing, sizes, exit codes.
  *
  * A subcommand is `int remat_cmd_<name>(int argc, char **argv)` (argv[0] is the
- * subcommand name) returning the process exit code of interfaces.md: 0 success,
+ * subcommand name) returning the process exit code of docs/interfaces.md: 0 success,
  * 1 a requested check failed, 2 bad input (one line on stderr naming file, field,
  * expected).
  */

@@ -21,7 +21,7 @@ static const char *USAGE =
     "Runs training steps of the model under the plan (no plan: plain backpropagation) and\n"
     "prints the loss, the peak live and reserved bytes, the bytes held at the end of\n"
     "forward and the step time. --trace writes every allocation event (docs/trace-schema.md);\n"
-    "--dump writes the gradient dump of one step without optimiser update (interfaces.md).";
+    "--dump writes the gradient dump of one step without optimiser update (docs/interfaces.md).";
 
 static void print_human(const remat_model *m, const remat_plan *plan, const char *plan_path, const char *backend,
                         int threads, const remat_step_result *r, int iters) {

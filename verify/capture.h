@@ -1,6 +1,6 @@
 /* capture.h - the tensors of one training step, taken from a live session.
  *
- * The same content as the gradient dump (interfaces.md), held in memory, so that
+ * The same content as the gradient dump (docs/interfaces.md), held in memory, so that
  * `remat verify` needs no files: the loss, the input and labels, every parameter
  * before the step, every parameter gradient, the input gradient, the batch-norm
  * running statistics after the step and every dropout mask.

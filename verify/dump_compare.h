@@ -1,10 +1,10 @@
 /* dump_compare.h - `remat verify --dump A.h5 --dump B.h5`: two gradient dumps
- * (interfaces.md), compared bit for bit.
+ * (docs/interfaces.md), compared bit for bit.
  *
  * Every dataset becomes a tensor named by its path without the leading slash
  * ("grads/fc1/weight"), so the comparison and its output are those of a plan
  * verification. Of the root attributes, `model`, `seed` and `backend` must be equal
- * too (interfaces.md: the same seed, model and input give the same file for every
+ * too (docs/interfaces.md: the same seed, model and input give the same file for every
  * valid plan, except for the `plan` attribute); `plan` may differ.
  */
 #ifndef REMAT_VERIFY_DUMP_COMPARE_H

@@ -1,5 +1,5 @@
 /* report.h - what `remat verify` prints: the human table (default) and the one JSON
- * object of interfaces.md (--json), for a plan, a grid of plans and the
+ * object of docs/interfaces.md (--json), for a plan, a grid of plans and the
  * compressor checks. Nothing here decides a verdict; it only prints results.
  */
 #ifndef REMAT_VERIFY_REPORT_H

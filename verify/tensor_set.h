@@ -1,6 +1,6 @@
 /* tensor_set.h - a named collection of host tensors, the unit `remat verify` compares.
  *
- * Names follow the gradient dump of interfaces.md without the leading slash:
+ * Names follow the gradient dump of docs/interfaces.md without the leading slash:
  * "loss", "input", "labels", "params/<layer>/<name>", "grads/<layer>/<name>",
  * "grads/input", "after/<layer>/running_mean", "after/<layer>/running_var",
  * "masks/<layer>". Elements are stored as their 32-bit patterns (float32 or

@@ -1,7 +1,7 @@
 /* rng.h - the counter-based generator every backend shares (header only).
  *
  * A draw is a pure function of (seed, stream, counter): no generator state, so a
- * recomputation that asks again gets the same number (semantics.md, dropout), and a
+ * recomputation that asks again gets the same number (docs/determinism.md, dropout), and a
  * CUDA kernel computes the very same bits as the reference backend. Streams:
  * parameters, input, labels and dropout masks each have their own.
  */

@@ -2,7 +2,7 @@
  *
  * Every fallible function returns a remat_status. On failure it also fills a
  * remat_error with one human line that names the file, the field and what was
- * expected (interfaces.md: "one line on stderr"). Callers print err.msg as is.
+ * expected (docs/interfaces.md: "one line on stderr"). Callers print err.msg as is.
  *
  *   remat_error err = {0};
  *   if (remat_model_load("m.json", &model, &err) != REMAT_OK) {
@@ -44,7 +44,7 @@ remat_status remat_error_set(remat_error *err, remat_status status, const char *
 #endif
     ;
 
-/* The process exit code for a status, as interfaces.md fixes it:
+/* The process exit code for a status, as docs/interfaces.md fixes it:
  * 0 for REMAT_OK, 2 for REMAT_ERR_INPUT and REMAT_ERR_IO, 1 otherwise. */
 int remat_status_exit_code(remat_status status);
 

@@ -1,4 +1,4 @@
-/* dump.h - the gradient dump of interfaces.md (`remat run --dump OUT.h5`). */
+/* dump.h - the gradient dump of docs/interfaces.md (`remat run --dump OUT.h5`). */
 #ifndef REMAT_DUMP_H
 #define REMAT_DUMP_H
 

@@ -1,4 +1,4 @@
-/* dump_h5.c - the gradient dump of interfaces.md ("Gradient dump"):
+/* dump_h5.c - the gradient dump of docs/interfaces.md ("Gradient dump"):
  *
  *   /input [T, N, input.shape...]   /labels [N] int32   /loss scalar
  *   /params/<layer>/<name>          values before the step (incl. running stats)

@@ -1,4 +1,4 @@
-/* dump_read.h - reads a gradient dump (dump.h, interfaces.md "Gradient dump") back:
+/* dump_read.h - reads a gradient dump (dump.h, docs/interfaces.md "Gradient dump") back:
  * every dataset with its path, shape and data, and the root attributes, so that
  * `remat verify` can compare two dumps bit for bit.
  *
