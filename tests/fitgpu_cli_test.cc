@@ -171,6 +171,21 @@ TEST_F(FitGpu, DemoPrintsBothFigures) {
     EXPECT_TRUE(has(r.out, "peak live")) << r.out;
 }
 
+// When nothing fits, one line says why: the floor plan, where its peak sits, the rules
+// that hold it (naming the blocks) and what to try.
+TEST_F(FitGpu, NothingFitsSaysWhy) {
+    std::string bn = tmp_dir() + "/fit_bn.h5";
+    ASSERT_EQ(remat("run --model data/models/tiny-resnet-bn.json --iters 2 --trace " + bn).rc, 0);
+    Proc r = remat("search --trace " + bn + " --budget 10KiB --budget-on live --device-overhead 0");
+    EXPECT_EQ(r.rc, 1);
+    size_t at = r.out.find("why: the floor is plan ");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    std::string why = r.out.substr(at, r.out.find('\n', at) - at);
+    EXPECT_TRUE(has(why, ", held at ")) << why;
+    EXPECT_TRUE(has(why, "time chunks (k > 1) are not allowed in blocks with batch norm (res1,res2)")) << why;
+    EXPECT_TRUE(has(why, "remat tune --trace " + bn)) << why;
+}
+
 // ---- 3. one plan notation -------------------------------------------------------------
 
 // --plan takes the notation wherever it takes a plan file, with the same result; every

@@ -54,9 +54,36 @@ static void next_steps(const answer_ctx *a) {
     cli_next(stdout, "remat verify --model M.json --plan %s   (prove the gradients bit-identical)", a->out);
 }
 
-/* Why nothing fits, in one line: what the floor plan is made of and the rules that
- * hold it there, and what to try. */
-static void print_floor_reason(const answer_ctx *a, const remat_model *m, const char *floor_label) {
+/* Where the floor plan's peak sits: the event at the live-bytes maximum of its
+ * predicted trace (block, layer, phase, role of the tensor that tops it). */
+static void floor_site(remat_sim *s, const remat_plan *floor, const remat_model *m, char *buf, size_t len) {
+    remat_search_figures f;
+    remat_error e = {0};
+    buf[0] = '\0';
+    if (remat_search_evaluate(s, floor, &f, &e) != REMAT_OK) return;
+    const remat_trace *t = remat_sim_trace(s);
+    int64_t live = 0, best = -1, at = -1;
+    for (int64_t i = 0; i < t->n_events; i++) {
+        const remat_event *ev = &t->events[i];
+        live += ev->kind == REMAT_EVENT_ALLOC ? ev->bytes : -ev->bytes;
+        if (live > best) {
+            best = live;
+            at = i;
+        }
+    }
+    if (at < 0) return;
+    const remat_event *ev = &t->events[at];
+    snprintf(buf, len, "%s%s%s, %s (a %s tensor of %lld B on top of the others)",
+             ev->block >= 0 && ev->block < m->n_blocks ? m->blocks[ev->block].name : "outside the blocks",
+             ev->layer >= 0 && ev->layer < m->n_layers ? "/" : "",
+             ev->layer >= 0 && ev->layer < m->n_layers ? m->layers[ev->layer].name : "",
+             remat_phase_name((remat_phase)ev->phase), remat_role_name((remat_role)ev->role), (long long)ev->bytes);
+}
+
+/* Why nothing fits, in one line: what the floor plan is made of, where its peak sits,
+ * the rules that hold it there, and what to try. */
+static void print_floor_reason(const answer_ctx *a, const remat_model *m, const char *floor_label,
+                               const remat_plan *floor) {
     char bn[256] = "", add[256] = "";
     size_t ub = 0, ua = 0;
     for (int b = 0; b < m->n_blocks; b++) {
@@ -65,7 +92,10 @@ static void print_floor_reason(const answer_ctx *a, const remat_model *m, const 
         if (m->blocks[b].has_add && ua < sizeof add)
             ua += (size_t)snprintf(add + ua, sizeof add - ua, "%s%s", ua ? "," : "", m->blocks[b].name);
     }
+    char site[256];
+    floor_site(a->s, floor, m, site, sizeof site);
     printf("why: the floor is plan %s, the smallest peak the per-block options reach", floor_label);
+    if (site[0]) printf(", held at %s", site);
     if (bn[0]) printf("; time chunks (k > 1) are not allowed in blocks with batch norm (%s)", bn);
     if (add[0]) printf("; blocks ending in add (%s) take no split and no span", add);
     printf("; try a larger --budget, a smaller --N or --T (`remat tune --trace %s --budget B` finds the largest N "
@@ -237,7 +267,7 @@ static int run_budget(const answer_ctx *a, int64_t budget) {
         } else {
             printf("nothing fits %s for the allocator; the smallest reachable peak is %s (plan %s)\n",
                    cli_fmt_bytes(budget, b1, sizeof b1), cli_fmt_bytes(r.min_peak, b2, sizeof b2), label);
-            print_floor_reason(a, m, label);
+            print_floor_reason(a, m, label, &r.plan);
         }
         if (pareto) printf("front written to %s\n", pareto);
         printf("search: %d blocks, %lld options, %d probe simulations, %lld simulations in all, %d round%s, "
