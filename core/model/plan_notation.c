@@ -116,7 +116,7 @@ static remat_status parse_entry(const char *e, size_t n, const char *origin, con
         names[0] = '\0';
         for (int q = 0; q < m->n_blocks && u < sizeof names; q++)
             u += (size_t)snprintf(names + u, sizeof names - u, "%s%s", q ? ", " : "", m->blocks[q].name);
-        char what[400];
+        char what[640];
         snprintf(what, sizeof what, "a block of model \"%s\" (%s) first, in " NOTATION_EXPECTED, m->name, names);
         return bad(err, origin, e, n, what);
     }
