@@ -16,8 +16,10 @@
  * 300-500 MiB, and remat's CUDA backend allocates a 32 MiB cuBLAS workspace on
  * sm_90 (4 MiB before), 64 KiB of scalars and at least 1 MiB of scratch at init;
  * 512 MiB covers that with room. `remat run --backend cuda` prints the measured
- * figure for the card it runs on ("device overhead" line), which a user passes as
- * --device-overhead. docs/simulator.md ("Budgets") says the same.
+ * figure for the card it runs on ("device overhead" line) and records the driver's
+ * view in its trace (remat_trace.device_total_bytes / device_free_at_init); the
+ * commands then use that measurement instead of this estimate. docs/simulator.md
+ * ("Budgets") says the same.
  */
 #ifndef REMAT_SIM_BUDGET_H
 #define REMAT_SIM_BUDGET_H

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <string>
 
+#include "core/io/trace.h"
 #include "tests/cli_runner.h"
 
 namespace {
@@ -140,6 +141,40 @@ TEST_F(FitGpu, DefaultDeviceOverhead) {
     EXPECT_EQ(small.rc, 2);
     EXPECT_EQ(lines(small.err), 1) << small.err;
     EXPECT_TRUE(has(small.err, "--device-overhead")) << small.err;
+}
+
+// A trace recorded on a GPU carries the driver's view; the budget then counts the
+// measured device overhead (not the estimate) unless --device-overhead is given.
+TEST_F(FitGpu, MeasuredOverheadFromTheTrace) {
+    remat_trace t;
+    remat_error err = {};
+    ASSERT_EQ(remat_trace_read_h5(tiny.c_str(), &t, &err), REMAT_OK) << err.msg;
+    EXPECT_EQ(t.device_total_bytes, 0);  // recorded on the reference backend: no driver view
+    t.device_total_bytes = 150000000000LL;
+    t.device_free_at_init = 150000000000LL - 600 * MiB;
+    std::string gpu = tmp_dir() + "/fit_gpu_view.h5";
+    ASSERT_EQ(remat_trace_write_h5(&t, gpu.c_str(), &err), REMAT_OK) << err.msg;
+    remat_trace_free(&t);
+    remat_trace back;
+    ASSERT_EQ(remat_trace_read_h5(gpu.c_str(), &back, &err), REMAT_OK) << err.msg;
+    EXPECT_EQ(back.device_total_bytes, 150000000000LL);
+    EXPECT_EQ(back.device_free_at_init, 150000000000LL - 600 * MiB);
+    remat_trace_free(&back);
+    Proc r = remat("search --trace " + gpu + " --budget 8GiB --json");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    cJSON *j = cJSON_Parse(r.out.c_str());
+    const cJSON *b = cJSON_GetObjectItem(j, "budget");
+    EXPECT_EQ(num(b, "device_overhead_bytes"), 600 * MiB);
+    EXPECT_STREQ(cJSON_GetStringValue(cJSON_GetObjectItem(b, "device_overhead_source")), "trace");
+    cJSON_Delete(j);
+    Proc h = remat("tune --trace " + gpu + " --budget 8GiB --max 64");
+    ASSERT_EQ(h.rc, 0) << h.err;
+    EXPECT_TRUE(has(h.out, "device overhead 600.0 MiB (629145600 B) (measured on the GPU the trace was recorded on"))
+        << h.out;
+    Proc given = remat("search --trace " + gpu + " --budget 8GiB --device-overhead 1GiB --json");
+    j = cJSON_Parse(given.out.c_str());
+    EXPECT_EQ(num(cJSON_GetObjectItem(j, "budget"), "device_overhead_bytes"), 1LL << 30);
+    cJSON_Delete(j);
 }
 
 // tune: the size it says fits, run for real, has reserved bytes within the budget.

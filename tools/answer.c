@@ -7,8 +7,8 @@
 
 #include "core/base/size.h"
 
-int cli_budget_from_flags(const char *cmd, const cli_budget_flags *f, int overhead_default, remat_budget *b,
-                          remat_alloc_kind *alloc) {
+int cli_budget_from_flags(const char *cmd, const cli_budget_flags *f, int estimate_default, remat_budget *b,
+                          remat_alloc_kind *alloc, cli_overhead_source *src) {
     int on = remat_budget_on_from_name(f->on);
     if (on < 0) {
         fprintf(stderr, "remat %s: --budget-on: expected reserved or live, got '%s'\n", cmd, f->on ? f->on : "");
@@ -19,10 +19,40 @@ int cli_budget_from_flags(const char *cmd, const cli_budget_flags *f, int overhe
         return 2;
     }
     b->total = f->budget;
-    b->overhead = f->overhead >= 0 ? f->overhead : (overhead_default ? REMAT_DEVICE_OVERHEAD_DEFAULT : 0);
+    b->overhead = f->overhead >= 0 ? f->overhead : (estimate_default ? REMAT_DEVICE_OVERHEAD_DEFAULT : 0);
+    *src = f->overhead >= 0 ? CLI_OVERHEAD_GIVEN : estimate_default ? CLI_OVERHEAD_ESTIMATE : CLI_OVERHEAD_NONE;
     b->on = (remat_budget_on)on;
     *alloc = remat_budget_allocator(b->on);
     return 0;
+}
+
+void cli_budget_use_trace(remat_budget *b, cli_overhead_source *src, int64_t device_total_bytes,
+                          int64_t device_free_at_init) {
+    if (*src != CLI_OVERHEAD_ESTIMATE || device_total_bytes <= 0 || device_free_at_init < 0 ||
+        device_free_at_init > device_total_bytes)
+        return;
+    b->overhead = device_total_bytes - device_free_at_init;
+    *src = CLI_OVERHEAD_TRACE;
+}
+
+static const char *source_name(cli_overhead_source src) {
+    switch (src) {
+    case CLI_OVERHEAD_GIVEN: return "given";
+    case CLI_OVERHEAD_TRACE: return "trace";
+    case CLI_OVERHEAD_ESTIMATE: return "estimate";
+    case CLI_OVERHEAD_NONE: break;
+    }
+    return "none";
+}
+
+static const char *source_words(cli_overhead_source src) {
+    switch (src) {
+    case CLI_OVERHEAD_GIVEN: return "as given";
+    case CLI_OVERHEAD_TRACE: return "measured on the GPU the trace was recorded on";
+    case CLI_OVERHEAD_ESTIMATE: return "default estimate";
+    case CLI_OVERHEAD_NONE: break;
+    }
+    return "default";
 }
 
 int cli_budget_allocator_bytes(const char *cmd, const remat_budget *b, int64_t *out) {
@@ -35,7 +65,7 @@ static const char *on_words(remat_budget_on on) {
     return on == REMAT_BUDGET_ON_LIVE ? "peak live bytes" : "peak reserved bytes (caching allocator model)";
 }
 
-void cli_budget_print(FILE *f, const remat_budget *b, int overhead_given) {
+void cli_budget_print(FILE *f, const remat_budget *b, cli_overhead_source src) {
     char b1[64], b2[64], b3[64];
     if (b->total == REMAT_SIZE_INF) {
         fprintf(f, "budget none (inf), on %s\n", on_words(b->on));
@@ -43,17 +73,20 @@ void cli_budget_print(FILE *f, const remat_budget *b, int overhead_given) {
     }
     fprintf(f, "budget %s on %s + device overhead %s (%s; --device-overhead): %s for the allocator\n",
             cli_fmt_bytes(b->total, b1, sizeof b1), on_words(b->on), cli_fmt_bytes(b->overhead, b2, sizeof b2),
-            overhead_given ? "as given" : b->overhead ? "default estimate" : "default",
+            source_words(src),
             cli_fmt_bytes(b->total - b->overhead, b3, sizeof b3));
 }
 
-void cli_budget_json(FILE *f, int comma, const remat_budget *b, int overhead_given) {
+void cli_budget_json(FILE *f, int comma, const remat_budget *b, cli_overhead_source src) {
     int inf = b->total == REMAT_SIZE_INF;
     fprintf(f, "%s\"budget\":{\"total_bytes\":", comma ? "," : "");
     if (inf) fputs("null", f);
     else fprintf(f, "%lld", (long long)b->total);
-    fprintf(f, ",\"on\":\"%s\",\"device_overhead_bytes\":%lld,\"device_overhead_given\":%s,\"allocator_bytes\":",
-            remat_budget_on_name(b->on), (long long)b->overhead, overhead_given ? "true" : "false");
+    fprintf(f,
+            ",\"on\":\"%s\",\"device_overhead_bytes\":%lld,\"device_overhead_given\":%s,"
+            "\"device_overhead_source\":\"%s\",\"allocator_bytes\":",
+            remat_budget_on_name(b->on), (long long)b->overhead, src == CLI_OVERHEAD_GIVEN ? "true" : "false",
+            source_name(src));
     if (inf) fputs("null", f);
     else fprintf(f, "%lld", (long long)(b->total - b->overhead));
     fputc('}', f);

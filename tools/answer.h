@@ -32,28 +32,44 @@ typedef struct cli_budget_flags {
     "what the budget is compared with: reserved (peak reserved bytes under the caching allocator model "   \
     "plus the device overhead: what runs out on a GPU; default) or live (peak live bytes plus the overhead)"
 #define CLI_BUDGET_HELP_OVERHEAD                                                                              \
-    "device bytes the allocator never sees (CUDA context, cuBLAS workspace); default 512 MiB, an estimate: " \
-    "`remat run --backend cuda` prints the figure measured on a GPU"
+    "device bytes the allocator never sees (CUDA context, cuBLAS workspace); default: as measured when the "  \
+    "trace was recorded on a GPU (remat run --backend cuda), else default 512 MiB, an estimate"
 
 #define CLI_BUDGET_OPTIONS(bf, budget_help)                                               \
     {"--budget", CLI_SIZE, &(bf).budget, budget_help},                                    \
     {"--budget-on", CLI_STRING, &(bf).on, CLI_BUDGET_HELP_ON},                            \
     {"--device-overhead", CLI_SIZE, &(bf).overhead, CLI_BUDGET_HELP_OVERHEAD}
 
-/* The flags as a budget (total = f->budget, even when not given: -1), and the
- * simulator allocator it is compared under. Bad --budget-on or --device-overhead:
- * one line on stderr ("remat <cmd>: --budget-on: ..."), returns 2; else 0. */
-int cli_budget_from_flags(const char *cmd, const cli_budget_flags *f, int overhead_default, remat_budget *b,
-                          remat_alloc_kind *alloc);
+/* Where the device overhead came from. */
+typedef enum cli_overhead_source {
+    CLI_OVERHEAD_GIVEN = 0,    /* --device-overhead */
+    CLI_OVERHEAD_TRACE = 1,    /* the driver's view recorded in the trace (remat run --backend cuda) */
+    CLI_OVERHEAD_ESTIMATE = 2, /* REMAT_DEVICE_OVERHEAD_DEFAULT */
+    CLI_OVERHEAD_NONE = 3,     /* 0: the command's default (demo: the CPU) */
+} cli_overhead_source;
+
+/* The flags as a budget (total = f->budget, even when not given: -1), the simulator
+ * allocator it is compared under, and where the overhead came from: the flag, else
+ * REMAT_DEVICE_OVERHEAD_DEFAULT when estimate_default, else 0. Bad --budget-on or
+ * --device-overhead: one line on stderr ("remat <cmd>: --budget-on: ..."), returns 2;
+ * else 0. */
+int cli_budget_from_flags(const char *cmd, const cli_budget_flags *f, int estimate_default, remat_budget *b,
+                          remat_alloc_kind *alloc, cli_overhead_source *src);
+/* When the overhead is the estimate and the trace recorded the driver's view (a run
+ * on a GPU), uses the measured overhead instead (device_total_bytes -
+ * device_free_at_init). */
+void cli_budget_use_trace(remat_budget *b, cli_overhead_source *src, int64_t device_total_bytes,
+                          int64_t device_free_at_init);
 /* remat_budget_allocator_bytes, printing its error as "remat <cmd>: ..." (returns 2) or 0. */
 int cli_budget_allocator_bytes(const char *cmd, const remat_budget *b, int64_t *out);
 
 /* "budget 8.0 GiB (8589934592 B) on peak reserved bytes (caching allocator model) + device overhead
  *  512.0 MiB (default estimate; --device-overhead): 7.5 GiB (...) for the allocator" */
-void cli_budget_print(FILE *f, const remat_budget *b, int overhead_given);
+void cli_budget_print(FILE *f, const remat_budget *b, cli_overhead_source src);
 /* "budget":{"total_bytes":..,"on":"reserved","device_overhead_bytes":..,"device_overhead_given":true,
- *           "allocator_bytes":..} (total "inf" as null; preceded by a comma when comma). */
-void cli_budget_json(FILE *f, int comma, const remat_budget *b, int overhead_given);
+ *           "device_overhead_source":"given|trace|estimate|none","allocator_bytes":..}
+ * (total "inf" as null; preceded by a comma when comma). */
+void cli_budget_json(FILE *f, int comma, const remat_budget *b, cli_overhead_source src);
 
 /* "peak reserved 48.0 MiB, peak live 45.8 MiB; on the card 560.0 MiB with the device overhead" */
 void cli_peaks_print(FILE *f, const remat_budget *b, int64_t peak_live, int64_t peak_reserved);

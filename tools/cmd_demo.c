@@ -64,7 +64,7 @@ typedef struct demo {
     int have_vr;
     int64_t budget;              /* for the allocator: total - overhead */
     remat_budget bud;            /* as given */
-    int overhead_given;
+    cli_overhead_source src;     /* where the device overhead came from */
     remat_scaling scaling;
     char figures[4][4096];
     int n_figures;
@@ -266,7 +266,7 @@ static void summary(demo *d, FILE *f) {
     char b1[64], b2[64], b3[64], b4[64];
     const remat_step_result *a = &d->base_res, *p = &d->plan_res;
     fprintf(f, "remat demo: %s (T=%lld, N=%lld)\n", d->m.name, (long long)d->m.T, (long long)d->m.N);
-    cli_budget_print(f, &d->bud, d->overhead_given);
+    cli_budget_print(f, &d->bud, d->src);
     fprintf(f, "(predictions describe remat's own executor on its CPU reference backend, not a PyTorch script of "
                "the same network; step times were measured here, on %d reference-backend thread%s)\n\n",
             d->threads, d->threads == 1 ? "" : "s");
@@ -397,12 +397,11 @@ int remat_cmd_demo(int argc, char **argv) {
     memset(&d, 0, sizeof d);
     d.dir = out_dir;
     remat_alloc_kind kind;
-    if ((rc = cli_budget_from_flags("demo", &bf, 0, &d.bud, &kind)) != 0) return rc;
+    if ((rc = cli_budget_from_flags("demo", &bf, 0, &d.bud, &kind, &d.src)) != 0) return rc;
     if (bf.budget == 0) {
         fprintf(stderr, "remat demo: --budget: expected a positive size\n");
         return 2;
     }
-    d.overhead_given = bf.overhead >= 0;
     d.threads = threads;
     remat_trace_init(&d.base_trace);
     remat_trace_init(&d.plan_trace);

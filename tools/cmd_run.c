@@ -213,9 +213,13 @@ int remat_cmd_run(int argc, char **argv) {
         remat_session_free(s);
     }
     cli_progress_done();
-    if (st == REMAT_OK && trace_path) st = remat_trace_write_h5(&trace, trace_path, &err);
     remat_cuda_info ci;
     int have_ci = st == REMAT_OK && !strcmp(backend, "cuda") && cuda_driver_view(&be, &ci);
+    if (have_ci && ci.total_bytes > 0 && ci.free_at_init >= 0) { /* the driver's view goes into the trace */
+        trace.device_total_bytes = ci.total_bytes;
+        trace.device_free_at_init = ci.free_at_init;
+    }
+    if (st == REMAT_OK && trace_path) st = remat_trace_write_h5(&trace, trace_path, &err);
     if (st == REMAT_OK) {
         if (json) {
             print_json(&m, plan_path, backend, res, iters, have_ci ? &ci : NULL);

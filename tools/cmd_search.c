@@ -43,7 +43,7 @@ typedef struct answer_ctx {
     const char *trace_path;
     const char *backend;          /* the trace's backend: where the step times come from */
     remat_budget budget;          /* total -1 in level mode */
-    int overhead_given;
+    cli_overhead_source src;  /* where the device overhead came from */
     const char *out, *pareto;
     int json;
 } answer_ctx;
@@ -229,7 +229,7 @@ static int run_budget(const answer_ctx *a, int64_t budget) {
     if (ok && pareto) ok = remat_search_write_front(pareto, r.front, r.n_front, &r.baseline, budget, &err) == REMAT_OK;
     if (ok && json) {
         printf("{\"mode\":\"budget\",\"budget_bytes\":%lld", (long long)(budget == REMAT_SIZE_INF ? -1 : budget));
-        cli_budget_json(stdout, 1, &a->budget, a->overhead_given);
+        cli_budget_json(stdout, 1, &a->budget, a->src);
         printf(",\"fits\":%s,\"needed_bytes\":%lld,\"label\":", r.found ? "true" : "false",
                (long long)remat_budget_needed(&a->budget, r.fig.peak_live, r.fig.peak_reserved));
         remat_json_string(stdout, label);
@@ -249,7 +249,7 @@ static int run_budget(const answer_ctx *a, int64_t budget) {
                (long long)r.stats.max_front, r.checked, r.mismatches, r.seconds);
     } else if (ok) {
         printf("budget search, model %s (T=%lld, N=%lld)\n", m->name, (long long)m->T, (long long)m->N);
-        cli_budget_print(stdout, &a->budget, a->overhead_given);
+        cli_budget_print(stdout, &a->budget, a->src);
         cli_prediction_note(stdout, a->backend);
         printf("Pareto front (predicted %s against step time overhead):\n",
                a->budget.on == REMAT_BUDGET_ON_LIVE ? "peak live bytes" : "peak reserved bytes");
@@ -332,11 +332,10 @@ int remat_cmd_search(int argc, char **argv) {
         fprintf(stderr, "remat search: --preset: expected speed, balanced or memory, got '%s'\n", preset_name);
         return 2;
     }
-    answer_ctx a = {NULL, trace_path, "", {0}, bf.overhead >= 0, out, pareto, json};
+    answer_ctx a = {NULL, trace_path, "", {0}, CLI_OVERHEAD_NONE, out, pareto, json};
     remat_alloc_kind kind;
-    if ((rc = cli_budget_from_flags("search", &bf, budget >= 0, &a.budget, &kind)) != 0) return rc;
-    int64_t alloc_budget = -1;
-    if (budget >= 0 && (rc = cli_budget_allocator_bytes("search", &a.budget, &alloc_budget)) != 0) return rc;
+    if ((rc = cli_budget_from_flags("search", &bf, budget >= 0, &a.budget, &kind, &a.src)) != 0) return rc;
+    int64_t alloc_budget = -1; /* after reading the trace: it may hold the measured overhead */
     remat_error err = {0};
     remat_sim_opts so;
     if (remat_sim_opts_from_flags(kind == REMAT_ALLOC_CACHING ? "caching" : "exact", alloc_cfg, N, T, iters, &so,
@@ -361,6 +360,12 @@ int remat_cmd_search(int argc, char **argv) {
     }
     a.s = s;
     a.backend = trace.backend;
+    cli_budget_use_trace(&a.budget, &a.src, trace.device_total_bytes, trace.device_free_at_init);
+    if (budget >= 0 && (rc = cli_budget_allocator_bytes("search", &a.budget, &alloc_budget)) != 0) {
+        remat_sim_free(s);
+        remat_trace_free(&trace);
+        return rc;
+    }
     rc = level >= 0 ? run_level(&a, level, preset) : run_budget(&a, alloc_budget);
     remat_sim_free(s);
     remat_trace_free(&trace);

@@ -158,8 +158,10 @@ static int run_sweep(const remat_trace *trace, const char *trace_path, const rem
     remat_error err = {0};
     remat_budget bud;
     remat_alloc_kind kind;
-    int rc = cli_budget_from_flags("simulate", bf, bf->budget >= 0, &bud, &kind);
+    cli_overhead_source src;
+    int rc = cli_budget_from_flags("simulate", bf, bf->budget >= 0, &bud, &kind, &src);
     if (rc) return rc;
+    cli_budget_use_trace(&bud, &src, trace->device_total_bytes, trace->device_free_at_init);
     int64_t alloc_budget = 0;
     if (bf->budget >= 0 && (rc = cli_budget_allocator_bytes("simulate", &bud, &alloc_budget)) != 0) return rc;
     sweep_row rows[SWEEP_MAX];
@@ -238,7 +240,7 @@ static int run_sweep(const remat_trace *trace, const char *trace_path, const rem
     char b1[64], b2[64];
     if (json) {
         printf("{\"sweep\":\"%c\",\"fixed\":{\"%c\":%lld}", dim, dim == 'T' ? 'N' : 'T', (long long)fixed);
-        cli_budget_json(stdout, 1, &bud, bf->overhead >= 0);
+        cli_budget_json(stdout, 1, &bud, src);
         printf(",\"plan\":");
         remat_json_string(stdout, plan_path ? plan_label : "");
         printf(",\"scaling\":");
@@ -260,7 +262,7 @@ static int run_sweep(const remat_trace *trace, const char *trace_path, const rem
     } else {
         printf("predicted peak against %c at %c=%lld, from %s\n", dim, dim == 'T' ? 'N' : 'T', (long long)fixed,
                trace_path);
-        if (bf->budget >= 0) cli_budget_print(stdout, &bud, bf->overhead >= 0);
+        if (bf->budget >= 0) cli_budget_print(stdout, &bud, src);
         cli_prediction_note(stdout, trace->backend);
         for (int q = 0; q < (plan_path ? 2 : 1); q++) {
             printf("%s:\n  %8c %22s %22s %12s%s\n", q ? plan_label : "baseline (no checkpointing)", dim, "peak live",

@@ -110,9 +110,8 @@ int remat_cmd_tune(int argc, char **argv) {
     remat_budget bud;
     remat_alloc_kind kind;
     int64_t budget;
-    if ((rc = cli_budget_from_flags("tune", &bf, 1, &bud, &kind)) != 0) return rc;
-    if ((rc = cli_budget_allocator_bytes("tune", &bud, &budget)) != 0) return rc;
-    int overhead_given = bf.overhead >= 0;
+    cli_overhead_source src;
+    if ((rc = cli_budget_from_flags("tune", &bf, 1, &bud, &kind, &src)) != 0) return rc;
     const char *alloc = kind == REMAT_ALLOC_CACHING ? "caching" : "exact";
     if (threads < 1 || threads > 256) {
         fprintf(stderr, "remat tune: --threads: %d is out of range (expected 1..256)\n", threads);
@@ -124,6 +123,11 @@ int remat_cmd_tune(int argc, char **argv) {
     if (remat_trace_read_h5(trace_path, &trace, &err) != REMAT_OK) {
         remat_trace_free(&trace);
         return cli_fail("tune", &err);
+    }
+    cli_budget_use_trace(&bud, &src, trace.device_total_bytes, trace.device_free_at_init);
+    if ((rc = cli_budget_allocator_bytes("tune", &bud, &budget)) != 0) {
+        remat_trace_free(&trace);
+        return rc;
     }
     remat_tune_opts to = remat_tune_opts_default();
     to.dim_T = dim[0] == 'T';
@@ -161,7 +165,7 @@ int remat_cmd_tune(int argc, char **argv) {
     }
     if (st == REMAT_OK && json) {
         printf("{\"dim\":\"%s\",\"budget_bytes\":%lld,\"allocator\":\"%s\"", dim, (long long)budget, alloc);
-        cli_budget_json(stdout, 1, &bud, overhead_given);
+        cli_budget_json(stdout, 1, &bud, src);
         printf(",\"max\":%lld,\"plain\":{\"value\":%lld,\"at_max\":%s,\"peak_bytes\":%lld,\"peak_live_bytes\":%lld,"
                "\"peak_reserved_bytes\":%lld,\"step_time_s\":%.9g},\"checkpointed\":{\"value\":%lld,\"at_max\":%s,"
                "\"peak_bytes\":%lld,\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld,\"step_time_s\":%.9g,"
@@ -191,7 +195,7 @@ int remat_cmd_tune(int argc, char **argv) {
         if (to.dim_T) printf(", at N=%lld", (long long)(N ? N : trace.N));
         else printf(", at T=%lld", (long long)(T ? T : trace.T));
         printf("):\n");
-        cli_budget_print(stdout, &bud, overhead_given);
+        cli_budget_print(stdout, &bud, src);
         cli_prediction_note(stdout, trace.backend);
         if (r.plain.value > 0) {
             printf("  plain backpropagation  %s=%-8lld step time %.6f s, ", dim, (long long)r.plain.value,

@@ -92,6 +92,10 @@ typedef struct remat_trace {
     int32_t no_input_grad; /* 1: recorded without the network input's gradient (remat_exec_opts) */
     /* allocator configuration the reserved bytes were measured under */
     char allocator_config[512];
+    /* the CUDA driver's view when recorded on a GPU (`remat run --backend cuda`): total
+     * device memory and the free memory after the backend's initialisation (context,
+     * cuBLAS, remat's own buffers); 0 when not recorded (other backends, older files) */
+    int64_t device_total_bytes, device_free_at_init;
     /* measured seconds per element of each compressor (0 when not measured) */
     double compress_s_per_elem[REMAT_COMP_COUNT];
     double decompress_s_per_elem[REMAT_COMP_COUNT];

@@ -225,6 +225,10 @@ remat_status remat_trace_write_h5(const remat_trace *t, const char *path, remat_
     if (st == REMAT_OK) st = remat_h5_attr_write_i64(f, path, "/", "threads", t->threads, err);
     if (st == REMAT_OK) st = remat_h5_attr_write_i64(f, path, "/", "no_input_grad", t->no_input_grad ? 1 : 0, err);
     if (st == REMAT_OK) st = remat_h5_attr_write_str(f, path, "/", "allocator_config", acfg, err);
+    if (st == REMAT_OK && t->device_total_bytes > 0) /* optional: only traces recorded on a GPU */
+        st = remat_h5_attr_write_i64(f, path, "/", "device_total_bytes", t->device_total_bytes, err);
+    if (st == REMAT_OK && t->device_total_bytes > 0)
+        st = remat_h5_attr_write_i64(f, path, "/", "device_free_at_init", t->device_free_at_init, err);
     crc = crc_meta(crc, model, plan, backend, seed, acfg, t->T, t->N, t->threads, REMAT_TRACE_SCHEMA_VERSION);
     if (st == REMAT_OK) st = remat_h5_attr_write_i64(f, path, "/", "content_crc32", (int64_t)crc, err);
     if (st != REMAT_OK) {
@@ -473,6 +477,14 @@ static remat_status read_open(hid_t f, const char *path, remat_trace *out, remat
         st = remat_h5_attr_read_i64(f, path, "/", "no_input_grad", &no_input_grad, err);
     if (st == REMAT_OK && (no_input_grad < 0 || no_input_grad > 1))
         st = BAD("%s: no_input_grad: expected 0 or 1, found %lld", path, (long long)no_input_grad);
+    int64_t dev_total = 0, dev_free = 0; /* optional: the driver's view, on a GPU only */
+    if (st == REMAT_OK && remat_h5_attr_exists(f, "/", "device_total_bytes"))
+        st = remat_h5_attr_read_i64(f, path, "/", "device_total_bytes", &dev_total, err);
+    if (st == REMAT_OK && dev_total && remat_h5_attr_exists(f, "/", "device_free_at_init"))
+        st = remat_h5_attr_read_i64(f, path, "/", "device_free_at_init", &dev_free, err);
+    if (st == REMAT_OK && (dev_total < 0 || dev_free < 0 || dev_free > dev_total))
+        st = BAD("%s: device_free_at_init: expected 0..device_total_bytes (%lld), found %lld", path,
+                 (long long)dev_total, (long long)dev_free);
     if (st == REMAT_OK && strlen(backend) >= sizeof t.backend)
         st = BAD("%s: backend: expected at most %zu characters", path, sizeof t.backend - 1);
     if (st == REMAT_OK && strlen(acfg) >= sizeof t.allocator_config)
@@ -515,6 +527,8 @@ static remat_status read_open(hid_t f, const char *path, remat_trace *out, remat
         t.N = N;
         t.threads = (int32_t)threads;
         t.no_input_grad = (int32_t)no_input_grad;
+        t.device_total_bytes = dev_total;
+        t.device_free_at_init = dev_free;
         snprintf(t.backend, sizeof t.backend, "%s", backend);
         snprintf(t.allocator_config, sizeof t.allocator_config, "%s", acfg);
         st = check_events(path, &t, err);
