@@ -2,7 +2,8 @@
 # cuda_cli_test.sh - `remat --backend cuda` end to end: verify a sample of each tiny
 # model's plan grid bit for bit on the CUDA backend, run the shipped plans with a trace
 # and check that the simulator, given the CUDA baseline's trace, predicts the CUDA
-# run's peak live and reserved bytes exactly (as it does for the reference backend).
+# run's peak live and reserved bytes exactly (as it does for the reference backend);
+# and that the driver's view recorded in the trace is the device overhead search counts.
 # Where remat has no usable CUDA backend (the default build), it says why and passes;
 # under --config=cudaemu it runs on the CPU emulator, under --config=cuda on the GPU.
 set -u
@@ -61,6 +62,20 @@ for model in tiny-mlp-lif tiny-3block-if tiny-resnet-bn tiny-vgg-dvs; do
     fi
   done
 done
+
+# 4. the driver's view the CUDA run records in its trace is the device overhead a search
+# counts by default (total - free at init, as `run --json` reports it)
+if "$remat" run --model data/models/tiny-3block-if.json --backend cuda --trace "$tmp/dev.h5" --json >"$tmp/dev.json" 2>"$tmp/err" &&
+   "$remat" search --trace "$tmp/dev.h5" --budget 8GiB --json >"$tmp/dsearch.json" 2>>"$tmp/err"; then
+  want=$(field "$tmp/dev.json" device_overhead_bytes) got=$(field "$tmp/dsearch.json" device_overhead_bytes)
+  if [ -n "$want" ] && [ "$want" = "$got" ] && grep -q '"device_overhead_source":"trace"' "$tmp/dsearch.json"; then
+    passes=$((passes+1)); echo "device overhead: measured $want B, counted by search $got B"
+  else
+    echo "FAIL: device overhead: run measured '$want', search counted '$got'"; fails=$((fails+1))
+  fi
+else
+  echo "FAIL: device overhead run/search: $(cat "$tmp/err")"; fails=$((fails+1))
+fi
 
 echo "cuda_cli_test: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]
