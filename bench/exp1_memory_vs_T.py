@@ -92,16 +92,16 @@ def main():
         C.remat(*cmd)
         commands.append(C.show([C.remat_bin()] + cmd + ["--json"]))
         splan = os.path.join(C.WORK, "mlp-lif-T%d-level4.json" % T)
-        cmd = ["search", "--trace", trace, "--level", 4, "--out", splan]
+        cmd = ["search", "--trace", trace, "--budget-on", "live", "--level", 4, "--out", splan]
         srch = C.remat(*cmd)
         commands.append(C.show([C.remat_bin()] + cmd + ["--json"]))
         # the smallest peak any plan reaches (DP over the chain; exit 1 says "nothing fits 1 B"
         # and names it), then the fastest plan at that peak
-        cmd = ["search", "--trace", trace, "--budget", "1B"]
+        cmd = ["search", "--trace", trace, "--budget-on", "live", "--device-overhead", "0", "--budget", "1B"]
         low = C.remat(*cmd, ok=(1,))
         commands.append(C.show([C.remat_bin()] + cmd + ["--json"]))
         dplan = os.path.join(C.WORK, "mlp-lif-T%d-minpeak.json" % T)
-        cmd = ["search", "--trace", trace, "--budget", "%dB" % low["min_peak_bytes"], "--out", dplan]
+        cmd = ["search", "--trace", trace, "--budget-on", "live", "--device-overhead", "0", "--budget", "%dB" % low["min_peak_bytes"], "--out", dplan]
         dp = C.remat(*cmd)
         commands.append(C.show([C.remat_bin()] + cmd + ["--json"]))
         K = nearest_divisor(T, math.sqrt(T))

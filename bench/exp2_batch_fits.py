@@ -70,7 +70,7 @@ def main():
         C.remat(*cmd)
         commands.append(C.show([C.remat_bin()] + cmd + ["--json"]))
         plan = os.path.join(C.WORK, "mlp-lif-T%d-tuned.json" % T)
-        cmd = ["tune", "--trace", trace, "--budget", "2GiB", "--out", plan]
+        cmd = ["tune", "--trace", trace, "--budget-on", "live", "--device-overhead", "0", "--budget", "2GiB", "--out", plan]
         tu = C.remat(*cmd)
         commands.append(C.show([C.remat_bin()] + cmd + ["--json"]))
         plain_n, ck_n = tu["plain"]["value"], tu["checkpointed"]["value"]

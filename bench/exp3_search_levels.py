@@ -46,7 +46,7 @@ def main():
     configs = []  # (name, plan path or None, search result, search times)
     for level in range(5):
         plan = os.path.join(C.WORK, "3block-if-level%d.json" % level)
-        cmd = ["search", "--trace", trace, "--level", level, "--out", plan]
+        cmd = ["search", "--trace", trace, "--budget-on", "live", "--level", level, "--out", plan]
         res, times = None, []
         for _ in range(srepeats):
             res = C.remat(*cmd)
@@ -55,7 +55,7 @@ def main():
         configs.append(("level %d" % level, plan if level > 0 else None, res, times, level))
     budget = configs[4][2]["peak_bytes"]
     plan = os.path.join(C.WORK, "3block-if-budget.json")
-    cmd = ["search", "--trace", trace, "--budget", "%dB" % budget, "--out", plan]
+    cmd = ["search", "--trace", trace, "--budget-on", "live", "--device-overhead", "0", "--budget", "%dB" % budget, "--out", plan]
     res, times = None, []
     for _ in range(srepeats):
         res = C.remat(*cmd)
@@ -63,11 +63,11 @@ def main():
     commands.append(C.show([C.remat_bin()] + cmd + ["--json"]))
     configs.append(("--budget %.1f MiB" % C.mib(budget), plan, res, times, None))
     # the smallest peak any plan reaches ("nothing fits 1 B" names it), then the fastest plan there
-    cmd = ["search", "--trace", trace, "--budget", "1B"]
+    cmd = ["search", "--trace", trace, "--budget-on", "live", "--device-overhead", "0", "--budget", "1B"]
     low = C.remat(*cmd, ok=(1,))
     commands.append(C.show([C.remat_bin()] + cmd + ["--json"]))
     plan = os.path.join(C.WORK, "3block-if-minpeak.json")
-    cmd = ["search", "--trace", trace, "--budget", "%dB" % low["min_peak_bytes"], "--out", plan]
+    cmd = ["search", "--trace", trace, "--budget-on", "live", "--device-overhead", "0", "--budget", "%dB" % low["min_peak_bytes"], "--out", plan]
     res, times = None, []
     for _ in range(srepeats):
         res = C.remat(*cmd)

@@ -82,7 +82,7 @@ def main():
         C.remat(*cmd)
         commands.append(C.show([C.remat_bin()] + cmd + ["--json"]))
         l4 = os.path.join(C.WORK, "%s-exp4-level4.json" % name)
-        cmd = ["search", "--trace", trace, "--level", 4, "--out", l4]
+        cmd = ["search", "--trace", trace, "--budget-on", "live", "--level", 4, "--out", l4]
         l4res = C.remat(*cmd)
         commands.append(C.show([C.remat_bin()] + cmd + ["--json"]))
         perblock = C.write_plan(name, [{"name": b["name"], "checkpoint": True} for b in spec["blocks"]],

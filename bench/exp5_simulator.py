@@ -71,7 +71,7 @@ def main():
         sims = [C.remat(*cmd) for _ in range(repeats)]
         commands.append(C.show([C.remat_bin()] + cmd + ["--json"]))
         budget = int(0.6 * base["peak_live_bytes"])
-        cmd = ["search", "--trace", trace, "--budget", "%dB" % budget]
+        cmd = ["search", "--trace", trace, "--budget-on", "live", "--device-overhead", "0", "--budget", "%dB" % budget]
         srs = [C.remat(*cmd, ok=(0, 1)) for _ in range(repeats)]
         commands.append(C.show([C.remat_bin()] + cmd + ["--json"]))
         s = srs[-1]["search"]

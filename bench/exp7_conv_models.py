@@ -40,7 +40,10 @@ MODELS = [
 
 
 def search(trace, n, alloc, *args, ok=(0,)):
-    return C.remat("search", "--trace", trace, "--N", n, "--allocator", alloc, *args, ok=ok)
+    # alloc: "exact" compares live bytes, "caching" reserved bytes (no device overhead: the
+    # published figures are the allocator's)
+    on = "live" if alloc == "exact" else "reserved"
+    return C.remat("search", "--trace", trace, "--N", n, "--budget-on", on, "--device-overhead", "0", *args, ok=ok)
 
 
 def smallest(trace, n, alloc):
