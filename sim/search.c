@@ -444,6 +444,13 @@ remat_status remat_search_budget(remat_sim *s, int64_t budget, const remat_searc
             remat_search_figures f;
             if ((st = remat_search_evaluate(s, &p, &f, err)) != REMAT_OK) break;
             out->simulations++;
+            if (!out->found && f.peak < out->min_peak) {
+                /* nothing fits: under the caching model a front point can sit below the
+                 * chain model's own floor; the smallest simulated peak is the answer */
+                out->min_peak = f.peak;
+                out->fig = f;
+                memcpy(out->plan.blocks, p.blocks, (size_t)nb * sizeof *p.blocks);
+            }
             remat_search_point *x = &out->front[out->n_front++];
             x->peak = f.peak;
             x->time_s = f.time_s;

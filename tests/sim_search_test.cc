@@ -414,6 +414,30 @@ TEST(SearchBudget, CachingAllocatorPlanFits) {
     remat_search_budget_result_free(&r);
 }
 
+// Nothing fits under the caching model: the reported floor is the smallest simulated
+// peak, never above a point of the (simulated) Pareto front, and it is the peak of the
+// plan reported with it (the chain model orders plans by live bytes, the caching model
+// need not follow that order).
+TEST(SearchBudget, CachingFloorIsTheSmallestSimulatedPeak) {
+    for (const char *name : {"tiny-3block-if", "tiny-vgg-dvs", "tiny-resnet-bn"}) {
+        SCOPED_TRACE(name);
+        Baseline b(name, 2, REMAT_ALLOC_CACHING);
+        ASSERT_NE(b.sim, nullptr);
+        remat_error err{};
+        remat_search_budget_result r;
+        remat_search_budget_opts bo = remat_search_budget_opts_default();
+        bo.front_points = 16;
+        ASSERT_EQ(remat_search_budget(b.sim, 1, &bo, &r, &err), REMAT_OK) << err.msg;
+        ASSERT_FALSE(r.found);
+        for (int i = 0; i < r.n_front; i++) EXPECT_LE(r.min_peak, r.front[i].peak) << r.front[i].label;
+        remat_search_figures g;
+        ASSERT_EQ(remat_search_evaluate(b.sim, &r.plan, &g, &err), REMAT_OK) << err.msg;
+        EXPECT_EQ(g.peak, r.min_peak);
+        EXPECT_EQ(r.fig.peak, r.min_peak);
+        remat_search_budget_result_free(&r);
+    }
+}
+
 // ---- greedy levels ----------------------------------------------------------------
 
 struct GreedyCase {

@@ -160,7 +160,9 @@ remat_status remat_ext_allocated_after(const remat_ext_device *d, int64_t *alloc
 remat_status remat_ext_trace_write_h5(const remat_ext_trace *t, const char *path, remat_error *err);
 remat_status remat_ext_trace_read_h5(const char *path, remat_ext_trace *out, remat_error *err);
 /* 1 when the HDF5 file at path is an external allocation stream (root attribute
- * format = REMAT_EXT_FORMAT), 0 otherwise (including unreadable files). */
+ * format = REMAT_EXT_FORMAT), 0 otherwise (including unreadable files, and anything
+ * that is not a regular file: a pipe is never opened here, so that its data stays for
+ * the reader). */
 int remat_ext_trace_is_ext_h5(const char *path);
 
 #ifdef __cplusplus

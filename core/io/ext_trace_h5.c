@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/io/ext_trace.h"
 #include "core/io/h5_util.h"
@@ -171,6 +172,11 @@ remat_status remat_ext_trace_write_h5(const remat_ext_trace *t, const char *path
 #define BAD(...) remat_error_set(err, REMAT_ERR_INPUT, __VA_ARGS__)
 
 int remat_ext_trace_is_ext_h5(const char *path) {
+    /* Only a regular file is probed: opening a pipe (process substitution) here would
+     * consume what the real reader needs. An imported stream given through a pipe is
+     * named as such by remat_trace_read_h5. */
+    struct stat sb;
+    if (!path || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) return 0;
     hid_t f;
     remat_error e = {REMAT_OK, {0}};
     if (remat_h5_open(path, &f, &e) != REMAT_OK) return 0;
