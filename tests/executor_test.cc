@@ -85,13 +85,20 @@ void expect_same(const StepOutput &base, const StepOutput &got, const std::strin
     EXPECT_EQ(remat_test::first_difference(base.input_grad, got.input_grad), -1) << what << ": input gradient";
 }
 
+// A shipped model name, with "bf16:" in front for the model in bf16 (docs/precision.md):
+// the contract holds within each precision.
 class GridTest : public ::testing::TestWithParam<const char *> {};
+
+Model grid_model(const std::string &param) {
+    if (param.rfind("bf16:", 0) == 0) return Model(param.substr(5), REMAT_PRECISION_BF16);
+    return Model(param);
+}
 
 // Every block option, one block at a time, and every option on all blocks at once:
 // loss, gradients, running statistics and input gradient bit-identical to plain
 // backpropagation; every compression decompresses to the original bits.
 TEST_P(GridTest, EveryPlanBitIdenticalToBaseline) {
-    Model model(GetParam());
+    Model model = grid_model(GetParam());
     const remat_model &m = model.m;
     remat_error err{};
     Plan base(m);
@@ -142,6 +149,9 @@ TEST_P(GridTest, EveryPlanBitIdenticalToBaseline) {
 
 INSTANTIATE_TEST_SUITE_P(Shipped, GridTest, ::testing::Values("tiny-3block-if", "tiny-mlp-lif", "tiny-resnet-bn",
                                                             "tiny-vgg-dvs", "tiny-sew-resnet"));
+INSTANTIATE_TEST_SUITE_P(ShippedBf16, GridTest,
+                         ::testing::Values("bf16:tiny-3block-if", "bf16:tiny-mlp-lif", "bf16:tiny-resnet-bn",
+                                           "bf16:tiny-vgg-dvs", "bf16:tiny-sew-resnet"));
 
 // Bytes a stored block keeps from forward to backward, from the shapes alone.
 int64_t stored_saved_bytes(const remat_model &m, int b) {

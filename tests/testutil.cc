@@ -2,6 +2,8 @@
 #include "tests/testutil.h"
 
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #include "core/exec/backend.h"
@@ -14,6 +16,19 @@ Model::Model(const std::string &name) {
     remat_error err{};
     if (remat_model_load(model_path(name).c_str(), &m, &err) != REMAT_OK)
         throw std::runtime_error(std::string("cannot load model: ") + err.msg);
+}
+
+Model::Model(const std::string &name, remat_precision precision) {
+    std::ifstream f(model_path(name));
+    std::stringstream ss;
+    ss << f.rdbuf();
+    std::string text = ss.str();
+    size_t brace = text.find('{');
+    if (!f || brace == std::string::npos) throw std::runtime_error("cannot read model " + name);
+    text.insert(brace + 1, std::string("\"precision\": \"") + remat_precision_name(precision) + "\", ");
+    remat_error err{};
+    if (remat_model_parse(text.data(), text.size(), model_path(name).c_str(), &m, &err) != REMAT_OK)
+        throw std::runtime_error(std::string("cannot parse model: ") + err.msg);
 }
 
 Model::~Model() { remat_model_free(&m); }

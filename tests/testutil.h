@@ -21,6 +21,8 @@ std::string model_path(const std::string &name);
 struct Model {
     remat_model m{};
     explicit Model(const std::string &name);
+    // The same with "precision" set (the file's text with the field added first).
+    Model(const std::string &name, remat_precision precision);
     ~Model();
 };
 

@@ -11,8 +11,10 @@ static const char *const layer_names[] = {"linear", "if", "lif", "batchnorm", "a
 _Static_assert(sizeof layer_names / sizeof layer_names[0] == REMAT_LAYER_COUNT, "a name for every layer type");
 static const char *const comp_names[] = {"none", "bool", "uint8", "bit", "sparse"};
 _Static_assert(sizeof comp_names / sizeof comp_names[0] == REMAT_COMP_COUNT, "a name for every compressor");
-static const char *const enc_names[] = {"f32", "u8", "bit", "sparse", "i32"};
+static const char *const enc_names[] = {"f32", "u8", "bit", "sparse", "i32", "bf16"};
 _Static_assert(sizeof enc_names / sizeof enc_names[0] == REMAT_ENC_COUNT, "a name for every encoding");
+static const char *const precision_names[] = {"fp32", "bf16"};
+_Static_assert(sizeof precision_names / sizeof precision_names[0] == REMAT_PRECISION_COUNT, "a name for every precision");
 
 #define NAME_AT(tab, i) ((i) >= 0 && (size_t)(i) < sizeof(tab) / sizeof(tab[0]) ? tab[i] : "?")
 
@@ -21,6 +23,7 @@ const char *remat_role_name(remat_role r) { return NAME_AT(role_names, (int)r); 
 const char *remat_layer_type_name(remat_layer_type t) { return NAME_AT(layer_names, (int)t); }
 const char *remat_compressor_name(remat_compressor c) { return NAME_AT(comp_names, (int)c); }
 const char *remat_encoding_name(remat_encoding e) { return NAME_AT(enc_names, (int)e); }
+const char *remat_precision_name(remat_precision p) { return NAME_AT(precision_names, (int)p); }
 
 static int lookup(const char *const *tab, int n, const char *s) {
     if (!s) return -1;
@@ -34,3 +37,4 @@ int remat_layer_type_from_name(const char *s) { return LOOKUP(layer_names, s); }
 int remat_compressor_from_name(const char *s) { return LOOKUP(comp_names, s); }
 int remat_role_from_name(const char *s) { return LOOKUP(role_names, s); }
 int remat_phase_from_name(const char *s) { return LOOKUP(phase_names, s); }
+int remat_precision_from_name(const char *s) { return LOOKUP(precision_names, s); }

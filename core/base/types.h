@@ -43,6 +43,7 @@ typedef enum remat_encoding {
     REMAT_ENC_BIT = 2,    /* 1 bit per element, ceil(n/8) bytes */
     REMAT_ENC_SPARSE = 3, /* 4 bytes per non-zero element (uint32 positions) */
     REMAT_ENC_I32 = 4,    /* 4 bytes per element (labels) */
+    REMAT_ENC_BF16 = 5,   /* 2 bytes per element (activations of a bf16 model, docs/precision.md) */
     REMAT_ENC_COUNT
 } remat_encoding;
 
@@ -50,6 +51,7 @@ typedef enum remat_encoding {
 static inline int64_t remat_encoding_bytes(remat_encoding enc, int64_t elems, int64_t nnz) {
     switch (enc) {
     case REMAT_ENC_F32: case REMAT_ENC_I32: return elems * 4;
+    case REMAT_ENC_BF16: return elems * 2;
     case REMAT_ENC_U8: return elems;
     case REMAT_ENC_BIT: return (elems + 7) / 8;
     case REMAT_ENC_SPARSE: return nnz * 4;
@@ -89,6 +91,13 @@ typedef enum remat_value_class {
     REMAT_VALUES_REAL = 2,
 } remat_value_class;
 
+/* A model's numeric precision (its "precision" field; docs/precision.md). */
+typedef enum remat_precision {
+    REMAT_PRECISION_FP32 = 0, /* every tensor fp32 (the default) */
+    REMAT_PRECISION_BF16 = 1, /* activations stored bf16, accumulation and state fp32 */
+    REMAT_PRECISION_COUNT
+} remat_precision;
+
 typedef enum remat_loss_type { REMAT_LOSS_RATE_MSE = 0, REMAT_LOSS_RATE_CE = 1 } remat_loss_type;
 typedef enum remat_optimizer_type { REMAT_OPT_SGD = 0, REMAT_OPT_ADAM = 1 } remat_optimizer_type;
 typedef enum remat_surrogate { REMAT_SURROGATE_SIGMOID = 0, REMAT_SURROGATE_ATAN = 1 } remat_surrogate;
@@ -99,11 +108,13 @@ const char *remat_role_name(remat_role r);
 const char *remat_layer_type_name(remat_layer_type t);
 const char *remat_compressor_name(remat_compressor c);
 const char *remat_encoding_name(remat_encoding e);
+const char *remat_precision_name(remat_precision p); /* "fp32", "bf16" */
 /* Reverse look-ups; return -1 for an unknown name. */
 int remat_layer_type_from_name(const char *s);
 int remat_compressor_from_name(const char *s);
 int remat_role_from_name(const char *s);
 int remat_phase_from_name(const char *s);
+int remat_precision_from_name(const char *s);
 
 #ifdef __cplusplus
 }

@@ -96,7 +96,8 @@ extern "C" {
     X(void, fill_bernoulli, (float *out, int64_t n, float rate, uint64_t seed, uint64_t stream, uint64_t key),      \
       (out, n, rate, seed, stream, key))                                                                            \
     X(void, fill_labels, (int32_t *labels, int64_t n, int64_t classes, uint64_t seed, uint64_t key),                \
-      (labels, n, classes, seed, key))
+      (labels, n, classes, seed, key))                                                                              \
+    X(void, bf16_round, (float *x, int64_t n), (x, n))
 
 /* Expands a parenthesised parameter or argument list of REMAT_BACKEND_KERNELS. */
 #define REMAT_UNPAREN(...) __VA_ARGS__

@@ -38,6 +38,8 @@ struct remat_session {
     remat_schedule sch;
     remat_mem mem;
     remat_tensor *param, *grad, *opt1, *opt2; /* [n_layers * MAXP] */
+    int bf16;                /* the model's precision is bf16 (docs/precision.md) */
+    remat_tensor *wcast;     /* [n_layers * 2] bf16: the step's bf16 copies of linear/conv weight and bias */
     int opt_steps;
     remat_tensor input, labels, input_grad;
     remat_tensor *act;       /* [n_segs + 1] segment inputs; act[0] aliases input */
@@ -96,20 +98,39 @@ static remat_status tfree(remat_session *s, remat_tensor *t) {
     return remat_mem_release(&s->mem, t, s->err);
 }
 
+/* Bytes a tensor occupies on a backend with data: bf16 tensors live in fp32 slots
+ * (mem.h's storage_scale), every other encoding in its own bytes. */
+static int64_t data_bytes(const remat_tensor *t) { return t->enc == REMAT_ENC_BF16 ? t->elems * 4 : t->bytes; }
+
 static remat_status tzero(remat_session *s, remat_tensor *t) {
     if (t->bytes <= 0) return REMAT_OK;
     op_t op;
     op_begin(s, &op, REMAT_OP_ZERO, t->layer, t->block, 0, t->elems);
-    if (t->ptr) s->ops->zero(s->be->ctx, t->ptr, t->bytes);
+    if (t->ptr) s->ops->zero(s->be->ctx, t->ptr, data_bytes(t));
     return op_end(s, &op);
 }
 
-/* A [t, N, F] float activation of layer `layer`. */
-static void describe_act(remat_session *s, remat_tensor *t, remat_role role, int layer, int64_t t_steps,
-                         int64_t feats) {
+static void describe_act_enc(remat_session *s, remat_tensor *t, remat_encoding enc, remat_role role, int layer,
+                             int64_t t_steps, int64_t feats) {
     int64_t dims[3] = {t_steps, s->m->N, feats};
     int block = layer >= 0 ? s->m->layers[layer].block : -1;
-    remat_tensor_describe(t, REMAT_ENC_F32, role, layer, block, 3, dims, 0, 1, -1);
+    remat_tensor_describe(t, enc, role, layer, block, 3, dims, 0, 1, -1);
+}
+
+/* A [t, N, F] fp32 tensor of layer `layer` (gradients, the neuron potential h). */
+static void describe_act(remat_session *s, remat_tensor *t, remat_role role, int layer, int64_t t_steps,
+                         int64_t feats) {
+    describe_act_enc(s, t, REMAT_ENC_F32, role, layer, t_steps, feats);
+}
+
+/* The encoding of stored activations: layer outputs, the network input (bf16 in a
+ * bf16 model, docs/precision.md). */
+static remat_encoding act_enc(const remat_session *s) { return s->bf16 ? REMAT_ENC_BF16 : REMAT_ENC_F32; }
+
+/* A [t, N, F] stored activation (a layer output) of layer `layer`. */
+static void describe_out(remat_session *s, remat_tensor *t, remat_role role, int layer, int64_t t_steps,
+                         int64_t feats) {
+    describe_act_enc(s, t, act_enc(s), role, layer, t_steps, feats);
 }
 
 /* A per-sample [N, F] state of layer `layer`. */
@@ -125,6 +146,7 @@ static void describe_vec(remat_session *s, remat_tensor *t, remat_role role, int
 }
 
 static float *fptr(const remat_tensor *t) { return (float *)t->ptr; }
+
 
 /* Pointer `elems` floats into p (NULL stays NULL: the dry backend has no memory). */
 static float *off(float *p, int64_t elems) { return p ? p + elems : NULL; }
@@ -150,7 +172,7 @@ static remat_status fill_v_init(remat_session *s, remat_tensor *v, const remat_l
         float *h = remat_xmalloc((size_t)v->elems * sizeof(float), s->err);
         if (!h) return REMAT_ERR_NOMEM;
         for (int64_t i = 0; i < v->elems; i++) h[i] = v0;
-        s->ops->from_host(s->be->ctx, v->ptr, h, v->bytes);
+        s->ops->from_host(s->be->ctx, v->ptr, h, data_bytes(v));
         remat_xfree(h);
     }
     return op_end(s, &op);
@@ -162,6 +184,42 @@ static remat_status fill_v_init(remat_session *s, remat_tensor *v, const remat_l
 static remat_status ws_alloc(remat_session *s, remat_tensor *t, int j, int64_t elems) {
     describe_vec(s, t, REMAT_ROLE_WORKSPACE, j, elems > 0 ? elems : 1);
     return talloc(s, t);
+}
+
+/* Ends the op of a layer forward that wrote n output elements to out: in a bf16
+ * model the output is a bf16 storage point, rounded in place within the op. */
+static remat_status fwd_end(remat_session *s, op_t *op, float *out, int64_t n) {
+    if (s->bf16 && s->ops->has_data) s->ops->bf16_round(s->be->ctx, out, n);
+    return op_end(s, op);
+}
+
+/* The weight (and bias, NULL without one) that linear/conv layer j multiplies with:
+ * the fp32 masters, or in a bf16 model the step's bf16 copies of them, made at the
+ * layer's first forward of the step (allocated, as autocast's cache holds them) and
+ * freed after its backward (segment_backward). */
+static remat_status gemm_weights(remat_session *s, int j, const float **w, const float **b) {
+    const remat_layer *l = &s->m->layers[j];
+    int np = l->has_bias ? 2 : 1;
+    const remat_tensor *prm = &s->param[j * MAXP];
+    remat_tensor *wc = &s->wcast[j * 2];
+    if (s->bf16 && wc[0].id < 0) {
+        for (int i = 0; i < np; i++) {
+            remat_tensor_describe(&wc[i], REMAT_ENC_BF16, REMAT_ROLE_PARAMETER, j, l->block, prm[i].ndim, prm[i].dims,
+                                  -1, -1, -1);
+            TRY(talloc(s, &wc[i]));
+            op_t op;
+            op_begin(s, &op, REMAT_OP_COPY, j, l->block, 0, wc[i].elems);
+            if (s->ops->has_data) {
+                s->ops->copy(s->be->ctx, wc[i].ptr, prm[i].ptr, wc[i].elems * 4);
+                s->ops->bf16_round(s->be->ctx, fptr(&wc[i]), wc[i].elems);
+            }
+            TRY(op_end(s, &op));
+        }
+    }
+    const remat_tensor *src = s->bf16 ? wc : prm;
+    *w = fptr(&src[0]);
+    *b = l->has_bias ? fptr(&src[1]) : NULL;
+    return REMAT_OK;
 }
 
 /* Forward of layer j over time steps [t0, t0 + tc): in is its input (its source's
@@ -179,18 +237,21 @@ static remat_status layer_forward(remat_session *s, int j, int64_t tc, const flo
     op_t op;
     st->in_ptr = in;
     st->out_ptr = out;
+    const float *w = NULL, *b = NULL;
+    int64_t n_out = rows * fout;
     switch (l->type) {
     case REMAT_LAYER_LINEAR:
+        TRY(gemm_weights(s, j, &w, &b));
         op_begin(s, &op, REMAT_OP_LINEAR_FWD, j, l->block, tc, rows * fout);
-        if (data) s->ops->linear_forward(ctx, out, in, fptr(&prm[0]), l->has_bias ? fptr(&prm[1]) : NULL, rows, fin, fout);
-        return op_end(s, &op);
+        if (data) s->ops->linear_forward(ctx, out, in, w, b, rows, fin, fout);
+        return fwd_end(s, &op, out, n_out);
     case REMAT_LAYER_CONV2D: {
+        TRY(gemm_weights(s, j, &w, &b));
         remat_tensor ws;
         TRY(ws_alloc(s, &ws, j, remat_ref_conv2d_forward_ws_elems(&g)));
         op_begin(s, &op, REMAT_OP_CONV_FWD, j, l->block, tc, rows * fout);
-        if (data)
-            s->ops->conv2d_forward(ctx, out, in, fptr(&prm[0]), l->has_bias ? fptr(&prm[1]) : NULL, fptr(&ws), rows, &g);
-        TRY(op_end(s, &op));
+        if (data) s->ops->conv2d_forward(ctx, out, in, w, b, fptr(&ws), rows, &g);
+        TRY(fwd_end(s, &op, out, n_out));
         return tfree(s, &ws);
     }
     case REMAT_LAYER_MAXPOOL2D:
@@ -198,11 +259,11 @@ static remat_status layer_forward(remat_session *s, int j, int64_t tc, const flo
         op_begin(s, &op, REMAT_OP_POOL_FWD, j, l->block, tc, rows * fout);
         if (data && l->type == REMAT_LAYER_MAXPOOL2D) s->ops->maxpool2d_forward(ctx, out, in, rows, &g);
         if (data && l->type == REMAT_LAYER_AVGPOOL2D) s->ops->avgpool2d_forward(ctx, out, in, rows, &g);
-        return op_end(s, &op);
+        return fwd_end(s, &op, out, n_out);
     case REMAT_LAYER_FLATTEN:
         op_begin(s, &op, REMAT_OP_FLATTEN_FWD, j, l->block, tc, rows * fout);
         if (data) s->ops->copy(ctx, out, in, rows * fout * 4);
-        return op_end(s, &op);
+        return fwd_end(s, &op, out, n_out);
     case REMAT_LAYER_IF:
     case REMAT_LAYER_LIF: {
         if (keep) {
@@ -213,7 +274,7 @@ static remat_status layer_forward(remat_session *s, int j, int64_t tc, const flo
         if (data)
             s->ops->neuron_forward(ctx, out, keep ? fptr(&st->h) : NULL, fptr(&st->v), in, l->type, &l->neuron, tc,
                                    N * fout);
-        return op_end(s, &op);
+        return fwd_end(s, &op, out, n_out);
     }
     case REMAT_LAYER_BATCHNORM: {
         remat_role role = keep ? REMAT_ROLE_SAVED : REMAT_ROLE_WORKSPACE;
@@ -227,7 +288,7 @@ static remat_status layer_forward(remat_session *s, int j, int64_t tc, const flo
             s->ops->batchnorm_forward(ctx, out, fptr(&st->mean), fptr(&st->rstd), update ? fptr(&prm[2]) : NULL,
                                       update ? fptr(&prm[3]) : NULL, in, fptr(&prm[0]), fptr(&prm[1]), rows, l->in.c,
                                       l->in.h * l->in.w);
-        TRY(op_end(s, &op));
+        TRY(fwd_end(s, &op, out, n_out));
         if (!keep) {
             TRY(tfree(s, &st->rstd));
             TRY(tfree(s, &st->mean));
@@ -237,13 +298,13 @@ static remat_status layer_forward(remat_session *s, int j, int64_t tc, const flo
     case REMAT_LAYER_ADD:
         op_begin(s, &op, REMAT_OP_ADD_FWD, j, l->block, tc, rows * fout);
         if (data) s->ops->add_forward(ctx, out, in2, in, rows * fout);
-        return op_end(s, &op);
+        return fwd_end(s, &op, out, n_out);
     case REMAT_LAYER_DROPOUT: {
         uint64_t it = (uint64_t)s->iter;
         if (recompute && s->o.fault == REMAT_FAULT_REDRAW_DROPOUT) it += 7919;
         op_begin(s, &op, REMAT_OP_DROPOUT_FWD, j, l->block, tc, rows * fout);
         if (data) s->ops->dropout_forward(ctx, out, in, s->o.seed, it, j, l->p, tc, N * fout);
-        return op_end(s, &op);
+        return fwd_end(s, &op, out, n_out);
     }
     default:
         return remat_error_set(s->err, REMAT_ERR_INTERNAL, "layer %s: unknown type %d", l->name, (int)l->type);
@@ -283,11 +344,11 @@ static remat_status layer_backward(remat_session *s, int j, int64_t tc, float *d
         }
         float *w_to = reorder ? fptr(&tw) : dw, *b_to = reorder ? (db ? fptr(&tb) : NULL) : db;
         op_begin(s, &op, conv ? REMAT_OP_CONV_BWD : REMAT_OP_LINEAR_BWD, j, l->block, tc, rows * fin);
+        const float *w = s->bf16 ? fptr(&s->wcast[j * 2]) : fptr(&prm[0]); /* what forward multiplied with */
         if (data && conv)
-            s->ops->conv2d_backward(ctx, dinp, w_to, b_to, dout, st->in_ptr, fptr(&prm[0]), fptr(&scratch), tc, N, &g);
+            s->ops->conv2d_backward(ctx, dinp, w_to, b_to, dout, st->in_ptr, w, fptr(&scratch), tc, N, &g);
         else if (data)
-            s->ops->linear_backward(ctx, dinp, w_to, b_to, dout, st->in_ptr, fptr(&prm[0]), fptr(&scratch), tc, N, fin,
-                                    fout);
+            s->ops->linear_backward(ctx, dinp, w_to, b_to, dout, st->in_ptr, w, fptr(&scratch), tc, N, fin, fout);
         TRY(op_end(s, &op));
         if (reorder) {
             if (data) {
@@ -400,7 +461,7 @@ static remat_status chunk_forward(remat_session *s, int sg, int c, const float *
             y = off(out, t0 * N * l->out_features);
         } else {
             int saved = j < last && keep && readers_of(s, g, j).saved;
-            describe_act(s, &st->out, saved ? REMAT_ROLE_SAVED : REMAT_ROLE_TRANSIENT, j, tc, l->out_features);
+            describe_out(s, &st->out, saved ? REMAT_ROLE_SAVED : REMAT_ROLE_TRANSIENT, j, tc, l->out_features);
             TRY(talloc(s, &st->out));
             y = fptr(&st->out);
         }
@@ -522,7 +583,7 @@ static remat_status segment_forward(remat_session *s, int sg) {
         s->res->compressions++;
         if (s->o.check_compression && s->ops->has_data) TRY(check_compression(s, sg));
     }
-    describe_act(s, y, segment_output_role(s, sg), last, m->T, m->layers[last].out_features);
+    describe_out(s, y, segment_output_role(s, sg), last, m->T, m->layers[last].out_features);
     TRY(talloc(s, y));
     if (g->k > 1) { /* neuron states live across chunks; boundaries kept for backward */
         for (int j = g->first; j <= last; j++) {
@@ -541,7 +602,7 @@ static remat_status segment_forward(remat_session *s, int sg) {
             TRY(talloc(s, b));
             op_t op;
             op_begin(s, &op, REMAT_OP_COPY, j, m->layers[j].block, 0, b->elems);
-            if (s->ops->has_data) s->ops->copy(s->be->ctx, b->ptr, s->ls[j].v.ptr, b->bytes);
+            if (s->ops->has_data) s->ops->copy(s->be->ctx, b->ptr, s->ls[j].v.ptr, data_bytes(b));
             TRY(op_end(s, &op));
         }
         TRY(chunk_forward(s, sg, c, fptr(x), fptr(y), !g->checkpoint, 0, free_input && g->k == 1));
@@ -562,7 +623,7 @@ static remat_status segment_backward(remat_session *s, int sg, remat_tensor *dou
     const float *in = fptr(x);
     if (g->checkpoint && g->comp != REMAT_COMP_NONE) {
         s->mem.phase = REMAT_PHASE_RECOMPUTE;
-        describe_act(s, &xin, REMAT_ROLE_SAVED, g->first, T, fin);
+        describe_out(s, &xin, REMAT_ROLE_SAVED, g->first, T, fin);
         xin.layer = g->first;
         TRY(talloc(s, &xin));
         TRY(decompress_into(s, sg, fptr(&xin), xin.elems));
@@ -655,6 +716,10 @@ static remat_status segment_backward(remat_session *s, int sg, remat_tensor *dou
         }
     }
     for (int j = g->first; chunked && j <= last; j++) TRY(tfree(s, &s->ls[j].gv));
+    for (int j = g->first; s->bf16 && j <= last; j++) { /* the step's bf16 weight copies (gemm_weights) */
+        TRY(tfree(s, &s->wcast[j * 2 + 1]));
+        TRY(tfree(s, &s->wcast[j * 2]));
+    }
     TRY(tfree(s, &xin));
     if (sg > 0) TRY(tfree(s, x));
     return REMAT_OK;
@@ -807,6 +872,10 @@ static remat_status check_kernels(const remat_model *m, const remat_backend_ops 
                                    "%s: layers[%d] (\"%s\", %s): not available on the %s backend yet (use --backend ref)",
                                    m->path ? m->path : "<model>", j, l->name, remat_layer_type_name(l->type), ops->name);
     }
+    if (m->precision == REMAT_PRECISION_BF16 && !ops->bf16_round)
+        return remat_error_set(err, REMAT_ERR_INPUT,
+                               "%s: precision: \"bf16\" is not available on the %s backend yet (use --backend ref)",
+                               m->path ? m->path : "<model>", ops->name);
     return REMAT_OK;
 }
 
@@ -839,7 +908,10 @@ remat_session *remat_session_init(const remat_model *m, const remat_plan *p, rem
     s->comp = remat_xcalloc((size_t)s->sch.n_segs, sizeof(remat_tensor), err);
     s->bound = remat_xcalloc((size_t)m->n_layers * (size_t)s->max_k, sizeof(remat_tensor), err);
     s->ls = remat_xcalloc((size_t)m->n_layers, sizeof(layer_state), err);
-    if (!s->param || !s->grad || !s->opt1 || !s->opt2 || !s->act || !s->comp || !s->bound || !s->ls) goto fail;
+    s->wcast = remat_xcalloc((size_t)m->n_layers * 2, sizeof(remat_tensor), err);
+    s->bf16 = m->precision == REMAT_PRECISION_BF16;
+    if (!s->param || !s->grad || !s->opt1 || !s->opt2 || !s->act || !s->comp || !s->bound || !s->ls || !s->wcast)
+        goto fail;
     /* every handle starts unallocated */
     remat_tensor none;
     remat_tensor_describe(&none, REMAT_ENC_F32, REMAT_ROLE_TRANSIENT, -1, -1, 0, NULL, -1, -1, -1);
@@ -847,12 +919,14 @@ remat_session *remat_session_init(const remat_model *m, const remat_plan *p, rem
     for (int i = 0; i <= s->sch.n_segs; i++) s->act[i] = none;
     for (int i = 0; i < s->sch.n_segs; i++) s->comp[i] = none;
     for (size_t i = 0; i < (size_t)m->n_layers * (size_t)s->max_k; i++) s->bound[i] = none;
+    for (size_t i = 0; i < (size_t)m->n_layers * 2; i++) s->wcast[i] = none;
     for (int j = 0; j < m->n_layers; j++) {
         layer_state *st = &s->ls[j];
         st->out = st->h = st->mean = st->rstd = st->v = st->gv = st->grad = none;
     }
     s->input = s->labels = s->input_grad = none;
     if (remat_mem_init(&s->mem, b, &o->caching, o->trace, err) != REMAT_OK) goto fail;
+    if (s->bf16 && b->ops->has_data) s->mem.storage_scale = 2; /* bf16 tensors in fp32 slots */
     s->t0 = s->ops->now(b->ctx);
     if (o->trace) {
         remat_trace *t = o->trace;
@@ -860,6 +934,7 @@ remat_session *remat_session_init(const remat_model *m, const remat_plan *p, rem
         snprintf(t->backend, sizeof t->backend, "%s", b->ops->name);
         t->seed = o->seed;
         t->no_input_grad = o->no_input_grad ? 1 : 0;
+        t->precision = (int32_t)m->precision;
         t->T = m->T;
         t->N = m->N;
         if (b->ops->has_data) calibrate_compressors(s);
@@ -875,7 +950,7 @@ fail:
 static remat_status make_batch(remat_session *s) {
     const remat_model *m = s->m;
     int64_t dims[3] = {m->T, m->N, m->in_features};
-    remat_tensor_describe(&s->input, REMAT_ENC_F32, REMAT_ROLE_BATCH, -1, -1, 3, dims, 0, 1, -1);
+    remat_tensor_describe(&s->input, act_enc(s), REMAT_ROLE_BATCH, -1, -1, 3, dims, 0, 1, -1);
     TRY(talloc(s, &s->input));
     op_t op;
     op_begin(s, &op, REMAT_OP_FILL, -1, -1, m->T, s->input.elems);
@@ -886,6 +961,7 @@ static remat_status make_batch(remat_session *s) {
         else
             s->ops->fill_uniform(s->be->ctx, fptr(&s->input), s->input.elems, 0.0f, 1.0f, s->o.seed, REMAT_RNG_INPUT,
                                  (uint64_t)s->iter);
+        if (s->bf16) s->ops->bf16_round(s->be->ctx, fptr(&s->input), s->input.elems); /* a storage point */
     }
     TRY(op_end(s, &op));
     int64_t ldims[1] = {m->N};
@@ -1017,6 +1093,7 @@ void remat_session_free(remat_session *s) {
         tfree(s, &s->labels);
         tfree(s, &s->input);
         size_t np = (size_t)s->m->n_layers * MAXP;
+        for (size_t i = 0; s->wcast && i < (size_t)s->m->n_layers * 2; i++) tfree(s, &s->wcast[i]);
         for (size_t i = 0; i < np; i++) {
             tfree(s, &s->opt2[i]);
             tfree(s, &s->opt1[i]);
@@ -1034,6 +1111,7 @@ void remat_session_free(remat_session *s) {
     remat_xfree(s->comp);
     remat_xfree(s->bound);
     remat_xfree(s->ls);
+    remat_xfree(s->wcast);
     remat_xfree(s);
 }
 
@@ -1045,7 +1123,7 @@ static remat_status copy_out(remat_session *s, const remat_tensor *t, void *dst,
     if (!s->ops->has_data)
         return remat_error_set(err, REMAT_ERR_INPUT, "%s: the %s backend holds no data", what, s->ops->name);
     if (t->id < 0) return remat_error_set(err, REMAT_ERR_INPUT, "%s: not available (run a step first)", what);
-    s->ops->to_host(s->be->ctx, dst, t->ptr, t->bytes);
+    s->ops->to_host(s->be->ctx, dst, t->ptr, data_bytes(t));
     return REMAT_OK;
 }
 

@@ -90,6 +90,7 @@ typedef struct remat_trace {
     int64_t T, N;
     int32_t threads;       /* reference backend threads used */
     int32_t no_input_grad; /* 1: recorded without the network input's gradient (remat_exec_opts) */
+    int32_t precision;     /* remat_precision of the recorded model (docs/precision.md) */
     /* allocator configuration the reserved bytes were measured under */
     char allocator_config[512];
     /* the CUDA driver's view when recorded on a GPU (`remat run --backend cuda`): total

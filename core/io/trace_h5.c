@@ -199,7 +199,12 @@ remat_status remat_trace_write_h5(const remat_trace *t, const char *path, remat_
         st = remat_h5_attr_write_str(f, path, "/events", "role_names", names, err);
     }
     if (st == REMAT_OK) {
-        join_names(names, sizeof names, REMAT_ENC_COUNT, enc_name_i);
+        /* the encodings up to the highest one used, at least the five of the first
+         * schema: an fp32 trace is written as before bf16 existed, byte for byte */
+        int n_enc = REMAT_ENC_I32 + 1;
+        for (int64_t i = 0; i < t->n_events; i++)
+            if (t->events[i].enc >= n_enc && t->events[i].enc < REMAT_ENC_COUNT) n_enc = t->events[i].enc + 1;
+        join_names(names, sizeof names, n_enc, enc_name_i);
         st = remat_h5_attr_write_str(f, path, "/events", "enc_names", names, err);
     }
     if (st == REMAT_OK) {
@@ -224,6 +229,9 @@ remat_status remat_trace_write_h5(const remat_trace *t, const char *path, remat_
     if (st == REMAT_OK) st = remat_h5_attr_write_i64(f, path, "/", "N", t->N, err);
     if (st == REMAT_OK) st = remat_h5_attr_write_i64(f, path, "/", "threads", t->threads, err);
     if (st == REMAT_OK) st = remat_h5_attr_write_i64(f, path, "/", "no_input_grad", t->no_input_grad ? 1 : 0, err);
+    if (st == REMAT_OK && t->precision != REMAT_PRECISION_FP32) /* absent: fp32, as traces before it */
+        st = remat_h5_attr_write_str(f, path, "/", "precision", remat_precision_name((remat_precision)t->precision),
+                                     err);
     if (st == REMAT_OK) st = remat_h5_attr_write_str(f, path, "/", "allocator_config", acfg, err);
     if (st == REMAT_OK && t->device_total_bytes > 0) /* optional: only traces recorded on a GPU */
         st = remat_h5_attr_write_i64(f, path, "/", "device_total_bytes", t->device_total_bytes, err);
@@ -485,6 +493,14 @@ static remat_status read_open(hid_t f, const char *path, remat_trace *out, remat
     if (st == REMAT_OK && (dev_total < 0 || dev_free < 0 || dev_free > dev_total))
         st = BAD("%s: device_free_at_init: expected 0..device_total_bytes (%lld), found %lld", path,
                  (long long)dev_total, (long long)dev_free);
+    int precision = REMAT_PRECISION_FP32; /* optional: traces before it are fp32 */
+    if (st == REMAT_OK && remat_h5_attr_exists(f, "/", "precision")) {
+        char *pn = NULL;
+        st = read_string(f, path, "precision", &pn, err);
+        if (st == REMAT_OK && (precision = remat_precision_from_name(pn)) < 0)
+            st = BAD("%s: precision: expected \"fp32\" or \"bf16\"", path);
+        remat_xfree(pn);
+    }
     if (st == REMAT_OK && strlen(backend) >= sizeof t.backend)
         st = BAD("%s: backend: expected at most %zu characters", path, sizeof t.backend - 1);
     if (st == REMAT_OK && strlen(acfg) >= sizeof t.allocator_config)
@@ -529,6 +545,7 @@ static remat_status read_open(hid_t f, const char *path, remat_trace *out, remat
         t.no_input_grad = (int32_t)no_input_grad;
         t.device_total_bytes = dev_total;
         t.device_free_at_init = dev_free;
+        t.precision = (int32_t)precision;
         snprintf(t.backend, sizeof t.backend, "%s", backend);
         snprintf(t.allocator_config, sizeof t.allocator_config, "%s", acfg);
         st = check_events(path, &t, err);

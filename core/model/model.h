@@ -8,6 +8,7 @@
  *     "classes": 10, "loss": "rate_mse",
  *     "optimizer": {"type": "sgd", "lr": 0.1, "momentum": 0.9},
  *     "init_gain": 4.0,     // linear init U(-g/sqrt(in), g/sqrt(in)); default 1 (PyTorch)
+ *     "precision": "bf16",  // fp32 (default) | bf16: activations stored bf16 (docs/precision.md)
  *     "layers": [
  *       {"name": "fc1", "type": "linear", "out": 512, "bias": true},
  *       {"name": "sn1", "type": "lif", "tau": 2.0, "surrogate": "sigmoid", "alpha": 4.0}, ...
@@ -117,6 +118,7 @@ typedef struct remat_model {
     remat_loss_type loss;
     remat_optimizer optimizer;
     float init_gain;         /* linear weights and biases ~ U(-g/sqrt(in), g/sqrt(in)); default 1 */
+    remat_precision precision; /* "precision"; default fp32 (docs/precision.md) */
     int n_layers;
     remat_layer *layers;     /* owned */
     int n_blocks;

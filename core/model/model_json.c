@@ -32,6 +32,7 @@
 static const char *const loss_names[] = {"rate_mse", "rate_ce"};
 static const char *const opt_names[] = {"sgd", "adam"};
 static const char *const kind_names[] = {"analog", "spikes"};
+static const char *const precision_names[] = {"fp32", "bf16"}; /* remat_precision order */
 
 /* ---- top-level sections ------------------------------------------------- */
 
@@ -403,7 +404,7 @@ static remat_status check_sizes(const json_ctx *c, const remat_model *m) {
 
 static remat_status parse_model(const json_ctx *c, const cJSON *root, remat_model *m, remat_error *err) {
     static const char *const allowed[] = {"name", "description", "T", "N", "input", "classes", "loss",
-                                          "optimizer", "init_gain", "layers", "blocks", NULL};
+                                          "optimizer", "init_gain", "precision", "layers", "blocks", NULL};
     remat_status st = json_check_object(c, root, "", allowed);
     if (st) return st;
     if ((st = json_get_name(c, root, "", "name", m->name, sizeof m->name))) return st;
@@ -422,6 +423,10 @@ static remat_status parse_model(const json_ctx *c, const cJSON *root, remat_mode
     if (!(gain > 0.0 && gain <= 100.0))
         return json_fail_value(c, "init_gain", json_member(root, "init_gain"), "a number in (0, 100]");
     m->init_gain = (float)gain;
+    int precision = REMAT_PRECISION_FP32;
+    if ((st = json_get_enum(c, root, "", "precision", 0, precision_names, 2, REMAT_PRECISION_FP32, &precision)))
+        return st;
+    m->precision = (remat_precision)precision;
     if ((st = parse_layers(c, root, m, err))) return st;
     if ((st = parse_blocks(c, root, m, err))) return st;
     if ((st = derive(c, m))) return st;

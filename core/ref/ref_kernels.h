@@ -145,6 +145,11 @@ void remat_ref_fill_uniform(float *out, int64_t n, float lo, float hi, uint64_t 
 void remat_ref_fill_bernoulli(float *out, int64_t n, float rate, uint64_t seed, uint64_t stream, uint64_t key);
 void remat_ref_fill_labels(int32_t *labels, int64_t n, int64_t classes, uint64_t seed, uint64_t key);
 
+/* x[i] = the fp32 nearest to x[i] that is a bf16 (remat_bf16_round, core/base/bf16.h:
+ * round to nearest even, NaN kept quiet), in place: a bf16 storage point of a bf16
+ * model (docs/precision.md). precision.c. */
+void remat_ref_bf16_round(float *x, int64_t n);
+
 #ifdef __cplusplus
 }
 #endif
