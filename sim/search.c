@@ -73,7 +73,7 @@ static int64_t block_input_elems(const remat_model *m, int b) {
 static int64_t compressed_size(remat_sim *s, const remat_model *m, int b, remat_compressor c) {
     int64_t elems = block_input_elems(m, b);
     switch (c) {
-    case REMAT_COMP_NONE: return elems * 4;
+    case REMAT_COMP_NONE: return remat_encoding_bytes(remat_model_act_encoding(m), elems, 0);
     case REMAT_COMP_BOOL:
     case REMAT_COMP_UINT8: return elems;
     case REMAT_COMP_BIT: return (elems + 7) / 8;

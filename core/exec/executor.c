@@ -123,9 +123,8 @@ static void describe_act(remat_session *s, remat_tensor *t, remat_role role, int
     describe_act_enc(s, t, REMAT_ENC_F32, role, layer, t_steps, feats);
 }
 
-/* The encoding of stored activations: layer outputs, the network input (bf16 in a
- * bf16 model, docs/precision.md). */
-static remat_encoding act_enc(const remat_session *s) { return s->bf16 ? REMAT_ENC_BF16 : REMAT_ENC_F32; }
+/* The encoding of stored activations: layer outputs, the network input. */
+static remat_encoding act_enc(const remat_session *s) { return remat_model_act_encoding(s->m); }
 
 /* A [t, N, F] stored activation (a layer output) of layer `layer`. */
 static void describe_out(remat_session *s, remat_tensor *t, remat_role role, int layer, int64_t t_steps,

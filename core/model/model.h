@@ -139,6 +139,10 @@ remat_status remat_model_rescale(const remat_model *m, int64_t T, int64_t N, rem
                                  remat_error *err);
 void remat_model_free(remat_model *m);
 
+/* The encoding of m's stored activations (layer outputs, the network input):
+ * REMAT_ENC_BF16 in a bf16 model, else REMAT_ENC_F32 (docs/precision.md). */
+remat_encoding remat_model_act_encoding(const remat_model *m);
+
 /* Index of the layer / block with that name, or -1. */
 int remat_model_find_layer(const remat_model *m, const char *name);
 int remat_model_find_block(const remat_model *m, const char *name);

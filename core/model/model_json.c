@@ -467,6 +467,10 @@ remat_status remat_model_load(const char *path, remat_model *out, remat_error *e
     return st;
 }
 
+remat_encoding remat_model_act_encoding(const remat_model *m) {
+    return m->precision == REMAT_PRECISION_BF16 ? REMAT_ENC_BF16 : REMAT_ENC_F32;
+}
+
 /* The model text with "T" and "N" replaced (a copy through remat_xmalloc). */
 static char *rescaled_text(const char *text, int64_t T, int64_t N, const char *origin, remat_error *err) {
     if (!text || !text[0]) return json_strdup("", err);
