@@ -193,7 +193,7 @@ enum {
     PROF_DROPOUT_BACKWARD, PROF_ADD_FORWARD, PROF_ADD_BACKWARD, PROF_LOSS_FORWARD, PROF_LOSS_BACKWARD,
     PROF_SGD_UPDATE, PROF_ADAM_UPDATE, PROF_FILL_UNIFORM, PROF_FILL_BERNOULLI, PROF_FILL_LABELS,
     PROF_COUNT_NONZERO, PROF_COMPRESS, PROF_DECOMPRESS, PROF_ZERO_COPY, PROF_CONV2D_FORWARD, PROF_CONV2D_BACKWARD,
-    PROF_POOL_FORWARD, PROF_POOL_BACKWARD, PROF_N
+    PROF_POOL_FORWARD, PROF_POOL_BACKWARD, PROF_BF16_ROUND, PROF_N
 };
 
 static const char *const prof_names[PROF_N] = {
@@ -201,7 +201,7 @@ static const char *const prof_names[PROF_N] = {
     "batchnorm_backward", "dropout_mask", "dropout_forward", "dropout_backward", "add_forward", "add_backward",
     "loss_forward", "loss_backward", "sgd_update", "adam_update", "fill_uniform", "fill_bernoulli",
     "fill_labels", "count_nonzero", "compress", "decompress", "zero_copy", "conv2d_forward", "conv2d_backward",
-    "pool_forward", "pool_backward"};
+    "pool_forward", "pool_backward", "bf16_round"};
 
 /* Adds up the recorded event pairs (the stream must be idle) and recycles them. */
 static void prof_fold(remat_cuda_ctx *c) {
@@ -368,6 +368,11 @@ static void op_add_backward(void *ctx, float *da, float *db, const float *dout, 
     TIMED(c, PROF_ADD_BACKWARD, remat_cuda_add_backward(c, da, db, dout, n));
 }
 
+static void op_bf16_round(void *ctx, float *x, int64_t n) {
+    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
+    TIMED(c, PROF_BF16_ROUND, remat_cuda_bf16_round(c, x, n));
+}
+
 static float op_loss_forward(void *ctx, float *rate, const float *out, const int32_t *labels, remat_loss_type type,
                              int64_t T, int64_t N, int64_t K) {
     remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
@@ -493,6 +498,7 @@ static remat_backend_ops make_cuda_ops() {
     o.dropout_backward = op_dropout_backward;
     o.add_forward = op_add_forward;
     o.add_backward = op_add_backward;
+    o.bf16_round = op_bf16_round;
     o.loss_forward = op_loss_forward;
     o.loss_backward = op_loss_backward;
     o.sgd_update = op_sgd_update;

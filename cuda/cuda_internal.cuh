@@ -134,6 +134,7 @@ void remat_cuda_dropout_backward(remat_cuda_ctx *c, float *dinp, const float *do
                                  int layer, float p, int64_t t_steps, int64_t nf);
 void remat_cuda_add_forward(remat_cuda_ctx *c, float *out, const float *a, const float *b, int64_t n);
 void remat_cuda_add_backward(remat_cuda_ctx *c, float *da, float *db, const float *dout, int64_t n);
+void remat_cuda_bf16_round(remat_cuda_ctx *c, float *x, int64_t n);
 void remat_cuda_sgd_update(remat_cuda_ctx *c, float *param, float *buf, const float *grad, float lr,
                            float momentum, int first_step, int64_t n);
 void remat_cuda_adam_update(remat_cuda_ctx *c, float *param, float *m, float *v, const float *grad, float lr,

@@ -1,4 +1,4 @@
-/* elementwise.cu - dropout, add, the optimisers and the seeded fills: one thread per
+/* elementwise.cu - dropout, add, bf16 rounding, the optimisers and the seeded fills: one thread per
  * element (grid-stride), the reference's expression per element (no reductions here,
  * so every output is the reference's bits).
  *
@@ -10,6 +10,7 @@
  */
 #include <math.h>
 
+#include "core/base/bf16.h"
 #include "cuda/cuda_internal.cuh"
 #include "cuda/kernel_bodies.h"
 
@@ -91,6 +92,17 @@ void remat_cuda_add_forward(remat_cuda_ctx *c, float *out, const float *a, const
 void remat_cuda_add_backward(remat_cuda_ctx *c, float *da, float *db, const float *dout, int64_t n) {
     if (n <= 0 || (!da && !db)) return;
     LAUNCH(add_backward_kernel, n, da, db, dout, n);
+}
+
+/* ---- bf16 storage rounding (core/base/bf16.h, the reference's expression) ---- */
+
+__global__ void bf16_round_kernel(float *__restrict__ x, int64_t n) {
+    GRID_STRIDE(i, n) x[i] = remat_bf16_round(x[i]);
+}
+
+void remat_cuda_bf16_round(remat_cuda_ctx *c, float *x, int64_t n) {
+    if (n <= 0) return;
+    LAUNCH(bf16_round_kernel, n, x, n);
 }
 
 /* ---- optimisers ---- */

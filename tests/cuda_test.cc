@@ -890,6 +890,29 @@ float ulp_distance(float a, float b) {
     return (float)std::abs((int64_t)ia - (int64_t)ib);
 }
 
+// bf16 storage rounding (core/base/bf16.h): ties, subnormals, overflow, NaN and random
+// bit patterns, the reference's bits.
+TEST_F(CudaKernels, Bf16RoundMatchesReferenceBitForBit) {
+    const int64_t n = 70001;
+    std::mt19937 rng(1201);
+    std::vector<uint32_t> u((size_t)n);
+    const uint32_t edge[] = {0x3f808000u, 0x3f818000u, 0x00008000u, 0x00018000u, 0x007fffffu, 0x7f7f8000u,
+                             0x7f7fffffu, 0xff7fffffu, 0x7f800000u, 0x7f800001u, 0xff800001u, 0x7fa00000u,
+                             0x7fffffffu, 0x80000000u};
+    for (int64_t i = 0; i < n; i++) {
+        u[(size_t)i] = (uint32_t)rng();
+        if (i % 3 == 1) u[(size_t)i] = (u[(size_t)i] & 0xffff0000u) | 0x8000u;
+    }
+    std::memcpy(u.data(), edge, sizeof edge);
+    Floats x((size_t)n);
+    std::memcpy(x.data(), u.data(), (size_t)n * 4);
+    Dev d(&be, x);
+    Floats want = x;
+    remat_ref_bf16_round(want.data(), n);
+    ops().bf16_round(be.ctx, d.f(), n);
+    EXPECT_BITS_EQ(d.get((size_t)n), want, "bf16_round");
+}
+
 TEST_F(CudaKernels, LossesMatchReference) {
     const int64_t T = 7, N = 33, K = 10;
     const Floats out = spikes(T * N * K, 0.35, 81);
@@ -1159,6 +1182,41 @@ TEST_F(CudaExecutor, TinyModelStepMatchesReference) {
     }
 }
 
+// A bf16 model (docs/precision.md) on the CUDA backend: the same rounding points as
+// the reference, so with the TILED GEMMs and the MSE loss the very same bits; the CE
+// loss's device exp/log may differ by an ulp (the tolerance of the fp32 test above).
+TEST_F(CudaExecutor, TinyModelStepInBf16MatchesReference) {
+    set_gemm(REMAT_CUDA_GEMM_TILED);
+    for (const char *name : kTinyModels) {
+        remat_test::Model model(name, REMAT_PRECISION_BF16);
+        remat_plan empty{};
+        remat_error err{};
+        ASSERT_EQ(remat_plan_init_empty(&model.m, &empty, &err), REMAT_OK) << err.msg;
+        remat_backend ref{};
+        ASSERT_EQ(remat_backend_ref_init(&ref, 1, &err), REMAT_OK) << err.msg;
+        Step a, b;
+        ASSERT_TRUE(run_step_on(&ref, model.m, empty, 5, &a, &err)) << err.msg;
+        remat_backend_free(&ref);
+        ASSERT_TRUE(run_step_on(&be, model.m, empty, 5, &b, &err)) << err.msg;
+        ASSERT_EQ(a.grads.size(), b.grads.size());
+        EXPECT_NEAR(b.loss, a.loss, 1e-6 * std::max(1.0, std::fabs(a.loss))) << name;
+        float global = 0;
+        for (const Floats &g : a.grads)
+            for (float v : g) global = std::max(global, std::fabs(v));
+        for (size_t t = 0; t < a.grads.size(); t++) {
+            float scale = 0;
+            for (float v : a.grads[t]) scale = std::max(scale, std::fabs(v));
+            for (size_t i = 0; i < a.grads[t].size(); i++)
+                ASSERT_NEAR(b.grads[t][i], a.grads[t][i], 1e-4f * std::max(scale, 1e-2f * global) + 1e-30f)
+                    << name << " bf16 tensor " << t << " element " << i;
+        }
+        if (model.m.loss == REMAT_LOSS_RATE_MSE)
+            for (size_t t = 0; t < a.grads.size(); t++)
+                EXPECT_BITS_EQ(b.grads[t], a.grads[t], std::string(name) + " bf16 tensor " + std::to_string(t));
+        remat_plan_free(&empty);
+    }
+}
+
 // Out of device memory in the middle of a step: an error with the numbers, never a
 // crash; the session gives back every segment it held; after the memory is free again
 // a new session computes the very same step. Small segments (4 KiB small pool, 16 KiB
@@ -1295,6 +1353,31 @@ TEST_F(CudaExecutor, EveryPlanOfASmallGridIsBitIdenticalToTheCudaBaseline) {
                 remat_plan_free(&grid[g]);
             }
         }
+    }
+}
+
+// The contract within bf16 on the CUDA backend: the small grid of tiny-mlp-lif, every
+// plan bit-identical to the bf16 CUDA baseline.
+TEST_F(CudaExecutor, EveryPlanOfASmallGridInBf16IsBitIdenticalToTheCudaBaseline) {
+    set_gemm(REMAT_CUDA_GEMM_TILED);
+    remat_test::Model model(kTinyModels[0], REMAT_PRECISION_BF16);
+    remat_plan empty{};
+    remat_error err{};
+    ASSERT_EQ(remat_plan_init_empty(&model.m, &empty, &err), REMAT_OK) << err.msg;
+    Step base;
+    ASSERT_TRUE(run_step_on(&be, model.m, empty, 3, &base, &err)) << err.msg;
+    remat_plan_free(&empty);
+    std::vector<remat_plan> grid = plan_grid(model.m, "tiny-mlp-lif-ckpt.json");
+    EXPECT_GE(grid.size(), 4u);
+    for (size_t g = 0; g < grid.size(); g++) {
+        Step st;
+        ASSERT_TRUE(run_step_on(&be, model.m, grid[g], 3, &st, &err)) << err.msg;
+        const std::string what = "bf16 plan " + std::to_string(g);
+        EXPECT_EQ(bits((float)st.loss), bits((float)base.loss)) << what;
+        ASSERT_EQ(st.grads.size(), base.grads.size()) << what;
+        for (size_t t = 0; t < st.grads.size(); t++)
+            EXPECT_BITS_EQ(st.grads[t], base.grads[t], what + " tensor " + std::to_string(t));
+        remat_plan_free(&grid[g]);
     }
 }
 
