@@ -87,8 +87,9 @@ TEST(Precision, UnknownPrecisionIsOneLineError) {
     EXPECT_STREQ(err.msg, "m.json: precision: expected one of \"fp32\", \"bf16\", got \"fp16\"");
 }
 
-// What a bf16 step stores in bf16 (layer outputs, the input, the weight copies) and
-// what stays fp32 (parameters, gradients, optimiser state, neuron state, h, statistics).
+// What a bf16 step stores in bf16 (layer outputs, the input, their gradients, the
+// weight copies) and what stays fp32 (parameters, their gradients, optimiser state,
+// neuron state, h, batch-norm statistics).
 TEST(Precision, Bf16StoresActivationsAndCountsWeightCopies) {
     Model fp("tiny-vgg-dvs"), bf("tiny-vgg-dvs", REMAT_PRECISION_BF16);
     StepRun a, b;
@@ -111,8 +112,11 @@ TEST(Precision, Bf16StoresActivationsAndCountsWeightCopies) {
             EXPECT_EQ(e.bytes, 2 * elems);
         }
         switch (e.role) {
-        case REMAT_ROLE_GRADIENT: case REMAT_ROLE_OPTIMIZER: case REMAT_ROLE_NEURON_STATE: case REMAT_ROLE_ACT_GRAD:
+        case REMAT_ROLE_GRADIENT: case REMAT_ROLE_OPTIMIZER: case REMAT_ROLE_NEURON_STATE:
             EXPECT_EQ(e.enc, REMAT_ENC_F32) << "event " << i << " role " << remat_role_name((remat_role)e.role);
+            break;
+        case REMAT_ROLE_ACT_GRAD: /* gradients of bf16 activations are bf16, as autocast's */
+            EXPECT_EQ(e.enc, REMAT_ENC_BF16) << "event " << i;
             break;
         case REMAT_ROLE_PARAMETER:
             if (e.enc == REMAT_ENC_BF16) {

@@ -585,7 +585,7 @@ TEST(TraceH5, EnumOutOfRangeRefused) {
     const Case cases[] = {
         {"/events/phase: event 4 has phase 9, expected 0..5", [](remat_trace *t) { t->events[4].phase = 9; }},
         {"/events/role: event 4 has role 10", [](remat_trace *t) { t->events[4].role = 10; }},
-        {"/events/enc: event 4 has encoding 5", [](remat_trace *t) { t->events[4].enc = 5; }},
+        {"/events/enc: event 4 has encoding 6", [](remat_trace *t) { t->events[4].enc = REMAT_ENC_COUNT; }},
         {"/events/kind: event 4 has kind 2", [](remat_trace *t) { t->events[4].kind = 2; }},
         {"/events/ndim: event 4 has ndim 5", [](remat_trace *t) { t->events[4].ndim = 5; }},
         {"/events/time_dim: event 4", [](remat_trace *t) {

@@ -126,7 +126,7 @@ static void describe_act(remat_session *s, remat_tensor *t, remat_role role, int
 /* The encoding of stored activations: layer outputs, the network input. */
 static remat_encoding act_enc(const remat_session *s) { return remat_model_act_encoding(s->m); }
 
-/* A [t, N, F] stored activation (a layer output) of layer `layer`. */
+/* A [t, N, F] stored activation (a layer output, the input) or its gradient. */
 static void describe_out(remat_session *s, remat_tensor *t, remat_role role, int layer, int64_t t_steps,
                          int64_t feats) {
     describe_act_enc(s, t, act_enc(s), role, layer, t_steps, feats);
@@ -185,11 +185,19 @@ static remat_status ws_alloc(remat_session *s, remat_tensor *t, int j, int64_t e
     return talloc(s, t);
 }
 
-/* Ends the op of a layer forward that wrote n output elements to out: in a bf16
- * model the output is a bf16 storage point, rounded in place within the op. */
+/* Ends the op of a layer forward that wrote n output elements to out (or of a
+ * gradient computation): in a bf16 model that output is a bf16 storage point,
+ * rounded in place within the op (nothing for a NULL out). */
 static remat_status fwd_end(remat_session *s, op_t *op, float *out, int64_t n) {
-    if (s->bf16 && s->ops->has_data) s->ops->bf16_round(s->be->ctx, out, n);
+    if (s->bf16 && s->ops->has_data && out) s->ops->bf16_round(s->be->ctx, out, n);
     return op_end(s, op);
+}
+
+/* Ends the op of a layer backward: the input gradient (n elements, accumulated by
+ * this op) and add's other operand's gradient are bf16 storage points. */
+static remat_status bwd_end(remat_session *s, op_t *op, float *dinp, float *dinp2, int64_t n) {
+    if (s->bf16 && s->ops->has_data && dinp2 && dinp2 != dinp) s->ops->bf16_round(s->be->ctx, dinp2, n);
+    return fwd_end(s, op, dinp, n);
 }
 
 /* The weight (and bias, NULL without one) that linear/conv layer j multiplies with:
@@ -348,7 +356,7 @@ static remat_status layer_backward(remat_session *s, int j, int64_t tc, float *d
             s->ops->conv2d_backward(ctx, dinp, w_to, b_to, dout, st->in_ptr, w, fptr(&scratch), tc, N, &g);
         else if (data)
             s->ops->linear_backward(ctx, dinp, w_to, b_to, dout, st->in_ptr, w, fptr(&scratch), tc, N, fin, fout);
-        TRY(op_end(s, &op));
+        TRY(bwd_end(s, &op, dinp, dinp2, rows * fin));
         if (reorder) {
             if (data) {
                 s->ops->add_forward(ctx, dw, dw, fptr(&tw), wn);
@@ -364,11 +372,11 @@ static remat_status layer_backward(remat_session *s, int j, int64_t tc, float *d
         op_begin(s, &op, REMAT_OP_POOL_BWD, j, l->block, tc, rows * fin);
         if (data && l->type == REMAT_LAYER_MAXPOOL2D) s->ops->maxpool2d_backward(ctx, dinp, dout, st->in_ptr, rows, &g);
         if (data && l->type == REMAT_LAYER_AVGPOOL2D) s->ops->avgpool2d_backward(ctx, dinp, dout, rows, &g);
-        return op_end(s, &op);
+        return bwd_end(s, &op, dinp, dinp2, rows * fin);
     case REMAT_LAYER_FLATTEN:
         op_begin(s, &op, REMAT_OP_FLATTEN_BWD, j, l->block, tc, rows * fin);
         if (data) s->ops->add_forward(ctx, dinp, dinp, dout, rows * fin);
-        return op_end(s, &op);
+        return bwd_end(s, &op, dinp, dinp2, rows * fin);
     case REMAT_LAYER_IF:
     case REMAT_LAYER_LIF: {
         if (!chunked) {
@@ -378,7 +386,7 @@ static remat_status layer_backward(remat_session *s, int j, int64_t tc, float *d
         }
         op_begin(s, &op, REMAT_OP_NEURON_BWD, j, l->block, tc, rows * fout);
         if (data) s->ops->neuron_backward(ctx, dinp, fptr(&st->gv), dout, fptr(&st->h), l->type, &l->neuron, tc, N * fout);
-        TRY(op_end(s, &op));
+        TRY(bwd_end(s, &op, dinp, dinp2, rows * fin));
         if (!chunked) TRY(tfree(s, &st->gv));
         return tfree(s, &st->h);
     }
@@ -388,17 +396,17 @@ static remat_status layer_backward(remat_session *s, int j, int64_t tc, float *d
             s->ops->batchnorm_backward(ctx, dinp, fptr(&s->grad[j * MAXP]), fptr(&s->grad[j * MAXP + 1]), dout,
                                        st->in_ptr, fptr(&prm[0]), fptr(&st->mean), fptr(&st->rstd), rows, l->in.c,
                                        l->in.h * l->in.w);
-        TRY(op_end(s, &op));
+        TRY(bwd_end(s, &op, dinp, dinp2, rows * fin));
         TRY(tfree(s, &st->rstd));
         return tfree(s, &st->mean);
     case REMAT_LAYER_ADD:
         op_begin(s, &op, REMAT_OP_ADD_BWD, j, l->block, tc, rows * fout);
         if (data) s->ops->add_backward(ctx, dinp2, dinp, dout, rows * fout);
-        return op_end(s, &op);
+        return bwd_end(s, &op, dinp, dinp2, rows * fin);
     case REMAT_LAYER_DROPOUT:
         op_begin(s, &op, REMAT_OP_DROPOUT_BWD, j, l->block, tc, rows * fout);
         if (data) s->ops->dropout_backward(ctx, dinp, dout, s->o.seed, (uint64_t)s->iter, j, l->p, tc, N * fout);
-        return op_end(s, &op);
+        return bwd_end(s, &op, dinp, dinp2, rows * fin);
     default:
         return remat_error_set(s->err, REMAT_ERR_INTERNAL, "layer %s: unknown type %d", l->name, (int)l->type);
     }
@@ -636,7 +644,7 @@ static remat_status segment_backward(remat_session *s, int sg, remat_tensor *dou
     int first_type = m->layers[g->first].type;
     int skip_din = sg == 0 && s->o.no_input_grad && rin.first == rin.last &&
                    (first_type == REMAT_LAYER_LINEAR || first_type == REMAT_LAYER_CONV2D);
-    describe_act(s, din, REMAT_ROLE_ACT_GRAD, g->first, T, fin);
+    describe_out(s, din, REMAT_ROLE_ACT_GRAD, g->first, T, fin);
     din->layer = g->first;
     int chunked = g->k > 1;
     /* One chunk: the input gradient is allocated when a layer first writes it, the
@@ -690,7 +698,7 @@ static remat_status segment_backward(remat_session *s, int sg, remat_tensor *dou
                     dx[q] = off(fptr(din), t0 * N * fin);
                 } else {
                     if (s->ls[k].grad.id < 0) {
-                        describe_act(s, &s->ls[k].grad, REMAT_ROLE_ACT_GRAD, k, tc, m->layers[k].out_features);
+                        describe_out(s, &s->ls[k].grad, REMAT_ROLE_ACT_GRAD, k, tc, m->layers[k].out_features);
                         TRY(talloc(s, &s->ls[k].grad));
                         TRY(tzero(s, &s->ls[k].grad));
                     }
@@ -1018,7 +1026,7 @@ static remat_status step(remat_session *s, int apply_optimizer, remat_step_resul
     for (int sg = 0; sg < n; sg++)
         if (s->comp[sg].id >= 0) r->compressed_bytes += s->comp[sg].bytes;
     int64_t odims[3] = {m->T, m->N, m->classes};
-    remat_tensor_describe(&dout, REMAT_ENC_F32, REMAT_ROLE_ACT_GRAD, m->n_layers - 1, m->layers[m->n_layers - 1].block,
+    remat_tensor_describe(&dout, act_enc(s), REMAT_ROLE_ACT_GRAD, m->n_layers - 1, m->layers[m->n_layers - 1].block,
                           3, odims, 0, 1, -1);
     TRY(talloc(s, &dout));
     TRY(tzero(s, &dout));
@@ -1026,7 +1034,7 @@ static remat_status step(remat_session *s, int apply_optimizer, remat_step_resul
     if (s->ops->has_data)
         s->ops->loss_backward(s->be->ctx, fptr(&dout), fptr(&rate), (const int32_t *)s->labels.ptr, m->loss, m->T,
                               m->N, m->classes);
-    TRY(op_end(s, &op));
+    TRY(fwd_end(s, &op, fptr(&dout), dout.elems)); /* the output's gradient: a storage point */
     TRY(tfree(s, &rate));
 
     /* backward, segments in reverse */
