@@ -202,6 +202,35 @@ TEST(VerifyCli, FullGridWithAFaultExitsOne) {
     cJSON_Delete(j);
 }
 
+// The shipped model's text with "precision": "bf16" added (docs/precision.md).
+std::string bf16_copy(const std::string &name) {
+    std::string text = slurp("data/models/" + name + ".json");
+    size_t brace = text.find('{');
+    if (brace == std::string::npos) return "";
+    text.insert(brace + 1, "\"precision\": \"bf16\", ");
+    return write_file(name + "-bf16.json", text);
+}
+
+// The contract within bf16: a sample of every tiny model's grid bit-identical to bf16
+// plain backpropagation, and a deliberate break still caught in bf16.
+TEST(VerifyCli, Bf16GridSamplesAreIdenticalAndAFaultIsCaught) {
+    for (const char *name : {"tiny-mlp-lif", "tiny-3block-if", "tiny-resnet-bn", "tiny-vgg-dvs", "tiny-sew-resnet"}) {
+        std::string m = bf16_copy(name);
+        ASSERT_FALSE(m.empty()) << name;
+        Proc r = remat("verify --model " + m + " --grid --sample 120 --sample-seed 5 --json");
+        EXPECT_EQ(r.rc, 0) << name << ": " << r.err;
+        cJSON *j = cJSON_Parse(r.out.c_str());
+        ASSERT_NE(j, nullptr) << name << ": " << r.out.substr(0, 2000);
+        EXPECT_EQ(cJSON_GetObjectItem(j, "failed")->valuedouble, 0) << name;
+        EXPECT_GE(cJSON_GetArraySize(cJSON_GetObjectItem(j, "plans")), 100) << name;
+        cJSON_Delete(j);
+    }
+    Proc f = remat("verify --model " + bf16_copy("tiny-resnet-bn") + " --grid --sample 60 --sample-seed 5 "
+                   "--fault bn-double-update");
+    EXPECT_EQ(f.rc, 1) << f.out.substr(0, 2000) << f.err;
+    EXPECT_NE(f.out.find("verdict: MISMATCH"), std::string::npos) << f.out.substr(0, 2000);
+}
+
 TEST(VerifyCli, FullGridOfAFullSizeModelNeedsASample) {
     Proc r = remat("verify --model data/models/mlp-lif.json --grid");
     EXPECT_EQ(r.rc, 2);
