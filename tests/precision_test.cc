@@ -16,6 +16,7 @@
 #include "core/io/h5_util.h"
 #include "core/io/trace.h"
 #include "core/model/layers.h"
+#include "core/model/plan.h"
 #include "tests/testutil.h"
 
 using remat_test::Model;
@@ -165,6 +166,47 @@ TEST(Precision, AnalogInputIsRoundedToBf16) {
     }
     EXPECT_GT(changed, 0) << "U[0,1) values are not all bf16 values";
     EXPECT_NE(a.res.loss, b.res.loss) << "bf16 rounding must show in the loss of an analog model";
+}
+
+// Compressors on bf16 spikes: the checkpointed inputs of the shipped tiny-mlp-lif plan
+// (bit, sparse, bool) take their compressed bytes, against 2 bytes per element raw:
+// bit packing is 16x, bool 2x; the step is bit-identical to bf16 plain backpropagation.
+TEST(Precision, CompressorsOnBf16Spikes) {
+    Model bf("tiny-mlp-lif", REMAT_PRECISION_BF16);
+    remat_plan plan{};
+    remat_error err{};
+    ASSERT_EQ(remat_plan_load("data/plans/tiny-mlp-lif-ckpt.json", &bf.m, &plan, &err), REMAT_OK) << err.msg;
+    remat_trace trace;
+    remat_trace_init(&trace);
+    remat_test::StepOutput got, base;
+    ASSERT_TRUE(remat_test::run_step(bf.m, plan, 3, &trace, &got, &err)) << err.msg;
+    StoredPlan stored(bf.m);
+    ASSERT_TRUE(remat_test::run_step(bf.m, stored.p, 3, nullptr, &base, &err)) << err.msg;
+    EXPECT_EQ(got.res.compression_mismatches, 0);
+    EXPECT_GT(got.res.compressions, 0);
+    for (size_t i = 0; i < base.grads.size(); i++)
+        EXPECT_EQ(remat_test::first_difference(base.grads[i], got.grads[i]), -1) << "gradient " << i;
+    int seen_bit = 0, seen_bool = 0;
+    for (int64_t i = 0; i < trace.n_events; i++) {
+        const remat_event &e = trace.events[i];
+        if (e.kind != REMAT_EVENT_ALLOC || e.role != REMAT_ROLE_COMPRESSED) continue;
+        int64_t elems = e.dims[0] * e.dims[1] * e.dims[2] * e.dims[3];
+        if (e.enc == REMAT_ENC_BIT) {
+            EXPECT_EQ(e.bytes, (elems + 7) / 8);
+            if (elems % 8 == 0) {
+                EXPECT_EQ(2 * elems / e.bytes, 16) << "bit packing of bf16 spikes";
+            }
+            seen_bit++;
+        }
+        if (e.enc == REMAT_ENC_U8) {
+            EXPECT_EQ(e.bytes, elems) << "bool: one byte per bf16 spike (2x)";
+            seen_bool++;
+        }
+    }
+    EXPECT_GT(seen_bit, 0);
+    EXPECT_GT(seen_bool, 0);
+    remat_trace_free(&trace);
+    remat_plan_free(&plan);
 }
 
 std::string tmp_path(const char *name) {
