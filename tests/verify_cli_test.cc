@@ -217,7 +217,7 @@ TEST(VerifyCli, Bf16GridSamplesAreIdenticalAndAFaultIsCaught) {
     for (const char *name : {"tiny-mlp-lif", "tiny-3block-if", "tiny-resnet-bn", "tiny-vgg-dvs", "tiny-sew-resnet"}) {
         std::string m = bf16_copy(name);
         ASSERT_FALSE(m.empty()) << name;
-        Proc r = remat("verify --model " + m + " --grid --sample 120 --sample-seed 5 --json");
+        Proc r = remat("verify --model " + m + " --grid --sample 120 --sample-seed 5 --equivalence-only --json");
         EXPECT_EQ(r.rc, 0) << name << ": " << r.err;
         cJSON *j = cJSON_Parse(r.out.c_str());
         ASSERT_NE(j, nullptr) << name << ": " << r.out.substr(0, 2000);
@@ -225,7 +225,7 @@ TEST(VerifyCli, Bf16GridSamplesAreIdenticalAndAFaultIsCaught) {
         EXPECT_GE(cJSON_GetArraySize(cJSON_GetObjectItem(j, "plans")), 100) << name;
         cJSON_Delete(j);
     }
-    Proc f = remat("verify --model " + bf16_copy("tiny-resnet-bn") + " --grid --sample 60 --sample-seed 5 "
+    Proc f = remat("verify --model " + bf16_copy("tiny-resnet-bn") + " --grid --sample 60 --sample-seed 5 --equivalence-only "
                    "--fault bn-double-update");
     EXPECT_EQ(f.rc, 1) << f.out.substr(0, 2000) << f.err;
     EXPECT_NE(f.out.find("verdict: MISMATCH"), std::string::npos) << f.out.substr(0, 2000);
