@@ -9,7 +9,7 @@ the model file):
    --no-input-grad); the tiny models at their own batch.
 2. From that recording, at the model file's own T and N: `simulate` predicts the
    baseline's peak live and reserved bytes, `search --level 1` and `--level 4` the
-   greedy plans' peaks (live bytes).
+   greedy plans' peaks (live bytes: --budget-on live --device-overhead 0).
 3. SEW-ResNet-34 at T=4, batch 80 (SpikingJelly's 2-GPU bf16 benchmark: 10.75 GiB ->
    6.20 GiB, -42.3 %, at level 1): the same predictions at --N 80 from the N=1 recording.
 4. A real bf16 run of vgg-dvs at batch 4 confirms the bf16 prediction made from the
@@ -56,7 +56,7 @@ def predict(trace, n, commands):
         commands.append(C.show([C.remat_bin(), *args]))
         row["base_" + key] = C.remat(*args)["peak_bytes"]
     for lvl in (1, 4):
-        args = ["search", "--trace", trace, "--N", n, "--level", lvl]
+        args = ["search", "--trace", trace, "--N", n, "--level", lvl, "--budget-on", "live", "--device-overhead", "0"]
         commands.append(C.show([C.remat_bin(), *args]))
         d = C.remat(*args)
         row["level%d_live" % lvl] = d["peak_bytes"]
