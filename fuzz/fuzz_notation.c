@@ -8,7 +8,6 @@
  * printed notation equals its path and parses back to the same plan, and its plan
  * text (JSON) parses back to the same plan. Nothing may leak. Build and run:
  * fuzz/run.sh. */
-#include <dirent.h>
 #include <stdint.h>
 
 #include "core/base/size.h"
@@ -16,56 +15,19 @@
 #include "core/model/plan.h"
 #include "core/model/plan_notation.h"
 #include "fuzz/fuzz_common.h"
+#include "fuzz/fuzz_models.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define MAX_MODELS 32
-static remat_model g_models[MAX_MODELS];
+static remat_model g_models[FUZZ_MAX_MODELS];
 static int g_n_models;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc;
     (void)argv;
-    const char *dir = getenv("REMAT_FUZZ_MODELS");
-    if (!dir) dir = "data/models";
-    DIR *d = opendir(dir);
-    if (!d) {
-        fprintf(stderr, "fuzz_notation: cannot open %s (run from the repository root or set REMAT_FUZZ_MODELS)\n", dir);
-        exit(2);
-    }
-    struct dirent *e;
-    while ((e = readdir(d)) && g_n_models < MAX_MODELS) {
-        size_t n = strlen(e->d_name);
-        if (n < 6 || strcmp(e->d_name + n - 5, ".json")) continue;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        remat_error err = {REMAT_OK, {0}};
-        if (remat_model_load(path, &g_models[g_n_models], &err) != REMAT_OK) {
-            fprintf(stderr, "fuzz_notation: %s\n", err.msg);
-            exit(2);
-        }
-        g_n_models++;
-    }
-    closedir(d);
-    if (!g_n_models) {
-        fprintf(stderr, "fuzz_notation: no models in %s\n", dir);
-        exit(2);
-    }
+    g_n_models = fuzz_load_models("fuzz_notation", g_models);
     return 0;
-}
-
-static int same_plan(const remat_plan *a, const remat_plan *b) {
-    if (a->n_blocks != b->n_blocks) return 0;
-    for (int i = 0; i < a->n_blocks; i++) {
-        const remat_block_plan *x = &a->blocks[i], *y = &b->blocks[i];
-        if (x->checkpoint != y->checkpoint || x->compressor != y->compressor || x->k != y->k ||
-            (x->span > 1 ? x->span : 1) != (y->span > 1 ? y->span : 1) || x->n_splits != y->n_splits)
-            return 0;
-        for (int s = 0; s < x->n_splits; s++)
-            if (x->splits[s] != y->splits[s]) return 0;
-    }
-    return 1;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -102,11 +64,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_CHECK(strcmp(label, p.path) == 0);
         remat_plan back;
         FUZZ_CHECK(remat_plan_parse_notation(label, "fuzz", m, &back, &err) == REMAT_OK);
-        FUZZ_CHECK(same_plan(&p, &back));
+        FUZZ_CHECK(remat_plan_equal(&p, &back));
         remat_plan_free(&back);
         if (p.text[0]) {
             FUZZ_CHECK(remat_plan_parse(p.text, strlen(p.text), "fuzz", m, &back, &err) == REMAT_OK);
-            FUZZ_CHECK(same_plan(&p, &back));
+            FUZZ_CHECK(remat_plan_equal(&p, &back));
             remat_plan_free(&back);
         } else {
             FUZZ_CHECK(remat_plan_is_empty(&p));

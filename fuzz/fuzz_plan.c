@@ -5,62 +5,24 @@
  * "<origin>: <field>: <expected>" and REMAT_ERR_INPUT, or accepted; an accepted
  * plan passes remat_plan_validate and survives remat_plan_to_json -> parse
  * unchanged. Nothing may leak. Build and run: fuzz/run.sh. */
-#include <dirent.h>
 #include <stdint.h>
 
 #include "core/model/model.h"
 #include "core/model/plan.h"
 #include "fuzz/fuzz_common.h"
+#include "fuzz/fuzz_models.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define MAX_MODELS 32
-static remat_model g_models[MAX_MODELS];
+static remat_model g_models[FUZZ_MAX_MODELS];
 static int g_n_models;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc;
     (void)argv;
-    const char *dir = getenv("REMAT_FUZZ_MODELS");
-    if (!dir) dir = "data/models";
-    DIR *d = opendir(dir);
-    if (!d) {
-        fprintf(stderr, "fuzz_plan: cannot open %s (run from the repository root or set REMAT_FUZZ_MODELS)\n", dir);
-        exit(2);
-    }
-    struct dirent *e;
-    while ((e = readdir(d)) && g_n_models < MAX_MODELS) {
-        size_t n = strlen(e->d_name);
-        if (n < 6 || strcmp(e->d_name + n - 5, ".json")) continue;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        remat_error err = {REMAT_OK, {0}};
-        if (remat_model_load(path, &g_models[g_n_models], &err) != REMAT_OK) {
-            fprintf(stderr, "fuzz_plan: %s\n", err.msg);
-            exit(2);
-        }
-        g_n_models++;
-    }
-    closedir(d);
-    if (!g_n_models) {
-        fprintf(stderr, "fuzz_plan: no models in %s\n", dir);
-        exit(2);
-    }
+    g_n_models = fuzz_load_models("fuzz_plan", g_models);
     return 0;
-}
-
-static int same_plan(const remat_plan *a, const remat_plan *b) {
-    if (a->n_blocks != b->n_blocks) return 0;
-    for (int i = 0; i < a->n_blocks; i++) {
-        const remat_block_plan *x = &a->blocks[i], *y = &b->blocks[i];
-        if (x->checkpoint != y->checkpoint || x->compressor != y->compressor || x->k != y->k ||
-            x->n_splits != y->n_splits)
-            return 0;
-        for (int s = 0; s < x->n_splits; s++)
-            if (x->splits[s] != y->splits[s]) return 0;
-    }
-    return 1;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -87,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_CHECK(json != NULL);
         remat_plan back;
         FUZZ_CHECK(remat_plan_parse(json, strlen(json), "fuzz", m, &back, &err) == REMAT_OK);
-        FUZZ_CHECK(same_plan(&p, &back));
+        FUZZ_CHECK(remat_plan_equal(&p, &back));
         remat_plan_free(&back);
         remat_xfree(json);
         remat_plan_free(&p);

@@ -71,6 +71,11 @@ void remat_plan_free(remat_plan *p);
 /* 1 when no block is checkpointed. */
 int remat_plan_is_empty(const remat_plan *p);
 
+/* 1 when two block options are the same plan for their block (span 0 and 1 both mean
+ * "no span"); remat_plan_equal: every block's. */
+int remat_block_plan_equal(const remat_block_plan *a, const remat_block_plan *b);
+int remat_plan_equal(const remat_plan *a, const remat_plan *b);
+
 /* 1 when a layer of the segment [first, end) reads an operand from before the
  * segment's input (layer first - 1): *reader is that layer, *source what it reads
  * (a layer index or REMAT_SRC_INPUT). 0 when the segment is self-contained. */

@@ -26,15 +26,6 @@ static remat_status opt_push(opt_list *l, const remat_block_plan *o, remat_error
     return REMAT_OK;
 }
 
-static int option_eq(const remat_block_plan *a, const remat_block_plan *b) {
-    if (a->checkpoint != b->checkpoint || a->compressor != b->compressor || a->k != b->k || a->n_splits != b->n_splits ||
-        (a->span > 1 ? a->span : 1) != (b->span > 1 ? b->span : 1))
-        return 0;
-    for (int i = 0; i < a->n_splits; i++)
-        if (a->splits[i] != b->splits[i]) return 0;
-    return 1;
-}
-
 /* 1 when option o is valid for block b (all other blocks of scratch stored). */
 static int option_valid(const remat_model *m, remat_plan *scratch, int b, const remat_block_plan *o) {
     remat_block_plan keep = scratch->blocks[b];
@@ -130,7 +121,7 @@ static uint64_t plan_hash(const remat_block_plan *blocks, int nb) {
 
 static int plan_same(const remat_plan *p, const remat_block_plan *blocks, int nb) {
     for (int b = 0; b < nb; b++)
-        if (!option_eq(&p->blocks[b], &blocks[b])) return 0;
+        if (!remat_block_plan_equal(&p->blocks[b], &blocks[b])) return 0;
     return 1;
 }
 
@@ -276,7 +267,7 @@ remat_status remat_plan_grid_uniform(const remat_model *m, remat_plan_grid *out,
             shape.k = (int)k;
             for (int b = 0; b < m->n_blocks; b++) {
                 int valid = 0;
-                for (int i = 0; i < opts[b].n && !valid; i++) valid = option_eq(&opts[b].v[i], &shape);
+                for (int i = 0; i < opts[b].n && !valid; i++) valid = remat_block_plan_equal(&opts[b].v[i], &shape);
                 cur[b] = valid ? shape : opts[b].v[0];
             }
             st = grid_push(&gb, cur);

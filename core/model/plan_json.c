@@ -154,6 +154,22 @@ static remat_status check_block_plan(const json_ctx *c, const remat_model *m, in
     return REMAT_OK;
 }
 
+int remat_block_plan_equal(const remat_block_plan *a, const remat_block_plan *b) {
+    if (a->checkpoint != b->checkpoint || a->compressor != b->compressor || a->k != b->k || a->n_splits != b->n_splits ||
+        (a->span > 1 ? a->span : 1) != (b->span > 1 ? b->span : 1))
+        return 0;
+    for (int i = 0; i < a->n_splits; i++)
+        if (a->splits[i] != b->splits[i]) return 0;
+    return 1;
+}
+
+int remat_plan_equal(const remat_plan *a, const remat_plan *b) {
+    if (a->n_blocks != b->n_blocks) return 0;
+    for (int i = 0; i < a->n_blocks; i++)
+        if (!remat_block_plan_equal(&a->blocks[i], &b->blocks[i])) return 0;
+    return 1;
+}
+
 int remat_segment_reads_outside(const remat_model *m, int first, int end, int *reader, int *source) {
     for (int j = first; j < end; j++) {
         const remat_layer *l = &m->layers[j];
