@@ -58,26 +58,13 @@ static const table tables[3] = {
 };
 
 static void gather(const void *rec, size_t stride, const field *f, int64_t n, void *buf) {
-    size_t sz = remat_h5_type_size(f->type);
-    const char *src = (const char *)rec + f->off;
-    for (int64_t i = 0; i < n; i++) memcpy((char *)buf + (size_t)i * sz, src + (size_t)i * stride, sz);
+    remat_h5_gather_column(rec, stride, f->off, remat_h5_type_size(f->type), n, buf);
 }
 
 static void scatter(void *rec, size_t stride, const field *f, int64_t n, const void *buf) {
-    size_t sz = remat_h5_type_size(f->type);
-    char *dst = (char *)rec + f->off;
-    for (int64_t i = 0; i < n; i++) memcpy(dst + (size_t)i * stride, (const char *)buf + (size_t)i * sz, sz);
+    remat_h5_scatter_column(rec, stride, f->off, remat_h5_type_size(f->type), n, buf);
 }
 
-static void join_names(char *buf, size_t len, int n, const char *(*name)(int)) {
-    size_t used = 0;
-    buf[0] = 0;
-    for (int i = 0; i < n; i++) {
-        int k = snprintf(buf + used, len - used, "%s%s", i ? "," : "", name(i));
-        if (k < 0 || (size_t)k >= len - used) break;
-        used += (size_t)k;
-    }
-}
 static const char *pool_name(int i) { return i == 0 ? "small" : i == 1 ? "large" : "unknown"; }
 
 static void *dev_records(const remat_ext_device *d, int ti, int64_t *n) {
@@ -141,13 +128,13 @@ remat_status remat_ext_trace_write_h5(const remat_ext_trace *t, const char *path
         if (st == REMAT_OK) st = remat_h5_attr_write_i64(f, path, gp, "device", d->device, err);
         crc = remat_crc32(crc, &d->device, sizeof d->device);
         snprintf(gp, sizeof gp, "/devices/%d/events", (int)di);
-        join_names(names, sizeof names, REMAT_EXT_ACTION_COUNT, remat_ext_action_name);
+        remat_h5_join_names(names, sizeof names, REMAT_EXT_ACTION_COUNT, remat_ext_action_name);
         if (st == REMAT_OK) st = remat_h5_attr_write_str(f, path, gp, "action_names", names, err);
         snprintf(gp, sizeof gp, "/devices/%d/blocks", (int)di);
-        join_names(names, sizeof names, REMAT_EXT_BLOCK_STATE_COUNT, remat_ext_block_state_name);
+        remat_h5_join_names(names, sizeof names, REMAT_EXT_BLOCK_STATE_COUNT, remat_ext_block_state_name);
         if (st == REMAT_OK) st = remat_h5_attr_write_str(f, path, gp, "state_names", names, err);
         snprintf(gp, sizeof gp, "/devices/%d/segments", (int)di);
-        join_names(names, sizeof names, 3, pool_name);
+        remat_h5_join_names(names, sizeof names, 3, pool_name);
         if (st == REMAT_OK) st = remat_h5_attr_write_str(f, path, gp, "pool_names", names, err);
     }
     remat_xfree(buf);

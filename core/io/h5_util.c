@@ -806,3 +806,49 @@ void remat_h5_abort(hid_t file, remat_afile *af) {
     if (file >= 0) H5Fclose(file);
     remat_afile_abort(af);
 }
+
+void remat_h5_gather_column(const void *rec, size_t stride, size_t off, size_t sz, int64_t n, void *buf) {
+    const char *src = (const char *)rec + off;
+    char *dst = buf;
+    switch (sz) { /* the common widths as constants, so the copies compile to moves */
+    case 1:
+        for (int64_t i = 0; i < n; i++) dst[i] = src[(size_t)i * stride];
+        break;
+    case 4:
+        for (int64_t i = 0; i < n; i++) memcpy(dst + 4 * i, src + (size_t)i * stride, 4);
+        break;
+    case 8:
+        for (int64_t i = 0; i < n; i++) memcpy(dst + 8 * i, src + (size_t)i * stride, 8);
+        break;
+    default:
+        for (int64_t i = 0; i < n; i++) memcpy(dst + (size_t)i * sz, src + (size_t)i * stride, sz);
+    }
+}
+
+void remat_h5_scatter_column(void *rec, size_t stride, size_t off, size_t sz, int64_t n, const void *buf) {
+    char *dst = (char *)rec + off;
+    const char *src = buf;
+    switch (sz) {
+    case 1:
+        for (int64_t i = 0; i < n; i++) dst[(size_t)i * stride] = src[i];
+        break;
+    case 4:
+        for (int64_t i = 0; i < n; i++) memcpy(dst + (size_t)i * stride, src + 4 * i, 4);
+        break;
+    case 8:
+        for (int64_t i = 0; i < n; i++) memcpy(dst + (size_t)i * stride, src + 8 * i, 8);
+        break;
+    default:
+        for (int64_t i = 0; i < n; i++) memcpy(dst + (size_t)i * stride, src + (size_t)i * sz, sz);
+    }
+}
+
+void remat_h5_join_names(char *buf, size_t len, int n, const char *(*name)(int)) {
+    size_t used = 0;
+    buf[0] = 0;
+    for (int i = 0; i < n; i++) {
+        int k = snprintf(buf + used, len - used, "%s%s", i ? "," : "", name(i));
+        if (k < 0 || (size_t)k >= len - used) break;
+        used += (size_t)k;
+    }
+}

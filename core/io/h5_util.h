@@ -134,6 +134,15 @@ remat_status remat_h5_begin(const char *path, hid_t *file, remat_afile *af, rema
 remat_status remat_h5_commit(hid_t file, remat_afile *af, remat_error *err);
 void remat_h5_abort(hid_t file, remat_afile *af);
 
+/* Columns of an array of structs, as the trace writers store them (one dataset per
+ * field): gather copies the elem_bytes-wide field at byte offset `off` of n records
+ * (stride bytes apart, from rec) into buf, packed; scatter copies it back. */
+void remat_h5_gather_column(const void *rec, size_t stride, size_t off, size_t elem_bytes, int64_t n, void *buf);
+void remat_h5_scatter_column(void *rec, size_t stride, size_t off, size_t elem_bytes, int64_t n, const void *buf);
+/* "a,b,c" from name(0) .. name(n-1) into buf (truncated to len, NUL-terminated): the
+ * enum-name attributes of a trace. */
+void remat_h5_join_names(char *buf, size_t len, int n, const char *(*name)(int));
+
 #ifdef __cplusplus
 }
 #endif

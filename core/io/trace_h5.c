@@ -72,55 +72,15 @@ static const table tables[3] = {
     {"/iters", iter_fields, COUNT(iter_fields), sizeof(remat_iter_summary)},
 };
 
-/* Copies column f of n records (AoS at rec) into buf (packed), or back. */
+/* Column f of n records (AoS at rec) into buf (packed), or back. */
 static void gather(const void *rec, size_t stride, const field *f, int64_t n, void *buf) {
-    size_t sz = remat_h5_type_size(f->type) * (size_t)f->cols;
-    const char *src = (const char *)rec + f->off;
-    char *dst = buf;
-    switch (sz) {
-    case 1:
-        for (int64_t i = 0; i < n; i++) dst[i] = src[(size_t)i * stride];
-        break;
-    case 4:
-        for (int64_t i = 0; i < n; i++) memcpy(dst + 4 * i, src + (size_t)i * stride, 4);
-        break;
-    case 8:
-        for (int64_t i = 0; i < n; i++) memcpy(dst + 8 * i, src + (size_t)i * stride, 8);
-        break;
-    default:
-        for (int64_t i = 0; i < n; i++) memcpy(dst + (size_t)i * sz, src + (size_t)i * stride, sz);
-    }
+    remat_h5_gather_column(rec, stride, f->off, remat_h5_type_size(f->type) * (size_t)f->cols, n, buf);
 }
 
 static void scatter(void *rec, size_t stride, const field *f, int64_t n, const void *buf) {
-    size_t sz = remat_h5_type_size(f->type) * (size_t)f->cols;
-    char *dst = (char *)rec + f->off;
-    const char *src = buf;
-    switch (sz) {
-    case 1:
-        for (int64_t i = 0; i < n; i++) dst[(size_t)i * stride] = src[i];
-        break;
-    case 4:
-        for (int64_t i = 0; i < n; i++) memcpy(dst + (size_t)i * stride, src + 4 * i, 4);
-        break;
-    case 8:
-        for (int64_t i = 0; i < n; i++) memcpy(dst + (size_t)i * stride, src + 8 * i, 8);
-        break;
-    default:
-        for (int64_t i = 0; i < n; i++) memcpy(dst + (size_t)i * stride, src + (size_t)i * sz, sz);
-    }
+    remat_h5_scatter_column(rec, stride, f->off, remat_h5_type_size(f->type) * (size_t)f->cols, n, buf);
 }
 
-/* "a,b,c" from a name function over 0..n-1. */
-static void join_names(char *buf, size_t len, int n, const char *(*name)(int)) {
-    size_t used = 0;
-    buf[0] = 0;
-    for (int i = 0; i < n; i++) {
-        int k = snprintf(buf + used, len - used, "%s%s", i ? "," : "", name(i));
-        if (k < 0 || (size_t)k >= len - used) break;
-        used += (size_t)k;
-    }
-}
 static const char *kind_name_i(int i) { return i == REMAT_EVENT_ALLOC ? "alloc" : "free"; }
 static const char *phase_name_i(int i) { return remat_phase_name((remat_phase)i); }
 static const char *role_name_i(int i) { return remat_role_name((remat_role)i); }
@@ -157,7 +117,7 @@ remat_status remat_trace_write_h5(const remat_trace *t, const char *path, remat_
     crc = remat_crc32(crc, t->compress_s_per_elem, sizeof t->compress_s_per_elem);
     crc = remat_crc32(crc, t->decompress_s_per_elem, sizeof t->decompress_s_per_elem);
     if (st == REMAT_OK) {
-        join_names(names, sizeof names, REMAT_COMP_COUNT, comp_name_i);
+        remat_h5_join_names(names, sizeof names, REMAT_COMP_COUNT, comp_name_i);
         st = remat_h5_attr_write_str(f, path, CALIB_GROUP, "compressor_names", names, err);
     }
 
@@ -186,16 +146,16 @@ remat_status remat_trace_write_h5(const remat_trace *t, const char *path, remat_
     }
     remat_xfree(buf);
     if (st == REMAT_OK) {
-        join_names(names, sizeof names, 2, kind_name_i);
+        remat_h5_join_names(names, sizeof names, 2, kind_name_i);
         st = remat_h5_attr_write_str(f, path, "/events", "kind_names", names, err);
     }
     if (st == REMAT_OK) {
-        join_names(names, sizeof names, REMAT_PHASE_COUNT, phase_name_i);
+        remat_h5_join_names(names, sizeof names, REMAT_PHASE_COUNT, phase_name_i);
         st = remat_h5_attr_write_str(f, path, "/events", "phase_names", names, err);
         if (st == REMAT_OK) st = remat_h5_attr_write_str(f, path, "/ops", "phase_names", names, err);
     }
     if (st == REMAT_OK) {
-        join_names(names, sizeof names, REMAT_ROLE_COUNT, role_name_i);
+        remat_h5_join_names(names, sizeof names, REMAT_ROLE_COUNT, role_name_i);
         st = remat_h5_attr_write_str(f, path, "/events", "role_names", names, err);
     }
     if (st == REMAT_OK) {
@@ -204,11 +164,11 @@ remat_status remat_trace_write_h5(const remat_trace *t, const char *path, remat_
         int n_enc = REMAT_ENC_I32 + 1;
         for (int64_t i = 0; i < t->n_events; i++)
             if (t->events[i].enc >= n_enc && t->events[i].enc < REMAT_ENC_COUNT) n_enc = t->events[i].enc + 1;
-        join_names(names, sizeof names, n_enc, enc_name_i);
+        remat_h5_join_names(names, sizeof names, n_enc, enc_name_i);
         st = remat_h5_attr_write_str(f, path, "/events", "enc_names", names, err);
     }
     if (st == REMAT_OK) {
-        join_names(names, sizeof names, REMAT_OP_COUNT, op_name_i);
+        remat_h5_join_names(names, sizeof names, REMAT_OP_COUNT, op_name_i);
         st = remat_h5_attr_write_str(f, path, "/ops", "op_names", names, err);
     }
 
