@@ -124,7 +124,7 @@ static remat_status parse_optimizer(const json_ctx *c, const cJSON *root, remat_
 /* The layer named by `key` ("input" for the network input) as a source index:
  * an earlier layer of this model. Absent: *src stays as it is. */
 static remat_status parse_source(const json_ctx *c, const cJSON *j, const char *p, const char *key,
-                                 const remat_model *m, int i, int *src) {
+                                 const remat_model *m, int *src) {
     const cJSON *v = json_member(j, key);
     if (!v) return REMAT_OK;
     char field[160], name[REMAT_NAME_LEN];
@@ -182,10 +182,10 @@ static remat_status parse_layer(const json_ctx *c, const cJSON *j, int i, remat_
     if ((st = json_check_object(c, j, p, allowed))) return st;
     l->src = i - 1;
     l->src2 = REMAT_SRC_NONE;
-    if ((st = parse_source(c, j, p, "input", m, i, &l->src))) return st;
+    if ((st = parse_source(c, j, p, "input", m, &l->src))) return st;
     if (tr->two_inputs) {
         l->src2 = -3; /* the block's input, resolved with the blocks */
-        if ((st = parse_source(c, j, p, "from", m, i, &l->src2))) return st;
+        if ((st = parse_source(c, j, p, "from", m, &l->src2))) return st;
     }
     l->in = source_shape(m, l->src);
     if ((st = tr->parse(c, j, p, l))) return st;
