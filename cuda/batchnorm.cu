@@ -13,9 +13,10 @@
 #include "cuda/cuda_internal.cuh"
 #include "cuda/kernel_bodies.h"
 
+template <typename T>
 __global__ void bn_stats_kernel(float *__restrict__ mean, float *__restrict__ rstd, float *__restrict__ running_mean,
-                                float *__restrict__ running_var, const float *__restrict__ inp, int64_t rows,
-                                int64_t C, int64_t hw) {
+                                float *__restrict__ running_var, const T *__restrict__ inp, int64_t rows, int64_t C,
+                                int64_t hw) {
     for (int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c < C; c += (int64_t)gridDim.x * blockDim.x) {
         const remat_cuda::bn_stats s = remat_cuda::batchnorm_channel_stats(inp, rows, C, hw, c);
         mean[c] = s.mean;
@@ -25,22 +26,25 @@ __global__ void bn_stats_kernel(float *__restrict__ mean, float *__restrict__ rs
     }
 }
 
-__global__ void bn_out_kernel(float *__restrict__ out, const float *__restrict__ inp, const float *__restrict__ mean,
+template <typename T>
+__global__ void bn_out_kernel(T *__restrict__ out, const T *__restrict__ inp, const float *__restrict__ mean,
                               const float *__restrict__ rstd, const float *__restrict__ weight,
                               const float *__restrict__ bias, int64_t rows, int64_t C, int64_t hw) {
     const int64_t n = rows * C * hw;
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (int64_t)gridDim.x * blockDim.x) {
         const int64_t c = (e / hw) % C;
-        out[e] = remat_cuda::batchnorm_out(inp[e], mean[c], rstd[c], weight ? weight[c] : 1.0f,
-                                           bias ? bias[c] : 0.0f);
+        remat_cuda::act_st(out, e,
+                           remat_cuda::batchnorm_out(remat_cuda::act_ld(inp, e), mean[c], rstd[c],
+                                                     weight ? weight[c] : 1.0f, bias ? bias[c] : 0.0f));
     }
 }
 
 /* Per channel: dbias += sum dy, dweight += sum dy*xhat (in double, rounded once), and
  * the three per-channel factors of the input gradient into mdy, mdyx, k. */
+template <typename T>
 __global__ void bn_grad_stats_kernel(float *__restrict__ dweight, float *__restrict__ dbias, float *__restrict__ mdy,
-                                     float *__restrict__ mdyx, float *__restrict__ kf, const float *__restrict__ dout,
-                                     const float *__restrict__ inp, const float *__restrict__ weight,
+                                     float *__restrict__ mdyx, float *__restrict__ kf, const T *__restrict__ dout,
+                                     const T *__restrict__ inp, const float *__restrict__ weight,
                                      const float *__restrict__ mean, const float *__restrict__ rstd, int64_t rows,
                                      int64_t C, int64_t hw) {
     for (int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c < C; c += (int64_t)gridDim.x * blockDim.x) {
@@ -55,38 +59,44 @@ __global__ void bn_grad_stats_kernel(float *__restrict__ dweight, float *__restr
     }
 }
 
-__global__ void bn_dinp_kernel(float *__restrict__ dinp, const float *__restrict__ dout, const float *__restrict__ inp,
+template <typename T>
+__global__ void bn_dinp_kernel(T *__restrict__ dinp, const T *__restrict__ dout, const T *__restrict__ inp,
                                const float *__restrict__ mean, const float *__restrict__ rstd,
                                const float *__restrict__ mdy, const float *__restrict__ mdyx,
                                const float *__restrict__ kf, int64_t rows, int64_t C, int64_t hw) {
     const int64_t n = rows * C * hw;
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (int64_t)gridDim.x * blockDim.x) {
         const int64_t c = (e / hw) % C;
-        dinp[e] = remat_cuda::batchnorm_dinp(dinp[e], inp[e], dout[e], mean[c], rstd[c], mdy[c], mdyx[c], kf[c]);
+        remat_cuda::act_st(dinp, e,
+                           remat_cuda::batchnorm_dinp(remat_cuda::act_ld(dinp, e), remat_cuda::act_ld(inp, e),
+                                                      remat_cuda::act_ld(dout, e), mean[c], rstd[c], mdy[c], mdyx[c],
+                                                      kf[c]));
     }
 }
 
 /* Channels per statistics block: small blocks spread few channels over more SMs. */
 #define BN_STAT_THREADS 64
 
-void remat_cuda_batchnorm_forward(remat_cuda_ctx *c, float *out, float *mean, float *rstd, float *running_mean,
-                                  float *running_var, const float *inp, const float *weight, const float *bias,
-                                  int64_t rows, int64_t C, int64_t hw) {
+template <typename T>
+static void batchnorm_forward(remat_cuda_ctx *c, T *out, float *mean, float *rstd, float *running_mean,
+                              float *running_var, const T *inp, const float *weight, const float *bias, int64_t rows,
+                              int64_t C, int64_t hw) {
     if (C <= 0) return;
     const unsigned sb = (unsigned)((C + BN_STAT_THREADS - 1) / BN_STAT_THREADS < 65535
                                        ? (C + BN_STAT_THREADS - 1) / BN_STAT_THREADS
                                        : 65535);
-    REMAT_LAUNCH(sb, BN_STAT_THREADS, 0, c->stream, bn_stats_kernel)(mean, rstd, running_mean, running_var, inp, rows, C, hw);
+    REMAT_LAUNCH(sb, BN_STAT_THREADS, 0, c->stream, bn_stats_kernel<T>)(mean, rstd, running_mean, running_var, inp, rows, C, hw);
     cudaCheckLaunch();
     if (rows <= 0) return;
-    REMAT_LAUNCH(remat_cuda_blocks(rows * C * hw), REMAT_CUDA_THREADS, 0, c->stream, bn_out_kernel)(out, inp, mean, rstd,
+    REMAT_LAUNCH(remat_cuda_blocks(rows * C * hw), REMAT_CUDA_THREADS, 0, c->stream, bn_out_kernel<T>)(out, inp, mean, rstd,
                                                                                           weight, bias, rows, C, hw);
     cudaCheckLaunch();
 }
 
-void remat_cuda_batchnorm_backward(remat_cuda_ctx *c, float *dinp, float *dweight, float *dbias, const float *dout,
-                                   const float *inp, const float *weight, const float *mean, const float *rstd,
-                                   int64_t rows, int64_t C, int64_t hw) {
+template <typename T>
+static void batchnorm_backward(remat_cuda_ctx *c, T *dinp, float *dweight, float *dbias, const T *dout, const T *inp,
+                               const float *weight, const float *mean, const float *rstd, int64_t rows, int64_t C,
+                               int64_t hw) {
     if (C <= 0) return;
     /* Three per-channel float vectors in the scratch area (3*C floats). */
     void *tmp = nullptr;
@@ -97,12 +107,33 @@ void remat_cuda_batchnorm_backward(remat_cuda_ctx *c, float *dinp, float *dweigh
     const unsigned sb = (unsigned)((C + BN_STAT_THREADS - 1) / BN_STAT_THREADS < 65535
                                        ? (C + BN_STAT_THREADS - 1) / BN_STAT_THREADS
                                        : 65535);
-    REMAT_LAUNCH(sb, BN_STAT_THREADS, 0, c->stream, bn_grad_stats_kernel)(dweight, dbias, mdy, mdyx, kf, dout, inp, weight,
+    REMAT_LAUNCH(sb, BN_STAT_THREADS, 0, c->stream, bn_grad_stats_kernel<T>)(dweight, dbias, mdy, mdyx, kf, dout, inp, weight,
                                                                  mean, rstd, rows, C, hw);
     cudaCheckLaunch();
     if (!dinp || rows <= 0) return;
-    REMAT_LAUNCH(remat_cuda_blocks(rows * C * hw), REMAT_CUDA_THREADS, 0, c->stream, bn_dinp_kernel)(dinp, dout, inp, mean,
+    REMAT_LAUNCH(remat_cuda_blocks(rows * C * hw), REMAT_CUDA_THREADS, 0, c->stream, bn_dinp_kernel<T>)(dinp, dout, inp, mean,
                                                                                            rstd, mdy, mdyx, kf, rows, C,
                                                                                            hw);
     cudaCheckLaunch();
+}
+
+void remat_cuda_batchnorm_forward(remat_cuda_ctx *c, float *out, float *mean, float *rstd, float *running_mean,
+                                  float *running_var, const float *inp, const float *weight, const float *bias,
+                                  int64_t rows, int64_t C, int64_t hw) {
+    batchnorm_forward(c, out, mean, rstd, running_mean, running_var, inp, weight, bias, rows, C, hw);
+}
+void remat_cuda_batchnorm_forward_bf16(remat_cuda_ctx *c, uint16_t *out, float *mean, float *rstd,
+                                       float *running_mean, float *running_var, const uint16_t *inp,
+                                       const float *weight, const float *bias, int64_t rows, int64_t C, int64_t hw) {
+    batchnorm_forward(c, out, mean, rstd, running_mean, running_var, inp, weight, bias, rows, C, hw);
+}
+void remat_cuda_batchnorm_backward(remat_cuda_ctx *c, float *dinp, float *dweight, float *dbias, const float *dout,
+                                   const float *inp, const float *weight, const float *mean, const float *rstd,
+                                   int64_t rows, int64_t C, int64_t hw) {
+    batchnorm_backward(c, dinp, dweight, dbias, dout, inp, weight, mean, rstd, rows, C, hw);
+}
+void remat_cuda_batchnorm_backward_bf16(remat_cuda_ctx *c, uint16_t *dinp, float *dweight, float *dbias,
+                                        const uint16_t *dout, const uint16_t *inp, const float *weight,
+                                        const float *mean, const float *rstd, int64_t rows, int64_t C, int64_t hw) {
+    batchnorm_backward(c, dinp, dweight, dbias, dout, inp, weight, mean, rstd, rows, C, hw);
 }

@@ -66,18 +66,24 @@ static void reset_slots(remat_cuda_ctx *c) {
 
 /* ---- count_nonzero ---- */
 
-__global__ void count_nonzero_kernel(ull *count, const float *__restrict__ x, int64_t n) {
+template <typename T>
+__global__ void count_nonzero_kernel(ull *count, const T *__restrict__ x, int64_t n) {
     ull local = 0;
-    GRID_STRIDE(i, n) local += remat_cuda::float_bits(x[i]) != 0u;
+    GRID_STRIDE(i, n) local += remat_cuda::float_bits(remat_cuda::act_ld(x, i)) != 0u;
     /* warp sum, then one atomic per warp */
     for (int off = 16; off > 0; off >>= 1) local += __shfl_down_sync(0xffffffffu, local, off);
     if ((threadIdx.x & 31) == 0 && local) atomicAdd(count, local);
 }
 
-int64_t remat_cuda_count_nonzero(remat_cuda_ctx *c, const float *x, int64_t n) {
+int64_t remat_cuda_count_nonzero(remat_cuda_ctx *c, const void *x, remat_encoding enc, int64_t n) {
     if (n <= 0) return 0;
     reset_slots(c);
-    REMAT_LAUNCH(remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream, count_nonzero_kernel)(count_slot(c), x, n);
+    if (enc == REMAT_ENC_BF16)
+        REMAT_LAUNCH(remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream, count_nonzero_kernel<uint16_t>)(
+            count_slot(c), (const uint16_t *)x, n);
+    else
+        REMAT_LAUNCH(remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream, count_nonzero_kernel<float>)(
+            count_slot(c), (const float *)x, n);
     cudaCheckLaunch();
     ull count;
     read_slots(c, nullptr, &count);
@@ -87,19 +93,21 @@ int64_t remat_cuda_count_nonzero(remat_cuda_ctx *c, const float *x, int64_t n) {
 /* ---- value checks and encoders ---- */
 
 /* mode 0: check only; 1: check and write. */
-__global__ void bool_kernel(uint8_t *__restrict__ out, ull *bad, const float *__restrict__ src, int64_t n, int write) {
+template <typename T>
+__global__ void bool_kernel(uint8_t *__restrict__ out, ull *bad, const T *__restrict__ src, int64_t n, int write) {
     GRID_STRIDE(i, n) {
-        const float f = src[i];
+        const float f = remat_cuda::act_ld(src, i);
         if (!remat_cuda::is_binary(f)) atomicMin(bad, (ull)i);
         if (write) out[i] = (uint8_t)remat_cuda::is_one(f);
     }
 }
 
-__global__ void bit_kernel(uint8_t *__restrict__ out, ull *bad, const float *__restrict__ src, int64_t n, int write) {
+template <typename T>
+__global__ void bit_kernel(uint8_t *__restrict__ out, ull *bad, const T *__restrict__ src, int64_t n, int write) {
     const int64_t nbytes = (n + 7) / 8;
     GRID_STRIDE(b, nbytes) {
         for (int j = 0; j < 8 && b * 8 + j < n; j++)
-            if (!remat_cuda::is_binary(src[b * 8 + j])) {
+            if (!remat_cuda::is_binary(remat_cuda::act_ld(src, b * 8 + j))) {
                 atomicMin(bad, (ull)(b * 8 + j));
                 break;
             }
@@ -107,10 +115,10 @@ __global__ void bit_kernel(uint8_t *__restrict__ out, ull *bad, const float *__r
     }
 }
 
-__global__ void uint8_kernel(uint8_t *__restrict__ out, ull *bad, const float *__restrict__ src, int64_t n,
-                             int write) {
+template <typename T>
+__global__ void uint8_kernel(uint8_t *__restrict__ out, ull *bad, const T *__restrict__ src, int64_t n, int write) {
     GRID_STRIDE(i, n) {
-        const float f = src[i];
+        const float f = remat_cuda::act_ld(src, i);
         const int ok = remat_cuda::is_uint8_value(f);
         if (!ok) atomicMin(bad, (ull)i);
         if (write) out[i] = ok ? (uint8_t)(int)f : (uint8_t)0;
@@ -118,15 +126,16 @@ __global__ void uint8_kernel(uint8_t *__restrict__ out, ull *bad, const float *_
 }
 
 /* Sparse pass 1: validity and the number of ones of each chunk. */
+template <typename T>
 __global__ void __launch_bounds__(SPARSE_THREADS)
-    sparse_count_kernel(ull *__restrict__ counts, ull *bad, const float *__restrict__ src, int64_t n) {
+    sparse_count_kernel(ull *__restrict__ counts, ull *bad, const T *__restrict__ src, int64_t n) {
     const int64_t base = (int64_t)blockIdx.x * SPARSE_CHUNK;
     int total = 0;
     for (int r = 0; r < SPARSE_ROWS; r++) {
         const int64_t i = base + (int64_t)r * SPARSE_THREADS + threadIdx.x;
         int one = 0;
         if (i < n) {
-            const float f = src[i];
+            const float f = remat_cuda::act_ld(src, i);
             if (!remat_cuda::is_binary(f)) atomicMin(bad, (ull)i);
             one = remat_cuda::is_one(f);
         }
@@ -175,8 +184,9 @@ __device__ __forceinline__ void store_u32(uint8_t *out, ull w, uint32_t pos, int
 }
 
 /* Sparse pass 2: each chunk writes its ones' positions from its offset, in element order. */
+template <typename T>
 __global__ void __launch_bounds__(SPARSE_THREADS)
-    sparse_write_kernel(uint8_t *__restrict__ out, const ull *__restrict__ offsets, const float *__restrict__ src,
+    sparse_write_kernel(uint8_t *__restrict__ out, const ull *__restrict__ offsets, const T *__restrict__ src,
                         int64_t n, int aligned) {
     __shared__ int warp_tot[SPARSE_THREADS / 32];
     const int64_t base = (int64_t)blockIdx.x * SPARSE_CHUNK;
@@ -184,7 +194,7 @@ __global__ void __launch_bounds__(SPARSE_THREADS)
     ull w = offsets[blockIdx.x];
     for (int r = 0; r < SPARSE_ROWS; r++) {
         const int64_t i = base + (int64_t)r * SPARSE_THREADS + threadIdx.x;
-        const int one = i < n && remat_cuda::is_one(src[i]);
+        const int one = i < n && remat_cuda::is_one(remat_cuda::act_ld(src, i));
         const unsigned ballot = __ballot_sync(0xffffffffu, one);
         if (lane == 0) warp_tot[warp] = __popc(ballot);
         __syncthreads();
@@ -205,12 +215,15 @@ __global__ void bool_check_kernel(ull *bad, const uint8_t *__restrict__ in, int6
     GRID_STRIDE(i, n) if (in[i] > 1) atomicMin(bad, (ull)i);
 }
 
-__global__ void bytes_to_float_kernel(float *__restrict__ dst, const uint8_t *__restrict__ in, int64_t n) {
-    GRID_STRIDE(i, n) dst[i] = (float)in[i];
+/* Decoded values are 0..255: exact in either element type. */
+template <typename T>
+__global__ void bytes_to_float_kernel(T *__restrict__ dst, const uint8_t *__restrict__ in, int64_t n) {
+    GRID_STRIDE(i, n) remat_cuda::act_st(dst, i, (float)in[i]);
 }
 
-__global__ void bit_unpack_kernel(float *__restrict__ dst, const uint8_t *__restrict__ in, int64_t n) {
-    GRID_STRIDE(i, n) dst[i] = (float)((in[i >> 3] >> (i & 7)) & 1u);
+template <typename T>
+__global__ void bit_unpack_kernel(T *__restrict__ dst, const uint8_t *__restrict__ in, int64_t n) {
+    GRID_STRIDE(i, n) remat_cuda::act_st(dst, i, (float)((in[i >> 3] >> (i & 7)) & 1u));
 }
 
 __device__ __forceinline__ uint32_t load_u32(const uint8_t *in, int64_t w) {
@@ -226,8 +239,9 @@ __global__ void sparse_check_kernel(ull *bad, const uint8_t *__restrict__ in, in
     }
 }
 
-__global__ void sparse_scatter_kernel(float *__restrict__ dst, const uint8_t *__restrict__ in, int64_t nnz) {
-    GRID_STRIDE(w, nnz) dst[load_u32(in, w)] = 1.0f;
+template <typename T>
+__global__ void sparse_scatter_kernel(T *__restrict__ dst, const uint8_t *__restrict__ in, int64_t nnz) {
+    GRID_STRIDE(w, nnz) remat_cuda::act_st(dst, load_u32(in, w), 1.0f);
 }
 
 /* ---- host side: the reference's checks, messages in compress_messages.h ---- */
@@ -235,14 +249,16 @@ __global__ void sparse_scatter_kernel(float *__restrict__ dst, const uint8_t *__
 using namespace remat_cuda;
 
 /* The first refused element, if any, as the reference reports it. */
-static remat_status report_bad(remat_cuda_ctx *c, remat_compressor comp, const float *src, ull bad,
-                               const char *what, remat_error *err) {
-    float v;
+template <typename T>
+static remat_status report_bad(remat_cuda_ctx *c, remat_compressor comp, const T *src, ull bad, const char *what,
+                               remat_error *err) {
+    T v;
     read_back(c, &v, src + bad, sizeof v);
-    return msg_refuse_value(err, comp, (int64_t)bad, v, what);
+    return msg_refuse_value(err, comp, (int64_t)bad, act_ld(&v, 0), what);
 }
 
-static remat_status compress_sparse(remat_cuda_ctx *c, uint8_t *out, int64_t dst_bytes, const float *src, int64_t n,
+template <typename T>
+static remat_status compress_sparse(remat_cuda_ctx *c, uint8_t *out, int64_t dst_bytes, const T *src, int64_t n,
                                     remat_error *err) {
     const remat_compressor comp = REMAT_COMP_SPARSE;
     const int64_t nb = (n + SPARSE_CHUNK - 1) / SPARSE_CHUNK;
@@ -255,7 +271,7 @@ static remat_status compress_sparse(remat_cuda_ctx *c, uint8_t *out, int64_t dst
         if (st != REMAT_OK) return st;
         counts = (ull *)tmp;
         reset_slots(c);
-        REMAT_LAUNCH((unsigned)nb, SPARSE_THREADS, 0, c->stream, sparse_count_kernel)(counts, bad_slot(c), src, n);
+        REMAT_LAUNCH((unsigned)nb, SPARSE_THREADS, 0, c->stream, sparse_count_kernel<T>)(counts, bad_slot(c), src, n);
         cudaCheckLaunch();
         REMAT_LAUNCH(1, SCAN_THREADS, 0, c->stream, exclusive_scan_kernel)(counts, nb, count_slot(c));
         cudaCheckLaunch();
@@ -264,14 +280,15 @@ static remat_status compress_sparse(remat_cuda_ctx *c, uint8_t *out, int64_t dst
     if (bad != NO_INDEX) return report_bad(c, comp, src, bad, REMAT_CUDA_WHAT_BINARY, err);
     if (dst_bytes != (int64_t)nnz * 4) return msg_wrong_size(err, comp, "dst_bytes", (int64_t)nnz * 4, dst_bytes);
     if (nnz == 0) return REMAT_OK;
-    REMAT_LAUNCH((unsigned)nb, SPARSE_THREADS, 0, c->stream, sparse_write_kernel)(out, counts, src, n,
+    REMAT_LAUNCH((unsigned)nb, SPARSE_THREADS, 0, c->stream, sparse_write_kernel<T>)(out, counts, src, n,
                                                                          ((uintptr_t)out % 4u) == 0);
     cudaCheckLaunch();
     return REMAT_OK;
 }
 
-remat_status remat_cuda_compress(remat_cuda_ctx *c, remat_compressor comp, void *dst, int64_t dst_bytes,
-                                 const float *src, int64_t n, remat_error *err) {
+template <typename T>
+static remat_status compress(remat_cuda_ctx *c, remat_compressor comp, void *dst, int64_t dst_bytes, const T *src,
+                             int64_t n, remat_error *err) {
     remat_status st = msg_check_args(comp, n, dst_bytes, dst, "dst_bytes", err);
     if (st != REMAT_OK) return st;
     if (n > 0 && !src)
@@ -279,8 +296,9 @@ remat_status remat_cuda_compress(remat_cuda_ctx *c, remat_compressor comp, void 
     uint8_t *out = (uint8_t *)dst;
     switch (comp) {
     case REMAT_COMP_NONE:
-        if (dst_bytes != n * 4) return msg_wrong_size(err, comp, "dst_bytes", n * 4, dst_bytes);
-        if (n) cudaCheck(cudaMemcpyAsync(out, src, (size_t)n * sizeof(float), cudaMemcpyDeviceToDevice, c->stream));
+        if (dst_bytes != n * (int64_t)sizeof(T))
+            return msg_wrong_size(err, comp, "dst_bytes", n * (int64_t)sizeof(T), dst_bytes);
+        if (n) cudaCheck(cudaMemcpyAsync(out, src, (size_t)n * sizeof(T), cudaMemcpyDeviceToDevice, c->stream));
         return REMAT_OK;
     case REMAT_COMP_SPARSE: return compress_sparse(c, out, dst_bytes, src, n, err);
     case REMAT_COMP_BOOL:
@@ -292,12 +310,12 @@ remat_status remat_cuda_compress(remat_cuda_ctx *c, remat_compressor comp, void 
         if (n > 0) {
             reset_slots(c);
             if (comp == REMAT_COMP_BOOL)
-                REMAT_LAUNCH(remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream, bool_kernel)(out, bad_slot(c), src, n, write);
+                REMAT_LAUNCH(remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream, bool_kernel<T>)(out, bad_slot(c), src, n, write);
             else if (comp == REMAT_COMP_BIT)
-                REMAT_LAUNCH(remat_cuda_blocks(want), REMAT_CUDA_THREADS, 0, c->stream, bit_kernel)(out, bad_slot(c), src, n,
+                REMAT_LAUNCH(remat_cuda_blocks(want), REMAT_CUDA_THREADS, 0, c->stream, bit_kernel<T>)(out, bad_slot(c), src, n,
                                                                                          write);
             else
-                REMAT_LAUNCH(remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream, uint8_kernel)(out, bad_slot(c), src, n,
+                REMAT_LAUNCH(remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream, uint8_kernel<T>)(out, bad_slot(c), src, n,
                                                                                         write);
             cudaCheckLaunch();
             read_slots(c, &bad, nullptr);
@@ -312,8 +330,9 @@ remat_status remat_cuda_compress(remat_cuda_ctx *c, remat_compressor comp, void 
     }
 }
 
-remat_status remat_cuda_decompress(remat_cuda_ctx *c, remat_compressor comp, float *dst, int64_t n, const void *src,
-                                   int64_t src_bytes, remat_error *err) {
+template <typename T>
+static remat_status decompress(remat_cuda_ctx *c, remat_compressor comp, T *dst, int64_t n, const void *src,
+                               int64_t src_bytes, remat_error *err) {
     remat_status st = msg_check_args(comp, n, src_bytes, src, "src_bytes", err);
     if (st != REMAT_OK) return st;
     if (n > 0 && !dst)
@@ -321,8 +340,9 @@ remat_status remat_cuda_decompress(remat_cuda_ctx *c, remat_compressor comp, flo
     const uint8_t *in = (const uint8_t *)src;
     switch (comp) {
     case REMAT_COMP_NONE:
-        if (src_bytes != n * 4) return msg_wrong_size(err, comp, "src_bytes", n * 4, src_bytes);
-        if (n) cudaCheck(cudaMemcpyAsync(dst, in, (size_t)n * sizeof(float), cudaMemcpyDeviceToDevice, c->stream));
+        if (src_bytes != n * (int64_t)sizeof(T))
+            return msg_wrong_size(err, comp, "src_bytes", n * (int64_t)sizeof(T), src_bytes);
+        if (n) cudaCheck(cudaMemcpyAsync(dst, in, (size_t)n * sizeof(T), cudaMemcpyDeviceToDevice, c->stream));
         return REMAT_OK;
     case REMAT_COMP_BOOL: {
         if (src_bytes != n) return msg_wrong_size(err, comp, "src_bytes", n, src_bytes);
@@ -337,14 +357,14 @@ remat_status remat_cuda_decompress(remat_cuda_ctx *c, remat_compressor comp, flo
             read_back(c, &v, in + bad, 1);
             return msg_bool_byte(err, (int64_t)bad, (unsigned)v);
         }
-        REMAT_LAUNCH(remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream, bytes_to_float_kernel)(dst, in, n);
+        REMAT_LAUNCH(remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream, bytes_to_float_kernel<T>)(dst, in, n);
         cudaCheckLaunch();
         return REMAT_OK;
     }
     case REMAT_COMP_UINT8:
         if (src_bytes != n) return msg_wrong_size(err, comp, "src_bytes", n, src_bytes);
         if (n == 0) return REMAT_OK;
-        REMAT_LAUNCH(remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream, bytes_to_float_kernel)(dst, in, n);
+        REMAT_LAUNCH(remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream, bytes_to_float_kernel<T>)(dst, in, n);
         cudaCheckLaunch();
         return REMAT_OK;
     case REMAT_COMP_BIT: {
@@ -357,7 +377,7 @@ remat_status remat_cuda_decompress(remat_cuda_ctx *c, remat_compressor comp, flo
             if ((last >> (n % 8)) != 0)
                 return msg_bit_padding(err, want - 1, (int)(n % 8), (unsigned)last);
         }
-        REMAT_LAUNCH(remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream, bit_unpack_kernel)(dst, in, n);
+        REMAT_LAUNCH(remat_cuda_blocks(n), REMAT_CUDA_THREADS, 0, c->stream, bit_unpack_kernel<T>)(dst, in, n);
         cudaCheckLaunch();
         return REMAT_OK;
     }
@@ -380,13 +400,25 @@ remat_status remat_cuda_decompress(remat_cuda_ctx *c, remat_compressor comp, flo
                 return msg_sparse_order(err, (int64_t)bad, bad > 0 ? (int64_t)prev_pos : -1, pos);
             }
         }
-        if (n) cudaCheck(cudaMemsetAsync(dst, 0, (size_t)n * sizeof(float), c->stream));
+        if (n) cudaCheck(cudaMemsetAsync(dst, 0, (size_t)n * sizeof(T), c->stream));
         if (nnz > 0) {
-            REMAT_LAUNCH(remat_cuda_blocks(nnz), REMAT_CUDA_THREADS, 0, c->stream, sparse_scatter_kernel)(dst, in, nnz);
+            REMAT_LAUNCH(remat_cuda_blocks(nnz), REMAT_CUDA_THREADS, 0, c->stream, sparse_scatter_kernel<T>)(dst, in, nnz);
             cudaCheckLaunch();
         }
         return REMAT_OK;
     }
     default: return remat_error_set(err, REMAT_ERR_INTERNAL, "compressor: id %d not handled", (int)comp);
     }
+}
+
+remat_status remat_cuda_compress(remat_cuda_ctx *c, remat_compressor comp, void *dst, int64_t dst_bytes,
+                                 const void *src, remat_encoding src_enc, int64_t n, remat_error *err) {
+    if (src_enc == REMAT_ENC_BF16) return compress(c, comp, dst, dst_bytes, (const uint16_t *)src, n, err);
+    return compress(c, comp, dst, dst_bytes, (const float *)src, n, err);
+}
+
+remat_status remat_cuda_decompress(remat_cuda_ctx *c, remat_compressor comp, void *dst, remat_encoding dst_enc,
+                                   int64_t n, const void *src, int64_t src_bytes, remat_error *err) {
+    if (dst_enc == REMAT_ENC_BF16) return decompress(c, comp, (uint16_t *)dst, n, src, src_bytes, err);
+    return decompress(c, comp, (float *)dst, n, src, src_bytes, err);
 }

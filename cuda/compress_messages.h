@@ -43,12 +43,12 @@ inline remat_status msg_check_args(remat_compressor comp, int64_t n, int64_t byt
 }
 
 inline remat_status msg_null_src(remat_error *err, remat_compressor comp, int64_t n) {
-    return remat_error_set(err, REMAT_ERR_INPUT, "%s compressor: src: expected %" PRId64 " floats, got NULL",
+    return remat_error_set(err, REMAT_ERR_INPUT, "%s compressor: src: expected %" PRId64 " elements, got NULL",
                            remat_compressor_name(comp), n);
 }
 
 inline remat_status msg_null_dst(remat_error *err, remat_compressor comp, int64_t n) {
-    return remat_error_set(err, REMAT_ERR_INPUT, "%s compressor: dst: expected room for %" PRId64 " floats, got NULL",
+    return remat_error_set(err, REMAT_ERR_INPUT, "%s compressor: dst: expected room for %" PRId64 " elements, got NULL",
                            remat_compressor_name(comp), n);
 }
 

@@ -12,29 +12,38 @@
  *    a step is one thread per channel summing (n, p) ascending from +0.
  * The workspace layout is the reference's (col | dcol | P_t | bias partial), so the
  * executor's allocation of remat_ref_conv2d_*_ws_elems floats serves both backends.
+ * bf16 storage: the same kernels over uint16_t activations (kernel_bodies.h act_ld /
+ * act_st) and the typed GEMMs; col and dcol stay float; col2im adds each input
+ * element's contributions in a register and stores once, as the reference twin does.
  */
 #include <stdint.h>
 
 #include "cuda/cuda_internal.cuh"
+#include "cuda/kernel_bodies.h"
+
+using remat_cuda::act_ld;
+using remat_cuda::act_st;
 
 /* col[k][p] of one sample (padded positions +0), one thread per (k, p). */
-__global__ void im2col_kernel(float *__restrict__ col, const float *__restrict__ x, remat_conv_geom g) {
+template <typename T>
+__global__ void im2col_kernel(float *__restrict__ col, const T *__restrict__ x, remat_conv_geom g) {
     const int64_t P = g.h_out * g.w_out, n = g.c_in * g.kh * g.kw * P;
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (int64_t)gridDim.x * blockDim.x) {
         const int64_t k = e / P, p = e % P;
         const int64_t kx = k % g.kw, ky = (k / g.kw) % g.kh, ci = k / (g.kw * g.kh);
         const int64_t oy = p / g.w_out, ox = p % g.w_out;
         const int64_t iy = oy * g.sh - g.ph + ky, ix = ox * g.sw - g.pw + kx;
-        col[e] = (iy >= 0 && iy < g.h_in && ix >= 0 && ix < g.w_in) ? x[(ci * g.h_in + iy) * g.w_in + ix] : 0.0f;
+        col[e] = (iy >= 0 && iy < g.h_in && ix >= 0 && ix < g.w_in) ? act_ld(x, (ci * g.h_in + iy) * g.w_in + ix) : 0.0f;
     }
 }
 
 /* dx[ci, iy, ix] += dcol contributions, (ky, kx) ascending: the reference's order. */
-__global__ void col2im_add_kernel(float *__restrict__ dx, const float *__restrict__ dcol, remat_conv_geom g) {
+template <typename T>
+__global__ void col2im_add_kernel(T *__restrict__ dx, const float *__restrict__ dcol, remat_conv_geom g) {
     const int64_t P = g.h_out * g.w_out, n = g.c_in * g.h_in * g.w_in;
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (int64_t)gridDim.x * blockDim.x) {
         const int64_t ix = e % g.w_in, iy = (e / g.w_in) % g.h_in, ci = e / (g.w_in * g.h_in);
-        float v = dx[e];
+        float v = act_ld(dx, e);
         for (int64_t ky = 0; ky < g.kh; ky++) {
             const int64_t ty = iy + g.ph - ky;
             if (ty < 0 || ty % g.sh != 0 || ty / g.sh >= g.h_out) continue;
@@ -45,22 +54,23 @@ __global__ void col2im_add_kernel(float *__restrict__ dx, const float *__restric
                 v = v + dcol[k * P + (ty / g.sh) * g.w_out + tx / g.sw];
             }
         }
-        dx[e] = v;
+        act_st(dx, e, v);
     }
 }
 
 /* out[c, p] = bias[c] */
-__global__ void bias_planes_kernel(float *__restrict__ out, const float *__restrict__ bias, int64_t C, int64_t P) {
+template <typename T>
+__global__ void bias_planes_kernel(T *__restrict__ out, const T *__restrict__ bias, int64_t C, int64_t P) {
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < C * P; e += (int64_t)gridDim.x * blockDim.x)
         out[e] = bias[e / P];
 }
 
 /* pb[c] = (first ? +0 : pb[c]) + sum over p ascending of dy[c, p] */
-__global__ void bias_partial_kernel(float *__restrict__ pb, const float *__restrict__ dy, int64_t C, int64_t P,
-                                    int first) {
+template <typename T>
+__global__ void bias_partial_kernel(float *__restrict__ pb, const T *__restrict__ dy, int64_t C, int64_t P, int first) {
     for (int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c < C; c += (int64_t)gridDim.x * blockDim.x) {
         float s = first ? 0.0f : pb[c];
-        for (int64_t p = 0; p < P; p++) s = s + dy[c * P + p];
+        for (int64_t p = 0; p < P; p++) s = s + act_ld(dy, c * P + p);
         pb[c] = s;
     }
 }
@@ -71,47 +81,62 @@ __global__ void conv_add_into_kernel(float *__restrict__ d, const float *__restr
         d[e] = d[e] + s[e];
 }
 
-void remat_cuda_conv2d_forward(remat_cuda_ctx *c, float *out, const float *inp, const float *weight,
-                               const float *bias, float *ws, int64_t rows, const remat_conv_geom *g) {
+/* C (+)= A op B on the typed tiled GEMM or, all float, the float one. */
+static void gemm(remat_cuda_ctx *c, remat_cuda_layout l, float *C, const float *A, const float *B, int64_t M,
+                 int64_t N, int64_t K, int acc) {
+    if (l == REMAT_CUDA_NT) remat_cuda_gemm_nt(c, C, A, B, M, N, K, acc);
+    else if (l == REMAT_CUDA_NN) remat_cuda_gemm_nn(c, C, A, B, M, N, K, acc);
+    else remat_cuda_gemm_tn(c, C, A, B, M, N, K, acc);
+}
+template <typename TC, typename TA, typename TB>
+static void gemm(remat_cuda_ctx *c, remat_cuda_layout l, TC *C, const TA *A, const TB *B, int64_t M, int64_t N,
+                 int64_t K, int acc) {
+    remat_cuda_gemm_typed(c, l, C, A, B, M, N, K, acc);
+}
+
+template <typename T>
+static void conv2d_forward(remat_cuda_ctx *c, T *out, const T *inp, const T *weight, const T *bias, float *ws,
+                           int64_t rows, const remat_conv_geom *g) {
     const int64_t K = g->c_in * g->kh * g->kw, P = g->h_out * g->w_out;
     const int64_t in_e = g->c_in * g->h_in * g->w_in, out_e = g->c_out * P;
     for (int64_t r = 0; r < rows; r++) {
-        float *o = out + r * out_e;
+        T *o = out + r * out_e;
         if (bias) {
-            REMAT_LAUNCH(remat_cuda_blocks(out_e), REMAT_CUDA_THREADS, 0, c->stream, bias_planes_kernel)(o, bias,
-                                                                                                  g->c_out, P);
+            REMAT_LAUNCH(remat_cuda_blocks(out_e), REMAT_CUDA_THREADS, 0, c->stream, bias_planes_kernel<T>)(o, bias,
+                                                                                                     g->c_out, P);
             cudaCheckLaunch();
         }
-        REMAT_LAUNCH(remat_cuda_blocks(K * P), REMAT_CUDA_THREADS, 0, c->stream, im2col_kernel)(ws, inp + r * in_e, *g);
+        REMAT_LAUNCH(remat_cuda_blocks(K * P), REMAT_CUDA_THREADS, 0, c->stream, im2col_kernel<T>)(ws, inp + r * in_e,
+                                                                                            *g);
         cudaCheckLaunch();
-        remat_cuda_gemm_nn(c, o, weight, ws, g->c_out, P, K, bias ? 1 : 0);
+        gemm(c, REMAT_CUDA_NN, o, weight, (const float *)ws, g->c_out, P, K, bias ? 1 : 0);
     }
 }
 
-void remat_cuda_conv2d_backward(remat_cuda_ctx *c, float *dinp, float *dweight, float *dbias, const float *dout,
-                                const float *inp, const float *weight, float *ws, int64_t t_steps, int64_t N,
-                                const remat_conv_geom *g) {
+template <typename T>
+static void conv2d_backward(remat_cuda_ctx *c, T *dinp, float *dweight, float *dbias, const T *dout, const T *inp,
+                            const T *weight, float *ws, int64_t t_steps, int64_t N, const remat_conv_geom *g) {
     const int64_t K = g->c_in * g->kh * g->kw, P = g->h_out * g->w_out;
     const int64_t in_e = g->c_in * g->h_in * g->w_in, out_e = g->c_out * P;
     float *col = ws, *dcol = ws + K * P, *pw = ws + 2 * K * P, *pb = pw + g->c_out * K;
     for (int64_t t = t_steps - 1; t >= 0; t--) {
         for (int64_t n = 0; n < N; n++) {
             const int64_t r = t * N + n;
-            const float *dy = dout + r * out_e;
+            const T *dy = dout + r * out_e;
             if (dweight) {
-                REMAT_LAUNCH(remat_cuda_blocks(K * P), REMAT_CUDA_THREADS, 0, c->stream, im2col_kernel)(col, inp + r * in_e,
-                                                                                                 *g);
+                REMAT_LAUNCH(remat_cuda_blocks(K * P), REMAT_CUDA_THREADS, 0, c->stream, im2col_kernel<T>)(
+                    col, inp + r * in_e, *g);
                 cudaCheckLaunch();
-                remat_cuda_gemm_nt(c, pw, dy, col, g->c_out, K, P, n > 0);
+                gemm(c, REMAT_CUDA_NT, pw, dy, (const float *)col, g->c_out, K, P, n > 0);
             }
             if (dbias) {
-                REMAT_LAUNCH(remat_cuda_blocks(g->c_out), REMAT_CUDA_THREADS, 0, c->stream, bias_partial_kernel)(
+                REMAT_LAUNCH(remat_cuda_blocks(g->c_out), REMAT_CUDA_THREADS, 0, c->stream, bias_partial_kernel<T>)(
                     pb, dy, g->c_out, P, n == 0);
                 cudaCheckLaunch();
             }
             if (dinp) {
-                remat_cuda_gemm_tn(c, dcol, weight, dy, K, P, g->c_out, 0);
-                REMAT_LAUNCH(remat_cuda_blocks(in_e), REMAT_CUDA_THREADS, 0, c->stream, col2im_add_kernel)(
+                gemm(c, REMAT_CUDA_TN, dcol, weight, dy, K, P, g->c_out, 0);
+                REMAT_LAUNCH(remat_cuda_blocks(in_e), REMAT_CUDA_THREADS, 0, c->stream, col2im_add_kernel<T>)(
                     dinp + r * in_e, dcol, *g);
                 cudaCheckLaunch();
             }
@@ -127,4 +152,23 @@ void remat_cuda_conv2d_backward(remat_cuda_ctx *c, float *dinp, float *dweight, 
             cudaCheckLaunch();
         }
     }
+}
+
+void remat_cuda_conv2d_forward(remat_cuda_ctx *c, float *out, const float *inp, const float *weight,
+                               const float *bias, float *ws, int64_t rows, const remat_conv_geom *g) {
+    conv2d_forward(c, out, inp, weight, bias, ws, rows, g);
+}
+void remat_cuda_conv2d_forward_bf16(remat_cuda_ctx *c, uint16_t *out, const uint16_t *inp, const uint16_t *weight,
+                                    const uint16_t *bias, float *ws, int64_t rows, const remat_conv_geom *g) {
+    conv2d_forward(c, out, inp, weight, bias, ws, rows, g);
+}
+void remat_cuda_conv2d_backward(remat_cuda_ctx *c, float *dinp, float *dweight, float *dbias, const float *dout,
+                                const float *inp, const float *weight, float *ws, int64_t t_steps, int64_t N,
+                                const remat_conv_geom *g) {
+    conv2d_backward(c, dinp, dweight, dbias, dout, inp, weight, ws, t_steps, N, g);
+}
+void remat_cuda_conv2d_backward_bf16(remat_cuda_ctx *c, uint16_t *dinp, float *dweight, float *dbias,
+                                     const uint16_t *dout, const uint16_t *inp, const uint16_t *weight, float *ws,
+                                     int64_t t_steps, int64_t N, const remat_conv_geom *g) {
+    conv2d_backward(c, dinp, dweight, dbias, dout, inp, weight, ws, t_steps, N, g);
 }

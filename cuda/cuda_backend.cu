@@ -193,15 +193,24 @@ enum {
     PROF_DROPOUT_BACKWARD, PROF_ADD_FORWARD, PROF_ADD_BACKWARD, PROF_LOSS_FORWARD, PROF_LOSS_BACKWARD,
     PROF_SGD_UPDATE, PROF_ADAM_UPDATE, PROF_FILL_UNIFORM, PROF_FILL_BERNOULLI, PROF_FILL_LABELS,
     PROF_COUNT_NONZERO, PROF_COMPRESS, PROF_DECOMPRESS, PROF_ZERO_COPY, PROF_CONV2D_FORWARD, PROF_CONV2D_BACKWARD,
-    PROF_POOL_FORWARD, PROF_POOL_BACKWARD, PROF_BF16_ROUND, PROF_N
+    PROF_POOL_FORWARD, PROF_POOL_BACKWARD, PROF_BF16_FROM_F32,
+#define PROF_ENUM(ret, name, params, args) PROF_##name,
+    REMAT_BACKEND_KERNELS_BF16(PROF_ENUM)
+#undef PROF_ENUM
+    PROF_N
 };
+static_assert(PROF_N <= REMAT_CUDA_PROF_MAX, "REMAT_CUDA_PROF_MAX too small for the profile slots");
 
 static const char *const prof_names[PROF_N] = {
     "linear_forward", "linear_backward", "neuron_forward", "neuron_backward", "batchnorm_forward",
     "batchnorm_backward", "dropout_mask", "dropout_forward", "dropout_backward", "add_forward", "add_backward",
     "loss_forward", "loss_backward", "sgd_update", "adam_update", "fill_uniform", "fill_bernoulli",
     "fill_labels", "count_nonzero", "compress", "decompress", "zero_copy", "conv2d_forward", "conv2d_backward",
-    "pool_forward", "pool_backward", "bf16_round"};
+    "pool_forward", "pool_backward", "bf16_from_f32",
+#define PROF_NAME(ret, name, params, args) #name,
+    REMAT_BACKEND_KERNELS_BF16(PROF_NAME)
+#undef PROF_NAME
+};
 
 /* Adds up the recorded event pairs (the stream must be idle) and recycles them. */
 static void prof_fold(remat_cuda_ctx *c) {
@@ -368,10 +377,30 @@ static void op_add_backward(void *ctx, float *da, float *db, const float *dout, 
     TIMED(c, PROF_ADD_BACKWARD, remat_cuda_add_backward(c, da, db, dout, n));
 }
 
-static void op_bf16_round(void *ctx, float *x, int64_t n) {
+static void op_bf16_from_f32(void *ctx, uint16_t *dst, const float *src, int64_t n) {
     remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
-    TIMED(c, PROF_BF16_ROUND, remat_cuda_bf16_round(c, x, n));
+    TIMED(c, PROF_BF16_FROM_F32, remat_cuda_bf16_from_f32(c, dst, src, n));
 }
+
+/* f() between a profile slot's begin and end events, whatever f returns. */
+template <typename F>
+static auto timed_call(remat_cuda_ctx *c, int op, F f) -> decltype(f()) {
+    struct end_guard {
+        remat_cuda_ctx *c;
+        int64_t slot;
+        ~end_guard() { prof_end(c, slot); }
+    } guard{c, prof_begin(c, op)};
+    return f();
+}
+
+/* The bf16-storage twins: one timed entry per REMAT_BACKEND_KERNELS_BF16 item. */
+#define OP_TWIN(ret, name, params, args)                                                    \
+    static ret op_##name(void *ctx, REMAT_UNPAREN params) {                                 \
+        remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;                                          \
+        return timed_call(c, PROF_##name, [&]() { return remat_cuda_##name(c, REMAT_UNPAREN args); }); \
+    }
+REMAT_BACKEND_KERNELS_BF16(OP_TWIN)
+#undef OP_TWIN
 
 static float op_loss_forward(void *ctx, float *rate, const float *out, const int32_t *labels, remat_loss_type type,
                              int64_t T, int64_t N, int64_t K) {
@@ -416,26 +445,26 @@ static void op_fill_labels(void *ctx, int32_t *labels, int64_t n, int64_t classe
     TIMED(c, PROF_FILL_LABELS, remat_cuda_fill_labels(c, labels, n, classes, seed, key));
 }
 
-static int64_t op_count_nonzero(void *ctx, const float *x, int64_t n) {
+static int64_t op_count_nonzero(void *ctx, const void *x, remat_encoding enc, int64_t n) {
     remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
     int64_t r = 0;
-    TIMED(c, PROF_COUNT_NONZERO, r = remat_cuda_count_nonzero(c, x, n));
+    TIMED(c, PROF_COUNT_NONZERO, r = remat_cuda_count_nonzero(c, x, enc, n));
     return r;
 }
 
-static remat_status op_compress(void *ctx, remat_compressor comp, void *dst, int64_t dst_bytes, const float *src,
-                                int64_t n, remat_error *err) {
+static remat_status op_compress(void *ctx, remat_compressor comp, void *dst, int64_t dst_bytes, const void *src,
+                                remat_encoding src_enc, int64_t n, remat_error *err) {
     remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
     remat_status st = REMAT_OK;
-    TIMED(c, PROF_COMPRESS, st = remat_cuda_compress(c, comp, dst, dst_bytes, src, n, err));
+    TIMED(c, PROF_COMPRESS, st = remat_cuda_compress(c, comp, dst, dst_bytes, src, src_enc, n, err));
     return st;
 }
 
-static remat_status op_decompress(void *ctx, remat_compressor comp, float *dst, int64_t n, const void *src,
-                                  int64_t src_bytes, remat_error *err) {
+static remat_status op_decompress(void *ctx, remat_compressor comp, void *dst, remat_encoding dst_enc, int64_t n,
+                                  const void *src, int64_t src_bytes, remat_error *err) {
     remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
     remat_status st = REMAT_OK;
-    TIMED(c, PROF_DECOMPRESS, st = remat_cuda_decompress(c, comp, dst, n, src, src_bytes, err));
+    TIMED(c, PROF_DECOMPRESS, st = remat_cuda_decompress(c, comp, dst, dst_enc, n, src, src_bytes, err));
     return st;
 }
 
@@ -498,7 +527,10 @@ static remat_backend_ops make_cuda_ops() {
     o.dropout_backward = op_dropout_backward;
     o.add_forward = op_add_forward;
     o.add_backward = op_add_backward;
-    o.bf16_round = op_bf16_round;
+    o.bf16_from_f32 = op_bf16_from_f32;
+#define OP_TWIN_ENTRY(ret, name, params, args) o.name = op_##name;
+    REMAT_BACKEND_KERNELS_BF16(OP_TWIN_ENTRY)
+#undef OP_TWIN_ENTRY
     o.loss_forward = op_loss_forward;
     o.loss_backward = op_loss_backward;
     o.sgd_update = op_sgd_update;

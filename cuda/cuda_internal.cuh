@@ -93,6 +93,17 @@ void remat_cuda_gemm_nn(remat_cuda_ctx *c, float *C, const float *A, const float
                         int64_t K, int accumulate);
 void remat_cuda_gemm_tn(remat_cuda_ctx *c, float *C, const float *A, const float *B, int64_t M, int64_t N,
                         int64_t K, int accumulate);
+/* The same tiled chain with bf16 operands (uint16_t patterns) where the type says so:
+ * inputs widened, a bf16 C read widened and stored rounded once (the ref twins'). */
+typedef enum remat_cuda_layout { REMAT_CUDA_NT, REMAT_CUDA_NN, REMAT_CUDA_TN } remat_cuda_layout;
+void remat_cuda_gemm_typed(remat_cuda_ctx *c, remat_cuda_layout layout, uint16_t *C, const uint16_t *A,
+                           const uint16_t *B, int64_t M, int64_t N, int64_t K, int accumulate);
+void remat_cuda_gemm_typed(remat_cuda_ctx *c, remat_cuda_layout layout, float *C, const uint16_t *A,
+                           const uint16_t *B, int64_t M, int64_t N, int64_t K, int accumulate);
+void remat_cuda_gemm_typed(remat_cuda_ctx *c, remat_cuda_layout layout, uint16_t *C, const uint16_t *A,
+                           const float *B, int64_t M, int64_t N, int64_t K, int accumulate);
+void remat_cuda_gemm_typed(remat_cuda_ctx *c, remat_cuda_layout layout, float *C, const uint16_t *A, const float *B,
+                           int64_t M, int64_t N, int64_t K, int accumulate);
 
 /* ---- conv.cu ---- */
 void remat_cuda_conv2d_forward(remat_cuda_ctx *c, float *out, const float *inp, const float *weight,
@@ -134,7 +145,7 @@ void remat_cuda_dropout_backward(remat_cuda_ctx *c, float *dinp, const float *do
                                  int layer, float p, int64_t t_steps, int64_t nf);
 void remat_cuda_add_forward(remat_cuda_ctx *c, float *out, const float *a, const float *b, int64_t n);
 void remat_cuda_add_backward(remat_cuda_ctx *c, float *da, float *db, const float *dout, int64_t n);
-void remat_cuda_bf16_round(remat_cuda_ctx *c, float *x, int64_t n);
+void remat_cuda_bf16_from_f32(remat_cuda_ctx *c, uint16_t *dst, const float *src, int64_t n);
 void remat_cuda_sgd_update(remat_cuda_ctx *c, float *param, float *buf, const float *grad, float lr,
                            float momentum, int first_step, int64_t n);
 void remat_cuda_adam_update(remat_cuda_ctx *c, float *param, float *m, float *v, const float *grad, float lr,
@@ -153,10 +164,17 @@ void remat_cuda_loss_backward(remat_cuda_ctx *c, float *dout, const float *rate,
                               remat_loss_type type, int64_t T, int64_t N, int64_t K);
 
 /* ---- compress.cu ---- */
-int64_t remat_cuda_count_nonzero(remat_cuda_ctx *c, const float *x, int64_t n);
+int64_t remat_cuda_count_nonzero(remat_cuda_ctx *c, const void *x, remat_encoding enc, int64_t n);
 remat_status remat_cuda_compress(remat_cuda_ctx *c, remat_compressor comp, void *dst, int64_t dst_bytes,
-                                 const float *src, int64_t n, remat_error *err);
-remat_status remat_cuda_decompress(remat_cuda_ctx *c, remat_compressor comp, float *dst, int64_t n,
-                                   const void *src, int64_t src_bytes, remat_error *err);
+                                 const void *src, remat_encoding src_enc, int64_t n, remat_error *err);
+remat_status remat_cuda_decompress(remat_cuda_ctx *c, remat_compressor comp, void *dst, remat_encoding dst_enc,
+                                   int64_t n, const void *src, int64_t src_bytes, remat_error *err);
+
+/* ---- the bf16-storage twins (backend.h REMAT_BACKEND_KERNELS_BF16): remat_cuda_<name>
+ * has the arguments of remat_ref_<name> (ref_kernels.h) with the context first; each is
+ * the same kernels as its float entry, instantiated for uint16_t activations. ---- */
+#define REMAT_CUDA_DECLARE(ret, name, params, args) ret remat_cuda_##name(remat_cuda_ctx *c, REMAT_UNPAREN params);
+REMAT_BACKEND_KERNELS_BF16(REMAT_CUDA_DECLARE)
+#undef REMAT_CUDA_DECLARE
 
 #endif

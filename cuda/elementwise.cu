@@ -14,6 +14,9 @@
 #include "cuda/cuda_internal.cuh"
 #include "cuda/kernel_bodies.h"
 
+using remat_cuda::act_ld;
+using remat_cuda::act_st;
+
 #define GRID_STRIDE(i, n) \
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (int64_t)gridDim.x * blockDim.x)
 
@@ -30,19 +33,22 @@ __global__ void dropout_mask_kernel(float *__restrict__ mask, uint64_t seed, uin
     GRID_STRIDE(i, nf) mask[i] = remat_cuda::dropout_mask_value(seed, key, p, scale, i);
 }
 
-__global__ void dropout_forward_kernel(float *__restrict__ out, const float *__restrict__ inp, uint64_t seed,
-                                       uint64_t key, float p, float scale, int64_t t_steps, int64_t nf) {
+template <typename T>
+__global__ void dropout_forward_kernel(T *__restrict__ out, const T *__restrict__ inp, uint64_t seed, uint64_t key,
+                                       float p, float scale, int64_t t_steps, int64_t nf) {
     GRID_STRIDE(i, nf) {
         const float m = remat_cuda::dropout_mask_value(seed, key, p, scale, i);
-        for (int64_t t = 0; t < t_steps; t++) out[t * nf + i] = inp[t * nf + i] * m;
+        for (int64_t t = 0; t < t_steps; t++) act_st(out, t * nf + i, act_ld(inp, t * nf + i) * m);
     }
 }
 
-__global__ void dropout_backward_kernel(float *__restrict__ dinp, const float *__restrict__ dout, uint64_t seed,
-                                        uint64_t key, float p, float scale, int64_t t_steps, int64_t nf) {
+template <typename T>
+__global__ void dropout_backward_kernel(T *__restrict__ dinp, const T *__restrict__ dout, uint64_t seed, uint64_t key,
+                                        float p, float scale, int64_t t_steps, int64_t nf) {
     GRID_STRIDE(i, nf) {
         const float m = remat_cuda::dropout_mask_value(seed, key, p, scale, i);
-        for (int64_t t = 0; t < t_steps; t++) dinp[t * nf + i] = dinp[t * nf + i] + dout[t * nf + i] * m;
+        for (int64_t t = 0; t < t_steps; t++)
+            act_st(dinp, t * nf + i, act_ld(dinp, t * nf + i) + act_ld(dout, t * nf + i) * m);
     }
 }
 
@@ -53,56 +59,81 @@ void remat_cuda_dropout_mask(remat_cuda_ctx *c, float *mask, uint64_t seed, uint
            nf);
 }
 
-void remat_cuda_dropout_forward(remat_cuda_ctx *c, float *out, const float *inp, uint64_t seed, uint64_t iter,
-                                int layer, float p, int64_t t_steps, int64_t nf) {
+template <typename T>
+static void dropout_apply(remat_cuda_ctx *c, T *dst, const T *src, uint64_t seed, uint64_t iter, int layer, float p,
+                          int64_t t_steps, int64_t nf, int backward) {
     if (nf <= 0 || t_steps <= 0) return;
-    LAUNCH(dropout_forward_kernel, nf, out, inp, seed, remat_rng_dropout_key(iter, (uint64_t)layer), p,
-           1.0f / (1.0f - p), t_steps, nf);
+    const uint64_t key = remat_rng_dropout_key(iter, (uint64_t)layer);
+    if (backward) LAUNCH(dropout_backward_kernel<T>, nf, dst, src, seed, key, p, 1.0f / (1.0f - p), t_steps, nf);
+    else LAUNCH(dropout_forward_kernel<T>, nf, dst, src, seed, key, p, 1.0f / (1.0f - p), t_steps, nf);
 }
 
+void remat_cuda_dropout_forward(remat_cuda_ctx *c, float *out, const float *inp, uint64_t seed, uint64_t iter,
+                                int layer, float p, int64_t t_steps, int64_t nf) {
+    dropout_apply(c, out, inp, seed, iter, layer, p, t_steps, nf, 0);
+}
+void remat_cuda_dropout_forward_bf16(remat_cuda_ctx *c, uint16_t *out, const uint16_t *inp, uint64_t seed,
+                                     uint64_t iter, int layer, float p, int64_t t_steps, int64_t nf) {
+    dropout_apply(c, out, inp, seed, iter, layer, p, t_steps, nf, 0);
+}
 void remat_cuda_dropout_backward(remat_cuda_ctx *c, float *dinp, const float *dout, uint64_t seed, uint64_t iter,
                                  int layer, float p, int64_t t_steps, int64_t nf) {
-    if (nf <= 0 || t_steps <= 0) return;
-    LAUNCH(dropout_backward_kernel, nf, dinp, dout, seed, remat_rng_dropout_key(iter, (uint64_t)layer), p,
-           1.0f / (1.0f - p), t_steps, nf);
+    dropout_apply(c, dinp, dout, seed, iter, layer, p, t_steps, nf, 1);
+}
+void remat_cuda_dropout_backward_bf16(remat_cuda_ctx *c, uint16_t *dinp, const uint16_t *dout, uint64_t seed,
+                                      uint64_t iter, int layer, float p, int64_t t_steps, int64_t nf) {
+    dropout_apply(c, dinp, dout, seed, iter, layer, p, t_steps, nf, 1);
 }
 
 /* ---- add ---- */
 
-__global__ void add_forward_kernel(float *__restrict__ out, const float *__restrict__ a, const float *__restrict__ b,
-                                   int64_t n) {
-    GRID_STRIDE(i, n) out[i] = a[i] + b[i];
+template <typename T>
+__global__ void add_forward_kernel(T *__restrict__ out, const T *__restrict__ a, const T *__restrict__ b, int64_t n) {
+    GRID_STRIDE(i, n) act_st(out, i, act_ld(a, i) + act_ld(b, i));
 }
 
 /* da and db may be the same buffer (then it receives dout twice, da's add first, as
- * in the reference): no __restrict__, and one thread does both adds of element i. */
-__global__ void add_backward_kernel(float *da, float *db, const float *dout, int64_t n) {
+ * in the reference, both in float before the one store): no __restrict__, and one
+ * thread does both adds of element i. */
+template <typename T>
+__global__ void add_backward_kernel(T *da, T *db, const T *dout, int64_t n) {
     GRID_STRIDE(i, n) {
-        const float d = dout[i];
-        if (da) da[i] = da[i] + d;
-        if (db) db[i] = db[i] + d;
+        const float d = act_ld(dout, i);
+        if (da && da == db) {
+            act_st(da, i, (act_ld(da, i) + d) + d);
+            continue;
+        }
+        if (da) act_st(da, i, act_ld(da, i) + d);
+        if (db) act_st(db, i, act_ld(db, i) + d);
     }
 }
 
 void remat_cuda_add_forward(remat_cuda_ctx *c, float *out, const float *a, const float *b, int64_t n) {
     if (n <= 0) return;
-    LAUNCH(add_forward_kernel, n, out, a, b, n);
+    LAUNCH(add_forward_kernel<float>, n, out, a, b, n);
 }
-
+void remat_cuda_add_forward_bf16(remat_cuda_ctx *c, uint16_t *out, const uint16_t *a, const uint16_t *b, int64_t n) {
+    if (n <= 0) return;
+    LAUNCH(add_forward_kernel<uint16_t>, n, out, a, b, n);
+}
 void remat_cuda_add_backward(remat_cuda_ctx *c, float *da, float *db, const float *dout, int64_t n) {
     if (n <= 0 || (!da && !db)) return;
-    LAUNCH(add_backward_kernel, n, da, db, dout, n);
+    LAUNCH(add_backward_kernel<float>, n, da, db, dout, n);
+}
+void remat_cuda_add_backward_bf16(remat_cuda_ctx *c, uint16_t *da, uint16_t *db, const uint16_t *dout, int64_t n) {
+    if (n <= 0 || (!da && !db)) return;
+    LAUNCH(add_backward_kernel<uint16_t>, n, da, db, dout, n);
 }
 
-/* ---- bf16 storage rounding (core/base/bf16.h, the reference's expression) ---- */
+/* ---- the bf16 copies of weights (core/base/bf16.h, the reference's expression) ---- */
 
-__global__ void bf16_round_kernel(float *__restrict__ x, int64_t n) {
-    GRID_STRIDE(i, n) x[i] = remat_bf16_round(x[i]);
+__global__ void bf16_from_f32_kernel(uint16_t *__restrict__ dst, const float *__restrict__ src, int64_t n) {
+    GRID_STRIDE(i, n) dst[i] = remat_f32_to_bf16(src[i]);
 }
 
-void remat_cuda_bf16_round(remat_cuda_ctx *c, float *x, int64_t n) {
+void remat_cuda_bf16_from_f32(remat_cuda_ctx *c, uint16_t *dst, const float *src, int64_t n) {
     if (n <= 0) return;
-    LAUNCH(bf16_round_kernel, n, x, n);
+    LAUNCH(bf16_from_f32_kernel, n, dst, src, n);
 }
 
 /* ---- optimisers ---- */
@@ -150,14 +181,16 @@ void remat_cuda_adam_update(remat_cuda_ctx *c, float *param, float *m, float *v,
 
 /* ---- seeded fills ---- */
 
-__global__ void fill_uniform_kernel(float *__restrict__ out, int64_t n, float lo, float span, uint64_t seed,
+template <typename T>
+__global__ void fill_uniform_kernel(T *__restrict__ out, int64_t n, float lo, float span, uint64_t seed,
                                     uint64_t stream, uint64_t key) {
-    GRID_STRIDE(i, n) out[i] = lo + span * remat_rng_uniform(seed, stream, key, (uint64_t)i);
+    GRID_STRIDE(i, n) act_st(out, i, lo + span * remat_rng_uniform(seed, stream, key, (uint64_t)i));
 }
 
-__global__ void fill_bernoulli_kernel(float *__restrict__ out, int64_t n, float rate, uint64_t seed, uint64_t stream,
+template <typename T>
+__global__ void fill_bernoulli_kernel(T *__restrict__ out, int64_t n, float rate, uint64_t seed, uint64_t stream,
                                       uint64_t key) {
-    GRID_STRIDE(i, n) out[i] = remat_rng_uniform(seed, stream, key, (uint64_t)i) < rate ? 1.0f : 0.0f;
+    GRID_STRIDE(i, n) act_st(out, i, remat_rng_uniform(seed, stream, key, (uint64_t)i) < rate ? 1.0f : 0.0f);
 }
 
 __global__ void fill_labels_kernel(int32_t *__restrict__ labels, int64_t n, int64_t classes, uint64_t seed,
@@ -170,13 +203,22 @@ __global__ void fill_labels_kernel(int32_t *__restrict__ labels, int64_t n, int6
 void remat_cuda_fill_uniform(remat_cuda_ctx *c, float *out, int64_t n, float lo, float hi, uint64_t seed,
                              uint64_t stream, uint64_t key) {
     if (n <= 0) return;
-    LAUNCH(fill_uniform_kernel, n, out, n, lo, hi - lo, seed, stream, key);
+    LAUNCH(fill_uniform_kernel<float>, n, out, n, lo, hi - lo, seed, stream, key);
 }
-
+void remat_cuda_fill_uniform_bf16(remat_cuda_ctx *c, uint16_t *out, int64_t n, float lo, float hi, uint64_t seed,
+                                  uint64_t stream, uint64_t key) {
+    if (n <= 0) return;
+    LAUNCH(fill_uniform_kernel<uint16_t>, n, out, n, lo, hi - lo, seed, stream, key);
+}
 void remat_cuda_fill_bernoulli(remat_cuda_ctx *c, float *out, int64_t n, float rate, uint64_t seed,
                                uint64_t stream, uint64_t key) {
     if (n <= 0) return;
-    LAUNCH(fill_bernoulli_kernel, n, out, n, rate, seed, stream, key);
+    LAUNCH(fill_bernoulli_kernel<float>, n, out, n, rate, seed, stream, key);
+}
+void remat_cuda_fill_bernoulli_bf16(remat_cuda_ctx *c, uint16_t *out, int64_t n, float rate, uint64_t seed,
+                                    uint64_t stream, uint64_t key) {
+    if (n <= 0) return;
+    LAUNCH(fill_bernoulli_kernel<uint16_t>, n, out, n, rate, seed, stream, key);
 }
 
 void remat_cuda_fill_labels(remat_cuda_ctx *c, int32_t *labels, int64_t n, int64_t classes, uint64_t seed,

@@ -21,10 +21,19 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/base/bf16.h"
 #include "core/base/rng.h"
 #include "core/ref/neuron_math.h"
 
 namespace remat_cuda {
+
+/* ---- activation storage (core/ref/act.h): float, or bf16 patterns (uint16_t) ----
+ * The bodies below that touch activations are templates over their element type T;
+ * loads widen exactly and stores round to nearest even, as the reference's twins. */
+REMAT_HOSTDEV float act_ld(const float *p, int64_t i) { return p[i]; }
+REMAT_HOSTDEV float act_ld(const uint16_t *p, int64_t i) { return remat_bf16_to_f32(p[i]); }
+REMAT_HOSTDEV void act_st(float *p, int64_t i, float v) { p[i] = v; }
+REMAT_HOSTDEV void act_st(uint16_t *p, int64_t i, float v) { p[i] = remat_f32_to_bf16(v); }
 
 /* Bit pattern of a float (no aliasing problem on either side). */
 REMAT_HOSTDEV uint32_t float_bits(float f) {
@@ -60,31 +69,33 @@ struct neuron_params {
 };
 
 /* One element i over t_steps: x, spikes, h indexed t*nf + i; v is the element's state. */
-REMAT_HOSTDEV void neuron_forward_elem(float *spikes, float *h, float *v, const float *x, const neuron_params &q,
+template <typename T>
+REMAT_HOSTDEV void neuron_forward_elem(T *spikes, float *h, float *v, const T *x, const neuron_params &q,
                                        int64_t t_steps, int64_t nf, int64_t i) {
     float vv = v[i];
     for (int64_t t = 0; t < t_steps; t++) {
         const int64_t off = t * nf + i;
-        const float xx = x[off];
+        const float xx = act_ld(x, off);
         float hh;
         if (!q.lif) hh = vv + xx;
         else if (q.decay_input) hh = vv + (xx - (vv - q.vr)) / q.tau;
         else hh = vv - (vv - q.vr) / q.tau + xx;
         const float s = (hh - q.vth >= 0.0f) ? 1.0f : 0.0f;
         vv = q.soft ? hh - s * q.vth : hh * (1.0f - s) + q.vr * s;
-        spikes[off] = s;
+        act_st(spikes, off, s);
         if (h) h[off] = hh;
     }
     v[i] = vv;
 }
 
-REMAT_HOSTDEV void neuron_backward_elem(float *dx, float *gv, const float *ds, const float *h,
-                                        const neuron_params &q, int64_t t_steps, int64_t nf, int64_t i) {
+template <typename T>
+REMAT_HOSTDEV void neuron_backward_elem(T *dx, float *gv, const T *ds, const float *h, const neuron_params &q,
+                                        int64_t t_steps, int64_t nf, int64_t i) {
     const float decay = 1.0f - 1.0f / q.tau;
     float g = gv[i];
     for (int64_t t = t_steps - 1; t >= 0; t--) {
         const int64_t off = t * nf + i;
-        const float hh = h[off], gs = ds[off];
+        const float hh = h[off], gs = act_ld(ds, off);
         const float u = hh - q.vth;
         const float s = (u >= 0.0f) ? 1.0f : 0.0f;
         const float sg = surrogate(u, q.atan_sg, q.alpha);
@@ -94,10 +105,10 @@ REMAT_HOSTDEV void neuron_backward_elem(float *dx, float *gv, const float *ds, c
         else if (!q.detach) gh = (gs - q.vth * g) * sg + g;
         else gh = gs * sg + g;
         if (!q.lif) {
-            dx[off] = dx[off] + gh;
+            act_st(dx, off, act_ld(dx, off) + gh);
             g = gh;
         } else {
-            dx[off] = dx[off] + (q.decay_input ? gh / q.tau : gh);
+            act_st(dx, off, act_ld(dx, off) + (q.decay_input ? gh / q.tau : gh));
             g = gh * decay;
         }
     }
@@ -127,15 +138,16 @@ struct bn_stats {
 };
 
 /* Statistics of channel c of [rows, C, hw]: positions (r, p) ascending, in double. */
-REMAT_HOSTDEV bn_stats batchnorm_channel_stats(const float *inp, int64_t rows, int64_t C, int64_t hw, int64_t c) {
+template <typename T>
+REMAT_HOSTDEV bn_stats batchnorm_channel_stats(const T *inp, int64_t rows, int64_t C, int64_t hw, int64_t c) {
     double sum = 0.0, sq = 0.0;
     const int64_t n = rows * hw;
     for (int64_t r = 0; r < rows; r++)
-        for (int64_t p = 0; p < hw; p++) sum += (double)inp[(r * C + c) * hw + p];
+        for (int64_t p = 0; p < hw; p++) sum += (double)act_ld(inp, (r * C + c) * hw + p);
     const double mu = n > 0 ? sum / (double)n : 0.0;
     for (int64_t r = 0; r < rows; r++)
         for (int64_t p = 0; p < hw; p++) {
-            const double d = (double)inp[(r * C + c) * hw + p] - mu;
+            const double d = (double)act_ld(inp, (r * C + c) * hw + p) - mu;
             sq += d * d;
         }
     bn_stats s;
@@ -149,13 +161,14 @@ REMAT_HOSTDEV bn_stats batchnorm_channel_stats(const float *inp, int64_t rows, i
 REMAT_HOSTDEV float batchnorm_out(float x, float m, float rs, float w, float b) { return (x - m) * rs * w + b; }
 
 /* sdy, sdyx of one channel (positions (r, p) ascending, double). */
-REMAT_HOSTDEV void batchnorm_channel_grads(const float *dout, const float *inp, float m, float rs, int64_t rows,
-                                           int64_t C, int64_t hw, int64_t c, double *sdy_out, double *sdyx_out) {
+template <typename T>
+REMAT_HOSTDEV void batchnorm_channel_grads(const T *dout, const T *inp, float m, float rs, int64_t rows, int64_t C,
+                                           int64_t hw, int64_t c, double *sdy_out, double *sdyx_out) {
     double sdy = 0.0, sdyx = 0.0;
     for (int64_t r = 0; r < rows; r++)
         for (int64_t p = 0; p < hw; p++) {
             const int64_t e = (r * C + c) * hw + p;
-            const float x = inp[e], dy = dout[e];
+            const float x = act_ld(inp, e), dy = act_ld(dout, e);
             const float xhat = (x - m) * rs;
             sdy += (double)dy;
             sdyx += (double)dy * (double)xhat;
@@ -172,9 +185,10 @@ REMAT_HOSTDEV float batchnorm_dinp(float dx, float x, float dy, float m, float r
 /* ---- losses ---- */
 
 /* rate[e] = (sum over t ascending of out[t*NK + e]) / T, in float. */
-REMAT_HOSTDEV float rate_elem(const float *out, int64_t T, int64_t NK, int64_t e) {
+template <typename A>
+REMAT_HOSTDEV float rate_elem(const A *out, int64_t T, int64_t NK, int64_t e) {
     float r = 0.0f;
-    for (int64_t t = 0; t < T; t++) r = r + out[t * NK + e];
+    for (int64_t t = 0; t < T; t++) r = r + act_ld(out, t * NK + e);
     return r / (float)T;
 }
 
@@ -235,9 +249,10 @@ REMAT_HOSTDEV int is_uint8_value(float f) {
 }
 
 /* Byte b of the bit encoding of src[0..n). */
-REMAT_HOSTDEV uint8_t bit_pack_byte(const float *src, int64_t n, int64_t b) {
+template <typename T>
+REMAT_HOSTDEV uint8_t bit_pack_byte(const T *src, int64_t n, int64_t b) {
     uint32_t byte = 0;
-    for (int j = 0; j < 8 && b * 8 + j < n; j++) byte |= (uint32_t)is_one(src[b * 8 + j]) << j;
+    for (int j = 0; j < 8 && b * 8 + j < n; j++) byte |= (uint32_t)is_one(act_ld(src, b * 8 + j)) << j;
     return (uint8_t)byte;
 }
 

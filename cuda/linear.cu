@@ -16,10 +16,19 @@
  *  - Weight gradients: P_t = dout_t^T inp_t, then dweight = dweight + P_t for t
  *    descending (the reference's order); bias gradients: per step a sum over the N rows
  *    in ascending order from +0, then added in descending t.
+ *  - bf16 storage: the tiled kernel is a template over the element types of C, A and
+ *    B (float or uint16_t bf16 patterns, kernel_bodies.h act_ld/act_st): operands are
+ *    widened as they enter shared memory, and a bf16 C is read widened and stored
+ *    rounded once, after its whole chain (the chain never leaves the registers), which
+ *    is the reference twin's result. bf16 calls always take the tiled kernel.
  */
 #include <stdint.h>
 
 #include "cuda/cuda_internal.cuh"
+#include "cuda/kernel_bodies.h"
+
+using remat_cuda::act_ld;
+using remat_cuda::act_st;
 
 /* Tile shape: a 64 x 64 output tile per block of 256 threads, 4 x 4 elements per
  * thread (rows ty + 16 r, columns tx + 16 s), K in slabs of 16 through shared memory. */
@@ -31,9 +40,11 @@
 /* A(i,k) = a[i*a_rs + k*a_cs], B(k,j) = b[k*b_rs + j*b_cs]. steps > 0 makes it the
  * weight-gradient form: C(i,j) = C(i,j) + P_s(i,j) for s = steps-1 .. 0, P_s being the
  * chain over A + s*a_step, B + s*b_step from +0. */
+template <typename TC, typename TA, typename TB>
 struct gemm_desc {
-    float *c;
-    const float *a, *b;
+    TC *c;
+    const TA *a;
+    const TB *b;
     int64_t M, N, K;
     int64_t a_rs, a_cs, b_rs, b_cs;
     int accumulate;
@@ -43,23 +54,24 @@ struct gemm_desc {
 /* Loads the K slab [k0, k0 + BK) of A (rows i0..) and B (columns j0..) into shared
  * memory; out-of-range entries are 0 (never used by a valid element's chain). The
  * mapping from thread to entry follows the contiguous dimension, for coalescing. */
-__device__ __forceinline__ void gemm_load_slab(float (*As)[GEMM_BM + 1], float (*Bs)[GEMM_BN + 1],
-                                               const float *a, const float *b, const gemm_desc &g, int64_t i0,
-                                               int64_t j0, int64_t k0) {
+template <typename TC, typename TA, typename TB>
+__device__ __forceinline__ void gemm_load_slab(float (*As)[GEMM_BM + 1], float (*Bs)[GEMM_BN + 1], const TA *a,
+                                               const TB *b, const gemm_desc<TC, TA, TB> &g, int64_t i0, int64_t j0,
+                                               int64_t k0) {
     const int tid = threadIdx.x;
     for (int l = tid; l < GEMM_BM * GEMM_BK; l += GEMM_THREADS) {
         int ii, kk;
         if (g.a_cs == 1) ii = l / GEMM_BK, kk = l % GEMM_BK;
         else ii = l % GEMM_BM, kk = l / GEMM_BM;
         const int64_t i = i0 + ii, k = k0 + kk;
-        As[kk][ii] = (i < g.M && k < g.K) ? a[i * g.a_rs + k * g.a_cs] : 0.0f;
+        As[kk][ii] = (i < g.M && k < g.K) ? act_ld(a, i * g.a_rs + k * g.a_cs) : 0.0f;
     }
     for (int l = tid; l < GEMM_BN * GEMM_BK; l += GEMM_THREADS) {
         int jj, kk;
         if (g.b_cs == 1) jj = l % GEMM_BN, kk = l / GEMM_BN;
         else kk = l % GEMM_BK, jj = l / GEMM_BK;
         const int64_t j = j0 + jj, k = k0 + kk;
-        Bs[kk][jj] = (j < g.N && k < g.K) ? b[k * g.b_rs + j * g.b_cs] : 0.0f;
+        Bs[kk][jj] = (j < g.N && k < g.K) ? act_ld(b, k * g.b_rs + j * g.b_cs) : 0.0f;
     }
 }
 
@@ -79,7 +91,8 @@ __device__ __forceinline__ void gemm_slab_chain(float (&acc)[4][4], float (*As)[
     }
 }
 
-__global__ void __launch_bounds__(GEMM_THREADS) gemm_tiled_kernel(gemm_desc g) {
+template <typename TC, typename TA, typename TB>
+__global__ void __launch_bounds__(GEMM_THREADS) gemm_tiled_kernel(gemm_desc<TC, TA, TB> g) {
     __shared__ float As[GEMM_BK][GEMM_BM + 1];
     __shared__ float Bs[GEMM_BK][GEMM_BN + 1];
     const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
@@ -93,12 +106,12 @@ __global__ void __launch_bounds__(GEMM_THREADS) gemm_tiled_kernel(gemm_desc g) {
 #pragma unroll
             for (int s = 0; s < 4; s++) {
                 const int64_t i = i0 + ty + 16 * r, j = j0 + tx + 16 * s;
-                cv[r][s] = (i < g.M && j < g.N && (g.accumulate || g.steps > 0)) ? g.c[i * g.N + j] : 0.0f;
+                cv[r][s] = (i < g.M && j < g.N && (g.accumulate || g.steps > 0)) ? act_ld(g.c, i * g.N + j) : 0.0f;
             }
         const int64_t n_steps = g.steps > 0 ? g.steps : 1;
         for (int64_t st = n_steps - 1; st >= 0; st--) {
-            const float *a = g.a + (g.steps > 0 ? st * g.a_step : 0);
-            const float *b = g.b + (g.steps > 0 ? st * g.b_step : 0);
+            const TA *a = g.a + (g.steps > 0 ? st * g.a_step : 0);
+            const TB *b = g.b + (g.steps > 0 ? st * g.b_step : 0);
             float acc[4][4];
 #pragma unroll
             for (int r = 0; r < 4; r++)
@@ -121,24 +134,26 @@ __global__ void __launch_bounds__(GEMM_THREADS) gemm_tiled_kernel(gemm_desc g) {
 #pragma unroll
             for (int s = 0; s < 4; s++) {
                 const int64_t i = i0 + ty + 16 * r, j = j0 + tx + 16 * s;
-                if (i < g.M && j < g.N) g.c[i * g.N + j] = cv[r][s];
+                if (i < g.M && j < g.N) act_st(g.c, i * g.N + j, cv[r][s]);
             }
     }
 }
 
-static void gemm_launch(remat_cuda_ctx *c, const gemm_desc &g) {
+template <typename TC, typename TA, typename TB>
+static void gemm_launch(remat_cuda_ctx *c, const gemm_desc<TC, TA, TB> &g) {
     if (g.M <= 0 || g.N <= 0) return;
     const int64_t n_tiles = (g.N + GEMM_BN - 1) / GEMM_BN, m_tiles = (g.M + GEMM_BM - 1) / GEMM_BM;
     if (n_tiles > 0x7fffffff) remat_cuda_fatal(__FILE__, __LINE__, "gemm_launch", "N", "too many column tiles");
     dim3 grid((unsigned)n_tiles, (unsigned)(m_tiles < 65535 ? m_tiles : 65535));
-    REMAT_LAUNCH(grid, GEMM_THREADS, 0, c->stream, gemm_tiled_kernel)(g);
+    REMAT_LAUNCH(grid, GEMM_THREADS, 0, c->stream, gemm_tiled_kernel<TC, TA, TB>)(g);
     cudaCheckLaunch();
     c->gemm_calls_tiled++;
 }
 
-static gemm_desc desc(float *C, const float *A, const float *B, int64_t M, int64_t N, int64_t K, int64_t a_rs,
-                      int64_t a_cs, int64_t b_rs, int64_t b_cs, int accumulate) {
-    gemm_desc g;
+template <typename TC, typename TA, typename TB>
+static gemm_desc<TC, TA, TB> desc(TC *C, const TA *A, const TB *B, int64_t M, int64_t N, int64_t K, int64_t a_rs,
+                                  int64_t a_cs, int64_t b_rs, int64_t b_cs, int accumulate) {
+    gemm_desc<TC, TA, TB> g;
     g.c = C;
     g.a = A;
     g.b = B;
@@ -155,40 +170,63 @@ static gemm_desc desc(float *C, const float *A, const float *B, int64_t M, int64
     return g;
 }
 
+template <typename TC, typename TA, typename TB>
+static void gemm_layout(remat_cuda_ctx *c, remat_cuda_layout layout, TC *C, const TA *A, const TB *B, int64_t M,
+                        int64_t N, int64_t K, int accumulate) {
+    switch (layout) {
+    case REMAT_CUDA_NT: gemm_launch(c, desc(C, A, B, M, N, K, K, 1, 1, K, accumulate)); break;
+    case REMAT_CUDA_NN: gemm_launch(c, desc(C, A, B, M, N, K, K, 1, N, 1, accumulate)); break;
+    case REMAT_CUDA_TN: gemm_launch(c, desc(C, A, B, M, N, K, 1, M, N, 1, accumulate)); break;
+    }
+}
+
 void remat_cuda_gemm_nt(remat_cuda_ctx *c, float *C, const float *A, const float *B, int64_t M, int64_t N,
                         int64_t K, int accumulate) {
-    gemm_launch(c, desc(C, A, B, M, N, K, K, 1, 1, K, accumulate));
+    gemm_layout(c, REMAT_CUDA_NT, C, A, B, M, N, K, accumulate);
 }
 
 void remat_cuda_gemm_nn(remat_cuda_ctx *c, float *C, const float *A, const float *B, int64_t M, int64_t N,
                         int64_t K, int accumulate) {
-    gemm_launch(c, desc(C, A, B, M, N, K, K, 1, N, 1, accumulate));
+    gemm_layout(c, REMAT_CUDA_NN, C, A, B, M, N, K, accumulate);
 }
 
 void remat_cuda_gemm_tn(remat_cuda_ctx *c, float *C, const float *A, const float *B, int64_t M, int64_t N,
                         int64_t K, int accumulate) {
-    gemm_launch(c, desc(C, A, B, M, N, K, 1, M, N, 1, accumulate));
+    gemm_layout(c, REMAT_CUDA_TN, C, A, B, M, N, K, accumulate);
 }
+
+/* The typed GEMMs of bf16 models (cuda_internal.cuh). */
+#define TYPED_GEMM(TC, TA, TB)                                                                                     \
+    void remat_cuda_gemm_typed(remat_cuda_ctx *c, remat_cuda_layout layout, TC *C, const TA *A, const TB *B,        \
+                               int64_t M, int64_t N, int64_t K, int accumulate) {                                  \
+        gemm_layout(c, layout, C, A, B, M, N, K, accumulate);                                                      \
+    }
+TYPED_GEMM(uint16_t, uint16_t, uint16_t)
+TYPED_GEMM(float, uint16_t, uint16_t)
+TYPED_GEMM(uint16_t, uint16_t, float)
+TYPED_GEMM(float, uint16_t, float)
+#undef TYPED_GEMM
 
 /* ---- small kernels of the linear layer ---- */
 
 /* out[r, :] = bias (the chain of every output element starts from its bias). */
-__global__ void bias_rows_kernel(float *__restrict__ out, const float *__restrict__ bias, int64_t rows,
-                                 int64_t out_f) {
+template <typename T>
+__global__ void bias_rows_kernel(T *__restrict__ out, const T *__restrict__ bias, int64_t rows, int64_t out_f) {
     const int64_t n = rows * out_f;
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (int64_t)gridDim.x * blockDim.x)
         out[e] = bias[e % out_f];
 }
 
 /* dbias[o] = dbias[o] + (sum over n ascending of dout[t, n, o], from +0) for t descending. */
-__global__ void dbias_kernel(float *__restrict__ dbias, const float *__restrict__ dout, int64_t t_steps, int64_t N,
+template <typename T>
+__global__ void dbias_kernel(float *__restrict__ dbias, const T *__restrict__ dout, int64_t t_steps, int64_t N,
                              int64_t out_f) {
     for (int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; o < out_f; o += (int64_t)gridDim.x * blockDim.x) {
         float db = dbias[o];
         for (int64_t t = t_steps - 1; t >= 0; t--) {
             float pb = 0.0f;
-            const float *dt = dout + t * N * out_f + o;
-            for (int64_t n = 0; n < N; n++) pb = pb + dt[n * out_f];
+            const T *dt = dout + t * N * out_f + o;
+            for (int64_t n = 0; n < N; n++) pb = pb + act_ld(dt, n * out_f);
             db = db + pb;
         }
         dbias[o] = db;
@@ -203,16 +241,26 @@ __global__ void add_into_kernel(float *__restrict__ dw, const float *__restrict_
 
 /* ---- entries ---- */
 
-void remat_cuda_linear_forward(remat_cuda_ctx *c, float *out, const float *inp, const float *weight,
-                               const float *bias, int64_t rows, int64_t in, int64_t out_f) {
+template <typename T>
+static void linear_forward(remat_cuda_ctx *c, T *out, const T *inp, const T *weight, const T *bias, int64_t rows,
+                           int64_t in, int64_t out_f) {
     if (rows <= 0 || out_f <= 0) return;
     if (bias) {
-        REMAT_LAUNCH(remat_cuda_blocks(rows * out_f), REMAT_CUDA_THREADS, 0, c->stream, bias_rows_kernel)(out, bias, rows, out_f);
+        REMAT_LAUNCH(remat_cuda_blocks(rows * out_f), REMAT_CUDA_THREADS, 0, c->stream, bias_rows_kernel<T>)(
+            out, bias, rows, out_f);
         cudaCheckLaunch();
-        remat_cuda_gemm_nt(c, out, inp, weight, rows, out_f, in, 1);
-    } else {
-        remat_cuda_gemm_nt(c, out, inp, weight, rows, out_f, in, 0);
     }
+    gemm_layout(c, REMAT_CUDA_NT, out, inp, weight, rows, out_f, in, bias ? 1 : 0);
+}
+
+void remat_cuda_linear_forward(remat_cuda_ctx *c, float *out, const float *inp, const float *weight,
+                               const float *bias, int64_t rows, int64_t in, int64_t out_f) {
+    linear_forward(c, out, inp, weight, bias, rows, in, out_f);
+}
+
+void remat_cuda_linear_forward_bf16(remat_cuda_ctx *c, uint16_t *out, const uint16_t *inp, const uint16_t *weight,
+                                    const uint16_t *bias, int64_t rows, int64_t in, int64_t out_f) {
+    linear_forward(c, out, inp, weight, bias, rows, in, out_f);
 }
 
 static int aligned256(const void *p) { return p == nullptr || ((uintptr_t)p % 256u) == 0; }
@@ -267,7 +315,7 @@ void remat_cuda_linear_backward(remat_cuda_ctx *c, float *dinp, float *dweight, 
         } else {
             /* One launch: each thread keeps its dweight elements in registers, builds
              * P_t for t descending from +0 and adds it - the reference's sequence. */
-            gemm_desc g = desc(dweight, dout, inp, out_f, in, N, 1, out_f, in, 1, 1);
+            gemm_desc<float, float, float> g = desc(dweight, dout, inp, out_f, in, N, 1, out_f, in, 1, 1);
             g.steps = t_steps;
             g.a_step = N * out_f;
             g.b_step = N * in;
@@ -275,7 +323,29 @@ void remat_cuda_linear_backward(remat_cuda_ctx *c, float *dinp, float *dweight, 
         }
     }
     if (dbias) {
-        REMAT_LAUNCH(remat_cuda_blocks(out_f), REMAT_CUDA_THREADS, 0, c->stream, dbias_kernel)(dbias, dout, t_steps, N, out_f);
+        REMAT_LAUNCH(remat_cuda_blocks(out_f), REMAT_CUDA_THREADS, 0, c->stream, dbias_kernel<float>)(dbias, dout, t_steps,
+                                                                                               N, out_f);
+        cudaCheckLaunch();
+    }
+}
+
+/* bf16: the tiled kernel only (cuBLAS takes float operands here). */
+void remat_cuda_linear_backward_bf16(remat_cuda_ctx *c, uint16_t *dinp, float *dweight, float *dbias,
+                                     const uint16_t *dout, const uint16_t *inp, const uint16_t *weight, float *scratch,
+                                     int64_t t_steps, int64_t N, int64_t in, int64_t out_f) {
+    (void)scratch;
+    if (t_steps <= 0 || N <= 0 || out_f <= 0) return;
+    if (dinp) gemm_layout(c, REMAT_CUDA_NN, dinp, dout, weight, t_steps * N, in, out_f, 1);
+    if (dweight) {
+        gemm_desc<float, uint16_t, uint16_t> g = desc(dweight, dout, inp, out_f, in, N, 1, out_f, in, 1, 1);
+        g.steps = t_steps;
+        g.a_step = N * out_f;
+        g.b_step = N * in;
+        gemm_launch(c, g);
+    }
+    if (dbias) {
+        REMAT_LAUNCH(remat_cuda_blocks(out_f), REMAT_CUDA_THREADS, 0, c->stream, dbias_kernel<uint16_t>)(
+            dbias, dout, t_steps, N, out_f);
         cudaCheckLaunch();
     }
 }

@@ -16,7 +16,8 @@
 #define GRID_STRIDE(i, n) \
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (int64_t)gridDim.x * blockDim.x)
 
-__global__ void rate_kernel(float *__restrict__ rate, const float *__restrict__ out, int64_t T, int64_t NK) {
+template <typename A>
+__global__ void rate_kernel(float *__restrict__ rate, const A *__restrict__ out, int64_t T, int64_t NK) {
     GRID_STRIDE(e, NK) rate[e] = remat_cuda::rate_elem(out, T, NK, e);
 }
 
@@ -43,12 +44,13 @@ __global__ void ordered_sum_kernel(double *__restrict__ total, const double *__r
     }
 }
 
-float remat_cuda_loss_forward(remat_cuda_ctx *c, float *rate, const float *out, const int32_t *labels,
-                              remat_loss_type type, int64_t T, int64_t N, int64_t K) {
+template <typename A>
+static float loss_forward(remat_cuda_ctx *c, float *rate, const A *out, const int32_t *labels, remat_loss_type type,
+                          int64_t T, int64_t N, int64_t K) {
     const int64_t NK = N * K;
     if (NK > 0) {
         /* (T = 0 gives 0 / 0, NaN rates, as in the reference.) */
-        REMAT_LAUNCH(remat_cuda_blocks(NK), REMAT_CUDA_THREADS, 0, c->stream, rate_kernel)(rate, out, T, NK);
+        REMAT_LAUNCH(remat_cuda_blocks(NK), REMAT_CUDA_THREADS, 0, c->stream, rate_kernel<A>)(rate, out, T, NK);
         cudaCheckLaunch();
     }
     if (N <= 0 || K <= 0) return 0.0f;
@@ -78,19 +80,22 @@ __global__ void ce_stats_kernel(double *__restrict__ stats, const float *__restr
 }
 
 /* Element (n, k): gt = dL/dr / T rounded to float, added to dout at every t. */
-__global__ void loss_backward_kernel(float *__restrict__ dout, const float *__restrict__ rate,
+template <typename A>
+__global__ void loss_backward_kernel(A *__restrict__ dout, const float *__restrict__ rate,
                                      const int32_t *__restrict__ labels, const double *__restrict__ stats, int mse,
                                      int64_t T, int64_t N, int64_t K) {
     GRID_STRIDE(e, N * K) {
         const int64_t n = e / K, k = e % K;
         const double mx = mse ? 0.0 : stats[2 * n], se = mse ? 0.0 : stats[2 * n + 1];
         const float gt = remat_cuda::loss_grad(mse, rate[e], k == (int64_t)labels[n], mx, se, N, K, T);
-        for (int64_t t = 0; t < T; t++) dout[t * N * K + e] += gt;
+        for (int64_t t = 0; t < T; t++)
+            remat_cuda::act_st(dout, t * N * K + e, remat_cuda::act_ld(dout, t * N * K + e) + gt);
     }
 }
 
-void remat_cuda_loss_backward(remat_cuda_ctx *c, float *dout, const float *rate, const int32_t *labels,
-                              remat_loss_type type, int64_t T, int64_t N, int64_t K) {
+template <typename A>
+static void loss_backward(remat_cuda_ctx *c, A *dout, const float *rate, const int32_t *labels, remat_loss_type type,
+                          int64_t T, int64_t N, int64_t K) {
     if (N <= 0 || K <= 0 || T <= 0) return;
     const int mse = type == REMAT_LOSS_RATE_MSE;
     double *stats = nullptr;
@@ -103,7 +108,24 @@ void remat_cuda_loss_backward(remat_cuda_ctx *c, float *dout, const float *rate,
         REMAT_LAUNCH(remat_cuda_blocks(N), REMAT_CUDA_THREADS, 0, c->stream, ce_stats_kernel)(stats, rate, N, K);
         cudaCheckLaunch();
     }
-    REMAT_LAUNCH(remat_cuda_blocks(N * K), REMAT_CUDA_THREADS, 0, c->stream, loss_backward_kernel)(dout, rate, labels, stats, mse,
+    REMAT_LAUNCH(remat_cuda_blocks(N * K), REMAT_CUDA_THREADS, 0, c->stream, loss_backward_kernel<A>)(dout, rate, labels, stats, mse,
                                                                                         T, N, K);
     cudaCheckLaunch();
+}
+
+float remat_cuda_loss_forward(remat_cuda_ctx *c, float *rate, const float *out, const int32_t *labels,
+                              remat_loss_type type, int64_t T, int64_t N, int64_t K) {
+    return loss_forward(c, rate, out, labels, type, T, N, K);
+}
+float remat_cuda_loss_forward_bf16(remat_cuda_ctx *c, float *rate, const uint16_t *out, const int32_t *labels,
+                                   remat_loss_type type, int64_t T, int64_t N, int64_t K) {
+    return loss_forward(c, rate, out, labels, type, T, N, K);
+}
+void remat_cuda_loss_backward(remat_cuda_ctx *c, float *dout, const float *rate, const int32_t *labels,
+                              remat_loss_type type, int64_t T, int64_t N, int64_t K) {
+    loss_backward(c, dout, rate, labels, type, T, N, K);
+}
+void remat_cuda_loss_backward_bf16(remat_cuda_ctx *c, uint16_t *dout, const float *rate, const int32_t *labels,
+                                   remat_loss_type type, int64_t T, int64_t N, int64_t K) {
+    loss_backward(c, dout, rate, labels, type, T, N, K);
 }

@@ -13,9 +13,9 @@
 
 using remat_cuda::neuron_params;
 
-template <int LIF, int DEC, int SOFT, int STORE_H>
-__global__ void neuron_forward_kernel(float *__restrict__ spikes, float *__restrict__ h, float *__restrict__ v,
-                                      const float *__restrict__ x, neuron_params q, int64_t t_steps, int64_t nf) {
+template <typename T, int LIF, int DEC, int SOFT, int STORE_H>
+__global__ void neuron_forward_kernel(T *__restrict__ spikes, float *__restrict__ h, float *__restrict__ v,
+                                      const T *__restrict__ x, neuron_params q, int64_t t_steps, int64_t nf) {
     /* Template flags override the runtime copies so that the branches fold away. */
     q.lif = LIF;
     q.decay_input = DEC;
@@ -24,10 +24,9 @@ __global__ void neuron_forward_kernel(float *__restrict__ spikes, float *__restr
         remat_cuda::neuron_forward_elem(spikes, STORE_H ? h : nullptr, v, x, q, t_steps, nf, i);
 }
 
-template <int LIF, int DEC, int SOFT, int DETACH, int ATAN>
-__global__ void neuron_backward_kernel(float *__restrict__ dx, float *__restrict__ gv,
-                                       const float *__restrict__ ds, const float *__restrict__ h, neuron_params q,
-                                       int64_t t_steps, int64_t nf) {
+template <typename T, int LIF, int DEC, int SOFT, int DETACH, int ATAN>
+__global__ void neuron_backward_kernel(T *__restrict__ dx, float *__restrict__ gv, const T *__restrict__ ds,
+                                       const float *__restrict__ h, neuron_params q, int64_t t_steps, int64_t nf) {
     q.lif = LIF;
     q.decay_input = DEC;
     q.soft = SOFT;
@@ -51,15 +50,16 @@ static neuron_params params_of(remat_layer_type type, const remat_neuron_opts *o
     return q;
 }
 
-void remat_cuda_neuron_forward(remat_cuda_ctx *c, float *spikes, float *h, float *v, const float *x,
-                               remat_layer_type type, const remat_neuron_opts *o, int64_t t_steps, int64_t nf) {
+template <typename T>
+static void neuron_forward(remat_cuda_ctx *c, T *spikes, float *h, float *v, const T *x, remat_layer_type type,
+                           const remat_neuron_opts *o, int64_t t_steps, int64_t nf) {
     if (nf <= 0 || t_steps <= 0) return;
     const neuron_params q = params_of(type, o);
     const unsigned grid = remat_cuda_blocks(nf);
     const int H = h != nullptr;
     const int sel = (q.lif ? (q.decay_input ? 2 : 1) : 0) * 4 + q.soft * 2 + H;
 #define NF(L, D, S, HH) \
-    REMAT_LAUNCH(grid, REMAT_CUDA_THREADS, 0, c->stream, neuron_forward_kernel<L, D, S, HH>)(spikes, h, v, x, q, t_steps, nf)
+    REMAT_LAUNCH(grid, REMAT_CUDA_THREADS, 0, c->stream, neuron_forward_kernel<T, L, D, S, HH>)(spikes, h, v, x, q, t_steps, nf)
     switch (sel) {
     case 0: NF(0, 0, 0, 0); break;
     case 1: NF(0, 0, 0, 1); break;
@@ -78,13 +78,13 @@ void remat_cuda_neuron_forward(remat_cuda_ctx *c, float *spikes, float *h, float
     cudaCheckLaunch();
 }
 
-template <int LIF, int DEC>
-static void launch_backward(remat_cuda_ctx *c, float *dx, float *gv, const float *ds, const float *h,
-                            const neuron_params &q, int64_t t_steps, int64_t nf) {
+template <typename T, int LIF, int DEC>
+static void launch_backward(remat_cuda_ctx *c, T *dx, float *gv, const T *ds, const float *h, const neuron_params &q,
+                            int64_t t_steps, int64_t nf) {
     const unsigned grid = remat_cuda_blocks(nf);
     const int sel = q.soft * 4 + q.detach * 2 + q.atan_sg;
 #define NB(S, X, A) \
-    REMAT_LAUNCH(grid, REMAT_CUDA_THREADS, 0, c->stream, neuron_backward_kernel<LIF, DEC, S, X, A>)(dx, gv, ds, h, q, t_steps, nf)
+    REMAT_LAUNCH(grid, REMAT_CUDA_THREADS, 0, c->stream, neuron_backward_kernel<T, LIF, DEC, S, X, A>)(dx, gv, ds, h, q, t_steps, nf)
     switch (sel) {
     case 0: NB(0, 0, 0); break;
     case 1: NB(0, 0, 1); break;
@@ -99,11 +99,30 @@ static void launch_backward(remat_cuda_ctx *c, float *dx, float *gv, const float
     cudaCheckLaunch();
 }
 
-void remat_cuda_neuron_backward(remat_cuda_ctx *c, float *dx, float *gv, const float *dspikes, const float *h,
-                                remat_layer_type type, const remat_neuron_opts *o, int64_t t_steps, int64_t nf) {
+template <typename T>
+static void neuron_backward(remat_cuda_ctx *c, T *dx, float *gv, const T *dspikes, const float *h,
+                            remat_layer_type type, const remat_neuron_opts *o, int64_t t_steps, int64_t nf) {
     if (nf <= 0 || t_steps <= 0) return;
     const neuron_params q = params_of(type, o);
-    if (!q.lif) launch_backward<0, 0>(c, dx, gv, dspikes, h, q, t_steps, nf);
-    else if (q.decay_input) launch_backward<1, 1>(c, dx, gv, dspikes, h, q, t_steps, nf);
-    else launch_backward<1, 0>(c, dx, gv, dspikes, h, q, t_steps, nf);
+    if (!q.lif) launch_backward<T, 0, 0>(c, dx, gv, dspikes, h, q, t_steps, nf);
+    else if (q.decay_input) launch_backward<T, 1, 1>(c, dx, gv, dspikes, h, q, t_steps, nf);
+    else launch_backward<T, 1, 0>(c, dx, gv, dspikes, h, q, t_steps, nf);
+}
+
+void remat_cuda_neuron_forward(remat_cuda_ctx *c, float *spikes, float *h, float *v, const float *x,
+                               remat_layer_type type, const remat_neuron_opts *o, int64_t t_steps, int64_t nf) {
+    neuron_forward(c, spikes, h, v, x, type, o, t_steps, nf);
+}
+void remat_cuda_neuron_forward_bf16(remat_cuda_ctx *c, uint16_t *spikes, float *h, float *v, const uint16_t *x,
+                                    remat_layer_type type, const remat_neuron_opts *o, int64_t t_steps, int64_t nf) {
+    neuron_forward(c, spikes, h, v, x, type, o, t_steps, nf);
+}
+void remat_cuda_neuron_backward(remat_cuda_ctx *c, float *dx, float *gv, const float *dspikes, const float *h,
+                                remat_layer_type type, const remat_neuron_opts *o, int64_t t_steps, int64_t nf) {
+    neuron_backward(c, dx, gv, dspikes, h, type, o, t_steps, nf);
+}
+void remat_cuda_neuron_backward_bf16(remat_cuda_ctx *c, uint16_t *dx, float *gv, const uint16_t *dspikes,
+                                     const float *h, remat_layer_type type, const remat_neuron_opts *o,
+                                     int64_t t_steps, int64_t nf) {
+    neuron_backward(c, dx, gv, dspikes, h, type, o, t_steps, nf);
 }

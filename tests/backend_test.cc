@@ -105,20 +105,20 @@ TEST(RefBackend, MemoryClockAndKernels) {
     EXPECT_GT(l1, 0.0f);
 
     // Compressors and the non-zero count.
-    EXPECT_EQ(b.ops->count_nonzero(b.ctx, s1.data(), (int64_t)s1.size()),
+    EXPECT_EQ(b.ops->count_nonzero(b.ctx, s1.data(), REMAT_ENC_F32, (int64_t)s1.size()),
               remat_count_nonzero(s1.data(), (int64_t)s1.size()));
     std::vector<uint8_t> packed((s1.size() + 7) / 8);
     ASSERT_EQ(REMAT_OK, b.ops->compress(b.ctx, REMAT_COMP_BIT, packed.data(), (int64_t)packed.size(), s1.data(),
-                                        (int64_t)s1.size(), &err))
+                                        REMAT_ENC_F32, (int64_t)s1.size(), &err))
         << err.msg;
     std::vector<float> back(s1.size());
-    ASSERT_EQ(REMAT_OK, b.ops->decompress(b.ctx, REMAT_COMP_BIT, back.data(), (int64_t)back.size(), packed.data(),
-                                          (int64_t)packed.size(), &err))
+    ASSERT_EQ(REMAT_OK, b.ops->decompress(b.ctx, REMAT_COMP_BIT, back.data(), REMAT_ENC_F32, (int64_t)back.size(),
+                                          packed.data(), (int64_t)packed.size(), &err))
         << err.msg;
     EXPECT_EQ(back, s1);
     remat_error e2 = {};
     EXPECT_EQ(REMAT_ERR_INPUT, b.ops->compress(b.ctx, REMAT_COMP_BIT, packed.data(), (int64_t)packed.size(),
-                                               x.data(), (int64_t)s1.size(), &e2));
+                                               x.data(), REMAT_ENC_F32, (int64_t)s1.size(), &e2));
     EXPECT_NE(std::string(e2.msg).find("element 0 is"), std::string::npos) << e2.msg;
 
     remat_backend_free(&b);
@@ -151,11 +151,11 @@ TEST(DryBackend, NoMemoryNoDataNoTime) {
     std::vector<float> rate(4, 9.0f);
     EXPECT_EQ(b.ops->loss_forward(b.ctx, rate.data(), y.data(), labels, REMAT_LOSS_RATE_MSE, 1, 2, 2), 0.0f);
     EXPECT_EQ(rate[0], 9.0f);
-    EXPECT_EQ(b.ops->count_nonzero(b.ctx, y.data(), 6), -1);
+    EXPECT_EQ(b.ops->count_nonzero(b.ctx, y.data(), REMAT_ENC_F32, 6), -1);
     uint8_t buf[1] = {0x77};
-    EXPECT_EQ(REMAT_OK, b.ops->compress(b.ctx, REMAT_COMP_BIT, buf, 1, y.data(), 6, &err));
+    EXPECT_EQ(REMAT_OK, b.ops->compress(b.ctx, REMAT_COMP_BIT, buf, 1, y.data(), REMAT_ENC_F32, 6, &err));
     EXPECT_EQ(buf[0], 0x77);
-    EXPECT_EQ(REMAT_OK, b.ops->decompress(b.ctx, REMAT_COMP_BIT, y.data(), 6, buf, 1, &err));
+    EXPECT_EQ(REMAT_OK, b.ops->decompress(b.ctx, REMAT_COMP_BIT, y.data(), REMAT_ENC_F32, 6, buf, 1, &err));
     EXPECT_EQ(y[0], 3.0f);
     remat_backend_free(&b);
     EXPECT_EQ(b.ops, nullptr);

@@ -890,9 +890,9 @@ float ulp_distance(float a, float b) {
     return (float)std::abs((int64_t)ia - (int64_t)ib);
 }
 
-// bf16 storage rounding (core/base/bf16.h): ties, subnormals, overflow, NaN and random
+// The bf16 weight copies (core/base/bf16.h): ties, subnormals, overflow, NaN and random
 // bit patterns, the reference's bits.
-TEST_F(CudaKernels, Bf16RoundMatchesReferenceBitForBit) {
+TEST_F(CudaKernels, Bf16FromF32MatchesReferenceBitForBit) {
     const int64_t n = 70001;
     std::mt19937 rng(1201);
     std::vector<uint32_t> u((size_t)n);
@@ -906,11 +906,12 @@ TEST_F(CudaKernels, Bf16RoundMatchesReferenceBitForBit) {
     std::memcpy(u.data(), edge, sizeof edge);
     Floats x((size_t)n);
     std::memcpy(x.data(), u.data(), (size_t)n * 4);
-    Dev d(&be, x);
-    Floats want = x;
-    remat_ref_bf16_round(want.data(), n);
-    ops().bf16_round(be.ctx, d.f(), n);
-    EXPECT_BITS_EQ(d.get((size_t)n), want, "bf16_round");
+    Dev d(&be, x), o(&be, n * 2);
+    std::vector<uint16_t> want((size_t)n);
+    remat_ref_bf16_from_f32(want.data(), x.data(), n);
+    ops().bf16_from_f32(be.ctx, (uint16_t *)o.p, d.f(), n);
+    const std::vector<uint8_t> got = o.get_bytes(n * 2);
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), (size_t)n * 2), 0) << "bf16_from_f32";
 }
 
 TEST_F(CudaKernels, LossesMatchReference) {
@@ -951,19 +952,20 @@ TEST_F(CudaKernels, CompressorsMatchReferenceBytesAndMessages) {
             const Floats s = spikes(n, rate, 90 + (uint32_t)n);
             const int64_t nnz = remat_count_nonzero(s.data(), n);
             Dev src(&be, s);
-            EXPECT_EQ(ops().count_nonzero(be.ctx, src.f(), n), nnz) << "n " << n << " rate " << rate;
+            EXPECT_EQ(ops().count_nonzero(be.ctx, src.f(), REMAT_ENC_F32, n), nnz) << "n " << n << " rate " << rate;
             for (remat_compressor c : comps) {
                 const int64_t bytes = remat_compressed_bytes(c, n, nnz);
                 std::vector<uint8_t> ref(bytes > 0 ? bytes : 1);
                 remat_error e1{}, e2{};
                 ASSERT_EQ(remat_compress(c, ref.data(), bytes, s.data(), n, &e1), REMAT_OK) << e1.msg;
                 Dev dst(&be, bytes > 0 ? bytes : 4);
-                ASSERT_EQ(ops().compress(be.ctx, c, dst.p, bytes, src.f(), n, &e2), REMAT_OK) << e2.msg;
+                ASSERT_EQ(ops().compress(be.ctx, c, dst.p, bytes, src.f(), REMAT_ENC_F32, n, &e2), REMAT_OK) << e2.msg;
                 const std::vector<uint8_t> got = dst.get_bytes(bytes);
                 EXPECT_TRUE(std::equal(got.begin(), got.end(), ref.begin()))
                     << remat_compressor_name(c) << " bytes differ, n " << n << " rate " << rate;
                 Dev back(&be, n * 4);
-                ASSERT_EQ(ops().decompress(be.ctx, c, back.f(), n, dst.p, bytes, &e2), REMAT_OK) << e2.msg;
+                ASSERT_EQ(ops().decompress(be.ctx, c, back.f(), REMAT_ENC_F32, n, dst.p, bytes, &e2), REMAT_OK)
+                    << e2.msg;
                 EXPECT_BITS_EQ(back.get(n), s, std::string(remat_compressor_name(c)) + " round trip");
             }
         }
@@ -977,7 +979,7 @@ TEST_F(CudaKernels, CompressorsMatchReferenceBytesAndMessages) {
         remat_error e{};
         ASSERT_EQ(remat_compress(REMAT_COMP_UINT8, ref.data(), n, v.data(), n, &e), REMAT_OK);
         Dev src(&be, v), dst(&be, n);
-        ASSERT_EQ(ops().compress(be.ctx, REMAT_COMP_UINT8, dst.p, n, src.f(), n, &e), REMAT_OK) << e.msg;
+        ASSERT_EQ(ops().compress(be.ctx, REMAT_COMP_UINT8, dst.p, n, src.f(), REMAT_ENC_F32, n, &e), REMAT_OK) << e.msg;
         EXPECT_EQ(dst.get_bytes(n), ref);
     }
     // Refusals: the first offending element, several bad ones present, some far apart.
@@ -996,7 +998,7 @@ TEST_F(CudaKernels, CompressorsMatchReferenceBytesAndMessages) {
                 remat_error e1{}, e2{};
                 const remat_status s1 = remat_compress(c, ref.data(), bytes, s.data(), n, &e1);
                 Dev src(&be, s), dst(&be, bytes + 1);
-                const remat_status s2 = ops().compress(be.ctx, c, dst.p, bytes, src.f(), n, &e2);
+                const remat_status s2 = ops().compress(be.ctx, c, dst.p, bytes, src.f(), REMAT_ENC_F32, n, &e2);
                 EXPECT_EQ(s2, s1) << remat_compressor_name(c) << " value " << badv;
                 EXPECT_STREQ(e2.msg, e1.msg);
             }
@@ -1029,10 +1031,93 @@ TEST_F(CudaKernels, CompressorsMatchReferenceBytesAndMessages) {
             remat_decompress(b.c, out_ref.data(), b.n, b.bytes.data(), (int64_t)b.bytes.size(), &e1);
         Dev src(&be, (int64_t)b.bytes.size()), dst(&be, Floats(b.n, -7.0f));
         src.put(b.bytes);
-        const remat_status s2 = ops().decompress(be.ctx, b.c, dst.f(), b.n, src.p, (int64_t)b.bytes.size(), &e2);
+        const remat_status s2 =
+            ops().decompress(be.ctx, b.c, dst.f(), REMAT_ENC_F32, b.n, src.p, (int64_t)b.bytes.size(), &e2);
         EXPECT_EQ(s2, s1) << remat_compressor_name(b.c) << ": " << e1.msg;
         EXPECT_STREQ(e2.msg, e1.msg);
         if (s1 == REMAT_OK) EXPECT_BITS_EQ(dst.get(b.n), out_ref, "decompressed");
+    }
+}
+
+// The bf16-storage twins on the device against the reference's twins, bit for bit:
+// conv (overlapping windows), both poolings, and the compressors on bf16 spikes.
+TEST_F(CudaKernels, Bf16TwinsMatchReferenceBitForBit) {
+    auto b16 = [](const Floats &f) {
+        std::vector<uint16_t> b(f.size());
+        for (size_t i = 0; i < f.size(); i++) b[i] = remat_f32_to_bf16(f[i]);
+        return b;
+    };
+    auto get16 = [](Dev &d, size_t n) {
+        std::vector<uint8_t> raw = d.get_bytes(n * 2);
+        std::vector<uint16_t> v(n);
+        std::memcpy(v.data(), raw.data(), n * 2);
+        return v;
+    };
+    remat_conv_geom g{};
+    g.c_in = 3, g.h_in = 9, g.w_in = 7, g.c_out = 4, g.kh = g.kw = 3, g.sh = g.sw = 2, g.ph = g.pw = 1;
+    g.h_out = (g.h_in + 2 - 3) / 2 + 1, g.w_out = (g.w_in + 2 - 3) / 2 + 1;
+    const int64_t T = 2, N = 3, rows = T * N, ie = g.c_in * g.h_in * g.w_in, oe = g.c_out * g.h_out * g.w_out;
+    const int64_t K = g.c_in * g.kh * g.kw, pe = g.c_in * g.h_out * g.w_out;
+    const std::vector<uint16_t> x = b16(uniform(rows * ie, -1.0f, 1.0f, 301)), w = b16(uniform(g.c_out * K, -1.0f, 1.0f, 302)),
+                                bias = b16(uniform(g.c_out, -1.0f, 1.0f, 303)), dy = b16(uniform(rows * oe, -1.0f, 1.0f, 304)),
+                                dx0 = b16(uniform(rows * ie, -1.0f, 1.0f, 305)), dp = b16(uniform(rows * pe, -1.0f, 1.0f, 306));
+    const int64_t wsn = remat_ref_conv2d_backward_ws_elems(&g);
+    Floats ws((size_t)wsn), dwr(g.c_out * K, 0.5f), dbr(g.c_out, 0.25f);
+    std::vector<uint16_t> y((size_t)(rows * oe)), dx = dx0;
+    remat_ref_conv2d_forward_bf16(y.data(), x.data(), w.data(), bias.data(), ws.data(), rows, &g);
+    remat_ref_conv2d_backward_bf16(dx.data(), dwr.data(), dbr.data(), dy.data(), x.data(), w.data(), ws.data(), T, N,
+                                   &g);
+    Dev dX(&be, rows * ie * 2), dW(&be, g.c_out * K * 2), dB(&be, g.c_out * 2), dY(&be, rows * oe * 2),
+        dDY(&be, rows * oe * 2), dDX(&be, rows * ie * 2), dWS(&be, wsn * 4), dDW(&be, Floats(g.c_out * K, 0.5f)),
+        dDB(&be, Floats(g.c_out, 0.25f));
+    dX.put(x), dW.put(w), dB.put(bias), dDY.put(dy), dDX.put(dx0);
+    ops().conv2d_forward_bf16(be.ctx, (uint16_t *)dY.p, (uint16_t *)dX.p, (uint16_t *)dW.p, (uint16_t *)dB.p,
+                              dWS.f(), rows, &g);
+    ops().conv2d_backward_bf16(be.ctx, (uint16_t *)dDX.p, dDW.f(), dDB.f(), (uint16_t *)dDY.p, (uint16_t *)dX.p,
+                               (uint16_t *)dW.p, dWS.f(), T, N, &g);
+    EXPECT_EQ(get16(dY, (size_t)(rows * oe)), y) << "conv forward";
+    EXPECT_EQ(get16(dDX, (size_t)(rows * ie)), dx) << "conv dinp";
+    EXPECT_BITS_EQ(dDW.get(g.c_out * K), dwr, "conv dweight");
+    EXPECT_BITS_EQ(dDB.get(g.c_out), dbr, "conv dbias");
+    for (int max = 0; max < 2; max++) {
+        std::vector<uint16_t> py((size_t)(rows * pe)), pdx = dx0;
+        remat_conv_geom pg = g;
+        pg.c_out = g.c_in;
+        if (max) {
+            remat_ref_maxpool2d_forward_bf16(py.data(), x.data(), rows, &pg);
+            remat_ref_maxpool2d_backward_bf16(pdx.data(), dp.data(), x.data(), rows, &pg);
+        } else {
+            remat_ref_avgpool2d_forward_bf16(py.data(), x.data(), rows, &pg);
+            remat_ref_avgpool2d_backward_bf16(pdx.data(), dp.data(), rows, &pg);
+        }
+        Dev dPY(&be, rows * pe * 2), dPG(&be, rows * pe * 2), dPDX(&be, rows * ie * 2);
+        dPG.put(dp), dPDX.put(dx0);
+        if (max) {
+            ops().maxpool2d_forward_bf16(be.ctx, (uint16_t *)dPY.p, (uint16_t *)dX.p, rows, &pg);
+            ops().maxpool2d_backward_bf16(be.ctx, (uint16_t *)dPDX.p, (uint16_t *)dPG.p, (uint16_t *)dX.p, rows, &pg);
+        } else {
+            ops().avgpool2d_forward_bf16(be.ctx, (uint16_t *)dPY.p, (uint16_t *)dX.p, rows, &pg);
+            ops().avgpool2d_backward_bf16(be.ctx, (uint16_t *)dPDX.p, (uint16_t *)dPG.p, rows, &pg);
+        }
+        EXPECT_EQ(get16(dPY, (size_t)(rows * pe)), py) << (max ? "maxpool forward" : "avgpool forward");
+        EXPECT_EQ(get16(dPDX, (size_t)(rows * ie)), pdx) << (max ? "maxpool backward" : "avgpool backward");
+    }
+    const int64_t n = 4097;
+    const std::vector<uint16_t> s = b16(spikes(n, 0.3, 307));
+    const int64_t nnz = remat_count_nonzero_as(s.data(), REMAT_ENC_BF16, n);
+    Dev src(&be, n * 2);
+    src.put(s);
+    EXPECT_EQ(ops().count_nonzero(be.ctx, src.p, REMAT_ENC_BF16, n), nnz);
+    for (remat_compressor c : {REMAT_COMP_BOOL, REMAT_COMP_BIT, REMAT_COMP_SPARSE}) {
+        const int64_t bytes = remat_compressed_bytes(c, n, nnz);
+        std::vector<uint8_t> ref((size_t)bytes);
+        remat_error e{};
+        ASSERT_EQ(remat_compress_as(c, ref.data(), bytes, s.data(), REMAT_ENC_BF16, n, &e), REMAT_OK) << e.msg;
+        Dev dst(&be, bytes), back(&be, n * 2);
+        ASSERT_EQ(ops().compress(be.ctx, c, dst.p, bytes, src.p, REMAT_ENC_BF16, n, &e), REMAT_OK) << e.msg;
+        EXPECT_EQ(dst.get_bytes((size_t)bytes), ref) << remat_compressor_name(c);
+        ASSERT_EQ(ops().decompress(be.ctx, c, back.p, REMAT_ENC_BF16, n, dst.p, bytes, &e), REMAT_OK) << e.msg;
+        EXPECT_EQ(get16(back, (size_t)n), s) << remat_compressor_name(c) << " round trip";
     }
 }
 

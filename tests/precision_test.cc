@@ -252,15 +252,15 @@ TEST(Precision, TraceKeepsPrecisionThroughHdf5AndFp32TracesAreUnchanged) {
     std::remove(pb.c_str());
 }
 
-// A backend without the bf16 rounding kernel (the CUDA backend today) refuses a bf16
-// model in one line instead of computing it in fp32.
+// A backend without the bf16-storage kernels refuses a bf16 model in one line instead
+// of computing it in fp32.
 TEST(Precision, BackendWithoutBf16Refuses) {
     remat_backend ref{};
     remat_error err{};
     ASSERT_EQ(remat_backend_ref_init(&ref, 1, &err), REMAT_OK);
     remat_backend_ops ops = *ref.ops;
     ops.name = "nobf16";
-    ops.bf16_round = nullptr;
+    ops.neuron_backward_bf16 = nullptr; // one twin missing is enough
     remat_backend be{&ops, ref.ctx};
     Model bf("tiny-mlp-lif", REMAT_PRECISION_BF16);
     remat_exec_opts o = remat_exec_opts_default();

@@ -479,10 +479,11 @@ TEST(VerifyJudge, RecomputationCountAndPeakAreHeldToThePlan) {
 // A broken backend: the reference backend with compress/decompress replaced.
 const remat_backend_ops *g_ref_ops;
 
-remat_status flip_decompress(void *ctx, remat_compressor c, float *dst, int64_t n, const void *src, int64_t sb,
-                             remat_error *err) {
-    remat_status st = g_ref_ops->decompress(ctx, c, dst, n, src, sb, err);
-    if (st == REMAT_OK && n > 0) {
+// (fp32 models only, as these tests run.)
+remat_status flip_decompress(void *ctx, remat_compressor c, void *dst, remat_encoding enc, int64_t n, const void *src,
+                             int64_t sb, remat_error *err) {
+    remat_status st = g_ref_ops->decompress(ctx, c, dst, enc, n, src, sb, err);
+    if (st == REMAT_OK && n > 0 && enc == REMAT_ENC_F32) {
         float v;
         g_ref_ops->to_host(ctx, &v, dst, 4);
         v = v == 0.0f ? 1.0f : 0.0f;
@@ -493,9 +494,9 @@ remat_status flip_decompress(void *ctx, remat_compressor c, float *dst, int64_t 
 
 // Bit compressor with the bits of each byte in the wrong order: lossless, but not
 // the documented format.
-remat_status msb_compress(void *ctx, remat_compressor c, void *dst, int64_t db, const float *src, int64_t n,
-                          remat_error *err) {
-    if (c != REMAT_COMP_BIT) return g_ref_ops->compress(ctx, c, dst, db, src, n, err);
+remat_status msb_compress(void *ctx, remat_compressor c, void *dst, int64_t db, const void *src, remat_encoding enc,
+                          int64_t n, remat_error *err) {
+    if (c != REMAT_COMP_BIT || enc != REMAT_ENC_F32) return g_ref_ops->compress(ctx, c, dst, db, src, enc, n, err);
     std::vector<float> h((size_t)n);
     g_ref_ops->to_host(ctx, h.data(), src, n * 4);
     std::vector<unsigned char> out((size_t)db, 0);
@@ -504,9 +505,9 @@ remat_status msb_compress(void *ctx, remat_compressor c, void *dst, int64_t db, 
     g_ref_ops->from_host(ctx, dst, out.data(), db);
     return REMAT_OK;
 }
-remat_status msb_decompress(void *ctx, remat_compressor c, float *dst, int64_t n, const void *src, int64_t sb,
-                            remat_error *err) {
-    if (c != REMAT_COMP_BIT) return g_ref_ops->decompress(ctx, c, dst, n, src, sb, err);
+remat_status msb_decompress(void *ctx, remat_compressor c, void *dst, remat_encoding enc, int64_t n, const void *src,
+                            int64_t sb, remat_error *err) {
+    if (c != REMAT_COMP_BIT || enc != REMAT_ENC_F32) return g_ref_ops->decompress(ctx, c, dst, enc, n, src, sb, err);
     std::vector<unsigned char> in((size_t)sb);
     g_ref_ops->to_host(ctx, in.data(), src, sb);
     std::vector<float> h((size_t)n);

@@ -17,8 +17,9 @@
 typedef struct saved {
     const void *dst;      /* compressed buffer (device address) */
     remat_compressor c;
+    remat_encoding enc;   /* how the activation was stored (F32 or BF16) */
     int64_t n;
-    uint32_t *orig;       /* n patterns, host */
+    void *orig;           /* n elements as stored, host */
 } saved;
 
 typedef struct chk_ctx {
@@ -66,7 +67,23 @@ static double f_now(void *c) { return IOPS(c)->now(ICTX(c)); }
     static ret f_##name(void *c, REMAT_UNPAREN params) { return (ret)IOPS(c)->name(ICTX(c), REMAT_UNPAREN args); }
 REMAT_BACKEND_KERNELS(CHK_FORWARD)
 #undef CHK_FORWARD
-static int64_t f_count_nonzero(void *c, const float *x, int64_t n) { return IOPS(c)->count_nonzero(ICTX(c), x, n); }
+static int64_t f_count_nonzero(void *c, const void *x, remat_encoding enc, int64_t n) {
+    return IOPS(c)->count_nonzero(ICTX(c), x, enc, n);
+}
+
+/* Bytes per element of an activation stored as enc, and element i's fp32 pattern
+ * (bf16 widened: exact). */
+static int64_t elem_bytes(remat_encoding enc) { return enc == REMAT_ENC_BF16 ? 2 : 4; }
+static uint32_t pattern(const void *buf, remat_encoding enc, int64_t i) {
+    if (enc == REMAT_ENC_BF16) {
+        uint16_t h;
+        memcpy(&h, (const unsigned char *)buf + 2 * i, sizeof h);
+        return (uint32_t)h << 16;
+    }
+    uint32_t u;
+    memcpy(&u, (const unsigned char *)buf + 4 * i, sizeof u);
+    return u;
+}
 
 /* ---- the checks ---- */
 static saved *find_rec(chk_ctx *c, const void *dst) {
@@ -75,9 +92,9 @@ static saved *find_rec(chk_ctx *c, const void *dst) {
     return NULL;
 }
 
-static int64_t first_mismatch(const uint32_t *a, const uint32_t *b, int64_t n) {
+static int64_t first_mismatch(const void *a, const void *b, remat_encoding enc, int64_t n) {
     for (int64_t i = 0; i < n; i++)
-        if (a[i] != b[i]) return i;
+        if (pattern(a, enc, i) != pattern(b, enc, i)) return i;
     return -1;
 }
 
@@ -87,15 +104,16 @@ static float as_float(uint32_t u) {
     return f;
 }
 
-static remat_status f_compress(void *cv, remat_compressor comp, void *dst, int64_t dst_bytes, const float *src,
-                               int64_t n, remat_error *err) {
+static remat_status f_compress(void *cv, remat_compressor comp, void *dst, int64_t dst_bytes, const void *src,
+                               remat_encoding enc, int64_t n, remat_error *err) {
     chk_ctx *c = cv;
-    remat_status st = IOPS(c)->compress(ICTX(c), comp, dst, dst_bytes, src, n, err);
+    remat_status st = IOPS(c)->compress(ICTX(c), comp, dst, dst_bytes, src, enc, n, err);
     if (st != REMAT_OK) return st;
     c->st.compressions++;
     remat_error lerr = {0};
-    uint32_t *orig = remat_xmalloc((size_t)(n ? n : 1) * 4, &lerr);
-    uint32_t *dec = remat_xmalloc((size_t)(n ? n : 1) * 4, &lerr);
+    const int64_t eb = elem_bytes(enc);
+    void *orig = remat_xmalloc((size_t)((n ? n : 1) * eb), &lerr);
+    void *dec = remat_xmalloc((size_t)((n ? n : 1) * eb), &lerr);
     unsigned char *bytes = remat_xmalloc((size_t)(dst_bytes ? dst_bytes : 1), &lerr);
     saved *r = find_rec(c, dst);
     if (!r && c->n_rec == c->cap_rec) {
@@ -112,22 +130,23 @@ static remat_status f_compress(void *cv, remat_compressor comp, void *dst, int64
         remat_xfree(bytes);
         return remat_error_set(err, REMAT_ERR_NOMEM, "verify: compression check: %s", lerr.msg);
     }
-    IOPS(c)->to_host(ICTX(c), orig, src, n * 4);
+    IOPS(c)->to_host(ICTX(c), orig, src, n * eb);
     IOPS(c)->to_host(ICTX(c), bytes, dst, dst_bytes);
     remat_error derr = {0};
-    if (remat_decompress(comp, (float *)dec, n, bytes, dst_bytes, &derr) != REMAT_OK) {
+    if (remat_decompress_as(comp, dec, enc, n, bytes, dst_bytes, &derr) != REMAT_OK) {
         c->st.format_bad++;
         problem(c, "compress #%" PRId64 " (%s, %" PRId64 " elements): host decoder refused its bytes: %s",
                 c->st.compressions, remat_compressor_name(comp), n, derr.msg);
     } else {
-        int64_t i = first_mismatch(orig, dec, n);
+        int64_t i = first_mismatch(orig, dec, enc, n);
         if (i >= 0) {
+            const uint32_t o = pattern(orig, enc, i), d = pattern(dec, enc, i);
             c->st.format_bad++;
             problem(c,
                     "compress #%" PRId64 " (%s, %" PRId64 " elements): element %" PRId64
                     " is 0x%08x (%g), its bytes decode to 0x%08x (%g)",
-                    c->st.compressions, remat_compressor_name(comp), n, i, orig[i], (double)as_float(orig[i]),
-                    dec[i], (double)as_float(dec[i]));
+                    c->st.compressions, remat_compressor_name(comp), n, i, o, (double)as_float(o), d,
+                    (double)as_float(d));
         }
     }
     remat_xfree(dec);
@@ -139,35 +158,38 @@ static remat_status f_compress(void *cv, remat_compressor comp, void *dst, int64
     }
     r->dst = dst;
     r->c = comp;
+    r->enc = enc;
     r->n = n;
     r->orig = orig;
     return REMAT_OK;
 }
 
-static remat_status f_decompress(void *cv, remat_compressor comp, float *dst, int64_t n, const void *src,
-                                 int64_t src_bytes, remat_error *err) {
+static remat_status f_decompress(void *cv, remat_compressor comp, void *dst, remat_encoding enc, int64_t n,
+                                 const void *src, int64_t src_bytes, remat_error *err) {
     chk_ctx *c = cv;
-    remat_status st = IOPS(c)->decompress(ICTX(c), comp, dst, n, src, src_bytes, err);
+    remat_status st = IOPS(c)->decompress(ICTX(c), comp, dst, enc, n, src, src_bytes, err);
     if (st != REMAT_OK) return st;
     saved *r = find_rec(c, src);
-    if (!r || r->c != comp || r->n != n) {
+    if (!r || r->c != comp || r->n != n || r->enc != enc) {
         c->st.unmatched++;
         return REMAT_OK;
     }
     c->st.decompressions++;
     remat_error lerr = {0};
-    uint32_t *got = remat_xmalloc((size_t)(n ? n : 1) * 4, &lerr);
+    const int64_t eb = elem_bytes(enc);
+    void *got = remat_xmalloc((size_t)((n ? n : 1) * eb), &lerr);
     if (!got) return remat_error_set(err, REMAT_ERR_NOMEM, "verify: compression check: %s", lerr.msg);
-    IOPS(c)->to_host(ICTX(c), got, dst, n * 4);
-    c->st.bytes_checked += n * 4;
-    int64_t i = first_mismatch(r->orig, got, n);
+    IOPS(c)->to_host(ICTX(c), got, dst, n * eb);
+    c->st.bytes_checked += n * eb;
+    int64_t i = first_mismatch(r->orig, got, enc, n);
     if (i >= 0) {
+        const uint32_t o = pattern(r->orig, enc, i), g = pattern(got, enc, i);
         c->st.roundtrip_bad++;
         problem(c,
                 "decompress #%" PRId64 " (%s, %" PRId64 " elements): element %" PRId64
                 " was 0x%08x (%g), restored 0x%08x (%g)",
-                c->st.decompressions, remat_compressor_name(comp), n, i, r->orig[i], (double)as_float(r->orig[i]),
-                got[i], (double)as_float(got[i]));
+                c->st.decompressions, remat_compressor_name(comp), n, i, o, (double)as_float(o), g,
+                (double)as_float(g));
     }
     remat_xfree(got);
     return REMAT_OK;

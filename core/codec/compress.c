@@ -9,6 +9,9 @@
  * positions out of range or not strictly ascending).
  * Assumptions: dst/src need no alignment (sparse positions are read and written with
  * memcpy, little-endian as the host stores uint32).
+ * bf16 activations (the _as functions with REMAT_ENC_BF16): an element is judged by its
+ * widened fp32 pattern (exact: 0x3f80 widens to 0x3f800000), and decompression stores
+ * bf16 patterns; every value the formats hold (0..255) is a bf16, so nothing rounds.
  */
 #include "core/codec/compress.h"
 
@@ -23,6 +26,38 @@ static uint32_t bits_of(float f) {
     memcpy(&u, &f, sizeof u);
     return u;
 }
+
+/* The fp32 pattern of element i of an F32 or BF16 (b16) array. */
+static inline uint32_t bits_at(const void *x, int64_t i, int b16) {
+    if (b16) {
+        uint16_t h;
+        memcpy(&h, (const uint8_t *)x + 2 * i, sizeof h);
+        return (uint32_t)h << 16;
+    }
+    uint32_t u;
+    memcpy(&u, (const uint8_t *)x + 4 * i, sizeof u);
+    return u;
+}
+
+static inline float value_at(const void *x, int64_t i, int b16) {
+    const uint32_t u = bits_at(x, i, b16);
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* Stores the small integer v (0..255: exact in both types) as element i. */
+static inline void store_at(void *x, int64_t i, unsigned v, int b16) {
+    const float f = (float)v;
+    if (b16) {
+        const uint16_t h = (uint16_t)(bits_of(f) >> 16);
+        memcpy((uint8_t *)x + 2 * i, &h, sizeof h);
+    } else {
+        memcpy((uint8_t *)x + 4 * i, &f, sizeof f);
+    }
+}
+
+static int is_b16(remat_encoding e) { return e == REMAT_ENC_BF16; }
 
 remat_encoding remat_compressor_encoding(remat_compressor c) {
     switch (c) {
@@ -40,30 +75,28 @@ int64_t remat_compressed_bytes(remat_compressor c, int64_t n, int64_t nnz) {
     return remat_encoding_bytes(remat_compressor_encoding(c), n, nnz);
 }
 
-int64_t remat_count_nonzero(const float *x, int64_t n) {
+int64_t remat_count_nonzero_as(const void *x, remat_encoding enc, int64_t n) {
+    const int b16 = is_b16(enc);
     int64_t nnz = 0;
-    for (int64_t i = 0; i < n; i++) {
-        uint32_t u;
-        memcpy(&u, x + i, sizeof u);
-        nnz += u != 0;
-    }
+    for (int64_t i = 0; i < n; i++) nnz += bits_at(x, i, b16) != 0;
     return nnz;
 }
 
+int64_t remat_count_nonzero(const float *x, int64_t n) { return remat_count_nonzero_as(x, REMAT_ENC_F32, n); }
+
 /* Index of the first element that is not +0.0 or 1.0, or n. */
-static int64_t first_non_binary(const float *src, int64_t n) {
+static int64_t first_non_binary(const void *src, int64_t n, int b16) {
     const int64_t chunk = 1024;
     for (int64_t i0 = 0; i0 < n; i0 += chunk) {
         const int64_t i1 = n - i0 < chunk ? n : i0 + chunk;
         uint32_t bad = 0;
         for (int64_t i = i0; i < i1; i++) {
-            uint32_t u;
-            memcpy(&u, src + i, sizeof u);
+            const uint32_t u = bits_at(src, i, b16);
             bad |= (u != BITS_ZERO) & (u != BITS_ONE);
         }
         if (bad)
             for (int64_t i = i0; i < i1; i++) {
-                const uint32_t u = bits_of(src[i]);
+                const uint32_t u = bits_at(src, i, b16);
                 if (u != BITS_ZERO && u != BITS_ONE) return i;
             }
     }
@@ -102,47 +135,50 @@ static remat_status wrong_size(remat_error *err, remat_compressor c, const char 
                            remat_compressor_name(c), field, want, got);
 }
 
-remat_status remat_compress(remat_compressor c, void *dst, int64_t dst_bytes, const float *src, int64_t n,
-                            remat_error *err) {
+remat_status remat_compress_as(remat_compressor c, void *dst, int64_t dst_bytes, const void *src,
+                               remat_encoding src_enc, int64_t n, remat_error *err) {
     remat_status st = check_args(c, n, dst_bytes, dst, "dst_bytes", err);
     if (st != REMAT_OK) return st;
     if (n > 0 && !src)
-        return remat_error_set(err, REMAT_ERR_INPUT, "%s compressor: src: expected %" PRId64 " floats, got NULL",
+        return remat_error_set(err, REMAT_ERR_INPUT, "%s compressor: src: expected %" PRId64 " elements, got NULL",
                                remat_compressor_name(c), n);
+    const int b16 = is_b16(src_enc);
+    const int64_t esize = b16 ? 2 : 4;
     uint8_t *out = dst;
     switch (c) {
     case REMAT_COMP_NONE:
-        if (dst_bytes != n * 4) return wrong_size(err, c, "dst_bytes", n * 4, dst_bytes);
-        if (n) memcpy(out, src, (size_t)n * sizeof(float));
+        if (dst_bytes != n * esize) return wrong_size(err, c, "dst_bytes", n * esize, dst_bytes);
+        if (n) memcpy(out, src, (size_t)(n * esize));
         return REMAT_OK;
     case REMAT_COMP_BOOL:
     case REMAT_COMP_BIT:
     case REMAT_COMP_SPARSE: {
-        const int64_t bad = first_non_binary(src, n);
-        if (bad < n) return refuse_value(err, c, bad, src[bad], "+0.0 or 1.0");
+        const int64_t bad = first_non_binary(src, n, b16);
+        if (bad < n) return refuse_value(err, c, bad, value_at(src, bad, b16), "+0.0 or 1.0");
         if (c == REMAT_COMP_BOOL) {
             if (dst_bytes != n) return wrong_size(err, c, "dst_bytes", n, dst_bytes);
-            for (int64_t i = 0; i < n; i++) out[i] = bits_of(src[i]) == BITS_ONE;
+            for (int64_t i = 0; i < n; i++) out[i] = bits_at(src, i, b16) == BITS_ONE;
         } else if (c == REMAT_COMP_BIT) {
             const int64_t want = (n + 7) / 8;
             if (dst_bytes != want) return wrong_size(err, c, "dst_bytes", want, dst_bytes);
             const int64_t full = n / 8;
             for (int64_t b = 0; b < full; b++) {
                 uint32_t byte = 0;
-                for (int j = 0; j < 8; j++) byte |= (uint32_t)(bits_of(src[b * 8 + j]) == BITS_ONE) << j;
+                for (int j = 0; j < 8; j++) byte |= (uint32_t)(bits_at(src, b * 8 + j, b16) == BITS_ONE) << j;
                 out[b] = (uint8_t)byte;
             }
             if (full < want) {
                 uint32_t byte = 0;
-                for (int64_t i = full * 8; i < n; i++) byte |= (uint32_t)(bits_of(src[i]) == BITS_ONE) << (i - full * 8);
+                for (int64_t i = full * 8; i < n; i++)
+                    byte |= (uint32_t)(bits_at(src, i, b16) == BITS_ONE) << (i - full * 8);
                 out[full] = (uint8_t)byte;
             }
         } else {
-            const int64_t nnz = remat_count_nonzero(src, n);
+            const int64_t nnz = remat_count_nonzero_as(src, src_enc, n);
             if (dst_bytes != nnz * 4) return wrong_size(err, c, "dst_bytes", nnz * 4, dst_bytes);
             int64_t w = 0;
             for (int64_t i = 0; i < n; i++)
-                if (bits_of(src[i]) == BITS_ONE) {
+                if (bits_at(src, i, b16) == BITS_ONE) {
                     const uint32_t pos = (uint32_t)i;
                     memcpy(out + 4 * w++, &pos, sizeof pos);
                 }
@@ -151,26 +187,35 @@ remat_status remat_compress(remat_compressor c, void *dst, int64_t dst_bytes, co
     }
     case REMAT_COMP_UINT8:
         for (int64_t i = 0; i < n; i++)
-            if (!is_uint8_value(src[i])) return refuse_value(err, c, i, src[i], "an integer 0..255 (+0.0 for zero)");
+            if (!is_uint8_value(value_at(src, i, b16)))
+                return refuse_value(err, c, i, value_at(src, i, b16), "an integer 0..255 (+0.0 for zero)");
         if (dst_bytes != n) return wrong_size(err, c, "dst_bytes", n, dst_bytes);
-        for (int64_t i = 0; i < n; i++) out[i] = (uint8_t)(int)src[i];
+        for (int64_t i = 0; i < n; i++) out[i] = (uint8_t)(int)value_at(src, i, b16);
         return REMAT_OK;
     default: return remat_error_set(err, REMAT_ERR_INTERNAL, "compressor: id %d not handled", (int)c);
     }
 }
 
-remat_status remat_decompress(remat_compressor c, float *dst, int64_t n, const void *src, int64_t src_bytes,
-                              remat_error *err) {
+remat_status remat_compress(remat_compressor c, void *dst, int64_t dst_bytes, const float *src, int64_t n,
+                            remat_error *err) {
+    return remat_compress_as(c, dst, dst_bytes, src, REMAT_ENC_F32, n, err);
+}
+
+remat_status remat_decompress_as(remat_compressor c, void *dst, remat_encoding dst_enc, int64_t n, const void *src,
+                                 int64_t src_bytes, remat_error *err) {
     remat_status st = check_args(c, n, src_bytes, src, "src_bytes", err);
     if (st != REMAT_OK) return st;
     if (n > 0 && !dst)
-        return remat_error_set(err, REMAT_ERR_INPUT, "%s compressor: dst: expected room for %" PRId64 " floats, got NULL",
+        return remat_error_set(err, REMAT_ERR_INPUT,
+                               "%s compressor: dst: expected room for %" PRId64 " elements, got NULL",
                                remat_compressor_name(c), n);
+    const int b16 = is_b16(dst_enc);
+    const int64_t esize = b16 ? 2 : 4;
     const uint8_t *in = src;
     switch (c) {
     case REMAT_COMP_NONE:
-        if (src_bytes != n * 4) return wrong_size(err, c, "src_bytes", n * 4, src_bytes);
-        if (n) memcpy(dst, in, (size_t)n * sizeof(float));
+        if (src_bytes != n * esize) return wrong_size(err, c, "src_bytes", n * esize, src_bytes);
+        if (n) memcpy(dst, in, (size_t)(n * esize));
         return REMAT_OK;
     case REMAT_COMP_BOOL:
         if (src_bytes != n) return wrong_size(err, c, "src_bytes", n, src_bytes);
@@ -178,11 +223,11 @@ remat_status remat_decompress(remat_compressor c, float *dst, int64_t n, const v
             if (in[i] > 1)
                 return remat_error_set(err, REMAT_ERR_INPUT, "bool compressor: byte %" PRId64 ": expected 0 or 1, got %u",
                                        i, (unsigned)in[i]);
-        for (int64_t i = 0; i < n; i++) dst[i] = (float)in[i];
+        for (int64_t i = 0; i < n; i++) store_at(dst, i, in[i], b16);
         return REMAT_OK;
     case REMAT_COMP_UINT8:
         if (src_bytes != n) return wrong_size(err, c, "src_bytes", n, src_bytes);
-        for (int64_t i = 0; i < n; i++) dst[i] = (float)in[i];
+        for (int64_t i = 0; i < n; i++) store_at(dst, i, in[i], b16);
         return REMAT_OK;
     case REMAT_COMP_BIT: {
         const int64_t want = (n + 7) / 8;
@@ -191,7 +236,7 @@ remat_status remat_decompress(remat_compressor c, float *dst, int64_t n, const v
             return remat_error_set(err, REMAT_ERR_INPUT,
                                    "bit compressor: byte %" PRId64 ": expected zero padding above bit %d, got 0x%02x",
                                    want - 1, (int)(n % 8), (unsigned)in[want - 1]);
-        for (int64_t i = 0; i < n; i++) dst[i] = (float)((in[i >> 3] >> (i & 7)) & 1u);
+        for (int64_t i = 0; i < n; i++) store_at(dst, i, (in[i >> 3] >> (i & 7)) & 1u, b16);
         return REMAT_OK;
     }
     case REMAT_COMP_SPARSE: {
@@ -214,14 +259,19 @@ remat_status remat_decompress(remat_compressor c, float *dst, int64_t n, const v
                                        "), got %" PRIu32, w, prev, pos);
             prev = pos;
         }
-        if (n) memset(dst, 0, (size_t)n * sizeof(float));
+        if (n) memset(dst, 0, (size_t)(n * esize));
         for (int64_t w = 0; w < nnz; w++) {
             uint32_t pos;
             memcpy(&pos, in + 4 * w, sizeof pos);
-            dst[pos] = 1.0f;
+            store_at(dst, pos, 1u, b16);
         }
         return REMAT_OK;
     }
     default: return remat_error_set(err, REMAT_ERR_INTERNAL, "compressor: id %d not handled", (int)c);
     }
+}
+
+remat_status remat_decompress(remat_compressor c, float *dst, int64_t n, const void *src, int64_t src_bytes,
+                              remat_error *err) {
+    return remat_decompress_as(c, dst, REMAT_ENC_F32, n, src, src_bytes, err);
 }

@@ -41,6 +41,16 @@ remat_status remat_compress(remat_compressor c, void *dst, int64_t dst_bytes, co
 remat_status remat_decompress(remat_compressor c, float *dst, int64_t n, const void *src, int64_t src_bytes,
                               remat_error *err);
 
+/* The same three for activations stored as enc: REMAT_ENC_F32 (the functions above) or
+ * REMAT_ENC_BF16 (uint16_t bfloat16 patterns of a bf16 model). A bf16 element is judged
+ * by its exactly widened fp32 pattern, so the same values are accepted and refused;
+ * decompression stores bf16 patterns; "none" copies n elements of the type. */
+int64_t remat_count_nonzero_as(const void *x, remat_encoding enc, int64_t n);
+remat_status remat_compress_as(remat_compressor c, void *dst, int64_t dst_bytes, const void *src,
+                               remat_encoding src_enc, int64_t n, remat_error *err);
+remat_status remat_decompress_as(remat_compressor c, void *dst, remat_encoding dst_enc, int64_t n, const void *src,
+                                 int64_t src_bytes, remat_error *err);
+
 #ifdef __cplusplus
 }
 #endif

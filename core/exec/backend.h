@@ -97,7 +97,77 @@ extern "C" {
       (out, n, rate, seed, stream, key))                                                                            \
     X(void, fill_labels, (int32_t *labels, int64_t n, int64_t classes, uint64_t seed, uint64_t key),                \
       (labels, n, classes, seed, key))                                                                              \
-    X(void, bf16_round, (float *x, int64_t n), (x, n))
+    X(void, bf16_from_f32, (uint16_t *dst, const float *src, int64_t n), (dst, src, n))                            \
+    REMAT_BACKEND_KERNELS_BF16(X)
+
+/* The bf16-storage twins (ref_kernels.h: the same arguments, activations uint16_t). A
+ * backend that leaves them NULL cannot run bf16 models (the executor says so). */
+#define REMAT_BACKEND_KERNELS_BF16(X)                                                                                \
+    X(void, linear_forward_bf16,                                                                                     \
+      (uint16_t *out, const uint16_t *inp, const uint16_t *weight, const uint16_t *bias, int64_t rows, int64_t in,  \
+       int64_t out_f),                                                                                               \
+      (out, inp, weight, bias, rows, in, out_f))                                                                    \
+    X(void, linear_backward_bf16,                                                                                    \
+      (uint16_t *dinp, float *dweight, float *dbias, const uint16_t *dout, const uint16_t *inp,                     \
+       const uint16_t *weight, float *scratch, int64_t t_steps, int64_t N, int64_t in, int64_t out_f),             \
+      (dinp, dweight, dbias, dout, inp, weight, scratch, t_steps, N, in, out_f))                                    \
+    X(void, conv2d_forward_bf16,                                                                                     \
+      (uint16_t *out, const uint16_t *inp, const uint16_t *weight, const uint16_t *bias, float *ws, int64_t rows,   \
+       const remat_conv_geom *g),                                                                                    \
+      (out, inp, weight, bias, ws, rows, g))                                                                        \
+    X(void, conv2d_backward_bf16,                                                                                    \
+      (uint16_t *dinp, float *dweight, float *dbias, const uint16_t *dout, const uint16_t *inp,                     \
+       const uint16_t *weight, float *ws, int64_t t_steps, int64_t N, const remat_conv_geom *g),                    \
+      (dinp, dweight, dbias, dout, inp, weight, ws, t_steps, N, g))                                                 \
+    X(void, neuron_forward_bf16,                                                                                     \
+      (uint16_t *spikes, float *h, float *v, const uint16_t *x, remat_layer_type type, const remat_neuron_opts *o,  \
+       int64_t t_steps, int64_t nf),                                                                                 \
+      (spikes, h, v, x, type, o, t_steps, nf))                                                                      \
+    X(void, neuron_backward_bf16,                                                                                    \
+      (uint16_t *dx, float *gv, const uint16_t *dspikes, const float *h, remat_layer_type type,                    \
+       const remat_neuron_opts *o, int64_t t_steps, int64_t nf),                                                    \
+      (dx, gv, dspikes, h, type, o, t_steps, nf))                                                                   \
+    X(void, batchnorm_forward_bf16,                                                                                  \
+      (uint16_t *out, float *mean, float *rstd, float *running_mean, float *running_var, const uint16_t *inp,       \
+       const float *weight, const float *bias, int64_t rows, int64_t C, int64_t hw),                                \
+      (out, mean, rstd, running_mean, running_var, inp, weight, bias, rows, C, hw))                                 \
+    X(void, batchnorm_backward_bf16,                                                                                 \
+      (uint16_t *dinp, float *dweight, float *dbias, const uint16_t *dout, const uint16_t *inp, const float *weight, \
+       const float *mean, const float *rstd, int64_t rows, int64_t C, int64_t hw),                                  \
+      (dinp, dweight, dbias, dout, inp, weight, mean, rstd, rows, C, hw))                                           \
+    X(void, maxpool2d_forward_bf16, (uint16_t *out, const uint16_t *inp, int64_t rows, const remat_conv_geom *g),   \
+      (out, inp, rows, g))                                                                                          \
+    X(void, maxpool2d_backward_bf16,                                                                                 \
+      (uint16_t *dinp, const uint16_t *dout, const uint16_t *inp, int64_t rows, const remat_conv_geom *g),          \
+      (dinp, dout, inp, rows, g))                                                                               \
+    X(void, avgpool2d_forward_bf16, (uint16_t *out, const uint16_t *inp, int64_t rows, const remat_conv_geom *g),   \
+      (out, inp, rows, g))                                                                                          \
+    X(void, avgpool2d_backward_bf16,                                                                                 \
+      (uint16_t *dinp, const uint16_t *dout, int64_t rows, const remat_conv_geom *g), (dinp, dout, rows, g))      \
+    X(void, dropout_forward_bf16,                                                                                    \
+      (uint16_t *out, const uint16_t *inp, uint64_t seed, uint64_t iter, int layer, float p, int64_t t_steps,       \
+       int64_t nf),                                                                                                  \
+      (out, inp, seed, iter, layer, p, t_steps, nf))                                                                \
+    X(void, dropout_backward_bf16,                                                                                   \
+      (uint16_t *dinp, const uint16_t *dout, uint64_t seed, uint64_t iter, int layer, float p, int64_t t_steps,     \
+       int64_t nf),                                                                                                  \
+      (dinp, dout, seed, iter, layer, p, t_steps, nf))                                                              \
+    X(void, add_forward_bf16, (uint16_t *out, const uint16_t *a, const uint16_t *b, int64_t n), (out, a, b, n))     \
+    X(void, add_backward_bf16, (uint16_t *da, uint16_t *db, const uint16_t *dout, int64_t n), (da, db, dout, n))    \
+    X(float, loss_forward_bf16,                                                                                      \
+      (float *rate, const uint16_t *out, const int32_t *labels, remat_loss_type type, int64_t T, int64_t N,         \
+       int64_t K),                                                                                                   \
+      (rate, out, labels, type, T, N, K))                                                                           \
+    X(void, loss_backward_bf16,                                                                                      \
+      (uint16_t *dout, const float *rate, const int32_t *labels, remat_loss_type type, int64_t T, int64_t N,        \
+       int64_t K),                                                                                                   \
+      (dout, rate, labels, type, T, N, K))                                                                          \
+    X(void, fill_uniform_bf16,                                                                                       \
+      (uint16_t *out, int64_t n, float lo, float hi, uint64_t seed, uint64_t stream, uint64_t key),                 \
+      (out, n, lo, hi, seed, stream, key))                                                                          \
+    X(void, fill_bernoulli_bf16,                                                                                     \
+      (uint16_t *out, int64_t n, float rate, uint64_t seed, uint64_t stream, uint64_t key),                         \
+      (out, n, rate, seed, stream, key))
 
 /* Expands a parenthesised parameter or argument list of REMAT_BACKEND_KERNELS. */
 #define REMAT_UNPAREN(...) __VA_ARGS__
@@ -122,11 +192,12 @@ typedef struct remat_backend_ops {
     void (*destroy)(void *ctx);
 
     REMAT_BACKEND_KERNELS(REMAT_BACKEND_FIELD)
-    int64_t (*count_nonzero)(void *ctx, const float *x, int64_t n);
-    remat_status (*compress)(void *ctx, remat_compressor c, void *dst, int64_t dst_bytes, const float *src,
-                             int64_t n, remat_error *err);
-    remat_status (*decompress)(void *ctx, remat_compressor c, float *dst, int64_t n, const void *src,
-                               int64_t src_bytes, remat_error *err);
+    /* As compress.h's _as functions: activations stored as enc (REMAT_ENC_F32 or BF16). */
+    int64_t (*count_nonzero)(void *ctx, const void *x, remat_encoding enc, int64_t n);
+    remat_status (*compress)(void *ctx, remat_compressor c, void *dst, int64_t dst_bytes, const void *src,
+                             remat_encoding src_enc, int64_t n, remat_error *err);
+    remat_status (*decompress)(void *ctx, remat_compressor c, void *dst, remat_encoding dst_enc, int64_t n,
+                               const void *src, int64_t src_bytes, remat_error *err);
 } remat_backend_ops;
 
 typedef struct remat_backend {

@@ -31,13 +31,13 @@ static void dry_destroy(void *ctx) {}
 REMAT_BACKEND_KERNELS(DRY_KERNEL)
 #undef DRY_KERNEL
 
-static int64_t dry_count_nonzero(void *ctx, const float *x, int64_t n) { return -1; }
-static remat_status dry_compress(void *ctx, remat_compressor c, void *dst, int64_t dst_bytes, const float *src,
-                                 int64_t n, remat_error *err) {
+static int64_t dry_count_nonzero(void *ctx, const void *x, remat_encoding enc, int64_t n) { return -1; }
+static remat_status dry_compress(void *ctx, remat_compressor c, void *dst, int64_t dst_bytes, const void *src,
+                                 remat_encoding src_enc, int64_t n, remat_error *err) {
     return REMAT_OK;
 }
-static remat_status dry_decompress(void *ctx, remat_compressor c, float *dst, int64_t n, const void *src,
-                                   int64_t src_bytes, remat_error *err) {
+static remat_status dry_decompress(void *ctx, remat_compressor c, void *dst, remat_encoding dst_enc, int64_t n,
+                                   const void *src, int64_t src_bytes, remat_error *err) {
     return REMAT_OK;
 }
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/base/bf16.h"
 #include "core/codec/compress.h"
 #include "core/exec/mem.h"
 #include "core/base/rng.h"
@@ -25,8 +26,8 @@ typedef struct layer_state {
     remat_tensor v;       /* neuron: membrane state */
     remat_tensor gv;      /* neuron: dL/dv carried between chunks */
     remat_tensor grad;    /* gradient of `out` */
-    const float *in_ptr;  /* input rows of the chunk */
-    float *out_ptr;       /* output rows of the chunk */
+    const void *in_ptr;   /* input rows of the chunk (activations: float or bf16, act_enc) */
+    void *out_ptr;        /* output rows of the chunk */
 } layer_state;
 
 struct remat_session {
@@ -98,15 +99,11 @@ static remat_status tfree(remat_session *s, remat_tensor *t) {
     return remat_mem_release(&s->mem, t, s->err);
 }
 
-/* Bytes a tensor occupies on a backend with data: bf16 tensors live in fp32 slots
- * (mem.h's storage_scale), every other encoding in its own bytes. */
-static int64_t data_bytes(const remat_tensor *t) { return t->enc == REMAT_ENC_BF16 ? t->elems * 4 : t->bytes; }
-
 static remat_status tzero(remat_session *s, remat_tensor *t) {
     if (t->bytes <= 0) return REMAT_OK;
     op_t op;
     op_begin(s, &op, REMAT_OP_ZERO, t->layer, t->block, 0, t->elems);
-    if (t->ptr) s->ops->zero(s->be->ctx, t->ptr, data_bytes(t));
+    if (t->ptr) s->ops->zero(s->be->ctx, t->ptr, t->bytes);
     return op_end(s, &op);
 }
 
@@ -146,10 +143,18 @@ static void describe_vec(remat_session *s, remat_tensor *t, remat_role role, int
 
 static float *fptr(const remat_tensor *t) { return (float *)t->ptr; }
 
+/* Bytes per element of a stored activation (a layer output, the input, their gradients). */
+static int64_t act_bytes(const remat_session *s) { return s->bf16 ? 2 : 4; }
 
-/* Pointer `elems` floats into p (NULL stays NULL: the dry backend has no memory). */
-static float *off(float *p, int64_t elems) { return p ? p + elems : NULL; }
-static const float *coff(const float *p, int64_t elems) { return p ? p + elems : NULL; }
+/* Pointer `elems` activation elements into p (NULL stays NULL: the dry backend has no memory). */
+static void *off(const remat_session *s, void *p, int64_t elems) { return p ? (char *)p + elems * act_bytes(s) : NULL; }
+static const void *coff(const remat_session *s, const void *p, int64_t elems) {
+    return p ? (const char *)p + elems * act_bytes(s) : NULL;
+}
+
+/* A kernel on activations: the bf16-storage twin in a bf16 model (backend.h), else the
+ * float kernel. Activation pointers are void *, so either signature takes them. */
+#define ACT_KERNEL(s, name, ...) ((s)->bf16 ? (s)->ops->name##_bf16(__VA_ARGS__) : (s)->ops->name(__VA_ARGS__))
 
 #define TRY(x)                                  \
     do {                                        \
@@ -171,7 +176,7 @@ static remat_status fill_v_init(remat_session *s, remat_tensor *v, const remat_l
         float *h = remat_xmalloc((size_t)v->elems * sizeof(float), s->err);
         if (!h) return REMAT_ERR_NOMEM;
         for (int64_t i = 0; i < v->elems; i++) h[i] = v0;
-        s->ops->from_host(s->be->ctx, v->ptr, h, data_bytes(v));
+        s->ops->from_host(s->be->ctx, v->ptr, h, v->bytes);
         remat_xfree(h);
     }
     return op_end(s, &op);
@@ -185,26 +190,11 @@ static remat_status ws_alloc(remat_session *s, remat_tensor *t, int j, int64_t e
     return talloc(s, t);
 }
 
-/* Ends the op of a layer forward that wrote n output elements to out (or of a
- * gradient computation): in a bf16 model that output is a bf16 storage point,
- * rounded in place within the op (nothing for a NULL out). */
-static remat_status fwd_end(remat_session *s, op_t *op, float *out, int64_t n) {
-    if (s->bf16 && s->ops->has_data && out) s->ops->bf16_round(s->be->ctx, out, n);
-    return op_end(s, op);
-}
-
-/* Ends the op of a layer backward: the input gradient (n elements, accumulated by
- * this op) and add's other operand's gradient are bf16 storage points. */
-static remat_status bwd_end(remat_session *s, op_t *op, float *dinp, float *dinp2, int64_t n) {
-    if (s->bf16 && s->ops->has_data && dinp2 && dinp2 != dinp) s->ops->bf16_round(s->be->ctx, dinp2, n);
-    return fwd_end(s, op, dinp, n);
-}
-
 /* The weight (and bias, NULL without one) that linear/conv layer j multiplies with:
  * the fp32 masters, or in a bf16 model the step's bf16 copies of them, made at the
  * layer's first forward of the step (allocated, as autocast's cache holds them) and
  * freed after its backward (segment_backward). */
-static remat_status gemm_weights(remat_session *s, int j, const float **w, const float **b) {
+static remat_status gemm_weights(remat_session *s, int j, const void **w, const void **b) {
     const remat_layer *l = &s->m->layers[j];
     int np = l->has_bias ? 2 : 1;
     const remat_tensor *prm = &s->param[j * MAXP];
@@ -216,24 +206,21 @@ static remat_status gemm_weights(remat_session *s, int j, const float **w, const
             TRY(talloc(s, &wc[i]));
             op_t op;
             op_begin(s, &op, REMAT_OP_COPY, j, l->block, 0, wc[i].elems);
-            if (s->ops->has_data) {
-                s->ops->copy(s->be->ctx, wc[i].ptr, prm[i].ptr, wc[i].elems * 4);
-                s->ops->bf16_round(s->be->ctx, fptr(&wc[i]), wc[i].elems);
-            }
+            if (s->ops->has_data) s->ops->bf16_from_f32(s->be->ctx, wc[i].ptr, fptr(&prm[i]), wc[i].elems);
             TRY(op_end(s, &op));
         }
     }
     const remat_tensor *src = s->bf16 ? wc : prm;
-    *w = fptr(&src[0]);
-    *b = l->has_bias ? fptr(&src[1]) : NULL;
+    *w = src[0].ptr;
+    *b = l->has_bias ? src[1].ptr : NULL;
     return REMAT_OK;
 }
 
 /* Forward of layer j over time steps [t0, t0 + tc): in is its input (its source's
  * rows), in2 add's other operand. keep: save what backward needs. recompute: phase
  * RECOMPUTE (no running-statistics update). */
-static remat_status layer_forward(remat_session *s, int j, int64_t tc, const float *in, float *out,
-                                  const float *in2, int keep, int recompute) {
+static remat_status layer_forward(remat_session *s, int j, int64_t tc, const void *in, void *out,
+                                  const void *in2, int keep, int recompute) {
     const remat_layer *l = &s->m->layers[j];
     layer_state *st = &s->ls[j];
     int64_t N = s->m->N, rows = tc * N, fin = l->in_features, fout = l->out_features;
@@ -244,33 +231,32 @@ static remat_status layer_forward(remat_session *s, int j, int64_t tc, const flo
     op_t op;
     st->in_ptr = in;
     st->out_ptr = out;
-    const float *w = NULL, *b = NULL;
-    int64_t n_out = rows * fout;
+    const void *w = NULL, *b = NULL;
     switch (l->type) {
     case REMAT_LAYER_LINEAR:
         TRY(gemm_weights(s, j, &w, &b));
         op_begin(s, &op, REMAT_OP_LINEAR_FWD, j, l->block, tc, rows * fout);
-        if (data) s->ops->linear_forward(ctx, out, in, w, b, rows, fin, fout);
-        return fwd_end(s, &op, out, n_out);
+        if (data) ACT_KERNEL(s, linear_forward, ctx, out, in, w, b, rows, fin, fout);
+        return op_end(s, &op);
     case REMAT_LAYER_CONV2D: {
         TRY(gemm_weights(s, j, &w, &b));
         remat_tensor ws;
         TRY(ws_alloc(s, &ws, j, remat_ref_conv2d_forward_ws_elems(&g)));
         op_begin(s, &op, REMAT_OP_CONV_FWD, j, l->block, tc, rows * fout);
-        if (data) s->ops->conv2d_forward(ctx, out, in, w, b, fptr(&ws), rows, &g);
-        TRY(fwd_end(s, &op, out, n_out));
+        if (data) ACT_KERNEL(s, conv2d_forward, ctx, out, in, w, b, fptr(&ws), rows, &g);
+        TRY(op_end(s, &op));
         return tfree(s, &ws);
     }
     case REMAT_LAYER_MAXPOOL2D:
     case REMAT_LAYER_AVGPOOL2D:
         op_begin(s, &op, REMAT_OP_POOL_FWD, j, l->block, tc, rows * fout);
-        if (data && l->type == REMAT_LAYER_MAXPOOL2D) s->ops->maxpool2d_forward(ctx, out, in, rows, &g);
-        if (data && l->type == REMAT_LAYER_AVGPOOL2D) s->ops->avgpool2d_forward(ctx, out, in, rows, &g);
-        return fwd_end(s, &op, out, n_out);
+        if (data && l->type == REMAT_LAYER_MAXPOOL2D) ACT_KERNEL(s, maxpool2d_forward, ctx, out, in, rows, &g);
+        if (data && l->type == REMAT_LAYER_AVGPOOL2D) ACT_KERNEL(s, avgpool2d_forward, ctx, out, in, rows, &g);
+        return op_end(s, &op);
     case REMAT_LAYER_FLATTEN:
         op_begin(s, &op, REMAT_OP_FLATTEN_FWD, j, l->block, tc, rows * fout);
-        if (data) s->ops->copy(ctx, out, in, rows * fout * 4);
-        return fwd_end(s, &op, out, n_out);
+        if (data) s->ops->copy(ctx, out, in, rows * fout * act_bytes(s));
+        return op_end(s, &op);
     case REMAT_LAYER_IF:
     case REMAT_LAYER_LIF: {
         if (keep) {
@@ -279,9 +265,9 @@ static remat_status layer_forward(remat_session *s, int j, int64_t tc, const flo
         }
         op_begin(s, &op, REMAT_OP_NEURON_FWD, j, l->block, tc, rows * fout);
         if (data)
-            s->ops->neuron_forward(ctx, out, keep ? fptr(&st->h) : NULL, fptr(&st->v), in, l->type, &l->neuron, tc,
-                                   N * fout);
-        return fwd_end(s, &op, out, n_out);
+            ACT_KERNEL(s, neuron_forward, ctx, out, keep ? fptr(&st->h) : NULL, fptr(&st->v), in, l->type, &l->neuron,
+                       tc, N * fout);
+        return op_end(s, &op);
     }
     case REMAT_LAYER_BATCHNORM: {
         remat_role role = keep ? REMAT_ROLE_SAVED : REMAT_ROLE_WORKSPACE;
@@ -292,10 +278,10 @@ static remat_status layer_forward(remat_session *s, int j, int64_t tc, const flo
         int update = !recompute || s->o.fault == REMAT_FAULT_BN_DOUBLE_UPDATE;
         op_begin(s, &op, REMAT_OP_BATCHNORM_FWD, j, l->block, tc, rows * fout);
         if (data)
-            s->ops->batchnorm_forward(ctx, out, fptr(&st->mean), fptr(&st->rstd), update ? fptr(&prm[2]) : NULL,
-                                      update ? fptr(&prm[3]) : NULL, in, fptr(&prm[0]), fptr(&prm[1]), rows, l->in.c,
-                                      l->in.h * l->in.w);
-        TRY(fwd_end(s, &op, out, n_out));
+            ACT_KERNEL(s, batchnorm_forward, ctx, out, fptr(&st->mean), fptr(&st->rstd),
+                       update ? fptr(&prm[2]) : NULL, update ? fptr(&prm[3]) : NULL, in, fptr(&prm[0]), fptr(&prm[1]),
+                       rows, l->in.c, l->in.h * l->in.w);
+        TRY(op_end(s, &op));
         if (!keep) {
             TRY(tfree(s, &st->rstd));
             TRY(tfree(s, &st->mean));
@@ -304,14 +290,14 @@ static remat_status layer_forward(remat_session *s, int j, int64_t tc, const flo
     }
     case REMAT_LAYER_ADD:
         op_begin(s, &op, REMAT_OP_ADD_FWD, j, l->block, tc, rows * fout);
-        if (data) s->ops->add_forward(ctx, out, in2, in, rows * fout);
-        return fwd_end(s, &op, out, n_out);
+        if (data) ACT_KERNEL(s, add_forward, ctx, out, in2, in, rows * fout);
+        return op_end(s, &op);
     case REMAT_LAYER_DROPOUT: {
         uint64_t it = (uint64_t)s->iter;
         if (recompute && s->o.fault == REMAT_FAULT_REDRAW_DROPOUT) it += 7919;
         op_begin(s, &op, REMAT_OP_DROPOUT_FWD, j, l->block, tc, rows * fout);
-        if (data) s->ops->dropout_forward(ctx, out, in, s->o.seed, it, j, l->p, tc, N * fout);
-        return fwd_end(s, &op, out, n_out);
+        if (data) ACT_KERNEL(s, dropout_forward, ctx, out, in, s->o.seed, it, j, l->p, tc, N * fout);
+        return op_end(s, &op);
     }
     default:
         return remat_error_set(s->err, REMAT_ERR_INTERNAL, "layer %s: unknown type %d", l->name, (int)l->type);
@@ -321,8 +307,8 @@ static remat_status layer_forward(remat_session *s, int j, int64_t tc, const flo
 /* Backward of layer j over a chunk of tc steps; dinp (the gradient of its input)
  * and dinp2 (of add's other operand) accumulate. chunked: the segment runs in k > 1
  * chunks. */
-static remat_status layer_backward(remat_session *s, int j, int64_t tc, float *dinp, const float *dout,
-                                   float *dinp2, int chunked) {
+static remat_status layer_backward(remat_session *s, int j, int64_t tc, void *dinp, const void *dout,
+                                   void *dinp2, int chunked) {
     const remat_layer *l = &s->m->layers[j];
     layer_state *st = &s->ls[j];
     int64_t N = s->m->N, rows = tc * N, fin = l->in_features, fout = l->out_features;
@@ -351,12 +337,13 @@ static remat_status layer_backward(remat_session *s, int j, int64_t tc, float *d
         }
         float *w_to = reorder ? fptr(&tw) : dw, *b_to = reorder ? (db ? fptr(&tb) : NULL) : db;
         op_begin(s, &op, conv ? REMAT_OP_CONV_BWD : REMAT_OP_LINEAR_BWD, j, l->block, tc, rows * fin);
-        const float *w = s->bf16 ? fptr(&s->wcast[j * 2]) : fptr(&prm[0]); /* what forward multiplied with */
+        const void *w = s->bf16 ? s->wcast[j * 2].ptr : prm[0].ptr; /* what forward multiplied with */
         if (data && conv)
-            s->ops->conv2d_backward(ctx, dinp, w_to, b_to, dout, st->in_ptr, w, fptr(&scratch), tc, N, &g);
+            ACT_KERNEL(s, conv2d_backward, ctx, dinp, w_to, b_to, dout, st->in_ptr, w, fptr(&scratch), tc, N, &g);
         else if (data)
-            s->ops->linear_backward(ctx, dinp, w_to, b_to, dout, st->in_ptr, w, fptr(&scratch), tc, N, fin, fout);
-        TRY(bwd_end(s, &op, dinp, dinp2, rows * fin));
+            ACT_KERNEL(s, linear_backward, ctx, dinp, w_to, b_to, dout, st->in_ptr, w, fptr(&scratch), tc, N, fin,
+                       fout);
+        TRY(op_end(s, &op));
         if (reorder) {
             if (data) {
                 s->ops->add_forward(ctx, dw, dw, fptr(&tw), wn);
@@ -370,13 +357,14 @@ static remat_status layer_backward(remat_session *s, int j, int64_t tc, float *d
     case REMAT_LAYER_MAXPOOL2D:
     case REMAT_LAYER_AVGPOOL2D:
         op_begin(s, &op, REMAT_OP_POOL_BWD, j, l->block, tc, rows * fin);
-        if (data && l->type == REMAT_LAYER_MAXPOOL2D) s->ops->maxpool2d_backward(ctx, dinp, dout, st->in_ptr, rows, &g);
-        if (data && l->type == REMAT_LAYER_AVGPOOL2D) s->ops->avgpool2d_backward(ctx, dinp, dout, rows, &g);
-        return bwd_end(s, &op, dinp, dinp2, rows * fin);
+        if (data && l->type == REMAT_LAYER_MAXPOOL2D)
+            ACT_KERNEL(s, maxpool2d_backward, ctx, dinp, dout, st->in_ptr, rows, &g);
+        if (data && l->type == REMAT_LAYER_AVGPOOL2D) ACT_KERNEL(s, avgpool2d_backward, ctx, dinp, dout, rows, &g);
+        return op_end(s, &op);
     case REMAT_LAYER_FLATTEN:
         op_begin(s, &op, REMAT_OP_FLATTEN_BWD, j, l->block, tc, rows * fin);
-        if (data) s->ops->add_forward(ctx, dinp, dinp, dout, rows * fin);
-        return bwd_end(s, &op, dinp, dinp2, rows * fin);
+        if (data) ACT_KERNEL(s, add_forward, ctx, dinp, dinp, dout, rows * fin);
+        return op_end(s, &op);
     case REMAT_LAYER_IF:
     case REMAT_LAYER_LIF: {
         if (!chunked) {
@@ -385,28 +373,30 @@ static remat_status layer_backward(remat_session *s, int j, int64_t tc, float *d
             TRY(tzero(s, &st->gv));
         }
         op_begin(s, &op, REMAT_OP_NEURON_BWD, j, l->block, tc, rows * fout);
-        if (data) s->ops->neuron_backward(ctx, dinp, fptr(&st->gv), dout, fptr(&st->h), l->type, &l->neuron, tc, N * fout);
-        TRY(bwd_end(s, &op, dinp, dinp2, rows * fin));
+        if (data)
+            ACT_KERNEL(s, neuron_backward, ctx, dinp, fptr(&st->gv), dout, fptr(&st->h), l->type, &l->neuron, tc,
+                       N * fout);
+        TRY(op_end(s, &op));
         if (!chunked) TRY(tfree(s, &st->gv));
         return tfree(s, &st->h);
     }
     case REMAT_LAYER_BATCHNORM:
         op_begin(s, &op, REMAT_OP_BATCHNORM_BWD, j, l->block, tc, rows * fout);
         if (data)
-            s->ops->batchnorm_backward(ctx, dinp, fptr(&s->grad[j * MAXP]), fptr(&s->grad[j * MAXP + 1]), dout,
-                                       st->in_ptr, fptr(&prm[0]), fptr(&st->mean), fptr(&st->rstd), rows, l->in.c,
-                                       l->in.h * l->in.w);
-        TRY(bwd_end(s, &op, dinp, dinp2, rows * fin));
+            ACT_KERNEL(s, batchnorm_backward, ctx, dinp, fptr(&s->grad[j * MAXP]), fptr(&s->grad[j * MAXP + 1]),
+                       dout, st->in_ptr, fptr(&prm[0]), fptr(&st->mean), fptr(&st->rstd), rows, l->in.c,
+                       l->in.h * l->in.w);
+        TRY(op_end(s, &op));
         TRY(tfree(s, &st->rstd));
         return tfree(s, &st->mean);
     case REMAT_LAYER_ADD:
         op_begin(s, &op, REMAT_OP_ADD_BWD, j, l->block, tc, rows * fout);
-        if (data) s->ops->add_backward(ctx, dinp2, dinp, dout, rows * fout);
-        return bwd_end(s, &op, dinp, dinp2, rows * fin);
+        if (data) ACT_KERNEL(s, add_backward, ctx, dinp2, dinp, dout, rows * fout);
+        return op_end(s, &op);
     case REMAT_LAYER_DROPOUT:
         op_begin(s, &op, REMAT_OP_DROPOUT_BWD, j, l->block, tc, rows * fout);
-        if (data) s->ops->dropout_backward(ctx, dinp, dout, s->o.seed, (uint64_t)s->iter, j, l->p, tc, N * fout);
-        return bwd_end(s, &op, dinp, dinp2, rows * fin);
+        if (data) ACT_KERNEL(s, dropout_backward, ctx, dinp, dout, s->o.seed, (uint64_t)s->iter, j, l->p, tc, N * fout);
+        return op_end(s, &op);
     default:
         return remat_error_set(s->err, REMAT_ERR_INTERNAL, "layer %s: unknown type %d", l->name, (int)l->type);
     }
@@ -449,28 +439,28 @@ static remat_status note_nnz(remat_session *s, remat_tensor *t, int producer, re
  * release the segment input after its last forward use (first pass, k == 1). */
 /* Rows [t0, t0 + tc) of the output of layer k as segment g's chunk sees it: the
  * segment input x for k = g->first - 1, else the layer's chunk output. */
-static const float *chunk_rows(remat_session *s, const remat_segment *g, int k, const float *x) {
+static const void *chunk_rows(remat_session *s, const remat_segment *g, int k, const void *x) {
     return k < g->first ? x : s->ls[k].out_ptr;
 }
 
-static remat_status chunk_forward(remat_session *s, int sg, int c, const float *in, float *out, int keep,
+static remat_status chunk_forward(remat_session *s, int sg, int c, const void *in, void *out, int keep,
                                   int recompute, int free_input) {
     const remat_segment *g = &s->sch.segs[sg];
     int64_t tc = s->m->T / g->k, t0 = (int64_t)c * tc, N = s->m->N;
-    const float *x = coff(in, t0 * N * s->m->layers[g->first].in_features);
+    const void *x = coff(s, in, t0 * N * s->m->layers[g->first].in_features);
     int last = g->first + g->n - 1;
     int last_use = readers_of(s, g, g->first - 1).last;
     for (int j = g->first; j <= last; j++) {
         const remat_layer *l = &s->m->layers[j];
         layer_state *st = &s->ls[j];
-        float *y;
+        void *y;
         if (j == last && !recompute) {
-            y = off(out, t0 * N * l->out_features);
+            y = off(s, out, t0 * N * l->out_features);
         } else {
             int saved = j < last && keep && readers_of(s, g, j).saved;
             describe_out(s, &st->out, saved ? REMAT_ROLE_SAVED : REMAT_ROLE_TRANSIENT, j, tc, l->out_features);
             TRY(talloc(s, &st->out));
-            y = fptr(&st->out);
+            y = st->out.ptr;
         }
         int own_v = remat_layer_is_neuron(l) && g->k == 1 && !recompute;
         if (own_v) {
@@ -478,7 +468,7 @@ static remat_status chunk_forward(remat_session *s, int sg, int c, const float *
             TRY(talloc(s, &st->v));
             TRY(fill_v_init(s, &st->v, l));
         }
-        const float *in2 = l->src2 == REMAT_SRC_NONE ? NULL : chunk_rows(s, g, l->src2, x);
+        const void *in2 = l->src2 == REMAT_SRC_NONE ? NULL : chunk_rows(s, g, l->src2, x);
         TRY(layer_forward(s, j, tc, chunk_rows(s, g, l->src, x), y, in2, keep, recompute));
         if (own_v) TRY(tfree(s, &st->v));
         /* outputs whose last reader in forward was layer j, unless kept for backward */
@@ -506,7 +496,7 @@ static remat_status count_nnz(remat_session *s, remat_tensor *t, int producer, i
     if (s->ops->has_data) {
         op_t op;
         op_begin(s, &op, REMAT_OP_COPY, producer, t->block, 0, t->elems);
-        *nnz = s->ops->count_nonzero(s->be->ctx, fptr(t), t->elems);
+        *nnz = s->ops->count_nonzero(s->be->ctx, t->ptr, t->enc, t->elems);
         TRY(op_end(s, &op));
     } else if (s->o.nnz_oracle) {
         *nnz = s->o.nnz_oracle(s->o.hook_ctx, s->iter, producer, t->elems);
@@ -523,19 +513,23 @@ static remat_status note_nnz(remat_session *s, remat_tensor *t, int producer, re
     return REMAT_OK;
 }
 
-/* Decompresses a segment's input into dst (n floats); the lossy fault flips one element. */
-static remat_status decompress_into(remat_session *s, int sg, float *dst, int64_t n) {
+/* Decompresses a segment's input into dst (n activation elements); the lossy fault
+ * flips one element between 0 and 1. */
+static remat_status decompress_into(remat_session *s, int sg, void *dst, int64_t n) {
     const remat_segment *g = &s->sch.segs[sg];
     remat_tensor *c = &s->comp[sg];
     op_t op;
     op_begin(s, &op, REMAT_OP_DECOMPRESS, g->first, g->block, s->m->T, n);
     if (s->ops->has_data) {
-        TRY(s->ops->decompress(s->be->ctx, g->comp, dst, n, c->ptr, c->bytes, s->err));
+        TRY(s->ops->decompress(s->be->ctx, g->comp, dst, act_enc(s), n, c->ptr, c->bytes, s->err));
         if (s->o.fault == REMAT_FAULT_LOSSY_COMPRESS && n > 0) {
-            float v;
-            s->ops->to_host(s->be->ctx, &v, dst, sizeof v);
-            v = v == 0.0f ? 1.0f : 0.0f;
-            s->ops->from_host(s->be->ctx, dst, &v, sizeof v);
+            uint32_t v = 0; /* the first element's bytes (little-endian host): zero or not */
+            s->ops->to_host(s->be->ctx, &v, dst, act_bytes(s));
+            const float one = 1.0f;
+            uint32_t one_bits;
+            memcpy(&one_bits, &one, sizeof one_bits);
+            v = v == 0 ? (s->bf16 ? one_bits >> 16 : one_bits) : 0;
+            s->ops->from_host(s->be->ctx, dst, &v, act_bytes(s));
         }
     }
     return op_end(s, &op);
@@ -544,16 +538,16 @@ static remat_status decompress_into(remat_session *s, int sg, float *dst, int64_
 /* Verify's losslessness check: decompress into scratch and compare bit patterns. */
 static remat_status check_compression(remat_session *s, int sg) {
     remat_tensor *x = &s->act[sg];
-    int64_t n = x->elems;
+    int64_t n = x->elems, bytes = x->bytes;
     void *scratch = NULL;
-    TRY(s->ops->segment_alloc(s->be->ctx, n * 4 > 0 ? n * 4 : 4, &scratch, s->err));
+    TRY(s->ops->segment_alloc(s->be->ctx, bytes > 0 ? bytes : 4, &scratch, s->err));
     remat_status st = decompress_into(s, sg, scratch, n);
-    uint32_t *a = remat_xmalloc((size_t)n * 4 + 4, s->err), *b = remat_xmalloc((size_t)n * 4 + 4, s->err);
+    uint8_t *a = remat_xmalloc((size_t)bytes + 4, s->err), *b = remat_xmalloc((size_t)bytes + 4, s->err);
     if (st == REMAT_OK && a && b) {
-        s->ops->to_host(s->be->ctx, a, x->ptr, n * 4);
-        s->ops->to_host(s->be->ctx, b, scratch, n * 4);
+        s->ops->to_host(s->be->ctx, a, x->ptr, bytes);
+        s->ops->to_host(s->be->ctx, b, scratch, bytes);
         s->res->compressions_checked++;
-        if (memcmp(a, b, (size_t)n * 4) != 0) s->res->compression_mismatches++;
+        if (memcmp(a, b, (size_t)bytes) != 0) s->res->compression_mismatches++;
     } else if (st == REMAT_OK) {
         st = REMAT_ERR_NOMEM;
     }
@@ -585,7 +579,8 @@ static remat_status segment_forward(remat_session *s, int sg) {
         op_t op;
         op_begin(s, &op, REMAT_OP_COMPRESS, g->first, g->block, m->T, x->elems);
         if (s->ops->has_data)
-            TRY(s->ops->compress(s->be->ctx, g->comp, s->comp[sg].ptr, s->comp[sg].bytes, fptr(x), x->elems, s->err));
+            TRY(s->ops->compress(s->be->ctx, g->comp, s->comp[sg].ptr, s->comp[sg].bytes, x->ptr, x->enc, x->elems,
+                                 s->err));
         TRY(op_end(s, &op));
         s->res->compressions++;
         if (s->o.check_compression && s->ops->has_data) TRY(check_compression(s, sg));
@@ -609,10 +604,10 @@ static remat_status segment_forward(remat_session *s, int sg) {
             TRY(talloc(s, b));
             op_t op;
             op_begin(s, &op, REMAT_OP_COPY, j, m->layers[j].block, 0, b->elems);
-            if (s->ops->has_data) s->ops->copy(s->be->ctx, b->ptr, s->ls[j].v.ptr, data_bytes(b));
+            if (s->ops->has_data) s->ops->copy(s->be->ctx, b->ptr, s->ls[j].v.ptr, b->bytes);
             TRY(op_end(s, &op));
         }
-        TRY(chunk_forward(s, sg, c, fptr(x), fptr(y), !g->checkpoint, 0, free_input && g->k == 1));
+        TRY(chunk_forward(s, sg, c, x->ptr, y->ptr, !g->checkpoint, 0, free_input && g->k == 1));
     }
     for (int j = g->first; g->k > 1 && j <= last; j++) TRY(tfree(s, &s->ls[j].v));
     if (free_input) TRY(tfree(s, x));
@@ -627,15 +622,15 @@ static remat_status segment_backward(remat_session *s, int sg, remat_tensor *dou
     int64_t T = m->T, N = m->N, fin = seg_in_features(s, g);
     remat_tensor *x = &s->act[sg], xin;
     remat_tensor_describe(&xin, REMAT_ENC_F32, REMAT_ROLE_SAVED, g->first, g->block, 0, NULL, -1, -1, -1);
-    const float *in = fptr(x);
+    const void *in = x->ptr;
     if (g->checkpoint && g->comp != REMAT_COMP_NONE) {
         s->mem.phase = REMAT_PHASE_RECOMPUTE;
         describe_out(s, &xin, REMAT_ROLE_SAVED, g->first, T, fin);
         xin.layer = g->first;
         TRY(talloc(s, &xin));
-        TRY(decompress_into(s, sg, fptr(&xin), xin.elems));
+        TRY(decompress_into(s, sg, xin.ptr, xin.elems));
         TRY(tfree(s, &s->comp[sg]));
-        in = fptr(&xin);
+        in = xin.ptr;
     }
     s->mem.phase = REMAT_PHASE_BACKWARD;
     /* the network input's gradient is skipped when asked and when its only reader
@@ -683,8 +678,8 @@ static remat_status segment_backward(remat_session *s, int sg, remat_tensor *dou
         int64_t t0 = (int64_t)c * tc;
         for (int j = last; j >= g->first; j--) {
             const remat_layer *l = &m->layers[j];
-            const float *dy = j == last ? coff(fptr(dout), t0 * N * l->out_features) : fptr(&s->ls[j].grad);
-            float *dx[2] = {NULL, NULL};
+            const void *dy = j == last ? coff(s, dout->ptr, t0 * N * l->out_features) : s->ls[j].grad.ptr;
+            void *dx[2] = {NULL, NULL};
             int srcs[2] = {l->src, l->src2};
             for (int q = 0; q < 2; q++) { /* the gradient of each operand, allocated by its first writer */
                 int k = srcs[q];
@@ -695,14 +690,14 @@ static remat_status segment_backward(remat_session *s, int sg, remat_tensor *dou
                         TRY(talloc(s, din));
                         TRY(tzero(s, din));
                     }
-                    dx[q] = off(fptr(din), t0 * N * fin);
+                    dx[q] = off(s, din->ptr, t0 * N * fin);
                 } else {
                     if (s->ls[k].grad.id < 0) {
                         describe_out(s, &s->ls[k].grad, REMAT_ROLE_ACT_GRAD, k, tc, m->layers[k].out_features);
                         TRY(talloc(s, &s->ls[k].grad));
                         TRY(tzero(s, &s->ls[k].grad));
                     }
-                    dx[q] = fptr(&s->ls[k].grad);
+                    dx[q] = s->ls[k].grad.ptr;
                 }
             }
             TRY(layer_backward(s, j, tc, dx[0], dy, dx[1], chunked));
@@ -834,23 +829,25 @@ static void calibrate_compressors(remat_session *s) {
     const int64_t n = 1 << 20;
     void *src = NULL, *dst = NULL, *back = NULL;
     remat_error e = {0};
-    if (s->ops->segment_alloc(s->be->ctx, n * 4, &src, &e) != REMAT_OK) return;
-    if (s->ops->segment_alloc(s->be->ctx, n * 4, &dst, &e) != REMAT_OK ||
-        s->ops->segment_alloc(s->be->ctx, n * 4, &back, &e) != REMAT_OK) {
+    const int64_t eb = act_bytes(s);
+    if (s->ops->segment_alloc(s->be->ctx, n * eb, &src, &e) != REMAT_OK) return;
+    if (s->ops->segment_alloc(s->be->ctx, n * eb, &dst, &e) != REMAT_OK ||
+        s->ops->segment_alloc(s->be->ctx, n * eb, &back, &e) != REMAT_OK) {
         s->ops->segment_free(s->be->ctx, src);
         if (dst) s->ops->segment_free(s->be->ctx, dst);
         return;
     }
-    s->ops->fill_bernoulli(s->be->ctx, src, n, 0.2f, s->o.seed, REMAT_RNG_INPUT, 0xca11b);
-    int64_t nnz = s->ops->count_nonzero(s->be->ctx, src, n);
+    ACT_KERNEL(s, fill_bernoulli, s->be->ctx, src, n, 0.2f, s->o.seed, REMAT_RNG_INPUT, 0xca11b);
+    const remat_encoding enc = act_enc(s);
+    int64_t nnz = s->ops->count_nonzero(s->be->ctx, src, enc, n);
     for (int c = 1; c < REMAT_COMP_COUNT; c++) {
         int64_t bytes = remat_compressed_bytes((remat_compressor)c, n, nnz);
         double best_c = 1e30, best_d = 1e30;
         for (int rep = 0; rep < 3; rep++) {
             double a = s->ops->now(s->be->ctx);
-            s->ops->compress(s->be->ctx, (remat_compressor)c, dst, bytes, src, n, &e);
+            s->ops->compress(s->be->ctx, (remat_compressor)c, dst, bytes, src, enc, n, &e);
             double b = s->ops->now(s->be->ctx);
-            s->ops->decompress(s->be->ctx, (remat_compressor)c, back, n, dst, bytes, &e);
+            s->ops->decompress(s->be->ctx, (remat_compressor)c, back, enc, n, dst, bytes, &e);
             double d = s->ops->now(s->be->ctx);
             if (b - a < best_c) best_c = b - a;
             if (d - b < best_d) best_d = d - b;
@@ -861,6 +858,13 @@ static void calibrate_compressors(remat_session *s) {
     s->ops->segment_free(s->be->ctx, src);
     s->ops->segment_free(s->be->ctx, dst);
     s->ops->segment_free(s->be->ctx, back);
+}
+
+/* The backend has every bf16-storage twin and the weight conversion. */
+static int has_bf16_kernels(const remat_backend_ops *ops) {
+#define HAS_ENTRY(ret, name, params, args) &&ops->name
+    return ops->bf16_from_f32 REMAT_BACKEND_KERNELS_BF16(HAS_ENTRY);
+#undef HAS_ENTRY
 }
 
 /* Every layer of m has its kernels on the backend (a backend may lack newer layers). */
@@ -879,7 +883,7 @@ static remat_status check_kernels(const remat_model *m, const remat_backend_ops 
                                    "%s: layers[%d] (\"%s\", %s): not available on the %s backend yet (use --backend ref)",
                                    m->path ? m->path : "<model>", j, l->name, remat_layer_type_name(l->type), ops->name);
     }
-    if (m->precision == REMAT_PRECISION_BF16 && !ops->bf16_round)
+    if (m->precision == REMAT_PRECISION_BF16 && !has_bf16_kernels(ops))
         return remat_error_set(err, REMAT_ERR_INPUT,
                                "%s: precision: \"bf16\" is not available on the %s backend yet (use --backend ref)",
                                m->path ? m->path : "<model>", ops->name);
@@ -933,7 +937,6 @@ remat_session *remat_session_init(const remat_model *m, const remat_plan *p, rem
     }
     s->input = s->labels = s->input_grad = none;
     if (remat_mem_init(&s->mem, b, &o->caching, o->trace, err) != REMAT_OK) goto fail;
-    if (s->bf16 && b->ops->has_data) s->mem.storage_scale = 2; /* bf16 tensors in fp32 slots */
     s->t0 = s->ops->now(b->ctx);
     if (o->trace) {
         remat_trace *t = o->trace;
@@ -963,12 +966,11 @@ static remat_status make_batch(remat_session *s) {
     op_begin(s, &op, REMAT_OP_FILL, -1, -1, m->T, s->input.elems);
     if (s->ops->has_data) {
         if (m->input_spikes)
-            s->ops->fill_bernoulli(s->be->ctx, fptr(&s->input), s->input.elems, m->input_rate, s->o.seed,
-                                   REMAT_RNG_INPUT, (uint64_t)s->iter);
+            ACT_KERNEL(s, fill_bernoulli, s->be->ctx, s->input.ptr, s->input.elems, m->input_rate, s->o.seed,
+                       REMAT_RNG_INPUT, (uint64_t)s->iter);
         else
-            s->ops->fill_uniform(s->be->ctx, fptr(&s->input), s->input.elems, 0.0f, 1.0f, s->o.seed, REMAT_RNG_INPUT,
-                                 (uint64_t)s->iter);
-        if (s->bf16) s->ops->bf16_round(s->be->ctx, fptr(&s->input), s->input.elems); /* a storage point */
+            ACT_KERNEL(s, fill_uniform, s->be->ctx, s->input.ptr, s->input.elems, 0.0f, 1.0f, s->o.seed,
+                       REMAT_RNG_INPUT, (uint64_t)s->iter);
     }
     TRY(op_end(s, &op));
     int64_t ldims[1] = {m->N};
@@ -1015,8 +1017,8 @@ static remat_status step(remat_session *s, int apply_optimizer, remat_step_resul
     op_begin(s, &op, REMAT_OP_LOSS_FWD, -1, -1, m->T, s->act[n].elems);
     float loss = 0.0f;
     if (s->ops->has_data)
-        loss = s->ops->loss_forward(s->be->ctx, fptr(&rate), fptr(&s->act[n]), (const int32_t *)s->labels.ptr, m->loss,
-                                    m->T, m->N, m->classes);
+        loss = ACT_KERNEL(s, loss_forward, s->be->ctx, fptr(&rate), s->act[n].ptr, (const int32_t *)s->labels.ptr,
+                          m->loss, m->T, m->N, m->classes);
     TRY(op_end(s, &op));
     TRY(tfree(s, &s->act[n]));
     remat_alloc_stats ex, ca;
@@ -1032,9 +1034,9 @@ static remat_status step(remat_session *s, int apply_optimizer, remat_step_resul
     TRY(tzero(s, &dout));
     op_begin(s, &op, REMAT_OP_LOSS_BWD, -1, -1, m->T, dout.elems);
     if (s->ops->has_data)
-        s->ops->loss_backward(s->be->ctx, fptr(&dout), fptr(&rate), (const int32_t *)s->labels.ptr, m->loss, m->T,
-                              m->N, m->classes);
-    TRY(fwd_end(s, &op, fptr(&dout), dout.elems)); /* the output's gradient: a storage point */
+        ACT_KERNEL(s, loss_backward, s->be->ctx, dout.ptr, fptr(&rate), (const int32_t *)s->labels.ptr, m->loss, m->T,
+                   m->N, m->classes);
+    TRY(op_end(s, &op));
     TRY(tfree(s, &rate));
 
     /* backward, segments in reverse */
@@ -1126,11 +1128,21 @@ int remat_session_iter(const remat_session *s) { return s->iter; }
 
 /* ---- host copies ----------------------------------------------------------- */
 
+/* Copies t to the host; a bf16 tensor arrives widened to floats (t->elems of them). */
 static remat_status copy_out(remat_session *s, const remat_tensor *t, void *dst, const char *what, remat_error *err) {
     if (!s->ops->has_data)
         return remat_error_set(err, REMAT_ERR_INPUT, "%s: the %s backend holds no data", what, s->ops->name);
     if (t->id < 0) return remat_error_set(err, REMAT_ERR_INPUT, "%s: not available (run a step first)", what);
-    s->ops->to_host(s->be->ctx, dst, t->ptr, data_bytes(t));
+    if (t->enc != REMAT_ENC_BF16) {
+        s->ops->to_host(s->be->ctx, dst, t->ptr, t->bytes);
+        return REMAT_OK;
+    }
+    uint16_t *h = remat_xmalloc((size_t)t->bytes + 2, err);
+    if (!h) return REMAT_ERR_NOMEM;
+    s->ops->to_host(s->be->ctx, h, t->ptr, t->bytes);
+    float *f = dst;
+    for (int64_t i = 0; i < t->elems; i++) f[i] = remat_bf16_to_f32(h[i]);
+    remat_xfree(h);
     return REMAT_OK;
 }
 

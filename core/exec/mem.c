@@ -10,7 +10,6 @@ remat_status remat_mem_init(remat_mem *m, remat_backend *be, const remat_caching
     memset(m, 0, sizeof *m);
     m->be = be;
     m->trace = trace;
-    m->storage_scale = 1;
     m->exact = remat_alloc_model_init(REMAT_ALLOC_EXACT, NULL, err);
     if (!m->exact) return err ? err->status : REMAT_ERR_NOMEM;
     m->caching = remat_alloc_model_init(REMAT_ALLOC_CACHING, cfg, err);
@@ -115,12 +114,12 @@ remat_status remat_mem_alloc(remat_mem *m, remat_tensor *t, remat_error *err) {
                                        "segment %lld grew in place: expandable segments are simulated only",
                                        (long long)r.segment);
             }
-            st = m->be->ops->segment_alloc(m->be->ctx, r.new_segment_bytes * m->storage_scale,
+            st = m->be->ops->segment_alloc(m->be->ctx, r.new_segment_bytes,
                                            &m->seg_base[r.segment], err);
             if (st != REMAT_OK) return st;
             if (r.segment >= m->n_seg) m->n_seg = r.segment + 1;
         }
-        if (m->seg_base[r.segment]) t->ptr = (char *)m->seg_base[r.segment] + r.offset * m->storage_scale;
+        if (m->seg_base[r.segment]) t->ptr = (char *)m->seg_base[r.segment] + r.offset;
     }
     return trace_event(m, t, REMAT_EVENT_ALLOC, err);
 }

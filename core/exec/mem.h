@@ -42,12 +42,6 @@ typedef struct remat_mem {
     int32_t iter;
     remat_phase phase;
     double now_s;         /* time stamped on the next event */
-    /* Real bytes per modelled byte (1, or 2 for a bf16 model on a backend with data,
-     * whose bf16 tensors live in fp32 slots: docs/precision.md). Segments are
-     * obtained storage_scale times larger and a tensor at modelled offset o lives
-     * at storage_scale * o, so every tensor has room for 4 bytes per element while
-     * the models and the trace count the modelled bytes. Set before the first alloc. */
-    int storage_scale;
 } remat_mem;
 
 remat_status remat_mem_init(remat_mem *m, remat_backend *be, const remat_caching_config *cfg, remat_trace *trace,

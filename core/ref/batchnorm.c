@@ -5,32 +5,37 @@
  * rstd = 1/sqrt(var + eps) are rounded to float; x_hat = (x - mean) * rstd and
  * out = x_hat * weight + bias in float. With rows == 1 the running variance takes the
  * biased variance (0): the unbiased one is undefined there.
+ * bf16 storage (act.h): inp, out, dout and dinp stored bf16, widened on load and
+ * rounded on store; statistics, weight, bias and their gradients float, as autocast
+ * runs batch norm.
  */
 #include "core/ref/ref_kernels.h"
 
 #include <math.h>
 #include <string.h>
 
+#include "core/ref/act.h"
+
 /* Channels per block (double accumulators on the stack). */
 #define BN_BLOCK 1024
 
 /* [rows, C, hw] with hw > 1 (convolutional): the same arithmetic, channel by channel,
  * positions (r, p) in ascending order. */
-static void bn_forward_spatial(float *out, float *mean, float *rstd, float *running_mean, float *running_var,
-                               const float *inp, const float *weight, const float *bias, int64_t rows, int64_t C,
-                               int64_t hw) {
+REMAT_ACT_INLINE void bn_forward_spatial(void *out, float *mean, float *rstd, float *running_mean,
+                                          float *running_var, const void *inp, const float *weight, const float *bias,
+                                          int64_t rows, int64_t C, int64_t hw, const int b16) {
     const int64_t n = rows * hw;
     for (int64_t c = 0; c < C; c++) {
         double sum = 0.0, sq = 0.0;
         for (int64_t r = 0; r < rows; r++) {
-            const float *restrict x = inp + (r * C + c) * hw;
-            for (int64_t p = 0; p < hw; p++) sum += (double)x[p];
+            const void *x = act_cat(inp, (r * C + c) * hw, b16);
+            for (int64_t p = 0; p < hw; p++) sum += (double)act_ld(x, p, b16);
         }
         const double mu = n > 0 ? sum / (double)n : 0.0;
         for (int64_t r = 0; r < rows; r++) {
-            const float *restrict x = inp + (r * C + c) * hw;
+            const void *x = act_cat(inp, (r * C + c) * hw, b16);
             for (int64_t p = 0; p < hw; p++) {
-                const double d = (double)x[p] - mu;
+                const double d = (double)act_ld(x, p, b16) - mu;
                 sq += d * d;
             }
         }
@@ -45,26 +50,26 @@ static void bn_forward_spatial(float *out, float *mean, float *rstd, float *runn
             running_var[c] = 0.9f * running_var[c] + 0.1f * (float)unbiased;
         }
         for (int64_t r = 0; r < rows; r++) {
-            const float *restrict x = inp + (r * C + c) * hw;
-            float *restrict y = out + (r * C + c) * hw;
-            for (int64_t p = 0; p < hw; p++) y[p] = (x[p] - m) * rs * w + b;
+            const void *x = act_cat(inp, (r * C + c) * hw, b16);
+            void *y = act_at(out, (r * C + c) * hw, b16);
+            for (int64_t p = 0; p < hw; p++) act_st(y, p, (act_ld(x, p, b16) - m) * rs * w + b, b16);
         }
     }
 }
 
-static void bn_backward_spatial(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
-                                const float *weight, const float *mean, const float *rstd, int64_t rows, int64_t C,
-                                int64_t hw) {
+REMAT_ACT_INLINE void bn_backward_spatial(void *dinp, float *dweight, float *dbias, const void *dout,
+                                           const void *inp, const float *weight, const float *mean, const float *rstd,
+                                           int64_t rows, int64_t C, int64_t hw, const int b16) {
     const int64_t n = rows * hw;
     for (int64_t c = 0; c < C; c++) {
         const float m = mean[c], rs = rstd[c];
         double sdy = 0.0, sdyx = 0.0;
         for (int64_t r = 0; r < rows; r++) {
-            const float *restrict x = inp + (r * C + c) * hw, *restrict dy = dout + (r * C + c) * hw;
+            const void *x = act_cat(inp, (r * C + c) * hw, b16), *dy = act_cat(dout, (r * C + c) * hw, b16);
             for (int64_t p = 0; p < hw; p++) {
-                const float xhat = (x[p] - m) * rs;
-                sdy += (double)dy[p];
-                sdyx += (double)dy[p] * (double)xhat;
+                const float xhat = (act_ld(x, p, b16) - m) * rs;
+                sdy += (double)act_ld(dy, p, b16);
+                sdyx += (double)act_ld(dy, p, b16) * (double)xhat;
             }
         }
         if (dbias) dbias[c] = dbias[c] + (float)sdy;
@@ -73,21 +78,21 @@ static void bn_backward_spatial(float *dinp, float *dweight, float *dbias, const
         const float mdy = n > 0 ? (float)(sdy / (double)n) : 0.0f, mdyx = n > 0 ? (float)(sdyx / (double)n) : 0.0f;
         const float k = (weight ? weight[c] : 1.0f) * rs;
         for (int64_t r = 0; r < rows; r++) {
-            const float *restrict x = inp + (r * C + c) * hw, *restrict dy = dout + (r * C + c) * hw;
-            float *restrict dx = dinp + (r * C + c) * hw;
+            const void *x = act_cat(inp, (r * C + c) * hw, b16), *dy = act_cat(dout, (r * C + c) * hw, b16);
+            void *dx = act_at(dinp, (r * C + c) * hw, b16);
             for (int64_t p = 0; p < hw; p++) {
-                const float xhat = (x[p] - m) * rs;
-                dx[p] = dx[p] + (dy[p] - mdy - xhat * mdyx) * k;
+                const float xhat = (act_ld(x, p, b16) - m) * rs;
+                act_st(dx, p, act_ld(dx, p, b16) + (act_ld(dy, p, b16) - mdy - xhat * mdyx) * k, b16);
             }
         }
     }
 }
 
-void remat_ref_batchnorm_forward(float *out, float *mean, float *rstd, float *running_mean, float *running_var,
-                                 const float *inp, const float *weight, const float *bias, int64_t rows, int64_t C,
-                                 int64_t hw) {
+REMAT_ACT_INLINE void batchnorm_forward(void *out, float *mean, float *rstd, float *running_mean, float *running_var,
+                                        const void *inp, const float *weight, const float *bias, int64_t rows,
+                                        int64_t C, int64_t hw, const int b16) {
     if (hw > 1) {
-        bn_forward_spatial(out, mean, rstd, running_mean, running_var, inp, weight, bias, rows, C, hw);
+        bn_forward_spatial(out, mean, rstd, running_mean, running_var, inp, weight, bias, rows, C, hw, b16);
         return;
     }
     for (int64_t c0 = 0; c0 < C; c0 += BN_BLOCK) {
@@ -95,15 +100,15 @@ void remat_ref_batchnorm_forward(float *out, float *mean, float *rstd, float *ru
         double sum[BN_BLOCK], sq[BN_BLOCK];
         for (int64_t c = 0; c < nc; c++) sum[c] = 0.0, sq[c] = 0.0;
         for (int64_t r = 0; r < rows; r++) {
-            const float *restrict x = inp + r * C + c0;
-            for (int64_t c = 0; c < nc; c++) sum[c] += (double)x[c];
+            const void *x = act_cat(inp, r * C + c0, b16);
+            for (int64_t c = 0; c < nc; c++) sum[c] += (double)act_ld(x, c, b16);
         }
         double mu[BN_BLOCK];
         for (int64_t c = 0; c < nc; c++) mu[c] = rows > 0 ? sum[c] / (double)rows : 0.0;
         for (int64_t r = 0; r < rows; r++) {
-            const float *restrict x = inp + r * C + c0;
+            const void *x = act_cat(inp, r * C + c0, b16);
             for (int64_t c = 0; c < nc; c++) {
-                const double d = (double)x[c] - mu[c];
+                const double d = (double)act_ld(x, c, b16) - mu[c];
                 sq[c] += d * d;
             }
         }
@@ -123,18 +128,18 @@ void remat_ref_batchnorm_forward(float *out, float *mean, float *rstd, float *ru
             }
         }
         for (int64_t r = 0; r < rows; r++) {
-            const float *restrict x = inp + r * C + c0;
-            float *restrict y = out + r * C + c0;
-            for (int64_t c = 0; c < nc; c++) y[c] = (x[c] - m[c]) * rs[c] * w[c] + b[c];
+            const void *x = act_cat(inp, r * C + c0, b16);
+            void *y = act_at(out, r * C + c0, b16);
+            for (int64_t c = 0; c < nc; c++) act_st(y, c, (act_ld(x, c, b16) - m[c]) * rs[c] * w[c] + b[c], b16);
         }
     }
 }
 
-void remat_ref_batchnorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
-                                  const float *weight, const float *mean, const float *rstd, int64_t rows,
-                                  int64_t C, int64_t hw) {
+REMAT_ACT_INLINE void batchnorm_backward(void *dinp, float *dweight, float *dbias, const void *dout, const void *inp,
+                                         const float *weight, const float *mean, const float *rstd, int64_t rows,
+                                         int64_t C, int64_t hw, const int b16) {
     if (hw > 1) {
-        bn_backward_spatial(dinp, dweight, dbias, dout, inp, weight, mean, rstd, rows, C, hw);
+        bn_backward_spatial(dinp, dweight, dbias, dout, inp, weight, mean, rstd, rows, C, hw, b16);
         return;
     }
     for (int64_t c0 = 0; c0 < C; c0 += BN_BLOCK) {
@@ -143,11 +148,11 @@ void remat_ref_batchnorm_backward(float *dinp, float *dweight, float *dbias, con
         const float *restrict m = mean + c0, *restrict rs = rstd + c0;
         for (int64_t c = 0; c < nc; c++) sdy[c] = 0.0, sdyx[c] = 0.0;
         for (int64_t r = 0; r < rows; r++) {
-            const float *restrict x = inp + r * C + c0, *restrict dy = dout + r * C + c0;
+            const void *x = act_cat(inp, r * C + c0, b16), *dy = act_cat(dout, r * C + c0, b16);
             for (int64_t c = 0; c < nc; c++) {
-                const float xhat = (x[c] - m[c]) * rs[c];
-                sdy[c] += (double)dy[c];
-                sdyx[c] += (double)dy[c] * (double)xhat;
+                const float xhat = (act_ld(x, c, b16) - m[c]) * rs[c];
+                sdy[c] += (double)act_ld(dy, c, b16);
+                sdyx[c] += (double)act_ld(dy, c, b16) * (double)xhat;
             }
         }
         float mdy[BN_BLOCK], mdyx[BN_BLOCK], k[BN_BLOCK];
@@ -161,12 +166,36 @@ void remat_ref_batchnorm_backward(float *dinp, float *dweight, float *dbias, con
         if (!dinp) continue;
         /* dx = w * rstd * (dy - mean(dy) - x_hat * mean(dy * x_hat)) */
         for (int64_t r = 0; r < rows; r++) {
-            const float *restrict x = inp + r * C + c0, *restrict dy = dout + r * C + c0;
-            float *restrict dx = dinp + r * C + c0;
+            const void *x = act_cat(inp, r * C + c0, b16), *dy = act_cat(dout, r * C + c0, b16);
+            void *dx = act_at(dinp, r * C + c0, b16);
             for (int64_t c = 0; c < nc; c++) {
-                const float xhat = (x[c] - m[c]) * rs[c];
-                dx[c] = dx[c] + (dy[c] - mdy[c] - xhat * mdyx[c]) * k[c];
+                const float xhat = (act_ld(x, c, b16) - m[c]) * rs[c];
+                act_st(dx, c, act_ld(dx, c, b16) + (act_ld(dy, c, b16) - mdy[c] - xhat * mdyx[c]) * k[c], b16);
             }
         }
     }
+}
+
+void remat_ref_batchnorm_forward(float *out, float *mean, float *rstd, float *running_mean, float *running_var,
+                                 const float *inp, const float *weight, const float *bias, int64_t rows, int64_t C,
+                                 int64_t hw) {
+    batchnorm_forward(out, mean, rstd, running_mean, running_var, inp, weight, bias, rows, C, hw, 0);
+}
+
+void remat_ref_batchnorm_forward_bf16(uint16_t *out, float *mean, float *rstd, float *running_mean,
+                                      float *running_var, const uint16_t *inp, const float *weight, const float *bias,
+                                      int64_t rows, int64_t C, int64_t hw) {
+    batchnorm_forward(out, mean, rstd, running_mean, running_var, inp, weight, bias, rows, C, hw, 1);
+}
+
+void remat_ref_batchnorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                                  const float *weight, const float *mean, const float *rstd, int64_t rows,
+                                  int64_t C, int64_t hw) {
+    batchnorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, rows, C, hw, 0);
+}
+
+void remat_ref_batchnorm_backward_bf16(uint16_t *dinp, float *dweight, float *dbias, const uint16_t *dout,
+                                       const uint16_t *inp, const float *weight, const float *mean, const float *rstd,
+                                       int64_t rows, int64_t C, int64_t hw) {
+    batchnorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, rows, C, hw, 1);
 }

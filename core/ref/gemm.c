@@ -21,6 +21,12 @@
  *    same bits.
  * Assumptions: row-major operands, int64 sizes, pointers need no particular alignment
  * (unaligned loads/stores). Packing buffers come from remat_xmalloc.
+ *
+ * bf16 operands (remat_gemm_typed, for bf16 models: docs/precision.md): an A or B
+ * stored as bf16 is widened exactly while it is packed, so the kernels see the same
+ * floats. A bf16 C is rounded once, when the finished chain is stored: such a call runs
+ * K as one block (no intermediate store) and every tile through the tile buffer, which
+ * loads C widened and stores it rounded. The result is the float GEMM's, rounded.
  */
 #include <math.h>
 #include <pthread.h>
@@ -32,6 +38,7 @@
 #endif
 
 #include "core/base/status.h"
+#include "core/ref/act.h"
 #include "core/ref/gemm_kernel.h"
 #include "core/ref/ref_kernels.h"
 #include "core/ref/simd.h"
@@ -54,8 +61,11 @@ int remat_ref_get_threads(void) { return __atomic_load_n(&g_threads, __ATOMIC_RE
 /* A general view of the operands: A(i,k) = a[i*a_rs + k*a_cs], B(k,j) = b[k*b_rs + j*b_cs].
  * Exactly one stride of each is 1 in the three layouts. */
 typedef struct gemm_args {
-    float *c;
-    const float *a, *b;
+    float *c;          /* NULL when C is bf16 (c16 below) */
+    const float *a, *b; /* NULL when that operand is bf16 */
+    void *cv;          /* the operands as stored, whatever their type */
+    const void *av, *bv;
+    int c16, a16, b16; /* operand stored as bf16 */
     int64_t M, N, K;
     int64_t a_rs, a_cs, b_rs, b_cs;
     int accumulate;
@@ -66,10 +76,21 @@ typedef struct gemm_args {
 static void gemm_scalar(const gemm_args *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
     for (int64_t i = m0; i < m1; i++)
         for (int64_t j = n0; j < n1; j++) {
-            float c = g->accumulate ? g->c[i * g->N + j] : 0.0f;
-            for (int64_t k = 0; k < g->K; k++) c = fmaf(g->a[i * g->a_rs + k * g->a_cs], g->b[k * g->b_rs + j * g->b_cs], c);
-            g->c[i * g->N + j] = c;
+            float c = g->accumulate ? act_ld(g->cv, i * g->N + j, g->c16) : 0.0f;
+            for (int64_t k = 0; k < g->K; k++)
+                c = fmaf(act_ld(g->av, i * g->a_rs + k * g->a_cs, g->a16), act_ld(g->bv, k * g->b_rs + j * g->b_cs, g->b16),
+                         c);
+            act_st(g->cv, i * g->N + j, c, g->c16);
         }
+}
+
+/* A bf16 operand's panel, widened element by element (the general strided loop). */
+static void pack_bf16(float *restrict dst, const uint16_t *restrict src, int64_t rs, int64_t cs, int64_t kc,
+                      int64_t valid, int width) {
+    for (int64_t k = 0; k < kc; k++) {
+        for (int64_t r = 0; r < valid; r++) dst[k * width + r] = remat_bf16_to_f32(src[r * rs + k * cs]);
+        for (int64_t r = valid; r < width; r++) dst[k * width + r] = 0.0f;
+    }
 }
 
 /* ---- packing ---------------------------------------------------------------
@@ -121,6 +142,10 @@ static void pack_a(float *restrict ap, const gemm_args *g, int mr, int64_t i0, i
     for (int64_t p = 0; p < mc; p += mr) {
         int64_t rows = mc - p < mr ? mc - p : mr;
         float *dst = ap + p * kc;
+        if (g->a16) {
+            pack_bf16(dst, (const uint16_t *)g->av + (i0 + p) * g->a_rs + k0 * g->a_cs, g->a_rs, g->a_cs, kc, rows, mr);
+            continue;
+        }
         const float *src = g->a + (i0 + p) * g->a_rs + k0 * g->a_cs;
         if (g->a_cs == 1 && rows == mr && mr == 6) {
             interleave_runs(dst, src, g->a_rs, kc, 6);
@@ -152,6 +177,12 @@ static inline void pack_b_rows(float *restrict bp, const float *restrict src, in
 
 static void pack_b(float *restrict bp, const gemm_args *g, int nr, int64_t k0, int64_t kc, int64_t j0, int64_t nc) {
     int64_t q = 0;
+    if (g->b16) {
+        for (; q < nc; q += nr)
+            pack_bf16(bp + q * kc, (const uint16_t *)g->bv + k0 * g->b_rs + (j0 + q) * g->b_cs, g->b_cs, g->b_rs, kc,
+                      nc - q < nr ? nc - q : nr, nr);
+        return;
+    }
     if (g->b_cs == 1) {
         const int64_t full = nc / nr;
         const float *src = g->b + k0 * g->b_rs + j0;
@@ -194,18 +225,26 @@ static inline void prefetch_tile(const float *c, int64_t ldc, int64_t rows, int6
     }
 }
 
-/* A tile cut by the matrix edge: the same kernel on a full-size tile buffer. */
-static void kernel_edge(const remat_gemm_kernel *kn, int64_t kc, const float *ap, const float *bp, float *c,
-                        int64_t ldc, int load, int64_t rows, int64_t cols) {
+/* A tile cut by the matrix edge, or of a bf16 C (c16: widened in, rounded out): the
+ * same kernel on a full-size tile buffer. */
+static void kernel_edge(const remat_gemm_kernel *kn, int64_t kc, const float *ap, const float *bp, void *c,
+                        int64_t ldc, int load, int64_t rows, int64_t cols, int c16) {
     float tile[REMAT_GEMM_MAX_TILE];
     memset(tile, 0, sizeof tile);
-    if (load)
-        for (int64_t r = 0; r < rows; r++) memcpy(tile + r * kn->nr, c + r * ldc, (size_t)cols * sizeof(float));
+    if (load && c16)
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t j = 0; j < cols; j++) tile[r * kn->nr + j] = act_ld(c, r * ldc + j, 1);
+    else if (load)
+        for (int64_t r = 0; r < rows; r++) memcpy(tile + r * kn->nr, (float *)c + r * ldc, (size_t)cols * sizeof(float));
     if (kn->tile_half && 2 * cols <= kn->nr)
         kn->tile_half(kc, ap, bp, tile, kn->nr, load);
     else
         kn->tile(kc, ap, bp, tile, kn->nr, load);
-    for (int64_t r = 0; r < rows; r++) memcpy(c + r * ldc, tile + r * kn->nr, (size_t)cols * sizeof(float));
+    if (c16)
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t j = 0; j < cols; j++) act_st(c, r * ldc + j, tile[r * kn->nr + j], 1);
+    else
+        for (int64_t r = 0; r < rows; r++) memcpy((float *)c + r * ldc, tile + r * kn->nr, (size_t)cols * sizeof(float));
 }
 
 static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
@@ -227,8 +266,12 @@ static void macro_block(const gemm_args *g, const float *ap, const float *bp, in
         const float *bpanel = bp + jr * kc;
         for (int64_t ir = 0; ir < mc; ir += MR) {
             const int64_t rows = mc - ir < MR ? mc - ir : MR;
-            float *ctile = g->c + (ic + ir) * ldc + jc + jr;
             const float *apanel = ap + ir * kc;
+            if (g->c16) {
+                kernel_edge(kn, kc, apanel, bpanel, act_at(g->cv, (ic + ir) * ldc + jc + jr, 1), ldc, load, rows, cols, 1);
+                continue;
+            }
+            float *ctile = g->c + (ic + ir) * ldc + jc + jr;
             /* The next tile's C, fetched while this one computes: the chain starts from
              * C, so a kernel cannot defer its C load to the end. */
             if (ir + MR < mc) prefetch_tile(ctile + MR * ldc, ldc, mc - ir - MR < MR ? mc - ir - MR : MR, NR);
@@ -236,7 +279,7 @@ static void macro_block(const gemm_args *g, const float *ap, const float *bp, in
             if (rows == MR && cols == NR)
                 kn->tile(kc, apanel, bpanel, ctile, ldc, load);
             else
-                kernel_edge(kn, kc, apanel, bpanel, ctile, ldc, load, rows, cols);
+                kernel_edge(kn, kc, apanel, bpanel, ctile, ldc, load, rows, cols, 0);
         }
     }
 }
@@ -256,10 +299,11 @@ static void gemm_blocked(const gemm_args *g, int64_t m0, int64_t m1, int64_t n0,
     if (M <= 0 || N <= 0) return;
     if (K == 0) {
         if (!g->accumulate)
-            for (int64_t i = m0; i < m1; i++) memset(g->c + i * g->N + n0, 0, (size_t)N * sizeof(float));
+            for (int64_t i = m0; i < m1; i++) memset(act_at(g->cv, i * g->N + n0, g->c16), 0, (size_t)(N * act_size(g->c16)));
         return;
     }
-    const int64_t kcb = k_block(K, kn->kc);
+    /* A bf16 C is stored once, rounded: K in one block. */
+    const int64_t kcb = g->c16 ? K : k_block(K, kn->kc);
     /* M blocks of (nearly) equal size in whole tiles, none above the kernel's MC: a short
      * last block would reuse each B micro-panel for a few tiles only. */
     const int64_t m_blocks = (M + MC - 1) / MC;
@@ -354,15 +398,29 @@ static void gemm_run(const gemm_args *g) {
     }
 }
 
-void remat_gemm_with(const remat_gemm_kernel *k, remat_gemm_layout layout, float *C, const float *A, const float *B,
-                     int64_t M, int64_t N, int64_t K, int accumulate) {
-    gemm_args g = {C, A, B, M, N, K, 0, 0, 0, 0, accumulate, k};
+static void gemm_typed_with(const remat_gemm_kernel *k, remat_gemm_layout layout, void *C, int c16, const void *A,
+                            int a16, const void *B, int b16, int64_t M, int64_t N, int64_t K, int accumulate) {
+    gemm_args g;
+    memset(&g, 0, sizeof g);
+    g.c = c16 ? NULL : (float *)C;
+    g.a = a16 ? NULL : (const float *)A;
+    g.b = b16 ? NULL : (const float *)B;
+    g.cv = C, g.av = A, g.bv = B;
+    g.c16 = c16, g.a16 = a16, g.b16 = b16;
+    g.M = M, g.N = N, g.K = K;
+    g.accumulate = accumulate;
+    g.kn = k;
     switch (layout) {
     case REMAT_GEMM_NT: g.a_rs = K, g.a_cs = 1, g.b_rs = 1, g.b_cs = K; break;
     case REMAT_GEMM_NN: g.a_rs = K, g.a_cs = 1, g.b_rs = N, g.b_cs = 1; break;
     case REMAT_GEMM_TN: g.a_rs = 1, g.a_cs = M, g.b_rs = N, g.b_cs = 1; break;
     }
     gemm_run(&g);
+}
+
+void remat_gemm_with(const remat_gemm_kernel *k, remat_gemm_layout layout, float *C, const float *A, const float *B,
+                     int64_t M, int64_t N, int64_t K, int accumulate) {
+    gemm_typed_with(k, layout, C, 0, A, 0, B, 0, M, N, K, accumulate);
 }
 
 /* The kernel of the current path (simd.h). */
@@ -384,4 +442,9 @@ void remat_ref_gemm_nn(float *C, const float *A, const float *B, int64_t M, int6
 
 void remat_ref_gemm_tn(float *C, const float *A, const float *B, int64_t M, int64_t N, int64_t K, int accumulate) {
     remat_gemm_with(current_kernel(), REMAT_GEMM_TN, C, A, B, M, N, K, accumulate);
+}
+
+void remat_gemm_typed(remat_gemm_layout layout, void *C, int c16, const void *A, int a16, const void *B, int b16,
+                      int64_t M, int64_t N, int64_t K, int accumulate) {
+    gemm_typed_with(current_kernel(), layout, C, c16, A, a16, B, b16, M, N, K, accumulate);
 }

@@ -52,6 +52,13 @@ typedef enum { REMAT_GEMM_NT, REMAT_GEMM_NN, REMAT_GEMM_TN } remat_gemm_layout;
 void remat_gemm_with(const remat_gemm_kernel *k, remat_gemm_layout layout, float *C, const float *A, const float *B,
                      int64_t M, int64_t N, int64_t K, int accumulate);
 
+/* The same GEMM on the current path, each operand stored as float or, where its flag is
+ * set, as bf16 (uint16_t bit patterns: core/base/bf16.h). bf16 inputs are widened
+ * exactly; a bf16 C is read widened (accumulate) and its finished chain is stored
+ * rounded to nearest even, once: the result is the float GEMM's, rounded. */
+void remat_gemm_typed(remat_gemm_layout layout, void *C, int c16, const void *A, int a16, const void *B, int b16,
+                      int64_t M, int64_t N, int64_t K, int accumulate);
+
 #ifdef __cplusplus
 }
 #endif

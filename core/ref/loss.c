@@ -2,18 +2,20 @@
  *
  * Fixed choices (cuda/loss.cu mirrors them): reductions in double, ascending order;
  * labels outside [0, K) contribute no one-hot term (the model loader rejects them
- * before this point).
+ * before this point). bf16 storage (act.h): out and dout stored bf16, rate float.
  */
 #include "core/ref/ref_kernels.h"
 
 #include <math.h>
 #include <string.h>
 
-static void rate_of(float *restrict rate, const float *restrict out, int64_t T, int64_t NK) {
+#include "core/ref/act.h"
+
+REMAT_ACT_INLINE void rate_of(float *restrict rate, const void *out, int64_t T, int64_t NK, const int b16) {
     for (int64_t e = 0; e < NK; e++) rate[e] = 0.0f;
     for (int64_t t = 0; t < T; t++) {
-        const float *restrict o = out + t * NK;
-        for (int64_t e = 0; e < NK; e++) rate[e] = rate[e] + o[e];
+        const void *o = act_cat(out, t * NK, b16);
+        for (int64_t e = 0; e < NK; e++) rate[e] = rate[e] + act_ld(o, e, b16);
     }
     const float tf = (float)T;
     for (int64_t e = 0; e < NK; e++) rate[e] = rate[e] / tf;
@@ -21,9 +23,9 @@ static void rate_of(float *restrict rate, const float *restrict out, int64_t T, 
 
 static int label_ok(int32_t label, int64_t K) { return label >= 0 && (int64_t)label < K; }
 
-float remat_ref_loss_forward(float *rate, const float *out, const int32_t *labels, remat_loss_type type, int64_t T,
-                             int64_t N, int64_t K) {
-    rate_of(rate, out, T, N * K);
+REMAT_ACT_INLINE float loss_forward(float *rate, const void *out, const int32_t *labels, remat_loss_type type,
+                                    int64_t T, int64_t N, int64_t K, const int b16) {
+    rate_of(rate, out, T, N * K, b16);
     if (N <= 0 || K <= 0) return 0.0f;
     double total = 0.0;
     for (int64_t n = 0; n < N; n++) {
@@ -45,8 +47,8 @@ float remat_ref_loss_forward(float *rate, const float *out, const int32_t *label
     return (float)(type == REMAT_LOSS_RATE_MSE ? total / ((double)N * (double)K) : total / (double)N);
 }
 
-void remat_ref_loss_backward(float *dout, const float *rate, const int32_t *labels, remat_loss_type type, int64_t T,
-                             int64_t N, int64_t K) {
+REMAT_ACT_INLINE void loss_backward(void *dout, const float *rate, const int32_t *labels, remat_loss_type type,
+                                   int64_t T, int64_t N, int64_t K, const int b16) {
     if (N <= 0 || K <= 0 || T <= 0) return;
     for (int64_t n = 0; n < N; n++) {
         const float *r = rate + n * K;
@@ -63,7 +65,27 @@ void remat_ref_loss_backward(float *dout, const float *rate, const int32_t *labe
             if (type == REMAT_LOSS_RATE_MSE) g = 2.0 * ((double)r[k] - onehot) / ((double)N * (double)K);
             else g = (exp((double)r[k] - mx) / se - onehot) / (double)N;
             const float gt = (float)(g / (double)T);
-            for (int64_t t = 0; t < T; t++) dout[(t * N + n) * K + k] += gt;
+            for (int64_t t = 0; t < T; t++) {
+                const int64_t e = (t * N + n) * K + k;
+                act_st(dout, e, act_ld(dout, e, b16) + gt, b16);
+            }
         }
     }
+}
+
+float remat_ref_loss_forward(float *rate, const float *out, const int32_t *labels, remat_loss_type type, int64_t T,
+                             int64_t N, int64_t K) {
+    return loss_forward(rate, out, labels, type, T, N, K, 0);
+}
+float remat_ref_loss_forward_bf16(float *rate, const uint16_t *out, const int32_t *labels, remat_loss_type type,
+                                  int64_t T, int64_t N, int64_t K) {
+    return loss_forward(rate, out, labels, type, T, N, K, 1);
+}
+void remat_ref_loss_backward(float *dout, const float *rate, const int32_t *labels, remat_loss_type type, int64_t T,
+                             int64_t N, int64_t K) {
+    loss_backward(dout, rate, labels, type, T, N, K, 0);
+}
+void remat_ref_loss_backward_bf16(uint16_t *dout, const float *rate, const int32_t *labels, remat_loss_type type,
+                                  int64_t T, int64_t N, int64_t K) {
+    loss_backward(dout, rate, labels, type, T, N, K, 1);
 }

@@ -7,13 +7,20 @@
  * gradient there; the average is the in-bounds sum from +0 divided by kh*kw, and its
  * backward adds dout / (kh*kw) to each in-bounds position. Output elements are
  * visited in (channel, oy, ox) order, so overlapping windows add in a fixed order.
+ * bf16 storage (act.h): the same forward loops. Backward gathers instead: one input
+ * element at a time, its windows in (oy, ox) ascending order - the order in which the
+ * float kernel's loop over output elements adds into it - summed in float from its
+ * widened value and stored rounded once (cuda/pool.cu's loop).
  */
 #include <math.h>
+#include <string.h>
 
+#include "core/ref/act.h"
 #include "core/ref/ref_kernels.h"
 
 /* Index (within the plane) of the first maximum of the window at (oy, ox). */
-static int64_t window_argmax(const float *plane, const remat_conv_geom *g, int64_t oy, int64_t ox) {
+REMAT_ACT_INLINE int64_t window_argmax(const void *plane, const remat_conv_geom *g, int64_t oy, int64_t ox,
+                                       const int b16) {
     float best = -INFINITY;
     int64_t arg = -1;
     for (int64_t ky = 0; ky < g->kh; ky++) {
@@ -22,43 +29,46 @@ static int64_t window_argmax(const float *plane, const remat_conv_geom *g, int64
         for (int64_t kx = 0; kx < g->kw; kx++) {
             const int64_t ix = ox * g->sw - g->pw + kx;
             if (ix < 0 || ix >= g->w_in) continue;
-            const float v = plane[iy * g->w_in + ix];
+            const float v = act_ld(plane, iy * g->w_in + ix, b16);
             if (arg < 0 || v > best) best = v, arg = iy * g->w_in + ix;
         }
     }
     return arg;
 }
 
-void remat_ref_maxpool2d_forward(float *out, const float *inp, int64_t rows, const remat_conv_geom *g) {
+REMAT_ACT_INLINE void maxpool2d_forward(void *out, const void *inp, int64_t rows, const remat_conv_geom *g,
+                                        const int b16) {
     const int64_t in_plane = g->h_in * g->w_in, out_plane = g->h_out * g->w_out;
     for (int64_t q = 0; q < rows * g->c_in; q++) {
-        const float *plane = inp + q * in_plane;
-        float *o = out + q * out_plane;
+        const void *plane = act_cat(inp, q * in_plane, b16);
+        void *o = act_at(out, q * out_plane, b16);
         for (int64_t oy = 0; oy < g->h_out; oy++)
-            for (int64_t ox = 0; ox < g->w_out; ox++) o[oy * g->w_out + ox] = plane[window_argmax(plane, g, oy, ox)];
+            for (int64_t ox = 0; ox < g->w_out; ox++)
+                act_st(o, oy * g->w_out + ox, act_ld(plane, window_argmax(plane, g, oy, ox, b16), b16), b16);
     }
 }
 
-void remat_ref_maxpool2d_backward(float *dinp, const float *dout, const float *inp, int64_t rows,
-                                  const remat_conv_geom *g) {
+static void maxpool2d_backward(float *dinp, const float *dout, const float *inp, int64_t rows,
+                               const remat_conv_geom *g) {
     const int64_t in_plane = g->h_in * g->w_in, out_plane = g->h_out * g->w_out;
     for (int64_t q = 0; q < rows * g->c_in; q++) {
         const float *plane = inp + q * in_plane, *dy = dout + q * out_plane;
         float *dx = dinp + q * in_plane;
         for (int64_t oy = 0; oy < g->h_out; oy++)
             for (int64_t ox = 0; ox < g->w_out; ox++) {
-                const int64_t a = window_argmax(plane, g, oy, ox);
+                const int64_t a = window_argmax(plane, g, oy, ox, 0);
                 dx[a] = dx[a] + dy[oy * g->w_out + ox];
             }
     }
 }
 
-void remat_ref_avgpool2d_forward(float *out, const float *inp, int64_t rows, const remat_conv_geom *g) {
+REMAT_ACT_INLINE void avgpool2d_forward(void *out, const void *inp, int64_t rows, const remat_conv_geom *g,
+                                        const int b16) {
     const int64_t in_plane = g->h_in * g->w_in, out_plane = g->h_out * g->w_out;
     const float div = (float)(g->kh * g->kw);
     for (int64_t q = 0; q < rows * g->c_in; q++) {
-        const float *plane = inp + q * in_plane;
-        float *o = out + q * out_plane;
+        const void *plane = act_cat(inp, q * in_plane, b16);
+        void *o = act_at(out, q * out_plane, b16);
         for (int64_t oy = 0; oy < g->h_out; oy++)
             for (int64_t ox = 0; ox < g->w_out; ox++) {
                 float s = 0.0f;
@@ -67,15 +77,15 @@ void remat_ref_avgpool2d_forward(float *out, const float *inp, int64_t rows, con
                     if (iy < 0 || iy >= g->h_in) continue;
                     for (int64_t kx = 0; kx < g->kw; kx++) {
                         const int64_t ix = ox * g->sw - g->pw + kx;
-                        if (ix >= 0 && ix < g->w_in) s = s + plane[iy * g->w_in + ix];
+                        if (ix >= 0 && ix < g->w_in) s = s + act_ld(plane, iy * g->w_in + ix, b16);
                     }
                 }
-                o[oy * g->w_out + ox] = s / div;
+                act_st(o, oy * g->w_out + ox, s / div, b16);
             }
     }
 }
 
-void remat_ref_avgpool2d_backward(float *dinp, const float *dout, int64_t rows, const remat_conv_geom *g) {
+static void avgpool2d_backward(float *dinp, const float *dout, int64_t rows, const remat_conv_geom *g) {
     const int64_t in_plane = g->h_in * g->w_in, out_plane = g->h_out * g->w_out;
     const float div = (float)(g->kh * g->kw);
     for (int64_t q = 0; q < rows * g->c_in; q++) {
@@ -94,4 +104,57 @@ void remat_ref_avgpool2d_backward(float *dinp, const float *dout, int64_t rows, 
                 }
             }
     }
+}
+
+/* The bf16 backward of both poolings (inp == NULL: average), gathered per input element
+ * in the float kernels' order of additions. */
+static void pool2d_backward_bf16(uint16_t *dinp, const uint16_t *dout, const uint16_t *inp, int64_t rows,
+                                 const remat_conv_geom *g) {
+    const int64_t ip = g->h_in * g->w_in, op = g->h_out * g->w_out;
+    const float div = (float)(g->kh * g->kw);
+    for (int64_t q = 0; q < rows * g->c_in; q++) {
+        const uint16_t *dy = dout + q * op, *plane = inp ? inp + q * ip : NULL;
+        for (int64_t pos = 0; pos < ip; pos++) {
+            const int64_t iy = pos / g->w_in, ix = pos % g->w_in;
+            /* windows containing (iy, ix): oy*sh - ph <= iy <= oy*sh - ph + kh - 1 */
+            int64_t oy0 = iy + g->ph - g->kh + 1, ox0 = ix + g->pw - g->kw + 1;
+            oy0 = oy0 <= 0 ? 0 : (oy0 + g->sh - 1) / g->sh;
+            ox0 = ox0 <= 0 ? 0 : (ox0 + g->sw - 1) / g->sw;
+            float v = remat_bf16_to_f32(dinp[q * ip + pos]);
+            for (int64_t oy = oy0; oy < g->h_out && oy * g->sh - g->ph <= iy; oy++)
+                for (int64_t ox = ox0; ox < g->w_out && ox * g->sw - g->pw <= ix; ox++) {
+                    const float d = remat_bf16_to_f32(dy[oy * g->w_out + ox]);
+                    if (!plane) v = v + d / div;
+                    else if (window_argmax(plane, g, oy, ox, 1) == pos) v = v + d;
+                }
+            dinp[q * ip + pos] = remat_f32_to_bf16(v);
+        }
+    }
+}
+
+void remat_ref_maxpool2d_forward(float *out, const float *inp, int64_t rows, const remat_conv_geom *g) {
+    maxpool2d_forward(out, inp, rows, g, 0);
+}
+void remat_ref_maxpool2d_forward_bf16(uint16_t *out, const uint16_t *inp, int64_t rows, const remat_conv_geom *g) {
+    maxpool2d_forward(out, inp, rows, g, 1);
+}
+void remat_ref_maxpool2d_backward(float *dinp, const float *dout, const float *inp, int64_t rows,
+                                  const remat_conv_geom *g) {
+    maxpool2d_backward(dinp, dout, inp, rows, g);
+}
+void remat_ref_maxpool2d_backward_bf16(uint16_t *dinp, const uint16_t *dout, const uint16_t *inp, int64_t rows,
+                                       const remat_conv_geom *g) {
+    pool2d_backward_bf16(dinp, dout, inp, rows, g);
+}
+void remat_ref_avgpool2d_forward(float *out, const float *inp, int64_t rows, const remat_conv_geom *g) {
+    avgpool2d_forward(out, inp, rows, g, 0);
+}
+void remat_ref_avgpool2d_forward_bf16(uint16_t *out, const uint16_t *inp, int64_t rows, const remat_conv_geom *g) {
+    avgpool2d_forward(out, inp, rows, g, 1);
+}
+void remat_ref_avgpool2d_backward(float *dinp, const float *dout, int64_t rows, const remat_conv_geom *g) {
+    avgpool2d_backward(dinp, dout, rows, g);
+}
+void remat_ref_avgpool2d_backward_bf16(uint16_t *dinp, const uint16_t *dout, int64_t rows, const remat_conv_geom *g) {
+    pool2d_backward_bf16(dinp, dout, NULL, rows, g);
 }

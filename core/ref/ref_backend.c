@@ -77,14 +77,16 @@ static void ref_destroy(void *ctx) { remat_xfree(ctx); }
 REMAT_BACKEND_KERNELS(REF_FORWARD)
 #undef REF_FORWARD
 
-static int64_t ref_count_nonzero(void *ctx, const float *x, int64_t n) { return remat_count_nonzero(x, n); }
-static remat_status ref_compress(void *ctx, remat_compressor c, void *dst, int64_t dst_bytes, const float *src,
-                                 int64_t n, remat_error *err) {
-    return remat_compress(c, dst, dst_bytes, src, n, err);
+static int64_t ref_count_nonzero(void *ctx, const void *x, remat_encoding enc, int64_t n) {
+    return remat_count_nonzero_as(x, enc, n);
 }
-static remat_status ref_decompress(void *ctx, remat_compressor c, float *dst, int64_t n, const void *src,
-                                   int64_t src_bytes, remat_error *err) {
-    return remat_decompress(c, dst, n, src, src_bytes, err);
+static remat_status ref_compress(void *ctx, remat_compressor c, void *dst, int64_t dst_bytes, const void *src,
+                                 remat_encoding src_enc, int64_t n, remat_error *err) {
+    return remat_compress_as(c, dst, dst_bytes, src, src_enc, n, err);
+}
+static remat_status ref_decompress(void *ctx, remat_compressor c, void *dst, remat_encoding dst_enc, int64_t n,
+                                   const void *src, int64_t src_bytes, remat_error *err) {
+    return remat_decompress_as(c, dst, dst_enc, n, src, src_bytes, err);
 }
 
 static const remat_backend_ops ref_ops = {

@@ -18,6 +18,18 @@
  *    chunks are processed last-first;
  *  - batch-norm statistics are reduced over all rows in one fixed order.
  * Compiled with -ffp-contract=off: no FMA contraction the source does not write.
+ *
+ * bf16 storage (docs/precision.md): each kernel that reads or writes activations has a
+ * twin remat_ref_<name>_bf16 with the same arguments in the same order, in which the
+ * activations (layer inputs and outputs, their gradients, and the bf16 copies of linear
+ * and conv weights and biases) are uint16_t bfloat16 bit patterns; everything else
+ * (parameters of batch norm, parameter gradients, neuron state h and v, statistics,
+ * workspaces) stays float. A twin computes exactly what its float kernel computes on
+ * the widened inputs and rounds each element it stores once, to nearest even: its
+ * result equals the float kernel's followed by a rounding of every output, bit for bit
+ * (tests/bf16_storage_test.cc checks each). Where a float kernel scatters several terms
+ * into one output element (col2im, pooling backward) the twin gathers them per element,
+ * in the same order, and rounds once; so the twins need no more workspace.
  */
 #ifndef REMAT_REF_KERNELS_H
 #define REMAT_REF_KERNELS_H
@@ -53,6 +65,11 @@ void remat_ref_linear_backward(float *dinp, float *dweight, float *dbias, const 
                                const float *weight, float *scratch, int64_t t_steps, int64_t N, int64_t in,
                                int64_t out_f);
 int64_t remat_ref_linear_scratch_elems(int64_t in, int64_t out_f);
+void remat_ref_linear_forward_bf16(uint16_t *out, const uint16_t *inp, const uint16_t *weight, const uint16_t *bias,
+                                   int64_t rows, int64_t in, int64_t out_f);
+void remat_ref_linear_backward_bf16(uint16_t *dinp, float *dweight, float *dbias, const uint16_t *dout,
+                                    const uint16_t *inp, const uint16_t *weight, float *scratch, int64_t t_steps,
+                                    int64_t N, int64_t in, int64_t out_f);
 
 /* IF / LIF over t_steps steps of nf = N*F elements (semantics.md, exact formulas).
  * v [nf]: on entry v_{t0-1} (callers set v_reset, or 0 under soft reset, before the
@@ -64,6 +81,10 @@ void remat_ref_neuron_forward(float *spikes, float *h, float *v, const float *x,
  * on return dL/dv_{t0-1}, to carry into the previous time chunk. */
 void remat_ref_neuron_backward(float *dx, float *gv, const float *dspikes, const float *h, remat_layer_type type,
                                const remat_neuron_opts *o, int64_t t_steps, int64_t nf);
+void remat_ref_neuron_forward_bf16(uint16_t *spikes, float *h, float *v, const uint16_t *x, remat_layer_type type,
+                                   const remat_neuron_opts *o, int64_t t_steps, int64_t nf);
+void remat_ref_neuron_backward_bf16(uint16_t *dx, float *gv, const uint16_t *dspikes, const float *h,
+                                    remat_layer_type type, const remat_neuron_opts *o, int64_t t_steps, int64_t nf);
 
 /* Training-mode batch norm of [rows, C, hw] (hw = H*W, 1 for dense activations)
  * over C channels, statistics over the rows*hw positions of each (eps 1e-5,
@@ -75,6 +96,12 @@ void remat_ref_batchnorm_forward(float *out, float *mean, float *rstd, float *ru
 void remat_ref_batchnorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                                   const float *weight, const float *mean, const float *rstd, int64_t rows,
                                   int64_t C, int64_t hw);
+void remat_ref_batchnorm_forward_bf16(uint16_t *out, float *mean, float *rstd, float *running_mean,
+                                      float *running_var, const uint16_t *inp, const float *weight, const float *bias,
+                                      int64_t rows, int64_t C, int64_t hw);
+void remat_ref_batchnorm_backward_bf16(uint16_t *dinp, float *dweight, float *dbias, const uint16_t *dout,
+                                       const uint16_t *inp, const float *weight, const float *mean, const float *rstd,
+                                       int64_t rows, int64_t C, int64_t hw);
 
 /* conv2d (conv.c): cross-correlation with zero padding, as PyTorch Conv2d.
  * inp [rows, c_in, h_in, w_in], out [rows, c_out, h_out, w_out], weight
@@ -93,6 +120,12 @@ void remat_ref_conv2d_forward(float *out, const float *inp, const float *weight,
 int64_t remat_ref_conv2d_backward_ws_elems(const remat_conv_geom *g);
 void remat_ref_conv2d_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                                const float *weight, float *ws, int64_t t_steps, int64_t N, const remat_conv_geom *g);
+/* The bf16 twins; the workspaces are the float ones (im2col widens into float). */
+void remat_ref_conv2d_forward_bf16(uint16_t *out, const uint16_t *inp, const uint16_t *weight, const uint16_t *bias,
+                                   float *ws, int64_t rows, const remat_conv_geom *g);
+void remat_ref_conv2d_backward_bf16(uint16_t *dinp, float *dweight, float *dbias, const uint16_t *dout,
+                                    const uint16_t *inp, const uint16_t *weight, float *ws, int64_t t_steps, int64_t N,
+                                    const remat_conv_geom *g);
 
 /* The column matrix of one sample x[c_in, h_in, w_in]: col[k][p], k = (ci*kh + ky)*kw + kx,
  * p = oy*w_out + ox, padded positions +0 (K*P floats). col2im_add: dx += the
@@ -111,6 +144,12 @@ void remat_ref_maxpool2d_backward(float *dinp, const float *dout, const float *i
                                   const remat_conv_geom *g);
 void remat_ref_avgpool2d_forward(float *out, const float *inp, int64_t rows, const remat_conv_geom *g);
 void remat_ref_avgpool2d_backward(float *dinp, const float *dout, int64_t rows, const remat_conv_geom *g);
+/* The bf16 twins. */
+void remat_ref_maxpool2d_forward_bf16(uint16_t *out, const uint16_t *inp, int64_t rows, const remat_conv_geom *g);
+void remat_ref_maxpool2d_backward_bf16(uint16_t *dinp, const uint16_t *dout, const uint16_t *inp, int64_t rows,
+                                       const remat_conv_geom *g);
+void remat_ref_avgpool2d_forward_bf16(uint16_t *out, const uint16_t *inp, int64_t rows, const remat_conv_geom *g);
+void remat_ref_avgpool2d_backward_bf16(uint16_t *dinp, const uint16_t *dout, int64_t rows, const remat_conv_geom *g);
 
 /* Inverted dropout, one mask [nf] shared by all t_steps steps, drawn from
  * remat_rng_uniform(seed, REMAT_RNG_DROPOUT, remat_rng_dropout_key(iter, layer), i):
@@ -120,10 +159,18 @@ void remat_ref_dropout_forward(float *out, const float *inp, uint64_t seed, uint
                                int64_t t_steps, int64_t nf);
 void remat_ref_dropout_backward(float *dinp, const float *dout, uint64_t seed, uint64_t iter, int layer, float p,
                                 int64_t t_steps, int64_t nf);
+void remat_ref_dropout_forward_bf16(uint16_t *out, const uint16_t *inp, uint64_t seed, uint64_t iter, int layer,
+                                    float p, int64_t t_steps, int64_t nf);
+void remat_ref_dropout_backward_bf16(uint16_t *dinp, const uint16_t *dout, uint64_t seed, uint64_t iter, int layer,
+                                     float p, int64_t t_steps, int64_t nf);
 
 /* out = a + b ; backward: da += dout, db += dout. */
 void remat_ref_add_forward(float *out, const float *a, const float *b, int64_t n);
 void remat_ref_add_backward(float *da, float *db, const float *dout, int64_t n);
+/* The bf16 twins. add_backward_bf16 with da == db (both operands the same tensor) adds
+ * dout twice in float before rounding, as the float kernel followed by one rounding. */
+void remat_ref_add_forward_bf16(uint16_t *out, const uint16_t *a, const uint16_t *b, int64_t n);
+void remat_ref_add_backward_bf16(uint16_t *da, uint16_t *db, const uint16_t *dout, int64_t n);
 
 /* Rate losses (semantics.md). out [T,N,K]; rate [N,K] = mean over t (summed in
  * ascending t, then divided by T); returns L. */
@@ -132,6 +179,10 @@ float remat_ref_loss_forward(float *rate, const float *out, const int32_t *label
 /* dout[T,N,K] += dL/dout (the same value for every t). */
 void remat_ref_loss_backward(float *dout, const float *rate, const int32_t *labels, remat_loss_type type, int64_t T,
                              int64_t N, int64_t K);
+float remat_ref_loss_forward_bf16(float *rate, const uint16_t *out, const int32_t *labels, remat_loss_type type,
+                                  int64_t T, int64_t N, int64_t K);
+void remat_ref_loss_backward_bf16(uint16_t *dout, const float *rate, const int32_t *labels, remat_loss_type type,
+                                  int64_t T, int64_t N, int64_t K);
 
 /* SGD with momentum (PyTorch semantics: buf = momentum*buf + g, first step buf = g;
  * p -= lr*buf) and Adam (bias-corrected, step counted from 1). */
@@ -144,11 +195,15 @@ void remat_ref_adam_update(float *param, float *m, float *v, const float *grad, 
 void remat_ref_fill_uniform(float *out, int64_t n, float lo, float hi, uint64_t seed, uint64_t stream, uint64_t key);
 void remat_ref_fill_bernoulli(float *out, int64_t n, float rate, uint64_t seed, uint64_t stream, uint64_t key);
 void remat_ref_fill_labels(int32_t *labels, int64_t n, int64_t classes, uint64_t seed, uint64_t key);
+void remat_ref_fill_uniform_bf16(uint16_t *out, int64_t n, float lo, float hi, uint64_t seed, uint64_t stream,
+                                 uint64_t key);
+void remat_ref_fill_bernoulli_bf16(uint16_t *out, int64_t n, float rate, uint64_t seed, uint64_t stream,
+                                   uint64_t key);
 
-/* x[i] = the fp32 nearest to x[i] that is a bf16 (remat_bf16_round, core/base/bf16.h:
- * round to nearest even, NaN kept quiet), in place: a bf16 storage point of a bf16
- * model (docs/precision.md). precision.c. */
-void remat_ref_bf16_round(float *x, int64_t n);
+/* dst[i] = src[i] rounded to bf16 (remat_f32_to_bf16, core/base/bf16.h: round to nearest
+ * even, NaN kept quiet): the step's bf16 copies of linear/conv weights and biases in a
+ * bf16 model (docs/precision.md). precision.c. */
+void remat_ref_bf16_from_f32(uint16_t *dst, const float *src, int64_t n);
 
 #ifdef __cplusplus
 }
