@@ -153,6 +153,55 @@ TEST(Precision, Bf16StoresActivationsAndCountsWeightCopies) {
     for (float x : b.input) EXPECT_EQ(remat_f32_bits(x) & 0xffffu, 0u);
 }
 
+// The bf16 weight copies live as autocast's cast cache and the saved graph keep them: a
+// layer in a stored segment keeps its copy from its first forward to its backward; a
+// layer in a checkpointed segment (its forward saved nothing) loses the copy when the
+// autocast region ends (after the loss) and its recomputation makes a new one, freed
+// after its backward. Checked on the events of tiny-vgg-dvs with b1, b2, b3 checkpointed
+// and the stored classifier, against the plain step's copies.
+TEST(Precision, CheckpointedWeightCopiesAreRemadeInRecomputation) {
+    Model bf("tiny-vgg-dvs", REMAT_PRECISION_BF16);
+    remat_plan plan{};
+    remat_error err{};
+    ASSERT_EQ(remat_plan_load("data/plans/tiny-vgg-dvs-ckpt.json", &bf.m, &plan, &err), REMAT_OK) << err.msg;
+    remat_trace trace;
+    remat_trace_init(&trace);
+    remat_test::StepOutput out;
+    ASSERT_TRUE(remat_test::run_step(bf.m, plan, 1, &trace, &out, &err)) << err.msg;
+    std::vector<int> ckpt_layer((size_t)bf.m.n_layers, 0);
+    for (int j = 0; j < bf.m.n_layers; j++) ckpt_layer[(size_t)j] = plan.blocks[bf.m.layers[j].block].checkpoint;
+    int remade = 0, kept = 0;
+    for (int j = 0; j < bf.m.n_layers; j++) {
+        const remat_layer &l = bf.m.layers[j];
+        if (l.type != REMAT_LAYER_LINEAR && l.type != REMAT_LAYER_CONV2D) continue;
+        std::vector<std::pair<int, int>> life; /* (alloc phase, free phase) of the weight's copy */
+        for (int64_t i = 0; i < trace.n_events; i++) {
+            const remat_event &e = trace.events[i];
+            if (e.layer != j || e.role != REMAT_ROLE_PARAMETER || e.enc != REMAT_ENC_BF16 || e.ndim < 2) /* the weight */
+                continue;
+            if (e.kind == REMAT_EVENT_ALLOC) {
+                life.push_back({e.phase, -1});
+            } else if (!life.empty()) {
+                life.back().second = e.phase;
+            }
+        }
+        if (ckpt_layer[(size_t)j]) {
+            ASSERT_EQ(life.size(), 2u) << l.name << ": made in forward and again in the recomputation";
+            EXPECT_EQ(life[0], std::make_pair((int)REMAT_PHASE_FORWARD, (int)REMAT_PHASE_LOSS)) << l.name;
+            EXPECT_EQ(life[1], std::make_pair((int)REMAT_PHASE_RECOMPUTE, (int)REMAT_PHASE_BACKWARD)) << l.name;
+            remade++;
+        } else {
+            ASSERT_EQ(life.size(), 1u) << l.name;
+            EXPECT_EQ(life[0], std::make_pair((int)REMAT_PHASE_FORWARD, (int)REMAT_PHASE_BACKWARD)) << l.name;
+            kept++;
+        }
+    }
+    EXPECT_GT(remade, 0);
+    EXPECT_GT(kept, 0);
+    remat_trace_free(&trace);
+    remat_plan_free(&plan);
+}
+
 TEST(Precision, AnalogInputIsRoundedToBf16) {
     Model fp("tiny-3block-if"), bf("tiny-3block-if", REMAT_PRECISION_BF16);
     StepRun a, b;

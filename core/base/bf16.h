@@ -15,8 +15,8 @@
  * (0x0040) is set, so a signalling NaN whose payload lies only in the dropped bits
  * cannot turn into an infinity.
  *
- * remat_bf16_round: the fp32 nearest to x that is a bf16 (f32 -> bf16 -> f32), what
- * the backends apply in place at every bf16 storage point.
+ * remat_bf16_round: the fp32 nearest to x that is a bf16 (f32 -> bf16 -> f32): what a
+ * bf16 store and a later load give (the tests' model of a storage point).
  */
 #ifndef REMAT_BF16_H
 #define REMAT_BF16_H

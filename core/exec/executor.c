@@ -983,6 +983,22 @@ static remat_status make_batch(remat_session *s) {
     return note_nnz(s, &s->input, -1, m->input_spikes ? REMAT_VALUES_BINARY : REMAT_VALUES_REAL);
 }
 
+/* The end of the autocast region (after the loss): the cast cache is cleared, so the
+ * bf16 weight copies that no saved graph holds - those of checkpointed segments, whose
+ * forward kept nothing - are freed; their recomputation makes new ones (gemm_weights),
+ * which live until the segment's backward ends, as the other segments' copies do. */
+static remat_status free_unsaved_weight_copies(remat_session *s) {
+    for (int sg = 0; s->bf16 && sg < s->sch.n_segs; sg++) {
+        const remat_segment *g = &s->sch.segs[sg];
+        if (!g->checkpoint) continue;
+        for (int j = g->first; j < g->first + g->n; j++) {
+            TRY(tfree(s, &s->wcast[j * 2 + 1]));
+            TRY(tfree(s, &s->wcast[j * 2]));
+        }
+    }
+    return REMAT_OK;
+}
+
 static void stats(remat_session *s, remat_alloc_stats *ex, remat_alloc_stats *ca) {
     remat_alloc_model_stats(s->mem.exact, ex);
     remat_alloc_model_stats(s->mem.caching, ca);
@@ -1021,6 +1037,7 @@ static remat_status step(remat_session *s, int apply_optimizer, remat_step_resul
                           m->loss, m->T, m->N, m->classes);
     TRY(op_end(s, &op));
     TRY(tfree(s, &s->act[n]));
+    TRY(free_unsaved_weight_copies(s));
     remat_alloc_stats ex, ca;
     stats(s, &ex, &ca);
     r->end_of_forward_bytes = ex.live_bytes;
