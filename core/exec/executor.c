@@ -1037,11 +1037,11 @@ static remat_status step(remat_session *s, int apply_optimizer, remat_step_resul
                           m->loss, m->T, m->N, m->classes);
     TRY(op_end(s, &op));
     TRY(tfree(s, &s->act[n]));
-    TRY(free_unsaved_weight_copies(s));
     remat_alloc_stats ex, ca;
     stats(s, &ex, &ca);
-    r->end_of_forward_bytes = ex.live_bytes;
+    r->end_of_forward_bytes = ex.live_bytes; /* measured as the simulator does (sim/des.h) */
     r->end_of_forward_reserved = ca.reserved_bytes;
+    TRY(free_unsaved_weight_copies(s));
     for (int sg = 0; sg < n; sg++)
         if (s->comp[sg].id >= 0) r->compressed_bytes += s->comp[sg].bytes;
     int64_t odims[3] = {m->T, m->N, m->classes};
