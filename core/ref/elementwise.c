@@ -2,17 +2,20 @@
  *
  * Dropout: one mask [nf] shared by all time steps, from the counter-based generator
  * (core/base/rng.h), so a recomputation draws the same mask.
- * bf16 storage (act.h): activations and their gradients bf16 (b16 = 1); the mask float.
+ *
+ * Each kernel's arithmetic is one always_inline body compiled for every SIMD path of
+ * simd.h by REMAT_ELEM_CLONES (elem_kernel.h), all with the same bits; activations go
+ * through act_ld / act_st (b16 = 1: the bf16-storage twins), the mask is fp32.
  */
 #include "core/ref/ref_kernels.h"
+#include "core/ref/elem_kernel.h"
 
 #include <math.h>
 #include <string.h>
 
 #include "core/base/rng.h"
-#include "core/ref/act.h"
 
-#define ALWAYS_INLINE static inline __attribute__((always_inline))
+#define ALWAYS_INLINE REMAT_ELEM_INLINE
 #define ELEM_BLOCK 2048
 
 ALWAYS_INLINE void dropout_mask_range(float *restrict mask, uint64_t seed, uint64_t key, float p, float scale,
@@ -23,70 +26,99 @@ ALWAYS_INLINE void dropout_mask_range(float *restrict mask, uint64_t seed, uint6
     }
 }
 
+REMAT_ELEM_CLONES(dropout_mask_f32, (float *mask, uint64_t seed, uint64_t key, float p, float scale, int64_t nf),
+                  (mask, seed, key, p, scale, nf), dropout_mask_range(mask, seed, key, p, scale, 0, nf))
+
 void remat_ref_dropout_mask(float *mask, uint64_t seed, uint64_t iter, int layer, float p, int64_t nf) {
-    dropout_mask_range(mask, seed, remat_rng_dropout_key(iter, (uint64_t)layer), p, 1.0f / (1.0f - p), 0, nf);
+    dropout_mask_f32(mask, seed, remat_rng_dropout_key(iter, (uint64_t)layer), p, 1.0f / (1.0f - p), nf);
 }
 
 /* dst = src * mask (forward) or dst += src * mask (backward), the mask of
  * (seed, iter, layer) shared by all t_steps steps, drawn one element block at a time. */
-ALWAYS_INLINE void dropout_apply(void *dst, const void *src, uint64_t seed, uint64_t iter, int layer, float p,
-                                 int64_t t_steps, int64_t nf, int accumulate, const int b16) {
-    const uint64_t key = remat_rng_dropout_key(iter, (uint64_t)layer);
-    const float scale = 1.0f / (1.0f - p);
+ALWAYS_INLINE void dropout_apply(void *restrict dst, const void *restrict src, const int b16, uint64_t seed,
+                                 uint64_t key, float p, float scale, int64_t t_steps, int64_t nf, int accumulate) {
     float mask[ELEM_BLOCK];
     for (int64_t i0 = 0; i0 < nf; i0 += ELEM_BLOCK) {
         const int64_t i1 = nf - i0 < ELEM_BLOCK ? nf : i0 + ELEM_BLOCK;
         dropout_mask_range(mask, seed, key, p, scale, i0, i1);
         for (int64_t t = 0; t < t_steps; t++) {
-            const void *x = act_cat(src, t * nf + i0, b16);
-            void *y = act_at(dst, t * nf + i0, b16);
-            if (accumulate)
-                for (int64_t i = 0; i < i1 - i0; i++) act_st(y, i, act_ld(y, i, b16) + act_ld(x, i, b16) * mask[i], b16);
-            else
-                for (int64_t i = 0; i < i1 - i0; i++) act_st(y, i, act_ld(x, i, b16) * mask[i], b16);
+            const int64_t o = t * nf + i0;
+#pragma GCC ivdep
+            for (int64_t i = 0; i < i1 - i0; i++) {
+                const float y = act_ld(src, o + i, b16) * mask[i];
+                act_st(dst, o + i, accumulate ? act_ld(dst, o + i, b16) + y : y, b16);
+            }
         }
     }
 }
 
+REMAT_ELEM_CLONES(dropout_apply_f32,
+                  (float *dst, const float *src, uint64_t seed, uint64_t key, float p, float scale, int64_t t_steps,
+                   int64_t nf, int accumulate),
+                  (dst, src, seed, key, p, scale, t_steps, nf, accumulate),
+                  accumulate ? dropout_apply(dst, src, 0, seed, key, p, scale, t_steps, nf, 1)
+                             : dropout_apply(dst, src, 0, seed, key, p, scale, t_steps, nf, 0))
+REMAT_ELEM_CLONES(dropout_apply_bf16,
+                  (uint16_t *dst, const uint16_t *src, uint64_t seed, uint64_t key, float p, float scale,
+                   int64_t t_steps, int64_t nf, int accumulate),
+                  (dst, src, seed, key, p, scale, t_steps, nf, accumulate),
+                  accumulate ? dropout_apply(dst, src, 1, seed, key, p, scale, t_steps, nf, 1)
+                             : dropout_apply(dst, src, 1, seed, key, p, scale, t_steps, nf, 0))
+
 void remat_ref_dropout_forward(float *out, const float *inp, uint64_t seed, uint64_t iter, int layer, float p,
                                int64_t t_steps, int64_t nf) {
-    dropout_apply(out, inp, seed, iter, layer, p, t_steps, nf, 0, 0);
-}
-
-void remat_ref_dropout_forward_bf16(uint16_t *out, const uint16_t *inp, uint64_t seed, uint64_t iter, int layer,
-                                    float p, int64_t t_steps, int64_t nf) {
-    dropout_apply(out, inp, seed, iter, layer, p, t_steps, nf, 0, 1);
+    dropout_apply_f32(out, inp, seed, remat_rng_dropout_key(iter, (uint64_t)layer), p, 1.0f / (1.0f - p), t_steps,
+                      nf, 0);
 }
 
 void remat_ref_dropout_backward(float *dinp, const float *dout, uint64_t seed, uint64_t iter, int layer, float p,
                                 int64_t t_steps, int64_t nf) {
-    dropout_apply(dinp, dout, seed, iter, layer, p, t_steps, nf, 1, 0);
+    dropout_apply_f32(dinp, dout, seed, remat_rng_dropout_key(iter, (uint64_t)layer), p, 1.0f / (1.0f - p), t_steps,
+                      nf, 1);
+}
+
+void remat_ref_dropout_forward_bf16(uint16_t *out, const uint16_t *inp, uint64_t seed, uint64_t iter, int layer,
+                                    float p, int64_t t_steps, int64_t nf) {
+    dropout_apply_bf16(out, inp, seed, remat_rng_dropout_key(iter, (uint64_t)layer), p, 1.0f / (1.0f - p), t_steps,
+                       nf, 0);
 }
 
 void remat_ref_dropout_backward_bf16(uint16_t *dinp, const uint16_t *dout, uint64_t seed, uint64_t iter, int layer,
                                      float p, int64_t t_steps, int64_t nf) {
-    dropout_apply(dinp, dout, seed, iter, layer, p, t_steps, nf, 1, 1);
+    dropout_apply_bf16(dinp, dout, seed, remat_rng_dropout_key(iter, (uint64_t)layer), p, 1.0f / (1.0f - p), t_steps,
+                       nf, 1);
 }
 
-
-void remat_ref_add_forward(float *out, const float *a, const float *b, int64_t n) {
-    for (int64_t i = 0; i < n; i++) out[i] = a[i] + b[i];
+/* dst = a + b (accumulate 0) or dst = dst + a (accumulate 1, b unused). dst may be a
+ * (flatten's backward adds into its own gradient): element i reads only element i. */
+ALWAYS_INLINE void add_body(void *dst, const void *a, const void *restrict b, const int b16, int64_t n,
+                            int accumulate) {
+#pragma GCC ivdep
+    for (int64_t i = 0; i < n; i++)
+        act_st(dst, i, accumulate ? act_ld(dst, i, b16) + act_ld(a, i, b16) : act_ld(a, i, b16) + act_ld(b, i, b16), b16);
 }
+
+REMAT_ELEM_CLONES(add_f32, (float *dst, const float *a, const float *b, int64_t n, int accumulate),
+                  (dst, a, b, n, accumulate),
+                  accumulate ? add_body(dst, a, NULL, 0, n, 1) : add_body(dst, a, b, 0, n, 0))
+REMAT_ELEM_CLONES(add_bf16, (uint16_t *dst, const uint16_t *a, const uint16_t *b, int64_t n, int accumulate),
+                  (dst, a, b, n, accumulate),
+                  accumulate ? add_body(dst, a, NULL, 1, n, 1) : add_body(dst, a, b, 1, n, 0))
+
+void remat_ref_add_forward(float *out, const float *a, const float *b, int64_t n) { add_f32(out, a, b, n, 0); }
 
 /* da and db may be the same buffer (it then receives dout twice) or NULL. */
 void remat_ref_add_backward(float *da, float *db, const float *dout, int64_t n) {
-    if (da)
-        for (int64_t i = 0; i < n; i++) da[i] = da[i] + dout[i];
-    if (db)
-        for (int64_t i = 0; i < n; i++) db[i] = db[i] + dout[i];
+    if (da) add_f32(da, dout, NULL, n, 1);
+    if (db) add_f32(db, dout, NULL, n, 1);
 }
 
 void remat_ref_add_forward_bf16(uint16_t *out, const uint16_t *a, const uint16_t *b, int64_t n) {
-    for (int64_t i = 0; i < n; i++) out[i] = remat_f32_to_bf16(remat_bf16_to_f32(a[i]) + remat_bf16_to_f32(b[i]));
+    add_bf16(out, a, b, n, 0);
 }
 
 /* As the float kernel followed by one rounding: with da == db, dout is added twice in
- * float before the store. */
+ * float before the one store. */
 void remat_ref_add_backward_bf16(uint16_t *da, uint16_t *db, const uint16_t *dout, int64_t n) {
     if (da && da == db) {
         for (int64_t i = 0; i < n; i++) {
@@ -95,8 +127,6 @@ void remat_ref_add_backward_bf16(uint16_t *da, uint16_t *db, const uint16_t *dou
         }
         return;
     }
-    if (da)
-        for (int64_t i = 0; i < n; i++) da[i] = remat_f32_to_bf16(remat_bf16_to_f32(da[i]) + remat_bf16_to_f32(dout[i]));
-    if (db)
-        for (int64_t i = 0; i < n; i++) db[i] = remat_f32_to_bf16(remat_bf16_to_f32(db[i]) + remat_bf16_to_f32(dout[i]));
+    if (da) add_bf16(da, dout, NULL, n, 1);
+    if (db) add_bf16(db, dout, NULL, n, 1);
 }

@@ -17,6 +17,7 @@
 #define REMAT_NEURON_MATH_H
 
 #include <stdint.h>
+#include <string.h>
 
 #if defined(__CUDACC__)
 #define REMAT_NEURON_FN __host__ __device__ __forceinline__
@@ -24,9 +25,28 @@
 #define REMAT_NEURON_FN static inline __attribute__((always_inline))
 #endif
 
+/* c ? a : b. On the host it is built from the bits: the same value, but GCC cannot
+ * specialise the code after it for a constant arm (with the plain select it folds the
+ * whole polynomial for x = -87 into a second branch, and under the default
+ * -ftrapping-math it may not if-convert that back, so the loop would not vectorise). */
+REMAT_NEURON_FN float remat_neuron_select(int c, float a, float b) {
+#if defined(__CUDA_ARCH__)
+    return c ? a : b;
+#else
+    uint32_t ua, ub;
+    memcpy(&ua, &a, sizeof ua);
+    memcpy(&ub, &b, sizeof ub);
+    const uint32_t m = 0u - (uint32_t)(c != 0);
+    const uint32_t r = (ua & m) | (ub & ~m);
+    float f;
+    memcpy(&f, &r, sizeof f);
+    return f;
+#endif
+}
+
 REMAT_NEURON_FN float remat_exp_poly(float x) {
-    x = x > -87.0f ? x : -87.0f;
-    x = x < 88.0f ? x : 88.0f;
+    x = remat_neuron_select(x > -87.0f, x, -87.0f);
+    x = remat_neuron_select(x < 88.0f, x, 88.0f);
     /* k = round(x / ln2), ties to even: adding and removing 1.5 * 2^23 rounds to the
      * nearest integer (floorf would not vectorise under the default -ftrapping-math). */
     const float kf = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;

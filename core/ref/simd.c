@@ -1,4 +1,4 @@
-/* simd.c - the run-time choice of the GEMM's instruction-set path (simd.h).
+/* simd.c - the run-time choice of the reference backend's instruction-set path (simd.h).
  *
  * Detection: GCC/clang's __builtin_cpu_supports, which reads CPUID and checks that the
  * OS saves the wider registers (XCR0), so "supported" means "will not fault". On
@@ -33,7 +33,9 @@ int remat_ref_simd_supported(remat_simd p) {
     case REMAT_SIMD_SCALAR: return 1;
 #if defined(__x86_64__) || defined(__i386__)
     case REMAT_SIMD_AVX2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    case REMAT_SIMD_AVX512: return __builtin_cpu_supports("avx512f");
+    case REMAT_SIMD_AVX512:
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
 #endif
     default: return 0;
     }

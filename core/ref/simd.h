@@ -1,12 +1,15 @@
-/* simd.h - which instruction-set path the reference backend's GEMM runs, chosen at run
- * time (the build targets baseline x86-64; the AVX2 and AVX-512 kernels are compiled
- * per function for their instruction sets and only called where the CPU has them).
+/* simd.h - which instruction-set path the reference backend's GEMM and element-wise
+ * kernels (neuron, add, dropout) run, chosen at run time (the build targets baseline
+ * x86-64; the AVX2 and AVX-512 code is compiled per function for its instruction sets
+ * and only called where the CPU has them).
  *
  * Every path gives the same bits (gemm_kernel.h: one fused multiply-add chain per
- * element, k ascending); the path changes the speed only.
- *  - scalar: fmaf() chains, any CPU;
- *  - avx2:   AVX2 + FMA, 6 x 16 tiles;
- *  - avx512: AVX512F, 12 x 32 tiles.
+ * element, k ascending; elem_kernel.h: the same IEEE operations per element); the
+ * path changes the speed only.
+ *  - scalar: baseline x86-64 (SSE2): fmaf() chains, the element-wise loops 4 wide;
+ *  - avx2:   AVX2 + FMA, 6 x 16 GEMM tiles, the element-wise loops 8 wide;
+ *  - avx512: AVX-512 F, BW, DQ and VL (Skylake-SP and later, Zen 4), 12 x 32 GEMM
+ *            tiles, the element-wise loops 16 wide.
  * The default is the widest path the CPU supports, unless the environment variable
  * REMAT_SIMD (scalar | avx2 | avx512) names another one it supports; it is read once,
  * at the first GEMM or query. remat_ref_simd_set() changes the path for later calls.
