@@ -200,6 +200,7 @@ static remat_status dry_run(remat_sim *s, const remat_model *m, const remat_plan
     snprintf(out->backend, sizeof out->backend, "sim");
     snprintf(out->allocator_config, sizeof out->allocator_config, "%s", s->base->allocator_config);
     out->threads = s->base->threads;
+    snprintf(out->simd, sizeof out->simd, "%s", s->base->simd); /* the recording's path: its op times */
     memcpy(out->compress_s_per_elem, s->base->compress_s_per_elem, sizeof out->compress_s_per_elem);
     memcpy(out->decompress_s_per_elem, s->base->decompress_s_per_elem, sizeof out->decompress_s_per_elem);
     return REMAT_OK;

@@ -45,10 +45,18 @@ expect 1 "CUDA" -- "$remat" run --model $M --backend cuda
 # a good run: JSON keys, trace and dump written, no temp files left
 expect 0 "" -- "$remat" run --model $M --plan data/plans/tiny-mlp-lif-ckpt.json --iters 2 --trace "$tmp/t.h5" --json
 out=$("$remat" run --model $M --plan data/plans/tiny-mlp-lif-ckpt.json --json)
-for key in peak_live_bytes peak_reserved_bytes end_of_forward_bytes step_time_s events; do
+for key in peak_live_bytes peak_reserved_bytes end_of_forward_bytes step_time_s events threads simd; do
   if ! echo "$out" | grep -q "\"$key\":"; then echo "FAIL: --json lacks $key: $out"; fails=$((fails+1)); else passes=$((passes+1)); fi
 done
 [ -s "$tmp/t.h5" ] && passes=$((passes+1)) || { echo "FAIL: no trace written"; fails=$((fails+1)); }
+# the reference backend's threads and SIMD path: in --json, in the summary line, and in
+# the trace (shown by simulate)
+out=$(REMAT_SIMD=scalar "$remat" run --model $M --threads 2 --json)
+echo "$out" | grep -q '"threads":2,"simd":"scalar"' && passes=$((passes+1)) || { echo "FAIL: --json threads/simd: $out"; fails=$((fails+1)); }
+REMAT_SIMD=scalar "$remat" run --model $M | head -1 | grep -q '(1 thread, simd scalar)' && passes=$((passes+1)) || { echo "FAIL: summary lacks threads/simd"; fails=$((fails+1)); }
+REMAT_SIMD=scalar "$remat" run --model $M --threads 2 --trace "$tmp/s.h5" >/dev/null
+"$remat" simulate --trace "$tmp/s.h5" | grep -q '^recorded on  *ref backend, 2 threads, simd scalar$' && passes=$((passes+1)) || { echo "FAIL: simulate lacks the recorded path"; fails=$((fails+1)); }
+"$remat" simulate --trace "$tmp/s.h5" --json | grep -q '"threads":2,"simd":"scalar"}' && passes=$((passes+1)) || { echo "FAIL: simulate --json lacks the recorded path"; fails=$((fails+1)); }
 expect 0 "" -- "$remat" run --model $M --dump "$tmp/d.h5"
 [ -s "$tmp/d.h5" ] && passes=$((passes+1)) || { echo "FAIL: no dump written"; fails=$((fails+1)); }
 ls "$tmp" | grep -q '\.tmp$\|\.remat-' && { echo "FAIL: temp files left"; fails=$((fails+1)); } || passes=$((passes+1))

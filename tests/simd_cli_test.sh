@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# simd_cli_test.sh - the reference GEMM's SIMD paths from the command line:
+# simd_cli_test.sh - the reference backend's SIMD paths (GEMM and element-wise kernels)
+# from the command line:
 # `remat --version` names the path in use; REMAT_SIMD forces one (a bad value, or a path
 # this CPU lacks, exits 2 with one line); and every path this CPU has gives gradient
 # dumps bit-identical to the scalar path's (remat verify --dump A --dump B), for the
@@ -14,15 +15,15 @@ fail() { echo "FAIL: $*"; fails=$((fails+1)); }
 
 out=$(env -u REMAT_SIMD "$remat" --version) || fail "remat --version exited $?"
 echo "$out"
-line=$(echo "$out" | grep '^gemm simd: ') || fail "--version: no 'gemm simd:' line"
-in_use=$(echo "$line" | sed -E 's/^gemm simd: ([a-z0-9]+) .*/\1/')
+line=$(echo "$out" | grep '^simd: ') || fail "--version: no 'simd:' line"
+in_use=$(echo "$line" | sed -E 's/^simd: ([a-z0-9]+) .*/\1/')
 paths=$(echo "$line" | sed -E 's/.*this CPU:([a-z0-9 ]+);.*/\1/')
 widest=$(echo $paths | awk '{print $NF}')
 [ "$in_use" = "$widest" ] && passes=$((passes+1)) || fail "default path $in_use is not the widest ($widest)"
 case " $paths " in *" scalar "*) passes=$((passes+1)) ;; *) fail "scalar not listed: $paths" ;; esac
 
 for p in $paths; do
-  got=$(REMAT_SIMD=$p "$remat" --version | grep '^gemm simd: ' | awk '{print $3}')
+  got=$(REMAT_SIMD=$p "$remat" --version | grep '^simd: ' | awk '{print $2}')
   [ "$got" = "$p" ] && passes=$((passes+1)) || fail "REMAT_SIMD=$p: --version says $got"
 done
 

@@ -67,6 +67,7 @@ void make_trace(remat_trace *t, int64_t n_tensors, uint64_t seed) {
     t->T = 8;
     t->N = 3;
     t->threads = 2;
+    snprintf(t->simd, sizeof t->simd, "avx2");
     snprintf(t->allocator_config, sizeof t->allocator_config, "max_split_size=64MiB,expandable_segments=0");
     for (int c = 0; c < REMAT_COMP_COUNT; c++) {
         t->compress_s_per_elem[c] = 1e-9 * (c + 1) + 1e-17;
@@ -153,6 +154,7 @@ void expect_same(const remat_trace &a, const remat_trace &b) {
     EXPECT_EQ(a.T, b.T);
     EXPECT_EQ(a.N, b.N);
     EXPECT_EQ(a.threads, b.threads);
+    EXPECT_STREQ(a.simd, b.simd);
     EXPECT_STREQ(a.allocator_config, b.allocator_config);
     EXPECT_EQ(memcmp(a.compress_s_per_elem, b.compress_s_per_elem, sizeof a.compress_s_per_elem), 0);
     EXPECT_EQ(memcmp(a.decompress_s_per_elem, b.decompress_s_per_elem, sizeof a.decompress_s_per_elem), 0);
@@ -299,6 +301,41 @@ TEST(TraceH5, RoundTripEveryField) {
     remat_trace_free(&t);
     remat_trace_free(&back);
     remat_trace_free(&again);
+}
+
+// The SIMD path is an optional root attribute: written only when recorded, and a file
+// without it (written before it existed, or on another backend) reads as "".
+TEST(TraceH5, SimdAttributeIsOptional) {
+    Files files;
+    remat_error err = {};
+    remat_trace t, back;
+    make_trace(&t, 30, 5);
+    std::string with = files.add("simd_with.h5");
+    write_ok(t, with);
+    hid_t f = open_rw(with);
+    EXPECT_GT(H5Aexists_by_name(f, "/", "simd", H5P_DEFAULT), 0);
+    H5Fclose(f);
+    ASSERT_EQ(read_trace(with, &back, &err), REMAT_OK) << err.msg;
+    EXPECT_STREQ(back.simd, "avx2");
+    remat_trace_free(&back);
+    // an old file: the attribute removed (its checksum does not cover it)
+    f = open_rw(with);
+    ASSERT_GE(H5Adelete_by_name(f, "/", "simd", H5P_DEFAULT), 0);
+    H5Fclose(f);
+    ASSERT_EQ(read_trace(with, &back, &err), REMAT_OK) << err.msg;
+    EXPECT_STREQ(back.simd, "");
+    remat_trace_free(&back);
+    // not recorded: no attribute written
+    t.simd[0] = '\0';
+    std::string without = files.add("simd_without.h5");
+    write_ok(t, without);
+    f = open_rw(without);
+    EXPECT_EQ(H5Aexists_by_name(f, "/", "simd", H5P_DEFAULT), 0);
+    H5Fclose(f);
+    ASSERT_EQ(read_trace(without, &back, &err), REMAT_OK) << err.msg;
+    EXPECT_STREQ(back.simd, "");
+    remat_trace_free(&back);
+    remat_trace_free(&t);
 }
 
 TEST(TraceH5, RoundTripEmptyTrace) {
@@ -732,6 +769,7 @@ TEST(TraceH5, NonsenseValuesRefusedWithOrWithoutChecksum) {
         {"N: expected a batch", [](remat_trace *t) { t->N = 0; }},
         {"compress_s_per_elem", [](remat_trace *t) { t->compress_s_per_elem[1] = INFINITY; }},
         {"decompress_s_per_elem", [](remat_trace *t) { t->decompress_s_per_elem[0] = -1e-9; }},
+        {"simd: expected a SIMD path name", [](remat_trace *t) { snprintf(t->simd, sizeof t->simd, "AVX 2"); }},
     };
     int k = 0;
     for (const Case &c : cases) {

@@ -91,7 +91,7 @@ static remat_status record(demo *d, const remat_plan *p, remat_trace *tr, remat_
     remat_exec_opts o = remat_exec_opts_default();
     o.trace = tr;
     o.no_input_grad = 1; /* as a training loop: the data has no gradient */
-    tr->threads = d->threads;
+    remat_tools_trace_host(tr, "ref", d->threads);
     remat_tools_caching_config_text(&o.caching, tr->allocator_config, sizeof tr->allocator_config);
     /* three steps: the first is cold (page faults on fresh segments); the simulator
      * prices ops by their median over the steps, and the last step is reported */

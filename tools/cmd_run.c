@@ -39,7 +39,8 @@ static void print_human(const remat_model *m, const remat_plan *plan, const char
     printf("model %s (T=%lld, N=%lld), plan %s", m->name, (long long)m->T, (long long)m->N, label);
     if (plan_path && strcmp(plan_path, label) != 0) printf(" (%s)", plan_path);
     printf(", backend %s", backend);
-    if (!strcmp(backend, "ref")) printf(" (%d thread%s)", threads, threads == 1 ? "" : "s");
+    if (!strcmp(backend, "ref"))
+        printf(" (%d thread%s, simd %s)", threads, threads == 1 ? "" : "s", remat_tools_simd_path());
     printf("\n");
     for (int i = 0; i < iters; i++)
         printf("  step %d: loss %.6f  peak live %s  time %.3f s\n", i + 1, r[i].loss,
@@ -76,7 +77,7 @@ static void print_driver_human(const remat_cuda_info *ci, int64_t reserved) {
            cli_fmt_bytes(ci->total_bytes - ci->free_at_init, b3, sizeof b3));
 }
 
-static void print_json(const remat_model *m, const char *plan_path, const char *backend,
+static void print_json(const remat_model *m, const char *plan_path, const char *backend, int threads,
                        const remat_step_result *r, int iters, const remat_cuda_info *ci) {
     int64_t peak = 0, reserved = 0, events = 0;
     for (int i = 0; i < iters; i++) {
@@ -91,6 +92,10 @@ static void print_json(const remat_model *m, const char *plan_path, const char *
     remat_json_string(stdout, plan_path ? plan_path : "");
     printf(",\"backend\":");
     remat_json_string(stdout, backend);
+    if (!strcmp(backend, "ref")) { /* the reference backend's threads and SIMD path */
+        printf(",\"threads\":%d,\"simd\":", threads);
+        remat_json_string(stdout, remat_tools_simd_path());
+    }
     printf(",\"T\":%lld,\"N\":%lld,"
            "\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld,\"end_of_forward_bytes\":%lld,"
            "\"step_time_s\":%.9g,\"events\":%lld,\"loss\":%.9g,\"recomputed_layers\":%d,\"steps\":[",
@@ -193,7 +198,7 @@ int remat_cmd_run(int argc, char **argv) {
     remat_trace_init(&trace);
     if (trace_path) {
         o.trace = &trace;
-        trace.threads = threads;
+        remat_tools_trace_host(&trace, backend, threads);
         remat_tools_caching_config_text(&o.caching, trace.allocator_config, sizeof trace.allocator_config);
     }
     remat_step_result *res = remat_xcalloc((size_t)iters, sizeof *res, &err);
@@ -222,7 +227,7 @@ int remat_cmd_run(int argc, char **argv) {
     if (st == REMAT_OK && trace_path) st = remat_trace_write_h5(&trace, trace_path, &err);
     if (st == REMAT_OK) {
         if (json) {
-            print_json(&m, plan_path, backend, res, iters, have_ci ? &ci : NULL);
+            print_json(&m, plan_path, backend, threads, res, iters, have_ci ? &ci : NULL);
         } else {
             print_human(&m, &p, plan_path, backend, threads, res, iters);
             if (have_ci) print_driver_human(&ci, res[iters - 1].peak_reserved_bytes);

@@ -42,8 +42,18 @@ static const char *USAGE =
     "device overhead; --budget-on live for live bytes). Predictions describe remat's own\n"
     "executor (reference or CUDA backend), not a PyTorch script of the same network.";
 
-static void print_human(const remat_sim *s, const char *trace_path, const char *backend, const char *plan_path,
+/* Where the trace was recorded: "ref backend, 2 threads, simd avx2" (the simd part
+ * when the trace records it), "cuda backend". */
+static void print_recorded_on(const remat_trace *t) {
+    printf("recorded on           %s backend", t->backend);
+    if (!strcmp(t->backend, "ref")) printf(", %d thread%s", (int)t->threads, t->threads == 1 ? "" : "s");
+    if (t->simd[0]) printf(", simd %s", t->simd);
+    printf("\n");
+}
+
+static void print_human(const remat_sim *s, const char *trace_path, const remat_trace *trace, const char *plan_path,
                         const char *alloc) {
+    const char *backend = trace->backend;
     const remat_sim_summary *r = remat_sim_results(s);
     const remat_model *m = remat_sim_model(s);
     char b1[64], b2[64], b3[64], b4[64];
@@ -54,6 +64,7 @@ static void print_human(const remat_sim *s, const char *trace_path, const char *
     if (plan_path && strcmp(plan_path, label) != 0) printf(" (%s)", plan_path);
     printf(", %d step%s, from %s\n", r->n_iters, r->n_iters == 1 ? "" : "s", trace_path);
     cli_prediction_note(stdout, backend);
+    print_recorded_on(trace);
     printf("peak live bytes       %s\n", cli_fmt_bytes(r->peak_live_bytes, b1, sizeof b1));
     printf("peak reserved bytes   %s  (caching allocator model)\n", cli_fmt_bytes(r->peak_reserved_bytes, b2, sizeof b2));
     printf("end of forward        %s  (of which compressed inputs %s)\n",
@@ -75,7 +86,7 @@ static void print_human(const remat_sim *s, const char *trace_path, const char *
                (long long)r->delayed_frees);
 }
 
-static void print_json(const remat_sim *s, const char *plan_path, const char *alloc) {
+static void print_json(const remat_sim *s, const remat_trace *trace, const char *plan_path, const char *alloc) {
     const remat_sim_summary *r = remat_sim_results(s);
     const remat_model *m = remat_sim_model(s);
     printf("{\"model\":");
@@ -105,8 +116,15 @@ static void print_json(const remat_sim *s, const char *plan_path, const char *al
     /* the measured baseline is of the recorded size: say so, and call it a baseline
      * only when the prediction is of that size too */
     const remat_model *bm = remat_sim_base_model(s);
-    printf(",\"recorded\":{\"T\":%lld,\"N\":%lld,\"step_time_s\":%.9g}", (long long)bm->T, (long long)bm->N,
-           remat_sim_baseline_step_time(s));
+    printf(",\"recorded\":{\"T\":%lld,\"N\":%lld,\"step_time_s\":%.9g,\"backend\":", (long long)bm->T,
+           (long long)bm->N, remat_sim_baseline_step_time(s));
+    remat_json_string(stdout, trace->backend);
+    printf(",\"threads\":%d", (int)trace->threads);
+    if (trace->simd[0]) { /* optional: traces recorded on the reference backend since it exists */
+        printf(",\"simd\":");
+        remat_json_string(stdout, trace->simd);
+    }
+    printf("}");
     if (bm->T == m->T && bm->N == m->N) printf(",\"baseline_step_time_s\":%.9g", remat_sim_baseline_step_time(s));
     printf("}\n");
 }
@@ -400,9 +418,9 @@ int remat_cmd_simulate(int argc, char **argv) {
     if (st == REMAT_OK && out_path) st = remat_trace_write_h5(remat_sim_trace(s), out_path, &err);
     if (st == REMAT_OK) {
         if (json)
-            print_json(s, plan_path, alloc);
+            print_json(s, &trace, plan_path, alloc);
         else
-            print_human(s, trace_path, trace.backend, plan_path, alloc);
+            print_human(s, trace_path, &trace, plan_path, alloc);
         if (!json && out_path)
             printf("predicted trace written to %s (%lld events)\n", out_path,
                    (long long)remat_sim_trace(s)->n_events);

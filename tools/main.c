@@ -50,7 +50,8 @@ int main(int argc, char **argv) {
         return remat_status_exit_code(err.status);
     }
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
-        printf("remat %s (trace schema %d)\ngemm simd: %s (this CPU:", REMAT_VERSION, REMAT_TRACE_SCHEMA_VERSION,
+        printf("remat %s (trace schema %d)\nsimd: %s (GEMM and element-wise kernels; this CPU:", REMAT_VERSION,
+               REMAT_TRACE_SCHEMA_VERSION,
                remat_ref_simd_name(remat_ref_simd_get()));
         for (int p = 0; p < REMAT_SIMD_COUNT; p++)
             if (remat_ref_simd_supported((remat_simd)p)) printf(" %s", remat_ref_simd_name((remat_simd)p));

@@ -6,11 +6,19 @@
 
 #include "core/io/file_kind.h"
 #include "core/model/plan_notation.h"
+#include "core/ref/simd.h"
 
 remat_status remat_tools_backend_open(const char *name, int threads, remat_backend *out, remat_error *err) {
     if (!name || !strcmp(name, "ref")) return remat_backend_ref_init(out, threads > 0 ? threads : 1, err);
     if (!strcmp(name, "cuda")) return remat_backend_cuda_init(out, 0, err);
     return remat_error_set(err, REMAT_ERR_INPUT, "--backend: '%s' is not a backend (expected ref or cuda)", name);
+}
+
+const char *remat_tools_simd_path(void) { return remat_ref_simd_name(remat_ref_simd_get()); }
+
+void remat_tools_trace_host(remat_trace *t, const char *backend, int threads) {
+    t->threads = threads;
+    snprintf(t->simd, sizeof t->simd, "%s", !backend || !strcmp(backend, "ref") ? remat_tools_simd_path() : "");
 }
 
 remat_status remat_tools_model_load(const char *path, remat_model *m, remat_error *err) {

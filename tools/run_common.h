@@ -32,6 +32,12 @@ remat_status remat_tools_load_sized(const char *model_path, const char *plan_pat
 /* Checks --T/--N values (0: as in the file, else positive): one line on stderr and 2,
  * or 0. */
 int remat_tools_size_flags(const char *cmd, int T, int N);
+/* The host's part of what a trace records about the run: the threads, and on the
+ * reference backend ("ref" or NULL) the SIMD path its kernels use now (core/ref/simd.h;
+ * "" on other backends). */
+void remat_tools_trace_host(remat_trace *t, const char *backend, int threads);
+/* The SIMD path the reference backend's kernels use now ("scalar", "avx2", "avx512"). */
+const char *remat_tools_simd_path(void);
 /* "round_bytes=512,...": the configuration text a trace records. */
 void remat_tools_caching_config_text(const remat_caching_config *c, char *buf, size_t len);
 

@@ -91,6 +91,9 @@ typedef struct remat_trace {
     int32_t threads;       /* reference backend threads used */
     int32_t no_input_grad; /* 1: recorded without the network input's gradient (remat_exec_opts) */
     int32_t precision;     /* remat_precision of the recorded model (docs/precision.md) */
+    /* the reference backend's SIMD path the kernels ran on ("scalar", "avx2", "avx512":
+     * core/ref/simd.h); "" when not recorded (other backends, older files) */
+    char simd[16];
     /* allocator configuration the reserved bytes were measured under */
     char allocator_config[512];
     /* the CUDA driver's view when recorded on a GPU (`remat run --backend cuda`): total

@@ -193,6 +193,10 @@ remat_status remat_trace_write_h5(const remat_trace *t, const char *path, remat_
         st = remat_h5_attr_write_str(f, path, "/", "precision", remat_precision_name((remat_precision)t->precision),
                                      err);
     if (st == REMAT_OK) st = remat_h5_attr_write_str(f, path, "/", "allocator_config", acfg, err);
+    char simd[sizeof t->simd + 1];
+    snprintf(simd, sizeof simd, "%.*s", (int)sizeof t->simd, t->simd);
+    if (st == REMAT_OK && simd[0]) /* optional: only traces recorded on the reference backend */
+        st = remat_h5_attr_write_str(f, path, "/", "simd", simd, err);
     if (st == REMAT_OK && t->device_total_bytes > 0) /* optional: only traces recorded on a GPU */
         st = remat_h5_attr_write_i64(f, path, "/", "device_total_bytes", t->device_total_bytes, err);
     if (st == REMAT_OK && t->device_total_bytes > 0)
@@ -461,6 +465,16 @@ static remat_status read_open(hid_t f, const char *path, remat_trace *out, remat
             st = BAD("%s: precision: expected \"fp32\" or \"bf16\"", path);
         remat_xfree(pn);
     }
+    char *simd = NULL; /* optional: the reference backend's SIMD path */
+    if (st == REMAT_OK && remat_h5_attr_exists(f, "/", "simd")) {
+        st = read_string(f, path, "simd", &simd, err);
+        size_t k = 0;
+        for (; st == REMAT_OK && simd[k]; k++)
+            if (!((simd[k] >= 'a' && simd[k] <= 'z') || (simd[k] >= '0' && simd[k] <= '9') || simd[k] == '_')) break;
+        if (st == REMAT_OK && (!simd[0] || simd[k] || k >= sizeof t.simd))
+            st = BAD("%s: simd: expected a SIMD path name (1..%zu of a-z, 0-9, _), e.g. \"avx2\"", path,
+                     sizeof t.simd - 1);
+    }
     if (st == REMAT_OK && strlen(backend) >= sizeof t.backend)
         st = BAD("%s: backend: expected at most %zu characters", path, sizeof t.backend - 1);
     if (st == REMAT_OK && strlen(acfg) >= sizeof t.allocator_config)
@@ -508,11 +522,13 @@ static remat_status read_open(hid_t f, const char *path, remat_trace *out, remat
         t.precision = (int32_t)precision;
         snprintf(t.backend, sizeof t.backend, "%s", backend);
         snprintf(t.allocator_config, sizeof t.allocator_config, "%s", acfg);
+        snprintf(t.simd, sizeof t.simd, "%s", simd ? simd : "");
         st = check_events(path, &t, err);
     }
     remat_xfree(seed);
     remat_xfree(backend);
     remat_xfree(acfg);
+    remat_xfree(simd);
     remat_h5_close(f);
     if (st != REMAT_OK) {
         remat_trace_free(&t);
