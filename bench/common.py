@@ -86,8 +86,28 @@ def run(cmd, ok=(0,), timeout=1800, env=None):
     return p.returncode, p.stdout, p.stderr, wall
 
 
-def run_json(cmd, ok=(0,), timeout=1800):
-    rc, out, err, wall = run(cmd, ok, timeout)
+def best_openblas_coretype():
+    """The OpenBLAS core a benchmark forces with OPENBLAS_CORETYPE (never tests or CI):
+    OpenBLAS 0.3.21 does not recognise every CPU and silently falls back to a generic
+    kernel (Prescott on some AVX-512 Xeons). The rule of bench/gemm_bench.c: SkylakeX with
+    AVX-512 F/BW/DQ/VL, else Zen on AMD or Haswell with AVX2 + FMA."""
+    flags, vendor = set(), ""
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("vendor_id") and not vendor:
+                vendor = line.split(":", 1)[1].strip()
+            if line.startswith("flags"):
+                flags.update(line.split(":", 1)[1].split())
+                break
+    if {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= flags:
+        return "SkylakeX"
+    if "avx2" in flags and "fma" in flags:
+        return "Zen" if vendor == "AuthenticAMD" else "Haswell"
+    return "Sandybridge" if "avx" in flags else "Prescott"
+
+
+def run_json(cmd, ok=(0,), timeout=1800, env=None):
+    rc, out, err, wall = run(cmd, ok, timeout, env=env)
     try:
         d = json.loads(out)
     except ValueError:

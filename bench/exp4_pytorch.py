@@ -33,6 +33,10 @@ import common as C  # noqa: E402
 MEASURE = os.path.join(C.ROOT, "bench", "pytorch", "measure.py")
 
 
+# The environment of every torch process (main sets OPENBLAS_CORETYPE in it).
+TORCH_ENV = {}
+
+
 def torch_cmd(model, ckpt, threads, repeats, memory):
     cmd = [C.TORCH_PYTHON, MEASURE, "--model", model, "--threads", threads, "--repeats", repeats, "--json"]
     if ckpt:
@@ -57,15 +61,28 @@ def main():
         sys.exit("exp4: torch does not import in %s; run bench/setup-pytorch.sh" % C.TORCH_PYTHON)
     torch_version = rc[1].strip()
     # which BLAS Debian's torch calls (libblas.so.3 is an alternative: OpenBLAS or the
-    # reference BLAS) and how fast its GEMM runs on the benchmark models' linear layer
-    probe = ("import torch, time, os\n"
+    # reference BLAS), on its best kernel: every torch process runs with OPENBLAS_CORETYPE
+    # set (as bench/gemm_bench.c sets it for our comparison with OpenBLAS), and the probe
+    # asks the loaded OpenBLAS which kernel it chose and times the models' linear layer
+    coretype = C.best_openblas_coretype()
+    TORCH_ENV.update(os.environ, OPENBLAS_CORETYPE=coretype)
+    probe = ("import ctypes, torch, time, os\n"
              "torch.set_num_threads(%d)\n"
              "a = torch.rand(8192, 512); w = torch.rand(512, 512); torch.nn.functional.linear(a, w)\n"
              "best = min((lambda t0: (torch.nn.functional.linear(a, w), time.perf_counter() - t0)[1])"
              "(time.perf_counter()) for _ in range(5))\n"
-             "print(2 * 8192 * 512 * 512 / best / 1e9)\n" % threads)
-    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
-    gemm = float(C.run([C.TORCH_PYTHON, "-c", probe], env=env)[1].strip())
+             "print(2 * 8192 * 512 * 512 / best / 1e9)\n"
+             "try:\n"
+             "    f = ctypes.CDLL('libblas.so.3').openblas_get_corename\n"
+             "    f.restype = ctypes.c_char_p\n"
+             "    print(f().decode())\n"
+             "except (OSError, AttributeError):\n"
+             "    print('(not OpenBLAS)')\n" % threads)
+    env = dict(TORCH_ENV, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
+    probe_out = C.run([C.TORCH_PYTHON, "-c", probe], env=env)[1].split()
+    gemm, torch_kernel = float(probe_out[0]), probe_out[1]
+    print("torch %s: BLAS %s, OpenBLAS kernel %s (OPENBLAS_CORETYPE=%s), linear 8192x512x512 %.1f GFLOP/s" % (
+        torch_version, os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3"), torch_kernel, coretype, gemm))
     blas = os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3")
     commands, rows = [], []
     for entry in models:
@@ -98,7 +115,7 @@ def main():
             if kind != "torch":
                 continue
             cmd = torch_cmd(model, arg, threads, 0, True)
-            d = C.run_json(cmd)
+            d = C.run_json(cmd, env=TORCH_ENV)
             peaks[cname] = d["peak_live_bytes"]
             commands.append(C.show(cmd))
         # 3block-if's steps are the longest (about 80 GFLOP): one round fewer keeps run-all in time
@@ -107,7 +124,7 @@ def main():
             for cname, kind, arg in configs:
                 if kind == "torch":
                     cmd = torch_cmd(model, arg, threads, C.MEASURE_ITERS - 1, False)
-                    d = C.run_json(cmd)
+                    d = C.run_json(cmd, env=TORCH_ENV)
                     meas[cname].append(d["step_time_min_s"])
                 else:
                     cmd = [C.remat_bin(), "run", "--model", model, "--iters", C.MEASURE_ITERS, "--threads", threads]
@@ -137,7 +154,8 @@ def main():
         "command": "python3 bench/exp4_pytorch.py" + (" --quick" if quick else "") +
                    " --rounds %d --threads %d" % (rounds, threads) +
                    ((" --models %s --save %s" % (",".join(models), save_as)) if save_as != "exp4_pytorch" else ""),
-        "torch": torch_version, "torch_blas": blas, "torch_gemm_gflops": gemm, "rounds": rounds, "threads": threads, "commands": commands, "rows": rows},
+        "torch": torch_version, "torch_blas": blas, "torch_blas_kernel": torch_kernel, "openblas_coretype": coretype,
+        "torch_gemm_gflops": gemm, "rounds": rounds, "threads": threads, "commands": commands, "rows": rows},
         [{"model": r["model"], "config": r["config"], "peak_bytes": r["peak_bytes"],
           "step_s_median": r["step_s"]["median"], "step_s_min": r["step_s"]["min"], "step_s_max": r["step_s"]["max"],
           "time_vs_torch_plain_median": r["time_vs_torch_plain"]["median"],

@@ -19,31 +19,13 @@ sys.dont_write_bytecode = True
 import common as C  # noqa: E402
 
 
-def best_coretype():
-    """The rule of bench/gemm_bench.c: SkylakeX with AVX-512 F/BW/DQ/VL, else Zen on AMD or
-    Haswell with AVX2 + FMA."""
-    flags, vendor = set(), ""
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("vendor_id") and not vendor:
-                vendor = line.split(":", 1)[1].strip()
-            if line.startswith("flags"):
-                flags.update(line.split(":", 1)[1].split())
-                break
-    if {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= flags:
-        return "SkylakeX"
-    if "avx2" in flags and "fma" in flags:
-        return "Zen" if vendor == "AuthenticAMD" else "Haswell"
-    return "Sandybridge" if "avx" in flags else "Prescott"
-
-
 def main():
     quick = C.arg_quick()
     exe = os.path.join(C.bazel_bin(), "bench", "conv_bench")
     if not os.access(exe, os.X_OK):
         sys.exit("exp8: %s not built (bazel build //bench:conv_bench)" % exe)
     env = dict(os.environ)
-    env["OPENBLAS_CORETYPE"] = best_coretype()
+    env["OPENBLAS_CORETYPE"] = C.best_openblas_coretype()
     env.pop("OPENBLAS_L2_SIZE", None)
     cmd = [exe, "2" if quick else "3", "4"]
     _, out, _, _ = C.run(cmd, env=env, timeout=3600)

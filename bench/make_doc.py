@@ -544,8 +544,17 @@ def sec_exp4_conv(d):
         "PyTorch %s (`bench/pytorch/snn.py`: F.conv2d, F.max_pool2d, F.avg_pool2d, F.batch_norm over "
         "[T*N, C, H, W], the multi-step neurons as TorchScript loops), plain and with "
         "`torch.utils.checkpoint` per block, against `remat run` plain, every block checkpointed, and the "
-        "level-4 plan. PyTorch's convolutions run through its own CPU kernels (oneDNN / im2col + `%s`)." % (
-            d.get("torch", "?"), d.get("torch_blas", "?")), provenance(d), exp4_table(d["rows"]), commands(d)])
+        "level-4 plan. PyTorch's convolutions run through its own CPU kernels (oneDNN / im2col + `%s`)%s." % (
+            d.get("torch", "?"), d.get("torch_blas", "?"), blas_kernel(d)), provenance(d), exp4_table(d["rows"]),
+        commands(d)])
+
+
+def blas_kernel(d):
+    """The OpenBLAS kernel torch ran, when the run recorded it."""
+    if not d.get("torch_blas_kernel"):
+        return " (kernel not recorded: OpenBLAS chose its own)"
+    return ", OpenBLAS's `%s` kernel with OPENBLAS_CORETYPE=%s (the widest this CPU runs)" % (
+        d["torch_blas_kernel"], d.get("openblas_coretype", "?"))
 
 
 def sec_exp4(d):
@@ -563,8 +572,8 @@ def sec_exp4(d):
                  "ratios). PyTorch's multi-step neuron is a TorchScript loop over T of small tensor ops (as "
                  "SpikingJelly's `torch` backend does it), each op a separate pass over memory; ours is one "
                  "fused loop in C. PyTorch's GEMM (the 8192 x 512 x 512 linear layer) ran at %.1f GFLOP/s "
-                 "through `%s`; section 0 compares ours with OpenBLAS." % (
-                     ", ".join(speed), d.get("torch_gemm_gflops", 0), d.get("torch_blas", "?")))
+                 "through `%s`%s; section 0 compares ours with OpenBLAS." % (
+                     ", ".join(speed), d.get("torch_gemm_gflops", 0), d.get("torch_blas", "?"), blas_kernel(d)))
     slower = [(m, v["remat plain"]["time_vs_torch_plain"]["median"]) for m, v in by.items()
               if "remat plain" in v and v["remat plain"]["time_vs_torch_plain"]["median"] > 1.0]
     if slower:

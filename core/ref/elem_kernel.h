@@ -1,6 +1,5 @@
 /* elem_kernel.h - the two pieces every element-wise reference kernel (neuron.c,
- * elementwise.c) is built from. Internal to core/ref/ and its tests' understanding;
- * callers use ref_kernels.h.
+ * elementwise.c) is built from. Internal to core/ref/; callers use ref_kernels.h.
  *
  * 1. Activation access. A kernel reads and writes an activation element (a layer
  *    output or its gradient) only through act_ld / act_st of act.h, with a storage
@@ -23,6 +22,9 @@
  * width changes nothing. AVX2 + FMA only makes fused instructions AVAILABLE: without
  * contraction GCC emits none the source does not write, and it never substitutes the
  * approximate reciprocals (vrcpps, vrcp14ps) for a division without -ffast-math.
+ * (Where two NaNs meet, which one an operation returns is the compiler's operand
+ * order, which may differ between copies: a NaN's sign and payload are not part of
+ * the contract; a NaN stays a NaN.)
  * tests/elementwise_simd_test.cc checks the bits of every path the CPU runs, and
  * tests/elementwise_isa_test.sh that the copies hold vector code and none of those
  * instructions.
