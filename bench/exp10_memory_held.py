@@ -5,7 +5,7 @@ reports, in fp32 and bf16 (docs/precision.md, "Memory: what is reported is what 
   python3 bench/exp10_memory_held.py [--quick] [--threads N] [--compare-bin OTHER_REMAT]
 
 For each model and precision, one training step (`remat run --iters 1 --json`) runs as a
-child process; its reported peaks (peak_live_bytes, peak_reserved_bytes: the exact and
+child process (its step time is listed too: bf16's conversions cost on the CPU); its reported peaks (peak_live_bytes, peak_reserved_bytes: the exact and
 caching allocator models, which place every tensor of the step) are set beside the
 child's maximum resident set size (getrusage of the child: every page the process
 touched, so the segments the backend really obtained plus the program itself). The
@@ -73,7 +73,8 @@ def main():
             commands.append(C.show(cmd) + "   # child max RSS via wait4")
             d, rss = run_rss(cmd)
             row = {"model": name, "N": n, "precision": prec, "peak_live": d["peak_live_bytes"],
-                   "peak_reserved": d["peak_reserved_bytes"], "rss": rss, "program_rss": program}
+                   "peak_reserved": d["peak_reserved_bytes"], "rss": rss, "program_rss": program,
+                   "step_time_s": d["step_time_s"]}
             row["rss_minus_program_over_reserved"] = (rss - program) / row["peak_reserved"]
             if other:
                 d2, row["other_rss"] = run_rss([other] + cmd[1:])

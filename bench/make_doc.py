@@ -946,11 +946,13 @@ def sec_exp10(d):
     rows = []
     for r in d["rows"]:
         row = [r["model"], r["N"], r["precision"], mib(r["peak_live"]), mib(r["peak_reserved"]), mib(r["rss"]),
-               "%.3f" % r["rss_minus_program_over_reserved"]]
+               "%.3f" % r["rss_minus_program_over_reserved"],
+               "%.2f s" % r["step_time_s"] if r.get("step_time_s") is not None else "-"]
         if other:
             row.append(mib(r["other_rss"]))
         rows.append(row)
-    head = ["model", "N", "precision", "reported live", "reported reserved", "max RSS", "(RSS - program) / reserved"]
+    head = ["model", "N", "precision", "reported live", "reported reserved", "max RSS", "(RSS - program) / reserved",
+            "step time"]
     if other:
         head.append("max RSS, remat 0.2.0 (bf16 in fp32 slots)")
     return "\n\n".join([

@@ -84,10 +84,44 @@ static void gemm_scalar(const gemm_args *g, int64_t m0, int64_t m1, int64_t n0, 
         }
 }
 
-/* A bf16 operand's panel, widened element by element (the general strided loop). */
+/* A bf16 operand's panel, widened: dst[k*width + r] = src[r*rs + k*cs] for the valid
+ * rows, 0 for the others. Widening is a 16-bit shift, so the panel holds exactly the
+ * floats a float operand would. With SSE2, runs along k (cs == 1) are widened four at
+ * a time and transposed in registers, and runs along r (rs == 1) widened in place. */
 static void pack_bf16(float *restrict dst, const uint16_t *restrict src, int64_t rs, int64_t cs, int64_t kc,
                       int64_t valid, int width) {
-    for (int64_t k = 0; k < kc; k++) {
+    int64_t k = 0;
+#if defined(__SSE2__)
+    const __m128i zero = _mm_setzero_si128();
+#define WIDEN4(p) _mm_castsi128_ps(_mm_unpacklo_epi16(zero, _mm_loadl_epi64((const __m128i *)(p))))
+    if (cs == 1) {
+        for (; k + 4 <= kc; k += 4) {
+            int64_t r = 0;
+            for (; r + 4 <= valid; r += 4) {
+                __m128 x0 = WIDEN4(src + (r + 0) * rs + k), x1 = WIDEN4(src + (r + 1) * rs + k);
+                __m128 x2 = WIDEN4(src + (r + 2) * rs + k), x3 = WIDEN4(src + (r + 3) * rs + k);
+                _MM_TRANSPOSE4_PS(x0, x1, x2, x3);
+                _mm_storeu_ps(dst + (k + 0) * width + r, x0);
+                _mm_storeu_ps(dst + (k + 1) * width + r, x1);
+                _mm_storeu_ps(dst + (k + 2) * width + r, x2);
+                _mm_storeu_ps(dst + (k + 3) * width + r, x3);
+            }
+            for (int64_t q = k; q < k + 4; q++) {
+                for (int64_t rr = r; rr < valid; rr++) dst[q * width + rr] = remat_bf16_to_f32(src[rr * rs + q]);
+                for (int64_t rr = valid; rr < width; rr++) dst[q * width + rr] = 0.0f;
+            }
+        }
+    } else if (rs == 1) {
+        for (; k < kc; k++) {
+            int64_t r = 0;
+            for (; r + 4 <= valid; r += 4) _mm_storeu_ps(dst + k * width + r, WIDEN4(src + k * cs + r));
+            for (; r < valid; r++) dst[k * width + r] = remat_bf16_to_f32(src[k * cs + r]);
+            for (; r < width; r++) dst[k * width + r] = 0.0f;
+        }
+    }
+#undef WIDEN4
+#endif
+    for (; k < kc; k++) {
         for (int64_t r = 0; r < valid; r++) dst[k * width + r] = remat_bf16_to_f32(src[r * rs + k * cs]);
         for (int64_t r = valid; r < width; r++) dst[k * width + r] = 0.0f;
     }
