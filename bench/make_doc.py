@@ -968,6 +968,90 @@ def sec_exp10(d):
         provenance(d), table(head, rows), commands(d)])
 
 
+def sec_exp11(d):
+    """Section 11: the element-wise kernels per SIMD path, and --threads scaling."""
+    if not d:
+        return None
+    ew, gm = d["elementwise"], d["gemm"]
+    paths = ew["paths"]
+    loads = [r["load"] for r in gm["rows"]] + [x for r in d["steps"] for k in ("t1", "t2") for x in r[k]["loads"]]
+    parts = ["## 11. Element-wise SIMD paths and `--threads` scaling",
+             "The neuron (IF/LIF forward and backward), add and dropout kernels are compiled once per SIMD path "
+             "from one body each (`core/ref/elem_kernel.h`: baseline x86-64 with SSE2, AVX2 + FMA, AVX-512) and "
+             "chosen at run time with the GEMM's path (`REMAT_SIMD`, `remat --version`, `\"simd\"` in "
+             "`remat run --json`). Every path performs the same IEEE operations per element (no contraction, "
+             "no approximate reciprocal: `tests/elementwise_isa_test.sh` checks the instructions, "
+             "`tests/elementwise_simd_test.cc` the bits), so the path changes the speed only. Only the GEMMs "
+             "use `--threads`; the element-wise, batch-norm and pooling kernels run on one thread.",
+             provenance(d)]
+    parts.append("Kernels: ours %s; OpenBLAS %s. %s" % (
+        gm.get("ours", "?"), gm.get("openblas_core", "?"),
+        "" if d.get("avx512_cpu") else "This CPU has AVX2 + FMA and no AVX-512, so the `avx512` copies are "
+        "not timed here (their instructions are checked by `tests/elementwise_isa_test.sh`; their bits and "
+        "speed need an AVX-512 machine: `bazel run //bench:elementwise_bench` and "
+        "`bazel test //tests:elementwise_simd_test` there)."))
+    if loads:
+        parts.append("**Shared machine**: other sessions ran on the same 2 cores during this run; the load "
+                     "average (which counts this benchmark's own threads too) was %.1f–%.1f while it ran. "
+                     "Two-thread wall times are the most affected: a second thread only helps when a core is "
+                     "free." % (min(loads), max(loads)))
+    parts.append("**Element-wise kernels** (`%s`; T = 4 steps of nf elements each, best call by the thread's "
+                 "CPU time; GB/s of the arrays each kernel streams; bits: the path's outputs against the "
+                 "scalar path's):" % ew["command"])
+    parts.append(ew["header"])
+    head = ["kernel"] + ["%s ms" % p for p in paths] + ["%s GB/s" % p for p in paths] + \
+        ["%s speed-up" % p for p in paths[1:]] + ["%s bits" % p for p in paths[1:]]
+    rows = []
+    for r in ew["rows"]:
+        P = r["paths"]
+        rows.append([r["kernel"]] + ["%.3f" % P[p]["ms"] for p in paths] + ["%.1f" % P[p]["gbps"] for p in paths] +
+                    ["%.2fx" % P[p]["speedup_vs_scalar"] for p in paths[1:]] + [P[p]["bits"] for p in paths[1:]])
+    parts.append(table(head, rows))
+    st = d["steps"]
+    if d.get("compare_bin") and st and "compare" in st[0]:
+        parts.append("**Step-time change of the shipped models**: user CPU time of `remat run --iters N "
+                     "--no-input-grad --threads 1` (one process, all N steps), best of %d, the measured tree against %s:"
+                     % (d["rounds"], d.get("compare_label") or d["compare_bin"]))
+        parts.append(table(["model", "steps", "before: user s", "now: user s", "change"],
+                           [[r["model"], r["iters"], "%.2f" % r["compare"]["user_s"], "%.2f" % r["t1"]["user_s"],
+                             pct(100.0 * r["user_change"])] for r in st]))
+    parts.append("**GEMM at 1 and 2 threads** (`bench/gemm_bench.c`, best of %s alternating calls per side, "
+                 "wall-time GFLOP/s; the best call is the one that found both cores free, so 2/1 near 2 is what the "
+                 "code can do and lower ratios are the other sessions' load):" % gm.get("reps", "its"))
+    by = {}
+    for r in gm["rows"]:
+        by.setdefault((r["op"], r["M"], r["N"], r["K"]), {})[r["threads"]] = r
+    grows = []
+    for (op, M, N, K), t in by.items():
+        if 1 in t and 2 in t:
+            grows.append([op, "%d x %d x %d" % (M, N, K), "%.1f" % t[1]["ours_gflops"], "%.1f" % t[2]["ours_gflops"],
+                          "%.2fx" % (t[2]["ours_gflops"] / t[1]["ours_gflops"]), "%.1f" % t[1]["openblas_gflops"],
+                          "%.1f" % t[2]["openblas_gflops"],
+                          "%.2fx" % (t[2]["openblas_gflops"] / t[1]["openblas_gflops"])])
+    parts.append(table(["layout", "M x N x K", "ours 1 thread", "ours 2 threads", "ours 2/1", "OpenBLAS 1 thread",
+                        "OpenBLAS 2 threads", "OpenBLAS 2/1"], grows))
+    parts.append("**Training steps at 1 and 2 threads** (`remat run --no-input-grad --threads 1|2`, the best "
+                 "step after the first of each run, best of %d runs, 1 and 2 threads alternating):" % d["rounds"])
+    parts.append(table(["model", "steps per run", "1 thread ms/step", "2 threads ms/step", "2/1 speed-up",
+                        "load average during"],
+                       [[r["model"], r["iters"], "%.3g" % (1e3 * r["t1"]["step_time_s"]),
+                         "%.3g" % (1e3 * r["t2"]["step_time_s"]),
+                         "%.2fx" % r["speedup_2_threads"],
+                         "%.1f–%.1f" % (min(r["t1"]["loads"] + r["t2"]["loads"]),
+                                        max(r["t1"]["loads"] + r["t2"]["loads"]))] for r in st]))
+    flat = [r["model"] for r in st if r["speedup_2_threads"] < 1.1]
+    best2 = max((t[2]["ours_gflops"] / t[1]["ours_gflops"] for t in by.values() if 1 in t and 2 in t), default=None)
+    if best2 is not None:
+        parts.append("In this run the best 2-thread GEMM reached %.2fx of its 1-thread speed (ours; OpenBLAS "
+                     "%.2fx)%s." % (best2, max(t[2]["openblas_gflops"] / t[1]["openblas_gflops"]
+                                                for t in by.values() if 1 in t and 2 in t),
+                                    ("; no gain (under 1.1x) from the second thread for %s: their steps are "
+                                     "dominated by the single-threaded kernels, or the other sessions held the "
+                                     "second core" % ", ".join(flat)) if flat else ""))
+    parts.append(commands(d))
+    return "\n\n".join(parts)
+
+
 def main():
     meta_path = os.path.join(C.RESULTS, "run-all.json")
     if "--total-seconds" in sys.argv:  # called by bench/run-all: remember the run
@@ -1004,9 +1088,11 @@ def main():
             d4["_gemm_ratio"] = "%.2f–%.2f" % (min(r), max(r))
     d7, d8, d4c, d9, d10 = (load("exp7_conv_models"), load("exp8_conv_speed"), load("exp4_pytorch_conv"),
                             load("exp9_precision"), load("exp10_memory_held"))
+    d11 = load("exp11_simd_threads")
     secs = [sec_exp1(d1), sec_exp2(d2, d1), sec_exp3(d3, d4), sec_exp4(d4), sec_exp5(d5), sec_exp6(d6), sec_exp7(d7),
-            sec_exp4_conv(d4c), sec_exp8(d8), sec_exp9(d9), sec_exp10(d10), sec_gemm(d0)]
-    missing = [n for n, s in zip(["1", "2", "3", "4", "5", "6", "7", "7b", "8", "9", "10", "0"], secs) if s is None]
+            sec_exp4_conv(d4c), sec_exp8(d8), sec_exp9(d9), sec_exp10(d10), sec_gemm(d0), sec_exp11(d11)]
+    missing = [n for n, s in zip(["1", "2", "3", "4", "5", "6", "7", "7b", "8", "9", "10", "0", "11"], secs)
+               if s is None]
     if missing:
         head.append("Sections without results yet: %s." % ", ".join(missing))
     text = "\n\n".join(head + [s for s in secs if s]) + "\n"
