@@ -4,7 +4,7 @@
 
 /* The version `remat --version` prints (bumped with each release of the formats or
  * the command line). */
-#define REMAT_VERSION "0.2.0"
+#define REMAT_VERSION "0.3.0"
 
 #ifdef __cplusplus
 extern "C" {
