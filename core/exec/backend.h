@@ -23,66 +23,75 @@ extern "C" {
  * Entry `name` has the signature and meaning of remat_ref_<name> (core/ref/ref_kernels.h)
  * with the backend's context first. The table's fields, the reference backend's
  * forwarders, the dry backend's no-ops and verify's checking wrappers are all
- * generated from this list. */
-#define REMAT_BACKEND_KERNELS(X)                                                                                     \
-    X(void, linear_forward,                                                                                          \
-      (float *out, const float *inp, const float *weight, const float *bias, int64_t rows, int64_t in, int64_t out_f), \
+ * generated from this list.
+ *
+ * The kernels that touch activations are listed once, in REMAT_ACTIVATION_KERNELS, with
+ * their activation element type A and a name suffix S: the fp32 entries are the list
+ * with (float, nothing), the bf16-storage twins the same list with (uint16_t, _bf16)
+ * (ref_kernels.h: the same arguments, activations bf16 patterns). A backend that leaves
+ * the twins NULL cannot run bf16 models (the executor says so). */
+#define REMAT_ACTIVATION_KERNELS(X, A, S)                                                                            \
+    X(void, linear_forward##S,                                                                                       \
+      (A *out, const A *inp, const A *weight, const A *bias, int64_t rows, int64_t in, int64_t out_f),              \
       (out, inp, weight, bias, rows, in, out_f))                                                                    \
-    X(void, linear_backward,                                                                                         \
-      (float *dinp, float *dweight, float *dbias, const float *dout, const float *inp, const float *weight,         \
-       float *scratch, int64_t t_steps, int64_t N, int64_t in, int64_t out_f),                                      \
+    X(void, linear_backward##S,                                                                                      \
+      (A *dinp, float *dweight, float *dbias, const A *dout, const A *inp, const A *weight, float *scratch,         \
+       int64_t t_steps, int64_t N, int64_t in, int64_t out_f),                                                      \
       (dinp, dweight, dbias, dout, inp, weight, scratch, t_steps, N, in, out_f))                                    \
-    X(void, conv2d_forward,                                                                                          \
-      (float *out, const float *inp, const float *weight, const float *bias, float *ws, int64_t rows,               \
-       const remat_conv_geom *g),                                                                                    \
+    X(void, conv2d_forward##S,                                                                                       \
+      (A *out, const A *inp, const A *weight, const A *bias, float *ws, int64_t rows, const remat_conv_geom *g),    \
       (out, inp, weight, bias, ws, rows, g))                                                                        \
-    X(void, conv2d_backward,                                                                                         \
-      (float *dinp, float *dweight, float *dbias, const float *dout, const float *inp, const float *weight,         \
-       float *ws, int64_t t_steps, int64_t N, const remat_conv_geom *g),                                            \
+    X(void, conv2d_backward##S,                                                                                      \
+      (A *dinp, float *dweight, float *dbias, const A *dout, const A *inp, const A *weight, float *ws,              \
+       int64_t t_steps, int64_t N, const remat_conv_geom *g),                                                       \
       (dinp, dweight, dbias, dout, inp, weight, ws, t_steps, N, g))                                                 \
-    X(void, neuron_forward,                                                                                          \
-      (float *spikes, float *h, float *v, const float *x, remat_layer_type type, const remat_neuron_opts *o,        \
+    X(void, neuron_forward##S,                                                                                       \
+      (A *spikes, float *h, float *v, const A *x, remat_layer_type type, const remat_neuron_opts *o,                \
        int64_t t_steps, int64_t nf),                                                                                 \
       (spikes, h, v, x, type, o, t_steps, nf))                                                                      \
-    X(void, neuron_backward,                                                                                         \
-      (float *dx, float *gv, const float *dspikes, const float *h, remat_layer_type type,                          \
-       const remat_neuron_opts *o, int64_t t_steps, int64_t nf),                                                    \
+    X(void, neuron_backward##S,                                                                                      \
+      (A *dx, float *gv, const A *dspikes, const float *h, remat_layer_type type, const remat_neuron_opts *o,       \
+       int64_t t_steps, int64_t nf),                                                                                 \
       (dx, gv, dspikes, h, type, o, t_steps, nf))                                                                   \
-    X(void, batchnorm_forward,                                                                                       \
-      (float *out, float *mean, float *rstd, float *running_mean, float *running_var, const float *inp,             \
+    X(void, batchnorm_forward##S,                                                                                    \
+      (A *out, float *mean, float *rstd, float *running_mean, float *running_var, const A *inp,                     \
        const float *weight, const float *bias, int64_t rows, int64_t C, int64_t hw),                                \
       (out, mean, rstd, running_mean, running_var, inp, weight, bias, rows, C, hw))                                 \
-    X(void, batchnorm_backward,                                                                                      \
-      (float *dinp, float *dweight, float *dbias, const float *dout, const float *inp, const float *weight,         \
-       const float *mean, const float *rstd, int64_t rows, int64_t C, int64_t hw),                                  \
+    X(void, batchnorm_backward##S,                                                                                   \
+      (A *dinp, float *dweight, float *dbias, const A *dout, const A *inp, const float *weight, const float *mean,  \
+       const float *rstd, int64_t rows, int64_t C, int64_t hw),                                                     \
       (dinp, dweight, dbias, dout, inp, weight, mean, rstd, rows, C, hw))                                           \
-    X(void, maxpool2d_forward, (float *out, const float *inp, int64_t rows, const remat_conv_geom *g),              \
+    X(void, maxpool2d_forward##S, (A *out, const A *inp, int64_t rows, const remat_conv_geom *g),                   \
       (out, inp, rows, g))                                                                                          \
-    X(void, maxpool2d_backward,                                                                                      \
-      (float *dinp, const float *dout, const float *inp, int64_t rows, const remat_conv_geom *g),                   \
-      (dinp, dout, inp, rows, g))                                                                                   \
-    X(void, avgpool2d_forward, (float *out, const float *inp, int64_t rows, const remat_conv_geom *g),              \
+    X(void, maxpool2d_backward##S,                                                                                   \
+      (A *dinp, const A *dout, const A *inp, int64_t rows, const remat_conv_geom *g), (dinp, dout, inp, rows, g))  \
+    X(void, avgpool2d_forward##S, (A *out, const A *inp, int64_t rows, const remat_conv_geom *g),                   \
       (out, inp, rows, g))                                                                                          \
-    X(void, avgpool2d_backward, (float *dinp, const float *dout, int64_t rows, const remat_conv_geom *g),           \
+    X(void, avgpool2d_backward##S, (A *dinp, const A *dout, int64_t rows, const remat_conv_geom *g),                \
       (dinp, dout, rows, g))                                                                                        \
+    X(void, dropout_forward##S,                                                                                      \
+      (A *out, const A *inp, uint64_t seed, uint64_t iter, int layer, float p, int64_t t_steps, int64_t nf),        \
+      (out, inp, seed, iter, layer, p, t_steps, nf))                                                                \
+    X(void, dropout_backward##S,                                                                                     \
+      (A *dinp, const A *dout, uint64_t seed, uint64_t iter, int layer, float p, int64_t t_steps, int64_t nf),      \
+      (dinp, dout, seed, iter, layer, p, t_steps, nf))                                                              \
+    X(void, add_forward##S, (A *out, const A *a, const A *b, int64_t n), (out, a, b, n))                            \
+    X(void, add_backward##S, (A *da, A *db, const A *dout, int64_t n), (da, db, dout, n))                           \
+    X(float, loss_forward##S,                                                                                        \
+      (float *rate, const A *out, const int32_t *labels, remat_loss_type type, int64_t T, int64_t N, int64_t K),    \
+      (rate, out, labels, type, T, N, K))                                                                           \
+    X(void, loss_backward##S,                                                                                        \
+      (A *dout, const float *rate, const int32_t *labels, remat_loss_type type, int64_t T, int64_t N, int64_t K),   \
+      (dout, rate, labels, type, T, N, K))                                                                          \
+    X(void, fill_uniform##S, (A *out, int64_t n, float lo, float hi, uint64_t seed, uint64_t stream, uint64_t key), \
+      (out, n, lo, hi, seed, stream, key))                                                                          \
+    X(void, fill_bernoulli##S, (A *out, int64_t n, float rate, uint64_t seed, uint64_t stream, uint64_t key),       \
+      (out, n, rate, seed, stream, key))
+
+#define REMAT_BACKEND_KERNELS(X)                                                                                     \
+    REMAT_ACTIVATION_KERNELS(X, float, )                                                                             \
     X(void, dropout_mask, (float *mask, uint64_t seed, uint64_t iter, int layer, float p, int64_t nf),              \
       (mask, seed, iter, layer, p, nf))                                                                             \
-    X(void, dropout_forward,                                                                                         \
-      (float *out, const float *inp, uint64_t seed, uint64_t iter, int layer, float p, int64_t t_steps, int64_t nf), \
-      (out, inp, seed, iter, layer, p, t_steps, nf))                                                                \
-    X(void, dropout_backward,                                                                                        \
-      (float *dinp, const float *dout, uint64_t seed, uint64_t iter, int layer, float p, int64_t t_steps,           \
-       int64_t nf),                                                                                                  \
-      (dinp, dout, seed, iter, layer, p, t_steps, nf))                                                              \
-    X(void, add_forward, (float *out, const float *a, const float *b, int64_t n), (out, a, b, n))                   \
-    X(void, add_backward, (float *da, float *db, const float *dout, int64_t n), (da, db, dout, n))                  \
-    X(float, loss_forward,                                                                                           \
-      (float *rate, const float *out, const int32_t *labels, remat_loss_type type, int64_t T, int64_t N, int64_t K), \
-      (rate, out, labels, type, T, N, K))                                                                           \
-    X(void, loss_backward,                                                                                           \
-      (float *dout, const float *rate, const int32_t *labels, remat_loss_type type, int64_t T, int64_t N,           \
-       int64_t K),                                                                                                   \
-      (dout, rate, labels, type, T, N, K))                                                                          \
     X(void, sgd_update,                                                                                              \
       (float *param, float *buf, const float *grad, float lr, float momentum, int first_step, int64_t n),           \
       (param, buf, grad, lr, momentum, first_step, n))                                                              \
@@ -90,84 +99,12 @@ extern "C" {
       (float *param, float *m, float *v, const float *grad, float lr, float beta1, float beta2, float eps, int step, \
        int64_t n),                                                                                                   \
       (param, m, v, grad, lr, beta1, beta2, eps, step, n))                                                          \
-    X(void, fill_uniform,                                                                                            \
-      (float *out, int64_t n, float lo, float hi, uint64_t seed, uint64_t stream, uint64_t key),                    \
-      (out, n, lo, hi, seed, stream, key))                                                                          \
-    X(void, fill_bernoulli, (float *out, int64_t n, float rate, uint64_t seed, uint64_t stream, uint64_t key),      \
-      (out, n, rate, seed, stream, key))                                                                            \
     X(void, fill_labels, (int32_t *labels, int64_t n, int64_t classes, uint64_t seed, uint64_t key),                \
       (labels, n, classes, seed, key))                                                                              \
     X(void, bf16_from_f32, (uint16_t *dst, const float *src, int64_t n), (dst, src, n))                            \
     REMAT_BACKEND_KERNELS_BF16(X)
 
-/* The bf16-storage twins (ref_kernels.h: the same arguments, activations uint16_t). A
- * backend that leaves them NULL cannot run bf16 models (the executor says so). */
-#define REMAT_BACKEND_KERNELS_BF16(X)                                                                                \
-    X(void, linear_forward_bf16,                                                                                     \
-      (uint16_t *out, const uint16_t *inp, const uint16_t *weight, const uint16_t *bias, int64_t rows, int64_t in,  \
-       int64_t out_f),                                                                                               \
-      (out, inp, weight, bias, rows, in, out_f))                                                                    \
-    X(void, linear_backward_bf16,                                                                                    \
-      (uint16_t *dinp, float *dweight, float *dbias, const uint16_t *dout, const uint16_t *inp,                     \
-       const uint16_t *weight, float *scratch, int64_t t_steps, int64_t N, int64_t in, int64_t out_f),             \
-      (dinp, dweight, dbias, dout, inp, weight, scratch, t_steps, N, in, out_f))                                    \
-    X(void, conv2d_forward_bf16,                                                                                     \
-      (uint16_t *out, const uint16_t *inp, const uint16_t *weight, const uint16_t *bias, float *ws, int64_t rows,   \
-       const remat_conv_geom *g),                                                                                    \
-      (out, inp, weight, bias, ws, rows, g))                                                                        \
-    X(void, conv2d_backward_bf16,                                                                                    \
-      (uint16_t *dinp, float *dweight, float *dbias, const uint16_t *dout, const uint16_t *inp,                     \
-       const uint16_t *weight, float *ws, int64_t t_steps, int64_t N, const remat_conv_geom *g),                    \
-      (dinp, dweight, dbias, dout, inp, weight, ws, t_steps, N, g))                                                 \
-    X(void, neuron_forward_bf16,                                                                                     \
-      (uint16_t *spikes, float *h, float *v, const uint16_t *x, remat_layer_type type, const remat_neuron_opts *o,  \
-       int64_t t_steps, int64_t nf),                                                                                 \
-      (spikes, h, v, x, type, o, t_steps, nf))                                                                      \
-    X(void, neuron_backward_bf16,                                                                                    \
-      (uint16_t *dx, float *gv, const uint16_t *dspikes, const float *h, remat_layer_type type,                    \
-       const remat_neuron_opts *o, int64_t t_steps, int64_t nf),                                                    \
-      (dx, gv, dspikes, h, type, o, t_steps, nf))                                                                   \
-    X(void, batchnorm_forward_bf16,                                                                                  \
-      (uint16_t *out, float *mean, float *rstd, float *running_mean, float *running_var, const uint16_t *inp,       \
-       const float *weight, const float *bias, int64_t rows, int64_t C, int64_t hw),                                \
-      (out, mean, rstd, running_mean, running_var, inp, weight, bias, rows, C, hw))                                 \
-    X(void, batchnorm_backward_bf16,                                                                                 \
-      (uint16_t *dinp, float *dweight, float *dbias, const uint16_t *dout, const uint16_t *inp, const float *weight, \
-       const float *mean, const float *rstd, int64_t rows, int64_t C, int64_t hw),                                  \
-      (dinp, dweight, dbias, dout, inp, weight, mean, rstd, rows, C, hw))                                           \
-    X(void, maxpool2d_forward_bf16, (uint16_t *out, const uint16_t *inp, int64_t rows, const remat_conv_geom *g),   \
-      (out, inp, rows, g))                                                                                          \
-    X(void, maxpool2d_backward_bf16,                                                                                 \
-      (uint16_t *dinp, const uint16_t *dout, const uint16_t *inp, int64_t rows, const remat_conv_geom *g),          \
-      (dinp, dout, inp, rows, g))                                                                               \
-    X(void, avgpool2d_forward_bf16, (uint16_t *out, const uint16_t *inp, int64_t rows, const remat_conv_geom *g),   \
-      (out, inp, rows, g))                                                                                          \
-    X(void, avgpool2d_backward_bf16,                                                                                 \
-      (uint16_t *dinp, const uint16_t *dout, int64_t rows, const remat_conv_geom *g), (dinp, dout, rows, g))      \
-    X(void, dropout_forward_bf16,                                                                                    \
-      (uint16_t *out, const uint16_t *inp, uint64_t seed, uint64_t iter, int layer, float p, int64_t t_steps,       \
-       int64_t nf),                                                                                                  \
-      (out, inp, seed, iter, layer, p, t_steps, nf))                                                                \
-    X(void, dropout_backward_bf16,                                                                                   \
-      (uint16_t *dinp, const uint16_t *dout, uint64_t seed, uint64_t iter, int layer, float p, int64_t t_steps,     \
-       int64_t nf),                                                                                                  \
-      (dinp, dout, seed, iter, layer, p, t_steps, nf))                                                              \
-    X(void, add_forward_bf16, (uint16_t *out, const uint16_t *a, const uint16_t *b, int64_t n), (out, a, b, n))     \
-    X(void, add_backward_bf16, (uint16_t *da, uint16_t *db, const uint16_t *dout, int64_t n), (da, db, dout, n))    \
-    X(float, loss_forward_bf16,                                                                                      \
-      (float *rate, const uint16_t *out, const int32_t *labels, remat_loss_type type, int64_t T, int64_t N,         \
-       int64_t K),                                                                                                   \
-      (rate, out, labels, type, T, N, K))                                                                           \
-    X(void, loss_backward_bf16,                                                                                      \
-      (uint16_t *dout, const float *rate, const int32_t *labels, remat_loss_type type, int64_t T, int64_t N,        \
-       int64_t K),                                                                                                   \
-      (dout, rate, labels, type, T, N, K))                                                                          \
-    X(void, fill_uniform_bf16,                                                                                       \
-      (uint16_t *out, int64_t n, float lo, float hi, uint64_t seed, uint64_t stream, uint64_t key),                 \
-      (out, n, lo, hi, seed, stream, key))                                                                          \
-    X(void, fill_bernoulli_bf16,                                                                                     \
-      (uint16_t *out, int64_t n, float rate, uint64_t seed, uint64_t stream, uint64_t key),                         \
-      (out, n, rate, seed, stream, key))
+#define REMAT_BACKEND_KERNELS_BF16(X) REMAT_ACTIVATION_KERNELS(X, uint16_t, _bf16)
 
 /* Expands a parenthesised parameter or argument list of REMAT_BACKEND_KERNELS. */
 #define REMAT_UNPAREN(...) __VA_ARGS__
