@@ -1,8 +1,10 @@
 /* conv_bench.c - the reference conv2d (core/ref/conv.c: im2col + the deterministic
  * GEMMs) against the same im2col with OpenBLAS's cblas_sgemm, side by side, in one run.
  *
- *   bazel run //bench:conv_bench -- [reps] [samples]   (bench/run-conv sets the best
- *                                                        OPENBLAS_CORETYPE first)
+ *   bazel run //bench:conv_bench -- [reps] [samples]   (bench/exp8_conv_speed.py sets the
+ *                                                        best OPENBLAS_CORETYPE and
+ *                                                        OPENBLAS_THREAD_TIMEOUT=4 first:
+ *                                                        see gemm_bench.c on why)
  *
  * Shapes: the convolutions of the Spiking VGG (CIFAR10-DVS, 48 x 48) and of
  * SEW-ResNet (ImageNet, 224 x 224). For each, 1 and 2 threads, forward and backward
@@ -108,8 +110,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: conv_bench [reps >= 1] [samples >= 1]\n");
         return 2;
     }
-    printf("openblas kernel: %s (OPENBLAS_CORETYPE=%s); %lld samples per call, best of %d\n", openblas_get_corename(),
-           getenv("OPENBLAS_CORETYPE") ? getenv("OPENBLAS_CORETYPE") : "(unset)", (long long)rows, reps);
+    printf("openblas kernel: %s (OPENBLAS_CORETYPE=%s, OPENBLAS_THREAD_TIMEOUT=%s); %lld samples per call, best of %d\n",
+           openblas_get_corename(), getenv("OPENBLAS_CORETYPE") ? getenv("OPENBLAS_CORETYPE") : "(unset)",
+           getenv("OPENBLAS_THREAD_TIMEOUT") ? getenv("OPENBLAS_THREAD_TIMEOUT") : "(unset)", (long long)rows, reps);
     printf("%-26s %3s %4s %9s %9s %6s %9s\n", "shape", "thr", "pass", "ours", "openblas", "ratio", "max rel");
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
         const remat_conv_geom g = geom(&shapes[si]);

@@ -26,6 +26,8 @@ def main():
         sys.exit("exp8: %s not built (bazel build //bench:conv_bench)" % exe)
     env = dict(os.environ)
     env["OPENBLAS_CORETYPE"] = C.best_openblas_coretype()
+    # OpenBLAS's threads would spin into our alternated 2-thread calls (gemm_bench.c)
+    env.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
     env.pop("OPENBLAS_L2_SIZE", None)
     cmd = [exe, "2" if quick else "3", "4"]
     _, out, _, _ = C.run(cmd, env=env, timeout=3600)
@@ -40,6 +42,7 @@ def main():
                          "ratio": float(m.group(4)) / float(m.group(5)), "max_rel_diff": float(m.group(7))})
     C.save("exp8_conv_speed", {"command": "python3 bench/exp8_conv_speed.py" + (" --quick" if quick else ""),
                                "openblas_kernel": kernel, "openblas_coretype": env["OPENBLAS_CORETYPE"],
+                               "openblas_thread_timeout": env["OPENBLAS_THREAD_TIMEOUT"],
                                "rows": rows, "input_grad": True}, rows)
 
 

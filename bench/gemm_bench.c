@@ -20,6 +20,12 @@
  * widest core the CPU runs (SkylakeX with AVX-512 F/BW/DQ/VL; with AVX2 + FMA: Zen on
  * AMD, Haswell otherwise) and only then loads OpenBLAS (dlopen). Benchmarks only: tests
  * and CI never set it.
+ * Fairness of alternating calls: OpenBLAS's worker threads spin for about 2^28 cycles
+ * after each call before they sleep (its THREAD_TIMEOUT), so in an alternated run they
+ * would still be spinning on the second core while our next 2-thread call runs (ours
+ * then measured 0.52-0.6 of OpenBLAS on 8192x512x512 at 2 threads; with the timeout at
+ * its minimum, 1.02-1.07). Unless OPENBLAS_THREAD_TIMEOUT is set, this benchmark sets
+ * it to 4 (2^4 cycles) before loading OpenBLAS; OpenBLAS's own times do not change.
  * Shapes: "linear" = the benchmark models' linear layers and their gradients plus two
  * generic ones, each in all three layouts; "conv" = the three im2col products of each
  * 3x3 convolution of a Spiking VGG at batch 32, as one GEMM over all 32*H*W positions;
@@ -76,6 +82,7 @@ static int load_openblas(void) {
             how = "OpenBLAS's own choice";
         }
     }
+    if (!getenv("OPENBLAS_THREAD_TIMEOUT")) setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1);
     static const char *const libs[] = {"/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0",
                                        "libopenblas.so.0"};
     void *h = NULL;
@@ -95,7 +102,8 @@ static int load_openblas(void) {
     memcpy(&p_set_threads, &s[1], sizeof p_set_threads);
     memcpy(&p_corename, &s[2], sizeof p_corename);
     memcpy(&p_config, &s[3], sizeof p_config);
-    printf("# openblas: %s (%s; %s)\n", p_corename(), how, p_config());
+    printf("# openblas: %s (%s; OPENBLAS_THREAD_TIMEOUT=%s; %s)\n", p_corename(), how,
+           getenv("OPENBLAS_THREAD_TIMEOUT"), p_config());
     return 0;
 }
 

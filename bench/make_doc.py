@@ -133,7 +133,11 @@ def sec_gemm(d):
              "0.3.21 picks its kernel when it is loaded and does not recognise every CPU (on some AVX-512 "
              "Xeons it falls back to its SSE3 \"Prescott\" kernel), so the benchmark sets "
              "`OPENBLAS_CORETYPE` to the widest core the CPU runs (SkylakeX with AVX-512, else Zen on AMD or "
-             "Haswell) before it loads OpenBLAS; tests and CI never set it." % d.get("reps", 0),
+             "Haswell) before it loads OpenBLAS; tests and CI never set it. It also sets "
+             "`OPENBLAS_THREAD_TIMEOUT=4`: OpenBLAS's worker threads otherwise spin for about 2^28 cycles after "
+             "each call, so in alternating calls they held the second core during our 2-thread calls (ours "
+             "measured 0.52-0.6 of OpenBLAS on 8192 x 512 x 512 that way, 1.02-1.07 with the timeout at its "
+             "minimum; OpenBLAS's own times do not change)." % d.get("reps", 0),
              provenance(d)]
     if d.get("openblas_core"):
         parts.append("Kernels: ours %s; OpenBLAS %s." % (d.get("ours_paths", "?"), d["openblas_core"]))
@@ -231,8 +235,10 @@ def sec_exp8(d):
         "## 8. The reference convolution against im2col + OpenBLAS",
         "`bench/conv_bench.c` runs the reference conv2d (im2col into a workspace, then the deterministic GEMM) "
         "and the same im2col with `cblas_sgemm`, side by side, on the convolutions of the Spiking VGG and "
-        "SEW-ResNet (4 samples a call, best of 3). OpenBLAS ran its `%s` kernel (OPENBLAS_CORETYPE=%s, set by the "
-        "benchmark only)." % (d.get("openblas_kernel"), d.get("openblas_coretype")), provenance(d), t,
+        "SEW-ResNet (4 samples a call, best of 3). OpenBLAS ran its `%s` kernel (OPENBLAS_CORETYPE=%s and "
+        "OPENBLAS_THREAD_TIMEOUT=%s, set by the benchmark only: section 0 says why)." % (
+            d.get("openblas_kernel"), d.get("openblas_coretype"), d.get("openblas_thread_timeout", "(unset)")),
+        provenance(d), t,
         commands(d)])
 
 
