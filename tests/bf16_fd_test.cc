@@ -30,8 +30,11 @@
 #include "core/base/bf16.h"
 #include "core/base/rng.h"
 #include "core/ref/ref_kernels.h"
+#include "tests/testutil.h"
 
 namespace {
+
+using remat_test::conv_geom;
 
 const double kU = 1.0 / 256; // 2^-8
 
@@ -143,18 +146,10 @@ TEST(Bf16FiniteDifferences, Linear) {
     Check(c);
 }
 
-remat_conv_geom Geom(int64_t ci, int64_t h, int64_t w, int64_t co, int64_t k, int64_t s, int64_t pad) {
-    remat_conv_geom g{};
-    g.c_in = ci, g.h_in = h, g.w_in = w, g.c_out = co;
-    g.kh = g.kw = k, g.sh = g.sw = s, g.ph = g.pw = pad;
-    g.h_out = (h + 2 * pad - k) / s + 1;
-    g.w_out = (w + 2 * pad - k) / s + 1;
-    return g;
-}
 
 TEST(Bf16FiniteDifferences, Conv2d) {
     const int64_t T = 2, N = 2, rows = T * N;
-    const remat_conv_geom geo = Geom(2, 5, 5, 3, 3, 1, 1);
+    const remat_conv_geom geo = conv_geom(2, 5, 5, 3, 3, 1, 1);
     const int64_t in_n = rows * geo.c_in * geo.h_in * geo.w_in, out_n = rows * geo.c_out * geo.h_out * geo.w_out;
     LayerCase c{"conv2d", {Rand(in_n, 4), Rand(geo.c_out * geo.c_in * 9, 5), Rand(geo.c_out, 6)}, out_n,
                 [=](const Vecs &v, float *y) {
@@ -172,7 +167,7 @@ TEST(Bf16FiniteDifferences, Conv2d) {
 
 TEST(Bf16FiniteDifferences, AvgPool) {
     const int64_t rows = 3;
-    remat_conv_geom geo = Geom(2, 6, 6, 2, 2, 2, 0);
+    remat_conv_geom geo = conv_geom(2, 6, 6, 2, 2, 2, 0);
     const int64_t in_n = rows * 2 * 36, out_n = rows * 2 * geo.h_out * geo.w_out;
     LayerCase c{"avgpool2d", {Rand(in_n, 7)}, out_n,
                 [=](const Vecs &v, float *y) { remat_ref_avgpool2d_forward(y, v[0].data(), rows, &geo); },
@@ -185,7 +180,7 @@ TEST(Bf16FiniteDifferences, AvgPool) {
 
 TEST(Bf16FiniteDifferences, MaxPool) {
     const int64_t rows = 2;
-    remat_conv_geom geo = Geom(2, 4, 4, 2, 2, 2, 0);
+    remat_conv_geom geo = conv_geom(2, 4, 4, 2, 2, 2, 0);
     const int64_t in_n = rows * 2 * 16, out_n = rows * 2 * geo.h_out * geo.w_out;
     // distinct values 2^-5 apart (a shuffled ladder), so rounding cannot reorder a window
     std::vector<float> x((size_t)in_n);

@@ -20,8 +20,11 @@
 #include "core/base/rng.h"
 #include "core/codec/compress.h"
 #include "core/ref/ref_kernels.h"
+#include "tests/testutil.h"
 
 namespace {
+
+using remat_test::conv_geom;
 
 using B16 = std::vector<uint16_t>;
 using F32 = std::vector<float>;
@@ -70,14 +73,6 @@ void ExpectSame(const F32 &got, const F32 &want, const std::string &what) {
         ASSERT_EQ(remat_f32_bits(got[i]), remat_f32_bits(want[i])) << what << " element " << i;
 }
 
-remat_conv_geom Geom(int64_t ci, int64_t h, int64_t w, int64_t co, int64_t k, int64_t s, int64_t p) {
-    remat_conv_geom g{};
-    g.c_in = ci, g.h_in = h, g.w_in = w, g.c_out = co;
-    g.kh = g.kw = k, g.sh = g.sw = s, g.ph = g.pw = p;
-    g.h_out = (h + 2 * p - k) / s + 1;
-    g.w_out = (w + 2 * p - k) / s + 1;
-    return g;
-}
 
 TEST(Bf16Storage, Linear) {
     const int64_t T = 3, N = 5, in = 37, out = 19, rows = T * N;
@@ -117,7 +112,9 @@ TEST(Bf16Storage, LinearLongChain) {
 }
 
 TEST(Bf16Storage, Conv2d) {
-    const remat_conv_geom gs[] = {Geom(3, 9, 7, 5, 3, 1, 1), Geom(4, 8, 8, 6, 3, 2, 1), Geom(6, 7, 7, 4, 1, 2, 0)};
+    // the last: rows wider than col2im's stack row (4096 columns), added in two pieces
+    const remat_conv_geom gs[] = {conv_geom(3, 9, 7, 5, 3, 1, 1), conv_geom(4, 8, 8, 6, 3, 2, 1), conv_geom(6, 7, 7, 4, 1, 2, 0),
+                                  conv_geom(1, 2, 4101, 2, 3, 1, 1)};
     for (const remat_conv_geom &g : gs) {
         const int64_t T = 2, N = 3, rows = T * N, ie = g.c_in * g.h_in * g.w_in, oe = g.c_out * g.h_out * g.w_out;
         const int64_t K = g.c_in * g.kh * g.kw;
@@ -208,7 +205,7 @@ TEST(Bf16Storage, BatchNorm) {
 TEST(Bf16Storage, Pooling) {
     // Overlapping windows (k 3, s 2, padding 1: SEW-ResNet's stem pool), non-overlapping, and
     // binary inputs, where ties decide the max.
-    const remat_conv_geom gs[] = {Geom(3, 9, 9, 3, 3, 2, 1), Geom(2, 8, 6, 2, 2, 2, 0), Geom(2, 7, 7, 2, 3, 1, 1)};
+    const remat_conv_geom gs[] = {conv_geom(3, 9, 9, 3, 3, 2, 1), conv_geom(2, 8, 6, 2, 2, 2, 0), conv_geom(2, 7, 7, 2, 3, 1, 1)};
     for (const remat_conv_geom &g : gs)
         for (int binary = 0; binary < 2; binary++) {
             const int64_t rows = 4, ie = g.c_in * g.h_in * g.w_in, oe = g.c_in * g.h_out * g.w_out;

@@ -15,8 +15,11 @@
 #include <vector>
 
 #include "core/ref/ref_kernels.h"
+#include "tests/testutil.h"
 
 namespace {
+
+using remat_test::conv_geom;
 
 std::vector<float> Rand(size_t n, unsigned seed, float lo = -1.0f, float hi = 1.0f) {
     std::mt19937 g(seed);
@@ -30,15 +33,6 @@ bool BitsEqual(const std::vector<float>& a, const std::vector<float>& b) {
     return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-remat_conv_geom Geom(int64_t ci, int64_t h, int64_t w, int64_t co, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
-                     int64_t ph, int64_t pw) {
-    remat_conv_geom g{};
-    g.c_in = ci, g.h_in = h, g.w_in = w, g.c_out = co, g.kh = kh, g.kw = kw, g.sh = sh, g.sw = sw, g.ph = ph,
-    g.pw = pw;
-    g.h_out = (h + 2 * ph - kh) / sh + 1;
-    g.w_out = (w + 2 * pw - kw) / sw + 1;
-    return g;
-}
 
 // Direct convolution in double.
 void ConvD(const remat_conv_geom& g, int64_t rows, const std::vector<double>& x, const std::vector<double>& w,
@@ -80,10 +74,10 @@ void CheckFd(const char* what, std::vector<double>& p, const std::function<doubl
 }
 
 const remat_conv_geom kConvCases[] = {
-    Geom(3, 7, 6, 4, 3, 2, 2, 1, 1, 0),  // odd sizes, stride 2 in h, non-square kernel, padding in h
-    Geom(2, 5, 5, 3, 1, 1, 1, 1, 0, 0),  // 1x1 (a downsample path, stride 1)
-    Geom(1, 4, 5, 2, 3, 3, 1, 2, 1, 1),  // padding on both sides, stride 2 in w
-    Geom(2, 6, 6, 3, 2, 2, 2, 2, 0, 0),  // stride = kernel
+    conv_geom(3, 7, 6, 4, 3, 2, 2, 1, 1, 0),  // odd sizes, stride 2 in h, non-square kernel, padding in h
+    conv_geom(2, 5, 5, 3, 1, 1, 1, 1, 0, 0),  // 1x1 (a downsample path, stride 1)
+    conv_geom(1, 4, 5, 2, 3, 3, 1, 2, 1, 1),  // padding on both sides, stride 2 in w
+    conv_geom(2, 6, 6, 3, 2, 2, 2, 2, 0, 0),  // stride = kernel
 };
 
 TEST(Conv2d, ForwardAndBackwardMatchFiniteDifferences) {
@@ -141,7 +135,7 @@ TEST(Conv2d, NullBiasAndNullInputGradient) {
 
 // Time chunks (forward in any order, backward last-first) give the full call's bits.
 TEST(Conv2d, TimeChunksLastFirstAreBitIdentical) {
-    const remat_conv_geom g = Geom(3, 9, 7, 5, 3, 3, 1, 1, 1, 1);
+    const remat_conv_geom g = conv_geom(3, 9, 7, 5, 3, 3, 1, 1, 1, 1);
     const int64_t T = 5, N = 2, in_e = g.c_in * g.h_in * g.w_in, out_e = g.c_out * g.h_out * g.w_out;
     auto x = Rand(T * N * in_e, 21), w = Rand(g.c_out * g.c_in * 9, 22), b = Rand(g.c_out, 23);
     auto gy = Rand(T * N * out_e, 24), dx0 = Rand(x.size(), 25), dw0 = Rand(w.size(), 26), db0 = Rand(b.size(), 27);
@@ -188,9 +182,9 @@ void PoolD(const remat_conv_geom& g, int64_t rows, const std::vector<double>& x,
 }
 
 const remat_conv_geom kPoolCases[] = {
-    Geom(2, 7, 6, 2, 3, 3, 2, 2, 1, 1),  // SEW-ResNet's stem pool: 3x3 stride 2 padding 1 (overlapping)
-    Geom(3, 6, 6, 3, 2, 2, 2, 2, 0, 0),  // VGG's 2x2
-    Geom(1, 5, 7, 1, 2, 3, 1, 2, 1, 1),  // non-square, odd, padding
+    conv_geom(2, 7, 6, 2, 3, 3, 2, 2, 1, 1),  // SEW-ResNet's stem pool: 3x3 stride 2 padding 1 (overlapping)
+    conv_geom(3, 6, 6, 3, 2, 2, 2, 2, 0, 0),  // VGG's 2x2
+    conv_geom(1, 5, 7, 1, 2, 3, 1, 2, 1, 1),  // non-square, odd, padding
 };
 
 TEST(Pool, AverageMatchesFiniteDifferences) {
@@ -242,7 +236,7 @@ TEST(Pool, MaxMatchesFiniteDifferencesWithoutTies) {
 }
 
 TEST(Pool, MaxTiesSendTheGradientToTheFirstMaximumInRowMajorOrder) {
-    const remat_conv_geom g = Geom(1, 4, 4, 1, 3, 3, 2, 2, 1, 1);  // windows overlap; padding at the top-left
+    const remat_conv_geom g = conv_geom(1, 4, 4, 1, 3, 3, 2, 2, 1, 1);  // windows overlap; padding at the top-left
     std::vector<float> x(16, 1.0f);                                   // all spikes: every window ties
     std::vector<float> y(g.h_out * g.w_out), gy(y.size()), dx(16, 0.0f);
     for (size_t i = 0; i < gy.size(); i++) gy[i] = (float)(i + 1);

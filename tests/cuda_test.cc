@@ -40,6 +40,8 @@
 
 namespace {
 
+using remat_test::conv_geom;
+
 using Floats = std::vector<float>;
 
 uint32_t bits(float f) {
@@ -725,19 +727,10 @@ TEST_F(CudaKernels, BatchNormMatchesReferenceBitForBit) {
     }
 }
 
-static remat_conv_geom ConvGeom(int64_t ci, int64_t h, int64_t w, int64_t co, int64_t kh, int64_t kw, int64_t sh,
-                                int64_t sw, int64_t ph, int64_t pw) {
-    remat_conv_geom g{};
-    g.c_in = ci, g.h_in = h, g.w_in = w, g.c_out = co, g.kh = kh, g.kw = kw, g.sh = sh, g.sw = sw, g.ph = ph,
-    g.pw = pw;
-    g.h_out = (h + 2 * ph - kh) / sh + 1;
-    g.w_out = (w + 2 * pw - kw) / sw + 1;
-    return g;
-}
 
 TEST_F(CudaKernels, Conv2dMatchesReferenceBitForBit) {
-    const remat_conv_geom cases[] = {ConvGeom(3, 9, 7, 5, 3, 3, 1, 1, 1, 1), ConvGeom(4, 8, 8, 6, 1, 1, 2, 2, 0, 0),
-                                     ConvGeom(2, 11, 10, 3, 7, 7, 2, 2, 3, 3), ConvGeom(3, 6, 5, 70, 3, 2, 2, 1, 1, 0)};
+    const remat_conv_geom cases[] = {conv_geom(3, 9, 7, 5, 3, 3, 1, 1, 1, 1), conv_geom(4, 8, 8, 6, 1, 1, 2, 2, 0, 0),
+                                     conv_geom(2, 11, 10, 3, 7, 7, 2, 2, 3, 3), conv_geom(3, 6, 5, 70, 3, 2, 2, 1, 1, 0)};
     for (const remat_conv_geom &g : cases) {
         const int64_t T = 2, N = 3, rows = T * N, in_e = g.c_in * g.h_in * g.w_in, out_e = g.c_out * g.h_out * g.w_out;
         const int64_t wn = g.c_out * g.c_in * g.kh * g.kw;
@@ -762,8 +755,8 @@ TEST_F(CudaKernels, Conv2dMatchesReferenceBitForBit) {
 }
 
 TEST_F(CudaKernels, PoolingMatchesReferenceBitForBitWithTies) {
-    const remat_conv_geom cases[] = {ConvGeom(3, 9, 8, 3, 3, 3, 2, 2, 1, 1), ConvGeom(2, 6, 6, 2, 2, 2, 2, 2, 0, 0),
-                                     ConvGeom(1, 7, 5, 1, 2, 3, 1, 2, 1, 1)};
+    const remat_conv_geom cases[] = {conv_geom(3, 9, 8, 3, 3, 3, 2, 2, 1, 1), conv_geom(2, 6, 6, 2, 2, 2, 2, 2, 0, 0),
+                                     conv_geom(1, 7, 5, 1, 2, 3, 1, 2, 1, 1)};
     for (const remat_conv_geom &g : cases) {
         const int64_t rows = 4, in_e = g.c_in * g.h_in * g.w_in, out_e = g.c_in * g.h_out * g.w_out;
         Floats x = uniform(rows * in_e, 0, 1, 91);
@@ -1053,9 +1046,7 @@ TEST_F(CudaKernels, Bf16TwinsMatchReferenceBitForBit) {
         std::memcpy(v.data(), raw.data(), n * 2);
         return v;
     };
-    remat_conv_geom g{};
-    g.c_in = 3, g.h_in = 9, g.w_in = 7, g.c_out = 4, g.kh = g.kw = 3, g.sh = g.sw = 2, g.ph = g.pw = 1;
-    g.h_out = (g.h_in + 2 - 3) / 2 + 1, g.w_out = (g.w_in + 2 - 3) / 2 + 1;
+    const remat_conv_geom g = conv_geom(3, 9, 7, 4, 3, 2, 1);
     const int64_t T = 2, N = 3, rows = T * N, ie = g.c_in * g.h_in * g.w_in, oe = g.c_out * g.h_out * g.w_out;
     const int64_t K = g.c_in * g.kh * g.kw, pe = g.c_in * g.h_out * g.w_out;
     const std::vector<uint16_t> x = b16(uniform(rows * ie, -1.0f, 1.0f, 301)), w = b16(uniform(g.c_out * K, -1.0f, 1.0f, 302)),

@@ -14,6 +14,22 @@
 
 namespace remat_test {
 
+// The window of a conv2d or pooling layer on a [ci, h, w] input with co output channels,
+// output size as PyTorch computes it (no dilation, floor); the square form takes one
+// kernel size, stride and padding for both dimensions.
+inline remat_conv_geom conv_geom(int64_t ci, int64_t h, int64_t w, int64_t co, int64_t kh, int64_t kw, int64_t sh,
+                                 int64_t sw, int64_t ph, int64_t pw) {
+    remat_conv_geom g{};
+    g.c_in = ci, g.h_in = h, g.w_in = w, g.c_out = co, g.kh = kh, g.kw = kw, g.sh = sh, g.sw = sw, g.ph = ph,
+    g.pw = pw;
+    g.h_out = (h + 2 * ph - kh) / sh + 1;
+    g.w_out = (w + 2 * pw - kw) / sw + 1;
+    return g;
+}
+inline remat_conv_geom conv_geom(int64_t ci, int64_t h, int64_t w, int64_t co, int64_t k, int64_t s, int64_t p) {
+    return conv_geom(ci, h, w, co, k, k, s, s, p, p);
+}
+
 // Path of a shipped model, e.g. model_path("tiny-mlp-lif") -> "data/models/tiny-mlp-lif.json".
 std::string model_path(const std::string &name);
 

@@ -86,46 +86,32 @@ void remat_ref_col2im_add(float *restrict dx, const float *restrict dcol, const 
     for (int64_t ci = 0; ci < g->c_in; ci++) col2im_plane(dx + ci * g->h_in * g->w_in, dcol, ci, g);
 }
 
-/* col2im into a bf16 dx: one input row at a time, widened into a float row, the k rows
- * of its channel added in (k, p) order as the float scatter adds them, stored rounded
- * once. Rows wider than the stack buffer are gathered per element (the same order). */
+/* col2im into a bf16 dx: one input row at a time (in pieces of at most COL2IM_ROW_MAX
+ * columns), widened into a float buffer on the stack, the k rows of its channel added in
+ * (k, p) order as the float scatter adds them, stored rounded once. */
 #define COL2IM_ROW_MAX 4096
 static void col2im_add_bf16(uint16_t *dx, const float *dcol, const remat_conv_geom *g) {
     const int64_t P = conv_p(g);
     float row[COL2IM_ROW_MAX];
     for (int64_t ci = 0; ci < g->c_in; ci++)
-        for (int64_t iy = 0; iy < g->h_in; iy++) {
-            uint16_t *d = dx + (ci * g->h_in + iy) * g->w_in;
-            if (g->w_in <= COL2IM_ROW_MAX) {
-                for (int64_t ix = 0; ix < g->w_in; ix++) row[ix] = remat_bf16_to_f32(d[ix]);
+        for (int64_t iy = 0; iy < g->h_in; iy++)
+            for (int64_t x0 = 0; x0 < g->w_in; x0 += COL2IM_ROW_MAX) {
+                uint16_t *d = dx + (ci * g->h_in + iy) * g->w_in + x0;
+                const int64_t nx = g->w_in - x0 < COL2IM_ROW_MAX ? g->w_in - x0 : COL2IM_ROW_MAX;
+                for (int64_t ix = 0; ix < nx; ix++) row[ix] = remat_bf16_to_f32(d[ix]);
                 for (int64_t ky = 0; ky < g->kh; ky++) {
                     const int64_t ty = iy + g->ph - ky;
                     if (ty < 0 || ty % g->sh != 0 || ty / g->sh >= g->h_out) continue;
                     for (int64_t kx = 0; kx < g->kw; kx++) {
                         const float *r = dcol + ((ci * g->kh + ky) * g->kw + kx) * P + (ty / g->sh) * g->w_out;
                         for (int64_t ox = 0; ox < g->w_out; ox++) {
-                            const int64_t ix = ox * g->sw - g->pw + kx;
-                            if (ix >= 0 && ix < g->w_in) row[ix] = row[ix] + r[ox];
+                            const int64_t ix = ox * g->sw - g->pw + kx - x0;
+                            if (ix >= 0 && ix < nx) row[ix] = row[ix] + r[ox];
                         }
                     }
                 }
-                for (int64_t ix = 0; ix < g->w_in; ix++) d[ix] = remat_f32_to_bf16(row[ix]);
-                continue;
+                for (int64_t ix = 0; ix < nx; ix++) d[ix] = remat_f32_to_bf16(row[ix]);
             }
-            for (int64_t ix = 0; ix < g->w_in; ix++) {
-                float v = remat_bf16_to_f32(d[ix]);
-                for (int64_t ky = 0; ky < g->kh; ky++) {
-                    const int64_t ty = iy + g->ph - ky;
-                    if (ty < 0 || ty % g->sh != 0 || ty / g->sh >= g->h_out) continue;
-                    for (int64_t kx = 0; kx < g->kw; kx++) {
-                        const int64_t tx = ix + g->pw - kx;
-                        if (tx < 0 || tx % g->sw != 0 || tx / g->sw >= g->w_out) continue;
-                        v = v + dcol[((ci * g->kh + ky) * g->kw + kx) * P + (ty / g->sh) * g->w_out + tx / g->sw];
-                    }
-                }
-                d[ix] = remat_f32_to_bf16(v);
-            }
-        }
 }
 
 REMAT_ACT_INLINE void conv2d_forward(void *out, const void *inp, const void *weight, const void *bias, float *ws,
