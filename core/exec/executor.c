@@ -144,7 +144,7 @@ static void describe_vec(remat_session *s, remat_tensor *t, remat_role role, int
 static float *fptr(const remat_tensor *t) { return (float *)t->ptr; }
 
 /* Bytes per element of a stored activation (a layer output, the input, their gradients). */
-static int64_t act_bytes(const remat_session *s) { return s->bf16 ? 2 : 4; }
+static int64_t act_bytes(const remat_session *s) { return remat_encoding_bytes(act_enc(s), 1, 0); }
 
 /* Pointer `elems` activation elements into p (NULL stays NULL: the dry backend has no memory). */
 static void *off(const remat_session *s, void *p, int64_t elems) { return p ? (char *)p + elems * act_bytes(s) : NULL; }
@@ -525,10 +525,7 @@ static remat_status decompress_into(remat_session *s, int sg, void *dst, int64_t
         if (s->o.fault == REMAT_FAULT_LOSSY_COMPRESS && n > 0) {
             uint32_t v = 0; /* the first element's bytes (little-endian host): zero or not */
             s->ops->to_host(s->be->ctx, &v, dst, act_bytes(s));
-            const float one = 1.0f;
-            uint32_t one_bits;
-            memcpy(&one_bits, &one, sizeof one_bits);
-            v = v == 0 ? (s->bf16 ? one_bits >> 16 : one_bits) : 0;
+            v = v == 0 ? (s->bf16 ? remat_f32_to_bf16(1.0f) : remat_f32_bits(1.0f)) : 0;
             s->ops->from_host(s->be->ctx, dst, &v, act_bytes(s));
         }
     }
