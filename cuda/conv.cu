@@ -81,19 +81,6 @@ __global__ void conv_add_into_kernel(float *__restrict__ d, const float *__restr
         d[e] = d[e] + s[e];
 }
 
-/* C (+)= A op B on the typed tiled GEMM or, all float, the float one. */
-static void gemm(remat_cuda_ctx *c, remat_cuda_layout l, float *C, const float *A, const float *B, int64_t M,
-                 int64_t N, int64_t K, int acc) {
-    if (l == REMAT_CUDA_NT) remat_cuda_gemm_nt(c, C, A, B, M, N, K, acc);
-    else if (l == REMAT_CUDA_NN) remat_cuda_gemm_nn(c, C, A, B, M, N, K, acc);
-    else remat_cuda_gemm_tn(c, C, A, B, M, N, K, acc);
-}
-template <typename TC, typename TA, typename TB>
-static void gemm(remat_cuda_ctx *c, remat_cuda_layout l, TC *C, const TA *A, const TB *B, int64_t M, int64_t N,
-                 int64_t K, int acc) {
-    remat_cuda_gemm_typed(c, l, C, A, B, M, N, K, acc);
-}
-
 template <typename T>
 static void conv2d_forward(remat_cuda_ctx *c, T *out, const T *inp, const T *weight, const T *bias, float *ws,
                            int64_t rows, const remat_conv_geom *g) {
@@ -109,7 +96,7 @@ static void conv2d_forward(remat_cuda_ctx *c, T *out, const T *inp, const T *wei
         REMAT_LAUNCH(remat_cuda_blocks(K * P), REMAT_CUDA_THREADS, 0, c->stream, im2col_kernel<T>)(ws, inp + r * in_e,
                                                                                             *g);
         cudaCheckLaunch();
-        gemm(c, REMAT_CUDA_NN, o, weight, (const float *)ws, g->c_out, P, K, bias ? 1 : 0);
+        remat_cuda_gemm_typed(c, REMAT_CUDA_NN, o, weight, (const float *)ws, g->c_out, P, K, bias ? 1 : 0);
     }
 }
 
@@ -127,7 +114,7 @@ static void conv2d_backward(remat_cuda_ctx *c, T *dinp, float *dweight, float *d
                 REMAT_LAUNCH(remat_cuda_blocks(K * P), REMAT_CUDA_THREADS, 0, c->stream, im2col_kernel<T>)(
                     col, inp + r * in_e, *g);
                 cudaCheckLaunch();
-                gemm(c, REMAT_CUDA_NT, pw, dy, (const float *)col, g->c_out, K, P, n > 0);
+                remat_cuda_gemm_typed(c, REMAT_CUDA_NT, pw, dy, (const float *)col, g->c_out, K, P, n > 0);
             }
             if (dbias) {
                 REMAT_LAUNCH(remat_cuda_blocks(g->c_out), REMAT_CUDA_THREADS, 0, c->stream, bias_partial_kernel<T>)(
@@ -135,7 +122,7 @@ static void conv2d_backward(remat_cuda_ctx *c, T *dinp, float *dweight, float *d
                 cudaCheckLaunch();
             }
             if (dinp) {
-                gemm(c, REMAT_CUDA_TN, dcol, weight, dy, K, P, g->c_out, 0);
+                remat_cuda_gemm_typed(c, REMAT_CUDA_TN, dcol, weight, dy, K, P, g->c_out, 0);
                 REMAT_LAUNCH(remat_cuda_blocks(in_e), REMAT_CUDA_THREADS, 0, c->stream, col2im_add_kernel<T>)(
                     dinp + r * in_e, dcol, *g);
                 cudaCheckLaunch();

@@ -93,9 +93,12 @@ void remat_cuda_gemm_nn(remat_cuda_ctx *c, float *C, const float *A, const float
                         int64_t K, int accumulate);
 void remat_cuda_gemm_tn(remat_cuda_ctx *c, float *C, const float *A, const float *B, int64_t M, int64_t N,
                         int64_t K, int accumulate);
-/* The same tiled chain with bf16 operands (uint16_t patterns) where the type says so:
- * inputs widened, a bf16 C read widened and stored rounded once (the ref twins'). */
+/* The same tiled chain in a given layout, with bf16 operands (uint16_t patterns) where
+ * the type says so: inputs widened, a bf16 C read widened and stored rounded once (the
+ * ref twins'). One overload per operand combination the layers use. */
 typedef enum remat_cuda_layout { REMAT_CUDA_NT, REMAT_CUDA_NN, REMAT_CUDA_TN } remat_cuda_layout;
+void remat_cuda_gemm_typed(remat_cuda_ctx *c, remat_cuda_layout layout, float *C, const float *A, const float *B,
+                           int64_t M, int64_t N, int64_t K, int accumulate);
 void remat_cuda_gemm_typed(remat_cuda_ctx *c, remat_cuda_layout layout, uint16_t *C, const uint16_t *A,
                            const uint16_t *B, int64_t M, int64_t N, int64_t K, int accumulate);
 void remat_cuda_gemm_typed(remat_cuda_ctx *c, remat_cuda_layout layout, float *C, const uint16_t *A,

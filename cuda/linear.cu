@@ -195,12 +195,13 @@ void remat_cuda_gemm_tn(remat_cuda_ctx *c, float *C, const float *A, const float
     gemm_layout(c, REMAT_CUDA_TN, C, A, B, M, N, K, accumulate);
 }
 
-/* The typed GEMMs of bf16 models (cuda_internal.cuh). */
+/* The typed GEMMs (cuda_internal.cuh): every operand combination the layers use. */
 #define TYPED_GEMM(TC, TA, TB)                                                                                     \
     void remat_cuda_gemm_typed(remat_cuda_ctx *c, remat_cuda_layout layout, TC *C, const TA *A, const TB *B,        \
                                int64_t M, int64_t N, int64_t K, int accumulate) {                                  \
         gemm_layout(c, layout, C, A, B, M, N, K, accumulate);                                                      \
     }
+TYPED_GEMM(float, float, float)
 TYPED_GEMM(uint16_t, uint16_t, uint16_t)
 TYPED_GEMM(float, uint16_t, uint16_t)
 TYPED_GEMM(uint16_t, uint16_t, float)
@@ -265,6 +266,26 @@ void remat_cuda_linear_forward_bf16(remat_cuda_ctx *c, uint16_t *out, const uint
 
 static int aligned256(const void *p) { return p == nullptr || ((uintptr_t)p % 256u) == 0; }
 
+/* The tiled backward pieces, for both element types: dweight += P_t for t descending in
+ * one launch (each thread keeps its dweight elements in registers, builds P_t from +0
+ * and adds it - the reference's sequence), and the bias gradient. */
+template <typename T>
+static void dweight_tiled(remat_cuda_ctx *c, float *dweight, const T *dout, const T *inp, int64_t t_steps, int64_t N,
+                          int64_t in, int64_t out_f) {
+    gemm_desc<float, T, T> g = desc(dweight, dout, inp, out_f, in, N, 1, out_f, in, 1, 1);
+    g.steps = t_steps;
+    g.a_step = N * out_f;
+    g.b_step = N * in;
+    gemm_launch(c, g);
+}
+
+template <typename T>
+static void dbias_launch(remat_cuda_ctx *c, float *dbias, const T *dout, int64_t t_steps, int64_t N, int64_t out_f) {
+    REMAT_LAUNCH(remat_cuda_blocks(out_f), REMAT_CUDA_THREADS, 0, c->stream, dbias_kernel<T>)(dbias, dout, t_steps, N,
+                                                                                       out_f);
+    cudaCheckLaunch();
+}
+
 /* AUTO routes the backward GEMMs to cuBLAS when every pointer of every per-step call
  * is 256-byte aligned: the bases are, and the per-step offsets N*in*4, N*out_f*4 bytes
  * are multiples of 256. The decision depends on (N, in, out_f) and the bases only;
@@ -295,7 +316,7 @@ void remat_cuda_linear_backward(remat_cuda_ctx *c, float *dinp, float *dweight, 
                 c->gemm_calls_cublas++;
             }
         } else {
-            remat_cuda_gemm_nn(c, dinp, dout, weight, t_steps * N, in, out_f, 1);
+            gemm_layout(c, REMAT_CUDA_NN, dinp, dout, weight, t_steps * N, in, out_f, 1);
         }
     }
     if (dweight) {
@@ -313,20 +334,10 @@ void remat_cuda_linear_backward(remat_cuda_ctx *c, float *dinp, float *dweight, 
                 cudaCheckLaunch();
             }
         } else {
-            /* One launch: each thread keeps its dweight elements in registers, builds
-             * P_t for t descending from +0 and adds it - the reference's sequence. */
-            gemm_desc<float, float, float> g = desc(dweight, dout, inp, out_f, in, N, 1, out_f, in, 1, 1);
-            g.steps = t_steps;
-            g.a_step = N * out_f;
-            g.b_step = N * in;
-            gemm_launch(c, g);
+            dweight_tiled(c, dweight, dout, inp, t_steps, N, in, out_f);
         }
     }
-    if (dbias) {
-        REMAT_LAUNCH(remat_cuda_blocks(out_f), REMAT_CUDA_THREADS, 0, c->stream, dbias_kernel<float>)(dbias, dout, t_steps,
-                                                                                               N, out_f);
-        cudaCheckLaunch();
-    }
+    if (dbias) dbias_launch(c, dbias, dout, t_steps, N, out_f);
 }
 
 /* bf16: the tiled kernel only (cuBLAS takes float operands here). */
@@ -336,16 +347,6 @@ void remat_cuda_linear_backward_bf16(remat_cuda_ctx *c, uint16_t *dinp, float *d
     (void)scratch;
     if (t_steps <= 0 || N <= 0 || out_f <= 0) return;
     if (dinp) gemm_layout(c, REMAT_CUDA_NN, dinp, dout, weight, t_steps * N, in, out_f, 1);
-    if (dweight) {
-        gemm_desc<float, uint16_t, uint16_t> g = desc(dweight, dout, inp, out_f, in, N, 1, out_f, in, 1, 1);
-        g.steps = t_steps;
-        g.a_step = N * out_f;
-        g.b_step = N * in;
-        gemm_launch(c, g);
-    }
-    if (dbias) {
-        REMAT_LAUNCH(remat_cuda_blocks(out_f), REMAT_CUDA_THREADS, 0, c->stream, dbias_kernel<uint16_t>)(
-            dbias, dout, t_steps, N, out_f);
-        cudaCheckLaunch();
-    }
+    if (dweight) dweight_tiled(c, dweight, dout, inp, t_steps, N, in, out_f);
+    if (dbias) dbias_launch(c, dbias, dout, t_steps, N, out_f);
 }
