@@ -176,6 +176,25 @@ expect 2 "expected one of --trace, --dump" -- "$remat" run --model "$M" --trace 
 mkdir -p "$tmp/demo/baseline.h5"
 expect 2 "is a directory" -- "$remat" demo --model "$M" --out "$tmp/demo" --no-plots
 
+# ---- a dead layer (nothing reads its output): refused at load, naming it -----------
+for prec in fp32 bf16; do
+  cat > "$tmp/dead-$prec.json" <<EOF
+{"name": "dead", "T": 4, "N": 2, "input": {"shape": [8], "kind": "spikes", "rate": 0.5}, "classes": 4,
+ "loss": "rate_mse", "precision": "$prec",
+ "layers": [{"name": "fc1", "type": "linear", "out": 8}, {"name": "l1", "type": "lif"},
+            {"name": "fc2", "type": "linear", "out": 4, "input": "input"}, {"name": "l2", "type": "lif"}],
+ "blocks": [{"name": "b1", "layers": ["fc1", "l1", "fc2", "l2"]}]}
+EOF
+  d="$tmp/dead-$prec.json"; why='layers\[1\]: .*nothing reads the output of "l1"'
+  expect 2 "$why" -- "$remat" run --model "$d"
+  expect 2 "$why" -- "$remat" run --model "$d" --dump "$tmp/dead.h5"
+  expect 2 "$why" -- "$remat" verify --model "$d" --plan "$P"
+  expect 2 "$why" -- "$remat" verify --model "$d" --grid
+  expect 2 "$why" -- "$remat" demo --model "$d" --out "$tmp/dead-demo" --no-plots
+done
+[ -e "$tmp/dead.h5" ] && bad "a refused dead-layer model wrote its dump" || ok
+no_temps "$tmp" "after dead-layer models"
+
 # ---- work bounded by the input: refused up front, with the limit and why ------------
 expect 2 "above 65536" -- "$remat" search --trace "$tmp/t.h5" --budget 1GiB --T 1048576
 expect 2 "above 1048576" -- "$remat" simulate --trace "$tmp/t.h5" --N 2000000

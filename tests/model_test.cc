@@ -380,6 +380,15 @@ TEST(ModelParse, BadInputs) {
         {R"(4, "N": 2)", R"(4, "N": 2, "description": 5)", "description: expected a string, got 5"},
     };
     for (const BadCase &c : cases) expect_refused(replace_once(kBase, c.from, c.to), c.needle, c.needle);
+    // a dead layer of any type: the dropout no later layer reads (fc3 reads the block input)
+    expect_refused(replace_once(kBase, R"("name": "fc3", "type": "linear",)", R"("name": "fc3", "type": "linear", "input": "add1",)"),
+                   "layers[6]: expected every layer but the last to be read by a later one, but nothing reads the "
+                   "output of \"drop\"",
+                   "dead dropout");
+    expect_refused(replace_once(replace_once(kBase, R"("name": "fc3", "type": "linear",)",
+                                             R"("name": "fc3", "type": "linear", "input": "add1",)"),
+                                R"("loss": "rate_mse")", R"("loss": "rate_mse", "precision": "bf16")"),
+                   "nothing reads the output of \"drop\"", "dead dropout, bf16");
 }
 
 TEST(ModelParse, BadTextAndStructure) {
@@ -700,6 +709,13 @@ TEST(ConvModels, BadShapesAndBranchesAreOneLineErrors) {
         {R"({"name": "c1", "type": "conv2d")", R"({"name": "input", "type": "conv2d")",
          "layers[0].name: expected a name other than \"input\""},
         {R"("shape": [2, 9, 8])", R"("shape": [65536, 65536, 2])", "input.shape: expected at most 2^31 elements per sample"},
+        // a dead branch (nothing reads sn2; its gradient would be missing in backward)
+        {R"("from": "sn2")", R"("from": "down")",
+         "layers[4]: expected every layer but the last to be read by a later one, but nothing reads the output of "
+         "\"sn2\""},
+        {R"({"name": "sn2", "type": "if"})", R"({"name": "sn2", "type": "if", "input": "sn1"})",
+         "layers[3]: expected every layer but the last to be read by a later one, but nothing reads the output of "
+         "\"c2\""},
     };
     for (const Case &c : cases) {
         std::string text = replace_once(kConv, c.from, c.to);

@@ -360,6 +360,21 @@ static remat_status derive(const json_ctx *c, remat_model *m) {
         remat_block *blk = &m->blocks[b];
         blk->in_values = source_values(m, blk->first_layer - 1);
     }
+    /* Every layer but the last feeds a later one: a dead branch would have no
+     * gradient flowing into it, which backward does not model. */
+    for (int i = 0; i < m->n_layers - 1; i++) {
+        int read = 0;
+        for (int j = i + 1; j < m->n_layers && !read; j++)
+            read = m->layers[j].src == i || m->layers[j].src2 == i;
+        if (!read) {
+            char field[48];
+            snprintf(field, sizeof field, "layers[%d]", i);
+            return json_fail(c, field,
+                             "expected every layer but the last to be read by a later one, but nothing reads the "
+                             "output of \"%s\" (a later layer's \"input\" skips it)",
+                             m->layers[i].name);
+        }
+    }
     const remat_layer *last = &m->layers[m->n_layers - 1];
     if (last->out_features != m->classes) {
         char field[48];
