@@ -677,6 +677,42 @@ TEST(ConvModels, ShapesParametersSourcesAndValueClasses) {
     EXPECT_EQ(remat_layer_traits_of((remat_layer_type)REMAT_LAYER_COUNT), nullptr);
 }
 
+// The registry answers every per-type question: names both ways, dump shapes, masks,
+// the optional input gradient (no caller tests a type for them).
+TEST(LayerRegistry, EveryTypeHasItsTraits) {
+    for (int t = 0; t < REMAT_LAYER_COUNT; t++) {
+        const remat_layer_traits *tr = remat_layer_traits_of((remat_layer_type)t);
+        ASSERT_NE(tr, nullptr) << t;
+        ASSERT_NE(tr->name, nullptr) << t;
+        EXPECT_STREQ(remat_layer_type_name((remat_layer_type)t), tr->name);
+        EXPECT_EQ(remat_layer_type_from_name(tr->name), t);
+        EXPECT_LE(tr->max_params, REMAT_MAX_LAYER_PARAMS);
+        EXPECT_EQ(tr->max_params > 0, tr->param_dims != nullptr) << tr->name;
+    }
+    EXPECT_EQ(remat_layer_type_from_name("sigmoid"), -1);
+    EXPECT_STREQ(remat_layer_type_name((remat_layer_type)REMAT_LAYER_COUNT), "?");
+    remat_layer l;
+    memset(&l, 0, sizeof l);
+    l.type = REMAT_LAYER_LINEAR;
+    l.in = {3, 1, 1, 1};
+    l.out = {5, 1, 1, 1};
+    l.in_features = 3;
+    l.out_features = 5;
+    l.has_bias = 1;
+    int64_t d[2];
+    ASSERT_EQ(remat_layer_param_dump_dims(&l, 0, d), 2);
+    EXPECT_EQ(d[0], 5);
+    EXPECT_EQ(d[1], 3);
+    ASSERT_EQ(remat_layer_param_dump_dims(&l, 1, d), 1);
+    EXPECT_EQ(d[0], 5);
+    EXPECT_TRUE(remat_layer_input_grad_optional(&l));
+    EXPECT_FALSE(remat_layer_has_mask(&l));
+    l.type = REMAT_LAYER_DROPOUT;
+    EXPECT_TRUE(remat_layer_has_mask(&l));
+    EXPECT_FALSE(remat_layer_input_grad_optional(&l));
+    EXPECT_EQ(remat_layer_n_params(&l), 0);
+}
+
 TEST(ConvModels, BadShapesAndBranchesAreOneLineErrors) {
     struct Case {
         const char *from, *to, *needle;

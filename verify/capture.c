@@ -1,26 +1,14 @@
 /* capture.c - copies a session's step results into a tensor set.
  *
- * Shapes follow the dump: a linear weight is [out, in], every other parameter
- * [elems]; the input and its gradient [T, N, input.shape...]; a dropout mask [N, F].
+ * Shapes follow the dump: remat_layer_param_dump_dims (a linear weight [out, in],
+ * every other parameter [elems]); the input and its gradient [T, N, input.shape...]; a dropout mask [N, F].
  */
 #include "verify/capture.h"
 
 #include <stdio.h>
 #include <string.h>
 
-static int param_shape(const remat_layer *l, int i, int64_t *shape) {
-    if (l->type == REMAT_LAYER_LINEAR && i == 0) {
-        shape[0] = l->out_features;
-        shape[1] = l->in_features;
-        return 2;
-    }
-    shape[0] = remat_layer_param_elems(l, i);
-    return 1;
-}
-
-static int is_running_stat(const remat_layer *l, int i) {
-    return l->type == REMAT_LAYER_BATCHNORM && !remat_layer_param_trainable(l, i);
-}
+#include "core/model/layers.h"
 
 remat_status remat_verify_capture_params(remat_session *s, const remat_model *m, remat_verify_set *out,
                                          remat_error *err) {
@@ -30,7 +18,7 @@ remat_status remat_verify_capture_params(remat_session *s, const remat_model *m,
         const remat_layer *l = &m->layers[li];
         for (int pi = 0; pi < remat_layer_n_params(l); pi++) {
             snprintf(name, sizeof name, "params/%s/%s", l->name, remat_layer_param_name(l, pi));
-            int nd = param_shape(l, pi, shape);
+            int nd = remat_layer_param_dump_dims(l, pi, shape);
             remat_verify_tensor *t = remat_verify_set_add(out, name, REMAT_VERIFY_F32, nd, shape, NULL, err);
             if (!t) return err->status;
             remat_status st = remat_session_get_param(s, li, pi, (float *)t->bits, err);
@@ -74,7 +62,7 @@ remat_status remat_verify_capture_step(remat_session *s, const remat_model *m, c
         for (int pi = 0; pi < remat_layer_n_params(l); pi++) {
             if (!remat_layer_param_trainable(l, pi)) continue;
             snprintf(name, sizeof name, "grads/%s/%s", l->name, remat_layer_param_name(l, pi));
-            int pnd = param_shape(l, pi, shape);
+            int pnd = remat_layer_param_dump_dims(l, pi, shape);
             if (!(t = remat_verify_set_add(out, name, REMAT_VERIFY_F32, pnd, shape, NULL, err))) return err->status;
             if ((st = remat_session_get_grad(s, li, pi, (float *)t->bits, err)) != REMAT_OK) return st;
         }
@@ -87,9 +75,9 @@ remat_status remat_verify_capture_step(remat_session *s, const remat_model *m, c
     for (int li = 0; li < m->n_layers; li++) {
         const remat_layer *l = &m->layers[li];
         for (int pi = 0; pi < remat_layer_n_params(l); pi++) {
-            if (!is_running_stat(l, pi)) continue;
+            if (remat_layer_param_trainable(l, pi)) continue; /* state forward updates */
             snprintf(name, sizeof name, "after/%s/%s", l->name, remat_layer_param_name(l, pi));
-            int pnd = param_shape(l, pi, shape);
+            int pnd = remat_layer_param_dump_dims(l, pi, shape);
             if (!(t = remat_verify_set_add(out, name, REMAT_VERIFY_F32, pnd, shape, NULL, err))) return err->status;
             if ((st = remat_session_get_param(s, li, pi, (float *)t->bits, err)) != REMAT_OK) return st;
         }
@@ -97,7 +85,7 @@ remat_status remat_verify_capture_step(remat_session *s, const remat_model *m, c
 
     for (int li = 0; li < m->n_layers; li++) {
         const remat_layer *l = &m->layers[li];
-        if (l->type != REMAT_LAYER_DROPOUT) continue;
+        if (!remat_layer_has_mask(l)) continue;
         snprintf(name, sizeof name, "masks/%s", l->name);
         shape[0] = m->N;
         shape[1] = l->in_features;

@@ -1,4 +1,4 @@
-/* types.c - names of the shared enums. */
+/* types.c - names of the shared enums (layer types: their traits, core/model/layers.c). */
 #include "core/base/types.h"
 
 #include <string.h>
@@ -6,9 +6,6 @@
 static const char *const phase_names[] = {"init", "forward", "recompute", "loss", "backward", "optimizer"};
 static const char *const role_names[] = {"parameter", "gradient", "optimizer", "batch", "saved",
                                          "transient", "compressed", "neuron_state", "act_grad", "workspace"};
-static const char *const layer_names[] = {"linear", "if", "lif", "batchnorm", "add", "dropout",
-                                          "conv2d", "maxpool2d", "avgpool2d", "flatten"};
-_Static_assert(sizeof layer_names / sizeof layer_names[0] == REMAT_LAYER_COUNT, "a name for every layer type");
 static const char *const comp_names[] = {"none", "bool", "uint8", "bit", "sparse"};
 _Static_assert(sizeof comp_names / sizeof comp_names[0] == REMAT_COMP_COUNT, "a name for every compressor");
 static const char *const enc_names[] = {"f32", "u8", "bit", "sparse", "i32", "bf16"};
@@ -20,7 +17,6 @@ _Static_assert(sizeof precision_names / sizeof precision_names[0] == REMAT_PRECI
 
 const char *remat_phase_name(remat_phase p) { return NAME_AT(phase_names, (int)p); }
 const char *remat_role_name(remat_role r) { return NAME_AT(role_names, (int)r); }
-const char *remat_layer_type_name(remat_layer_type t) { return NAME_AT(layer_names, (int)t); }
 const char *remat_compressor_name(remat_compressor c) { return NAME_AT(comp_names, (int)c); }
 const char *remat_encoding_name(remat_encoding e) { return NAME_AT(enc_names, (int)e); }
 const char *remat_precision_name(remat_precision p) { return NAME_AT(precision_names, (int)p); }
@@ -33,7 +29,6 @@ static int lookup(const char *const *tab, int n, const char *s) {
 }
 #define LOOKUP(tab, s) lookup(tab, (int)(sizeof(tab) / sizeof(tab[0])), s)
 
-int remat_layer_type_from_name(const char *s) { return LOOKUP(layer_names, s); }
 int remat_compressor_from_name(const char *s) { return LOOKUP(comp_names, s); }
 int remat_role_from_name(const char *s) { return LOOKUP(role_names, s); }
 int remat_phase_from_name(const char *s) { return LOOKUP(phase_names, s); }

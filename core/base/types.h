@@ -59,6 +59,7 @@ static inline int64_t remat_encoding_bytes(remat_encoding enc, int64_t elems, in
     }
 }
 
+/* A layer's type; everything about it is in its traits (core/model/layers.h). */
 typedef enum remat_layer_type {
     REMAT_LAYER_LINEAR = 0,
     REMAT_LAYER_IF = 1,
@@ -105,12 +106,10 @@ typedef enum remat_surrogate { REMAT_SURROGATE_SIGMOID = 0, REMAT_SURROGATE_ATAN
 /* Names as they appear in JSON, traces and plots (lower case). */
 const char *remat_phase_name(remat_phase p);
 const char *remat_role_name(remat_role r);
-const char *remat_layer_type_name(remat_layer_type t);
 const char *remat_compressor_name(remat_compressor c);
 const char *remat_encoding_name(remat_encoding e);
 const char *remat_precision_name(remat_precision p); /* "fp32", "bf16" */
 /* Reverse look-ups; return -1 for an unknown name. */
-int remat_layer_type_from_name(const char *s);
 int remat_compressor_from_name(const char *s);
 int remat_role_from_name(const char *s);
 int remat_phase_from_name(const char *s);

@@ -16,7 +16,7 @@
 #include "core/model/layers.h"
 #include "core/ref/ref_kernels.h"
 
-#define MAXP 4 /* parameters per layer */
+#define MAXP REMAT_MAX_LAYER_PARAMS /* parameter slots per layer (core/model/layers.h) */
 
 /* Per-layer tensors of the segment chunk being run (forward keeps, backward frees). */
 typedef struct layer_state {
@@ -631,11 +631,10 @@ static remat_status segment_backward(remat_session *s, int sg, remat_tensor *dou
     }
     s->mem.phase = REMAT_PHASE_BACKWARD;
     /* the network input's gradient is skipped when asked and when its only reader
-     * (a linear or conv2d layer) can run without it */
+     * can run without it (traits' input_grad_optional: linear, conv2d) */
     readers_t rin = readers_of(s, g, g->first - 1);
-    int first_type = m->layers[g->first].type;
     int skip_din = sg == 0 && s->o.no_input_grad && rin.first == rin.last &&
-                   (first_type == REMAT_LAYER_LINEAR || first_type == REMAT_LAYER_CONV2D);
+                   remat_layer_input_grad_optional(&m->layers[g->first]);
     describe_out(s, din, REMAT_ROLE_ACT_GRAD, g->first, T, fin);
     din->layer = g->first;
     int chunked = g->k > 1;
@@ -1189,8 +1188,8 @@ remat_status remat_session_get_input_grad(remat_session *s, float *dst, remat_er
 }
 
 remat_status remat_session_get_dropout_mask(remat_session *s, int layer, float *dst, remat_error *err) {
-    if (layer < 0 || layer >= s->m->n_layers || s->m->layers[layer].type != REMAT_LAYER_DROPOUT)
-        return remat_error_set(err, REMAT_ERR_INPUT, "layer %d is not a dropout layer", layer);
+    if (layer < 0 || layer >= s->m->n_layers || !remat_layer_has_mask(&s->m->layers[layer]))
+        return remat_error_set(err, REMAT_ERR_INPUT, "layer %d has no dropout mask", layer);
     if (!s->ops->has_data)
         return remat_error_set(err, REMAT_ERR_INPUT, "dropout mask: the %s backend holds no data", s->ops->name);
     const remat_layer *l = &s->m->layers[layer];

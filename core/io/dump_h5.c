@@ -4,12 +4,13 @@
  *   /params/<layer>/<name>          values before the step (incl. running stats)
  *   /grads/<layer>/<name>           trainable parameters only
  *   /grads/input [T, N, ...]
- *   /after/<layer>/running_mean|running_var   batch norm, after the step
- *   /masks/<layer> [N, F]           dropout layers
+ *   /after/<layer>/<name>           non-trainable parameters (batch norm's running
+ *                                   statistics), after the step
+ *   /masks/<layer> [N, F]           layers with a mask (dropout)
  *   root string attributes: model, plan, seed (decimal), backend
  *
- * All float32 except /labels. Shapes: a linear weight is [out, in], every other
- * parameter [elems]. One step (forward, loss, backward; no optimiser update) from
+ * All float32 except /labels. Shapes: remat_layer_param_dump_dims (a linear weight
+ * [out, in], every other parameter [elems]). One step (forward, loss, backward; no optimiser update) from
  * the seeded initial state, through the session API of executor.h. The file is
  * written through the atomic writer (core/io/atomic_file.h: a unique temporary,
  * fsynced and renamed); no modification times are stored, so equal content gives
@@ -21,16 +22,7 @@
 
 #include "core/io/dump.h"
 #include "core/io/h5_util.h"
-
-static int param_shape(const remat_layer *l, int i, int64_t *shape) {
-    if (l->type == REMAT_LAYER_LINEAR && i == 0) {
-        shape[0] = l->out_features;
-        shape[1] = l->in_features;
-        return 2;
-    }
-    shape[0] = remat_layer_param_elems(l, i);
-    return 1;
-}
+#include "core/model/layers.h"
 
 static int input_shape(const remat_model *m, int64_t *shape) {
     shape[0] = m->T;
@@ -76,10 +68,10 @@ static remat_status dump_params(dumper *d, remat_session *s, const remat_model *
     for (int li = 0; li < m->n_layers; li++) {
         const remat_layer *l = &m->layers[li];
         for (int pi = 0; pi < remat_layer_n_params(l); pi++) {
-            if (after && (l->type != REMAT_LAYER_BATCHNORM || remat_layer_param_trainable(l, pi))) continue;
+            if (after && remat_layer_param_trainable(l, pi)) continue; /* state forward updates */
             snprintf(name, sizeof name, "/%s/%s/%s", after ? "after" : "params", l->name,
                      remat_layer_param_name(l, pi));
-            int nd = param_shape(l, pi, shape);
+            int nd = remat_layer_param_dump_dims(l, pi, shape);
             remat_status st = room(d, prod(nd, shape) * 4);
             if (st == REMAT_OK) st = remat_session_get_param(s, li, pi, d->buf, d->err);
             if (st == REMAT_OK) st = put(d, name, REMAT_H5_F32, nd, shape);
@@ -114,7 +106,7 @@ static remat_status dump_step(dumper *d, remat_session *s, const remat_model *m,
         for (int pi = 0; pi < remat_layer_n_params(l); pi++) {
             if (!remat_layer_param_trainable(l, pi)) continue;
             snprintf(name, sizeof name, "/grads/%s/%s", l->name, remat_layer_param_name(l, pi));
-            int pnd = param_shape(l, pi, shape);
+            int pnd = remat_layer_param_dump_dims(l, pi, shape);
             if ((st = room(d, prod(pnd, shape) * 4)) != REMAT_OK) return st;
             if ((st = remat_session_get_grad(s, li, pi, d->buf, d->err)) != REMAT_OK) return st;
             if ((st = put(d, name, REMAT_H5_F32, pnd, shape)) != REMAT_OK) return st;
@@ -123,7 +115,7 @@ static remat_status dump_step(dumper *d, remat_session *s, const remat_model *m,
     if ((st = dump_params(d, s, m, 1)) != REMAT_OK) return st;
     for (int li = 0; li < m->n_layers; li++) {
         const remat_layer *l = &m->layers[li];
-        if (l->type != REMAT_LAYER_DROPOUT) continue;
+        if (!remat_layer_has_mask(l)) continue;
         snprintf(name, sizeof name, "/masks/%s", l->name);
         shape[0] = m->N;
         shape[1] = l->out_features;

@@ -3,6 +3,8 @@
  * backward keeps and what values its output holds. Nothing else in remat tests a
  * layer's type for metadata; it asks these traits.
  *
+ * Adding a layer type: see core/model/layers.h.
+ *
  * Modelling assumptions (as PyTorch and SpikingJelly's multi-step layers):
  * - linear acts on flat [features] activations; conv2d, pooling and flatten on
  *   [C, H, W] ones; neurons, dropout, batch norm and add on either.
@@ -203,6 +205,50 @@ static remat_status parse_neuron(const json_ctx *c, const cJSON *j, const char *
     return json_get_bool(c, j, p, "decay_input", 0, 1, &n->decay_input);
 }
 
+/* ---- parameter shapes, fan-in and value classes ---------------------------- */
+
+static int dims_linear(const remat_layer *l, int i, int64_t dims[4]) {
+    dims[0] = l->out.c;
+    if (i == 1) return 1;
+    dims[1] = l->in.c;
+    return 2;
+}
+
+static int dims_conv(const remat_layer *l, int i, int64_t dims[4]) {
+    dims[0] = l->out.c;
+    if (i == 1) return 1;
+    dims[1] = l->in.c;
+    dims[2] = l->win.kh;
+    dims[3] = l->win.kw;
+    return 4;
+}
+
+static int dims_channels(const remat_layer *l, int i, int64_t dims[4]) {
+    (void)i;
+    dims[0] = l->in.c;
+    return 1;
+}
+
+static int64_t fan_in_linear(const remat_layer *l) { return l->in.c; }
+static int64_t fan_in_conv(const remat_layer *l) { return l->in.c * l->win.kh * l->win.kw; }
+
+static remat_value_class values_spikes(const remat_layer *l, remat_value_class in, remat_value_class in2) {
+    (void)l, (void)in, (void)in2;
+    return REMAT_VALUES_BINARY;
+}
+static remat_value_class values_same(const remat_layer *l, remat_value_class in, remat_value_class in2) {
+    (void)l, (void)in2;
+    return in;
+}
+static remat_value_class values_dropout(const remat_layer *l, remat_value_class in, remat_value_class in2) {
+    (void)in2;
+    return l->p > 0.0f ? REMAT_VALUES_REAL : in;
+}
+static remat_value_class values_sum(const remat_layer *l, remat_value_class in, remat_value_class in2) {
+    (void)l;
+    return in != REMAT_VALUES_REAL && in2 != REMAT_VALUES_REAL ? REMAT_VALUES_INTEGER : REMAT_VALUES_REAL;
+}
+
 /* ---- the table ------------------------------------------------------------- */
 
 #define FIELDS(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -214,24 +260,32 @@ static const char *const bn_params[] = {"weight", "bias", "running_mean", "runni
 static const float bn_init[] = {1.0f, 0.0f, 0.0f, 1.0f};
 
 static const remat_layer_traits traits[] = {
-    [REMAT_LAYER_LINEAR] = {.fields = FIELDS("in", "out", "bias"), .parse = parse_linear,
-                            .param_names = weight_bias, .max_params = 2, .n_trainable = 2, .saves_input = 1,
-                            .time_chunkable = 1},
-    [REMAT_LAYER_IF] = {.fields = FIELDS(NEURON_FIELDS), .parse = parse_neuron, .neuron = 1, .time_chunkable = 1},
-    [REMAT_LAYER_LIF] = {.fields = FIELDS(NEURON_FIELDS, "tau", "decay_input"), .parse = parse_neuron,
-                         .neuron = 1, .time_chunkable = 1},
-    [REMAT_LAYER_BATCHNORM] = {.fields = FIELDS("features"), .parse = parse_batchnorm, .param_names = bn_params,
-                               .param_init = bn_init, .max_params = 4, .n_trainable = 2, .saves_input = 1, .time_chunkable = 0},
-    [REMAT_LAYER_ADD] = {.fields = FIELDS("from"), .parse = parse_same, .time_chunkable = 1, .two_inputs = 1},
-    [REMAT_LAYER_DROPOUT] = {.fields = FIELDS("p"), .parse = parse_dropout, .time_chunkable = 1, .has_mask = 1},
-    [REMAT_LAYER_CONV2D] = {.fields = FIELDS("in", "out", "kernel", "stride", "padding", "bias"),
-                            .parse = parse_conv, .param_names = weight_bias, .max_params = 2, .n_trainable = 2,
-                            .saves_input = 1, .time_chunkable = 1},
-    [REMAT_LAYER_MAXPOOL2D] = {.fields = FIELDS("kernel", "stride", "padding"), .parse = parse_pool,
-                               .saves_input = 1, .time_chunkable = 1},
-    [REMAT_LAYER_AVGPOOL2D] = {.fields = FIELDS("kernel", "stride", "padding"), .parse = parse_pool,
-                               .time_chunkable = 1},
-    [REMAT_LAYER_FLATTEN] = {.fields = no_fields, .parse = parse_flatten, .time_chunkable = 1},
+    [REMAT_LAYER_LINEAR] = {.name = "linear", .fields = FIELDS("in", "out", "bias"), .parse = parse_linear,
+                            .param_names = weight_bias, .param_dims = dims_linear, .fan_in = fan_in_linear,
+                            .max_params = 2, .n_trainable = 2, .optional_bias = 1, .saves_input = 1,
+                            .time_chunkable = 1, .input_grad_optional = 1, .dump_matrix = 1},
+    [REMAT_LAYER_IF] = {.name = "if", .fields = FIELDS(NEURON_FIELDS), .parse = parse_neuron, .neuron = 1,
+                        .time_chunkable = 1, .out_values = values_spikes},
+    [REMAT_LAYER_LIF] = {.name = "lif", .fields = FIELDS(NEURON_FIELDS, "tau", "decay_input"),
+                         .parse = parse_neuron, .neuron = 1, .time_chunkable = 1, .out_values = values_spikes},
+    [REMAT_LAYER_BATCHNORM] = {.name = "batchnorm", .fields = FIELDS("features"), .parse = parse_batchnorm,
+                               .param_names = bn_params, .param_init = bn_init, .param_dims = dims_channels,
+                               .max_params = 4, .n_trainable = 2, .saves_input = 1, .time_chunkable = 0},
+    [REMAT_LAYER_ADD] = {.name = "add", .fields = FIELDS("from"), .parse = parse_same, .time_chunkable = 1,
+                         .two_inputs = 1, .out_values = values_sum},
+    [REMAT_LAYER_DROPOUT] = {.name = "dropout", .fields = FIELDS("p"), .parse = parse_dropout,
+                             .time_chunkable = 1, .has_mask = 1, .out_values = values_dropout},
+    [REMAT_LAYER_CONV2D] = {.name = "conv2d", .fields = FIELDS("in", "out", "kernel", "stride", "padding", "bias"),
+                            .parse = parse_conv, .param_names = weight_bias, .param_dims = dims_conv,
+                            .fan_in = fan_in_conv, .max_params = 2, .n_trainable = 2, .optional_bias = 1,
+                            .saves_input = 1, .time_chunkable = 1, .windowed = 1, .input_grad_optional = 1},
+    [REMAT_LAYER_MAXPOOL2D] = {.name = "maxpool2d", .fields = FIELDS("kernel", "stride", "padding"),
+                               .parse = parse_pool, .saves_input = 1, .time_chunkable = 1, .windowed = 1,
+                               .out_values = values_same},
+    [REMAT_LAYER_AVGPOOL2D] = {.name = "avgpool2d", .fields = FIELDS("kernel", "stride", "padding"),
+                               .parse = parse_pool, .time_chunkable = 1, .windowed = 1},
+    [REMAT_LAYER_FLATTEN] = {.name = "flatten", .fields = no_fields, .parse = parse_flatten, .time_chunkable = 1,
+                             .out_values = values_same},
 };
 _Static_assert(sizeof traits / sizeof traits[0] == REMAT_LAYER_COUNT, "a traits entry for every layer type");
 
@@ -240,11 +294,21 @@ const remat_layer_traits *remat_layer_traits_of(remat_layer_type t) {
     return &traits[t];
 }
 
+const char *remat_layer_type_name(remat_layer_type t) {
+    const remat_layer_traits *tr = remat_layer_traits_of(t);
+    return tr ? tr->name : "?";
+}
+
+int remat_layer_type_from_name(const char *s) {
+    for (int t = 0; s && t < REMAT_LAYER_COUNT; t++)
+        if (!strcmp(traits[t].name, s)) return t;
+    return -1;
+}
+
 remat_conv_geom remat_layer_geom(const remat_layer *l) {
     remat_conv_geom g;
     memset(&g, 0, sizeof g);
-    if (l->type != REMAT_LAYER_CONV2D && l->type != REMAT_LAYER_MAXPOOL2D && l->type != REMAT_LAYER_AVGPOOL2D)
-        return g;
+    if (!traits[l->type].windowed) return g;
     g.c_in = l->in.c, g.h_in = l->in.h, g.w_in = l->in.w;
     g.c_out = l->out.c, g.h_out = l->out.h, g.w_out = l->out.w;
     g.kh = l->win.kh, g.kw = l->win.kw, g.sh = l->win.sh, g.sw = l->win.sw, g.ph = l->win.ph, g.pw = l->win.pw;
@@ -253,14 +317,15 @@ remat_conv_geom remat_layer_geom(const remat_layer *l) {
 
 int remat_layer_saves_input(const remat_layer *l) { return traits[l->type].saves_input; }
 int remat_layer_is_neuron(const remat_layer *l) { return traits[l->type].neuron; }
+int remat_layer_has_mask(const remat_layer *l) { return traits[l->type].has_mask; }
+int remat_layer_input_grad_optional(const remat_layer *l) { return traits[l->type].input_grad_optional; }
 
 /* ---- parameters ------------------------------------------------------------ */
 
 int remat_layer_n_params(const remat_layer *l) {
     if (!l || (unsigned)l->type >= REMAT_LAYER_COUNT) return 0;
     const remat_layer_traits *t = &traits[l->type];
-    if (t->max_params == 2 && !l->has_bias) return 1; /* weight without bias */
-    return t->max_params;
+    return t->optional_bias && !l->has_bias ? t->max_params - 1 : t->max_params;
 }
 
 const char *remat_layer_param_name(const remat_layer *l, int i) {
@@ -270,16 +335,7 @@ const char *remat_layer_param_name(const remat_layer *l, int i) {
 
 int remat_layer_param_dims(const remat_layer *l, int i, int64_t dims[4]) {
     if (i < 0 || i >= remat_layer_n_params(l)) return 0;
-    if (l->type == REMAT_LAYER_BATCHNORM || i == 1) {
-        dims[0] = l->type == REMAT_LAYER_BATCHNORM ? l->in.c : l->out.c;
-        return 1;
-    }
-    dims[0] = l->out.c;
-    dims[1] = l->in.c;
-    if (l->type != REMAT_LAYER_CONV2D) return 2;
-    dims[2] = l->win.kh;
-    dims[3] = l->win.kw;
-    return 4;
+    return traits[l->type].param_dims(l, i, dims);
 }
 
 int64_t remat_layer_param_elems(const remat_layer *l, int i) {
@@ -291,10 +347,19 @@ int64_t remat_layer_param_elems(const remat_layer *l, int i) {
     return n;
 }
 
+int remat_layer_param_dump_dims(const remat_layer *l, int i, int64_t dims[2]) {
+    if (i == 0 && traits[l->type].dump_matrix) {
+        dims[0] = l->out_features;
+        dims[1] = l->in_features;
+        return 2;
+    }
+    dims[0] = remat_layer_param_elems(l, i);
+    return 1;
+}
+
 int64_t remat_layer_fan_in(const remat_layer *l) {
-    if (l->type == REMAT_LAYER_LINEAR) return l->in.c;
-    if (l->type == REMAT_LAYER_CONV2D) return l->in.c * l->win.kh * l->win.kw;
-    return 0;
+    const remat_layer_traits *t = &traits[l->type];
+    return t->fan_in ? t->fan_in(l) : 0;
 }
 
 float remat_layer_param_init_value(const remat_layer *l, int i) {
@@ -307,14 +372,6 @@ int remat_layer_param_trainable(const remat_layer *l, int i) {
 }
 
 remat_value_class remat_layer_out_values(const remat_layer *l, remat_value_class in, remat_value_class in2) {
-    switch (l->type) {
-    case REMAT_LAYER_IF:
-    case REMAT_LAYER_LIF: return REMAT_VALUES_BINARY;
-    case REMAT_LAYER_DROPOUT: return l->p > 0.0f ? REMAT_VALUES_REAL : in;
-    case REMAT_LAYER_MAXPOOL2D:
-    case REMAT_LAYER_FLATTEN: return in;
-    case REMAT_LAYER_ADD:
-        return in != REMAT_VALUES_REAL && in2 != REMAT_VALUES_REAL ? REMAT_VALUES_INTEGER : REMAT_VALUES_REAL;
-    default: return REMAT_VALUES_REAL;
-    }
+    const remat_layer_traits *t = &traits[l->type];
+    return t->out_values ? t->out_values(l, in, in2) : REMAT_VALUES_REAL;
 }

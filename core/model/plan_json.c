@@ -24,6 +24,7 @@
 
 #include "core/io/json_util.h"
 #include "core/io/json_write.h"
+#include "core/model/layers.h"
 #include "core/model/plan.h"
 
 static const char *value_class_words(remat_value_class v) {
