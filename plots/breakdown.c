@@ -108,12 +108,10 @@ remat_status remat_plot_breakdown(const remat_plot_input *in, int n, const remat
 
     if ((st = remat_afile_open(&af, files->script, err)) != REMAT_OK) goto out;
     fp = af.fp;
-    fprintf(fp, "# remat plot --breakdown: the peak of each trace split by what the memory holds.\n");
-    fprintf(fp, "# Numbers in %s (bytes). Restyle freely and redraw with: gnuplot %s  (in this folder)\n",
-            files->data_name, strrchr(files->script, '/') ? strrchr(files->script, '/') + 1 : files->script);
+    remat_gp_put_header(fp, files, "remat plot --breakdown: the peak of each trace split by what the memory holds.", " (bytes)");
     remat_gp_put_terminal(fp, files, fo);
     fprintf(fp, "dat = ");
-    remat_gp_put_string(fp, files->data_name);
+    remat_gp_put_path(fp, files->data_name);
     char ys[48];
     fprintf(fp, "\nyscale = %s\nylab = \"%s\"\nytop = %.17g / yscale\n", remat_gp_real(yu.scale, ys, sizeof ys), yu.name,
             ymax * 1.12);

@@ -45,8 +45,11 @@ remat_status remat_plot_ext(const remat_ext_trace *t, const remat_ext_curve *c, 
         return st;
     }
     FILE *fp = af.fp;
-    fprintf(fp, "# remat plot: external allocation stream %s, device %d (%s).\n", origin, (int)c->device,
-            t->source_file);
+    fprintf(fp, "# remat plot: external allocation stream ");
+    remat_gp_put_string(fp, origin);
+    fprintf(fp, ", device %d (", (int)c->device);
+    remat_gp_put_string(fp, t->source_file);
+    fprintf(fp, ").\n");
     fprintf(fp, "# index 0: allocated bytes (live blocks); index 1: reserved bytes (segments); each reduced to at most\n"
                 "# %lld points keeping every bucket's extremes. x: %s\n",
             (long long)max_points, c->x_is_time ? "seconds since the first event" : "event index");
@@ -56,10 +59,9 @@ remat_status remat_plot_ext(const remat_ext_trace *t, const remat_ext_curve *c, 
     write_curve(fp, c, c->reserved, max_points, keep);
     fprintf(fp, "\n\n# index 2: the peak's allocated bytes by allocation site (bytes label)\n");
     for (int64_t i = 0; i < nl && i < REMAT_EXTPLOT_TOP; i++) {
-        fprintf(fp, "%lld \"", (long long)lbytes[i]);
-        for (const char *q = labels[i] >= 0 ? remat_ext_label(t, labels[i]) : "(allocated before the window)"; *q; q++)
-            fputc(*q == '"' ? '\'' : *q, fp);
-        fprintf(fp, "\"\n");
+        fprintf(fp, "%lld ", (long long)lbytes[i]);
+        remat_gp_put_datum(fp, labels[i] >= 0 ? remat_ext_label(t, labels[i]) : "(allocated before the window)");
+        fprintf(fp, "\n");
     }
     remat_xfree(keep);
     if ((st = remat_afile_commit(&af, err)) != REMAT_OK) return st;
@@ -71,12 +73,10 @@ remat_status remat_plot_ext(const remat_ext_trace *t, const remat_ext_curve *c, 
     remat_unit xu = c->x_is_time ? remat_unit_seconds(xspan) : (remat_unit){1.0, "event"};
     if ((st = remat_afile_open(&af, files->script, err)) != REMAT_OK) return st;
     fp = af.fp;
-    fprintf(fp, "# remat plot: allocated and reserved memory of an imported allocation stream.\n");
-    fprintf(fp, "# Numbers in %s. Restyle freely and redraw with: gnuplot %s  (in this folder)\n", files->data_name,
-            strrchr(files->script, '/') ? strrchr(files->script, '/') + 1 : files->script);
+    remat_gp_put_header(fp, files, "remat plot: allocated and reserved memory of an imported allocation stream.", NULL);
     remat_gp_put_terminal(fp, files, fo);
     fprintf(fp, "dat = ");
-    remat_gp_put_string(fp, files->data_name);
+    remat_gp_put_path(fp, files->data_name);
     fprintf(fp, "\nyscale = %.1f\nxscale = %.17g\n", yu.scale, xu.scale); /* yscale as a float: no integer division */
     char title[512];
     if (fo->title && fo->title[0]) snprintf(title, sizeof title, "%s", fo->title);

@@ -106,24 +106,72 @@ const char *remat_gp_real(double v, char *buf, size_t len) {
     return buf;
 }
 
-void remat_gp_put_string(FILE *fp, const char *s) {
-    fputc('"', fp);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        if (*p == '\n') fputs("\\n", fp);
-        else if (*p == '"' || *p == '\\') { fputc('\\', fp); fputc(*p, fp); }
-        else if (*p < 0x20 || *p == 0x7f) continue;
-        else fputc(*p, fp);
+/* One emitter for every gnuplot string literal: to a FILE, or counted into a buffer. */
+typedef struct gp_sink { FILE *fp; char *buf; size_t cap, n; } gp_sink;
+
+static void sink_put(gp_sink *k, const char *s) {
+    for (; *s; s++) {
+        if (k->fp) fputc(*s, k->fp);
+        else if (k->buf && k->n + 1 < k->cap) k->buf[k->n] = *s;
+        k->n++;
     }
+}
+
+/* '...' with ' doubled: gnuplot substitutes no backquote, macro or escape inside
+ * single quotes. A line break ends the literal and continues it as '."\n".'
+ * (a raw one would end the command); other control characters are dropped. */
+static void gp_quote(gp_sink *k, const char *prefix, const char *s) {
+    char one[2] = {0, 0};
+    sink_put(k, "'");
+    sink_put(k, prefix);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if (*p == '\n') sink_put(k, "'.\"\\n\".'");
+        else if (*p == '\'') sink_put(k, "''");
+        else if (*p < 0x20 || *p == 0x7f) continue;
+        else { one[0] = (char)*p; sink_put(k, one); }
+    }
+    sink_put(k, "'");
+}
+
+void remat_gp_put_string(FILE *fp, const char *s) {
+    gp_sink k = {fp, NULL, 0, 0};
+    gp_quote(&k, "", s);
+}
+
+/* A name the script opens relative to its folder: "./" first, so that none of
+ * gnuplot's special file names applies ('<cmd' and '|cmd' run commands, '-', '+',
+ * '$block'). */
+static const char *path_prefix(const char *name) {
+    return name && name[0] != '/' && strncmp(name, "./", 2) != 0 ? "./" : "";
+}
+
+void remat_gp_put_path(FILE *fp, const char *name) {
+    gp_sink k = {fp, NULL, 0, 0};
+    gp_quote(&k, path_prefix(name), name);
+}
+
+size_t remat_gp_quote(char *buf, size_t cap, const char *s) {
+    gp_sink k = {NULL, buf, cap, 0};
+    gp_quote(&k, "", s);
+    if (buf && cap) buf[k.n < cap ? k.n : cap - 1] = 0;
+    return k.n;
+}
+
+void remat_gp_put_datum(FILE *fp, const char *s) {
+    fputc('"', fp);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++)
+        fputc(*p == '"' ? '\'' : (*p < 0x20 || *p == 0x7f ? ' ' : *p), fp);
     fputc('"', fp);
 }
 
 void remat_gp_put_terminal(FILE *fp, const remat_figure_files *f, const remat_figure_opts *o) {
     int w = o && o->width > 0 ? o->width : 1280;
     int h = o && o->height > 0 ? o->height : 720;
-    fprintf(fp, "# output: gnuplot -e \"outfile='other.svg'\" %s writes elsewhere (terminal below decides the format)\n",
-            base_of(f->script));
+    fprintf(fp, "# output: gnuplot -e \"outfile='other.svg'\" ");
+    remat_gp_put_path(fp, base_of(f->script));
+    fprintf(fp, " writes elsewhere (terminal below decides the format)\n");
     fprintf(fp, "if (!exists(\"outfile\")) outfile = ");
-    remat_gp_put_string(fp, f->image_name);
+    remat_gp_put_path(fp, f->image_name);
     fputc('\n', fp);
     if (f->format == REMAT_FIG_PNG)
         fprintf(fp, "set terminal pngcairo size %d,%d noenhanced font \"DejaVu Sans,10\" background rgb \"white\"\n", w, h);
@@ -131,6 +179,14 @@ void remat_gp_put_terminal(FILE *fp, const remat_figure_files *f, const remat_fi
         fprintf(fp, "set terminal svg size %d,%d dynamic noenhanced font \"DejaVu Sans,11\" background rgb \"white\"\n", w,
                 h);
     fprintf(fp, "set output outfile\n");
+}
+
+void remat_gp_put_header(FILE *fp, const remat_figure_files *f, const char *what, const char *units) {
+    fprintf(fp, "# %s\n# Numbers in ", what);
+    remat_gp_put_string(fp, f->data_name);
+    fprintf(fp, "%s. Restyle freely and redraw with: gnuplot ", units ? units : "");
+    remat_gp_put_path(fp, base_of(f->script));
+    fprintf(fp, "  (in this folder)\n");
 }
 
 void remat_path_stem(const char *path, char *buf, size_t len) {
@@ -323,20 +379,15 @@ remat_status remat_figure_render(const remat_figure_opts *o, remat_figure_files 
         remat_afile_abort(&af);
         return remat_error_set(err, REMAT_ERR_IO, "%s: cannot write: current folder: %s", f->image, strerror(e));
     }
-    /* outfile='<tmp>' with ' doubled (gnuplot single-quoted string) */
-    size_t setout_len = 2 * strlen(tmp_abs) + 16;
+    /* outfile='<tmp>', quoted as every string of the script */
+    size_t setout_len = strlen("outfile=") + remat_gp_quote(NULL, 0, tmp_abs) + 1;
     char *setout = remat_xmalloc(setout_len, err);
     if (!setout) {
         remat_afile_abort(&af);
         return REMAT_ERR_NOMEM;
     }
-    size_t k = (size_t)snprintf(setout, setout_len, "outfile='");
-    for (const char *p = tmp_abs; *p; p++) {
-        if (*p == '\'') setout[k++] = '\'';
-        setout[k++] = *p;
-    }
-    setout[k++] = '\'';
-    setout[k] = 0;
+    memcpy(setout, "outfile=", 8);
+    remat_gp_quote(setout + 8, setout_len - 8, tmp_abs);
 
     int pfd[2];
     if (pipe(pfd) != 0) {
@@ -365,7 +416,10 @@ remat_status remat_figure_render(const remat_figure_opts *o, remat_figure_files 
         int devnull = open("/dev/null", O_RDWR);
         if (devnull >= 0) { dup2(devnull, 0); dup2(devnull, 1); if (devnull > 2) close(devnull); }
         if (chdir(dir) != 0) { fprintf(stderr, "cannot enter %s: %s\n", dir, strerror(errno)); _exit(127); }
-        char *argv[] = {(char *)"gnuplot", (char *)"-e", setout, (char *)base_of(f->script), NULL};
+        /* "./" first: gnuplot reads a script named '<cmd' from the command cmd */
+        char script[REMAT_FIG_PATH_LEN + 2];
+        snprintf(script, sizeof script, "./%s", base_of(f->script));
+        char *argv[] = {(char *)"gnuplot", (char *)"-e", setout, script, NULL};
         execv(gp, argv);
         fprintf(stderr, "cannot run %s: %s\n", gp, strerror(errno));
         _exit(127);

@@ -79,11 +79,36 @@ const char *remat_fmt_bytes_short(int64_t bytes, char *buf, size_t len);
  * integer literals as integers (8357202264/1073741824 is 7), so every scale and
  * every coordinate a script divides is written through this. */
 const char *remat_gp_real(double v, char *buf, size_t len);
-/* Writes s as a gnuplot double-quoted string ("..." with \ and " escaped, control
- * characters dropped; "\n" inside s is kept as a line break). */
+/* Every string that reaches a script (titles, labels, key entries, names read from
+ * traces, snapshots, JSON files or the command line, file names) is written by one
+ * of these, so none of it is ever interpreted: gnuplot substitutes backquotes
+ * (`cmd` runs cmd) and escapes inside double quotes, and macros (@var) outside
+ * quotes, but nothing inside single quotes.
+ *
+ * remat_gp_put_string writes s as a single-quoted literal, ' doubled ('it''s'); a
+ * line break in s becomes the concatenation '."\n".' (the text keeps its line
+ * break, the script line does not end); other control characters are dropped. The
+ * result is one string expression, valid wherever gnuplot takes one (set title,
+ * set label, titles in plot, tic labels, assignments), and in a comment. */
 void remat_gp_put_string(FILE *fp, const char *s);
+/* The same literal into buf (NUL-terminated when cap > 0); returns its length
+ * without the NUL, as snprintf does. A caller uses the text only when the return
+ * is below cap (a truncated literal is not inert). */
+size_t remat_gp_quote(char *buf, size_t cap, const char *s);
+/* A file name the script opens, relative to its folder: remat_gp_put_string of the
+ * name with "./" in front (unless it is absolute or has it), so that none of
+ * gnuplot's special names applies ('<cmd' reads from a command, '|cmd' writes to
+ * one, '-', '+', '$block'). */
+void remat_gp_put_path(FILE *fp, const char *name);
+/* A string column of a data file: "..." with " turned into ' and control
+ * characters into spaces (data files are never executed; this keeps one row one
+ * line and one column). */
+void remat_gp_put_datum(FILE *fp, const char *s);
 /* Writes the terminal, size and output lines for f's format. */
 void remat_gp_put_terminal(FILE *fp, const remat_figure_files *f, const remat_figure_opts *o);
+/* The two comment lines every script starts with: "# <what>" and where its numbers
+ * are (units: e.g. " (bytes)", or NULL) and how to redraw it; names quoted. */
+void remat_gp_put_header(FILE *fp, const remat_figure_files *f, const char *what, const char *units);
 /* The stem of a path: "runs/base.h5" -> "base". */
 void remat_path_stem(const char *path, char *buf, size_t len);
 

@@ -230,23 +230,28 @@ remat_status remat_plot_memory(const remat_plot_input *in, int n, const remat_cu
         const remat_trace *t = in[i].trace;
         if (block) fprintf(fp, "\n\n");
         live_idx[i] = block++;
-        fprintf(fp, "# index %d: live bytes of '%s' (%s), iteration %d, %lld points kept of %lld\n", live_idx[i],
-                items[i].label, in[i].origin ? in[i].origin : "", c->iter, (long long)c->live.n,
-                (long long)c->live.n_full);
+        fprintf(fp, "# index %d: live bytes of ", live_idx[i]);
+        remat_gp_put_string(fp, items[i].label);
+        fprintf(fp, " (");
+        remat_gp_put_string(fp, in[i].origin ? in[i].origin : "");
+        fprintf(fp, "), iteration %d, %lld points kept of %lld\n", c->iter, (long long)c->live.n, (long long)c->live.n_full);
         fprintf(fp, "# x live_bytes event phase block layer\n");
         write_series(fp, t, &c->live, xtime);
         res_idx[i] = -1;
         if (c->has_reserved) {
             fprintf(fp, "\n\n");
             res_idx[i] = block++;
-            fprintf(fp, "# index %d: reserved bytes (caching allocator model) of '%s', %lld points kept of %lld\n",
-                    res_idx[i], items[i].label, (long long)c->reserved.n, (long long)c->reserved.n_full);
+            fprintf(fp, "# index %d: reserved bytes (caching allocator model) of ", res_idx[i]);
+            remat_gp_put_string(fp, items[i].label);
+            fprintf(fp, ", %lld points kept of %lld\n", (long long)c->reserved.n, (long long)c->reserved.n_full);
             fprintf(fp, "# x reserved_bytes event phase block layer\n");
             write_series(fp, t, &c->reserved, xtime);
         }
         fprintf(fp, "\n\n");
         ph_idx[i] = block++;
-        fprintf(fp, "# index %d: phases of '%s'\n# x0 x1 phase row\n", ph_idx[i], items[i].label);
+        fprintf(fp, "# index %d: phases of ", ph_idx[i]);
+        remat_gp_put_string(fp, items[i].label);
+        fprintf(fp, "\n# x0 x1 phase row\n");
         for (int64_t k = 0; k < c->n_spans; k++)
             fprintf(fp, "%.9g %.9g %d %d\n", c->spans[k].x0, c->spans[k].x1, c->spans[k].phase, i);
     }
@@ -334,12 +339,11 @@ remat_status remat_plot_memory(const remat_plot_input *in, int n, const remat_cu
     /* ---- script ---- */
     if ((st = remat_afile_open(&af, files->script, err)) != REMAT_OK) goto out;
     fp = af.fp;
-    fprintf(fp, "# remat plot: memory over one training iteration.\n");
-    fprintf(fp, "# Numbers in %s (bytes, %s). Restyle freely and redraw with: gnuplot %s  (in this folder)\n",
-            files->data_name, xtime ? "seconds" : "event counts", strrchr(files->script, '/') ? strrchr(files->script, '/') + 1 : files->script);
+    remat_gp_put_header(fp, files, "remat plot: memory over one training iteration.",
+                        xtime ? " (bytes, seconds)" : " (bytes, event counts)");
     remat_gp_put_terminal(fp, files, fo);
     fprintf(fp, "dat = ");
-    remat_gp_put_string(fp, files->data_name);
+    remat_gp_put_path(fp, files->data_name);
     char ys[48], xs[48];
     fprintf(fp, "\n# units: data / yscale is drawn, in ylab\nyscale = %s\nylab = \"%s\"\n",
             remat_gp_real(yu.scale, ys, sizeof ys), yu.name);

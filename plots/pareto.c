@@ -199,12 +199,6 @@ int remat_pareto_front(const remat_pareto *p, int *idx) {
     return k;
 }
 
-static void data_label(FILE *fp, const char *s) {
-    fputc('"', fp);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) fputc(*p == '"' ? '\'' : (*p < 0x20 ? ' ' : *p), fp);
-    fputc('"', fp);
-}
-
 remat_status remat_plot_pareto(const remat_pareto *p, const char *origin, const remat_figure_opts *fo,
                                remat_figure_files *files, remat_error *err) {
     remat_figure_opts fdef = remat_figure_opts_default();
@@ -243,7 +237,7 @@ remat_status remat_plot_pareto(const remat_pareto *p, const char *origin, const 
     for (int i = 0; i < p->n_points; i++) {
         const remat_pareto_point *q = &p->points[i];
         fprintf(fp, "%.9g %lld %.9g %d ", q->overhead * 100.0, (long long)q->peak_bytes, q->time_s, q->chosen);
-        data_label(fp, q->label);
+        remat_gp_put_datum(fp, q->label);
         fputc('\n', fp);
     }
     fprintf(fp, "\n\n# index 1: the non-dominated points (baseline included), by overhead: overhead_pct peak_bytes\n");
@@ -258,7 +252,7 @@ remat_status remat_plot_pareto(const remat_pareto *p, const char *origin, const 
             if (p->points[i].chosen) {
                 fprintf(fp, "%.9g %lld %.9g ", p->points[i].overhead * 100.0, (long long)p->points[i].peak_bytes,
                         p->points[i].time_s);
-                data_label(fp, p->points[i].label);
+                remat_gp_put_datum(fp, p->points[i].label);
                 fputc('\n', fp);
             }
     }
@@ -269,12 +263,11 @@ remat_status remat_plot_pareto(const remat_pareto *p, const char *origin, const 
 
     if ((st = remat_afile_open(&af, files->script, err)) != REMAT_OK) goto out;
     fp = af.fp;
-    fprintf(fp, "# remat plot --pareto: predicted peak against predicted time overhead of the plans of a search.\n");
-    fprintf(fp, "# Numbers in %s. Restyle freely and redraw with: gnuplot %s  (in this folder)\n", files->data_name,
-            strrchr(files->script, '/') ? strrchr(files->script, '/') + 1 : files->script);
+    remat_gp_put_header(fp, files, "remat plot --pareto: predicted peak against predicted time overhead of the plans of a search.",
+                        NULL);
     remat_gp_put_terminal(fp, files, fo);
     fprintf(fp, "dat = ");
-    remat_gp_put_string(fp, files->data_name);
+    remat_gp_put_path(fp, files->data_name);
     char ys[48];
     fprintf(fp, "\nyscale = %s\nylab = \"%s\"\nytop = %.17g / yscale\n", remat_gp_real(yu.scale, ys, sizeof ys), yu.name,
             ymax * 1.15);
@@ -295,11 +288,13 @@ remat_status remat_plot_pareto(const remat_pareto *p, const char *origin, const 
     fprintf(fp, "set key bottom left Left reverse samplen 2 spacing 1.2 box lc rgb \"#cccccc\" opaque\n");
     fprintf(fp, "set style textbox opaque fc rgb \"white\" noborder margins 2,1\n");
     if (p->budget_bytes > 0) {
-        char b[32];
+        char b[32], t[48];
         fprintf(fp, "budget = %lld / yscale\n", (long long)p->budget_bytes);
         fprintf(fp, "set arrow 1 from graph 0, first budget to graph 1, first budget nohead dt (8,5) lw 1.2 lc rgb \"#888888\" back\n");
-        fprintf(fp, "set label 1 \"budget %s\" at graph 0.99, first budget offset 0,0.7 right tc rgb \"#555555\" front\n",
-                remat_fmt_bytes_short(p->budget_bytes, b, sizeof b));
+        snprintf(t, sizeof t, "budget %s", remat_fmt_bytes_short(p->budget_bytes, b, sizeof b));
+        fprintf(fp, "set label 1 ");
+        remat_gp_put_string(fp, t);
+        fprintf(fp, " at graph 0.99, first budget offset 0,0.7 right tc rgb \"#555555\" front\n");
     }
     int lab = 10;
     for (int i = 0; i < p->n_points; i++) {

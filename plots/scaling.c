@@ -240,10 +240,14 @@ remat_status remat_plot_scaling(const remat_scaling *s, const char *origin, cons
     remat_afile af;
     if ((st = remat_afile_open(&af, files->data, err)) != REMAT_OK) return st;
     FILE *fp = af.fp;
-    fprintf(fp, "# remat plot --scaling: peak live bytes against %s, one block (gnuplot index) per series.\n", xn);
+    fprintf(fp, "# remat plot --scaling: peak live bytes against ");
+    remat_gp_put_string(fp, xn);
+    fprintf(fp, ", one block (gnuplot index) per series.\n");
     for (int i = 0; i < s->n_series; i++) {
         if (i) fprintf(fp, "\n\n");
-        fprintf(fp, "# index %d: %s\n# %s peak_bytes\n", i, s->series[i].name, xn);
+        fprintf(fp, "# index %d: ", i);
+        remat_gp_put_string(fp, s->series[i].name);
+        fprintf(fp, "\n# x peak_bytes\n");
         for (int k = 0; k < s->series[i].n; k++)
             fprintf(fp, "%.17g %lld\n", s->series[i].x[k], (long long)s->series[i].peak_bytes[k]);
     }
@@ -251,12 +255,11 @@ remat_status remat_plot_scaling(const remat_scaling *s, const char *origin, cons
 
     if ((st = remat_afile_open(&af, files->script, err)) != REMAT_OK) return st;
     fp = af.fp;
-    fprintf(fp, "# remat plot --scaling: how the peak grows with %s, with fitted ~%s and ~sqrt(%s) references.\n", xn, xn, xn);
-    fprintf(fp, "# Numbers in %s. Restyle freely and redraw with: gnuplot %s  (in this folder)\n", files->data_name,
-            strrchr(files->script, '/') ? strrchr(files->script, '/') + 1 : files->script);
+    remat_gp_put_header(fp, files, "remat plot --scaling: how the peak grows, with fitted linear and square-root references.",
+                        NULL);
     remat_gp_put_terminal(fp, files, fo);
     fprintf(fp, "dat = ");
-    remat_gp_put_string(fp, files->data_name);
+    remat_gp_put_path(fp, files->data_name);
     char ys[48];
     fprintf(fp, "\nyscale = %s\nylab = \"%s\"\nytop = %.17g / yscale\nxmax = %.17g\n", remat_gp_real(yu.scale, ys, sizeof ys),
             yu.name, ymax * 1.15, xmax * 1.06);
@@ -276,45 +279,41 @@ remat_status remat_plot_scaling(const remat_scaling *s, const char *origin, cons
     fprintf(fp, ".\" (\".ylab.\")\"\nset format y \"%%g\"\nset format x \"%%g\"\n");
     fprintf(fp, "set grid xtics ytics lc rgb \"#d0d0d0\" lt 1 lw 0.6\nset tics out nomirror\nset border 3\n");
     fprintf(fp, "set key top left Left reverse samplen 3 spacing 1.25 box lc rgb \"#cccccc\" opaque\n");
-    /* fitted references */
-    char fit_plot[REMAT_SCALING_MAX_SERIES][512];
+    /* fitted references, drawn after the series */
+    int fit_of[REMAT_SCALING_MAX_SERIES];
+    char fit_title[REMAT_SCALING_MAX_SERIES][300];
     int nfit = 0;
     for (int i = 0; i < s->n_series; i++) {
         const remat_scaling_series *q = &s->series[i];
         double a = 0, b = 0;
         if (!remat_scaling_fit_series(q, q->fit, &a, &b)) continue;
-        fprintf(fp, "fit%d_a = %.17g   # bytes\nfit%d_b = %.17g   # bytes per %s%s\n", i + 1, a, i + 1, b,
-                q->fit == REMAT_FIT_SQRT ? "sqrt of " : "", xn);
+        fprintf(fp, "fit%d_a = %.17g   # bytes\nfit%d_b = %.17g   # bytes per %s", i + 1, a, i + 1, b,
+                q->fit == REMAT_FIT_SQRT ? "sqrt of " : "");
+        remat_gp_put_string(fp, xn);
+        fputc('\n', fp);
         if (q->fit == REMAT_FIT_SQRT) fprintf(fp, "fit%d(x) = (fit%d_a + fit%d_b * sqrt(x)) / yscale\n", i + 1, i + 1, i + 1);
         else fprintf(fp, "fit%d(x) = (fit%d_a + fit%d_b * x) / yscale\n", i + 1, i + 1, i + 1);
-        char av[32], bv[32], t[300];
+        char av[32], bv[32];
+        char *t = fit_title[nfit];
         remat_fmt_bytes_short((int64_t)llround(a), av, sizeof av);
         remat_fmt_bytes_short((int64_t)llround(b), bv, sizeof bv);
         if (q->fit == REMAT_FIT_SQRT)
-            snprintf(t, sizeof t, "\xe2\x88\x9d \xe2\x88\x9a%s, fit to %s: %s + %s \xc3\x97 \xe2\x88\x9a%s", xn, q->name, av, bv, xn);
+            snprintf(t, sizeof fit_title[0], "\xe2\x88\x9d \xe2\x88\x9a%s, fit to %s: %s + %s \xc3\x97 \xe2\x88\x9a%s", xn,
+                     q->name, av, bv, xn);
         else
-            snprintf(t, sizeof t, "\xe2\x88\x9d %s, fit to %s: %s + %s \xc3\x97 %s", xn, q->name, av, bv, xn);
-        char quoted[360];
-        size_t u = 0;
-        quoted[u++] = '"';
-        for (const char *c = t; *c && u + 3 < sizeof quoted; c++) {
-            if (*c == '"' || *c == '\\') quoted[u++] = '\\';
-            quoted[u++] = *c;
-        }
-        quoted[u++] = '"';
-        quoted[u] = 0;
-        snprintf(fit_plot[nfit++], sizeof fit_plot[0], "fit%d(x) with lines dt (5,5) lw 1.5 lc rgb \"%s\" title %s",
-                 i + 1, remat_plot_trace_color(i), quoted);
+            snprintf(t, sizeof fit_title[0], "\xe2\x88\x9d %s, fit to %s: %s + %s \xc3\x97 %s", xn, q->name, av, bv, xn);
+        fit_of[nfit++] = i;
     }
     fprintf(fp, "set style textbox opaque fc rgb \"white\" noborder margins 2,1\n");
     if (s->budget_bytes > 0) {
-        char b[32];
+        char b[32], t[48];
         fprintf(fp, "budget = %lld / yscale\n", (long long)s->budget_bytes);
         fprintf(fp, "set arrow 100 from graph 0, first budget to graph 1, first budget nohead dt (8,5) lw 1.2 lc rgb "
                     "\"#888888\" back\n");
-        fprintf(fp, "set label 100 \"budget %s\" at graph 0.99, first budget offset 0,0.7 right tc rgb \"#555555\" "
-                    "front\n",
-                remat_fmt_bytes_short(s->budget_bytes, b, sizeof b));
+        snprintf(t, sizeof t, "budget %s", remat_fmt_bytes_short(s->budget_bytes, b, sizeof b));
+        fprintf(fp, "set label 100 ");
+        remat_gp_put_string(fp, t);
+        fprintf(fp, " at graph 0.99, first budget offset 0,0.7 right tc rgb \"#555555\" front\n");
     }
     for (int i = 0; i < s->n_series; i++) {
         const remat_scaling_series *q = &s->series[i];
@@ -322,9 +321,10 @@ remat_status remat_plot_scaling(const remat_scaling *s, const char *origin, cons
         for (int k = 1; k < q->n; k++)
             if (q->x[k] > q->x[last]) last = k;
         char v[32];
-        fprintf(fp, "set label %d \"%s\" at first %.17g, first %lld/yscale offset -1,1 right boxed tc rgb \"%s\" front\n",
-                i + 1, remat_fmt_bytes_short(q->peak_bytes[last], v, sizeof v), q->x[last], (long long)q->peak_bytes[last],
-                remat_plot_trace_color(i));
+        fprintf(fp, "set label %d ", i + 1);
+        remat_gp_put_string(fp, remat_fmt_bytes_short(q->peak_bytes[last], v, sizeof v));
+        fprintf(fp, " at first %.17g, first %lld/yscale offset -1,1 right boxed tc rgb \"%s\" front\n", q->x[last],
+                (long long)q->peak_bytes[last], remat_plot_trace_color(i));
     }
     fprintf(fp, "plot \\\n");
     for (int i = 0; i < s->n_series; i++) {
@@ -333,7 +333,12 @@ remat_status remat_plot_scaling(const remat_scaling *s, const char *origin, cons
         remat_gp_put_string(fp, s->series[i].name);
         fprintf(fp, "%s\n", i + 1 < s->n_series || nfit ? ", \\" : "");
     }
-    for (int k = 0; k < nfit; k++) fprintf(fp, "  %s%s\n", fit_plot[k], k + 1 < nfit ? ", \\" : "");
+    for (int k = 0; k < nfit; k++) {
+        fprintf(fp, "  fit%d(x) with lines dt (5,5) lw 1.5 lc rgb \"%s\" title ", fit_of[k] + 1,
+                remat_plot_trace_color(fit_of[k]));
+        remat_gp_put_string(fp, fit_title[k]);
+        fprintf(fp, "%s\n", k + 1 < nfit ? ", \\" : "");
+    }
     if ((st = remat_afile_commit(&af, err)) != REMAT_OK) return st;
     return remat_figure_render(fo, files, err);
 }

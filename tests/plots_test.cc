@@ -590,9 +590,9 @@ TEST(Figure, MemoryDataFileHoldsThePeakAndDataOnlyWritesNoImage) {
     EXPECT_EQ(std::stoi(rows[at][5]), 2);  // layer
     std::string gp = ReadAll(f.script);
     EXPECT_NE(gp.find("peak 34.94 KiB at b2/fc2, backward"), std::string::npos) << gp;
-    EXPECT_NE(gp.find("\"no checkpointing: live\""), std::string::npos);  // the first trace's plan name
-    EXPECT_NE(gp.find("\"measured: live\""), std::string::npos);  // an explicit label
-    EXPECT_NE(gp.find("dat = \"mem_data_only.dat\""), std::string::npos);
+    EXPECT_NE(gp.find("'no checkpointing: live'"), std::string::npos);  // the first trace's plan name
+    EXPECT_NE(gp.find("'measured: live'"), std::string::npos);  // an explicit label
+    EXPECT_NE(gp.find("dat = './mem_data_only.dat'"), std::string::npos);
 }
 
 TEST(Figure, PlanNamesForLegends) {
