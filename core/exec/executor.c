@@ -9,50 +9,9 @@
 #include <string.h>
 
 #include "core/base/bf16.h"
-#include "core/codec/compress.h"
-#include "core/exec/mem.h"
 #include "core/base/rng.h"
-#include "core/exec/schedule.h"
-#include "core/model/layers.h"
-#include "core/ref/ref_kernels.h"
-
-#define MAXP REMAT_MAX_LAYER_PARAMS /* parameter slots per layer (core/model/layers.h) */
-
-/* Per-layer tensors of the segment chunk being run (forward keeps, backward frees). */
-typedef struct layer_state {
-    remat_tensor out;     /* internal output (input of the next layer) */
-    remat_tensor h;       /* neuron: potential saved for backward */
-    remat_tensor mean, rstd;
-    remat_tensor v;       /* neuron: membrane state */
-    remat_tensor gv;      /* neuron: dL/dv carried between chunks */
-    remat_tensor grad;    /* gradient of `out` */
-    const void *in_ptr;   /* input rows of the chunk (activations: float or bf16, act_enc) */
-    void *out_ptr;        /* output rows of the chunk */
-} layer_state;
-
-struct remat_session {
-    const remat_model *m;
-    const remat_plan *p;
-    remat_backend *be;
-    const remat_backend_ops *ops;
-    remat_exec_opts o;
-    remat_schedule sch;
-    remat_mem mem;
-    remat_tensor *param, *grad, *opt1, *opt2; /* [n_layers * MAXP] */
-    int bf16;                /* the model's precision is bf16 (docs/precision.md) */
-    remat_tensor *wcast;     /* [n_layers * 2] bf16: the step's bf16 copies of linear/conv weight and bias */
-    int opt_steps;
-    remat_tensor input, labels, input_grad;
-    remat_tensor *act;       /* [n_segs + 1] segment inputs; act[0] aliases input */
-    remat_tensor *comp;      /* [n_segs] compressed inputs */
-    remat_tensor *bound;     /* [n_layers * max_k] neuron states at chunk boundaries */
-    int max_k;
-    layer_state *ls;         /* [n_layers] */
-    int iter;
-    double t0, vclock;
-    remat_step_result *res;
-    remat_error *err;
-};
+#include "core/codec/compress.h"
+#include "core/exec/session.h"
 
 /* ---- clock and op records ------------------------------------------------ */
 
@@ -61,11 +20,7 @@ static double clk(remat_session *s) {
     return s->ops->now(s->be->ctx) - s->t0;
 }
 
-typedef struct {
-    remat_op_record r;
-} op_t;
-
-static void op_begin(remat_session *s, op_t *op, remat_op_kind kind, int layer, int block, int64_t t_steps,
+void remat_ex_op_begin(remat_session *s, op_t *op, remat_op_kind kind, int layer, int block, int64_t t_steps,
                      int64_t elems) {
     memset(op, 0, sizeof *op);
     op->r.op = (uint8_t)kind;
@@ -78,7 +33,7 @@ static void op_begin(remat_session *s, op_t *op, remat_op_kind kind, int layer, 
     op->r.t_start = clk(s);
 }
 
-static remat_status op_end(remat_session *s, op_t *op) {
+remat_status remat_ex_op_end(remat_session *s, op_t *op) {
     if (s->o.op_cost) s->vclock += s->o.op_cost(s->o.hook_ctx, &op->r);
     op->r.t_end = clk(s);
     s->mem.now_s = op->r.t_end;
@@ -88,23 +43,23 @@ static remat_status op_end(remat_session *s, op_t *op) {
 
 /* ---- tensors ------------------------------------------------------------- */
 
-static remat_status talloc(remat_session *s, remat_tensor *t) {
+remat_status remat_ex_alloc(remat_session *s, remat_tensor *t) {
     s->mem.now_s = clk(s);
     return remat_mem_alloc(&s->mem, t, s->err);
 }
 
-static remat_status tfree(remat_session *s, remat_tensor *t) {
+remat_status remat_ex_free(remat_session *s, remat_tensor *t) {
     if (t->id < 0) return REMAT_OK;
     s->mem.now_s = clk(s);
     return remat_mem_release(&s->mem, t, s->err);
 }
 
-static remat_status tzero(remat_session *s, remat_tensor *t) {
+remat_status remat_ex_zero(remat_session *s, remat_tensor *t) {
     if (t->bytes <= 0) return REMAT_OK;
     op_t op;
-    op_begin(s, &op, REMAT_OP_ZERO, t->layer, t->block, 0, t->elems);
+    remat_ex_op_begin(s, &op, REMAT_OP_ZERO, t->layer, t->block, 0, t->elems);
     if (t->ptr) s->ops->zero(s->be->ctx, t->ptr, t->bytes);
-    return op_end(s, &op);
+    return remat_ex_op_end(s, &op);
 }
 
 static void describe_act_enc(remat_session *s, remat_tensor *t, remat_encoding enc, remat_role role, int layer,
@@ -115,36 +70,29 @@ static void describe_act_enc(remat_session *s, remat_tensor *t, remat_encoding e
 }
 
 /* A [t, N, F] fp32 tensor of layer `layer` (gradients, the neuron potential h). */
-static void describe_act(remat_session *s, remat_tensor *t, remat_role role, int layer, int64_t t_steps,
+void remat_ex_describe_act(remat_session *s, remat_tensor *t, remat_role role, int layer, int64_t t_steps,
                          int64_t feats) {
     describe_act_enc(s, t, REMAT_ENC_F32, role, layer, t_steps, feats);
 }
 
-/* The encoding of stored activations: layer outputs, the network input. */
-static remat_encoding act_enc(const remat_session *s) { return remat_model_act_encoding(s->m); }
-
 /* A [t, N, F] stored activation (a layer output, the input) or its gradient. */
-static void describe_out(remat_session *s, remat_tensor *t, remat_role role, int layer, int64_t t_steps,
+void remat_ex_describe_out(remat_session *s, remat_tensor *t, remat_role role, int layer, int64_t t_steps,
                          int64_t feats) {
     describe_act_enc(s, t, act_enc(s), role, layer, t_steps, feats);
 }
 
 /* A per-sample [N, F] state of layer `layer`. */
-static void describe_state(remat_session *s, remat_tensor *t, remat_role role, int layer, int64_t feats) {
+void remat_ex_describe_state(remat_session *s, remat_tensor *t, remat_role role, int layer, int64_t feats) {
     int64_t dims[2] = {s->m->N, feats};
     remat_tensor_describe(t, REMAT_ENC_F32, role, layer, s->m->layers[layer].block, 2, dims, -1, 0, -1);
 }
 
-static void describe_vec(remat_session *s, remat_tensor *t, remat_role role, int layer, int64_t n) {
+void remat_ex_describe_vec(remat_session *s, remat_tensor *t, remat_role role, int layer, int64_t n) {
     int64_t dims[1] = {n};
     int block = layer >= 0 ? s->m->layers[layer].block : -1;
     remat_tensor_describe(t, REMAT_ENC_F32, role, layer, block, 1, dims, -1, -1, -1);
 }
 
-static float *fptr(const remat_tensor *t) { return (float *)t->ptr; }
-
-/* Bytes per element of a stored activation (a layer output, the input, their gradients). */
-static int64_t act_bytes(const remat_session *s) { return remat_encoding_bytes(act_enc(s), 1, 0); }
 
 /* Pointer `elems` activation elements into p (NULL stays NULL: the dry backend has no memory). */
 static void *off(const remat_session *s, void *p, int64_t elems) { return p ? (char *)p + elems * act_bytes(s) : NULL; }
@@ -152,15 +100,7 @@ static const void *coff(const remat_session *s, const void *p, int64_t elems) {
     return p ? (const char *)p + elems * act_bytes(s) : NULL;
 }
 
-/* A kernel on activations: the bf16-storage twin in a bf16 model (backend.h), else the
- * float kernel. Activation pointers are void *, so either signature takes them. */
-#define ACT_KERNEL(s, name, ...) ((s)->bf16 ? (s)->ops->name##_bf16(__VA_ARGS__) : (s)->ops->name(__VA_ARGS__))
 
-#define TRY(x)                                  \
-    do {                                        \
-        remat_status st_ = (x);                 \
-        if (st_ != REMAT_OK) return st_;        \
-    } while (0)
 
 /* ---- neuron state -------------------------------------------------------- */
 
@@ -169,9 +109,9 @@ static float v_init(const remat_layer *l) { return l->neuron.soft_reset ? 0.0f :
 /* Sets every element of an [N, F] state to the layer's initial potential. */
 static remat_status fill_v_init(remat_session *s, remat_tensor *v, const remat_layer *l) {
     float v0 = v_init(l);
-    if (v0 == 0.0f && !signbit(v0)) return tzero(s, v);
+    if (v0 == 0.0f && !signbit(v0)) return remat_ex_zero(s, v);
     op_t op;
-    op_begin(s, &op, REMAT_OP_FILL, v->layer, v->block, 0, v->elems);
+    remat_ex_op_begin(s, &op, REMAT_OP_FILL, v->layer, v->block, 0, v->elems);
     if (v->ptr) {
         float *h = remat_xmalloc((size_t)v->elems * sizeof(float), s->err);
         if (!h) return REMAT_ERR_NOMEM;
@@ -179,228 +119,10 @@ static remat_status fill_v_init(remat_session *s, remat_tensor *v, const remat_l
         s->ops->from_host(s->be->ctx, v->ptr, h, v->bytes);
         remat_xfree(h);
     }
-    return op_end(s, &op);
+    return remat_ex_op_end(s, &op);
 }
 
 /* ---- one layer over one time chunk ----------------------------------------- */
-
-/* A workspace of `elems` floats for one op of layer j (a real allocation: traced). */
-static remat_status ws_alloc(remat_session *s, remat_tensor *t, int j, int64_t elems) {
-    describe_vec(s, t, REMAT_ROLE_WORKSPACE, j, elems > 0 ? elems : 1);
-    return talloc(s, t);
-}
-
-/* The weight (and bias, NULL without one) that linear/conv layer j multiplies with:
- * the fp32 masters, or in a bf16 model the step's bf16 copies of them, made at the
- * layer's first forward of the step (allocated, as autocast's cache holds them) and
- * freed after its backward (segment_backward). */
-static remat_status gemm_weights(remat_session *s, int j, const void **w, const void **b) {
-    const remat_layer *l = &s->m->layers[j];
-    int np = l->has_bias ? 2 : 1;
-    const remat_tensor *prm = &s->param[j * MAXP];
-    remat_tensor *wc = &s->wcast[j * 2];
-    if (s->bf16 && wc[0].id < 0) {
-        for (int i = 0; i < np; i++) {
-            remat_tensor_describe(&wc[i], REMAT_ENC_BF16, REMAT_ROLE_PARAMETER, j, l->block, prm[i].ndim, prm[i].dims,
-                                  -1, -1, -1);
-            TRY(talloc(s, &wc[i]));
-            op_t op;
-            op_begin(s, &op, REMAT_OP_COPY, j, l->block, 0, wc[i].elems);
-            if (s->ops->has_data) s->ops->bf16_from_f32(s->be->ctx, wc[i].ptr, fptr(&prm[i]), wc[i].elems);
-            TRY(op_end(s, &op));
-        }
-    }
-    const remat_tensor *src = s->bf16 ? wc : prm;
-    *w = src[0].ptr;
-    *b = l->has_bias ? src[1].ptr : NULL;
-    return REMAT_OK;
-}
-
-/* Forward of layer j over time steps [t0, t0 + tc): in is its input (its source's
- * rows), in2 add's other operand. keep: save what backward needs. recompute: phase
- * RECOMPUTE (no running-statistics update). */
-static remat_status layer_forward(remat_session *s, int j, int64_t tc, const void *in, void *out,
-                                  const void *in2, int keep, int recompute) {
-    const remat_layer *l = &s->m->layers[j];
-    layer_state *st = &s->ls[j];
-    int64_t N = s->m->N, rows = tc * N, fin = l->in_features, fout = l->out_features;
-    const remat_tensor *prm = &s->param[j * MAXP];
-    remat_conv_geom g = remat_layer_geom(l);
-    void *ctx = s->be->ctx;
-    int data = s->ops->has_data;
-    op_t op;
-    st->in_ptr = in;
-    st->out_ptr = out;
-    const void *w = NULL, *b = NULL;
-    switch (l->type) {
-    case REMAT_LAYER_LINEAR:
-        TRY(gemm_weights(s, j, &w, &b));
-        op_begin(s, &op, REMAT_OP_LINEAR_FWD, j, l->block, tc, rows * fout);
-        if (data) ACT_KERNEL(s, linear_forward, ctx, out, in, w, b, rows, fin, fout);
-        return op_end(s, &op);
-    case REMAT_LAYER_CONV2D: {
-        TRY(gemm_weights(s, j, &w, &b));
-        remat_tensor ws;
-        TRY(ws_alloc(s, &ws, j, remat_ref_conv2d_forward_ws_elems(&g)));
-        op_begin(s, &op, REMAT_OP_CONV_FWD, j, l->block, tc, rows * fout);
-        if (data) ACT_KERNEL(s, conv2d_forward, ctx, out, in, w, b, fptr(&ws), rows, &g);
-        TRY(op_end(s, &op));
-        return tfree(s, &ws);
-    }
-    case REMAT_LAYER_MAXPOOL2D:
-    case REMAT_LAYER_AVGPOOL2D:
-        op_begin(s, &op, REMAT_OP_POOL_FWD, j, l->block, tc, rows * fout);
-        if (data && l->type == REMAT_LAYER_MAXPOOL2D) ACT_KERNEL(s, maxpool2d_forward, ctx, out, in, rows, &g);
-        if (data && l->type == REMAT_LAYER_AVGPOOL2D) ACT_KERNEL(s, avgpool2d_forward, ctx, out, in, rows, &g);
-        return op_end(s, &op);
-    case REMAT_LAYER_FLATTEN:
-        op_begin(s, &op, REMAT_OP_FLATTEN_FWD, j, l->block, tc, rows * fout);
-        if (data) s->ops->copy(ctx, out, in, rows * fout * act_bytes(s));
-        return op_end(s, &op);
-    case REMAT_LAYER_IF:
-    case REMAT_LAYER_LIF: {
-        if (keep) {
-            describe_act(s, &st->h, REMAT_ROLE_SAVED, j, tc, fout);
-            TRY(talloc(s, &st->h));
-        }
-        op_begin(s, &op, REMAT_OP_NEURON_FWD, j, l->block, tc, rows * fout);
-        if (data)
-            ACT_KERNEL(s, neuron_forward, ctx, out, keep ? fptr(&st->h) : NULL, fptr(&st->v), in, l->type, &l->neuron,
-                       tc, N * fout);
-        return op_end(s, &op);
-    }
-    case REMAT_LAYER_BATCHNORM: {
-        remat_role role = keep ? REMAT_ROLE_SAVED : REMAT_ROLE_WORKSPACE;
-        describe_vec(s, &st->mean, role, j, l->in.c);
-        describe_vec(s, &st->rstd, role, j, l->in.c);
-        TRY(talloc(s, &st->mean));
-        TRY(talloc(s, &st->rstd));
-        int update = !recompute || s->o.fault == REMAT_FAULT_BN_DOUBLE_UPDATE;
-        op_begin(s, &op, REMAT_OP_BATCHNORM_FWD, j, l->block, tc, rows * fout);
-        if (data)
-            ACT_KERNEL(s, batchnorm_forward, ctx, out, fptr(&st->mean), fptr(&st->rstd),
-                       update ? fptr(&prm[2]) : NULL, update ? fptr(&prm[3]) : NULL, in, fptr(&prm[0]), fptr(&prm[1]),
-                       rows, l->in.c, l->in.h * l->in.w);
-        TRY(op_end(s, &op));
-        if (!keep) {
-            TRY(tfree(s, &st->rstd));
-            TRY(tfree(s, &st->mean));
-        }
-        return REMAT_OK;
-    }
-    case REMAT_LAYER_ADD:
-        op_begin(s, &op, REMAT_OP_ADD_FWD, j, l->block, tc, rows * fout);
-        if (data) ACT_KERNEL(s, add_forward, ctx, out, in2, in, rows * fout);
-        return op_end(s, &op);
-    case REMAT_LAYER_DROPOUT: {
-        uint64_t it = (uint64_t)s->iter;
-        if (recompute && s->o.fault == REMAT_FAULT_REDRAW_DROPOUT) it += 7919;
-        op_begin(s, &op, REMAT_OP_DROPOUT_FWD, j, l->block, tc, rows * fout);
-        if (data) ACT_KERNEL(s, dropout_forward, ctx, out, in, s->o.seed, it, j, l->p, tc, N * fout);
-        return op_end(s, &op);
-    }
-    default:
-        return remat_error_set(s->err, REMAT_ERR_INTERNAL, "layer %s: unknown type %d", l->name, (int)l->type);
-    }
-}
-
-/* Backward of layer j over a chunk of tc steps; dinp (the gradient of its input)
- * and dinp2 (of add's other operand) accumulate. chunked: the segment runs in k > 1
- * chunks. */
-static remat_status layer_backward(remat_session *s, int j, int64_t tc, void *dinp, const void *dout,
-                                   void *dinp2, int chunked) {
-    const remat_layer *l = &s->m->layers[j];
-    layer_state *st = &s->ls[j];
-    int64_t N = s->m->N, rows = tc * N, fin = l->in_features, fout = l->out_features;
-    const remat_tensor *prm = &s->param[j * MAXP];
-    remat_conv_geom g = remat_layer_geom(l);
-    void *ctx = s->be->ctx;
-    int data = s->ops->has_data;
-    op_t op;
-    switch (l->type) {
-    case REMAT_LAYER_LINEAR:
-    case REMAT_LAYER_CONV2D: {
-        int conv = l->type == REMAT_LAYER_CONV2D;
-        remat_tensor scratch, tw, tb;
-        int64_t wn = remat_layer_param_elems(l, 0);
-        TRY(ws_alloc(s, &scratch, j, conv ? remat_ref_conv2d_backward_ws_elems(&g) : fin * fout + fout));
-        float *dw = fptr(&s->grad[j * MAXP]);
-        float *db = l->has_bias ? fptr(&s->grad[j * MAXP + 1]) : NULL;
-        int reorder = chunked && s->o.fault == REMAT_FAULT_REORDER_WGRAD;
-        if (reorder) { /* deliberate break: the chunk's partial sums are added as one */
-            describe_vec(s, &tw, REMAT_ROLE_WORKSPACE, j, wn);
-            describe_vec(s, &tb, REMAT_ROLE_WORKSPACE, j, l->out.c);
-            TRY(talloc(s, &tw));
-            TRY(talloc(s, &tb));
-            TRY(tzero(s, &tw));
-            TRY(tzero(s, &tb));
-        }
-        float *w_to = reorder ? fptr(&tw) : dw, *b_to = reorder ? (db ? fptr(&tb) : NULL) : db;
-        op_begin(s, &op, conv ? REMAT_OP_CONV_BWD : REMAT_OP_LINEAR_BWD, j, l->block, tc, rows * fin);
-        const void *w = s->bf16 ? s->wcast[j * 2].ptr : prm[0].ptr; /* what forward multiplied with */
-        if (data && conv)
-            ACT_KERNEL(s, conv2d_backward, ctx, dinp, w_to, b_to, dout, st->in_ptr, w, fptr(&scratch), tc, N, &g);
-        else if (data)
-            ACT_KERNEL(s, linear_backward, ctx, dinp, w_to, b_to, dout, st->in_ptr, w, fptr(&scratch), tc, N, fin,
-                       fout);
-        TRY(op_end(s, &op));
-        if (reorder) {
-            if (data) {
-                s->ops->add_forward(ctx, dw, dw, fptr(&tw), wn);
-                if (db) s->ops->add_forward(ctx, db, db, fptr(&tb), l->out.c);
-            }
-            TRY(tfree(s, &tb));
-            TRY(tfree(s, &tw));
-        }
-        return tfree(s, &scratch);
-    }
-    case REMAT_LAYER_MAXPOOL2D:
-    case REMAT_LAYER_AVGPOOL2D:
-        op_begin(s, &op, REMAT_OP_POOL_BWD, j, l->block, tc, rows * fin);
-        if (data && l->type == REMAT_LAYER_MAXPOOL2D)
-            ACT_KERNEL(s, maxpool2d_backward, ctx, dinp, dout, st->in_ptr, rows, &g);
-        if (data && l->type == REMAT_LAYER_AVGPOOL2D) ACT_KERNEL(s, avgpool2d_backward, ctx, dinp, dout, rows, &g);
-        return op_end(s, &op);
-    case REMAT_LAYER_FLATTEN:
-        op_begin(s, &op, REMAT_OP_FLATTEN_BWD, j, l->block, tc, rows * fin);
-        if (data) ACT_KERNEL(s, add_forward, ctx, dinp, dinp, dout, rows * fin);
-        return op_end(s, &op);
-    case REMAT_LAYER_IF:
-    case REMAT_LAYER_LIF: {
-        if (!chunked) {
-            describe_state(s, &st->gv, REMAT_ROLE_NEURON_STATE, j, fout);
-            TRY(talloc(s, &st->gv));
-            TRY(tzero(s, &st->gv));
-        }
-        op_begin(s, &op, REMAT_OP_NEURON_BWD, j, l->block, tc, rows * fout);
-        if (data)
-            ACT_KERNEL(s, neuron_backward, ctx, dinp, fptr(&st->gv), dout, fptr(&st->h), l->type, &l->neuron, tc,
-                       N * fout);
-        TRY(op_end(s, &op));
-        if (!chunked) TRY(tfree(s, &st->gv));
-        return tfree(s, &st->h);
-    }
-    case REMAT_LAYER_BATCHNORM:
-        op_begin(s, &op, REMAT_OP_BATCHNORM_BWD, j, l->block, tc, rows * fout);
-        if (data)
-            ACT_KERNEL(s, batchnorm_backward, ctx, dinp, fptr(&s->grad[j * MAXP]), fptr(&s->grad[j * MAXP + 1]),
-                       dout, st->in_ptr, fptr(&prm[0]), fptr(&st->mean), fptr(&st->rstd), rows, l->in.c,
-                       l->in.h * l->in.w);
-        TRY(op_end(s, &op));
-        TRY(tfree(s, &st->rstd));
-        return tfree(s, &st->mean);
-    case REMAT_LAYER_ADD:
-        op_begin(s, &op, REMAT_OP_ADD_BWD, j, l->block, tc, rows * fout);
-        if (data) ACT_KERNEL(s, add_backward, ctx, dinp2, dinp, dout, rows * fout);
-        return op_end(s, &op);
-    case REMAT_LAYER_DROPOUT:
-        op_begin(s, &op, REMAT_OP_DROPOUT_BWD, j, l->block, tc, rows * fout);
-        if (data) ACT_KERNEL(s, dropout_backward, ctx, dinp, dout, s->o.seed, (uint64_t)s->iter, j, l->p, tc, N * fout);
-        return op_end(s, &op);
-    default:
-        return remat_error_set(s->err, REMAT_ERR_INTERNAL, "layer %s: unknown type %d", l->name, (int)l->type);
-    }
-}
 
 /* ---- segments ------------------------------------------------------------ */
 
@@ -458,31 +180,34 @@ static remat_status chunk_forward(remat_session *s, int sg, int c, const void *i
             y = off(s, out, t0 * N * l->out_features);
         } else {
             int saved = j < last && keep && readers_of(s, g, j).saved;
-            describe_out(s, &st->out, saved ? REMAT_ROLE_SAVED : REMAT_ROLE_TRANSIENT, j, tc, l->out_features);
-            TRY(talloc(s, &st->out));
+            remat_ex_describe_out(s, &st->out, saved ? REMAT_ROLE_SAVED : REMAT_ROLE_TRANSIENT, j, tc, l->out_features);
+            TRY(remat_ex_alloc(s, &st->out));
             y = st->out.ptr;
         }
         int own_v = remat_layer_is_neuron(l) && g->k == 1 && !recompute;
         if (own_v) {
-            describe_state(s, &st->v, REMAT_ROLE_NEURON_STATE, j, l->out_features);
-            TRY(talloc(s, &st->v));
+            remat_ex_describe_state(s, &st->v, REMAT_ROLE_NEURON_STATE, j, l->out_features);
+            TRY(remat_ex_alloc(s, &st->v));
             TRY(fill_v_init(s, &st->v, l));
         }
         const void *in2 = l->src2 == REMAT_SRC_NONE ? NULL : chunk_rows(s, g, l->src2, x);
-        TRY(layer_forward(s, j, tc, chunk_rows(s, g, l->src, x), y, in2, keep, recompute));
-        if (own_v) TRY(tfree(s, &st->v));
+        remat_fwd_args fa = {j, tc, chunk_rows(s, g, l->src, x), y, in2, keep, recompute};
+        st->in_ptr = fa.in; /* backward reads the chunk's input and later layers its output */
+        st->out_ptr = y;
+        TRY(remat_layer_step_of(l->type)->forward(s, &fa));
+        if (own_v) TRY(remat_ex_free(s, &st->v));
         /* outputs whose last reader in forward was layer j, unless kept for backward */
         int srcs[2] = {l->src, l->src2};
         for (int q = 0; q < 2; q++) {
             int k = srcs[q];
             if (k < g->first || (q == 1 && k == l->src)) continue;
             readers_t r = readers_of(s, g, k);
-            if (r.last == j && !(keep && r.saved)) TRY(tfree(s, &s->ls[k].out));
+            if (r.last == j && !(keep && r.saved)) TRY(remat_ex_free(s, &s->ls[k].out));
         }
-        if (free_input && j == last_use) TRY(tfree(s, &s->act[sg]));
+        if (free_input && j == last_use) TRY(remat_ex_free(s, &s->act[sg]));
         /* spike counts of full-T internal outputs (a split point's input in some plan) */
         if (!recompute && g->k == 1 && j < last) TRY(note_nnz(s, &st->out, j, l->out_values));
-        if (j == last && recompute) TRY(tfree(s, &st->out)); /* nobody reads the last output */
+        if (j == last && recompute) TRY(remat_ex_free(s, &st->out)); /* nobody reads the last output */
     }
     return REMAT_OK;
 }
@@ -495,9 +220,9 @@ static remat_status count_nnz(remat_session *s, remat_tensor *t, int producer, i
     *nnz = -1;
     if (s->ops->has_data) {
         op_t op;
-        op_begin(s, &op, REMAT_OP_COPY, producer, t->block, 0, t->elems);
+        remat_ex_op_begin(s, &op, REMAT_OP_COPY, producer, t->block, 0, t->elems);
         *nnz = s->ops->count_nonzero(s->be->ctx, t->ptr, t->enc, t->elems);
-        TRY(op_end(s, &op));
+        TRY(remat_ex_op_end(s, &op));
     } else if (s->o.nnz_oracle) {
         *nnz = s->o.nnz_oracle(s->o.hook_ctx, s->iter, producer, t->elems);
     }
@@ -519,7 +244,7 @@ static remat_status decompress_into(remat_session *s, int sg, void *dst, int64_t
     const remat_segment *g = &s->sch.segs[sg];
     remat_tensor *c = &s->comp[sg];
     op_t op;
-    op_begin(s, &op, REMAT_OP_DECOMPRESS, g->first, g->block, s->m->T, n);
+    remat_ex_op_begin(s, &op, REMAT_OP_DECOMPRESS, g->first, g->block, s->m->T, n);
     if (s->ops->has_data) {
         TRY(s->ops->decompress(s->be->ctx, g->comp, dst, act_enc(s), n, c->ptr, c->bytes, s->err));
         if (s->o.fault == REMAT_FAULT_LOSSY_COMPRESS && n > 0) {
@@ -529,7 +254,7 @@ static remat_status decompress_into(remat_session *s, int sg, void *dst, int64_t
             s->ops->from_host(s->be->ctx, dst, &v, act_bytes(s));
         }
     }
-    return op_end(s, &op);
+    return remat_ex_op_end(s, &op);
 }
 
 /* Verify's losslessness check: decompress into scratch and compare bit patterns. */
@@ -572,23 +297,23 @@ static remat_status segment_forward(remat_session *s, int sg) {
         int64_t dims[3] = {m->T, m->N, seg_in_features(s, g)};
         remat_tensor_describe(&s->comp[sg], remat_compressor_encoding(g->comp), REMAT_ROLE_COMPRESSED, g->first,
                               g->block, 3, dims, 0, 1, nnz);
-        TRY(talloc(s, &s->comp[sg]));
+        TRY(remat_ex_alloc(s, &s->comp[sg]));
         op_t op;
-        op_begin(s, &op, REMAT_OP_COMPRESS, g->first, g->block, m->T, x->elems);
+        remat_ex_op_begin(s, &op, REMAT_OP_COMPRESS, g->first, g->block, m->T, x->elems);
         if (s->ops->has_data)
             TRY(s->ops->compress(s->be->ctx, g->comp, s->comp[sg].ptr, s->comp[sg].bytes, x->ptr, x->enc, x->elems,
                                  s->err));
-        TRY(op_end(s, &op));
+        TRY(remat_ex_op_end(s, &op));
         s->res->compressions++;
         if (s->o.check_compression && s->ops->has_data) TRY(check_compression(s, sg));
     }
-    describe_out(s, y, segment_output_role(s, sg), last, m->T, m->layers[last].out_features);
-    TRY(talloc(s, y));
+    remat_ex_describe_out(s, y, segment_output_role(s, sg), last, m->T, m->layers[last].out_features);
+    TRY(remat_ex_alloc(s, y));
     if (g->k > 1) { /* neuron states live across chunks; boundaries kept for backward */
         for (int j = g->first; j <= last; j++) {
             if (!remat_layer_is_neuron(&m->layers[j])) continue;
-            describe_state(s, &s->ls[j].v, REMAT_ROLE_NEURON_STATE, j, m->layers[j].out_features);
-            TRY(talloc(s, &s->ls[j].v));
+            remat_ex_describe_state(s, &s->ls[j].v, REMAT_ROLE_NEURON_STATE, j, m->layers[j].out_features);
+            TRY(remat_ex_alloc(s, &s->ls[j].v));
             TRY(fill_v_init(s, &s->ls[j].v, &m->layers[j]));
         }
     }
@@ -597,17 +322,17 @@ static remat_status segment_forward(remat_session *s, int sg) {
         for (int j = g->first; c > 0 && j <= last; j++) {
             if (!remat_layer_is_neuron(&m->layers[j])) continue;
             remat_tensor *b = &s->bound[j * s->max_k + c];
-            describe_state(s, b, REMAT_ROLE_NEURON_STATE, j, m->layers[j].out_features);
-            TRY(talloc(s, b));
+            remat_ex_describe_state(s, b, REMAT_ROLE_NEURON_STATE, j, m->layers[j].out_features);
+            TRY(remat_ex_alloc(s, b));
             op_t op;
-            op_begin(s, &op, REMAT_OP_COPY, j, m->layers[j].block, 0, b->elems);
+            remat_ex_op_begin(s, &op, REMAT_OP_COPY, j, m->layers[j].block, 0, b->elems);
             if (s->ops->has_data) s->ops->copy(s->be->ctx, b->ptr, s->ls[j].v.ptr, b->bytes);
-            TRY(op_end(s, &op));
+            TRY(remat_ex_op_end(s, &op));
         }
         TRY(chunk_forward(s, sg, c, x->ptr, y->ptr, !g->checkpoint, 0, free_input && g->k == 1));
     }
-    for (int j = g->first; g->k > 1 && j <= last; j++) TRY(tfree(s, &s->ls[j].v));
-    if (free_input) TRY(tfree(s, x));
+    for (int j = g->first; g->k > 1 && j <= last; j++) TRY(remat_ex_free(s, &s->ls[j].v));
+    if (free_input) TRY(remat_ex_free(s, x));
     return note_nnz(s, y, last, m->layers[last].out_values);
 }
 
@@ -622,11 +347,11 @@ static remat_status segment_backward(remat_session *s, int sg, remat_tensor *dou
     const void *in = x->ptr;
     if (g->checkpoint && g->comp != REMAT_COMP_NONE) {
         s->mem.phase = REMAT_PHASE_RECOMPUTE;
-        describe_out(s, &xin, REMAT_ROLE_SAVED, g->first, T, fin);
+        remat_ex_describe_out(s, &xin, REMAT_ROLE_SAVED, g->first, T, fin);
         xin.layer = g->first;
-        TRY(talloc(s, &xin));
+        TRY(remat_ex_alloc(s, &xin));
         TRY(decompress_into(s, sg, xin.ptr, xin.elems));
-        TRY(tfree(s, &s->comp[sg]));
+        TRY(remat_ex_free(s, &s->comp[sg]));
         in = xin.ptr;
     }
     s->mem.phase = REMAT_PHASE_BACKWARD;
@@ -635,21 +360,21 @@ static remat_status segment_backward(remat_session *s, int sg, remat_tensor *dou
     readers_t rin = readers_of(s, g, g->first - 1);
     int skip_din = sg == 0 && s->o.no_input_grad && rin.first == rin.last &&
                    remat_layer_input_grad_optional(&m->layers[g->first]);
-    describe_out(s, din, REMAT_ROLE_ACT_GRAD, g->first, T, fin);
+    remat_ex_describe_out(s, din, REMAT_ROLE_ACT_GRAD, g->first, T, fin);
     din->layer = g->first;
     int chunked = g->k > 1;
     /* One chunk: the input gradient is allocated when a layer first writes it, the
      * output gradient freed after the last layer's backward, the saved input after
      * the first layer's. Chunks need all three across chunks. */
     if (!skip_din && chunked) {
-        TRY(talloc(s, din));
-        TRY(tzero(s, din));
+        TRY(remat_ex_alloc(s, din));
+        TRY(remat_ex_zero(s, din));
     }
     for (int j = g->first; chunked && j <= last; j++) {
         if (!remat_layer_is_neuron(&m->layers[j])) continue;
-        describe_state(s, &s->ls[j].gv, REMAT_ROLE_NEURON_STATE, j, m->layers[j].out_features);
-        TRY(talloc(s, &s->ls[j].gv));
-        TRY(tzero(s, &s->ls[j].gv));
+        remat_ex_describe_state(s, &s->ls[j].gv, REMAT_ROLE_NEURON_STATE, j, m->layers[j].out_features);
+        TRY(remat_ex_alloc(s, &s->ls[j].gv));
+        TRY(remat_ex_zero(s, &s->ls[j].gv));
     }
     int64_t tc = T / g->k;
     for (int c = g->k - 1; c >= 0; c--) {
@@ -661,14 +386,14 @@ static remat_status segment_backward(remat_session *s, int sg, remat_tensor *dou
                     s->ls[j].v = s->bound[j * s->max_k + c];
                     s->bound[j * s->max_k + c].id = -1;
                 } else {
-                    describe_state(s, &s->ls[j].v, REMAT_ROLE_NEURON_STATE, j, m->layers[j].out_features);
-                    TRY(talloc(s, &s->ls[j].v));
+                    remat_ex_describe_state(s, &s->ls[j].v, REMAT_ROLE_NEURON_STATE, j, m->layers[j].out_features);
+                    TRY(remat_ex_alloc(s, &s->ls[j].v));
                     TRY(fill_v_init(s, &s->ls[j].v, &m->layers[j]));
                 }
             }
             TRY(chunk_forward(s, sg, c, in, NULL, 1, 1, 0));
             s->res->recomputed_layers += g->n;
-            for (int j = g->first; j <= last; j++) TRY(tfree(s, &s->ls[j].v));
+            for (int j = g->first; j <= last; j++) TRY(remat_ex_free(s, &s->ls[j].v));
             s->mem.phase = REMAT_PHASE_BACKWARD;
         }
         int64_t t0 = (int64_t)c * tc;
@@ -683,43 +408,44 @@ static remat_status segment_backward(remat_session *s, int sg, remat_tensor *dou
                 if (k < g->first) {
                     if (skip_din) continue;
                     if (din->id < 0) {
-                        TRY(talloc(s, din));
-                        TRY(tzero(s, din));
+                        TRY(remat_ex_alloc(s, din));
+                        TRY(remat_ex_zero(s, din));
                     }
                     dx[q] = off(s, din->ptr, t0 * N * fin);
                 } else {
                     if (s->ls[k].grad.id < 0) {
-                        describe_out(s, &s->ls[k].grad, REMAT_ROLE_ACT_GRAD, k, tc, m->layers[k].out_features);
-                        TRY(talloc(s, &s->ls[k].grad));
-                        TRY(tzero(s, &s->ls[k].grad));
+                        remat_ex_describe_out(s, &s->ls[k].grad, REMAT_ROLE_ACT_GRAD, k, tc, m->layers[k].out_features);
+                        TRY(remat_ex_alloc(s, &s->ls[k].grad));
+                        TRY(remat_ex_zero(s, &s->ls[k].grad));
                     }
                     dx[q] = s->ls[k].grad.ptr;
                 }
             }
-            TRY(layer_backward(s, j, tc, dx[0], dy, dx[1], chunked));
-            if (j != last) TRY(tfree(s, &s->ls[j].grad));
-            else if (!chunked) TRY(tfree(s, dout));
+            remat_bwd_args ba = {j, tc, dx[0], dy, dx[1], chunked};
+            TRY(remat_layer_step_of(l->type)->backward(s, &ba));
+            if (j != last) TRY(remat_ex_free(s, &s->ls[j].grad));
+            else if (!chunked) TRY(remat_ex_free(s, dout));
             /* outputs whose first reader (the last in backward) was layer j */
             for (int q = 0; q < 2; q++) {
                 int k = srcs[q];
                 if (k == REMAT_SRC_NONE || (q == 1 && k == l->src)) continue;
                 if (readers_of(s, g, k).first != j) continue;
                 if (k >= g->first) {
-                    TRY(tfree(s, &s->ls[k].out));
+                    TRY(remat_ex_free(s, &s->ls[k].out));
                 } else if (!chunked) {
-                    TRY(tfree(s, &xin));
-                    if (sg > 0) TRY(tfree(s, x));
+                    TRY(remat_ex_free(s, &xin));
+                    if (sg > 0) TRY(remat_ex_free(s, x));
                 }
             }
         }
     }
-    for (int j = g->first; chunked && j <= last; j++) TRY(tfree(s, &s->ls[j].gv));
+    for (int j = g->first; chunked && j <= last; j++) TRY(remat_ex_free(s, &s->ls[j].gv));
     for (int j = g->first; s->bf16 && j <= last; j++) { /* the step's bf16 weight copies (gemm_weights) */
-        TRY(tfree(s, &s->wcast[j * 2 + 1]));
-        TRY(tfree(s, &s->wcast[j * 2]));
+        TRY(remat_ex_free(s, &s->wcast[j * 2 + 1]));
+        TRY(remat_ex_free(s, &s->wcast[j * 2]));
     }
-    TRY(tfree(s, &xin));
-    if (sg > 0) TRY(tfree(s, x));
+    TRY(remat_ex_free(s, &xin));
+    if (sg > 0) TRY(remat_ex_free(s, x));
     return REMAT_OK;
 }
 
@@ -735,9 +461,9 @@ static remat_status init_params(remat_session *s) {
             int64_t dims[4];
             int nd = remat_layer_param_dims(l, i, dims);
             remat_tensor_describe(p, REMAT_ENC_F32, REMAT_ROLE_PARAMETER, j, l->block, nd, dims, -1, -1, -1);
-            TRY(talloc(s, p));
+            TRY(remat_ex_alloc(s, p));
             op_t op;
-            op_begin(s, &op, REMAT_OP_FILL, j, l->block, 0, p->elems);
+            remat_ex_op_begin(s, &op, REMAT_OP_FILL, j, l->block, 0, p->elems);
             int64_t fan_in = remat_layer_fan_in(l);
             if (s->ops->has_data) {
                 if (fan_in > 0) { /* U(-g/sqrt(fan_in), g/sqrt(fan_in)), as PyTorch's default with g = 1 */
@@ -753,15 +479,15 @@ static remat_status init_params(remat_session *s) {
                     remat_xfree(h);
                 }
             }
-            TRY(op_end(s, &op));
+            TRY(remat_ex_op_end(s, &op));
             if (remat_layer_param_trainable(l, i)) {
                 remat_tensor *g = &s->grad[j * MAXP + i];
                 *g = *p;
                 g->id = -1;
                 g->event = -1;
                 g->role = REMAT_ROLE_GRADIENT;
-                TRY(talloc(s, g));
-                TRY(tzero(s, g));
+                TRY(remat_ex_alloc(s, g));
+                TRY(remat_ex_zero(s, g));
             }
         }
     }
@@ -790,12 +516,12 @@ static remat_status optimizer_step(remat_session *s) {
                     bs[q]->id = -1;
                     bs[q]->event = -1;
                     bs[q]->role = REMAT_ROLE_OPTIMIZER;
-                    TRY(talloc(s, bs[q]));
-                    TRY(tzero(s, bs[q]));
+                    TRY(remat_ex_alloc(s, bs[q]));
+                    TRY(remat_ex_zero(s, bs[q]));
                 }
             }
             op_t op;
-            op_begin(s, &op, REMAT_OP_OPTIMIZER, j, l->block, 0, p->elems);
+            remat_ex_op_begin(s, &op, REMAT_OP_OPTIMIZER, j, l->block, 0, p->elems);
             if (s->ops->has_data) {
                 if (o->type == REMAT_OPT_ADAM)
                     s->ops->adam_update(s->be->ctx, fptr(p), fptr(b1), fptr(b2), fptr(g), o->lr, o->beta1, o->beta2,
@@ -804,7 +530,7 @@ static remat_status optimizer_step(remat_session *s) {
                     s->ops->sgd_update(s->be->ctx, fptr(p), need1 ? fptr(b1) : NULL, fptr(g), o->lr, o->momentum,
                                        first, p->elems);
             }
-            TRY(op_end(s, &op));
+            TRY(remat_ex_op_end(s, &op));
         }
     }
     return REMAT_OK;
@@ -867,13 +593,8 @@ static int has_bf16_kernels(const remat_backend_ops *ops) {
 static remat_status check_kernels(const remat_model *m, const remat_backend_ops *ops, remat_error *err) {
     for (int j = 0; j < m->n_layers; j++) {
         const remat_layer *l = &m->layers[j];
-        int ok = 1;
-        switch (l->type) {
-        case REMAT_LAYER_CONV2D: ok = ops->conv2d_forward && ops->conv2d_backward; break;
-        case REMAT_LAYER_MAXPOOL2D: ok = ops->maxpool2d_forward && ops->maxpool2d_backward; break;
-        case REMAT_LAYER_AVGPOOL2D: ok = ops->avgpool2d_forward && ops->avgpool2d_backward; break;
-        default: break;
-        }
+        const remat_layer_step *step = remat_layer_step_of(l->type);
+        int ok = step && (!step->has_kernels || step->has_kernels(ops));
         if (!ok)
             return remat_error_set(err, REMAT_ERR_INPUT,
                                    "%s: layers[%d] (\"%s\", %s): not available on the %s backend yet (use --backend ref)",
@@ -957,9 +678,9 @@ static remat_status make_batch(remat_session *s) {
     const remat_model *m = s->m;
     int64_t dims[3] = {m->T, m->N, m->in_features};
     remat_tensor_describe(&s->input, act_enc(s), REMAT_ROLE_BATCH, -1, -1, 3, dims, 0, 1, -1);
-    TRY(talloc(s, &s->input));
+    TRY(remat_ex_alloc(s, &s->input));
     op_t op;
-    op_begin(s, &op, REMAT_OP_FILL, -1, -1, m->T, s->input.elems);
+    remat_ex_op_begin(s, &op, REMAT_OP_FILL, -1, -1, m->T, s->input.elems);
     if (s->ops->has_data) {
         if (m->input_spikes)
             ACT_KERNEL(s, fill_bernoulli, s->be->ctx, s->input.ptr, s->input.elems, m->input_rate, s->o.seed,
@@ -968,14 +689,14 @@ static remat_status make_batch(remat_session *s) {
             ACT_KERNEL(s, fill_uniform, s->be->ctx, s->input.ptr, s->input.elems, 0.0f, 1.0f, s->o.seed,
                        REMAT_RNG_INPUT, (uint64_t)s->iter);
     }
-    TRY(op_end(s, &op));
+    TRY(remat_ex_op_end(s, &op));
     int64_t ldims[1] = {m->N};
     remat_tensor_describe(&s->labels, REMAT_ENC_I32, REMAT_ROLE_BATCH, -1, -1, 1, ldims, -1, 0, -1);
-    TRY(talloc(s, &s->labels));
-    op_begin(s, &op, REMAT_OP_FILL, -1, -1, 0, m->N);
+    TRY(remat_ex_alloc(s, &s->labels));
+    remat_ex_op_begin(s, &op, REMAT_OP_FILL, -1, -1, 0, m->N);
     if (s->ops->has_data)
         s->ops->fill_labels(s->be->ctx, (int32_t *)s->labels.ptr, m->N, m->classes, s->o.seed, (uint64_t)s->iter);
-    TRY(op_end(s, &op));
+    TRY(remat_ex_op_end(s, &op));
     return note_nnz(s, &s->input, -1, m->input_spikes ? REMAT_VALUES_BINARY : REMAT_VALUES_REAL);
 }
 
@@ -988,8 +709,8 @@ static remat_status free_unsaved_weight_copies(remat_session *s) {
         const remat_segment *g = &s->sch.segs[sg];
         if (!g->checkpoint) continue;
         for (int j = g->first; j < g->first + g->n; j++) {
-            TRY(tfree(s, &s->wcast[j * 2 + 1]));
-            TRY(tfree(s, &s->wcast[j * 2]));
+            TRY(remat_ex_free(s, &s->wcast[j * 2 + 1]));
+            TRY(remat_ex_free(s, &s->wcast[j * 2]));
         }
     }
     return REMAT_OK;
@@ -1007,14 +728,14 @@ static remat_status step(remat_session *s, int apply_optimizer, remat_step_resul
     s->mem.phase = REMAT_PHASE_FORWARD;
     double t_begin = clk(s);
     int64_t ev0 = s->mem.events, tev0 = s->o.trace ? s->o.trace->n_events : 0;
-    TRY(tfree(s, &s->input_grad));
-    TRY(tfree(s, &s->labels));
-    TRY(tfree(s, &s->input));
+    TRY(remat_ex_free(s, &s->input_grad));
+    TRY(remat_ex_free(s, &s->labels));
+    TRY(remat_ex_free(s, &s->input));
     remat_alloc_model_reset_peaks(s->mem.exact);
     remat_alloc_model_reset_peaks(s->mem.caching);
     for (int j = 0; j < m->n_layers; j++)
         for (int i = 0; i < MAXP; i++)
-            if (s->grad[j * MAXP + i].id >= 0) TRY(tzero(s, &s->grad[j * MAXP + i]));
+            if (s->grad[j * MAXP + i].id >= 0) TRY(remat_ex_zero(s, &s->grad[j * MAXP + i]));
     TRY(make_batch(s));
     s->act[0] = s->input;
     for (int sg = 0; sg < n; sg++) TRY(segment_forward(s, sg));
@@ -1024,15 +745,15 @@ static remat_status step(remat_session *s, int apply_optimizer, remat_step_resul
     remat_tensor rate, dout;
     int64_t rdims[2] = {m->N, m->classes};
     remat_tensor_describe(&rate, REMAT_ENC_F32, REMAT_ROLE_SAVED, -1, -1, 2, rdims, -1, 0, -1);
-    TRY(talloc(s, &rate));
+    TRY(remat_ex_alloc(s, &rate));
     op_t op;
-    op_begin(s, &op, REMAT_OP_LOSS_FWD, -1, -1, m->T, s->act[n].elems);
+    remat_ex_op_begin(s, &op, REMAT_OP_LOSS_FWD, -1, -1, m->T, s->act[n].elems);
     float loss = 0.0f;
     if (s->ops->has_data)
         loss = ACT_KERNEL(s, loss_forward, s->be->ctx, fptr(&rate), s->act[n].ptr, (const int32_t *)s->labels.ptr,
                           m->loss, m->T, m->N, m->classes);
-    TRY(op_end(s, &op));
-    TRY(tfree(s, &s->act[n]));
+    TRY(remat_ex_op_end(s, &op));
+    TRY(remat_ex_free(s, &s->act[n]));
     remat_alloc_stats ex, ca;
     stats(s, &ex, &ca);
     r->end_of_forward_bytes = ex.live_bytes; /* measured as the simulator does (sim/des.h) */
@@ -1043,21 +764,21 @@ static remat_status step(remat_session *s, int apply_optimizer, remat_step_resul
     int64_t odims[3] = {m->T, m->N, m->classes};
     remat_tensor_describe(&dout, act_enc(s), REMAT_ROLE_ACT_GRAD, m->n_layers - 1, m->layers[m->n_layers - 1].block,
                           3, odims, 0, 1, -1);
-    TRY(talloc(s, &dout));
-    TRY(tzero(s, &dout));
-    op_begin(s, &op, REMAT_OP_LOSS_BWD, -1, -1, m->T, dout.elems);
+    TRY(remat_ex_alloc(s, &dout));
+    TRY(remat_ex_zero(s, &dout));
+    remat_ex_op_begin(s, &op, REMAT_OP_LOSS_BWD, -1, -1, m->T, dout.elems);
     if (s->ops->has_data)
         ACT_KERNEL(s, loss_backward, s->be->ctx, dout.ptr, fptr(&rate), (const int32_t *)s->labels.ptr, m->loss, m->T,
                    m->N, m->classes);
-    TRY(op_end(s, &op));
-    TRY(tfree(s, &rate));
+    TRY(remat_ex_op_end(s, &op));
+    TRY(remat_ex_free(s, &rate));
 
     /* backward, segments in reverse */
     for (int sg = n - 1; sg >= 0; sg--) {
         remat_tensor din;
         TRY(segment_backward(s, sg, &dout, &din));
         s->mem.phase = REMAT_PHASE_BACKWARD;
-        TRY(tfree(s, &dout));
+        TRY(remat_ex_free(s, &dout));
         dout = din;
     }
     s->input_grad = dout;
@@ -1111,16 +832,16 @@ void remat_session_free(remat_session *s) {
     s->err = &e;
     if (s->mem.exact) {
         s->mem.phase = REMAT_PHASE_INIT;
-        tfree(s, &s->input_grad);
-        tfree(s, &s->labels);
-        tfree(s, &s->input);
+        remat_ex_free(s, &s->input_grad);
+        remat_ex_free(s, &s->labels);
+        remat_ex_free(s, &s->input);
         size_t np = (size_t)s->m->n_layers * MAXP;
-        for (size_t i = 0; s->wcast && i < (size_t)s->m->n_layers * 2; i++) tfree(s, &s->wcast[i]);
+        for (size_t i = 0; s->wcast && i < (size_t)s->m->n_layers * 2; i++) remat_ex_free(s, &s->wcast[i]);
         for (size_t i = 0; i < np; i++) {
-            tfree(s, &s->opt2[i]);
-            tfree(s, &s->opt1[i]);
-            tfree(s, &s->grad[i]);
-            tfree(s, &s->param[i]);
+            remat_ex_free(s, &s->opt2[i]);
+            remat_ex_free(s, &s->opt1[i]);
+            remat_ex_free(s, &s->grad[i]);
+            remat_ex_free(s, &s->param[i]);
         }
         remat_mem_free(&s->mem);
     }

@@ -1,0 +1,343 @@
+/* layer_steps.c - what each layer type does over one time chunk: the tensors it
+ * allocates, the op kinds it records and the backend kernels it calls, forward and
+ * backward (contract in session.h). The only file of the executor that knows a
+ * layer's type; the schedule (executor.c) calls remat_layer_step_of(type).
+ *
+ * Conventions: rows = tc * N; an op's `elems` is rows times the features of its main
+ * output (forward: the layer's output, backward: the gradient it writes: linear, conv,
+ * pooling and flatten their input's, the rest their output's). Kernels run only on a
+ * backend with data; the dry backend (the simulator) sees the same allocations and ops.
+ */
+#include <string.h>
+
+#include "core/base/bf16.h"
+#include "core/exec/session.h"
+#include "core/ref/ref_kernels.h" /* the conv workspaces: remat_ref_conv2d_*_ws_elems */
+
+#define DATA(s) ((s)->ops->has_data)
+
+/* A workspace of `elems` floats for one op of layer j (a real allocation: traced). */
+static remat_status ws_alloc(remat_session *s, remat_tensor *t, int j, int64_t elems) {
+    remat_ex_describe_vec(s, t, REMAT_ROLE_WORKSPACE, j, elems > 0 ? elems : 1);
+    return remat_ex_alloc(s, t);
+}
+
+/* The weight (and bias, NULL without one) that linear/conv layer j multiplies with:
+ * the fp32 masters, or in a bf16 model the step's bf16 copies of them, made at the
+ * layer's first forward of the step (allocated, as autocast's cache holds them) and
+ * freed after its backward (executor.c's segment_backward). */
+static remat_status gemm_weights(remat_session *s, int j, const void **w, const void **b) {
+    const remat_layer *l = &s->m->layers[j];
+    int np = l->has_bias ? 2 : 1;
+    const remat_tensor *prm = &s->param[j * MAXP];
+    remat_tensor *wc = &s->wcast[j * 2];
+    if (s->bf16 && wc[0].id < 0) {
+        for (int i = 0; i < np; i++) {
+            remat_tensor_describe(&wc[i], REMAT_ENC_BF16, REMAT_ROLE_PARAMETER, j, l->block, prm[i].ndim, prm[i].dims,
+                                  -1, -1, -1);
+            TRY(remat_ex_alloc(s, &wc[i]));
+            op_t op;
+            remat_ex_op_begin(s, &op, REMAT_OP_COPY, j, l->block, 0, wc[i].elems);
+            if (DATA(s)) s->ops->bf16_from_f32(s->be->ctx, wc[i].ptr, fptr(&prm[i]), wc[i].elems);
+            TRY(remat_ex_op_end(s, &op));
+        }
+    }
+    const remat_tensor *src = s->bf16 ? wc : prm;
+    *w = src[0].ptr;
+    *b = l->has_bias ? src[1].ptr : NULL;
+    return REMAT_OK;
+}
+
+/* Backward of linear and conv2d: the weight and bias gradients accumulate across
+ * chunks; the REORDER_WGRAD fault adds a chunk's partial sums as one instead. */
+static remat_status gemm_backward(remat_session *s, const remat_bwd_args *a, int conv) {
+    const remat_layer *l = &s->m->layers[a->j];
+    layer_state *st = &s->ls[a->j];
+    int64_t N = s->m->N, rows = a->tc * N, fin = l->in_features, fout = l->out_features;
+    remat_conv_geom g = remat_layer_geom(l);
+    void *ctx = s->be->ctx;
+    int j = a->j;
+    remat_tensor scratch, tw, tb;
+    int64_t wn = remat_layer_param_elems(l, 0);
+    TRY(ws_alloc(s, &scratch, j, conv ? remat_ref_conv2d_backward_ws_elems(&g) : fin * fout + fout));
+    float *dw = fptr(&s->grad[j * MAXP]);
+    float *db = l->has_bias ? fptr(&s->grad[j * MAXP + 1]) : NULL;
+    int reorder = a->chunked && s->o.fault == REMAT_FAULT_REORDER_WGRAD;
+    if (reorder) { /* deliberate break: the chunk's partial sums are added as one */
+        remat_ex_describe_vec(s, &tw, REMAT_ROLE_WORKSPACE, j, wn);
+        remat_ex_describe_vec(s, &tb, REMAT_ROLE_WORKSPACE, j, l->out.c);
+        TRY(remat_ex_alloc(s, &tw));
+        TRY(remat_ex_alloc(s, &tb));
+        TRY(remat_ex_zero(s, &tw));
+        TRY(remat_ex_zero(s, &tb));
+    }
+    float *w_to = reorder ? fptr(&tw) : dw, *b_to = reorder ? (db ? fptr(&tb) : NULL) : db;
+    op_t op;
+    remat_ex_op_begin(s, &op, conv ? REMAT_OP_CONV_BWD : REMAT_OP_LINEAR_BWD, j, l->block, a->tc, rows * fin);
+    const void *w = s->bf16 ? s->wcast[j * 2].ptr : s->param[j * MAXP].ptr; /* what forward multiplied with */
+    if (DATA(s) && conv)
+        ACT_KERNEL(s, conv2d_backward, ctx, a->dinp, w_to, b_to, a->dout, st->in_ptr, w, fptr(&scratch), a->tc, N,
+                   &g);
+    else if (DATA(s))
+        ACT_KERNEL(s, linear_backward, ctx, a->dinp, w_to, b_to, a->dout, st->in_ptr, w, fptr(&scratch), a->tc, N,
+                   fin, fout);
+    TRY(remat_ex_op_end(s, &op));
+    if (reorder) {
+        if (DATA(s)) {
+            s->ops->add_forward(ctx, dw, dw, fptr(&tw), wn);
+            if (db) s->ops->add_forward(ctx, db, db, fptr(&tb), l->out.c);
+        }
+        TRY(remat_ex_free(s, &tb));
+        TRY(remat_ex_free(s, &tw));
+    }
+    return remat_ex_free(s, &scratch);
+}
+
+/* ---- linear ------------------------------------------------------------------------ */
+
+static remat_status linear_fwd(remat_session *s, const remat_fwd_args *a) {
+    const remat_layer *l = &s->m->layers[a->j];
+    const void *w, *b;
+    TRY(gemm_weights(s, a->j, &w, &b));
+    op_t op;
+    int64_t rows = a->tc * s->m->N;
+    remat_ex_op_begin(s, &op, REMAT_OP_LINEAR_FWD, a->j, l->block, a->tc, rows * l->out_features);
+    if (DATA(s))
+        ACT_KERNEL(s, linear_forward, s->be->ctx, a->out, a->in, w, b, rows, l->in_features, l->out_features);
+    return remat_ex_op_end(s, &op);
+}
+
+static remat_status linear_bwd(remat_session *s, const remat_bwd_args *a) { return gemm_backward(s, a, 0); }
+
+static int has_linear(const remat_backend_ops *o) { return o->linear_forward && o->linear_backward; }
+
+/* ---- conv2d ------------------------------------------------------------------------ */
+
+static remat_status conv2d_fwd(remat_session *s, const remat_fwd_args *a) {
+    const remat_layer *l = &s->m->layers[a->j];
+    remat_conv_geom g = remat_layer_geom(l);
+    const void *w, *b;
+    TRY(gemm_weights(s, a->j, &w, &b));
+    remat_tensor ws;
+    TRY(ws_alloc(s, &ws, a->j, remat_ref_conv2d_forward_ws_elems(&g)));
+    op_t op;
+    int64_t rows = a->tc * s->m->N;
+    remat_ex_op_begin(s, &op, REMAT_OP_CONV_FWD, a->j, l->block, a->tc, rows * l->out_features);
+    if (DATA(s)) ACT_KERNEL(s, conv2d_forward, s->be->ctx, a->out, a->in, w, b, fptr(&ws), rows, &g);
+    TRY(remat_ex_op_end(s, &op));
+    return remat_ex_free(s, &ws);
+}
+
+static remat_status conv2d_bwd(remat_session *s, const remat_bwd_args *a) { return gemm_backward(s, a, 1); }
+
+static int has_conv2d(const remat_backend_ops *o) { return o->conv2d_forward && o->conv2d_backward; }
+
+/* ---- pooling ----------------------------------------------------------------------- */
+
+static remat_status maxpool2d_fwd(remat_session *s, const remat_fwd_args *a) {
+    const remat_layer *l = &s->m->layers[a->j];
+    remat_conv_geom g = remat_layer_geom(l);
+    int64_t rows = a->tc * s->m->N;
+    op_t op;
+    remat_ex_op_begin(s, &op, REMAT_OP_POOL_FWD, a->j, l->block, a->tc, rows * l->out_features);
+    if (DATA(s)) ACT_KERNEL(s, maxpool2d_forward, s->be->ctx, a->out, a->in, rows, &g);
+    return remat_ex_op_end(s, &op);
+}
+
+static remat_status maxpool2d_bwd(remat_session *s, const remat_bwd_args *a) {
+    const remat_layer *l = &s->m->layers[a->j];
+    remat_conv_geom g = remat_layer_geom(l);
+    int64_t rows = a->tc * s->m->N;
+    op_t op;
+    remat_ex_op_begin(s, &op, REMAT_OP_POOL_BWD, a->j, l->block, a->tc, rows * l->in_features);
+    if (DATA(s)) ACT_KERNEL(s, maxpool2d_backward, s->be->ctx, a->dinp, a->dout, s->ls[a->j].in_ptr, rows, &g);
+    return remat_ex_op_end(s, &op);
+}
+
+static int has_maxpool2d(const remat_backend_ops *o) { return o->maxpool2d_forward && o->maxpool2d_backward; }
+
+static remat_status avgpool2d_fwd(remat_session *s, const remat_fwd_args *a) {
+    const remat_layer *l = &s->m->layers[a->j];
+    remat_conv_geom g = remat_layer_geom(l);
+    int64_t rows = a->tc * s->m->N;
+    op_t op;
+    remat_ex_op_begin(s, &op, REMAT_OP_POOL_FWD, a->j, l->block, a->tc, rows * l->out_features);
+    if (DATA(s)) ACT_KERNEL(s, avgpool2d_forward, s->be->ctx, a->out, a->in, rows, &g);
+    return remat_ex_op_end(s, &op);
+}
+
+static remat_status avgpool2d_bwd(remat_session *s, const remat_bwd_args *a) {
+    const remat_layer *l = &s->m->layers[a->j];
+    remat_conv_geom g = remat_layer_geom(l);
+    int64_t rows = a->tc * s->m->N;
+    op_t op;
+    remat_ex_op_begin(s, &op, REMAT_OP_POOL_BWD, a->j, l->block, a->tc, rows * l->in_features);
+    if (DATA(s)) ACT_KERNEL(s, avgpool2d_backward, s->be->ctx, a->dinp, a->dout, rows, &g);
+    return remat_ex_op_end(s, &op);
+}
+
+static int has_avgpool2d(const remat_backend_ops *o) { return o->avgpool2d_forward && o->avgpool2d_backward; }
+
+/* ---- flatten: a copy forward, an accumulation backward ------------------------------- */
+
+static remat_status flatten_fwd(remat_session *s, const remat_fwd_args *a) {
+    const remat_layer *l = &s->m->layers[a->j];
+    int64_t n = a->tc * s->m->N * l->out_features;
+    op_t op;
+    remat_ex_op_begin(s, &op, REMAT_OP_FLATTEN_FWD, a->j, l->block, a->tc, n);
+    if (DATA(s)) s->ops->copy(s->be->ctx, a->out, a->in, n * act_bytes(s));
+    return remat_ex_op_end(s, &op);
+}
+
+static remat_status flatten_bwd(remat_session *s, const remat_bwd_args *a) {
+    const remat_layer *l = &s->m->layers[a->j];
+    int64_t n = a->tc * s->m->N * l->in_features;
+    op_t op;
+    remat_ex_op_begin(s, &op, REMAT_OP_FLATTEN_BWD, a->j, l->block, a->tc, n);
+    if (DATA(s)) ACT_KERNEL(s, add_forward, s->be->ctx, a->dinp, a->dinp, a->dout, n);
+    return remat_ex_op_end(s, &op);
+}
+
+/* ---- if / lif: the potential h saved, dL/dv carried across chunks -------------------- */
+
+static remat_status neuron_fwd(remat_session *s, const remat_fwd_args *a) {
+    const remat_layer *l = &s->m->layers[a->j];
+    layer_state *st = &s->ls[a->j];
+    int64_t N = s->m->N, fout = l->out_features;
+    if (a->keep) {
+        remat_ex_describe_act(s, &st->h, REMAT_ROLE_SAVED, a->j, a->tc, fout);
+        TRY(remat_ex_alloc(s, &st->h));
+    }
+    op_t op;
+    remat_ex_op_begin(s, &op, REMAT_OP_NEURON_FWD, a->j, l->block, a->tc, a->tc * N * fout);
+    if (DATA(s))
+        ACT_KERNEL(s, neuron_forward, s->be->ctx, a->out, a->keep ? fptr(&st->h) : NULL, fptr(&st->v), a->in,
+                   l->type, &l->neuron, a->tc, N * fout);
+    return remat_ex_op_end(s, &op);
+}
+
+static remat_status neuron_bwd(remat_session *s, const remat_bwd_args *a) {
+    const remat_layer *l = &s->m->layers[a->j];
+    layer_state *st = &s->ls[a->j];
+    int64_t N = s->m->N, fout = l->out_features;
+    if (!a->chunked) {
+        remat_ex_describe_state(s, &st->gv, REMAT_ROLE_NEURON_STATE, a->j, fout);
+        TRY(remat_ex_alloc(s, &st->gv));
+        TRY(remat_ex_zero(s, &st->gv));
+    }
+    op_t op;
+    remat_ex_op_begin(s, &op, REMAT_OP_NEURON_BWD, a->j, l->block, a->tc, a->tc * N * fout);
+    if (DATA(s))
+        ACT_KERNEL(s, neuron_backward, s->be->ctx, a->dinp, fptr(&st->gv), a->dout, fptr(&st->h), l->type,
+                   &l->neuron, a->tc, N * fout);
+    TRY(remat_ex_op_end(s, &op));
+    if (!a->chunked) TRY(remat_ex_free(s, &st->gv));
+    return remat_ex_free(s, &st->h);
+}
+
+/* ---- batchnorm: mean and rstd saved (a workspace when not kept) ---------------------- */
+
+static remat_status batchnorm_fwd(remat_session *s, const remat_fwd_args *a) {
+    const remat_layer *l = &s->m->layers[a->j];
+    layer_state *st = &s->ls[a->j];
+    const remat_tensor *prm = &s->param[a->j * MAXP];
+    int64_t rows = a->tc * s->m->N;
+    remat_role role = a->keep ? REMAT_ROLE_SAVED : REMAT_ROLE_WORKSPACE;
+    remat_ex_describe_vec(s, &st->mean, role, a->j, l->in.c);
+    remat_ex_describe_vec(s, &st->rstd, role, a->j, l->in.c);
+    TRY(remat_ex_alloc(s, &st->mean));
+    TRY(remat_ex_alloc(s, &st->rstd));
+    int update = !a->recompute || s->o.fault == REMAT_FAULT_BN_DOUBLE_UPDATE;
+    op_t op;
+    remat_ex_op_begin(s, &op, REMAT_OP_BATCHNORM_FWD, a->j, l->block, a->tc, rows * l->out_features);
+    if (DATA(s))
+        ACT_KERNEL(s, batchnorm_forward, s->be->ctx, a->out, fptr(&st->mean), fptr(&st->rstd),
+                   update ? fptr(&prm[2]) : NULL, update ? fptr(&prm[3]) : NULL, a->in, fptr(&prm[0]), fptr(&prm[1]),
+                   rows, l->in.c, l->in.h * l->in.w);
+    TRY(remat_ex_op_end(s, &op));
+    if (!a->keep) {
+        TRY(remat_ex_free(s, &st->rstd));
+        TRY(remat_ex_free(s, &st->mean));
+    }
+    return REMAT_OK;
+}
+
+static remat_status batchnorm_bwd(remat_session *s, const remat_bwd_args *a) {
+    const remat_layer *l = &s->m->layers[a->j];
+    layer_state *st = &s->ls[a->j];
+    const remat_tensor *prm = &s->param[a->j * MAXP];
+    int64_t rows = a->tc * s->m->N;
+    op_t op;
+    remat_ex_op_begin(s, &op, REMAT_OP_BATCHNORM_BWD, a->j, l->block, a->tc, rows * l->out_features);
+    if (DATA(s))
+        ACT_KERNEL(s, batchnorm_backward, s->be->ctx, a->dinp, fptr(&s->grad[a->j * MAXP]),
+                   fptr(&s->grad[a->j * MAXP + 1]), a->dout, st->in_ptr, fptr(&prm[0]), fptr(&st->mean),
+                   fptr(&st->rstd), rows, l->in.c, l->in.h * l->in.w);
+    TRY(remat_ex_op_end(s, &op));
+    TRY(remat_ex_free(s, &st->rstd));
+    return remat_ex_free(s, &st->mean);
+}
+
+/* ---- add ----------------------------------------------------------------------------- */
+
+static remat_status add_fwd(remat_session *s, const remat_fwd_args *a) {
+    const remat_layer *l = &s->m->layers[a->j];
+    int64_t n = a->tc * s->m->N * l->out_features;
+    op_t op;
+    remat_ex_op_begin(s, &op, REMAT_OP_ADD_FWD, a->j, l->block, a->tc, n);
+    if (DATA(s)) ACT_KERNEL(s, add_forward, s->be->ctx, a->out, a->in2, a->in, n);
+    return remat_ex_op_end(s, &op);
+}
+
+static remat_status add_bwd(remat_session *s, const remat_bwd_args *a) {
+    const remat_layer *l = &s->m->layers[a->j];
+    int64_t n = a->tc * s->m->N * l->out_features;
+    op_t op;
+    remat_ex_op_begin(s, &op, REMAT_OP_ADD_BWD, a->j, l->block, a->tc, n);
+    if (DATA(s)) ACT_KERNEL(s, add_backward, s->be->ctx, a->dinp2, a->dinp, a->dout, n);
+    return remat_ex_op_end(s, &op);
+}
+
+/* ---- dropout: the mask redrawn from (seed, iter, layer), never stored ------------------ */
+
+static remat_status dropout_fwd(remat_session *s, const remat_fwd_args *a) {
+    const remat_layer *l = &s->m->layers[a->j];
+    int64_t N = s->m->N, fout = l->out_features;
+    uint64_t it = (uint64_t)s->iter;
+    if (a->recompute && s->o.fault == REMAT_FAULT_REDRAW_DROPOUT) it += 7919;
+    op_t op;
+    remat_ex_op_begin(s, &op, REMAT_OP_DROPOUT_FWD, a->j, l->block, a->tc, a->tc * N * fout);
+    if (DATA(s)) ACT_KERNEL(s, dropout_forward, s->be->ctx, a->out, a->in, s->o.seed, it, a->j, l->p, a->tc, N * fout);
+    return remat_ex_op_end(s, &op);
+}
+
+static remat_status dropout_bwd(remat_session *s, const remat_bwd_args *a) {
+    const remat_layer *l = &s->m->layers[a->j];
+    int64_t N = s->m->N, fout = l->out_features;
+    op_t op;
+    remat_ex_op_begin(s, &op, REMAT_OP_DROPOUT_BWD, a->j, l->block, a->tc, a->tc * N * fout);
+    if (DATA(s))
+        ACT_KERNEL(s, dropout_backward, s->be->ctx, a->dinp, a->dout, s->o.seed, (uint64_t)s->iter, a->j, l->p, a->tc,
+                   N * fout);
+    return remat_ex_op_end(s, &op);
+}
+
+/* ---- the table ----------------------------------------------------------------------- */
+
+static const remat_layer_step steps[] = {
+    [REMAT_LAYER_LINEAR] = {linear_fwd, linear_bwd, has_linear},
+    [REMAT_LAYER_IF] = {neuron_fwd, neuron_bwd, NULL},
+    [REMAT_LAYER_LIF] = {neuron_fwd, neuron_bwd, NULL},
+    [REMAT_LAYER_BATCHNORM] = {batchnorm_fwd, batchnorm_bwd, NULL},
+    [REMAT_LAYER_ADD] = {add_fwd, add_bwd, NULL},
+    [REMAT_LAYER_DROPOUT] = {dropout_fwd, dropout_bwd, NULL},
+    [REMAT_LAYER_CONV2D] = {conv2d_fwd, conv2d_bwd, has_conv2d},
+    [REMAT_LAYER_MAXPOOL2D] = {maxpool2d_fwd, maxpool2d_bwd, has_maxpool2d},
+    [REMAT_LAYER_AVGPOOL2D] = {avgpool2d_fwd, avgpool2d_bwd, has_avgpool2d},
+    [REMAT_LAYER_FLATTEN] = {flatten_fwd, flatten_bwd, NULL},
+};
+_Static_assert(sizeof steps / sizeof steps[0] == REMAT_LAYER_COUNT, "an executor step for every layer type");
+
+const remat_layer_step *remat_layer_step_of(remat_layer_type t) {
+    return (unsigned)t < REMAT_LAYER_COUNT && steps[t].forward ? &steps[t] : NULL;
+}

@@ -1,0 +1,129 @@
+/* session.h - the executor's session, shared by executor.c (the schedule: segments,
+ * chunks, recomputation, the loss and the optimiser) and layer_steps.c (what one
+ * layer does over one time chunk). Internal to core/exec; callers use executor.h.
+ *
+ * Every helper records into the session's allocator models and trace: a tensor is
+ * described (shape, encoding, role), allocated with remat_ex_alloc, freed with
+ * remat_ex_free; a kernel call is bracketed by remat_ex_op_begin / remat_ex_op_end,
+ * which time it (or ask the simulator's cost hook) and append the op record.
+ */
+#ifndef REMAT_SESSION_H
+#define REMAT_SESSION_H
+
+#include <stdint.h>
+
+#include "core/exec/executor.h"
+#include "core/exec/mem.h"
+#include "core/exec/schedule.h"
+#include "core/model/layers.h"
+
+#define MAXP REMAT_MAX_LAYER_PARAMS /* parameter slots per layer (core/model/layers.h) */
+
+/* Per-layer tensors of the segment chunk being run (forward keeps, backward frees). */
+typedef struct layer_state {
+    remat_tensor out;     /* internal output (input of the next layer) */
+    remat_tensor h;       /* neuron: potential saved for backward */
+    remat_tensor mean, rstd;
+    remat_tensor v;       /* neuron: membrane state */
+    remat_tensor gv;      /* neuron: dL/dv carried between chunks */
+    remat_tensor grad;    /* gradient of `out` */
+    const void *in_ptr;   /* input rows of the chunk (activations: float or bf16, act_enc) */
+    void *out_ptr;        /* output rows of the chunk */
+} layer_state;
+
+struct remat_session {
+    const remat_model *m;
+    const remat_plan *p;
+    remat_backend *be;
+    const remat_backend_ops *ops;
+    remat_exec_opts o;
+    remat_schedule sch;
+    remat_mem mem;
+    remat_tensor *param, *grad, *opt1, *opt2; /* [n_layers * MAXP] */
+    int bf16;                /* the model's precision is bf16 (docs/precision.md) */
+    remat_tensor *wcast;     /* [n_layers * 2] bf16: the step's bf16 copies of linear/conv weight and bias */
+    int opt_steps;
+    remat_tensor input, labels, input_grad;
+    remat_tensor *act;       /* [n_segs + 1] segment inputs; act[0] aliases input */
+    remat_tensor *comp;      /* [n_segs] compressed inputs */
+    remat_tensor *bound;     /* [n_layers * max_k] neuron states at chunk boundaries */
+    int max_k;
+    layer_state *ls;         /* [n_layers] */
+    int iter;
+    double t0, vclock;
+    remat_step_result *res;
+    remat_error *err;
+};
+
+typedef struct {
+    remat_op_record r;
+} op_t;
+
+/* An op of `kind` by layer/block over t_steps steps touching elems elements. */
+void remat_ex_op_begin(remat_session *s, op_t *op, remat_op_kind kind, int layer, int block, int64_t t_steps,
+                       int64_t elems);
+remat_status remat_ex_op_end(remat_session *s, op_t *op);
+
+remat_status remat_ex_alloc(remat_session *s, remat_tensor *t);
+remat_status remat_ex_free(remat_session *s, remat_tensor *t); /* no-op on an unallocated handle */
+remat_status remat_ex_zero(remat_session *s, remat_tensor *t); /* an op of its own (REMAT_OP_ZERO) */
+
+/* [t, N, F] fp32 (gradients, the neuron potential h); [t, N, F] in the activation
+ * encoding (layer outputs, the input, their gradients); [N, F] fp32 state; [n] fp32. */
+void remat_ex_describe_act(remat_session *s, remat_tensor *t, remat_role role, int layer, int64_t t_steps,
+                           int64_t feats);
+void remat_ex_describe_out(remat_session *s, remat_tensor *t, remat_role role, int layer, int64_t t_steps,
+                           int64_t feats);
+void remat_ex_describe_state(remat_session *s, remat_tensor *t, remat_role role, int layer, int64_t feats);
+void remat_ex_describe_vec(remat_session *s, remat_tensor *t, remat_role role, int layer, int64_t n);
+
+static inline float *fptr(const remat_tensor *t) { return (float *)t->ptr; }
+/* The encoding of stored activations: layer outputs, the network input. */
+static inline remat_encoding act_enc(const remat_session *s) { return remat_model_act_encoding(s->m); }
+/* Bytes per element of a stored activation (a layer output, the input, their gradients). */
+static inline int64_t act_bytes(const remat_session *s) { return remat_encoding_bytes(act_enc(s), 1, 0); }
+
+/* A kernel on activations: the bf16-storage twin in a bf16 model (backend.h), else the
+ * float kernel. Activation pointers are void *, so either signature takes them. */
+#define ACT_KERNEL(s, name, ...) ((s)->bf16 ? (s)->ops->name##_bf16(__VA_ARGS__) : (s)->ops->name(__VA_ARGS__))
+
+#define TRY(x)                                  \
+    do {                                        \
+        remat_status st_ = (x);                 \
+        if (st_ != REMAT_OK) return st_;        \
+    } while (0)
+
+/* ---- layer steps (layer_steps.c): one entry per layer type ------------------------ */
+
+/* Forward of one layer over a chunk of tc steps. */
+typedef struct remat_fwd_args {
+    int j;              /* the layer */
+    int64_t tc;         /* time steps of the chunk */
+    const void *in;     /* its input rows (its source's) */
+    void *out;          /* its output rows */
+    const void *in2;    /* add's other operand */
+    int keep;           /* save what backward needs */
+    int recompute;      /* phase RECOMPUTE (no running-statistics update) */
+} remat_fwd_args;
+
+/* Backward of one layer over a chunk of tc steps; dinp and dinp2 accumulate. */
+typedef struct remat_bwd_args {
+    int j;
+    int64_t tc;
+    void *dinp;         /* gradient of its input (NULL when skipped: input_grad_optional) */
+    const void *dout;   /* gradient of its output */
+    void *dinp2;        /* gradient of add's other operand */
+    int chunked;        /* the segment runs in k > 1 chunks */
+} remat_bwd_args;
+
+typedef struct remat_layer_step {
+    remat_status (*forward)(remat_session *s, const remat_fwd_args *a);
+    remat_status (*backward)(remat_session *s, const remat_bwd_args *a);
+    /* 1 when the backend has the kernels the step calls (a backend may lack newer layers). */
+    int (*has_kernels)(const remat_backend_ops *ops);
+} remat_layer_step;
+
+/* The step of a layer type (every type has one: a _Static_assert in layer_steps.c). */
+const remat_layer_step *remat_layer_step_of(remat_layer_type t);
+
+#endif
