@@ -82,15 +82,22 @@ static remat_status build_table(const remat_trace *base, int tab, cost_table *ou
         out->g = NULL;
         return REMAT_ERR_NOMEM;
     }
-    for (int64_t i = 0; i < n; i++) {
+    /* warm steps only when the trace holds any: the first step's times carry one-off costs */
+    int warm = 0;
+    for (int64_t i = 0; i < base->n_ops && !warm; i++) warm = base->ops[i].iter > 0;
+    int64_t m = 0;
+    for (int64_t i = 0; i < base->n_ops; i++) {
         const remat_op_record *r = &base->ops[i];
+        if (warm && r->iter == 0) continue;
         double d = r->t_end - r->t_start;
         if (!(d >= 0)) d = 0;
-        rows[i].key = make_key(r, tab);
-        rows[i].dur = d;
-        rows[i].per_step = d / (r->t_steps > 0 ? r->t_steps : 1);
-        rows[i].per_elem = r->elems > 0 ? d / (double)r->elems : NAN;
+        rows[m].key = make_key(r, tab);
+        rows[m].dur = d;
+        rows[m].per_step = d / (r->t_steps > 0 ? r->t_steps : 1);
+        rows[m].per_elem = r->elems > 0 ? d / (double)r->elems : NAN;
+        m++;
     }
+    n = m;
     qsort(rows, (size_t)n, sizeof *rows, row_cmp);
     for (int64_t i = 0; i < n;) {
         int64_t j = i;

@@ -3,6 +3,9 @@
  * compressor calibration) and the number of non-zeros of every spike tensor
  * (which decides the size of a sparse-compressed input).
  *
+ * Measurements come from the warm steps (every step after the first) when the
+ * trace holds two steps or more: a first step's op times carry one-off costs.
+ *
  * Duration of an op, first rule that applies:
  *  1. same (op kind, layer, phase, elements per time step) measured in the baseline:
  *     median over the baseline's records of (duration / t_steps), times t_steps.

@@ -303,14 +303,18 @@ remat_sim *remat_sim_init(const remat_trace *base, const remat_sim_opts *o, rema
     }
     if ((st = remat_model_rescale(&s->base_model, s->o.T, s->o.N, &s->model, err)) != REMAT_OK) goto fail;
     s->n_iters = s->o.iters > 0 ? s->o.iters : base->n_iters;
+    if (s->o.iters <= 0 && s->o.steady && s->n_iters < REMAT_SIM_STEADY_ITERS) s->n_iters = REMAT_SIM_STEADY_ITERS;
     s->iters = remat_xcalloc((size_t)s->n_iters, sizeof *s->iters, err);
     s->steps = remat_xcalloc((size_t)s->n_iters, sizeof *s->steps, err);
     if (!s->iters || !s->steps) {
         st = REMAT_ERR_NOMEM;
         goto fail;
     }
-    for (int32_t i = 0; i < base->n_iters; i++) s->baseline_step += base->iters[i].step_time_s;
-    s->baseline_step /= base->n_iters;
+    { /* warm steps: every one after the first when there are several */
+        int32_t first = base->n_iters > 1 ? 1 : 0;
+        for (int32_t i = first; i < base->n_iters; i++) s->baseline_step += base->iters[i].step_time_s;
+        s->baseline_step /= base->n_iters - first;
+    }
     if ((st = remat_plan_init_empty(&s->model, &s->plan, err)) != REMAT_OK) goto fail;
     s->has_plan = 1;
     return s;
@@ -340,6 +344,7 @@ const remat_plan *remat_sim_plan(const remat_sim *s) { return &s->plan; }
 const remat_sim_summary *remat_sim_results(const remat_sim *s) { return &s->res; }
 const remat_trace *remat_sim_trace(const remat_sim *s) { return &s->pred; }
 double remat_sim_baseline_step_time(const remat_sim *s) { return s->baseline_step; }
+int remat_sim_times_warm(const remat_sim *s) { return s->base->n_iters > 1; }
 
 int64_t remat_sim_peak(const remat_sim *s) {
     return s->o.allocator == REMAT_ALLOC_CACHING ? s->res.peak_reserved_bytes : s->res.peak_live_bytes;
@@ -437,6 +442,7 @@ remat_status remat_sim_run(remat_sim *s, remat_error *err) {
     s->res.delayed_frees = sched.delayed_frees;
     s->res.n_iters = s->n_iters;
     s->res.iters = s->iters;
+    s->res.steady = s->n_iters >= REMAT_SIM_STEADY_ITERS;
     remat_xfree(pk);
     remat_des_schedule_free(&sched);
     remat_des_schedule_free(&flat);
@@ -476,5 +482,6 @@ remat_status remat_sim_opts_from_flags(const char *alloc, const char *alloc_cfg,
     out->N = N;
     out->T = T;
     out->iters = iters;
+    out->steady = 1;
     return REMAT_OK;
 }

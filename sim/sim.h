@@ -36,13 +36,23 @@ typedef struct remat_sim_opts {
     const char *allocator_config; /* caching config text (remat_caching_config_parse); NULL: the one
                                      the trace was recorded under */
     int64_t T, N;                 /* rescale to this T / N; 0: as recorded */
-    int iters;                    /* training steps to simulate; 0: as recorded */
+    int iters;                    /* training steps to simulate; 0: as recorded (at least
+                                     REMAT_SIM_STEADY_ITERS with steady) */
+    int steady;                   /* 1: describe a run at its steady state: with iters 0, simulate
+                                     at least REMAT_SIM_STEADY_ITERS steps, whatever the trace holds */
     int copy_stream;              /* 1: compress/decompress on a copy stream (see sim/des.h) */
     int check_baseline;           /* 1 (default): dry-run the empty plan and compare with the trace */
     const char *origin;           /* name of the trace in messages (its path); NULL: "<trace>" */
 } remat_sim_opts;
 
 remat_sim_opts remat_sim_opts_default(void);
+
+/* Steps a run needs before every further step repeats the last one: the first step
+ * creates the optimiser state and the caching allocator's segments, and from the
+ * second on every step gives the same events and starts from the same free blocks
+ * (checked on every shipped model by tests/sim_test.cc, SteadyState*). The worst
+ * step of a long run is the worst of these. */
+#define REMAT_SIM_STEADY_ITERS 2
 
 typedef struct remat_sim_iter {
     int64_t peak_live_bytes, peak_reserved_bytes, peak_allocated_bytes;
@@ -66,6 +76,8 @@ typedef struct remat_sim_summary {
     int64_t delayed_frees;        /* copy stream: frees that waited for it */
     int n_iters;
     const remat_sim_iter *iters;  /* [n_iters], owned by the simulator */
+    int steady;                   /* the steps simulated reach the steady state (n_iters >=
+                                     REMAT_SIM_STEADY_ITERS) */
 } remat_sim_summary;
 
 typedef struct remat_sim remat_sim;
@@ -98,8 +110,14 @@ int64_t remat_sim_peak(const remat_sim *s);
  * network input) of `elems` elements at step `iter` (assumption 4 of sim.c). */
 int64_t remat_sim_nnz(const remat_sim *s, int iter, int layer, int64_t elems);
 
-/* Measured figures of the baseline (mean step time, max peaks over its steps). */
+/* Measured figures of the baseline: the mean step time of its warm steps (every
+ * step after the first, when the trace holds more than one; else its one, cold,
+ * step). */
 double remat_sim_baseline_step_time(const remat_sim *s);
+/* 1 when the op costs come from warm steps (the trace holds two steps or more);
+ * 0: from a first step alone, whose times include one-off costs (first touch of
+ * memory, caches, thread start-up) and run about 2x the steady state's. */
+int remat_sim_times_warm(const remat_sim *s);
 
 /* Reads the trace at path into *trace (which the caller frees with
  * remat_trace_free, after the simulator) and opens a simulator on it; o->origin
@@ -111,8 +129,8 @@ remat_status remat_sim_open(const char *path, const remat_sim_opts *o, remat_tra
 /* "exact" / "caching" -> the kind; -1 for anything else. */
 int remat_sim_allocator_from_name(const char *s);
 
-/* Options from command-line values (alloc: "exact"/"caching"; N, T, iters: 0 = as
- * recorded). REMAT_ERR_INPUT "--allocator: ..." or "--N/--T/--iters: ..." on a bad value. */
+/* Options from command-line values (alloc: "exact"/"caching"; N, T: 0 = as recorded;
+ * iters 0: the steady state, see `steady`). REMAT_ERR_INPUT "--allocator: ..." or "--N/--T/--iters: ..." on a bad value. */
 remat_status remat_sim_opts_from_flags(const char *alloc, const char *alloc_cfg, int64_t N, int64_t T, int iters,
                                        remat_sim_opts *out, remat_error *err);
 

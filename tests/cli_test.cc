@@ -189,6 +189,11 @@ TEST(CliFmt, Bytes) {
     EXPECT_STREQ(cli_fmt_bytes(129394688, buf, sizeof buf), "123.4 MiB (129394688 B)");
     EXPECT_STREQ(cli_fmt_bytes(3LL << 40, buf, sizeof buf), "3.0 TiB (3298534883328 B)");
     EXPECT_STREQ(cli_fmt_bytes(-2048, buf, sizeof buf), "-2.0 KiB (-2048 B)");
+    // enough digits to tell a size from the budget it is compared with (issue 23)
+    EXPECT_STREQ(cli_fmt_bytes(8583643136LL, buf, sizeof buf), "7.994 GiB (8583643136 B)");
+    EXPECT_STREQ(cli_fmt_bytes(6400000000LL, buf, sizeof buf), "5.960 GiB (6400000000 B)");
+    EXPECT_STREQ(cli_fmt_bytes(3LL << 29, buf, sizeof buf), "1.5 GiB (1610612736 B)");
+    EXPECT_STREQ(cli_fmt_bytes(50000000, buf, sizeof buf), "47.68 MiB (50000000 B)");
     char tiny[6];
     cli_fmt_bytes(129394688, tiny, sizeof tiny);
     EXPECT_EQ(std::string(tiny), "123.4");  // truncated, still terminated

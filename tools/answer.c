@@ -93,10 +93,11 @@ void cli_budget_json(FILE *f, int comma, const remat_budget *b, cli_overhead_sou
 }
 
 void cli_peaks_print(FILE *f, const remat_budget *b, int64_t peak_live, int64_t peak_reserved) {
-    char b1[64], b2[64], b3[64];
-    fprintf(f, "peak reserved %s, peak live %s; on the card %s with the device overhead\n",
+    char b1[64], b2[64], b3[64], b4[64];
+    fprintf(f, "peak reserved %s, peak live %s; on the card %s with the device overhead %s\n",
             cli_fmt_bytes(peak_reserved, b1, sizeof b1), cli_fmt_bytes(peak_live, b2, sizeof b2),
-            cli_fmt_bytes(remat_budget_needed(b, peak_live, peak_reserved), b3, sizeof b3));
+            cli_fmt_bytes(remat_budget_needed(b, peak_live, peak_reserved), b3, sizeof b3),
+            cli_fmt_bytes(b->overhead, b4, sizeof b4));
 }
 
 void cli_prediction_note(FILE *f, const char *backend_of_times) {
@@ -105,6 +106,31 @@ void cli_prediction_note(FILE *f, const char *backend_of_times) {
             "allocator model), not a PyTorch script of the same network, whose autograd and kernels hold other "
             "tensors; step times are the recorded %s backend's on the machine that recorded the trace)\n",
             backend_of_times && backend_of_times[0] ? backend_of_times : "ref");
+}
+
+void cli_steady_note(FILE *f, int simulated, int recorded) {
+    if (simulated >= REMAT_SIM_STEADY_ITERS)
+        fprintf(f, "steady state: the worst of %d simulated steps (the trace holds %d; the first step creates the "
+                   "optimiser state and the allocator's segments, every step from the second on repeats the last)\n",
+                simulated, recorded);
+    else
+        fprintf(f, "first step only: %d simulated step (--iters 1), not the steady state (from step %d on, with the "
+                   "optimiser state)\n",
+                simulated, REMAT_SIM_STEADY_ITERS);
+    if (recorded < 2)
+        fprintf(f, "step times from the trace's one, first step, about 2x a warm step's: record two (remat run "
+                   "--iters 2) for warm-step times\n");
+}
+
+void cli_steady_json(FILE *f, int simulated, int recorded) {
+    fprintf(f, ",\"steady_state\":%s,\"simulated_steps\":%d,\"recorded_steps\":%d,\"times_from\":\"%s\"",
+            simulated >= REMAT_SIM_STEADY_ITERS ? "true" : "false", simulated, recorded,
+            recorded > 1 ? "warm steps" : "first step");
+}
+
+int cli_simulated_steps(const remat_sim_opts *o, int recorded) {
+    if (o->iters > 0) return o->iters;
+    return o->steady && recorded < REMAT_SIM_STEADY_ITERS ? REMAT_SIM_STEADY_ITERS : recorded;
 }
 
 void cli_next(FILE *f, const char *fmt, ...) {

@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "sim/budget.h"
+#include "sim/sim.h"
 #include "tools/cli.h"
 
 #ifdef __cplusplus
@@ -71,11 +72,22 @@ void cli_budget_print(FILE *f, const remat_budget *b, cli_overhead_source src);
  * (total "inf" as null; preceded by a comma when comma). */
 void cli_budget_json(FILE *f, int comma, const remat_budget *b, cli_overhead_source src);
 
-/* "peak reserved 48.0 MiB, peak live 45.8 MiB; on the card 560.0 MiB with the device overhead" */
+/* "peak reserved 48.0 MiB (..), peak live 45.82 MiB (..); on the card 560.0 MiB (..) with the device overhead
+ *  512.0 MiB (..)": the peak under b's allocator plus b's overhead. */
 void cli_peaks_print(FILE *f, const remat_budget *b, int64_t peak_live, int64_t peak_reserved);
 
 /* The line each answer's header carries: predictions describe remat's own executor. */
 void cli_prediction_note(FILE *f, const char *backend_of_times);
+
+/* The line each answer's header carries on what its figures describe: "steady state:
+ * the worst of 2 simulated steps (the trace holds 1; ...)", and, when the trace holds
+ * one step only, that its step times are a first step's (about 2x a warm step's). */
+void cli_steady_note(FILE *f, int simulated_steps, int recorded_steps);
+/* "steady_state":true,"simulated_steps":2,"recorded_steps":1,"times_from":"warm steps"|"first step"
+ * (preceded by a comma). */
+void cli_steady_json(FILE *f, int simulated_steps, int recorded_steps);
+/* The steps a simulator under these options simulates for a trace of recorded_steps. */
+int cli_simulated_steps(const remat_sim_opts *o, int recorded_steps);
 
 /* "next: <text>" on stdout (the obvious next step of a command). */
 void cli_next(FILE *f, const char *fmt, ...)

@@ -207,7 +207,12 @@ const char *cli_fmt_bytes(int64_t bytes, char *buf, size_t len) {
         mag /= 1024.0;
         u++;
     }
-    snprintf(buf, len, "%s%.1f %s (%lld B)", bytes < 0 ? "-" : "", mag, units[u], (long long)bytes);
+    /* one decimal when it is exact; else four significant digits, so that a size just
+     * over a budget does not print as the budget (8583643136 B is 7.994 GiB, not 8.0) */
+    uint64_t half = (uint64_t)1 << (10 * (u + 1) - 1), ab = bytes < 0 ? 0 - (uint64_t)bytes : (uint64_t)bytes;
+    int exact = ab % half == 0; /* x.0 or x.5 of the unit: the only sizes one decimal shows exactly */
+    int dec = exact ? 1 : mag < 10.0 ? 3 : mag < 100.0 ? 2 : 1;
+    snprintf(buf, len, "%s%.*f %s (%lld B)", bytes < 0 ? "-" : "", dec, mag, units[u], (long long)bytes);
     return buf;
 }
 

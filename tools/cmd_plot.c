@@ -218,6 +218,7 @@ int remat_cmd_plot(int argc, char **argv) {
             remat_sim_opts so = remat_sim_opts_default();
             so.T = T;
             so.N = N;
+            so.steady = 1; /* the last step drawn by default is then one of the steady state */
             so.origin = traces.items[i];
             cli_progress("plot: predicting %s at T=%d N=%d", traces.items[i], T, N);
             sims[i] = remat_sim_init(&tr[i], &so, &err);

@@ -46,6 +46,7 @@ typedef struct answer_ctx {
     cli_overhead_source src;  /* where the device overhead came from */
     const char *out, *pareto;
     int json;
+    int recorded_steps;           /* steps the trace holds */
 } answer_ctx;
 
 static void next_steps(const answer_ctx *a) {
@@ -169,6 +170,7 @@ static int run_level(const answer_ctx *a, int level, int preset) {
         printf("{\"mode\":\"level\",\"level\":%d,\"peak_on\":\"%s\",\"label\":", level,
                remat_budget_on_name(a->budget.on));
         remat_json_string(stdout, label);
+        cli_steady_json(stdout, remat_sim_results(s)->n_iters, a->recorded_steps);
         printf(",");
         print_plan_json(&p, m);
         printf(",\"peak_bytes\":%lld,\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld,"
@@ -189,6 +191,7 @@ static int run_level(const answer_ctx *a, int level, int preset) {
         printf("greedy search, level %d, model %s (T=%lld, N=%lld), peak = %s\n", level, m->name, (long long)m->T,
                (long long)m->N,
                a->budget.on == REMAT_BUDGET_ON_LIVE ? "peak live bytes" : "peak reserved bytes (caching model)");
+        cli_steady_note(stdout, remat_sim_results(s)->n_iters, a->recorded_steps);
         cli_prediction_note(stdout, a->backend);
         for (int i = 0; i < log.n; i++)
             printf("  L%d %-46s peak %-28s %.6f s  %s\n", log.steps[i].level, log.steps[i].what,
@@ -229,6 +232,7 @@ static int run_budget(const answer_ctx *a, int64_t budget) {
     if (ok && pareto) ok = remat_search_write_front(pareto, r.front, r.n_front, &r.baseline, budget, &err) == REMAT_OK;
     if (ok && json) {
         printf("{\"mode\":\"budget\",\"budget_bytes\":%lld", (long long)(budget == REMAT_SIZE_INF ? -1 : budget));
+        cli_steady_json(stdout, remat_sim_results(s)->n_iters, a->recorded_steps);
         cli_budget_json(stdout, 1, &a->budget, a->src);
         printf(",\"fits\":%s,\"needed_bytes\":%lld,\"label\":", r.found ? "true" : "false",
                (long long)remat_budget_needed(&a->budget, r.fig.peak_live, r.fig.peak_reserved));
@@ -250,6 +254,7 @@ static int run_budget(const answer_ctx *a, int64_t budget) {
     } else if (ok) {
         printf("budget search, model %s (T=%lld, N=%lld)\n", m->name, (long long)m->T, (long long)m->N);
         cli_budget_print(stdout, &a->budget, a->src);
+        cli_steady_note(stdout, remat_sim_results(s)->n_iters, a->recorded_steps);
         cli_prediction_note(stdout, a->backend);
         printf("Pareto front (predicted %s against step time overhead):\n",
                a->budget.on == REMAT_BUDGET_ON_LIVE ? "peak live bytes" : "peak reserved bytes");
@@ -301,7 +306,7 @@ int remat_cmd_search(int argc, char **argv) {
         {"--allocator-config", CLI_STRING, &alloc_cfg, "caching allocator settings (default: the trace's)"},
         {"--N", CLI_INT, &N, "search for this batch size (default: as recorded)"},
         {"--T", CLI_INT, &T, "search for this number of time steps (default: as recorded)"},
-        {"--iters", CLI_INT, &iters, "training steps per simulation (default: as recorded, at most 8 for --budget)"},
+        {"--iters", CLI_INT, &iters, "training steps per simulation (default: the steady state: as recorded, at least 2; at most 8 for --budget)"},
         {"--out", CLI_STRING, &out, "write the chosen plan (JSON plan file)"},
         {"--pareto", CLI_STRING, &pareto, "write the Pareto front (or the greedy steps) as JSON"},
         {"--json", CLI_FLAG, &json, "print one JSON object instead of the summary"},
@@ -332,9 +337,10 @@ int remat_cmd_search(int argc, char **argv) {
         fprintf(stderr, "remat search: --preset: expected speed, balanced or memory, got '%s'\n", preset_name);
         return 2;
     }
-    answer_ctx a = {NULL, trace_path, "", {0}, CLI_OVERHEAD_NONE, out, pareto, json};
+    answer_ctx a = {NULL, trace_path, "", {0}, CLI_OVERHEAD_NONE, out, pareto, json, 0};
     remat_alloc_kind kind;
-    if ((rc = cli_budget_from_flags("search", &bf, budget >= 0, &a.budget, &kind, &a.src)) != 0) return rc;
+    /* both modes add the device overhead to what they report on the card (level answers too) */
+    if ((rc = cli_budget_from_flags("search", &bf, 1, &a.budget, &kind, &a.src)) != 0) return rc;
     int64_t alloc_budget = -1; /* after reading the trace: it may hold the measured overhead */
     remat_error err = {0};
     remat_sim_opts so;
@@ -360,6 +366,7 @@ int remat_cmd_search(int argc, char **argv) {
     }
     a.s = s;
     a.backend = trace.backend;
+    a.recorded_steps = (int)trace.n_iters;
     cli_budget_use_trace(&a.budget, &a.src, trace.device_total_bytes, trace.device_free_at_init);
     if (budget >= 0 && (rc = cli_budget_allocator_bytes("search", &a.budget, &alloc_budget)) != 0) {
         remat_sim_free(s);

@@ -63,6 +63,7 @@ static void print_human(const remat_sim *s, const char *trace_path, const remat_
     printf("predicted: model %s (T=%lld, N=%lld), plan %s", m->name, (long long)m->T, (long long)m->N, label);
     if (plan_path && strcmp(plan_path, label) != 0) printf(" (%s)", plan_path);
     printf(", %d step%s, from %s\n", r->n_iters, r->n_iters == 1 ? "" : "s", trace_path);
+    cli_steady_note(stdout, r->n_iters, (int)trace->n_iters);
     cli_prediction_note(stdout, backend);
     print_recorded_on(trace);
     printf("peak live bytes       %s\n", cli_fmt_bytes(r->peak_live_bytes, b1, sizeof b1));
@@ -100,13 +101,15 @@ static void print_json(const remat_sim *s, const remat_trace *trace, const char 
            "\"peak_allocated_bytes\":%lld,\"end_of_forward_bytes\":%lld,\"end_of_forward_reserved_bytes\":%lld,"
            "\"compressed_bytes\":%lld,\"step_time_s\":%.9g,\"events\":%lld,"
            "\"trace_events\":%lld,\"recomputed_layers\":%d,\"estimated_ops\":%lld,\"unpriced_ops\":%lld,"
-           "\"nnz_estimated\":%lld,\"steps\":[",
+           "\"nnz_estimated\":%lld",
            (long long)m->T, (long long)m->N, (long long)remat_sim_peak(s),
            (long long)r->peak_live_bytes, (long long)r->peak_reserved_bytes, (long long)r->peak_allocated_bytes,
            (long long)r->end_of_forward_bytes, (long long)r->end_of_forward_reserved, (long long)r->compressed_bytes,
            r->step_time_s, (long long)r->events, (long long)r->trace_events,
            r->recomputed_layers, (long long)r->estimated_ops, (long long)r->unpriced_ops,
            (long long)r->nnz_estimated);
+    cli_steady_json(stdout, r->n_iters, (int)trace->n_iters);
+    printf(",\"steps\":[");
     for (int i = 0; i < r->n_iters; i++)
         printf("%s{\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld,\"end_of_forward_bytes\":%lld,"
                "\"step_time_s\":%.9g,\"events\":%lld}",
@@ -258,6 +261,7 @@ static int run_sweep(const remat_trace *trace, const char *trace_path, const rem
     char b1[64], b2[64];
     if (json) {
         printf("{\"sweep\":\"%c\",\"fixed\":{\"%c\":%lld}", dim, dim == 'T' ? 'N' : 'T', (long long)fixed);
+        cli_steady_json(stdout, cli_simulated_steps(base_so, (int)trace->n_iters), (int)trace->n_iters);
         cli_budget_json(stdout, 1, &bud, src);
         printf(",\"plan\":");
         remat_json_string(stdout, plan_path ? plan_label : "");
@@ -281,6 +285,7 @@ static int run_sweep(const remat_trace *trace, const char *trace_path, const rem
         printf("predicted peak against %c at %c=%lld, from %s\n", dim, dim == 'T' ? 'N' : 'T', (long long)fixed,
                trace_path);
         if (bf->budget >= 0) cli_budget_print(stdout, &bud, src);
+        cli_steady_note(stdout, cli_simulated_steps(base_so, (int)trace->n_iters), (int)trace->n_iters);
         cli_prediction_note(stdout, trace->backend);
         for (int q = 0; q < (plan_path ? 2 : 1); q++) {
             printf("%s:\n  %8c %22s %22s %12s%s\n", q ? plan_label : "baseline (no checkpointing)", dim, "peak live",
@@ -337,7 +342,7 @@ int remat_cmd_simulate(int argc, char **argv) {
         {"--allocator-config", CLI_STRING, &alloc_cfg, "caching allocator settings (default: the trace's), e.g. max_split_size=64MiB"},
         {"--N", CLI_INT, &N, "predict for this batch size (default: as recorded)"},
         {"--T", CLI_INT, &T, "predict for this number of time steps (default: as recorded)"},
-        {"--iters", CLI_INT, &iters, "training steps to simulate (default: as recorded)"},
+        {"--iters", CLI_INT, &iters, "training steps to simulate (default: the steady state: as recorded, at least 2)"},
         {"--copy-stream", CLI_FLAG, &copy_stream, "run compression on a copy stream that overlaps compute"},
         {"--out", CLI_STRING, &out_path, "write the predicted trace (HDF5, same schema as remat run --trace)"},
         {"--sweep", CLI_STRING, &sweep, "T=v1,v2,... or N=v1,v2,...: the peak at each size, as a table and a figure"},

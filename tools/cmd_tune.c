@@ -37,8 +37,8 @@ typedef struct measured {
     double step_time_s;
 } measured;
 
-static remat_status confirm(const remat_trace *base, const remat_tune_result *r, const char *backend, int threads,
-                            const char *alloc_cfg, measured *out, remat_error *err) {
+static remat_status confirm(const remat_trace *base, const remat_sim_opts *sim, const remat_tune_result *r,
+                            const char *backend, int threads, const char *alloc_cfg, measured *out, remat_error *err) {
     remat_backend be;
     memset(&be, 0, sizeof be);
     memset(out, 0, sizeof *out);
@@ -49,7 +49,7 @@ static remat_status confirm(const remat_trace *base, const remat_tune_result *r,
     o.no_input_grad = base->no_input_grad;
     if (alloc_cfg) st = remat_caching_config_parse(alloc_cfg, &o.caching, err);
     else if (base->allocator_config[0]) st = remat_caching_config_parse(base->allocator_config, &o.caching, err);
-    int iters = base->n_iters > 0 ? base->n_iters : 1;
+    int iters = cli_simulated_steps(sim, (int)base->n_iters); /* the steps the prediction describes */
     remat_step_result *res = st == REMAT_OK ? remat_xcalloc((size_t)iters, sizeof *res, err) : NULL;
     if (st == REMAT_OK && !res) st = REMAT_ERR_NOMEM;
     if (st == REMAT_OK) st = remat_exec_run(&r->model, &r->plan, &be, &o, iters, res, err);
@@ -137,6 +137,7 @@ int remat_cmd_tune(int argc, char **argv) {
     to.sim.T = T;
     to.sim.allocator_config = alloc_cfg;
     to.sim.origin = trace_path;
+    to.sim.steady = 1;
     if (trace.n_iters > REMAT_CHAIN_MAX_ITERS) to.sim.iters = REMAT_CHAIN_MAX_ITERS;
     remat_tune_result r;
     to.progress = tune_progress;
@@ -152,7 +153,7 @@ int remat_cmd_tune(int argc, char **argv) {
     int confirmed = 0;
     if (confirm_run && r.have_plan) {
         cli_progress("tune: running %s=%lld once on %s", dim, (long long)r.ckpt.value, backend);
-        st = confirm(&trace, &r, backend, threads, alloc_cfg, &meas, &err);
+        st = confirm(&trace, &to.sim, &r, backend, threads, alloc_cfg, &meas, &err);
         cli_progress_done();
         confirmed = st == REMAT_OK;
     }
@@ -166,6 +167,7 @@ int remat_cmd_tune(int argc, char **argv) {
     if (st == REMAT_OK && json) {
         printf("{\"dim\":\"%s\",\"budget_bytes\":%lld,\"allocator\":\"%s\"", dim, (long long)budget, alloc);
         cli_budget_json(stdout, 1, &bud, src);
+        cli_steady_json(stdout, cli_simulated_steps(&to.sim, (int)trace.n_iters), (int)trace.n_iters);
         printf(",\"max\":%lld,\"plain\":{\"value\":%lld,\"at_max\":%s,\"peak_bytes\":%lld,\"peak_live_bytes\":%lld,"
                "\"peak_reserved_bytes\":%lld,\"step_time_s\":%.9g},\"checkpointed\":{\"value\":%lld,\"at_max\":%s,"
                "\"peak_bytes\":%lld,\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld,\"step_time_s\":%.9g,"
@@ -196,6 +198,7 @@ int remat_cmd_tune(int argc, char **argv) {
         else printf(", at T=%lld", (long long)(T ? T : trace.T));
         printf("):\n");
         cli_budget_print(stdout, &bud, src);
+        cli_steady_note(stdout, cli_simulated_steps(&to.sim, (int)trace.n_iters), (int)trace.n_iters);
         cli_prediction_note(stdout, trace.backend);
         if (r.plain.value > 0) {
             printf("  plain backpropagation  %s=%-8lld step time %.6f s, ", dim, (long long)r.plain.value,

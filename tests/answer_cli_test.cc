@@ -1,0 +1,118 @@
+// answer_cli_test.cc - what simulate, search and tune answer about (issue 23): the
+// steady state of a run whatever the trace holds, the device overhead the answers
+// mention, the size thresholds of tune, hints and plan files that keep the question.
+// The built binary (runfiles path tools/remat) on small recordings of the tiny models.
+#include <gtest/gtest.h>
+
+#include <cjson/cJSON.h>
+
+#include <string>
+
+#include "tests/cli_runner.h"
+
+namespace {
+
+using remat_test::Proc;
+using remat_test::remat;
+using remat_test::slurp;
+using remat_test::tmp_dir;
+
+int64_t num(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    EXPECT_TRUE(cJSON_IsNumber(v)) << key;
+    return v ? (int64_t)v->valuedouble : -1;
+}
+
+bool has(const std::string &s, const std::string &what) { return s.find(what) != std::string::npos; }
+
+class Answers : public ::testing::Test {
+  protected:
+    static std::string one, two; // tiny-vgg-dvs recorded for one step, and for two
+    static void SetUpTestSuite() {
+        one = tmp_dir() + "/ans_one.h5";
+        two = tmp_dir() + "/ans_two.h5";
+        Proc r = remat("run --model data/models/tiny-vgg-dvs.json --no-input-grad --trace " + one);
+        ASSERT_EQ(r.rc, 0) << r.err;
+        r = remat("run --model data/models/tiny-vgg-dvs.json --no-input-grad --iters 2 --trace " + two);
+        ASSERT_EQ(r.rc, 0) << r.err;
+    }
+};
+std::string Answers::one, Answers::two;
+
+// A one-step trace answers for the steady state: the peaks a real run of several steps
+// reaches (its second step holds the optimiser state), not the first step's.
+TEST_F(Answers, SimulateOneStepTraceDescribesTheSteadyState) {
+    Proc sim = remat("simulate --trace " + one + " --N 16 --json");
+    ASSERT_EQ(sim.rc, 0) << sim.err;
+    Proc run = remat("run --model data/models/tiny-vgg-dvs.json --no-input-grad --N 16 --iters 3 --json");
+    ASSERT_EQ(run.rc, 0) << run.err;
+    cJSON *s = cJSON_Parse(sim.out.c_str()), *r = cJSON_Parse(run.out.c_str());
+    ASSERT_NE(s, nullptr) << sim.out;
+    ASSERT_NE(r, nullptr) << run.out;
+    EXPECT_EQ(num(s, "peak_live_bytes"), num(r, "peak_live_bytes"));
+    EXPECT_EQ(num(s, "peak_reserved_bytes"), num(r, "peak_reserved_bytes"));
+    EXPECT_EQ(num(s, "end_of_forward_bytes"), num(r, "end_of_forward_bytes"));
+    EXPECT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(s, "steady_state"))) << sim.out;
+    EXPECT_EQ(num(s, "recorded_steps"), 1);
+    EXPECT_STREQ(cJSON_GetObjectItem(s, "times_from")->valuestring, "first step");
+    cJSON_Delete(s);
+    cJSON_Delete(r);
+    Proc human = remat("simulate --trace " + one);
+    EXPECT_TRUE(has(human.out, "steady state: the worst of 2 simulated steps (the trace holds 1")) << human.out;
+    EXPECT_TRUE(has(human.out, "record two (remat run --iters 2) for warm-step times")) << human.out;
+    Proc warm = remat("simulate --trace " + two + " --json");
+    cJSON *w = cJSON_Parse(warm.out.c_str());
+    ASSERT_NE(w, nullptr) << warm.out;
+    EXPECT_STREQ(cJSON_GetObjectItem(w, "times_from")->valuestring, "warm steps");
+    cJSON_Delete(w);
+}
+
+// From the second step on every step repeats the last: two simulated steps are the
+// steady state on every shipped tiny model (the claim REMAT_SIM_STEADY_ITERS rests on).
+TEST_F(Answers, EveryStepFromTheSecondRepeatsIt) {
+    for (const char *m : {"tiny-3block-if", "tiny-mlp-lif", "tiny-resnet-bn", "tiny-sew-resnet", "tiny-vgg-dvs"}) {
+        std::string t = tmp_dir() + "/ans_" + m + ".h5";
+        Proc r = remat(std::string("run --model data/models/") + m + ".json --no-input-grad --trace " + t);
+        ASSERT_EQ(r.rc, 0) << r.err;
+        Proc s = remat("simulate --trace " + t + " --N 24 --iters 4 --json");
+        ASSERT_EQ(s.rc, 0) << s.err;
+        cJSON *j = cJSON_Parse(s.out.c_str());
+        ASSERT_NE(j, nullptr) << s.out;
+        const cJSON *steps = cJSON_GetObjectItem(j, "steps");
+        ASSERT_EQ(cJSON_GetArraySize(steps), 4);
+        for (int i = 2; i < 4; i++)
+            for (const char *k : {"peak_live_bytes", "peak_reserved_bytes", "end_of_forward_bytes", "events"})
+                EXPECT_EQ(num(cJSON_GetArrayItem(steps, i), k), num(cJSON_GetArrayItem(steps, 1), k)) << m << " " << k;
+        cJSON_Delete(j);
+    }
+}
+
+// search answers for the steady state too: a budget the first step fits and the second
+// does not is not met by plain backpropagation.
+TEST_F(Answers, SearchBudgetCountsTheSecondStep) {
+    Proc first = remat("simulate --trace " + one + " --iters 1 --json");
+    cJSON *f = cJSON_Parse(first.out.c_str());
+    ASSERT_NE(f, nullptr) << first.out;
+    int64_t live1 = num(f, "peak_live_bytes");
+    cJSON_Delete(f);
+    Proc r = remat("search --trace " + one + " --budget " + std::to_string(live1) +
+                   " --budget-on live --device-overhead 0 --json");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    cJSON *j = cJSON_Parse(r.out.c_str());
+    ASSERT_NE(j, nullptr) << r.out;
+    EXPECT_STRNE(cJSON_GetObjectItem(j, "label")->valuestring, "no checkpointing") << r.out;
+    EXPECT_LE(num(cJSON_GetObjectItem(j, "predicted"), "peak_live_bytes"), live1);
+    cJSON_Delete(j);
+}
+
+// --level answers add the device overhead they mention.
+TEST_F(Answers, LevelAnswerAddsTheDeviceOverhead) {
+    Proc r = remat("search --trace " + one + " --level 4 --device-overhead 1MiB");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    // tiny-vgg-dvs reserves 2 MiB: 3 MiB on the card with 1 MiB of overhead
+    EXPECT_TRUE(has(r.out, "on the card 3.0 MiB (3145728 B) with the device overhead 1.0 MiB (1048576 B)")) << r.out;
+    Proc d = remat("search --trace " + one + " --level 1");
+    EXPECT_TRUE(has(d.out, "with the device overhead 512.0 MiB")) << d.out;
+}
+
+}  // namespace
