@@ -187,29 +187,22 @@ static double op_now(void *ctx) {
 
 /* ---- per-op device times (CUDA events) ------------------------------------------ */
 
+/* One profile slot per kernel entry of backend.h's list (fp32 and bf16 twins, named as
+ * the entry), then the non-list entries. */
 enum {
-    PROF_LINEAR_FORWARD, PROF_LINEAR_BACKWARD, PROF_NEURON_FORWARD, PROF_NEURON_BACKWARD,
-    PROF_BATCHNORM_FORWARD, PROF_BATCHNORM_BACKWARD, PROF_DROPOUT_MASK, PROF_DROPOUT_FORWARD,
-    PROF_DROPOUT_BACKWARD, PROF_ADD_FORWARD, PROF_ADD_BACKWARD, PROF_LOSS_FORWARD, PROF_LOSS_BACKWARD,
-    PROF_SGD_UPDATE, PROF_ADAM_UPDATE, PROF_FILL_UNIFORM, PROF_FILL_BERNOULLI, PROF_FILL_LABELS,
-    PROF_COUNT_NONZERO, PROF_COMPRESS, PROF_DECOMPRESS, PROF_ZERO_COPY, PROF_CONV2D_FORWARD, PROF_CONV2D_BACKWARD,
-    PROF_POOL_FORWARD, PROF_POOL_BACKWARD, PROF_BF16_FROM_F32,
 #define PROF_ENUM(ret, name, params, args) PROF_##name,
-    REMAT_BACKEND_KERNELS_BF16(PROF_ENUM)
+    REMAT_BACKEND_KERNELS(PROF_ENUM)
 #undef PROF_ENUM
+    PROF_COUNT_NONZERO, PROF_COMPRESS, PROF_DECOMPRESS, PROF_ZERO_COPY,
     PROF_N
 };
 static_assert(PROF_N <= REMAT_CUDA_PROF_MAX, "REMAT_CUDA_PROF_MAX too small for the profile slots");
 
 static const char *const prof_names[PROF_N] = {
-    "linear_forward", "linear_backward", "neuron_forward", "neuron_backward", "batchnorm_forward",
-    "batchnorm_backward", "dropout_mask", "dropout_forward", "dropout_backward", "add_forward", "add_backward",
-    "loss_forward", "loss_backward", "sgd_update", "adam_update", "fill_uniform", "fill_bernoulli",
-    "fill_labels", "count_nonzero", "compress", "decompress", "zero_copy", "conv2d_forward", "conv2d_backward",
-    "pool_forward", "pool_backward", "bf16_from_f32",
 #define PROF_NAME(ret, name, params, args) #name,
-    REMAT_BACKEND_KERNELS_BF16(PROF_NAME)
+    REMAT_BACKEND_KERNELS(PROF_NAME)
 #undef PROF_NAME
+    "count_nonzero", "compress", "decompress", "zero_copy",
 };
 
 /* Adds up the recorded event pairs (the stream must be idle) and recycles them. */
@@ -273,115 +266,6 @@ static void op_copy(void *ctx, void *dst, const void *src, int64_t bytes) {
               cudaCheck(cudaMemcpyAsync(dst, src, (size_t)bytes, cudaMemcpyDeviceToDevice, c->stream)));
 }
 
-static void op_linear_forward(void *ctx, float *out, const float *inp, const float *weight, const float *bias,
-                              int64_t rows, int64_t in, int64_t out_f) {
-    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
-    TIMED(c, PROF_LINEAR_FORWARD, remat_cuda_linear_forward(c, out, inp, weight, bias, rows, in, out_f));
-}
-
-static void op_linear_backward(void *ctx, float *dinp, float *dweight, float *dbias, const float *dout,
-                               const float *inp, const float *weight, float *scratch, int64_t t_steps, int64_t N,
-                               int64_t in, int64_t out_f) {
-    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
-    TIMED(c, PROF_LINEAR_BACKWARD,
-          remat_cuda_linear_backward(c, dinp, dweight, dbias, dout, inp, weight, scratch, t_steps, N, in, out_f));
-}
-
-static void op_conv2d_forward(void *ctx, float *out, const float *inp, const float *weight, const float *bias,
-                              float *ws, int64_t rows, const remat_conv_geom *g) {
-    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
-    TIMED(c, PROF_CONV2D_FORWARD, remat_cuda_conv2d_forward(c, out, inp, weight, bias, ws, rows, g));
-}
-
-static void op_conv2d_backward(void *ctx, float *dinp, float *dweight, float *dbias, const float *dout,
-                               const float *inp, const float *weight, float *ws, int64_t t_steps, int64_t N,
-                               const remat_conv_geom *g) {
-    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
-    TIMED(c, PROF_CONV2D_BACKWARD,
-          remat_cuda_conv2d_backward(c, dinp, dweight, dbias, dout, inp, weight, ws, t_steps, N, g));
-}
-
-static void op_maxpool2d_forward(void *ctx, float *out, const float *inp, int64_t rows, const remat_conv_geom *g) {
-    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
-    TIMED(c, PROF_POOL_FORWARD, remat_cuda_maxpool2d_forward(c, out, inp, rows, g));
-}
-
-static void op_maxpool2d_backward(void *ctx, float *dinp, const float *dout, const float *inp, int64_t rows,
-                                  const remat_conv_geom *g) {
-    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
-    TIMED(c, PROF_POOL_BACKWARD, remat_cuda_maxpool2d_backward(c, dinp, dout, inp, rows, g));
-}
-
-static void op_avgpool2d_forward(void *ctx, float *out, const float *inp, int64_t rows, const remat_conv_geom *g) {
-    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
-    TIMED(c, PROF_POOL_FORWARD, remat_cuda_avgpool2d_forward(c, out, inp, rows, g));
-}
-
-static void op_avgpool2d_backward(void *ctx, float *dinp, const float *dout, int64_t rows, const remat_conv_geom *g) {
-    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
-    TIMED(c, PROF_POOL_BACKWARD, remat_cuda_avgpool2d_backward(c, dinp, dout, rows, g));
-}
-
-static void op_neuron_forward(void *ctx, float *spikes, float *h, float *v, const float *x, remat_layer_type type,
-                              const remat_neuron_opts *o, int64_t t_steps, int64_t nf) {
-    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
-    TIMED(c, PROF_NEURON_FORWARD, remat_cuda_neuron_forward(c, spikes, h, v, x, type, o, t_steps, nf));
-}
-
-static void op_neuron_backward(void *ctx, float *dx, float *gv, const float *dspikes, const float *h,
-                               remat_layer_type type, const remat_neuron_opts *o, int64_t t_steps, int64_t nf) {
-    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
-    TIMED(c, PROF_NEURON_BACKWARD, remat_cuda_neuron_backward(c, dx, gv, dspikes, h, type, o, t_steps, nf));
-}
-
-static void op_batchnorm_forward(void *ctx, float *out, float *mean, float *rstd, float *running_mean,
-                                 float *running_var, const float *inp, const float *weight, const float *bias,
-                                 int64_t rows, int64_t C, int64_t hw) {
-    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
-    TIMED(c, PROF_BATCHNORM_FORWARD,
-          remat_cuda_batchnorm_forward(c, out, mean, rstd, running_mean, running_var, inp, weight, bias, rows, C, hw));
-}
-
-static void op_batchnorm_backward(void *ctx, float *dinp, float *dweight, float *dbias, const float *dout,
-                                  const float *inp, const float *weight, const float *mean, const float *rstd,
-                                  int64_t rows, int64_t C, int64_t hw) {
-    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
-    TIMED(c, PROF_BATCHNORM_BACKWARD,
-          remat_cuda_batchnorm_backward(c, dinp, dweight, dbias, dout, inp, weight, mean, rstd, rows, C, hw));
-}
-
-static void op_dropout_mask(void *ctx, float *mask, uint64_t seed, uint64_t iter, int layer, float p, int64_t nf) {
-    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
-    TIMED(c, PROF_DROPOUT_MASK, remat_cuda_dropout_mask(c, mask, seed, iter, layer, p, nf));
-}
-
-static void op_dropout_forward(void *ctx, float *out, const float *inp, uint64_t seed, uint64_t iter, int layer,
-                               float p, int64_t t_steps, int64_t nf) {
-    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
-    TIMED(c, PROF_DROPOUT_FORWARD, remat_cuda_dropout_forward(c, out, inp, seed, iter, layer, p, t_steps, nf));
-}
-
-static void op_dropout_backward(void *ctx, float *dinp, const float *dout, uint64_t seed, uint64_t iter, int layer,
-                                float p, int64_t t_steps, int64_t nf) {
-    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
-    TIMED(c, PROF_DROPOUT_BACKWARD, remat_cuda_dropout_backward(c, dinp, dout, seed, iter, layer, p, t_steps, nf));
-}
-
-static void op_add_forward(void *ctx, float *out, const float *a, const float *b, int64_t n) {
-    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
-    TIMED(c, PROF_ADD_FORWARD, remat_cuda_add_forward(c, out, a, b, n));
-}
-
-static void op_add_backward(void *ctx, float *da, float *db, const float *dout, int64_t n) {
-    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
-    TIMED(c, PROF_ADD_BACKWARD, remat_cuda_add_backward(c, da, db, dout, n));
-}
-
-static void op_bf16_from_f32(void *ctx, uint16_t *dst, const float *src, int64_t n) {
-    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
-    TIMED(c, PROF_BF16_FROM_F32, remat_cuda_bf16_from_f32(c, dst, src, n));
-}
-
 /* f() between a profile slot's begin and end events, whatever f returns. */
 template <typename F>
 static auto timed_call(remat_cuda_ctx *c, int op, F f) -> decltype(f()) {
@@ -393,57 +277,15 @@ static auto timed_call(remat_cuda_ctx *c, int op, F f) -> decltype(f()) {
     return f();
 }
 
-/* The bf16-storage twins: one timed entry per REMAT_BACKEND_KERNELS_BF16 item. */
-#define OP_TWIN(ret, name, params, args)                                                    \
+/* One timed entry per REMAT_BACKEND_KERNELS item (fp32 and bf16 twins alike): it
+ * forwards to remat_cuda_<name> (cuda_internal.cuh), which has the same arguments. */
+#define OP_ENTRY(ret, name, params, args)                                                   \
     static ret op_##name(void *ctx, REMAT_UNPAREN params) {                                 \
         remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;                                          \
         return timed_call(c, PROF_##name, [&]() { return remat_cuda_##name(c, REMAT_UNPAREN args); }); \
     }
-REMAT_BACKEND_KERNELS_BF16(OP_TWIN)
-#undef OP_TWIN
-
-static float op_loss_forward(void *ctx, float *rate, const float *out, const int32_t *labels, remat_loss_type type,
-                             int64_t T, int64_t N, int64_t K) {
-    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
-    float L = 0.0f;
-    TIMED(c, PROF_LOSS_FORWARD, L = remat_cuda_loss_forward(c, rate, out, labels, type, T, N, K));
-    return L;
-}
-
-static void op_loss_backward(void *ctx, float *dout, const float *rate, const int32_t *labels, remat_loss_type type,
-                             int64_t T, int64_t N, int64_t K) {
-    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
-    TIMED(c, PROF_LOSS_BACKWARD, remat_cuda_loss_backward(c, dout, rate, labels, type, T, N, K));
-}
-
-static void op_sgd_update(void *ctx, float *param, float *buf, const float *grad, float lr, float momentum,
-                          int first_step, int64_t n) {
-    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
-    TIMED(c, PROF_SGD_UPDATE, remat_cuda_sgd_update(c, param, buf, grad, lr, momentum, first_step, n));
-}
-
-static void op_adam_update(void *ctx, float *param, float *m, float *v, const float *grad, float lr, float beta1,
-                           float beta2, float eps, int step, int64_t n) {
-    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
-    TIMED(c, PROF_ADAM_UPDATE, remat_cuda_adam_update(c, param, m, v, grad, lr, beta1, beta2, eps, step, n));
-}
-
-static void op_fill_uniform(void *ctx, float *out, int64_t n, float lo, float hi, uint64_t seed, uint64_t stream,
-                            uint64_t key) {
-    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
-    TIMED(c, PROF_FILL_UNIFORM, remat_cuda_fill_uniform(c, out, n, lo, hi, seed, stream, key));
-}
-
-static void op_fill_bernoulli(void *ctx, float *out, int64_t n, float rate, uint64_t seed, uint64_t stream,
-                              uint64_t key) {
-    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
-    TIMED(c, PROF_FILL_BERNOULLI, remat_cuda_fill_bernoulli(c, out, n, rate, seed, stream, key));
-}
-
-static void op_fill_labels(void *ctx, int32_t *labels, int64_t n, int64_t classes, uint64_t seed, uint64_t key) {
-    remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
-    TIMED(c, PROF_FILL_LABELS, remat_cuda_fill_labels(c, labels, n, classes, seed, key));
-}
+REMAT_BACKEND_KERNELS(OP_ENTRY)
+#undef OP_ENTRY
 
 static int64_t op_count_nonzero(void *ctx, const void *x, remat_encoding enc, int64_t n) {
     remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;
@@ -510,34 +352,9 @@ static remat_backend_ops make_cuda_ops() {
     o.from_host = op_from_host;
     o.now = op_now;
     o.destroy = op_destroy;
-    o.linear_forward = op_linear_forward;
-    o.linear_backward = op_linear_backward;
-    o.conv2d_forward = op_conv2d_forward;
-    o.conv2d_backward = op_conv2d_backward;
-    o.maxpool2d_forward = op_maxpool2d_forward;
-    o.maxpool2d_backward = op_maxpool2d_backward;
-    o.avgpool2d_forward = op_avgpool2d_forward;
-    o.avgpool2d_backward = op_avgpool2d_backward;
-    o.neuron_forward = op_neuron_forward;
-    o.neuron_backward = op_neuron_backward;
-    o.batchnorm_forward = op_batchnorm_forward;
-    o.batchnorm_backward = op_batchnorm_backward;
-    o.dropout_mask = op_dropout_mask;
-    o.dropout_forward = op_dropout_forward;
-    o.dropout_backward = op_dropout_backward;
-    o.add_forward = op_add_forward;
-    o.add_backward = op_add_backward;
-    o.bf16_from_f32 = op_bf16_from_f32;
-#define OP_TWIN_ENTRY(ret, name, params, args) o.name = op_##name;
-    REMAT_BACKEND_KERNELS_BF16(OP_TWIN_ENTRY)
-#undef OP_TWIN_ENTRY
-    o.loss_forward = op_loss_forward;
-    o.loss_backward = op_loss_backward;
-    o.sgd_update = op_sgd_update;
-    o.adam_update = op_adam_update;
-    o.fill_uniform = op_fill_uniform;
-    o.fill_bernoulli = op_fill_bernoulli;
-    o.fill_labels = op_fill_labels;
+#define OP_TABLE_ENTRY(ret, name, params, args) o.name = op_##name;
+    REMAT_BACKEND_KERNELS(OP_TABLE_ENTRY)
+#undef OP_TABLE_ENTRY
     o.count_nonzero = op_count_nonzero;
     o.compress = op_compress;
     o.decompress = op_decompress;

@@ -81,11 +81,6 @@ static inline unsigned remat_cuda_blocks(int64_t n) {
 remat_status remat_cuda_scratch(remat_cuda_ctx *c, int64_t bytes, void **out, remat_error *err);
 
 /* ---- linear.cu ---- */
-void remat_cuda_linear_forward(remat_cuda_ctx *c, float *out, const float *inp, const float *weight,
-                               const float *bias, int64_t rows, int64_t in, int64_t out_f);
-void remat_cuda_linear_backward(remat_cuda_ctx *c, float *dinp, float *dweight, float *dbias, const float *dout,
-                                const float *inp, const float *weight, float *scratch, int64_t t_steps,
-                                int64_t N, int64_t in, int64_t out_f);
 /* The tiled GEMMs (C (+)= A op B, layouts as remat_ref_gemm_nt/nn/tn), exposed for tests. */
 void remat_cuda_gemm_nt(remat_cuda_ctx *c, float *C, const float *A, const float *B, int64_t M, int64_t N,
                         int64_t K, int accumulate);
@@ -108,64 +103,6 @@ void remat_cuda_gemm_typed(remat_cuda_ctx *c, remat_cuda_layout layout, uint16_t
 void remat_cuda_gemm_typed(remat_cuda_ctx *c, remat_cuda_layout layout, float *C, const uint16_t *A, const float *B,
                            int64_t M, int64_t N, int64_t K, int accumulate);
 
-/* ---- conv.cu ---- */
-void remat_cuda_conv2d_forward(remat_cuda_ctx *c, float *out, const float *inp, const float *weight,
-                               const float *bias, float *ws, int64_t rows, const remat_conv_geom *g);
-void remat_cuda_conv2d_backward(remat_cuda_ctx *c, float *dinp, float *dweight, float *dbias, const float *dout,
-                                const float *inp, const float *weight, float *ws, int64_t t_steps, int64_t N,
-                                const remat_conv_geom *g);
-
-/* ---- pool.cu ---- */
-void remat_cuda_maxpool2d_forward(remat_cuda_ctx *c, float *out, const float *inp, int64_t rows,
-                                  const remat_conv_geom *g);
-void remat_cuda_maxpool2d_backward(remat_cuda_ctx *c, float *dinp, const float *dout, const float *inp, int64_t rows,
-                                   const remat_conv_geom *g);
-void remat_cuda_avgpool2d_forward(remat_cuda_ctx *c, float *out, const float *inp, int64_t rows,
-                                  const remat_conv_geom *g);
-void remat_cuda_avgpool2d_backward(remat_cuda_ctx *c, float *dinp, const float *dout, int64_t rows,
-                                   const remat_conv_geom *g);
-
-/* ---- neuron.cu ---- */
-void remat_cuda_neuron_forward(remat_cuda_ctx *c, float *spikes, float *h, float *v, const float *x,
-                               remat_layer_type type, const remat_neuron_opts *o, int64_t t_steps, int64_t nf);
-void remat_cuda_neuron_backward(remat_cuda_ctx *c, float *dx, float *gv, const float *dspikes, const float *h,
-                                remat_layer_type type, const remat_neuron_opts *o, int64_t t_steps, int64_t nf);
-
-/* ---- batchnorm.cu ---- */
-void remat_cuda_batchnorm_forward(remat_cuda_ctx *c, float *out, float *mean, float *rstd, float *running_mean,
-                                  float *running_var, const float *inp, const float *weight, const float *bias,
-                                  int64_t rows, int64_t C, int64_t hw);
-void remat_cuda_batchnorm_backward(remat_cuda_ctx *c, float *dinp, float *dweight, float *dbias, const float *dout,
-                                   const float *inp, const float *weight, const float *mean, const float *rstd,
-                                   int64_t rows, int64_t C, int64_t hw);
-
-/* ---- elementwise.cu ---- */
-void remat_cuda_dropout_mask(remat_cuda_ctx *c, float *mask, uint64_t seed, uint64_t iter, int layer, float p,
-                             int64_t nf);
-void remat_cuda_dropout_forward(remat_cuda_ctx *c, float *out, const float *inp, uint64_t seed, uint64_t iter,
-                                int layer, float p, int64_t t_steps, int64_t nf);
-void remat_cuda_dropout_backward(remat_cuda_ctx *c, float *dinp, const float *dout, uint64_t seed, uint64_t iter,
-                                 int layer, float p, int64_t t_steps, int64_t nf);
-void remat_cuda_add_forward(remat_cuda_ctx *c, float *out, const float *a, const float *b, int64_t n);
-void remat_cuda_add_backward(remat_cuda_ctx *c, float *da, float *db, const float *dout, int64_t n);
-void remat_cuda_bf16_from_f32(remat_cuda_ctx *c, uint16_t *dst, const float *src, int64_t n);
-void remat_cuda_sgd_update(remat_cuda_ctx *c, float *param, float *buf, const float *grad, float lr,
-                           float momentum, int first_step, int64_t n);
-void remat_cuda_adam_update(remat_cuda_ctx *c, float *param, float *m, float *v, const float *grad, float lr,
-                            float beta1, float beta2, float eps, int step, int64_t n);
-void remat_cuda_fill_uniform(remat_cuda_ctx *c, float *out, int64_t n, float lo, float hi, uint64_t seed,
-                             uint64_t stream, uint64_t key);
-void remat_cuda_fill_bernoulli(remat_cuda_ctx *c, float *out, int64_t n, float rate, uint64_t seed,
-                               uint64_t stream, uint64_t key);
-void remat_cuda_fill_labels(remat_cuda_ctx *c, int32_t *labels, int64_t n, int64_t classes, uint64_t seed,
-                            uint64_t key);
-
-/* ---- loss.cu ---- */
-float remat_cuda_loss_forward(remat_cuda_ctx *c, float *rate, const float *out, const int32_t *labels,
-                              remat_loss_type type, int64_t T, int64_t N, int64_t K);
-void remat_cuda_loss_backward(remat_cuda_ctx *c, float *dout, const float *rate, const int32_t *labels,
-                              remat_loss_type type, int64_t T, int64_t N, int64_t K);
-
 /* ---- compress.cu ---- */
 int64_t remat_cuda_count_nonzero(remat_cuda_ctx *c, const void *x, remat_encoding enc, int64_t n);
 remat_status remat_cuda_compress(remat_cuda_ctx *c, remat_compressor comp, void *dst, int64_t dst_bytes,
@@ -173,11 +110,12 @@ remat_status remat_cuda_compress(remat_cuda_ctx *c, remat_compressor comp, void 
 remat_status remat_cuda_decompress(remat_cuda_ctx *c, remat_compressor comp, void *dst, remat_encoding dst_enc,
                                    int64_t n, const void *src, int64_t src_bytes, remat_error *err);
 
-/* ---- the bf16-storage twins (backend.h REMAT_BACKEND_KERNELS_BF16): remat_cuda_<name>
- * has the arguments of remat_ref_<name> (ref_kernels.h) with the context first; each is
- * the same kernels as its float entry, instantiated for uint16_t activations. ---- */
+/* ---- every kernel entry of backend.h's list, fp32 and the bf16-storage twins (linear.cu,
+ * conv.cu, pool.cu, neuron.cu, batchnorm.cu, elementwise.cu, loss.cu): remat_cuda_<name>
+ * has the arguments of remat_ref_<name> (ref_kernels.h) with the context first; a twin
+ * runs the same kernels as its float entry, instantiated for uint16_t activations. ---- */
 #define REMAT_CUDA_DECLARE(ret, name, params, args) ret remat_cuda_##name(remat_cuda_ctx *c, REMAT_UNPAREN params);
-REMAT_BACKEND_KERNELS_BF16(REMAT_CUDA_DECLARE)
+REMAT_BACKEND_KERNELS(REMAT_CUDA_DECLARE)
 #undef REMAT_CUDA_DECLARE
 
 #endif

@@ -23,6 +23,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -1138,6 +1139,31 @@ TEST_F(CudaKernels, RepeatedRunsAreBitIdentical) {
 
 // now() is the device clock (CUDA events): never goes back, and a call after queued
 // work is later than one before it by at least that work's time.
+// The table is generated from backend.h's list: every entry is set, and each has its
+// own profile slot named as the entry (avgpool2d no longer shares maxpool2d's).
+TEST_F(CudaKernels, EveryListedEntryIsSetAndProfiledUnderItsName) {
+#define EXPECT_ENTRY(ret, name, params, args) EXPECT_NE((void *)ops().name, nullptr) << #name;
+    REMAT_BACKEND_KERNELS(EXPECT_ENTRY)
+#undef EXPECT_ENTRY
+    remat_error err{};
+    ASSERT_EQ(remat_backend_cuda_set_profiling(&be, 1, &err), REMAT_OK) << err.msg;
+    remat_conv_geom g{};
+    g.c_in = g.c_out = 1, g.h_in = g.w_in = 4, g.h_out = g.w_out = 2, g.kh = g.kw = g.sh = g.sw = 2;
+    Dev x(&be, Floats(16, 1.0f)), y(&be, 4 * 4);
+    ops().avgpool2d_forward(be.ctx, y.f(), x.f(), 1, &g);
+    ops().avgpool2d_forward(be.ctx, y.f(), x.f(), 1, &g);
+    ops().maxpool2d_forward(be.ctx, y.f(), x.f(), 1, &g);
+    remat_cuda_profile prof{};
+    ASSERT_EQ(remat_backend_cuda_get_profile(&be, &prof, 1, &err), REMAT_OK) << err.msg;
+    std::map<std::string, int64_t> calls;
+    for (int i = 0; i < prof.n; i++) EXPECT_TRUE(calls.emplace(prof.name[i], prof.calls[i]).second) << prof.name[i];
+    EXPECT_EQ(calls["avgpool2d_forward"], 2);
+    EXPECT_EQ(calls["maxpool2d_forward"], 1);
+    EXPECT_EQ(calls["linear_forward_bf16"], 0);
+    EXPECT_EQ(calls.count("pool_forward"), 0u);
+    ASSERT_EQ(remat_backend_cuda_set_profiling(&be, 0, &err), REMAT_OK) << err.msg;
+}
+
 TEST_F(CudaKernels, ClockIsMonotonicAndWaitsForQueuedWork) {
     double prev = ops().now(be.ctx);
     for (int i = 0; i < 100; i++) {
