@@ -1,5 +1,6 @@
 #!/bin/sh
-# fuzz/run.sh - build the model, plan, notation (plan notation + sizes), trace and pickle fuzzers with clang (libFuzzer +
+# fuzz/run.sh - build the model, plan, notation (plan notation + sizes), trace, pickle and plot (gnuplot script
+# strings) fuzzers with clang (libFuzzer +
 # ASan + UBSan, not Bazel) and run each for a while.
 #
 #   fuzz/run.sh [SECONDS] [SEED]
@@ -34,16 +35,19 @@ done
 $cc $flags -I/usr/include/hdf5/serial -o "$work/fuzz_trace" fuzz/fuzz_trace.c $trace_srcs \
     -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5_serial -lm
 $cc $flags -o "$work/fuzz_pickle" fuzz/fuzz_pickle.c $pickle_srcs -lm
+plot_srcs="plots/scaling.c plots/reduce.c plots/pareto.c plots/names.c plots/memplot.c plots/items.c plots/figure.c plots/extplot.c plots/ext_curve.c plots/curve.c plots/breakdown.c core/model/plan_notation.c core/model/plan_json.c core/model/model_json.c core/model/layers.c core/io/trace.c core/io/json_write.c core/io/json_util.c core/io/json_strict.c core/io/input_file.c core/io/file_kind.c core/io/ext_trace.c core/io/atomic_file.c core/base/types.c core/base/status.c core/base/size.c core/alloc/caching_config.c core/alloc/alloc_model.c"
+$cc $flags -o "$work/fuzz_plot" fuzz/fuzz_plot.c $plot_srcs -lcjson -lm
 
 echo "fuzz/run.sh: seed=$seed seconds=$secs work=$work"
 status=0
 fuzz_tmp=${TMPDIR:-/tmp}
 [ -d /dev/shm ] && [ -w /dev/shm ] && fuzz_tmp=/dev/shm
-for t in model plan notation trace pickle; do
+for t in model plan notation trace pickle plot; do
     corpus="$work/corpus_$t"
     if [ "$t" = trace ]; then seeds="fuzz/seeds/trace"; dict=""; maxlen=65536
     elif [ "$t" = pickle ]; then seeds="fuzz/seeds/pickle"; dict=""; maxlen=16384
     elif [ "$t" = notation ]; then seeds="fuzz/seeds/notation"; dict=""; maxlen=512
+    elif [ "$t" = plot ]; then seeds="fuzz/seeds/plot"; dict="-dict=fuzz/plot.dict"; maxlen=256
     else seeds="data/models data/plans"; dict="-dict=fuzz/json.dict"; maxlen=8192; fi
     mkdir -p "$corpus"
     log="$work/fuzz_$t.log"
