@@ -3,11 +3,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/io/ext_record.h"
 #include "core/io/ext_trace.h"
 #include "core/io/trace.h"
 #include "core/model/plan_notation.h"
 #include "sim/search.h"
 #include "sim/sim.h"
+#include "sim/torch_sim.h"
 #include "core/io/json_write.h"
 #include "core/base/size.h"
 #include "plots/scaling.h"
@@ -40,7 +42,12 @@ static const char *USAGE =
     "prints the table and writes the scaling file and figure (--figure, default sweep-T.png),\n"
     "with --budget drawn as a line (compared, as in search, with peak reserved bytes plus the\n"
     "device overhead; --budget-on live for live bytes). Predictions describe remat's own\n"
-    "executor (reference or CUDA backend), not a PyTorch script of the same network.";
+    "executor (reference or CUDA backend), not a PyTorch script of the same network.\n"
+    "\n"
+    "With a PyTorch step recorded by `python3 -m remat_torch record` (or remat_torch.record),\n"
+    "predicts the peak live bytes of that PyTorch step under --plan as remat_torch.apply_plan\n"
+    "runs it (docs/simulator.md, \"Recorded PyTorch steps\"); the answer names the execution\n"
+    "it describes (\"PyTorch 1.13 on CPU, recorded\").";
 
 /* Where the trace was recorded: "ref backend, 2 threads, simd avx2" (the simd part
  * when the trace records it), "cuda backend". */
@@ -309,6 +316,59 @@ static int run_sweep(const remat_trace *trace, const char *trace_path, const rem
     return 0;
 }
 
+/* A recorded PyTorch step (remat_torch.record): its peak under a plan (sim/torch_sim.h). */
+static int simulate_record(const char *path, remat_ext_trace *t, const char *plan_path, int json) {
+    remat_error err = {0};
+    remat_model m;
+    remat_plan p;
+    int have_plan = 0;
+    remat_torch_pred r;
+    remat_status st = remat_torch_sim_model(t, path, &m, &err);
+    if (st != REMAT_OK) return cli_fail("simulate", &err);
+    if (plan_path) {
+        st = remat_plan_load_arg(plan_path, &m, &p, &err);
+        have_plan = st == REMAT_OK;
+    }
+    if (st == REMAT_OK) st = remat_torch_sim_run(t, &m, have_plan ? &p : NULL, path, &r, &err);
+    char label[1024] = "none";
+    if (st == REMAT_OK && have_plan) remat_plan_notation(&p, &m, label, sizeof label);
+    const remat_ext_record *rec = t->record;
+    if (st == REMAT_OK && json) {
+        printf("{\"execution\":");
+        remat_json_string(stdout, rec->execution);
+        printf(",\"describes\":");
+        remat_json_string(stdout, "the recorded PyTorch step under the plan, as remat_torch.apply_plan runs it");
+        printf(",\"model\":");
+        remat_json_string(stdout, m.name);
+        printf(",\"plan\":");
+        remat_json_string(stdout, have_plan ? label : "");
+        printf(",\"T\":%lld,\"N\":%lld,\"step\":%d,\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":null,"
+               "\"end_of_forward_bytes\":%lld,\"step_time_s\":null,\"events\":%lld,"
+               "\"recorded_peak_live_bytes\":%lld,\"live_at_start_bytes\":%lld,\"compressed_bytes\":%lld,"
+               "\"replayed_allocations\":%lld,\"units\":%d}\n",
+               (long long)m.T, (long long)m.N, r.step, (long long)r.peak_live_bytes, (long long)r.end_of_forward_bytes,
+               (long long)r.events, (long long)r.recorded_peak_live_bytes, (long long)r.live_at_start,
+               (long long)r.compressed_bytes, (long long)r.replayed_allocations, r.units);
+    } else if (st == REMAT_OK) {
+        char b1[64];
+        printf("predicted: model %s (T=%lld, N=%lld), plan %s, recorded step %d, from %s\n", m.name, (long long)m.T,
+               (long long)m.N, label, r.step, path);
+        printf("execution             %s; the plan as remat_torch.apply_plan runs it\n", rec->execution);
+        printf("peak live bytes       %s\n", cli_fmt_bytes(r.peak_live_bytes, b1, sizeof b1));
+        printf("recorded plain peak   %s\n", cli_fmt_bytes(r.recorded_peak_live_bytes, b1, sizeof b1));
+        printf("end of forward        %s  (of which compressed inputs %s)\n",
+               cli_fmt_bytes(r.end_of_forward_bytes, b1, sizeof b1), cli_fmt_bytes(r.compressed_bytes, b1 + 32, 32));
+        printf("recomputed            %lld allocations replayed in %d unit%s\n", (long long)r.replayed_allocations,
+               r.units, r.units == 1 ? "" : "s");
+        printf("peak reserved bytes   not predicted (a CPU recording has no caching allocator)\n");
+        printf("step time             not predicted (the recording times allocations, not kernels)\n");
+        if (have_plan) cli_next(stdout, "python3 -m remat_torch record ... --plan '%s'   (measure it)", plan_path);
+    }
+    if (have_plan) remat_plan_free(&p);
+    remat_model_free(&m);
+    return st == REMAT_OK ? 0 : cli_fail("simulate", &err);
+}
+
 /* An imported stream: the allocator check (tools/ext_report.h); what-ifs ';'-separated. */
 static int simulate_ext(const char *path, const char *alloc_cfg, int json) {
     static char buf[4096];
@@ -360,6 +420,22 @@ int remat_cmd_simulate(int argc, char **argv) {
     if (cli_refuse_overlap("simulate", ins, 2, outs, 1)) return 2;
     if (cli_check_sim_size("simulate", N, T, REMAT_SIM_MAX_N, REMAT_SIM_MAX_T)) return 2;
     if (remat_ext_trace_is_ext_h5(trace_path)) {
+        remat_ext_trace et;
+        remat_error e2 = {0};
+        if (remat_ext_trace_read_h5(trace_path, &et, &e2) != REMAT_OK) return cli_fail("simulate", &e2);
+        if (et.record) {
+            if (N || T || iters || copy_stream || out_path || sweep || strcmp(alloc, "exact") || alloc_cfg) {
+                fprintf(stderr, "remat simulate: %s: a recorded PyTorch step takes only --plan and --json (rescaling, "
+                                "--sweep, --out and the caching allocator need a GPU recording or remat's own trace)\n",
+                        trace_path);
+                remat_ext_trace_free(&et);
+                return 2;
+            }
+            rc = simulate_record(trace_path, &et, plan_path, json);
+            remat_ext_trace_free(&et);
+            return rc;
+        }
+        remat_ext_trace_free(&et);
         if (plan_path || N || T || iters || copy_stream || out_path || sweep) {
             fprintf(stderr, "remat simulate: %s: an imported allocation stream takes only --allocator caching, "
                             "--allocator-config and --json (no plan, rescaling or output trace)\n", trace_path);

@@ -1,6 +1,8 @@
 /* ext_trace.c - external allocation streams in memory (ext_trace.h). */
 #include "core/io/ext_trace.h"
 
+#include "core/io/ext_record.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -37,6 +39,8 @@ void remat_ext_trace_free(remat_ext_trace *t) {
     remat_xfree(t->devices);
     remat_xfree(t->label_text);
     remat_xfree(t->label_off);
+    if (t->record) remat_ext_record_free(t->record);
+    remat_xfree(t->record);
     remat_ext_trace_init(t);
 }
 

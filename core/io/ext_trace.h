@@ -19,7 +19,7 @@
 extern "C" {
 #endif
 
-#define REMAT_EXT_SCHEMA_VERSION 1
+#define REMAT_EXT_SCHEMA_VERSION 2 /* 2: an optional /record group (ext_record.h) */
 #define REMAT_EXT_FORMAT "remat-external-alloc"
 
 /* Trace entry actions, in PyTorch's names (torch/cuda/memory.py, TraceEntry). */
@@ -99,6 +99,7 @@ typedef struct remat_ext_trace {
     char *label_text; int64_t label_bytes, cap_label_bytes;
     int64_t *label_off; int32_t n_labels, cap_labels;
     remat_ext_device *devices; int32_t n_devices;
+    struct remat_ext_record *record; /* version 2, a recorded PyTorch step (ext_record.h); NULL: none */
 } remat_ext_trace;
 
 void remat_ext_trace_init(remat_ext_trace *t);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/io/ext_record_h5.h"
 #include "core/io/ext_trace.h"
 #include "core/io/h5_util.h"
 
@@ -336,6 +337,9 @@ remat_status remat_ext_trace_read_h5(const char *path, remat_ext_trace *out, rem
     if (st == REMAT_OK) st = remat_ext_trace_set_devices(&t, (int32_t)n_dev, err);
     for (int32_t di = 0; di < t.n_devices && st == REMAT_OK; di++) st = read_device(f, path, di, &t.devices[di], &crc, err);
     for (int32_t di = 0; di < t.n_devices && st == REMAT_OK; di++) st = check_device(path, &t, di, err);
+    /* version 2: a recorded PyTorch step (ext_record.h), its datasets after the devices' in the checksum */
+    if (st == REMAT_OK && version >= 2 && remat_h5_exists(f, "/record"))
+        st = remat_ext_record_read_h5(f, path, &t, &t.record, &crc, err);
     if (st == REMAT_OK) st = remat_h5_attr_read_i64(f, path, "/", "settings_recorded", &recorded, err);
     if (st == REMAT_OK && recorded != 0 && recorded != 1) st = BAD("%s: settings_recorded: expected 0 or 1", path);
     char *dsts[N_STR_ATTRS] = {t.source, t.source_file, t.allocator_settings, t.allocator_config, t.notes, fmt};

@@ -1,0 +1,634 @@
+"""record.py - record a user's real PyTorch training steps as a remat trace.
+
+    import remat_torch.record as rec
+    summary = rec.record(net, x, labels, out="step.h5", steps=2, loss="rate_mse",
+                         optimizer=torch.optim.SGD(net.parameters(), lr=0.1), model=model)
+    print(summary["steps"][-1]["peak_live_bytes"])
+    # then: remat simulate --trace step.h5 --plan 'b1:bit'
+
+What is recorded (docs/trace-schema.md, "External allocation stream, version 2"):
+
+- every allocation and free of CPU tensor storage during the steps, with its bytes and
+  address, in order: the allocator events of the CPU profiler (torch.profiler with
+  ``profile_memory=True``; Debian's torch 1.13 has no other CPU memory statistics). The
+  bytes are the storages' requested sizes, no allocator rounding;
+- marks placed exactly in that stream: each one allocates and frees a one-byte sentinel
+  tensor whose address the recorder notes, so a mark's position among the allocations
+  is exact (no timestamps are compared). Marks: step and phase boundaries (forward,
+  loss, backward, optimizer), the start and end of every module's forward (module
+  pre-hooks and hooks), the arrival of the gradient of every module's output and the
+  completion of the gradient of its input (tensor hooks: the module's backward), and,
+  for a SpikingJelly multi-step neuron (a module whose ``multi_step_forward`` loops
+  ``single_step_forward`` over ``T``), every time step of its forward and the arrival
+  of every step's output gradient in backward;
+- which storages autograd saved for backward, and for which module
+  (``torch.autograd.graph.saved_tensors_hooks``: the pack hook returns the tensor
+  itself, so the step keeps exactly what it keeps without the recorder).
+
+The recorder's own allocations are the sentinels only; they are removed from the
+stream. The storages that existed before recording started (parameters, buffers,
+gradients, optimiser state, the batch) are counted once as ``live_before_bytes``.
+"""
+from __future__ import annotations
+
+import os
+import struct
+import zlib
+from typing import Callable, Dict, List, Optional, Sequence, Union
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from remat_torch import _sj
+from remat_torch._atomic import atomic_path
+
+EXT_FORMAT = "remat-external-alloc"
+EXT_VERSION = 2
+
+# mark kinds (the /record/marks attribute kind_names lists them in this order)
+MARK_KINDS = ("step_begin", "step_end", "phase", "fwd_begin", "fwd_end", "bwd_begin", "bwd_end",
+              "tstep_fwd", "tstep_bwd", "pack")
+PHASES = ("other", "forward", "loss", "backward", "optimizer")
+(K_STEP_BEGIN, K_STEP_END, K_PHASE, K_FWD_BEGIN, K_FWD_END, K_BWD_BEGIN, K_BWD_END, K_TSTEP_FWD, K_TSTEP_BWD,
+ K_PACK) = range(len(MARK_KINDS))
+P_OTHER, P_FORWARD, P_LOSS, P_BACKWARD, P_OPTIMIZER = range(len(PHASES))
+
+
+def _storage_ptr(t: torch.Tensor) -> int:
+    st = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
+    return int(st.data_ptr())
+
+
+def _storage_nbytes(t: torch.Tensor) -> int:
+    st = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
+    return int(st.nbytes()) if hasattr(st, "nbytes") else int(st.size() * t.element_size())
+
+
+def _first_tensor(obj):
+    if isinstance(obj, torch.Tensor):
+        return obj
+    if isinstance(obj, (list, tuple)):
+        for o in obj:
+            if isinstance(o, torch.Tensor):
+                return o
+    return None
+
+
+def execution_label(device: str = "cpu") -> str:
+    """The execution a recording describes, as every remat answer names it."""
+    return "PyTorch %s on %s, recorded" % (torch.__version__.split("+")[0], device.upper())
+
+
+class _Marks:
+    """Marks in the allocation stream: each allocates and frees a one-byte sentinel."""
+
+    def __init__(self):
+        self.rows: List[tuple] = []  # (kind, module, step, tstep, sentinel ptr, storage ptr, numel, nnz)
+        self.step = -1
+        self.enabled = True
+
+    def mark(self, kind: int, module: int = -1, tstep: int = -1, storage: int = 0, numel: int = -1,
+             nnz: int = -1) -> None:
+        if not self.enabled:
+            return
+        s = torch.empty(1, dtype=torch.uint8)
+        self.rows.append((kind, module, self.step, tstep, s.data_ptr(), storage, numel, nnz))
+        del s
+
+
+def _rate_loss(name: str, classes: int) -> Callable:
+    if name == "rate_mse":
+        return lambda out, labels: F.mse_loss(out.mean(0), F.one_hot(labels, classes).to(out.dtype))
+    if name == "rate_ce":
+        return lambda out, labels: F.cross_entropy(out.mean(0), labels)
+    raise ValueError("record: loss: expected 'rate_mse', 'rate_ce' or a callable, got %r" % (name,))
+
+
+
+
+class _Hooks:
+    """Forward/backward marks on every module, per-step marks in multi-step neurons,
+    and the saved-tensor hooks."""
+
+    def __init__(self, net: nn.Module, marks: _Marks):
+        self.marks = marks
+        self.names: List[str] = []
+        self.handles = []
+        self.patched = []
+        self.fwd_stack: List[int] = []
+        for qual, m in net.named_modules():
+            idx = len(self.names)
+            self.names.append(qual if qual else "(net)")
+            self.handles.append(m.register_forward_pre_hook(self._pre(idx)))
+            self.handles.append(m.register_forward_hook(self._post(idx)))
+            if (hasattr(m, "single_step_forward") and hasattr(m, "multi_step_forward")
+                    and "single_step_forward" not in m.__dict__):
+                self._patch_steps(m, idx)
+
+    def _pre(self, idx: int):
+        def hook(module, inputs):
+            x = _first_tensor(inputs)
+            ptr = _storage_ptr(x) if x is not None else 0
+            numel = x.numel() if x is not None else -1
+            self.marks.mark(K_FWD_BEGIN, idx, storage=ptr, numel=numel)
+            self.fwd_stack.append(idx)
+            if x is not None and x.requires_grad and torch.is_grad_enabled():
+                x.register_hook(self._grad_mark(K_BWD_END, idx))
+        return hook
+
+    def _post(self, idx: int):
+        def hook(module, inputs, output):
+            y = _first_tensor(output)
+            self.marks.mark(K_FWD_END, idx, storage=_storage_ptr(y) if y is not None else 0,
+                            numel=y.numel() if y is not None else -1)
+            if self.fwd_stack and self.fwd_stack[-1] == idx:
+                self.fwd_stack.pop()
+            if y is not None and y.requires_grad and torch.is_grad_enabled():
+                y.register_hook(self._grad_mark(K_BWD_BEGIN, idx))
+        return hook
+
+    def _grad_mark(self, kind: int, idx: int, tstep: int = -1):
+        marks = self.marks
+
+        def hook(grad):
+            marks.mark(kind, idx, tstep=tstep)
+        return hook
+
+    def _patch_steps(self, m: nn.Module, idx: int) -> None:
+        orig = m.single_step_forward
+        counter = {"t": 0}
+        pre_hook_self = self
+
+        def single_step_forward(x, *a, **kw):
+            t = counter["t"]
+            counter["t"] += 1
+            pre_hook_self.marks.mark(K_TSTEP_FWD, idx, tstep=t)
+            y = orig(x, *a, **kw)
+            if isinstance(y, torch.Tensor) and y.requires_grad and torch.is_grad_enabled():
+                y.register_hook(self._grad_mark(K_TSTEP_BWD, idx, t))
+            return y
+
+        def reset_counter(module, inputs):
+            counter["t"] = 0
+        self.handles.append(m.register_forward_pre_hook(reset_counter))
+        m.single_step_forward = single_step_forward
+        self.patched.append(m)
+
+    def pack(self, t: torch.Tensor):
+        mod = self.fwd_stack[-1] if self.fwd_stack else -1
+        self.marks.mark(K_PACK, mod, storage=_storage_ptr(t))
+        return t
+
+    @staticmethod
+    def unpack(t):
+        return t
+
+    def remove(self):
+        for h in self.handles:
+            h.remove()
+        for m in self.patched:
+            del m.single_step_forward
+
+
+def _walk(events):
+    stack = list(events)
+    while stack:
+        e = stack.pop()
+        yield e
+        stack.extend(e.children)
+
+
+def _allocation_events(prof) -> List[tuple]:
+    """(ptr, signed bytes, total_allocated, time_ns) of every CPU allocator event, in
+    the allocator's order: by time, ties put in the order the running total implies."""
+    ev = []
+    for e in _walk(prof.profiler.kineto_results.experimental_event_tree()):
+        f = e.extra_fields
+        if type(f).__name__ == "_ExtraFields_Allocation":
+            ev.append((int(e.start_time_ns), int(f.ptr), int(f.alloc_size), int(f.total_allocated)))
+    ev.sort(key=lambda a: a[0])
+    out: List[tuple] = []
+    total = 0
+    i = 0
+    while i < len(ev):
+        j = i
+        while j < len(ev) and ev[j][0] == ev[i][0]:
+            j += 1
+        group = ev[i:j]
+        while group:  # the event whose total follows the running total comes first
+            k = next((q for q, g in enumerate(group) if g[3] - g[2] == total), 0)
+            g = group.pop(k)
+            out.append((g[1], g[2], g[3], g[0]))
+            total = g[3]
+        i = j
+    return out
+
+
+def _unique_storages(tensors) -> Dict[int, int]:
+    seen: Dict[int, int] = {}
+    for t in tensors:
+        if isinstance(t, torch.Tensor) and t.numel() > 0:
+            seen[_storage_ptr(t)] = _storage_nbytes(t)
+    return seen
+
+
+def _model_maps(model: Optional[dict]):
+    """layer name -> index, block name -> index, layer index -> block index."""
+    if not model:
+        return {}, {}, {}
+    layers = {l["name"]: i for i, l in enumerate(model.get("layers", []))}
+    blocks, layer_block = {}, {}
+    for b, blk in enumerate(model.get("blocks", [])):
+        blocks[blk["name"]] = b
+        for ln in blk.get("layers", []):
+            if ln in layers:
+                layer_block[layers[ln]] = b
+    return layers, blocks, layer_block
+
+
+def record(net: nn.Module, x: torch.Tensor, labels: torch.Tensor, out: Optional[str] = "step.h5", steps: int = 2,
+           loss: Union[str, Callable] = "rate_mse", optimizer: Optional[torch.optim.Optimizer] = None,
+           model: Optional[Union[dict, str]] = None, classes: Optional[int] = None) -> dict:
+    """Runs ``steps`` real training steps of ``net`` on the CPU and writes them to ``out``.
+
+    Each step: zero the gradients (when ``optimizer`` is given), forward ``net(x)``
+    (``x`` is ``[T, N, ...]``, SpikingJelly's multi-step layout), the loss
+    (``rate_mse``, ``rate_ce`` on the firing rate, or a callable ``loss(out, labels)``),
+    backward, ``optimizer.step()``, then the neurons' state reset (as
+    ``spikingjelly.activation_based.functional.reset_net``).
+
+    ``model`` is the remat model file of ``net`` (a dict, or a path: what
+    ``remat_torch.to_model`` returns or writes); its layer and block names, the modules'
+    qualified names, let ``remat simulate --trace out --plan P`` apply a plan written in
+    them. Without it the trace still records every module, but only the plain step can
+    be predicted.
+
+    Returns ``{"execution": ..., "live_before_bytes": ..., "steps": [{"peak_live_bytes",
+    "live_at_start", "events"}...]}``: per step, the peak of live tensor bytes (the
+    storages before recording started included), as ``bench/pytorch/measure.py``
+    measures it. ``out=None`` records without writing a file.
+
+    Example::
+
+        net = nn.Sequential(layer.Linear(16, 32), neuron.LIFNode(step_mode='m'))
+        s = record(net, torch.rand(4, 2, 16), torch.tensor([0, 1]), out="step.h5", model=model)
+    """
+    if steps < 1:
+        raise ValueError("record: steps: expected at least 1, got %d" % steps)
+    if not isinstance(x, torch.Tensor) or x.dim() < 3:
+        raise ValueError("record: x: expected a [T, N, ...] tensor")
+    if x.device.type != "cpu":
+        raise ValueError("record: x: expected a CPU tensor (the GPU recording is not implemented; see docs/pytorch-record.md)")
+    model_text = ""
+    if isinstance(model, str):
+        with open(model, "r", encoding="utf-8") as fh:
+            model_text = fh.read()
+        import json
+        model = json.loads(model_text)
+    elif model is not None:
+        import json
+        model_text = json.dumps(model, indent=1)
+    if classes is None:
+        classes = int(model["classes"]) if model and "classes" in model else None
+    if isinstance(loss, str):
+        if classes is None:
+            raise ValueError("record: classes: needed for loss %r (give model= or classes=)" % loss)
+        loss_fn = _rate_loss(loss, classes)
+        loss_name = loss
+    else:
+        loss_fn, loss_name = loss, getattr(loss, "__name__", "callable")
+    from torch.profiler import ProfilerActivity, profile
+
+    before = [x, labels] + list(net.parameters()) + list(net.buffers())
+    before += [p.grad for p in net.parameters() if p.grad is not None]
+    if optimizer is not None:
+        for st in optimizer.state.values():
+            before += [v for v in st.values() if isinstance(v, torch.Tensor)]
+    before_storages = _unique_storages(before)
+    live_before = sum(before_storages.values())
+
+    marks = _Marks()
+    hooks = _Hooks(net, marks)
+    try:
+        with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+            with torch.autograd.graph.saved_tensors_hooks(hooks.pack, hooks.unpack):
+                for step in range(steps):
+                    marks.step = step
+                    marks.mark(K_STEP_BEGIN)
+                    marks.mark(K_PHASE, P_OPTIMIZER if optimizer is not None else P_OTHER)
+                    if optimizer is not None:
+                        optimizer.zero_grad()
+                    marks.mark(K_PHASE, P_FORWARD)
+                    y = net(x)
+                    marks.mark(K_PHASE, P_LOSS)
+                    L = loss_fn(y, labels)
+                    marks.mark(K_PHASE, P_BACKWARD)
+                    L.backward()
+                    marks.mark(K_PHASE, P_OPTIMIZER)
+                    if optimizer is not None:
+                        optimizer.step()
+                    marks.mark(K_PHASE, P_OTHER)
+                    _sj.reset(net)
+                    del y, L
+                    marks.mark(K_STEP_END)
+            marks.enabled = False
+    finally:
+        hooks.remove()
+    stream = _allocation_events(prof)
+    rec = _assemble(stream, marks.rows, hooks.names, model, before_storages)
+    rec["execution"] = execution_label("cpu")
+    rec["live_before_bytes"] = live_before
+    rec["model_text"] = model_text
+    rec["loss"] = loss_name
+    rec["steps_recorded"] = steps
+    rec["T"], rec["N"] = int(x.shape[0]), int(x.shape[1])
+    if out:
+        write_h5(rec, out)
+    return {"execution": rec["execution"], "live_before_bytes": live_before, "steps": rec["step_summary"],
+            "events": len(rec["ev_addr"]), "marks": len(rec["mk_kind"]), "notes": rec["notes"]}
+
+
+def _assemble(stream, mark_rows, names, model, before_storages) -> dict:
+    """Removes the sentinels, places the marks, pairs allocations with frees into
+    storage ids, labels each event with its step, phase, module and time step."""
+    ev_addr, ev_size, ev_time = [], [], []
+    mk = []  # (kind, module, step, tstep, event position, storage ptr, numel, nnz)
+    j = 0
+    i = 0
+    while i < len(stream):
+        ptr, size, total, tns = stream[i]
+        if (j < len(mark_rows) and size == 1 and ptr == mark_rows[j][4] and i + 1 < len(stream)
+                and stream[i + 1][0] == ptr and stream[i + 1][1] == -1):
+            r = mark_rows[j]
+            mk.append((r[0], r[1], r[2], r[3], len(ev_addr), r[5], r[6], r[7]))
+            j += 1
+            i += 2
+            continue
+        ev_addr.append(ptr)
+        ev_size.append(size)
+        ev_time.append(tns)
+        i += 1
+    if j != len(mark_rows):
+        raise RuntimeError("record: the profiler's allocation stream lost %d of %d marks (another thread "
+                           "allocating?)" % (len(mark_rows) - j, len(mark_rows)))
+    n = len(ev_addr)
+    notes = []
+    # storages
+    storage = [-1] * n
+    live: Dict[int, int] = {}
+    sid_bytes: List[int] = []
+    unknown_frees = 0
+    mk_by_pos: Dict[int, List[int]] = {}
+    for q, m in enumerate(mk):
+        mk_by_pos.setdefault(m[4], []).append(q)
+    mk_storage = [-1] * len(mk)
+    for e in range(n + 1):
+        for q in mk_by_pos.get(e, []):
+            if mk[q][5]:
+                mk_storage[q] = live.get(mk[q][5], -1)
+        if e == n:
+            break
+        if ev_size[e] > 0:
+            storage[e] = len(sid_bytes)
+            sid_bytes.append(ev_size[e])
+            live[ev_addr[e]] = storage[e]
+        else:
+            s = live.pop(ev_addr[e], -1)
+            storage[e] = s
+            if s < 0:
+                unknown_frees += 1
+    if unknown_frees:
+        notes.append("%d frees of storages allocated before recording started (their bytes are in "
+                     "live_before_bytes)" % unknown_frees)
+    # per-event step, phase, module, time step
+    ev_step, ev_phase, ev_module, ev_tstep = [-1] * n, [0] * n, [-1] * n, [-1] * n
+    step, phase, fstack, bmod, tstep, tmod = -1, 0, [], -1, -1, -1
+    for e in range(n + 1):
+        for q in mk_by_pos.get(e, []):
+            k, mod, st, ts = mk[q][0], mk[q][1], mk[q][2], mk[q][3]
+            if k == K_STEP_BEGIN:
+                step, fstack, bmod = st, [], -1
+            elif k == K_PHASE:
+                phase = mod
+                bmod = -1
+            elif k == K_FWD_BEGIN:
+                fstack.append(mod)
+            elif k == K_FWD_END:
+                if fstack and fstack[-1] == mod:
+                    fstack.pop()
+                if mod == tmod:
+                    tstep, tmod = -1, -1
+            elif k == K_BWD_BEGIN:
+                bmod = mod
+            elif k == K_TSTEP_FWD or k == K_TSTEP_BWD:
+                tstep, tmod = ts, mod
+        if e == n:
+            break
+        ev_step[e], ev_phase[e], ev_tstep[e] = step, phase, tstep
+        ev_module[e] = fstack[-1] if fstack else (bmod if phase == P_BACKWARD else -1)
+    # per-step summaries: live bytes relative to the window's start, plus live_before
+    live_before = sum(before_storages.values())
+    summary = []
+    cur = 0
+    pos_begin = {m[2]: m[4] for m in mk if m[0] == K_STEP_BEGIN}
+    pos_end = {m[2]: m[4] for m in mk if m[0] == K_STEP_END}
+    prefix = [0] * (n + 1)
+    for e in range(n):
+        cur += ev_size[e]
+        prefix[e + 1] = cur
+    for st in sorted(pos_begin):
+        a, b = pos_begin[st], pos_end.get(st, n)
+        start = prefix[a]
+        peak = max(prefix[a:b + 1])
+        summary.append({"step": st, "peak_live_bytes": live_before + peak, "live_at_start": live_before + start,
+                        "events": b - a})
+    # modules
+    layers, blocks, layer_block = _model_maps(model)
+    mod_layer = [layers.get(nm, -1) for nm in names]
+    mod_block = [blocks.get(nm, layer_block.get(layers.get(nm, -1), -1)) for nm in names]
+    mod_is_block = [1 if nm in blocks else 0 for nm in names]
+    return {
+        "ev_addr": ev_addr, "ev_size": ev_size, "ev_time": ev_time, "ev_storage": storage, "ev_step": ev_step,
+        "ev_phase": ev_phase, "ev_module": ev_module, "ev_tstep": ev_tstep,
+        "mk_kind": [m[0] for m in mk], "mk_module": [m[1] for m in mk], "mk_step": [m[2] for m in mk],
+        "mk_tstep": [m[3] for m in mk], "mk_event": [m[4] for m in mk], "mk_storage": mk_storage,
+        "mk_numel": [m[6] for m in mk],
+        "mod_names": names, "mod_layer": mod_layer, "mod_block": mod_block, "mod_is_block": mod_is_block,
+        "n_storages": len(sid_bytes), "step_summary": summary, "notes": notes,
+    }
+
+
+# ---- HDF5 (docs/trace-schema.md, external allocation stream version 2) --------------
+
+_EVENT_COLS = (("action", "u1"), ("addr", "i8"), ("size", "i8"), ("stream", "i8"), ("time_us", "i8"),
+               ("device_free", "i8"), ("label", "i4"))
+_SEG_COLS = (("address", "i8"), ("total_size", "i8"), ("stream", "i8"), ("pool", "u1"), ("expandable", "u1"),
+             ("first_block", "i8"), ("n_blocks", "i8"))
+_BLOCK_COLS = (("address", "i8"), ("size", "i8"), ("requested_size", "i8"), ("state", "u1"), ("label", "i4"))
+REC_EVENT_COLS = (("storage", "i8"), ("step", "i4"), ("phase", "u1"), ("module", "i4"), ("tstep", "i4"))
+REC_MARK_COLS = (("kind", "u1"), ("module", "i4"), ("step", "i4"), ("tstep", "i4"), ("event", "i8"),
+                 ("storage", "i8"), ("numel", "i8"))
+REC_MODULE_COLS = (("label", "i4"), ("layer", "i4"), ("block", "i4"), ("is_block", "u1"))
+ACTION_NAMES = ("alloc,free_requested,free_completed,segment_alloc,segment_free,segment_map,segment_unmap,"
+                "snapshot,oom,annotate")
+REC_STR_ATTRS = ("model", "execution", "torch_version", "device", "loss")
+REC_INT_ATTRS = ("live_before_bytes", "steps", "T", "N")
+
+
+def _crc(crc: int, arr) -> int:
+    import numpy as np
+    a = np.ascontiguousarray(arr)
+    return zlib.crc32(a.tobytes(), crc) if a.size else crc
+
+
+def write_h5(rec: dict, path: str) -> None:
+    """Writes the recording atomically (a temporary in the same folder, fsynced, renamed)."""
+    import h5py
+    import numpy as np
+    n = len(rec["ev_addr"])
+    labels = list(rec["mod_names"])
+    text = b"".join(s.encode() + b"\0" for s in labels)
+    offs, o = [], 0
+    for s in labels:
+        offs.append(o)
+        o += len(s.encode()) + 1
+    ev = {
+        "action": np.array([0 if s > 0 else 2 for s in rec["ev_size"]], dtype="u1"),
+        "addr": np.array(rec["ev_addr"], dtype="<i8"),
+        "size": np.array([abs(s) for s in rec["ev_size"]], dtype="<i8"),
+        "stream": np.full(n, -1, dtype="<i8"),
+        "time_us": np.array([t // 1000 for t in rec["ev_time"]], dtype="<i8"),
+        "device_free": np.full(n, -1, dtype="<i8"),
+        "label": np.array(rec["ev_module"], dtype="<i4"),
+    }
+    recev = {"storage": rec["ev_storage"], "step": rec["ev_step"], "phase": rec["ev_phase"],
+             "module": rec["ev_module"], "tstep": rec["ev_tstep"]}
+    marks = {"kind": rec["mk_kind"], "module": rec["mk_module"], "step": rec["mk_step"], "tstep": rec["mk_tstep"],
+             "event": rec["mk_event"], "storage": rec["mk_storage"], "numel": rec["mk_numel"]}
+    mods = {"label": list(range(len(labels))), "layer": rec["mod_layer"], "block": rec["mod_block"],
+            "is_block": rec["mod_is_block"]}
+    notes = "\n".join(rec["notes"])
+    str_attrs = {"source": "pytorch-record", "source_file": "", "allocator_settings": "", "allocator_config": "",
+                 "notes": notes, "format": EXT_FORMAT}
+    rec_str = {"model": rec["model_text"], "execution": rec["execution"], "torch_version": torch.__version__,
+               "device": "cpu", "loss": rec["loss"]}
+    rec_int = {"live_before_bytes": rec["live_before_bytes"], "steps": rec["steps_recorded"], "T": rec["T"],
+               "N": rec["N"]}
+    crc = 0
+    with atomic_path(path) as tmp:
+        with h5py.File(tmp, "w", libver="earliest") as f:
+            def put(name, data, dtype):
+                a = np.ascontiguousarray(np.array(data, dtype=dtype))
+                f.create_dataset(name, data=a, shape=a.shape, dtype=a.dtype)
+                return a
+            t_arr = put("labels/text", np.frombuffer(text, dtype="u1") if text else [], "u1")
+            o_arr = put("labels/offset", offs, "<i8")
+            crc = _crc(crc, t_arr)
+            crc = _crc(crc, o_arr)
+            for name, dt in _EVENT_COLS:
+                crc = _crc(crc, put("devices/0/events/" + name, ev[name], dt))
+            for grp, cols in (("segments", _SEG_COLS), ("blocks", _BLOCK_COLS)):
+                for name, dt in cols:
+                    put("devices/0/%s/%s" % (grp, name), [], dt)
+            f["devices/0"].attrs["device"] = np.int64(0)
+            crc = zlib.crc32(struct.pack("<i", 0), crc)
+            f["devices/0/events"].attrs["action_names"] = np.string_(ACTION_NAMES)
+            f["devices/0/blocks"].attrs["state_names"] = np.string_("active_allocated,active_pending_free,inactive")
+            f["devices/0/segments"].attrs["pool_names"] = np.string_("small,large,unknown")
+            # the record group
+            for name, dt in REC_EVENT_COLS:
+                crc = _crc(crc, put("record/events/" + name, recev[name], dt))
+            for name, dt in REC_MARK_COLS:
+                crc = _crc(crc, put("record/marks/" + name, marks[name], dt))
+            for name, dt in REC_MODULE_COLS:
+                crc = _crc(crc, put("record/modules/" + name, mods[name], dt))
+            f["record/marks"].attrs["kind_names"] = np.string_(",".join(MARK_KINDS))
+            f["record/events"].attrs["phase_names"] = np.string_(",".join(PHASES))
+            for k in REC_STR_ATTRS:
+                f["record"].attrs[k] = np.string_(rec_str[k].encode())
+                crc = zlib.crc32(rec_str[k].encode() + b"\0", crc)
+            for k in REC_INT_ATTRS:
+                f["record"].attrs[k] = np.int64(rec_int[k])
+                crc = zlib.crc32(struct.pack("<q", int(rec_int[k])), crc)
+            for k in ("source", "source_file", "allocator_settings", "allocator_config", "notes", "format"):
+                f.attrs[k] = np.string_(str_attrs[k].encode())
+                crc = zlib.crc32(str_attrs[k].encode() + b"\0", crc)
+            f.attrs["external_schema_version"] = np.int64(EXT_VERSION)
+            f.attrs["n_devices"] = np.int64(1)
+            f.attrs["settings_recorded"] = np.int64(0)
+            crc = zlib.crc32(struct.pack("<qqq", EXT_VERSION, 1, 0), crc)
+            f.attrs["content_crc32"] = np.int64(crc)
+
+
+# ---- python3 -m remat_torch record --------------------------------------------------
+
+def main(argv=None) -> int:
+    """python3 -m remat_torch record --factory PKG.MOD:FN [--kwargs JSON] --model M.json --out step.h5 ..."""
+    import argparse
+    import json
+    import sys
+    ap = argparse.ArgumentParser(prog="python3 -m remat_torch record",
+                                 description="Record real training steps of a module (CPU) as a remat trace: "
+                                             "every tensor storage allocation and free, marked with module, phase, "
+                                             "time step and what autograd saved. Then: remat simulate --trace OUT "
+                                             "--plan P.")
+    from remat_torch import cli_common
+    cli_common.add_factory_args(ap)
+    ap.add_argument("--model", help="the module's remat model file (python3 -m remat_torch import); default: "
+                                    "imported here with --input-shape, --T, --N")
+    ap.add_argument("--input-shape", type=cli_common.shape_arg, help="C,H,W or F (without --model)")
+    ap.add_argument("--T", type=int, help="time steps (default: the model file's)")
+    ap.add_argument("--N", type=int, help="batch size (default: the model file's)")
+    ap.add_argument("--loss", default=None, help="rate_mse or rate_ce (default: the model file's)")
+    ap.add_argument("--optimizer", default="sgd", help="sgd (lr 0.1, momentum 0.9), adam or none")
+    ap.add_argument("--plan", help="record the step under this plan (remat_torch.apply_plan): the measurement "
+                                   "to compare remat simulate's prediction with")
+    ap.add_argument("--steps", type=int, default=2, help="training steps to record (default 2; the last is predicted)")
+    ap.add_argument("--out", required=True, help="the trace to write (HDF5)")
+    ap.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    a = ap.parse_args(argv)
+    try:
+        net = cli_common.build(a)
+        torch.manual_seed(a.seed)
+        if a.model:
+            with open(a.model, "r", encoding="utf-8") as fh:
+                model = json.load(fh)
+        else:
+            if not (a.input_shape and a.T and a.N):
+                raise ValueError("--model, or --input-shape, --T and --N, expected")
+            from remat_torch.importer import to_model
+            model = to_model(net, a.input_shape, a.T, a.N)
+        T, N = a.T or int(model["T"]), a.N or int(model["N"])
+        shape = [int(v) for v in model["input"]["shape"]]
+        if model["input"].get("kind") == "spikes":
+            x = (torch.rand([T, N] + shape) < float(model["input"].get("rate", 0.3))).float()
+        else:
+            x = torch.rand([T, N] + shape)
+        labels = torch.randint(0, int(model["classes"]), (N,))
+        run = net
+        if a.plan:
+            from remat_torch import apply_plan
+            run = apply_plan(net, model, a.plan)
+        if a.optimizer == "none":
+            opt = None
+        elif a.optimizer == "sgd":
+            opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+        elif a.optimizer == "adam":
+            opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+        else:
+            raise ValueError("--optimizer: expected sgd, adam or none, got %r" % a.optimizer)
+        s = record(run, x, labels, out=a.out, steps=a.steps, loss=a.loss or model.get("loss", "rate_mse"),
+                   optimizer=opt, model=model)
+    except (ValueError, OSError, KeyError) as e:
+        return cli_common.fail("record", e)
+    if a.json:
+        print(json.dumps(s))
+    else:
+        print("recorded %d steps of %s (%s), %d events: %s" % (len(s["steps"]), model.get("name", "?"),
+                                                              s["execution"], s["events"], a.out))
+        for st in s["steps"]:
+            print("  step %d: peak live %d B (live at its start %d B)" % (st["step"], st["peak_live_bytes"],
+                                                                       st["live_at_start"]))
+        print("next: remat simulate --trace %s --plan PLAN" % a.out)
+    return 0

@@ -1,0 +1,134 @@
+"""test_record.py - remat_torch.record and `remat simulate` on a recorded PyTorch step.
+
+Run by tests/torch_record_test.sh (REMAT = the remat binary; SpikingJelly from
+../shared/third_party/spikingjelly on PYTHONPATH, skipped with the reason when absent).
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import h5py
+import torch
+import torch.nn as nn
+
+import remat_torch
+from remat_torch import record as R
+
+REMAT = os.environ.get("REMAT", "remat")
+try:
+    from spikingjelly.activation_based import functional, layer, neuron
+    HAVE_SJ = True
+except ImportError:  # pragma: no cover
+    HAVE_SJ = False
+
+
+def tiny_conv_snn():
+    torch.manual_seed(0)
+    net = nn.Sequential(layer.Conv2d(2, 4, 3, padding=1), layer.BatchNorm2d(4), neuron.LIFNode(),
+                        layer.MaxPool2d(2), layer.Conv2d(4, 8, 3, padding=1), layer.BatchNorm2d(8), neuron.IFNode(),
+                        layer.Flatten(), layer.Linear(8 * 4 * 4, 10), neuron.LIFNode())
+    functional.set_step_mode(net, "m")
+    return net
+
+
+def simulate(trace, plan=None):
+    cmd = [REMAT, "simulate", "--trace", trace, "--json"] + (["--plan", plan] if plan else [])
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+@unittest.skipUnless(HAVE_SJ, "SpikingJelly not on PYTHONPATH (../shared/third_party/spikingjelly absent)")
+class RecordTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="remat_record.")
+        cls.net = tiny_conv_snn()
+        cls.model = remat_torch.to_model(cls.net, input_shape=(2, 8, 8), T=4, N=2, input_kind="spikes")
+        cls.x = (torch.rand(4, 2, 2, 8, 8) < 0.3).float()
+        cls.labels = torch.tensor([1, 3])
+        opt = torch.optim.SGD(cls.net.parameters(), lr=0.1, momentum=0.9)
+        cls.trace = os.path.join(cls.tmp, "step.h5")
+        cls.summary = R.record(cls.net, cls.x, cls.labels, out=cls.trace, steps=2, optimizer=opt, model=cls.model)
+
+    def test_summary_and_marks(self):
+        s = self.summary
+        self.assertTrue(s["execution"].startswith("PyTorch ") and s["execution"].endswith(" on CPU, recorded"))
+        self.assertEqual(len(s["steps"]), 2)
+        self.assertGreater(s["steps"][1]["peak_live_bytes"], s["steps"][1]["live_at_start"])
+        with h5py.File(self.trace, "r") as f:
+            self.assertEqual(f.attrs["external_schema_version"], 2)
+            kinds = f["record/marks"].attrs["kind_names"].decode().split(",")
+            k = f["record/marks/kind"][()]
+            ts = f["record/marks/tstep"][()]
+            # every neuron marks its T = 4 time steps, forward and backward, in each step
+            self.assertEqual(sorted(set(ts[k == kinds.index("tstep_fwd")])), [0, 1, 2, 3])
+            self.assertGreater((k == kinds.index("tstep_bwd")).sum(), 0)
+            # autograd saved storages of the recording for the modules (conv inputs, BN, neurons)
+            saved = f["record/marks/storage"][()][k == kinds.index("pack")]
+            self.assertGreater((saved >= 0).sum(), 10)
+            # no sentinel of the recorder is left in the stream
+            self.assertFalse((f["devices/0/events/size"][()] == 1).any())
+
+    def test_plain_prediction_is_the_recording(self):
+        rc, out, err = simulate(self.trace)
+        self.assertEqual(rc, 0, err)
+        j = json.loads(out)
+        self.assertEqual(j["peak_live_bytes"], self.summary["steps"][-1]["peak_live_bytes"])
+        self.assertEqual(j["recorded_peak_live_bytes"], j["peak_live_bytes"])
+        self.assertEqual(j["execution"], self.summary["execution"])
+
+    def test_checkpointing_lowers_end_of_forward(self):
+        names = ",".join(b["name"] for b in self.model["blocks"])
+        rc, out, err = simulate(self.trace, names)
+        self.assertEqual(rc, 0, err)
+        j = json.loads(out)
+        rc0, out0, _ = simulate(self.trace)
+        j0 = json.loads(out0)
+        self.assertLess(j["end_of_forward_bytes"], j0["end_of_forward_bytes"])
+        self.assertGreater(j["replayed_allocations"], 0)
+        rc1, out1, _ = simulate(self.trace, names.replace("stem", "stem:bit"))
+        self.assertEqual(rc1, 0)
+        self.assertEqual(json.loads(out1)["compressed_bytes"], (4 * 2 * 2 * 8 * 8 + 7) // 8)
+
+    def test_refusals_name_the_reason(self):
+        rc, out, err = simulate(self.trace, "head/k2")
+        self.assertEqual(rc, 2)
+        self.assertIn("time chunks", err)
+        self.assertEqual(len(err.strip().splitlines()), 1)
+        rc, out, err = simulate(self.trace, "stem:sparse")
+        self.assertEqual(rc, 2)
+        self.assertIn("spike count", err)
+
+    def test_corrupted_trace_refused(self):
+        bad = os.path.join(self.tmp, "bad.h5")
+        with open(self.trace, "rb") as src, open(bad, "wb") as dst:
+            dst.write(src.read())
+        with h5py.File(bad, "r+") as f:
+            st = f["record/events/storage"]
+            v = st[()]
+            v[0] = 7
+            st[...] = v
+        rc, out, err = simulate(bad)
+        self.assertEqual(rc, 2)
+        self.assertIn("bad.h5", err)
+        self.assertEqual(len(err.strip().splitlines()), 1)
+
+    def test_cli(self):
+        mpath = os.path.join(self.tmp, "m.json")
+        with open(mpath, "w") as f:
+            json.dump(self.model, f)
+        out = os.path.join(self.tmp, "cli.h5")
+        p = subprocess.run([sys.executable, "-m", "remat_torch", "record", "--factory", "test_record:tiny_conv_snn",
+                            "--model", mpath, "--out", out, "--json"], capture_output=True, text=True,
+                           env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(len(json.loads(p.stdout)["steps"]), 2)
+        rc, o, err = simulate(out, "b2")
+        self.assertEqual(rc, 0, err)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,371 @@
+/* torch_sim.c - the peak of a recorded PyTorch step under a plan (torch_sim.h).
+ *
+ * Positions: recorded event i happens at key i. A change made by the plan gets a key
+ * between two recorded events: frees at a unit's forward end at fe - 0.3 (fe: the
+ * position of its fwd_end mark, the first event after the forward), the compressed
+ * input at fs - 0.2 (after the previous unit's frees), frees at the backward's end at
+ * be - 0.25, and the replay of a unit's forward inside (bs - 0.2, bs), after whatever
+ * ended at bs - 0.25 (the unit after it finishing its backward). The live bytes are
+ * then swept in key order, frees before allocations at equal keys.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/io/ext_record.h"
+#include "sim/torch_sim.h"
+
+#define BAD(...) remat_error_set(err, REMAT_ERR_INPUT, __VA_ARGS__)
+
+typedef struct point {
+    double key;
+    int64_t delta;
+} point;
+
+typedef struct points {
+    point *p;
+    int64_t n, cap;
+} points;
+
+static int add_point(points *ps, double key, int64_t delta, remat_error *err) {
+    if (ps->n == ps->cap) {
+        int64_t c = ps->cap ? ps->cap * 2 : 1024;
+        point *q = remat_xrealloc(ps->p, (size_t)c * sizeof *q, err);
+        if (!q) return 0;
+        ps->p = q;
+        ps->cap = c;
+    }
+    ps->p[ps->n].key = key;
+    ps->p[ps->n++].delta = delta;
+    return 1;
+}
+
+static int cmp_point(const void *a, const void *b) {
+    const point *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return (x->delta > y->delta) - (x->delta < y->delta); /* frees first */
+}
+
+remat_status remat_torch_sim_model(const remat_ext_trace *t, const char *origin, remat_model *out, remat_error *err) {
+    memset(out, 0, sizeof *out);
+    const remat_ext_record *r = t->record;
+    if (!r) return BAD("%s: /record: expected a recorded PyTorch step (remat_torch.record)", origin);
+    if (!r->model || !r->model[0])
+        return BAD("%s: /record: model: the step was recorded without a model file (record(..., model=...)); only "
+                   "remat plot reads it",
+                   origin);
+    return remat_model_parse(r->model, strlen(r->model), origin, out, err);
+}
+
+/* What the recording says about one checkpointed unit. */
+typedef struct unit {
+    int l0, l1;                 /* its layers */
+    remat_compressor comp;
+    int64_t mk_fs, mk_fe;       /* mark indices of its forward's begin and end */
+    int64_t fs, fe, bs, be;     /* positions */
+    int64_t in_sid, out_sid;    /* storages of its input and output (-1: older than the recording / none) */
+    int64_t in_numel;
+} unit;
+
+typedef struct step_marks {
+    int64_t mk_begin, mk_end;   /* mark indices of the step */
+    int64_t begin, end;         /* positions */
+    int64_t loss, bwd_end;      /* positions of the loss phase and of the phase after backward */
+} step_marks;
+
+/* The module of layer l (or of block b when is_block), -1 when the recording has none. */
+static int32_t module_of(const remat_ext_record *r, int layer, int block) {
+    for (int32_t i = 0; i < r->n_modules; i++) {
+        if (block >= 0 && r->modules[i].is_block && r->modules[i].block == block) return i;
+        if (block < 0 && r->modules[i].layer == layer) return i;
+    }
+    return -1;
+}
+
+/* The module's forward (first fwd_begin / fwd_end of the step, exactly one call), the
+ * arrival of its output's gradient and the completion of its input's. */
+static remat_status module_marks(const remat_ext_record *r, const step_marks *sm, int32_t q, const char *what,
+                                 const char *origin, int64_t *fb, int64_t *fe, int64_t *bb, int64_t *be,
+                                 remat_error *err) {
+    *fb = *fe = *bb = *be = -1;
+    int calls = 0;
+    for (int64_t m = sm->mk_begin; m <= sm->mk_end; m++) {
+        const remat_rec_mark *k = &r->marks[m];
+        if (k->module != q || k->kind == REMAT_REC_PHASE) continue;
+        if (k->kind == REMAT_REC_FWD_BEGIN && calls++ == 0) *fb = m;
+        else if (k->kind == REMAT_REC_FWD_END && *fe < 0) *fe = m;
+        else if (k->kind == REMAT_REC_BWD_BEGIN && *bb < 0 && *fe >= 0) *bb = m;
+        else if (k->kind == REMAT_REC_BWD_END && *be < 0 && *fe >= 0) *be = m;
+    }
+    if (calls != 1 || *fe < 0)
+        return BAD("%s: /record/marks: %s ran %d times in the step, expected once (a module called twice cannot be "
+                   "checkpointed as one unit here)",
+                   origin, what, calls);
+    return REMAT_OK;
+}
+
+static const char *module_name(const remat_ext_trace *t, int32_t q) {
+    return q >= 0 ? remat_ext_label(t, t->record->modules[q].label) : "?";
+}
+
+static remat_status find_step(const remat_ext_record *r, const char *origin, step_marks *sm, int *step,
+                              remat_error *err) {
+    int last = -1;
+    for (int64_t m = 0; m < r->n_marks; m++)
+        if (r->marks[m].kind == REMAT_REC_STEP_END && r->marks[m].step > last) last = r->marks[m].step;
+    if (last < 0) return BAD("%s: /record/marks: no complete training step recorded", origin);
+    memset(sm, 0, sizeof *sm);
+    sm->mk_begin = sm->mk_end = sm->loss = sm->bwd_end = -1;
+    int in_bwd = 0;
+    for (int64_t m = 0; m < r->n_marks; m++) {
+        const remat_rec_mark *k = &r->marks[m];
+        if (k->step != last) continue;
+        if (k->kind == REMAT_REC_STEP_BEGIN) sm->mk_begin = m, sm->begin = k->event;
+        if (k->kind == REMAT_REC_STEP_END) sm->mk_end = m, sm->end = k->event;
+        if (k->kind == REMAT_REC_PHASE) {
+            if (k->module == REMAT_REC_LOSS && sm->loss < 0) sm->loss = k->event;
+            if (in_bwd && sm->bwd_end < 0) sm->bwd_end = k->event;
+            in_bwd = k->module == REMAT_REC_BACKWARD;
+        }
+    }
+    if (sm->mk_begin < 0 || sm->mk_end < sm->mk_begin || sm->loss < 0 || sm->bwd_end < 0)
+        return BAD("%s: /record/marks: step %d lacks its step_begin, loss or backward phase marks", origin, last);
+    *step = last;
+    return REMAT_OK;
+}
+
+/* The units of plan p: each checkpointed block (with its span), cut at its splits. */
+static remat_status plan_units(const remat_ext_trace *t, const remat_model *m, const remat_plan *p,
+                               const step_marks *sm, const char *origin, unit **out, int *n_out, remat_error *err) {
+    const remat_ext_record *r = t->record;
+    *out = NULL;
+    *n_out = 0;
+    if (!p) return REMAT_OK;
+    unit *u = remat_xcalloc((size_t)m->n_layers + 1, sizeof *u, err);
+    if (!u) return REMAT_ERR_NOMEM;
+    int n = 0;
+    remat_status st = REMAT_OK;
+    for (int b = 0; b < p->n_blocks && st == REMAT_OK; b++) {
+        const remat_block_plan *bp = &p->blocks[b];
+        if (!bp->checkpoint) continue;
+        if (bp->k > 1) {
+            st = BAD("%s: blocks[%d].k: time chunks (k = %d) are not predicted for a recorded PyTorch step (the "
+                     "recording marks each time step of a neuron, not of the layers between them); expected k = 1",
+                     origin, b, bp->k);
+            break;
+        }
+        if (bp->compressor == REMAT_COMP_SPARSE) {
+            st = BAD("%s: blocks[%d].compressor: sparse is not predicted for a recorded PyTorch step (its bytes need "
+                     "the input's spike count, which the recording does not count); expected none, bool, uint8 or bit",
+                     origin, b);
+            break;
+        }
+        int span = bp->span > 1 ? bp->span : 1;
+        int first = m->blocks[b].first_layer;
+        int last_b = b + span - 1;
+        int last = m->blocks[last_b].first_layer + m->blocks[last_b].n_layers - 1;
+        int starts[REMAT_MAX_SPLITS + 2], ns = 0;
+        starts[ns++] = first;
+        for (int i = 0; i < bp->n_splits; i++) starts[ns++] = bp->splits[i];
+        starts[ns] = last + 1;
+        for (int sg = 0; sg < ns && st == REMAT_OK; sg++) {
+            unit *x = &u[n++];
+            x->l0 = starts[sg];
+            x->l1 = starts[sg + 1] - 1;
+            x->comp = bp->compressor;
+            /* the module whose forward opens / closes the unit: the block's own module when
+             * the unit starts / ends with it (a residual block's add runs inside it) */
+            int32_t qa = sg == 0 ? module_of(r, -1, b) : -1;
+            if (qa < 0) qa = module_of(r, x->l0, -1);
+            int32_t qz = sg == ns - 1 ? module_of(r, -1, last_b) : -1;
+            if (qz < 0) qz = module_of(r, x->l1, -1);
+            if (qa < 0 || qz < 0) {
+                st = BAD("%s: /record/modules: layer '%s' of block '%s' has no module of that name in the recording, "
+                         "expected the model's layer names to be the modules' qualified names",
+                         origin, m->layers[qa < 0 ? x->l0 : x->l1].name, m->blocks[b].name);
+                break;
+            }
+            int64_t fb, fe, bb, be, fb2, fe2, bb2, be2;
+            st = module_marks(r, sm, qa, module_name(t, qa), origin, &fb, &fe, &bb, &be, err);
+            if (st == REMAT_OK) st = module_marks(r, sm, qz, module_name(t, qz), origin, &fb2, &fe2, &bb2, &be2, err);
+            if (st != REMAT_OK) break;
+            x->mk_fs = fb;
+            x->mk_fe = fe2;
+            x->fs = r->marks[fb].event;
+            x->fe = r->marks[fe2].event;
+            x->in_sid = r->marks[fb].storage;
+            x->in_numel = r->marks[fb].numel;
+            x->out_sid = r->marks[fe2].storage;
+            x->bs = bb2 >= 0 ? r->marks[bb2].event : -1;
+            x->be = be >= 0 ? r->marks[be].event : sm->bwd_end;
+            if (x->bs < 0 || x->bs < x->fe || x->be < x->bs)
+                st = BAD("%s: /record/marks: the gradient of the output of '%s' never arrived in the recorded step "
+                         "(is its output used by the loss?)",
+                         origin, module_name(t, qz));
+        }
+    }
+    if (st != REMAT_OK) {
+        remat_xfree(u);
+        return st;
+    }
+    *out = u;
+    *n_out = n;
+    return REMAT_OK;
+}
+
+static int64_t compressed_bytes(remat_compressor c, int64_t numel) {
+    if (c == REMAT_COMP_BIT) return (numel + 7) / 8;
+    if (c == REMAT_COMP_BOOL || c == REMAT_COMP_UINT8) return numel;
+    return 0;
+}
+
+remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m, const remat_plan *p,
+                                 const char *origin, remat_torch_pred *out, remat_error *err) {
+    memset(out, 0, sizeof *out);
+    const remat_ext_record *r = t->record;
+    if (!r || t->n_devices < 1) return BAD("%s: /record: expected a recorded PyTorch step", origin);
+    const remat_ext_device *d = &t->devices[0];
+    const int64_t n = d->n_events, ns = r->n_storages;
+    step_marks sm;
+    remat_status st = find_step(r, origin, &sm, &out->step, err);
+    if (st != REMAT_OK) return st;
+    unit *units = NULL;
+    int nu = 0;
+    st = plan_units(t, m, p, &sm, origin, &units, &nu, err);
+    if (st != REMAT_OK) return st;
+    /* storages: alloc and free positions (n: not freed in the window), packs */
+    int64_t *apos = remat_xmalloc((size_t)(ns + 1) * sizeof(int64_t), err);
+    int64_t *fpos = remat_xmalloc((size_t)(ns + 1) * sizeof(int64_t), err);
+    double *fkey = remat_xmalloc((size_t)(ns + 1) * sizeof(double), err);
+    int64_t *pack_lo = remat_xmalloc((size_t)(ns + 1) * sizeof(int64_t), err);
+    int64_t *pack_hi = remat_xmalloc((size_t)(ns + 1) * sizeof(int64_t), err);
+    points ps = {0};
+    if (!apos || !fpos || !fkey || !pack_lo || !pack_hi) {
+        st = REMAT_ERR_NOMEM;
+        goto done;
+    }
+    for (int64_t s = 0; s < ns; s++) apos[s] = fpos[s] = n, pack_lo[s] = INT64_MAX, pack_hi[s] = -1;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t s = r->events[i].storage;
+        if (s < 0) continue;
+        if (d->events[i].action == REMAT_EXT_ALLOC) apos[s] = i;
+        else fpos[s] = i;
+    }
+    for (int64_t k = 0; k < r->n_marks; k++) {
+        const remat_rec_mark *mk = &r->marks[k];
+        if (mk->kind != REMAT_REC_PACK || mk->storage < 0) continue;
+        if (k < pack_lo[mk->storage]) pack_lo[mk->storage] = k;
+        if (k > pack_hi[mk->storage]) pack_hi[mk->storage] = k;
+    }
+    for (int64_t s = 0; s < ns; s++) fkey[s] = fpos[s] < n ? (double)fpos[s] : INFINITY;
+    /* 1 and 2: lifetimes changed in the forward */
+    for (int ui = 0; ui < nu; ui++) {
+        const unit *u = &units[ui];
+        for (int64_t i = u->fs; i < u->fe; i++) {
+            int64_t s = r->events[i].storage;
+            if (s < 0 || d->events[i].action != REMAT_EXT_ALLOC || fpos[s] < u->fe || s == u->out_sid) continue;
+            if (pack_hi[s] >= 0 && pack_lo[s] > u->mk_fs && pack_hi[s] < u->mk_fe) fkey[s] = u->fe - 0.3;
+        }
+        if (u->comp != REMAT_COMP_NONE) {
+            int64_t cb = compressed_bytes(u->comp, u->in_numel);
+            if (!add_point(&ps, u->fs - 0.2, cb, err) || !add_point(&ps, u->be - 0.25, -cb, err)) {
+                st = REMAT_ERR_NOMEM;
+                goto done;
+            }
+            out->compressed_bytes += cb;
+        }
+        if (u->in_sid >= 0) { /* an input older than the recording (the batch) is the caller's */
+            int64_t s = u->in_sid;
+            int only_unit = pack_hi[s] >= 0 && pack_lo[s] > u->mk_fs && pack_hi[s] < u->mk_fe;
+            if (u->comp != REMAT_COMP_NONE) {
+                if (only_unit && fpos[s] >= u->bs && fpos[s] <= u->be) fkey[s] = u->fe - 0.3;
+            } else if (fkey[s] < u->be - 0.25) {
+                fkey[s] = u->be - 0.25;
+            }
+        }
+    }
+    /* recorded storages, with their (changed) lifetimes; frees of older storages */
+    for (int64_t i = 0; i < n; i++) {
+        const remat_ext_event *e = &d->events[i];
+        int64_t s = r->events[i].storage;
+        int ok = 1;
+        if (e->action == REMAT_EXT_ALLOC) {
+            ok = add_point(&ps, (double)i, e->size, err);
+            if (ok && isfinite(fkey[s])) ok = add_point(&ps, fkey[s], -e->size, err);
+        } else if (s < 0) {
+            ok = add_point(&ps, (double)i, -e->size, err);
+        }
+        if (!ok) {
+            st = REMAT_ERR_NOMEM;
+            goto done;
+        }
+    }
+    /* 3: the replays */
+    for (int ui = 0; ui < nu; ui++) {
+        const unit *u = &units[ui];
+        const int64_t len = u->fe - u->fs;
+        const double base = u->bs - 0.2, step = 0.2 / (double)(len + 3);
+        if (u->comp != REMAT_COMP_NONE) { /* the decompressed input (float32 when older than the recording) */
+            int64_t b = u->in_sid >= 0 ? d->events[apos[u->in_sid]].size : 4 * u->in_numel;
+            if (!add_point(&ps, base + 0.5 * step, b, err) || !add_point(&ps, u->be - 0.25, -b, err)) {
+                st = REMAT_ERR_NOMEM;
+                goto done;
+            }
+        }
+        for (int64_t i = u->fs; i < u->fe; i++) {
+            int64_t s = r->events[i].storage;
+            if (s < 0 || d->events[i].action != REMAT_EXT_ALLOC) continue;
+            double a = base + (double)(i - u->fs + 1) * step, f;
+            int saved = pack_hi[s] >= 0 && pack_lo[s] > u->mk_fs && pack_hi[s] < u->mk_fe;
+            if (fpos[s] < u->fe) f = base + (double)(fpos[s] - u->fs + 1) * step;
+            else if (saved && fpos[s] >= u->bs && fpos[s] <= u->be) f = (double)fpos[s];
+            else if (saved) f = u->be - 0.25;
+            else f = base + (double)(len + 1) * step;
+            if (!add_point(&ps, a, d->events[i].size, err) || !add_point(&ps, f, -d->events[i].size, err)) {
+                st = REMAT_ERR_NOMEM;
+                goto done;
+            }
+            out->replayed_allocations++;
+        }
+    }
+    qsort(ps.p, (size_t)ps.n, sizeof *ps.p, cmp_point);
+    /* the sweep over the step */
+    int64_t live = r->live_before_bytes, peak = -1, events = 0, peak_key_i = sm.begin;
+    const double lo = sm.begin - 0.4, hi = (double)sm.end, eof = sm.loss - 0.05;
+    int have_eof = 0;
+    for (int64_t i = 0; i < ps.n; i++) {
+        if (ps.p[i].key >= lo && peak < 0) peak = live, out->live_at_start = live;
+        if (!have_eof && ps.p[i].key >= eof) out->end_of_forward_bytes = live, have_eof = 1;
+        if (ps.p[i].key >= hi) break;
+        live += ps.p[i].delta;
+        if (ps.p[i].key >= lo) {
+            events++;
+            if (live > peak) peak = live, peak_key_i = (int64_t)floor(ps.p[i].key);
+        }
+    }
+    if (peak < 0) peak = live, out->live_at_start = live;
+    if (!have_eof) out->end_of_forward_bytes = live;
+    out->peak_live_bytes = peak;
+    out->peak_event = peak_key_i;
+    out->events = events;
+    out->units = nu;
+    /* the recorded (plain) peak of the same step */
+    int64_t rl = r->live_before_bytes, rp = -1;
+    for (int64_t i = 0; i < sm.end; i++) {
+        if (i == sm.begin) rp = rl;
+        const remat_ext_event *e = &d->events[i];
+        rl += e->action == REMAT_EXT_ALLOC ? e->size : -e->size;
+        if (i >= sm.begin && rl > rp) rp = rl;
+    }
+    out->recorded_peak_live_bytes = rp < 0 ? rl : rp;
+done:
+    remat_xfree(ps.p);
+    remat_xfree(apos);
+    remat_xfree(fpos);
+    remat_xfree(fkey);
+    remat_xfree(pack_lo);
+    remat_xfree(pack_hi);
+    remat_xfree(units);
+    return st;
+}

@@ -1,0 +1,72 @@
+/* torch_sim.h - predicting the peak of a recorded PyTorch training step under a
+ * checkpoint plan (the step recorded by `remat_torch.record`, core/io/ext_record.h),
+ * as `remat_torch.apply_plan` executes it.
+ *
+ *   remat_ext_trace t;  remat_ext_trace_read_h5("step.h5", &t, &err);   // t.record set
+ *   remat_model m;      remat_torch_sim_model(&t, "step.h5", &m, &err); // the recorded model file
+ *   remat_torch_pred r; remat_torch_sim_run(&t, &m, &plan, "step.h5", &r, &err);
+ *
+ * The model (docs/simulator.md, "Recorded PyTorch steps"): the last recorded step's
+ * allocations and frees, in their recorded order, with these changes for each
+ * checkpointed unit (a block, a span of blocks, or one segment of a split block):
+ *  1. every storage allocated in the unit's forward that outlives it and that autograd
+ *     saved only for modules running inside that forward ends at the forward's end;
+ *     storages no module saved (a neuron's state, the unit's output) keep their
+ *     recorded lifetime;
+ *  2. the unit's input: kept until the unit's backward ends; with a compressor, a
+ *     compressed copy (bit: ceil(e/8) B, bool and uint8: e B, for e elements) lives
+ *     from the forward's start to the backward's end, and the full input, when only the
+ *     unit saved it, ends at the forward's end;
+ *  3. when the gradient of the unit's output arrives, its forward's allocations are
+ *     replayed in their recorded order (with a compressor, after a decompressed input
+ *     of the input's bytes): a replayed storage freed inside the forward is freed at
+ *     the same point of the replay; one that autograd saved lives until its recorded
+ *     free inside the unit's backward (the same saved-tensor release), or to the
+ *     backward's end; the rest ends with the replay;
+ *  4. temporaries inside an op, everything outside the units, as recorded.
+ * Refused, with the reason: time chunks (k > 1) (the recording does not yet say which
+ * allocations of a layer belong to which time step for layers that are not neurons),
+ * the sparse compressor (its bytes need the input's spike count, not recorded), a unit
+ * whose first or last layer has no module in the recording, a module run twice in a
+ * step.
+ */
+#ifndef REMAT_SIM_TORCH_SIM_H
+#define REMAT_SIM_TORCH_SIM_H
+
+#include <stdint.h>
+
+#include "core/base/status.h"
+#include "core/io/ext_trace.h"
+#include "core/model/model.h"
+#include "core/model/plan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct remat_torch_pred {
+    int step;                        /* the recorded step predicted (the last one) */
+    int64_t peak_live_bytes;         /* predicted, under the plan */
+    int64_t recorded_peak_live_bytes;/* the recorded step, plain */
+    int64_t end_of_forward_bytes;    /* live when the loss starts, under the plan */
+    int64_t live_at_start;           /* live when the step starts */
+    int64_t compressed_bytes;        /* compressed inputs held at the end of forward */
+    int64_t replayed_allocations;    /* allocations replayed by recomputation */
+    int64_t events;                  /* allocation events of the predicted step */
+    int units;                       /* checkpointed units */
+    int64_t peak_event;              /* recorded event at (or just before) the predicted peak */
+} remat_torch_pred;
+
+/* The model file text the trace was recorded with, parsed (origin names the trace).
+ * REMAT_ERR_INPUT when the trace has none ("recorded without a model file"). */
+remat_status remat_torch_sim_model(const remat_ext_trace *t, const char *origin, remat_model *out, remat_error *err);
+
+/* Predicts the last recorded step under plan p (NULL: plain). m must be the trace's
+ * model (remat_torch_sim_model) and p validated against it. */
+remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m, const remat_plan *p,
+                                 const char *origin, remat_torch_pred *out, remat_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
