@@ -1,10 +1,10 @@
 /* kernel_bodies.h - the per-element arithmetic of the CUDA kernels, written once for
  * host and device (REMAT_HOSTDEV, core/base/rng.h). The kernels in the cuda/ .cu files call these and
  * add only the thread mapping; tests/cuda_test.cc compiles the same functions on the
- * host and checks them bit for bit against core/ref/ref_kernels.c, which checks the
+ * host and checks them bit for bit against the reference kernels (core/ref/neuron.c, batchnorm.c, elementwise.c, loss.c, optim.c), which checks the
  * arithmetic even on a machine without a GPU.
  *
- * Every expression is written in the order of core/ref/ref_kernels.c (which follows
+ * Every expression is written in the order of the reference kernels (which follows
  * docs/determinism.md). Both sides compile without contraction (-ffp-contract=off on the
  * host, nvcc --fmad=false on the device), division and sqrt are IEEE-rounded on both
  * (nvcc's defaults -prec-div=true -prec-sqrt=true, no -use_fast_math), and the only
@@ -56,7 +56,7 @@ REMAT_HOSTDEV float bits_float(uint32_t u) {
 #endif
 }
 
-/* ---- neurons (ref_kernels.c: exp_poly, surrogate, neuron_fwd, neuron_bwd) ---- */
+/* ---- neurons (core/ref/neuron_math.h: exp_poly, surrogate; core/ref/neuron.c: neuron_fwd, neuron_bwd) ---- */
 
 /* e^x and the surrogates: core/ref/neuron_math.h, the one copy host and device share. */
 REMAT_HOSTDEV float exp_poly(float x) { return remat_exp_poly(x); }
@@ -130,7 +130,7 @@ REMAT_HOSTDEV float dropout_mask_value(uint64_t seed, uint64_t key, float p, flo
     return u >= p ? scale : 0.0f;
 }
 
-/* ---- batch norm: one channel c, rows ascending, in double (ref_kernels.c) ---- */
+/* ---- batch norm: one channel c, rows ascending, in double (core/ref/batchnorm.c) ---- */
 
 struct bn_stats {
     float mean, rstd;

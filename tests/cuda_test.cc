@@ -2,7 +2,7 @@
 //
 // Three parts:
 //  1. HostBodies.*: the per-element arithmetic of the CUDA kernels (cuda/kernel_bodies.h)
-//     compiled on the host and compared bit for bit with core/ref/ref_kernels.c. These run
+//     compiled on the host and compared bit for bit with the reference kernels (core/ref/). These run
 //     in every build, with or without CUDA or a GPU.
 //  2. CudaKernels.*: every backend entry on the device against the reference function
 //     on random inputs. Exact (bit) equality wherever the computation is the same
@@ -90,7 +90,7 @@ struct NeuronCase {
     std::string name;
 };
 
-// Every option combination of semantics.md, with non-default values mixed in.
+// Every option combination of docs/determinism.md, with non-default values mixed in.
 std::vector<NeuronCase> neuron_cases() {
     std::vector<NeuronCase> cs;
     for (int lif = 0; lif < 2; lif++)

@@ -5,7 +5,7 @@
 
 The reference builds the same T steps out of ordinary differentiable ops, with a
 per-step Heaviside whose backward is the surrogate sg(u) and the reset written as in
-semantics.md (detach_reset: the spike in the reset is detached). Autograd then derives
+docs/determinism.md (detach_reset: the spike in the reset is detached). Autograd then derives
 the backward recurrence by itself; the hand-written recurrence of snn.MultiStepNeuron
 must agree with it (float64, relative 1e-10) for every option combination, and the
 forward spikes must be identical.

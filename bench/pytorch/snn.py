@@ -10,7 +10,7 @@ model here computes what `remat run` computes on the reference backend:
 - multi-step IF / LIF neurons are one torch.autograd.Function each: the forward runs the
   T steps and saves only the potential h [T, N, C] (what remat's executor keeps for a
   stored neuron layer); the backward runs the surrogate-gradient recurrence of
-  semantics.md (sigmoid or atan surrogate, hard or soft reset, detach_reset, decay_input);
+  docs/determinism.md (sigmoid or atan surrogate, hard or soft reset, detach_reset, decay_input);
   both loops are TorchScript functions (as SpikingJelly's `torch` backend scripts its
   multi-step loops), which runs them about twice as fast as plain Python here;
 - batch norm: statistics over all T*N rows (F.batch_norm in training mode, eps 1e-5,
@@ -43,7 +43,7 @@ from torch.utils.checkpoint import checkpoint as torch_checkpoint
 @torch.jit.script
 def _neuron_forward(x: torch.Tensor, is_lif: bool, decay_input: bool, tau: float, vth: float, vreset: float,
                     soft: bool):
-    """The T steps of semantics.md; returns (spikes s, potentials h), both [T, N, ...].
+    """The T steps of docs/determinism.md; returns (spikes s, potentials h), both [T, N, ...].
     TorchScript, as SpikingJelly's `torch` backend scripts its multi-step loops."""
     T = x.shape[0]
     h_seq = torch.empty_like(x)
@@ -69,7 +69,7 @@ def _neuron_forward(x: torch.Tensor, is_lif: bool, decay_input: bool, tau: float
 @torch.jit.script
 def _neuron_backward(gs_seq: torch.Tensor, h_seq: torch.Tensor, is_lif: bool, decay_input: bool, tau: float,
                      vth: float, vreset: float, soft: bool, detach_reset: bool, sigmoid: bool, alpha: float):
-    """dL/dx from dL/ds and the saved h, by the recurrence of semantics.md."""
+    """dL/dx from dL/ds and the saved h, by the recurrence of docs/determinism.md."""
     T = h_seq.shape[0]
     gx_seq = torch.empty_like(h_seq)
     gv = torch.zeros_like(h_seq[0])

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-static const char *const op_names[REMAT_OP_COUNT] = {
+static const char *const op_names[] = {
     "linear_fwd", "linear_bwd", "neuron_fwd",  "neuron_bwd",    "batchnorm_fwd", "batchnorm_bwd",
     "add_fwd",    "add_bwd",    "dropout_fwd", "dropout_bwd",   "loss_fwd",      "loss_bwd",
     "compress",   "decompress", "optimizer",   "fill",          "zero",          "copy",

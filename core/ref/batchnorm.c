@@ -1,4 +1,4 @@
-/* batchnorm.c - the reference training-mode batch norm (semantics.md).
+/* batchnorm.c - the reference training-mode batch norm (docs/determinism.md).
  *
  * Fixed choices (cuda/batchnorm.cu mirrors them): per-channel sums in double, positions (row,
  * then pixel of a [C, H, W] activation) in ascending order; two passes (mean, then sum of squared deviations). mean and

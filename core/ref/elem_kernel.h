@@ -8,7 +8,7 @@
  *    is always fp32 (the neuron's h, v and gv, the dropout mask) is plain float arrays.
  *
  * 2. Per-path copies. A kernel's arithmetic is ONE always_inline body; the macro
- *    REMAT_ELEM_CLONES(name, params, call) wraps it in three functions compiled for
+ *    REMAT_ELEM_CLONES(name, params, args, call) wraps it in three functions compiled for
  *    baseline x86-64 (SSE2), AVX2 + FMA and AVX-512 by function attributes, and a
  *    dispatcher `name` that runs the copy of the path remat_ref_simd_get() reports
  *    (simd.h), read once per call, as the GEMM does. GCC auto-vectorises each copy for
@@ -49,10 +49,15 @@
 #define REMAT_ELEM_TARGET_AVX512
 #endif
 
-/* Defines `static void name params` (args: the names of params, in parentheses) that
- * runs `call` (an expression of those names, usually an always_inline body) on the
- * current path, from three copies name_scalar, name_avx2, name_avx512 (noinline, so
- * each keeps its own code, and objdump shows it under its name). */
+/* Defines `static void name params` that runs `call` on the current path, from three
+ * copies name_scalar, name_avx2, name_avx512 (noinline, so each keeps its own code, and
+ * objdump shows it under its name). The four arguments:
+ *   name    the dispatcher's name (the copies get _scalar, _avx2, _avx512 appended);
+ *   params  its parameter list in parentheses, with types: (float *out, int64_t n);
+ *   args    the names of those parameters in parentheses, in order: (out, n); the
+ *           dispatcher passes them on to the copy it picks;
+ *   call    the statement each copy runs: an expression of those names, usually a call
+ *           of the always_inline body. */
 #define REMAT_ELEM_CLONES(name, params, args, call)                                       \
     static __attribute__((noinline)) void name##_scalar params { call; }                  \
     static __attribute__((noinline)) REMAT_ELEM_TARGET_AVX2 void name##_avx2 params {     \

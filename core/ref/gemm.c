@@ -1,7 +1,7 @@
 /* gemm.c - the reference backend's three deterministic single-precision GEMMs: the
  * driver (blocking, packing, threads) around a micro-kernel chosen at run time.
  *
- * The contract (ref_kernels.h, semantics.md): every output element is ONE fixed chain
+ * The contract (ref_kernels.h, docs/determinism.md): every output element is ONE fixed chain
  *
  *     c = (accumulate ? C[i,j] : +0.0f);  for k = 0 .. K-1:  c = fma(A(i,k), B(k,j), c)
  *

@@ -1,4 +1,4 @@
-/* linear.c - the reference linear layer: y = x W^T + b per row (semantics.md).
+/* linear.c - the reference linear layer: y = x W^T + b per row (docs/determinism.md).
  *
  * Fixed choices (cuda/linear.cu mirrors them): the output chain of each element
  * starts from the bias (or +0 without one) and continues over `in` in ascending

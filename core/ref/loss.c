@@ -1,4 +1,4 @@
-/* loss.c - the reference rate losses (semantics.md).
+/* loss.c - the reference rate losses (docs/determinism.md).
  *
  * Fixed choices (cuda/loss.cu mirrors them): reductions in double, ascending order;
  * labels outside [0, K) contribute no one-hot term (the model loader rejects them

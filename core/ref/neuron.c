@@ -1,4 +1,4 @@
-/* neuron.c - the reference IF / LIF neurons, multi-step (semantics.md, exact formulas).
+/* neuron.c - the reference IF / LIF neurons, multi-step (docs/determinism.md, exact formulas).
  *
  * Fixed choices (cuda/neuron.cu mirrors them through the same core/ref/neuron_math.h):
  * sigma(z) = 1 / (1 + e^-z) with the polynomial e^x of neuron_math.h; the backward

@@ -1,4 +1,4 @@
-/* neuron_math.h - the neuron arithmetic that is not a plain formula of semantics.md,
+/* neuron_math.h - the neuron arithmetic that is not a plain formula of docs/determinism.md,
  * written once for the CPU reference (core/ref/neuron.c) and the CUDA kernels
  * (cuda/kernel_bodies.h, cuda/neuron.cu): the polynomial e^x and the surrogate
  * gradients. C and C++; host and device (REMAT_NEURON_FN).
@@ -10,7 +10,7 @@
  * same bits in every lane and on the device, as both sides compile without
  * contraction (-ffp-contract=off, nvcc --fmad=false).
  *
- * remat_surrogate_grad: sg(u) of semantics.md, sigmoid (alpha * s * (1 - s) with
+ * remat_surrogate_grad: sg(u) of docs/determinism.md, sigmoid (alpha * s * (1 - s) with
  * s = 1 / (1 + e^-(alpha u))) or atan ((alpha / 2) / (1 + (pi/2 alpha u)^2)).
  */
 #ifndef REMAT_NEURON_MATH_H

@@ -8,7 +8,7 @@
  * Backward functions ACCUMULATE (+=) into every gradient they write (dinp,
  * dweight, dbias), so callers zero gradient buffers once when allocating them.
  *
- * Determinism contract (docs/semantics.md):
+ * Determinism contract (docs/determinism.md):
  *  - every output element of a GEMM is summed over K in one fixed order that does
  *    not depend on the number of rows or on the element's position in a tile;
  *  - weight/bias gradients are reduced per time step (P_t summed over the N rows
@@ -71,7 +71,7 @@ void remat_ref_linear_backward_bf16(uint16_t *dinp, float *dweight, float *dbias
                                     const uint16_t *inp, const uint16_t *weight, float *scratch, int64_t t_steps,
                                     int64_t N, int64_t in, int64_t out_f);
 
-/* IF / LIF over t_steps steps of nf = N*F elements (semantics.md, exact formulas).
+/* IF / LIF over t_steps steps of nf = N*F elements (docs/determinism.md, exact formulas).
  * v [nf]: on entry v_{t0-1} (callers set v_reset, or 0 under soft reset, before the
  * first step), on return the state after the last step.
  * h [t_steps, nf]: the pre-spike potential, saved for backward; may be NULL. */
@@ -172,7 +172,7 @@ void remat_ref_add_backward(float *da, float *db, const float *dout, int64_t n);
 void remat_ref_add_forward_bf16(uint16_t *out, const uint16_t *a, const uint16_t *b, int64_t n);
 void remat_ref_add_backward_bf16(uint16_t *da, uint16_t *db, const uint16_t *dout, int64_t n);
 
-/* Rate losses (semantics.md). out [T,N,K]; rate [N,K] = mean over t (summed in
+/* Rate losses (docs/determinism.md). out [T,N,K]; rate [N,K] = mean over t (summed in
  * ascending t, then divided by T); returns L. */
 float remat_ref_loss_forward(float *rate, const float *out, const int32_t *labels, remat_loss_type type, int64_t T,
                              int64_t N, int64_t K);
