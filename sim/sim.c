@@ -140,9 +140,16 @@ static remat_status plan_copy(const remat_plan *src, remat_plan *dst, remat_erro
 static const char *kind_name(int k) { return k == REMAT_EVENT_ALLOC ? "alloc" : k == REMAT_EVENT_FREE ? "free" : "?"; }
 
 static void describe_event(const remat_event *e, char *buf, size_t len) {
-    snprintf(buf, len, "%s %lld B role %s phase %s block %d layer %d", kind_name(e->kind), (long long)e->bytes,
+    snprintf(buf, len, "%s %lld B [%lld, %lld, %lld, %lld]/%d enc %d role %s phase %s block %d layer %d",
+             kind_name(e->kind), (long long)e->bytes, (long long)e->dims[0], (long long)e->dims[1],
+             (long long)e->dims[2], (long long)e->dims[3], (int)e->ndim, (int)e->enc,
              remat_role_name((remat_role)e->role), remat_phase_name((remat_phase)e->phase), (int)e->block,
              (int)e->layer);
+}
+
+static int same_shape(const remat_event *x, const remat_event *y) {
+    return x->enc == y->enc && x->ndim == y->ndim && x->time_dim == y->time_dim && x->batch_dim == y->batch_dim &&
+           !memcmp(x->dims, y->dims, sizeof x->dims);
 }
 
 int64_t remat_sim_compare_events(const remat_trace *a, const remat_trace *b, char *what, size_t what_len) {
@@ -150,7 +157,7 @@ int64_t remat_sim_compare_events(const remat_trace *a, const remat_trace *b, cha
     for (int64_t i = 0; i < n; i++) {
         const remat_event *x = &a->events[i], *y = &b->events[i];
         if (x->kind != y->kind || x->bytes != y->bytes || x->role != y->role || x->phase != y->phase ||
-            x->block != y->block || x->layer != y->layer) {
+            x->block != y->block || x->layer != y->layer || !same_shape(x, y)) {
             if (what) {
                 char dx[96], dy[96];
                 describe_event(x, dx, sizeof dx);
@@ -238,6 +245,22 @@ static remat_status check_baseline(remat_sim *s, remat_error *err) {
     return st;
 }
 
+/* The trace's own T, N and precision are those of the model text it carries. */
+static remat_status check_recorded_model(const remat_sim *s, const remat_trace *b, remat_error *err) {
+    const remat_model *m = &s->base_model;
+    if (b->T != m->T || b->N != m->N)
+        return remat_error_set(err, REMAT_ERR_INPUT,
+                               "%s: %s: expected the model text's %s = %lld, found %lld (the attribute and the model "
+                               "disagree)",
+                               s->origin, b->T != m->T ? "T" : "N", b->T != m->T ? "T" : "N",
+                               (long long)(b->T != m->T ? m->T : m->N), (long long)(b->T != m->T ? b->T : b->N));
+    if (b->precision != (int32_t)m->precision)
+        return remat_error_set(err, REMAT_ERR_INPUT,
+                               "%s: precision: expected the model text's \"%s\", found \"%s\"", s->origin,
+                               remat_precision_name(m->precision), remat_precision_name((remat_precision)b->precision));
+    return REMAT_OK;
+}
+
 /* ---- facade ------------------------------------------------------------------------ */
 
 remat_sim *remat_sim_init(const remat_trace *base, const remat_sim_opts *o, remat_error *err) {
@@ -264,6 +287,7 @@ remat_sim *remat_sim_init(const remat_trace *base, const remat_sim_opts *o, rema
     if ((st = remat_model_parse(base->model_text ? base->model_text : "", strlen(base->model_text ? base->model_text : ""),
                                 origin, &s->base_model, err)) != REMAT_OK)
         goto fail;
+    if ((st = check_recorded_model(s, base, err)) != REMAT_OK) goto fail;
     if (!blank(base->plan_text)) { /* a plan file that checkpoints nothing is still plain backpropagation */
         remat_plan p;
         remat_error e = {0};

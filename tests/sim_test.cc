@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/exec/executor.h"
@@ -393,6 +394,31 @@ TEST_F(SimRefuses, ModelTextOfAnotherModel) {
     Model other("tiny-3block-if");
     ASSERT_EQ(remat_trace_set_texts(&base.t, other.m.text, "", nullptr), REMAT_OK);
     std::string msg = refuse(base.t);
+    EXPECT_NE(msg.find("base.h5: T: expected the model text's T = 4, found 6"), std::string::npos) << msg;
+    base.t.T = other.m.T;  // the attributes agree with the text: the events do not
+    base.t.N = other.m.N;
+    msg = refuse(base.t);
+    EXPECT_NE(msg.find("base.h5: events:"), std::string::npos) << msg;
+}
+
+// Values of one trace that contradict each other are refused, not simulated.
+TEST_F(SimRefuses, AttributesAgainstTheModelText) {
+    base.t.N += 1;
+    std::string msg = refuse(base.t);
+    EXPECT_NE(msg.find("base.h5: N: expected the model text's N = 8, found 9"), std::string::npos) << msg;
+    base.t.N -= 1;
+    base.t.precision = REMAT_PRECISION_BF16;  // bf16 on a model (and tensors) of fp32
+    msg = refuse(base.t);
+    EXPECT_NE(msg.find("base.h5: precision: expected the model text's \"fp32\", found \"bf16\""), std::string::npos)
+        << msg;
+    base.t.precision = REMAT_PRECISION_FP32;
+    // an event's shape edited with its bytes kept: [6, 8, 12] read as [8, 6, 12]
+    int64_t i = 0;
+    while (i < base.t.n_events && (base.t.events[i].ndim < 2 || base.t.events[i].dims[0] == base.t.events[i].dims[1]))
+        i++;
+    ASSERT_LT(i, base.t.n_events);
+    std::swap(base.t.events[i].dims[0], base.t.events[i].dims[1]);
+    msg = refuse(base.t);
     EXPECT_NE(msg.find("base.h5: events:"), std::string::npos) << msg;
 }
 

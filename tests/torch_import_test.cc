@@ -303,6 +303,42 @@ TEST(ExtTraceH5, RoundTripAndChecks) {
     EXPECT_EQ(remat_ext_trace_read_h5("/nonexistent.h5", &y, &err), REMAT_ERR_IO);
 }
 
+// Sizes whose sum would overflow a replay's running totals (2^63 - 1, or two of
+// 2^61) are refused on import and on reading an ext trace, naming the entry.
+TEST(TorchImport, SizesThatOverflowTheReplayAreRefused) {
+    {
+        Py s = new_snapshot();
+        s.get("device_traces")->items[0].items[3].set("size", Py::n(INT64_MAX));
+        Imported im(s);
+        EXPECT_EQ(im.st, REMAT_ERR_INPUT);
+        EXPECT_EQ(std::string(im.err.msg).rfind("t.pickle: device 0/events/size: event 3 has 9223372036854775807 bytes", 0),
+                  0u)
+            << im.err.msg;
+    }
+    {
+        Py s = new_snapshot();
+        s.get("device_traces")->items[0].items[2].set("size", Py::n((int64_t)1 << 61));
+        s.get("device_traces")->items[0].items[3].set("size", Py::n((int64_t)1 << 61));
+        Imported im(s);
+        EXPECT_EQ(im.st, REMAT_ERR_INPUT);
+        EXPECT_NE(std::string(im.err.msg).find("event 3 has 2305843009213693952 bytes, expected sizes >= 0 that add up "
+                                               "to at most 2^62"),
+                  std::string::npos)
+            << im.err.msg;
+    }
+    Imported ok(new_snapshot());
+    ASSERT_EQ(ok.st, REMAT_OK) << ok.err.msg;
+    ok.t.devices[0].events[3].size = INT64_MAX;  // a crafted file: written as is, refused on reading
+    std::string p = tmp("ext_huge.h5");
+    remat_error err = {};
+    ASSERT_EQ(remat_ext_trace_write_h5(&ok.t, p.c_str(), &err), REMAT_OK) << err.msg;
+    remat_ext_trace r;
+    EXPECT_EQ(remat_ext_trace_read_h5(p.c_str(), &r, &err), REMAT_ERR_INPUT);
+    EXPECT_EQ(std::string(err.msg).rfind(p + ": /devices/0/events/size: event 3 has 9223372036854775807 bytes", 0), 0u)
+        << err.msg;
+    remat_ext_trace_free(&r);
+}
+
 TEST(TorchImport, RealSnapshots) {
     std::string dir = remat_test::torch_fixture_dir("fuzz/seeds/pickle/scalars.pickle", 3);
     if (dir.empty()) GTEST_SKIP() << "../shared/fixtures/torch-snapshots is absent: real snapshots not imported";

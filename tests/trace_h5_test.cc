@@ -74,7 +74,7 @@ void make_trace(remat_trace *t, int64_t n_tensors, uint64_t seed) {
         t->decompress_s_per_elem[c] = c ? 3.25e-10 * c : 0.0;
     }
     std::vector<int64_t> live;
-    std::vector<int64_t> bytes_of(n_tensors, 0);
+    std::vector<remat_event> alloc_of((size_t)n_tensors);
     int64_t next = 0;
     double time = 0;
     while (next < n_tensors || !live.empty()) {
@@ -90,30 +90,33 @@ void make_trace(remat_trace *t, int64_t n_tensors, uint64_t seed) {
             for (int d = 0; d < 4; d++) e.dims[d] = d < e.ndim ? (int64_t)(1 + rng() % 512) : 1;
             e.time_dim = (int8_t)(e.ndim ? (int)(rng() % (e.ndim + 1)) - 1 : -1);
             e.batch_dim = (int8_t)(e.ndim ? (int)(rng() % (e.ndim + 1)) - 1 : -1);
-            e.bytes = (int64_t)(rng() % (1ull << 40));
-            bytes_of[e.tensor] = e.bytes;
+            e.enc = (uint8_t)(rng() % REMAT_ENC_COUNT);
+            int64_t elems = e.dims[0] * e.dims[1] * e.dims[2] * e.dims[3];
+            // the bytes follow from the shape and encoding (4 per non-zero when sparse)
+            e.bytes = remat_encoding_bytes((remat_encoding)e.enc, elems, (int64_t)(rng() % (uint64_t)(elems + 1)));
+            e.nnz = (rng() % 2) ? -1 : (int64_t)(rng() % (uint64_t)(elems + 1));
+            alloc_of[(size_t)e.tensor] = e;
             live.push_back(e.tensor);
         } else {
             size_t k = rng() % live.size();
+            const remat_event &a = alloc_of[(size_t)live[k]];
             e.kind = REMAT_EVENT_FREE;
             e.tensor = live[k];
             live[k] = live.back();
             live.pop_back();
-            e.bytes = bytes_of[e.tensor];
-            e.ndim = 2;
-            e.dims[0] = 7;
-            e.dims[1] = 9;
-            e.dims[2] = e.dims[3] = 1;
-            e.time_dim = 0;
-            e.batch_dim = 1;
+            e.bytes = a.bytes;  // a free carries its tensor's shape, as the executor records it
+            e.ndim = a.ndim;
+            memcpy(e.dims, a.dims, sizeof e.dims);
+            e.time_dim = a.time_dim;
+            e.batch_dim = a.batch_dim;
+            e.enc = a.enc;
+            e.nnz = a.nnz;
         }
-        e.nnz = (rng() % 2) ? -1 : (int64_t)(rng() % 100000);
         e.layer = (int32_t)(rng() % 20) - 1;
         e.block = (int32_t)(rng() % 6) - 1;
         e.iter = (int32_t)(rng() % 4);
         e.phase = (uint8_t)(rng() % REMAT_PHASE_COUNT);
         e.role = (uint8_t)(rng() % REMAT_ROLE_COUNT);
-        e.enc = (uint8_t)(rng() % REMAT_ENC_COUNT);
         ASSERT_GE(remat_trace_add_event(t, &e, &err), 0);
     }
     for (int i = 0; i < 300; i++) {
@@ -345,6 +348,7 @@ TEST(TraceH5, RoundTripEmptyTrace) {
     remat_trace_init(&t);  // no texts, no events: written as empty strings and empty datasets
     t.T = 1;               // T and N are range-checked on reading
     t.N = 1;
+    snprintf(t.backend, sizeof t.backend, "ref");  // and the backend is one remat has
     write_ok(t, p);
     remat_error err = {};
     ASSERT_EQ(read_trace(p, &back, &err), REMAT_OK) << err.msg;
@@ -549,7 +553,7 @@ TEST(TraceH5, ContentChecksumCatchesDataChanges) {
     hid_t d = H5Dopen2(f, "/events/time_s", H5P_DEFAULT);
     std::vector<double> v(t.n_events);
     H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data());
-    v[3] += 1.0;
+    v[t.n_events - 1] += 1.0;  // the last event: times stay in order
     H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data());
     H5Dclose(d);
     H5Fclose(f);
@@ -561,7 +565,7 @@ TEST(TraceH5, ContentChecksumCatchesDataChanges) {
     remat_trace back;
     remat_error err = {};
     ASSERT_EQ(read_trace(p, &back, &err), REMAT_OK) << err.msg;
-    EXPECT_EQ(back.events[3].time_s, t.events[3].time_s + 1.0);
+    EXPECT_EQ(back.events[t.n_events - 1].time_s, t.events[t.n_events - 1].time_s + 1.0);
     remat_trace_free(&back);
     remat_trace_free(&t);
 }
@@ -583,9 +587,9 @@ TEST(TraceH5, InconsistentEventsRefused) {
         {"/events/tensor: event 1 allocates tensor 0, which is already live",
          {{REMAT_EVENT_ALLOC, 0}, {REMAT_EVENT_ALLOC, 0}},
          100},
-        {"/events/bytes: event 1 frees tensor 0 with 99 bytes, allocated with 100",
+        {"/events/bytes: event 1 frees tensor 0 with 96 bytes, allocated with 100",
          {{REMAT_EVENT_ALLOC, 0}, {REMAT_EVENT_FREE, 0}},
-         99},
+         96},
         {"/events/tensor: event 0 names tensor 5", {{REMAT_EVENT_ALLOC, 5}}, 100},
     };
     for (const Case &c : cases) {
@@ -600,12 +604,13 @@ TEST(TraceH5, InconsistentEventsRefused) {
             e.tensor = kv.second;
             e.bytes = kv.first == REMAT_EVENT_FREE ? c.free_bytes : 100;
             e.ndim = 1;
-            e.dims[0] = 25;
+            e.dims[0] = e.bytes / 4;  // fp32: the bytes follow from the shape
             e.dims[1] = e.dims[2] = e.dims[3] = 1;
             e.time_dim = e.batch_dim = -1;
             e.nnz = -1;
             ASSERT_GE(remat_trace_add_event(&t, &e, &err), 0);
         }
+        snprintf(t.backend, sizeof t.backend, "ref");
         write_ok(t, p);
         expect_refused(p, c.what);
         remat_trace_free(&t);
@@ -747,7 +752,60 @@ TEST(TraceH5, MissingMistypedAndUnequalDatasetsRefused) {
         H5Fclose(f2);
     }
     expect_refused(p, "seed: expected a decimal integer");
+    // a seed above 2^64 - 1 (strtoull saturates: it must not read as 2^64 - 1)
+    {
+        hid_t f2 = open_rw(p);
+        remat_error err = {};
+        ASSERT_EQ(remat_h5_attr_write_str(f2, p.c_str(), "/", "seed", "18446744073709551616", &err), REMAT_OK);
+        H5Fclose(f2);
+    }
+    expect_refused(p, "seed: expected a decimal integer in 0..18446744073709551615, found '18446744073709551616'");
     remat_trace_free(&t);
+}
+
+// Sizes a crafted file carries: every product of its dims and counts is checked
+// (no signed overflow, UBSan clean), and each must agree with the event's bytes.
+TEST(TraceH5, CraftedSizesAndContradictionsRefused) {
+    Files files;
+    std::string p = files.add("crafted.h5");
+    struct Case {
+        const char *what;
+        void (*poke)(remat_trace *, int64_t);  // on the first allocation with ndim >= 2
+    };
+    const Case cases[] = {
+        {"/events/dims: event", [](remat_trace *t, int64_t i) { t->events[i].dims[0] = (int64_t)1 << 62; }},
+        {"expected at most 2^40 elements", [](remat_trace *t, int64_t i) {
+             t->events[i].dims[0] = (int64_t)1 << 31;
+             t->events[i].dims[1] = (int64_t)1 << 31;
+         }},
+        {"in dimension 1, expected 1..2^40", [](remat_trace *t, int64_t i) { t->events[i].dims[1] = 0; }},
+        {"in dimension 3, expected 1 (past ndim)", [](remat_trace *t, int64_t i) { t->events[i].dims[3] = 2; }},
+        {"/events/nnz: event", [](remat_trace *t, int64_t i) { t->events[i].nnz = (int64_t)1 << 62; }},
+        {"/events/nnz: event", [](remat_trace *t, int64_t i) {
+             const remat_event &e = t->events[i];
+             t->events[i].nnz = e.dims[0] * e.dims[1] * e.dims[2] * e.dims[3] + 1;
+         }},
+        {"/events/bytes: event", [](remat_trace *t, int64_t i) {
+             t->events[i].enc = REMAT_ENC_F32;
+             t->events[i].bytes = INT64_MAX;
+         }},
+        {"/events/time_s: event", [](remat_trace *t, int64_t i) { t->events[i + 1].time_s = t->events[i].time_s - 1e-3; }},
+        {"backend: expected \"ref\", \"cuda\" or \"sim\" (a prediction), found \"xyz\"",
+         [](remat_trace *t, int64_t) { snprintf(t->backend, sizeof t->backend, "xyz"); }},
+    };
+    for (const Case &c : cases) {
+        remat_trace t;
+        make_trace(&t, 30, 2);
+        int64_t i = 0;
+        while (i < t.n_events && (t.events[i].kind != REMAT_EVENT_ALLOC || t.events[i].ndim < 2 ||
+                                  t.events[i].enc == REMAT_ENC_SPARSE))
+            i++;
+        ASSERT_LT(i + 1, t.n_events);
+        c.poke(&t, i);
+        write_ok(t, p);
+        expect_refused(p, c.what);
+        remat_trace_free(&t);
+    }
 }
 
 // Every value the simulator uses is range-checked, with or without the checksum.

@@ -47,14 +47,25 @@ typedef enum remat_encoding {
     REMAT_ENC_COUNT
 } remat_encoding;
 
-/* Byte size of a tensor of `elems` elements with `nnz` non-zeros. */
+/* a*b when a, b >= 0 and the product is at most `limit`, else -1; never overflows.
+ * The one checked product of sizes: every product of sizes read from a file
+ * (model dims, trace dims and nnz, imported byte counts) goes through it. */
+static inline int64_t remat_mul_capped(int64_t a, int64_t b, int64_t limit) {
+    if (a < 0 || b < 0) return -1;
+    if (a == 0 || b == 0) return 0;
+    if (a > limit / b) return -1;
+    return a * b;
+}
+
+/* Byte size of a tensor of `elems` elements with `nnz` non-zeros; -1 for a
+ * negative count or a size above INT64_MAX. */
 static inline int64_t remat_encoding_bytes(remat_encoding enc, int64_t elems, int64_t nnz) {
     switch (enc) {
-    case REMAT_ENC_F32: case REMAT_ENC_I32: return elems * 4;
-    case REMAT_ENC_BF16: return elems * 2;
-    case REMAT_ENC_U8: return elems;
-    case REMAT_ENC_BIT: return (elems + 7) / 8;
-    case REMAT_ENC_SPARSE: return nnz * 4;
+    case REMAT_ENC_F32: case REMAT_ENC_I32: return remat_mul_capped(elems, 4, INT64_MAX);
+    case REMAT_ENC_BF16: return remat_mul_capped(elems, 2, INT64_MAX);
+    case REMAT_ENC_U8: return elems < 0 ? -1 : elems;
+    case REMAT_ENC_BIT: return elems < 0 ? -1 : elems / 8 + (elems % 8 != 0);
+    case REMAT_ENC_SPARSE: return remat_mul_capped(nnz, 4, INT64_MAX);
     default: return -1;
     }
 }

@@ -107,6 +107,30 @@ int32_t remat_ext_add_label(remat_ext_trace *t, const char *s, size_t len, remat
     return t->n_labels++;
 }
 
+/* total += v, 0 when it stays within REMAT_EXT_MAX_TOTAL_BYTES (v >= 0). */
+static int add_size(int64_t *total, int64_t v) {
+    if (v < 0 || v > REMAT_EXT_MAX_TOTAL_BYTES - *total) return -1;
+    *total += v;
+    return 0;
+}
+
+remat_status remat_ext_check_sizes(const remat_ext_device *d, const char *where, remat_error *err) {
+    int64_t total = 0;
+    const char *what = NULL;
+    int64_t at = -1, v = 0;
+    for (int64_t i = 0; i < d->n_events && !what; i++)
+        if (add_size(&total, v = d->events[i].size)) what = "events/size: event", at = i;
+    for (int64_t i = 0; i < d->n_segments && !what; i++)
+        if (add_size(&total, v = d->segments[i].total_size)) what = "segments/total_size: segment", at = i;
+    for (int64_t i = 0; i < d->n_blocks && !what; i++)
+        if (add_size(&total, v = d->blocks[i].size)) what = "blocks/size: block", at = i;
+    if (!what) return REMAT_OK;
+    return remat_error_set(err, REMAT_ERR_INPUT,
+                           "%s/%s %lld has %lld bytes, expected sizes >= 0 that add up to at most 2^62 bytes per "
+                           "device (the sizes before it add up to %lld)",
+                           where, what, (long long)at, (long long)v, (long long)total);
+}
+
 const char *remat_ext_label(const remat_ext_trace *t, int32_t i) {
     if (i < 0 || i >= t->n_labels) return "";
     return t->label_text + t->label_off[i];

@@ -122,6 +122,15 @@ void remat_ext_note(remat_ext_trace *t, const char *fmt, ...)
 #endif
     ;
 
+/* The most bytes one device's sizes (event sizes, segment and block sizes) may add up
+ * to: every running sum of a replay (allocated, reserved, live) stays below it, so no
+ * sum of sizes from a file overflows. 2^62 B is 4 EiB, past any device. */
+#define REMAT_EXT_MAX_TOTAL_BYTES ((int64_t)1 << 62)
+
+/* REMAT_ERR_INPUT, naming `where` (e.g. "s.h5: /devices/1") and the first size that
+ * takes the total of device d past REMAT_EXT_MAX_TOTAL_BYTES (or is negative). */
+remat_status remat_ext_check_sizes(const remat_ext_device *d, const char *where, remat_error *err);
+
 /* ---- the live blocks at a point of the window --------------------------------
  * A block is live from its `alloc` to its `free_completed` (a `free_requested` block
  * is still held: the allocator cannot reuse it yet). Blocks live before the window are

@@ -283,7 +283,9 @@ static remat_status check_device(const char *path, const remat_ext_trace *t, int
     if (next_block != d->n_blocks)
         return BAD("%s: /devices/%d/blocks: %lld blocks, but the segments hold %lld", path, (int)di,
                    (long long)d->n_blocks, (long long)next_block);
-    return REMAT_OK;
+    char where[300];
+    snprintf(where, sizeof where, "%s: /devices/%d", path, (int)di);
+    return remat_ext_check_sizes(d, where, err);
 }
 
 remat_status remat_ext_trace_read_h5(const char *path, remat_ext_trace *out, remat_error *err) {

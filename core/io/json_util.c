@@ -40,13 +40,6 @@ char *json_strdup(const char *s, remat_error *err) {
     return d;
 }
 
-int64_t json_mul_capped(int64_t a, int64_t b, int64_t limit) {
-    if (a < 0 || b < 0) return -1;
-    if (a == 0 || b == 0) return 0;
-    if (a > limit / b) return -1;
-    return a * b;
-}
-
 const char *json_path(char *buf, size_t len, const char *prefix, const char *key) {
     if (prefix && prefix[0]) snprintf(buf, len, "%s.%s", prefix, key);
     else snprintf(buf, len, "%s", key);

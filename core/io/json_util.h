@@ -97,7 +97,4 @@ remat_status json_check_name(const json_ctx *c, const cJSON *v, const char *fiel
 /* Copy of s through remat_xmalloc (NULL on failure with err set). */
 char *json_strdup(const char *s, remat_error *err);
 
-/* a*b when the result is in [0, limit], else -1 (no overflow for any a, b >= 0). */
-int64_t json_mul_capped(int64_t a, int64_t b, int64_t limit);
-
 #endif

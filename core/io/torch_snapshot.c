@@ -613,6 +613,11 @@ remat_status remat_torch_snapshot_import(const uint8_t *data, size_t size, const
         report_missing(im);
         if (out->n_devices == 0) st = remat_ext_trace_set_devices(out, 1, err);
     }
+    for (int32_t di = 0; di < out->n_devices && st == REMAT_OK; di++) { /* every sum a replay keeps fits */
+        char where[300];
+        snprintf(where, sizeof where, "%s: device %d", org, (int)di);
+        st = remat_ext_check_sizes(&out->devices[di], where, err);
+    }
     remat_xfree(im->lh);
     remat_xfree(im->fc);
     remat_pk_free(&doc);

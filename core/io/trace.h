@@ -23,6 +23,9 @@ extern "C" {
 /* The T and N a trace may hold: a model's own limits (core/model/model_json.c). */
 #define REMAT_TRACE_MAX_T ((int64_t)1 << 20)
 #define REMAT_TRACE_MAX_N ((int64_t)1 << 24)
+/* The largest tensor a trace may describe, in elements and in bytes: the model
+ * loader refuses any tensor of 1 TiB or more, so a larger one is a damaged file. */
+#define REMAT_TRACE_MAX_TENSOR ((int64_t)1 << 40)
 
 typedef enum remat_event_kind { REMAT_EVENT_ALLOC = 0, REMAT_EVENT_FREE = 1 } remat_event_kind;
 

@@ -11,6 +11,7 @@
  * live alloc of the same bytes). Every failure is one REMAT_ERR_INPUT line naming
  * the file and the dataset.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -214,6 +215,41 @@ remat_status remat_trace_write_h5(const remat_trace *t, const char *path, remat_
 
 #define BAD(...) remat_error_set(err, REMAT_ERR_INPUT, __VA_ARGS__)
 
+#define MAX_TENSOR_TEXT "2^40"
+
+/* The first dimension out of range (< 1 within ndim, not 1 past it, as the writer
+ * stores them), or -1. */
+static int bad_dim(const remat_event *e) {
+    for (int d = 0; d < 4; d++)
+        if (d < e->ndim ? e->dims[d] < 1 || e->dims[d] > REMAT_TRACE_MAX_TENSOR : e->dims[d] != 1) return d;
+    return -1;
+}
+
+/* The event's element count, -1 above REMAT_TRACE_MAX_TENSOR. */
+static int64_t event_elems(const remat_event *e) {
+    int64_t n = 1;
+    for (int d = 0; d < e->ndim && n >= 0; d++) n = remat_mul_capped(n, e->dims[d], REMAT_TRACE_MAX_TENSOR);
+    return n;
+}
+
+/* The bytes the encoding gives these elements (the executor's rule,
+ * remat_encoding_bytes); a sparse tensor's are 4 per non-zero, which the
+ * recording does not keep: any multiple of 4 up to 4 per element. -1: none fits. */
+static int64_t event_bytes(const remat_event *e, int64_t elems) {
+    if (e->enc != REMAT_ENC_SPARSE) return remat_encoding_bytes((remat_encoding)e->enc, elems, 0);
+    return e->bytes >= 0 && e->bytes % 4 == 0 && e->bytes / 4 <= elems ? e->bytes : -1;
+}
+
+static const char *event_bytes_expected(const remat_event *e, int64_t elems, char *buf, size_t len) {
+    if (e->enc == REMAT_ENC_SPARSE)
+        snprintf(buf, len, "a multiple of 4 up to %lld (4 per non-zero of %lld elements, sparse)",
+                 (long long)(elems * 4), (long long)elems);
+    else
+        snprintf(buf, len, "%lld (%lld elements in encoding %d)",
+                 (long long)remat_encoding_bytes((remat_encoding)e->enc, elems, 0), (long long)elems, e->enc);
+    return buf;
+}
+
 static remat_status check_events(const char *path, const remat_trace *t, remat_error *err) {
     int64_t n = t->n_events;
     int64_t *live = NULL;
@@ -226,6 +262,9 @@ static remat_status check_events(const char *path, const remat_trace *t, remat_e
     for (int64_t i = 0; i < n && st == REMAT_OK; i++) {
         const remat_event *e = &t->events[i];
         long long li = (long long)i;
+        int d;
+        int64_t elems;
+        char want[128];
         if (e->kind > REMAT_EVENT_FREE)
             st = BAD("%s: /events/kind: event %lld has kind %d, expected 0..1", path, li, e->kind);
         else if (e->phase >= REMAT_PHASE_COUNT)
@@ -245,12 +284,24 @@ static remat_status check_events(const char *path, const remat_trace *t, remat_e
         else if (e->batch_dim < -1 || e->batch_dim >= e->ndim)
             st = BAD("%s: /events/batch_dim: event %lld has batch_dim %d, expected -1..%d", path, li, e->batch_dim,
                      e->ndim - 1);
-        else if (e->dims[0] < 0 || e->dims[1] < 0 || e->dims[2] < 0 || e->dims[3] < 0)
-            st = BAD("%s: /events/dims: event %lld has a negative extent", path, li);
-        else if (e->bytes < 0)
-            st = BAD("%s: /events/bytes: event %lld has %lld bytes, expected >= 0", path, li, (long long)e->bytes);
-        else if (e->nnz < -1)
-            st = BAD("%s: /events/nnz: event %lld has nnz %lld, expected >= -1", path, li, (long long)e->nnz);
+        else if ((d = bad_dim(e)) >= 0)
+            st = BAD("%s: /events/dims: event %lld has extent %lld in dimension %d, expected %s", path, li,
+                     (long long)e->dims[d], d, d < e->ndim ? "1.." MAX_TENSOR_TEXT : "1 (past ndim)");
+        else if ((elems = event_elems(e)) < 0)
+            st = BAD("%s: /events/dims: event %lld has [%lld, %lld, %lld, %lld], expected at most " MAX_TENSOR_TEXT
+                     " elements",
+                     path, li, (long long)e->dims[0], (long long)e->dims[1], (long long)e->dims[2],
+                     (long long)e->dims[3]);
+        else if (e->bytes < 0 || e->bytes != event_bytes(e, elems))
+            st = BAD("%s: /events/bytes: event %lld has %lld bytes, expected %s", path, li, (long long)e->bytes,
+                     event_bytes_expected(e, elems, want, sizeof want));
+        else if (e->nnz < -1 || e->nnz > elems)
+            st = BAD("%s: /events/nnz: event %lld has nnz %lld, expected -1 (not counted) or 0..%lld (its elements)",
+                     path, li, (long long)e->nnz, (long long)elems);
+        else if (i > 0 && e->time_s < t->events[i - 1].time_s)
+            st = BAD("%s: /events/time_s: event %lld at %g s comes before event %lld at %g s, expected times in "
+                     "order",
+                     path, li, e->time_s, li - 1, t->events[i - 1].time_s);
         else if (e->layer < -1 || e->block < -1)
             st = BAD("%s: /events/%s: event %lld has %d, expected >= -1", path, e->layer < -1 ? "layer" : "block", li,
                      e->layer < -1 ? e->layer : e->block);
@@ -475,19 +526,26 @@ static remat_status read_open(hid_t f, const char *path, remat_trace *out, remat
             st = BAD("%s: simd: expected a SIMD path name (1..%zu of a-z, 0-9, _), e.g. \"avx2\"", path,
                      sizeof t.simd - 1);
     }
-    if (st == REMAT_OK && strlen(backend) >= sizeof t.backend)
-        st = BAD("%s: backend: expected at most %zu characters", path, sizeof t.backend - 1);
+    if (st == REMAT_OK && strcmp(backend, "ref") && strcmp(backend, "cuda") && strcmp(backend, "sim") &&
+        strcmp(backend, "dry")) {
+        char shown[24];
+        size_t k = 0;
+        for (; k + 4 < sizeof shown && backend[k]; k++) shown[k] = backend[k] >= 0x20 && backend[k] < 0x7f ? backend[k] : '?';
+        snprintf(shown + k, sizeof shown - k, "%s", backend[k] ? "..." : "");
+        st = BAD("%s: backend: expected \"ref\", \"cuda\" or \"sim\" (a prediction), found \"%s\"", path, shown);
+    }
     if (st == REMAT_OK && strlen(acfg) >= sizeof t.allocator_config)
         st = BAD("%s: allocator_config: expected at most %zu characters", path, sizeof t.allocator_config - 1);
     if (st == REMAT_OK) {
         char *end = NULL;
+        errno = 0;
         unsigned long long sv = strtoull(seed, &end, 10);
-        if (!seed[0] || *end || seed[0] < '0' || seed[0] > '9') {
+        if (!seed[0] || *end || seed[0] < '0' || seed[0] > '9' || errno == ERANGE) {
             char shown[41];
             size_t k = 0;
             for (; k < 40 && seed[k]; k++) shown[k] = seed[k] >= 0x20 && seed[k] < 0x7f ? seed[k] : '?';
             shown[k] = 0;
-            st = BAD("%s: seed: expected a decimal integer, found '%s'", path, shown);
+            st = BAD("%s: seed: expected a decimal integer in 0..18446744073709551615, found '%s'", path, shown);
         }
         t.seed = sv;
     }

@@ -60,7 +60,7 @@ static remat_status parse_input(const json_ctx *c, const cJSON *root, remat_mode
     }
     m->in_ndim = nd;
     m->in = nd == 1 ? (remat_shape){m->in_shape[0], 1, 1, 1} : (remat_shape){m->in_shape[0], m->in_shape[1], m->in_shape[2], 3};
-    m->in_features = json_mul_capped(json_mul_capped(m->in.c, m->in.h, MAX_FEATURES * MAX_FEATURES), m->in.w,
+    m->in_features = remat_mul_capped(remat_mul_capped(m->in.c, m->in.h, MAX_FEATURES * MAX_FEATURES), m->in.w,
                                      (int64_t)1 << 31);
     if (m->in_features < 0)
         return json_fail(c, "input.shape", "expected at most 2^31 elements per sample, got %lld x %lld x %lld",
@@ -387,8 +387,8 @@ static remat_status derive(const json_ctx *c, remat_model *m) {
 
 /* Size limits that depend on T and N (also re-checked by remat_model_rescale). */
 static remat_status check_sizes(const json_ctx *c, const remat_model *m) {
-    int64_t rows = json_mul_capped(m->T, m->N, TENSOR_BYTES_LIMIT);
-    if (rows < 0 || json_mul_capped(json_mul_capped(rows, m->in_features, TENSOR_BYTES_LIMIT), 4,
+    int64_t rows = remat_mul_capped(m->T, m->N, TENSOR_BYTES_LIMIT);
+    if (rows < 0 || remat_mul_capped(remat_mul_capped(rows, m->in_features, TENSOR_BYTES_LIMIT), 4,
                                     TENSOR_BYTES_LIMIT) < 0)
         return json_fail(c, "input.shape",
                          "expected T*N*features*4 bytes under 1 TiB, got T=%lld, N=%lld, features=%lld",
@@ -396,8 +396,8 @@ static remat_status check_sizes(const json_ctx *c, const remat_model *m) {
     for (int i = 0; i < m->n_layers; i++) {
         const remat_layer *l = &m->layers[i];
         int64_t w = l->out_features > l->in_features ? l->out_features : l->in_features;
-        int64_t act = rows < 0 ? -1 : json_mul_capped(rows, w, TENSOR_BYTES_LIMIT);
-        act = act < 0 ? -1 : json_mul_capped(act, 4, TENSOR_BYTES_LIMIT);
+        int64_t act = rows < 0 ? -1 : remat_mul_capped(rows, w, TENSOR_BYTES_LIMIT);
+        act = act < 0 ? -1 : remat_mul_capped(act, 4, TENSOR_BYTES_LIMIT);
         char field[48];
         snprintf(field, sizeof field, "layers[%d]", i);
         if (act < 0)
@@ -408,7 +408,7 @@ static remat_status check_sizes(const json_ctx *c, const remat_model *m) {
         if (remat_layer_n_params(l) > 0) {
             int64_t dims[4], n = 1;
             int nd = remat_layer_param_dims(l, 0, dims);
-            for (int d = 0; d < nd; d++) n = n < 0 ? -1 : json_mul_capped(n, dims[d], TENSOR_BYTES_LIMIT / 4);
+            for (int d = 0; d < nd; d++) n = n < 0 ? -1 : remat_mul_capped(n, dims[d], TENSOR_BYTES_LIMIT / 4);
             if (n < 0)
                 return json_fail(c, field, "expected a weight under 1 TiB, got in=%lld x out=%lld floats",
                                  (long long)l->in_features, (long long)l->out_features);
