@@ -88,6 +88,45 @@ extern "C" {
     X(void, fill_bernoulli##S, (A *out, int64_t n, float rate, uint64_t seed, uint64_t stream, uint64_t key),       \
       (out, n, rate, seed, stream, key))
 
+/* The data-parallel pieces (docs/determinism.md, "Data parallelism"): the blocked
+ * reductions of batch norm and the loss, and dropout on a shard of the batch. Only
+ * the reference backend has them (the CUDA backend leaves them NULL, and the executor
+ * refuses --reduce-blocks and world sizes above 1 there). */
+#define REMAT_SHARD_KERNELS(X, A, S)                                                                                 \
+    X(void, dropout_forward_at##S,                                                                                   \
+      (A *out, const A *inp, uint64_t seed, uint64_t iter, int layer, float p, int64_t t_steps, int64_t nf,         \
+       int64_t c0),                                                                                                  \
+      (out, inp, seed, iter, layer, p, t_steps, nf, c0))                                                            \
+    X(void, dropout_backward_at##S,                                                                                  \
+      (A *dinp, const A *dout, uint64_t seed, uint64_t iter, int layer, float p, int64_t t_steps, int64_t nf,       \
+       int64_t c0),                                                                                                  \
+      (dinp, dout, seed, iter, layer, p, t_steps, nf, c0))                                                          \
+    X(void, loss_blocks##S,                                                                                          \
+      (double *part, float *rate, const A *out, const int32_t *labels, remat_loss_type type, int64_t T, int64_t N, \
+       int64_t K, int64_t nblk),                                                                                     \
+      (part, rate, out, labels, type, T, N, K, nblk))                                                               \
+    X(void, loss_backward_n##S,                                                                                      \
+      (A *dout, const float *rate, const int32_t *labels, remat_loss_type type, int64_t T, int64_t N, int64_t K,    \
+       int64_t n_total),                                                                                             \
+      (dout, rate, labels, type, T, N, K, n_total))                                                                 \
+    X(void, bn_block_sums##S,                                                                                        \
+      (double *sum, const A *inp, const double *mu_total, int64_t n, int64_t T, int64_t N, int64_t nblk, int64_t C, \
+       int64_t hw),                                                                                                  \
+      (sum, inp, mu_total, n, T, N, nblk, C, hw))                                                                   \
+    X(void, bn_block_apply##S,                                                                                       \
+      (A *out, float *mean, float *rstd, float *running_mean, float *running_var, const A *inp,                     \
+       const float *weight, const float *bias, const double *sum, const double *sq, int64_t n, int64_t rows,        \
+       int64_t C, int64_t hw),                                                                                       \
+      (out, mean, rstd, running_mean, running_var, inp, weight, bias, sum, sq, n, rows, C, hw))                     \
+    X(void, bn_block_backward_sums##S,                                                                               \
+      (double *sdy, double *sdyx, const A *dout, const A *inp, const float *mean, const float *rstd, int64_t T,    \
+       int64_t N, int64_t nblk, int64_t C, int64_t hw),                                                              \
+      (sdy, sdyx, dout, inp, mean, rstd, T, N, nblk, C, hw))                                                        \
+    X(void, bn_block_backward_apply##S,                                                                              \
+      (A *dinp, float *dweight, float *dbias, const A *dout, const A *inp, const float *weight, const float *mean,  \
+       const float *rstd, const double *sdy, const double *sdyx, int64_t n, int64_t rows, int64_t C, int64_t hw),   \
+      (dinp, dweight, dbias, dout, inp, weight, mean, rstd, sdy, sdyx, n, rows, C, hw))
+
 #define REMAT_BACKEND_KERNELS(X)                                                                                     \
     REMAT_ACTIVATION_KERNELS(X, float, )                                                                             \
     X(void, dropout_mask, (float *mask, uint64_t seed, uint64_t iter, int layer, float p, int64_t nf),              \
@@ -102,6 +141,8 @@ extern "C" {
     X(void, fill_labels, (int32_t *labels, int64_t n, int64_t classes, uint64_t seed, uint64_t key),                \
       (labels, n, classes, seed, key))                                                                              \
     X(void, bf16_from_f32, (uint16_t *dst, const float *src, int64_t n), (dst, src, n))                            \
+    REMAT_SHARD_KERNELS(X, float, )                                                                                  \
+    REMAT_SHARD_KERNELS(X, uint16_t, _bf16)                                                                          \
     REMAT_BACKEND_KERNELS_BF16(X)
 
 #define REMAT_BACKEND_KERNELS_BF16(X) REMAT_ACTIVATION_KERNELS(X, uint16_t, _bf16)

@@ -376,6 +376,7 @@ static remat_status segment_backward(remat_session *s, int sg, remat_tensor *dou
         TRY(remat_ex_alloc(s, &s->ls[j].gv));
         TRY(remat_ex_zero(s, &s->ls[j].gv));
     }
+    TRY(remat_ex_shard_grads_begin(s, g->first, g->n));
     int64_t tc = T / g->k;
     for (int c = g->k - 1; c >= 0; c--) {
         if (g->checkpoint) { /* recompute the chunk from its boundary state */
@@ -440,6 +441,7 @@ static remat_status segment_backward(remat_session *s, int sg, remat_tensor *dou
         }
     }
     for (int j = g->first; chunked && j <= last; j++) TRY(remat_ex_free(s, &s->ls[j].gv));
+    TRY(remat_ex_shard_grads_end(s, g->first, g->n));
     for (int j = g->first; s->bf16 && j <= last; j++) { /* the step's bf16 weight copies (gemm_weights) */
         TRY(remat_ex_free(s, &s->wcast[j * 2 + 1]));
         TRY(remat_ex_free(s, &s->wcast[j * 2]));
@@ -637,8 +639,10 @@ remat_session *remat_session_init(const remat_model *m, const remat_plan *p, rem
     s->bound = remat_xcalloc((size_t)m->n_layers * (size_t)s->max_k, sizeof(remat_tensor), err);
     s->ls = remat_xcalloc((size_t)m->n_layers, sizeof(layer_state), err);
     s->wcast = remat_xcalloc((size_t)m->n_layers * 2, sizeof(remat_tensor), err);
+    s->gacc = remat_xcalloc((size_t)m->n_layers * 2, sizeof(remat_tensor), err);
     s->bf16 = m->precision == REMAT_PRECISION_BF16;
-    if (!s->param || !s->grad || !s->opt1 || !s->opt2 || !s->act || !s->comp || !s->bound || !s->ls || !s->wcast)
+    if (!s->param || !s->grad || !s->opt1 || !s->opt2 || !s->act || !s->comp || !s->bound || !s->ls || !s->wcast ||
+        !s->gacc)
         goto fail;
     /* every handle starts unallocated */
     remat_tensor none;
@@ -647,12 +651,13 @@ remat_session *remat_session_init(const remat_model *m, const remat_plan *p, rem
     for (int i = 0; i <= s->sch.n_segs; i++) s->act[i] = none;
     for (int i = 0; i < s->sch.n_segs; i++) s->comp[i] = none;
     for (size_t i = 0; i < (size_t)m->n_layers * (size_t)s->max_k; i++) s->bound[i] = none;
-    for (size_t i = 0; i < (size_t)m->n_layers * 2; i++) s->wcast[i] = none;
+    for (size_t i = 0; i < (size_t)m->n_layers * 2; i++) s->wcast[i] = s->gacc[i] = none;
     for (int j = 0; j < m->n_layers; j++) {
         layer_state *st = &s->ls[j];
         st->out = st->h = st->mean = st->rstd = st->v = st->gv = st->grad = none;
     }
     s->input = s->labels = s->input_grad = none;
+    if (remat_ex_shard_init(s, err) != REMAT_OK) goto fail;
     if (remat_mem_init(&s->mem, b, &o->caching, o->trace, err) != REMAT_OK) goto fail;
     s->t0 = s->ops->now(b->ctx);
     if (o->trace) {
@@ -681,7 +686,9 @@ static remat_status make_batch(remat_session *s) {
     TRY(remat_ex_alloc(s, &s->input));
     op_t op;
     remat_ex_op_begin(s, &op, REMAT_OP_FILL, -1, -1, m->T, s->input.elems);
-    if (s->ops->has_data) {
+    if (s->ops->has_data && s->shard) {
+        TRY(remat_ex_shard_input(s));
+    } else if (s->ops->has_data) {
         if (m->input_spikes)
             ACT_KERNEL(s, fill_bernoulli, s->be->ctx, s->input.ptr, s->input.elems, m->input_rate, s->o.seed,
                        REMAT_RNG_INPUT, (uint64_t)s->iter);
@@ -694,7 +701,9 @@ static remat_status make_batch(remat_session *s) {
     remat_tensor_describe(&s->labels, REMAT_ENC_I32, REMAT_ROLE_BATCH, -1, -1, 1, ldims, -1, 0, -1);
     TRY(remat_ex_alloc(s, &s->labels));
     remat_ex_op_begin(s, &op, REMAT_OP_FILL, -1, -1, 0, m->N);
-    if (s->ops->has_data)
+    if (s->ops->has_data && s->shard)
+        TRY(remat_ex_shard_labels(s));
+    else if (s->ops->has_data)
         s->ops->fill_labels(s->be->ctx, (int32_t *)s->labels.ptr, m->N, m->classes, s->o.seed, (uint64_t)s->iter);
     TRY(remat_ex_op_end(s, &op));
     return note_nnz(s, &s->input, -1, m->input_spikes ? REMAT_VALUES_BINARY : REMAT_VALUES_REAL);
@@ -749,7 +758,9 @@ static remat_status step(remat_session *s, int apply_optimizer, remat_step_resul
     op_t op;
     remat_ex_op_begin(s, &op, REMAT_OP_LOSS_FWD, -1, -1, m->T, s->act[n].elems);
     float loss = 0.0f;
-    if (s->ops->has_data)
+    if (s->shard)
+        TRY(remat_ex_shard_loss(s, &rate, s->act[n].ptr, &loss));
+    else if (s->ops->has_data)
         loss = ACT_KERNEL(s, loss_forward, s->be->ctx, fptr(&rate), s->act[n].ptr, (const int32_t *)s->labels.ptr,
                           m->loss, m->T, m->N, m->classes);
     TRY(remat_ex_op_end(s, &op));
@@ -767,7 +778,10 @@ static remat_status step(remat_session *s, int apply_optimizer, remat_step_resul
     TRY(remat_ex_alloc(s, &dout));
     TRY(remat_ex_zero(s, &dout));
     remat_ex_op_begin(s, &op, REMAT_OP_LOSS_BWD, -1, -1, m->T, dout.elems);
-    if (s->ops->has_data)
+    if (s->ops->has_data && s->shard) /* the mean over the global batch */
+        ACT_KERNEL(s, loss_backward_n, s->be->ctx, dout.ptr, fptr(&rate), (const int32_t *)s->labels.ptr, m->loss,
+                   m->T, m->N, m->classes, s->n_total);
+    else if (s->ops->has_data)
         ACT_KERNEL(s, loss_backward, s->be->ctx, dout.ptr, fptr(&rate), (const int32_t *)s->labels.ptr, m->loss, m->T,
                    m->N, m->classes);
     TRY(remat_ex_op_end(s, &op));
@@ -837,6 +851,7 @@ void remat_session_free(remat_session *s) {
         remat_ex_free(s, &s->input);
         size_t np = (size_t)s->m->n_layers * MAXP;
         for (size_t i = 0; s->wcast && i < (size_t)s->m->n_layers * 2; i++) remat_ex_free(s, &s->wcast[i]);
+        for (size_t i = 0; s->gacc && i < (size_t)s->m->n_layers * 2; i++) remat_ex_free(s, &s->gacc[i]);
         for (size_t i = 0; i < np; i++) {
             remat_ex_free(s, &s->opt2[i]);
             remat_ex_free(s, &s->opt1[i]);
@@ -855,6 +870,7 @@ void remat_session_free(remat_session *s) {
     remat_xfree(s->bound);
     remat_xfree(s->ls);
     remat_xfree(s->wcast);
+    remat_xfree(s->gacc);
     remat_xfree(s);
 }
 
@@ -913,6 +929,8 @@ remat_status remat_session_get_dropout_mask(remat_session *s, int layer, float *
         return remat_error_set(err, REMAT_ERR_INPUT, "layer %d has no dropout mask", layer);
     if (!s->ops->has_data)
         return remat_error_set(err, REMAT_ERR_INPUT, "dropout mask: the %s backend holds no data", s->ops->name);
+    if (s->sample0 != 0)
+        return remat_error_set(err, REMAT_ERR_INPUT, "dropout mask: held by the first rank only");
     const remat_layer *l = &s->m->layers[layer];
     int64_t nf = s->m->N * l->out_features;
     void *tmp = NULL;

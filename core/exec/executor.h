@@ -32,6 +32,7 @@
 
 #include "core/alloc/alloc_model.h"
 #include "core/exec/backend.h"
+#include "core/exec/reduce.h"
 #include "core/model/model.h"
 #include "core/model/plan.h"
 #include "core/base/status.h"
@@ -63,6 +64,12 @@ typedef struct remat_exec_opts {
      * layer is linear, its input-gradient GEMM. remat_session_get_input_grad then
      * fails; dumps and verify always compute it. Recorded in the trace. */
     int no_input_grad;
+    /* Data parallelism (reduce.h, docs/determinism.md "Data parallelism"): NULL runs
+     * the single-process step. Otherwise the model's N is this rank's share
+     * (remat_shard_local_n), every sum over samples runs block by block in the fixed
+     * order and its blocks are combined over the shard's transport; the shard must
+     * outlive the session. The reference and dry backends only. */
+    const remat_shard *shard;
     /* Simulation hooks (dry backend). op_cost != NULL makes time virtual: each op
      * lasts op_cost(hook_ctx, op) seconds. nnz_oracle gives the non-zeros of the
      * full-T output of `layer` (-1: the network input) at step `iter`, which the dry

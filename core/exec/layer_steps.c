@@ -48,6 +48,31 @@ static remat_status gemm_weights(remat_session *s, int j, const void **w, const 
     return REMAT_OK;
 }
 
+/* On a shard (session.h): the kernel once per (step, block), steps descending, each
+ * block's weight and bias partials into its own accumulator (s->gacc, combined after
+ * the segment's backward by remat_ex_shard_grads_end). The input gradient is per row,
+ * so the pieces give the rows one call gives. */
+static void gemm_backward_blocked(remat_session *s, const remat_bwd_args *a, const void *w, float *scratch, int conv) {
+    const remat_layer *l = &s->m->layers[a->j];
+    int64_t N = s->m->N, fin = l->in_features, fout = l->out_features, bs = s->bsz, eb = act_bytes(s);
+    int64_t wn = remat_layer_param_elems(l, 0), bn = l->has_bias ? remat_layer_param_elems(l, 1) : 0;
+    float *aw = fptr(&s->gacc[a->j * 2]), *ab = l->has_bias ? fptr(&s->gacc[a->j * 2 + 1]) : NULL;
+    remat_conv_geom g = remat_layer_geom(l);
+    void *ctx = s->be->ctx;
+    for (int64_t t = a->tc - 1; t >= 0; t--)
+        for (int b = 0; b < s->nbl; b++) {
+            int64_t r0 = t * N + b * bs;
+            void *dx = a->dinp ? (char *)a->dinp + r0 * fin * eb : NULL;
+            const void *dy = (const char *)a->dout + r0 * fout * eb;
+            const void *x = (const char *)s->ls[a->j].in_ptr + r0 * fin * eb;
+            float *dwb = aw + b * wn, *dbb = ab ? ab + b * bn : NULL;
+            if (conv)
+                ACT_KERNEL(s, conv2d_backward, ctx, dx, dwb, dbb, dy, x, w, scratch, 1, bs, &g);
+            else
+                ACT_KERNEL(s, linear_backward, ctx, dx, dwb, dbb, dy, x, w, scratch, 1, bs, fin, fout);
+        }
+}
+
 /* Backward of linear and conv2d: the weight and bias gradients accumulate across
  * chunks; the REORDER_WGRAD fault adds a chunk's partial sums as one instead. */
 static remat_status gemm_backward(remat_session *s, const remat_bwd_args *a, int conv) {
@@ -75,7 +100,9 @@ static remat_status gemm_backward(remat_session *s, const remat_bwd_args *a, int
     op_t op;
     remat_ex_op_begin(s, &op, conv ? REMAT_OP_CONV_BWD : REMAT_OP_LINEAR_BWD, j, l->block, a->tc, rows * fin);
     const void *w = s->bf16 ? s->wcast[j * 2].ptr : s->param[j * MAXP].ptr; /* what forward multiplied with */
-    if (DATA(s) && conv)
+    if (DATA(s) && s->shard)
+        gemm_backward_blocked(s, a, w, fptr(&scratch), conv);
+    else if (DATA(s) && conv)
         ACT_KERNEL(s, conv2d_backward, ctx, a->dinp, w_to, b_to, a->dout, st->in_ptr, w, fptr(&scratch), a->tc, N,
                    &g);
     else if (DATA(s))
@@ -237,6 +264,63 @@ static remat_status neuron_bwd(remat_session *s, const remat_bwd_args *a) {
 
 /* ---- batchnorm: mean and rstd saved (a workspace when not kept) ---------------------- */
 
+/* On a shard: per-block sums, combined; the squared deviations from the global mean,
+ * combined; then the normalisation (batchnorm.c's block pieces). */
+static remat_status batchnorm_fwd_blocked(remat_session *s, const remat_fwd_args *a, int update) {
+    const remat_layer *l = &s->m->layers[a->j];
+    layer_state *st = &s->ls[a->j];
+    const remat_tensor *prm = &s->param[a->j * MAXP];
+    int64_t C = l->in.c, hw = l->in.h * l->in.w, N = s->m->N, n = a->tc * s->n_total * hw;
+    void *ctx = s->be->ctx;
+    remat_tensor loc, sum, sq;
+    TRY(remat_ex_alloc_f64(s, &loc, a->j, s->nbl * C));
+    op_t op;
+    remat_ex_op_begin(s, &op, REMAT_OP_BATCHNORM_FWD, a->j, l->block, a->tc, a->tc * N * l->out_features);
+    if (DATA(s)) ACT_KERNEL(s, bn_block_sums, ctx, dptr(&loc), a->in, NULL, 0, a->tc, N, s->nbl, C, hw);
+    TRY(remat_ex_fold_f64(s, a->j, &loc, C, &sum));
+    if (DATA(s)) ACT_KERNEL(s, bn_block_sums, ctx, dptr(&loc), a->in, dptr(&sum), n, a->tc, N, s->nbl, C, hw);
+    TRY(remat_ex_fold_f64(s, a->j, &loc, C, &sq));
+    if (DATA(s))
+        ACT_KERNEL(s, bn_block_apply, ctx, a->out, fptr(&st->mean), fptr(&st->rstd), update ? fptr(&prm[2]) : NULL,
+                   update ? fptr(&prm[3]) : NULL, a->in, fptr(&prm[0]), fptr(&prm[1]), dptr(&sum), dptr(&sq), n,
+                   a->tc * N, C, hw);
+    TRY(remat_ex_op_end(s, &op));
+    TRY(remat_ex_free(s, &sq));
+    TRY(remat_ex_free(s, &sum));
+    return remat_ex_free(s, &loc);
+}
+
+/* On a shard: the per-block sums of dy and dy * x_hat, combined, give the weight and
+ * bias gradients (global on every rank: not combined again) and the input gradient. */
+static remat_status batchnorm_bwd_blocked(remat_session *s, const remat_bwd_args *a) {
+    const remat_layer *l = &s->m->layers[a->j];
+    layer_state *st = &s->ls[a->j];
+    const remat_tensor *prm = &s->param[a->j * MAXP];
+    int64_t C = l->in.c, hw = l->in.h * l->in.w, N = s->m->N, n = a->tc * s->n_total * hw;
+    void *ctx = s->be->ctx;
+    remat_tensor l1, l2, sdy, sdyx;
+    TRY(remat_ex_alloc_f64(s, &l1, a->j, s->nbl * C));
+    TRY(remat_ex_alloc_f64(s, &l2, a->j, s->nbl * C));
+    op_t op;
+    remat_ex_op_begin(s, &op, REMAT_OP_BATCHNORM_BWD, a->j, l->block, a->tc, a->tc * N * l->out_features);
+    if (DATA(s))
+        ACT_KERNEL(s, bn_block_backward_sums, ctx, dptr(&l1), dptr(&l2), a->dout, st->in_ptr, fptr(&st->mean),
+                   fptr(&st->rstd), a->tc, N, s->nbl, C, hw);
+    TRY(remat_ex_fold_f64(s, a->j, &l1, C, &sdy));
+    TRY(remat_ex_fold_f64(s, a->j, &l2, C, &sdyx));
+    if (DATA(s))
+        ACT_KERNEL(s, bn_block_backward_apply, ctx, a->dinp, fptr(&s->grad[a->j * MAXP]),
+                   fptr(&s->grad[a->j * MAXP + 1]), a->dout, st->in_ptr, fptr(&prm[0]), fptr(&st->mean),
+                   fptr(&st->rstd), dptr(&sdy), dptr(&sdyx), n, a->tc * N, C, hw);
+    TRY(remat_ex_op_end(s, &op));
+    TRY(remat_ex_free(s, &sdyx));
+    TRY(remat_ex_free(s, &sdy));
+    TRY(remat_ex_free(s, &l2));
+    TRY(remat_ex_free(s, &l1));
+    TRY(remat_ex_free(s, &st->rstd));
+    return remat_ex_free(s, &st->mean);
+}
+
 static remat_status batchnorm_fwd(remat_session *s, const remat_fwd_args *a) {
     const remat_layer *l = &s->m->layers[a->j];
     layer_state *st = &s->ls[a->j];
@@ -248,6 +332,9 @@ static remat_status batchnorm_fwd(remat_session *s, const remat_fwd_args *a) {
     TRY(remat_ex_alloc(s, &st->mean));
     TRY(remat_ex_alloc(s, &st->rstd));
     int update = !a->recompute || s->o.fault == REMAT_FAULT_BN_DOUBLE_UPDATE;
+    if (s->shard) {
+        TRY(batchnorm_fwd_blocked(s, a, update));
+    } else {
     op_t op;
     remat_ex_op_begin(s, &op, REMAT_OP_BATCHNORM_FWD, a->j, l->block, a->tc, rows * l->out_features);
     if (DATA(s))
@@ -255,6 +342,7 @@ static remat_status batchnorm_fwd(remat_session *s, const remat_fwd_args *a) {
                    update ? fptr(&prm[2]) : NULL, update ? fptr(&prm[3]) : NULL, a->in, fptr(&prm[0]), fptr(&prm[1]),
                    rows, l->in.c, l->in.h * l->in.w);
     TRY(remat_ex_op_end(s, &op));
+    }
     if (!a->keep) {
         TRY(remat_ex_free(s, &st->rstd));
         TRY(remat_ex_free(s, &st->mean));
@@ -267,6 +355,7 @@ static remat_status batchnorm_bwd(remat_session *s, const remat_bwd_args *a) {
     layer_state *st = &s->ls[a->j];
     const remat_tensor *prm = &s->param[a->j * MAXP];
     int64_t rows = a->tc * s->m->N;
+    if (s->shard) return batchnorm_bwd_blocked(s, a);
     op_t op;
     remat_ex_op_begin(s, &op, REMAT_OP_BATCHNORM_BWD, a->j, l->block, a->tc, rows * l->out_features);
     if (DATA(s))
@@ -307,7 +396,11 @@ static remat_status dropout_fwd(remat_session *s, const remat_fwd_args *a) {
     if (a->recompute && s->o.fault == REMAT_FAULT_REDRAW_DROPOUT) it += 7919;
     op_t op;
     remat_ex_op_begin(s, &op, REMAT_OP_DROPOUT_FWD, a->j, l->block, a->tc, a->tc * N * fout);
-    if (DATA(s)) ACT_KERNEL(s, dropout_forward, s->be->ctx, a->out, a->in, s->o.seed, it, a->j, l->p, a->tc, N * fout);
+    if (DATA(s) && s->shard) /* the mask counters of this rank's samples in the global batch */
+        ACT_KERNEL(s, dropout_forward_at, s->be->ctx, a->out, a->in, s->o.seed, it, a->j, l->p, a->tc, N * fout,
+                   s->sample0 * fout);
+    else if (DATA(s))
+        ACT_KERNEL(s, dropout_forward, s->be->ctx, a->out, a->in, s->o.seed, it, a->j, l->p, a->tc, N * fout);
     return remat_ex_op_end(s, &op);
 }
 
@@ -316,7 +409,10 @@ static remat_status dropout_bwd(remat_session *s, const remat_bwd_args *a) {
     int64_t N = s->m->N, fout = l->out_features;
     op_t op;
     remat_ex_op_begin(s, &op, REMAT_OP_DROPOUT_BWD, a->j, l->block, a->tc, a->tc * N * fout);
-    if (DATA(s))
+    if (DATA(s) && s->shard)
+        ACT_KERNEL(s, dropout_backward_at, s->be->ctx, a->dinp, a->dout, s->o.seed, (uint64_t)s->iter, a->j, l->p,
+                   a->tc, N * fout, s->sample0 * fout);
+    else if (DATA(s))
         ACT_KERNEL(s, dropout_backward, s->be->ctx, a->dinp, a->dout, s->o.seed, (uint64_t)s->iter, a->j, l->p, a->tc,
                    N * fout);
     return remat_ex_op_end(s, &op);
@@ -325,13 +421,13 @@ static remat_status dropout_bwd(remat_session *s, const remat_bwd_args *a) {
 /* ---- the table ----------------------------------------------------------------------- */
 
 static const remat_layer_step steps[] = {
-    [REMAT_LAYER_LINEAR] = {linear_fwd, linear_bwd, has_linear},
+    [REMAT_LAYER_LINEAR] = {linear_fwd, linear_bwd, has_linear, 1},
     [REMAT_LAYER_IF] = {neuron_fwd, neuron_bwd, NULL},
     [REMAT_LAYER_LIF] = {neuron_fwd, neuron_bwd, NULL},
     [REMAT_LAYER_BATCHNORM] = {batchnorm_fwd, batchnorm_bwd, NULL},
     [REMAT_LAYER_ADD] = {add_fwd, add_bwd, NULL},
     [REMAT_LAYER_DROPOUT] = {dropout_fwd, dropout_bwd, NULL},
-    [REMAT_LAYER_CONV2D] = {conv2d_fwd, conv2d_bwd, has_conv2d},
+    [REMAT_LAYER_CONV2D] = {conv2d_fwd, conv2d_bwd, has_conv2d, 1},
     [REMAT_LAYER_MAXPOOL2D] = {maxpool2d_fwd, maxpool2d_bwd, has_maxpool2d},
     [REMAT_LAYER_AVGPOOL2D] = {avgpool2d_fwd, avgpool2d_bwd, has_avgpool2d},
     [REMAT_LAYER_FLATTEN] = {flatten_fwd, flatten_bwd, NULL},

@@ -53,6 +53,14 @@ struct remat_session {
     double t0, vclock;
     remat_step_result *res;
     remat_error *err;
+    /* data parallelism (o.shard; shard_steps.c): blocks held here, samples per block,
+     * the global batch, this rank's first sample; gacc[j * 2 + i]: the per-block
+     * accumulators of layer j's weight (i = 0) and bias (1) during its segment's
+     * backward (layers whose step has sample_sum_grads) */
+    const remat_shard *shard;
+    int nbl;
+    int64_t bsz, n_total, sample0;
+    remat_tensor *gacc;
 };
 
 typedef struct {
@@ -121,9 +129,34 @@ typedef struct remat_layer_step {
     remat_status (*backward)(remat_session *s, const remat_bwd_args *a);
     /* 1 when the backend has the kernels the step calls (a backend may lack newer layers). */
     int (*has_kernels)(const remat_backend_ops *ops);
+    /* 1: on a shard, its parameter gradients are sums over samples that backward adds
+     * into per-block accumulators (s->gacc), combined after the segment's backward
+     * (linear, conv2d); 0: the step makes them global itself (batch norm) or has none. */
+    int sample_sum_grads;
 } remat_layer_step;
 
 /* The step of a layer type (every type has one: a _Static_assert in layer_steps.c). */
 const remat_layer_step *remat_layer_step_of(remat_layer_type t);
+
+/* ---- data parallelism (shard_steps.c; docs/determinism.md "Data parallelism") ----- */
+
+/* Session fields from o->shard (NULL: one process, unblocked); checks the shard
+ * against the model and backend. */
+remat_status remat_ex_shard_init(remat_session *s, remat_error *err);
+/* A workspace of n doubles (traced as 2n floats). */
+remat_status remat_ex_alloc_f64(remat_session *s, remat_tensor *t, int layer, int64_t n);
+static inline double *dptr(const remat_tensor *t) { return (double *)t->ptr; }
+/* *total (n doubles, allocated here) = the combination of the [nbl][n] partials in local. */
+remat_status remat_ex_fold_f64(remat_session *s, int layer, const remat_tensor *local, int64_t n,
+                               remat_tensor *total);
+/* The shard's input and labels: the global batch's draws, this rank's samples. */
+remat_status remat_ex_shard_input(remat_session *s);
+remat_status remat_ex_shard_labels(remat_session *s);
+/* The loss over a shard: per-block partials, combined, averaged over the global batch. */
+remat_status remat_ex_shard_loss(remat_session *s, remat_tensor *rate, const void *out, float *loss);
+/* Around a segment's backward: the zeroed accumulators, then their combination into
+ * the gradients. No-ops without a shard. */
+remat_status remat_ex_shard_grads_begin(remat_session *s, int first, int n);
+remat_status remat_ex_shard_grads_end(remat_session *s, int first, int n);
 
 #endif

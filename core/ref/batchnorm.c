@@ -199,3 +199,135 @@ void remat_ref_batchnorm_backward_bf16(uint16_t *dinp, float *dweight, float *db
                                        int64_t rows, int64_t C, int64_t hw) {
     batchnorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, rows, C, hw, 1);
 }
+
+/* ---- the data-parallel pieces (docs/determinism.md, "Data parallelism") ----------
+ * inp [T * N, C, hw] (row r = t * N + n); block b holds samples b*N/nblk ..
+ * (b+1)*N/nblk - 1 of every step. Per channel each block's sum runs over t ascending,
+ * its samples ascending, pixels ascending, in double from 0: with nblk = 1 exactly the
+ * order of the kernels above. The caller combines the blocks (of every rank) and
+ * passes the totals back; `n` is the position count of the whole batch. */
+
+static double bn_mu(const double *sum, int64_t c, int64_t n) { return n > 0 ? sum[c] / (double)n : 0.0; }
+
+/* sum[b * C + c]: mu == NULL: the sum of x; else the sum of (x - mu_c)^2 with
+ * mu_c = total[c] / n (mu is the combined first-pass total). */
+REMAT_ACT_INLINE void bn_block_sums(double *restrict sum, const void *inp, const double *mu_total, int64_t n,
+                                    int64_t T, int64_t N, int64_t nblk, int64_t C, int64_t hw, const int b16) {
+    for (int64_t b = 0; b < nblk; b++) {
+        double *restrict s = sum + b * C;
+        for (int64_t c = 0; c < C; c++) s[c] = 0.0;
+        for (int64_t t = 0; t < T; t++)
+            for (int64_t i = b * N / nblk; i < (b + 1) * N / nblk; i++) {
+                const int64_t r = t * N + i;
+                for (int64_t c = 0; c < C; c++) {
+                    const void *x = act_cat(inp, (r * C + c) * hw, b16);
+                    if (!mu_total) {
+                        for (int64_t p = 0; p < hw; p++) s[c] += (double)act_ld(x, p, b16);
+                    } else {
+                        const double mu = bn_mu(mu_total, c, n);
+                        for (int64_t p = 0; p < hw; p++) {
+                            const double d = (double)act_ld(x, p, b16) - mu;
+                            s[c] += d * d;
+                        }
+                    }
+                }
+            }
+    }
+}
+
+/* Normalises with the combined totals (sum of x, sum of squared deviations), as
+ * bn_forward_spatial does from its own. */
+REMAT_ACT_INLINE void bn_block_apply(void *out, float *mean, float *rstd, float *running_mean, float *running_var,
+                                     const void *inp, const float *weight, const float *bias, const double *sum,
+                                     const double *sq, int64_t n, int64_t rows, int64_t C, int64_t hw, const int b16) {
+    for (int64_t c = 0; c < C; c++) {
+        const double var = n > 0 ? sq[c] / (double)n : 0.0;
+        const float m = (float)bn_mu(sum, c, n), rs = (float)(1.0 / sqrt(var + 1e-5));
+        mean[c] = m;
+        rstd[c] = rs;
+        if (running_mean) running_mean[c] = 0.9f * running_mean[c] + 0.1f * m;
+        if (running_var) {
+            const double unbiased = n > 1 ? sq[c] / (double)(n - 1) : var;
+            running_var[c] = 0.9f * running_var[c] + 0.1f * (float)unbiased;
+        }
+    }
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < C; c++) {
+            const float w = weight ? weight[c] : 1.0f, b = bias ? bias[c] : 0.0f;
+            const void *x = act_cat(inp, (r * C + c) * hw, b16);
+            void *y = act_at(out, (r * C + c) * hw, b16);
+            for (int64_t p = 0; p < hw; p++) act_st(y, p, (act_ld(x, p, b16) - mean[c]) * rstd[c] * w + b, b16);
+        }
+}
+
+/* sdy[b * C + c], sdyx[b * C + c]: block b's sums of dy and dy * x_hat. */
+REMAT_ACT_INLINE void bn_block_backward_sums(double *restrict sdy, double *restrict sdyx, const void *dout,
+                                             const void *inp, const float *mean, const float *rstd, int64_t T,
+                                             int64_t N, int64_t nblk, int64_t C, int64_t hw, const int b16) {
+    for (int64_t b = 0; b < nblk; b++) {
+        double *restrict s1 = sdy + b * C, *restrict s2 = sdyx + b * C;
+        for (int64_t c = 0; c < C; c++) s1[c] = 0.0, s2[c] = 0.0;
+        for (int64_t t = 0; t < T; t++)
+            for (int64_t i = b * N / nblk; i < (b + 1) * N / nblk; i++) {
+                const int64_t r = t * N + i;
+                for (int64_t c = 0; c < C; c++) {
+                    const void *x = act_cat(inp, (r * C + c) * hw, b16), *dy = act_cat(dout, (r * C + c) * hw, b16);
+                    for (int64_t p = 0; p < hw; p++) {
+                        const float xhat = (act_ld(x, p, b16) - mean[c]) * rstd[c];
+                        s1[c] += (double)act_ld(dy, p, b16);
+                        s2[c] += (double)act_ld(dy, p, b16) * (double)xhat;
+                    }
+                }
+            }
+    }
+}
+
+/* The weight and bias gradients and dinp from the combined sums, as bn_backward_spatial. */
+REMAT_ACT_INLINE void bn_block_backward_apply(void *dinp, float *dweight, float *dbias, const void *dout,
+                                              const void *inp, const float *weight, const float *mean,
+                                              const float *rstd, const double *sdy, const double *sdyx, int64_t n,
+                                              int64_t rows, int64_t C, int64_t hw, const int b16) {
+    for (int64_t c = 0; c < C; c++) {
+        if (dbias) dbias[c] = dbias[c] + (float)sdy[c];
+        if (dweight) dweight[c] = dweight[c] + (float)sdyx[c];
+    }
+    if (!dinp) return;
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < C; c++) {
+            const float m = mean[c], rs = rstd[c];
+            const float mdy = n > 0 ? (float)(sdy[c] / (double)n) : 0.0f,
+                        mdyx = n > 0 ? (float)(sdyx[c] / (double)n) : 0.0f;
+            const float k = (weight ? weight[c] : 1.0f) * rs;
+            const void *x = act_cat(inp, (r * C + c) * hw, b16), *dy = act_cat(dout, (r * C + c) * hw, b16);
+            void *dx = act_at(dinp, (r * C + c) * hw, b16);
+            for (int64_t p = 0; p < hw; p++) {
+                const float xhat = (act_ld(x, p, b16) - m) * rs;
+                act_st(dx, p, act_ld(dx, p, b16) + (act_ld(dy, p, b16) - mdy - xhat * mdyx) * k, b16);
+            }
+        }
+}
+
+#define BN_BLOCK_ENTRIES(S, A, B16)                                                                                 \
+    void remat_ref_bn_block_sums##S(double *sum, const A *inp, const double *mu_total, int64_t n, int64_t T,      \
+                                    int64_t N, int64_t nblk, int64_t C, int64_t hw) {                              \
+        bn_block_sums(sum, inp, mu_total, n, T, N, nblk, C, hw, B16);                                              \
+    }                                                                                                               \
+    void remat_ref_bn_block_apply##S(A *out, float *mean, float *rstd, float *running_mean, float *running_var,   \
+                                     const A *inp, const float *weight, const float *bias, const double *sum,      \
+                                     const double *sq, int64_t n, int64_t rows, int64_t C, int64_t hw) {          \
+        bn_block_apply(out, mean, rstd, running_mean, running_var, inp, weight, bias, sum, sq, n, rows, C, hw, B16); \
+    }                                                                                                               \
+    void remat_ref_bn_block_backward_sums##S(double *sdy, double *sdyx, const A *dout, const A *inp,              \
+                                             const float *mean, const float *rstd, int64_t T, int64_t N,          \
+                                             int64_t nblk, int64_t C, int64_t hw) {                                \
+        bn_block_backward_sums(sdy, sdyx, dout, inp, mean, rstd, T, N, nblk, C, hw, B16);                          \
+    }                                                                                                               \
+    void remat_ref_bn_block_backward_apply##S(A *dinp, float *dweight, float *dbias, const A *dout, const A *inp, \
+                                              const float *weight, const float *mean, const float *rstd,          \
+                                              const double *sdy, const double *sdyx, int64_t n, int64_t rows,     \
+                                              int64_t C, int64_t hw) {                                             \
+        bn_block_backward_apply(dinp, dweight, dbias, dout, inp, weight, mean, rstd, sdy, sdyx, n, rows, C, hw,   \
+                                B16);                                                                               \
+    }
+BN_BLOCK_ENTRIES(, float, 0)
+BN_BLOCK_ENTRIES(_bf16, uint16_t, 1)

@@ -18,16 +18,18 @@
 #define ALWAYS_INLINE REMAT_ELEM_INLINE
 #define ELEM_BLOCK 2048
 
+/* Mask elements i0 .. i1-1 of a shard whose first element has the counter c0 (0 in
+ * one process; a data-parallel rank's first sample times nf per sample). */
 ALWAYS_INLINE void dropout_mask_range(float *restrict mask, uint64_t seed, uint64_t key, float p, float scale,
-                                      int64_t i0, int64_t i1) {
+                                      int64_t i0, int64_t i1, int64_t c0) {
     for (int64_t i = i0; i < i1; i++) {
-        const float u = remat_rng_uniform(seed, REMAT_RNG_DROPOUT, key, (uint64_t)i);
+        const float u = remat_rng_uniform(seed, REMAT_RNG_DROPOUT, key, (uint64_t)(c0 + i));
         mask[i - i0] = u >= p ? scale : 0.0f;
     }
 }
 
 REMAT_ELEM_CLONES(dropout_mask_f32, (float *mask, uint64_t seed, uint64_t key, float p, float scale, int64_t nf),
-                  (mask, seed, key, p, scale, nf), dropout_mask_range(mask, seed, key, p, scale, 0, nf))
+                  (mask, seed, key, p, scale, nf), dropout_mask_range(mask, seed, key, p, scale, 0, nf, 0))
 
 void remat_ref_dropout_mask(float *mask, uint64_t seed, uint64_t iter, int layer, float p, int64_t nf) {
     dropout_mask_f32(mask, seed, remat_rng_dropout_key(iter, (uint64_t)layer), p, 1.0f / (1.0f - p), nf);
@@ -36,11 +38,12 @@ void remat_ref_dropout_mask(float *mask, uint64_t seed, uint64_t iter, int layer
 /* dst = src * mask (forward) or dst += src * mask (backward), the mask of
  * (seed, iter, layer) shared by all t_steps steps, drawn one element block at a time. */
 ALWAYS_INLINE void dropout_apply(void *restrict dst, const void *restrict src, const int b16, uint64_t seed,
-                                 uint64_t key, float p, float scale, int64_t t_steps, int64_t nf, int accumulate) {
+                                 uint64_t key, float p, float scale, int64_t t_steps, int64_t nf, int64_t c0,
+                                 int accumulate) {
     float mask[ELEM_BLOCK];
     for (int64_t i0 = 0; i0 < nf; i0 += ELEM_BLOCK) {
         const int64_t i1 = nf - i0 < ELEM_BLOCK ? nf : i0 + ELEM_BLOCK;
-        dropout_mask_range(mask, seed, key, p, scale, i0, i1);
+        dropout_mask_range(mask, seed, key, p, scale, i0, i1, c0);
         for (int64_t t = 0; t < t_steps; t++) {
             const int64_t o = t * nf + i0;
 #pragma GCC ivdep
@@ -54,39 +57,61 @@ ALWAYS_INLINE void dropout_apply(void *restrict dst, const void *restrict src, c
 
 REMAT_ELEM_CLONES(dropout_apply_f32,
                   (float *dst, const float *src, uint64_t seed, uint64_t key, float p, float scale, int64_t t_steps,
-                   int64_t nf, int accumulate),
-                  (dst, src, seed, key, p, scale, t_steps, nf, accumulate),
-                  accumulate ? dropout_apply(dst, src, 0, seed, key, p, scale, t_steps, nf, 1)
-                             : dropout_apply(dst, src, 0, seed, key, p, scale, t_steps, nf, 0))
+                   int64_t nf, int64_t c0, int accumulate),
+                  (dst, src, seed, key, p, scale, t_steps, nf, c0, accumulate),
+                  accumulate ? dropout_apply(dst, src, 0, seed, key, p, scale, t_steps, nf, c0, 1)
+                             : dropout_apply(dst, src, 0, seed, key, p, scale, t_steps, nf, c0, 0))
 REMAT_ELEM_CLONES(dropout_apply_bf16,
                   (uint16_t *dst, const uint16_t *src, uint64_t seed, uint64_t key, float p, float scale,
-                   int64_t t_steps, int64_t nf, int accumulate),
-                  (dst, src, seed, key, p, scale, t_steps, nf, accumulate),
-                  accumulate ? dropout_apply(dst, src, 1, seed, key, p, scale, t_steps, nf, 1)
-                             : dropout_apply(dst, src, 1, seed, key, p, scale, t_steps, nf, 0))
+                   int64_t t_steps, int64_t nf, int64_t c0, int accumulate),
+                  (dst, src, seed, key, p, scale, t_steps, nf, c0, accumulate),
+                  accumulate ? dropout_apply(dst, src, 1, seed, key, p, scale, t_steps, nf, c0, 1)
+                             : dropout_apply(dst, src, 1, seed, key, p, scale, t_steps, nf, c0, 0))
 
 void remat_ref_dropout_forward(float *out, const float *inp, uint64_t seed, uint64_t iter, int layer, float p,
                                int64_t t_steps, int64_t nf) {
     dropout_apply_f32(out, inp, seed, remat_rng_dropout_key(iter, (uint64_t)layer), p, 1.0f / (1.0f - p), t_steps,
-                      nf, 0);
+                      nf, 0, 0);
 }
 
 void remat_ref_dropout_backward(float *dinp, const float *dout, uint64_t seed, uint64_t iter, int layer, float p,
                                 int64_t t_steps, int64_t nf) {
     dropout_apply_f32(dinp, dout, seed, remat_rng_dropout_key(iter, (uint64_t)layer), p, 1.0f / (1.0f - p), t_steps,
-                      nf, 1);
+                      nf, 0, 1);
 }
 
 void remat_ref_dropout_forward_bf16(uint16_t *out, const uint16_t *inp, uint64_t seed, uint64_t iter, int layer,
                                     float p, int64_t t_steps, int64_t nf) {
     dropout_apply_bf16(out, inp, seed, remat_rng_dropout_key(iter, (uint64_t)layer), p, 1.0f / (1.0f - p), t_steps,
-                       nf, 0);
+                       nf, 0, 0);
 }
 
 void remat_ref_dropout_backward_bf16(uint16_t *dinp, const uint16_t *dout, uint64_t seed, uint64_t iter, int layer,
                                      float p, int64_t t_steps, int64_t nf) {
     dropout_apply_bf16(dinp, dout, seed, remat_rng_dropout_key(iter, (uint64_t)layer), p, 1.0f / (1.0f - p), t_steps,
-                       nf, 1);
+                       nf, 0, 1);
+}
+
+/* The same on a data-parallel shard: element i of its [nf] mask has the counter c0 + i. */
+void remat_ref_dropout_forward_at(float *out, const float *inp, uint64_t seed, uint64_t iter, int layer, float p,
+                                  int64_t t_steps, int64_t nf, int64_t c0) {
+    dropout_apply_f32(out, inp, seed, remat_rng_dropout_key(iter, (uint64_t)layer), p, 1.0f / (1.0f - p), t_steps,
+                      nf, c0, 0);
+}
+void remat_ref_dropout_backward_at(float *dinp, const float *dout, uint64_t seed, uint64_t iter, int layer, float p,
+                                   int64_t t_steps, int64_t nf, int64_t c0) {
+    dropout_apply_f32(dinp, dout, seed, remat_rng_dropout_key(iter, (uint64_t)layer), p, 1.0f / (1.0f - p), t_steps,
+                      nf, c0, 1);
+}
+void remat_ref_dropout_forward_at_bf16(uint16_t *out, const uint16_t *inp, uint64_t seed, uint64_t iter, int layer,
+                                       float p, int64_t t_steps, int64_t nf, int64_t c0) {
+    dropout_apply_bf16(out, inp, seed, remat_rng_dropout_key(iter, (uint64_t)layer), p, 1.0f / (1.0f - p), t_steps,
+                       nf, c0, 0);
+}
+void remat_ref_dropout_backward_at_bf16(uint16_t *dinp, const uint16_t *dout, uint64_t seed, uint64_t iter,
+                                        int layer, float p, int64_t t_steps, int64_t nf, int64_t c0) {
+    dropout_apply_bf16(dinp, dout, seed, remat_rng_dropout_key(iter, (uint64_t)layer), p, 1.0f / (1.0f - p), t_steps,
+                       nf, c0, 1);
 }
 
 /* dst = a + b (accumulate 0) or dst = dst + a (accumulate 1, b unused). dst may be a

@@ -23,12 +23,12 @@ REMAT_ACT_INLINE void rate_of(float *restrict rate, const void *out, int64_t T, 
 
 static int label_ok(int32_t label, int64_t K) { return label >= 0 && (int64_t)label < K; }
 
-REMAT_ACT_INLINE float loss_forward(float *rate, const void *out, const int32_t *labels, remat_loss_type type,
-                                    int64_t T, int64_t N, int64_t K, const int b16) {
-    rate_of(rate, out, T, N * K, b16);
-    if (N <= 0 || K <= 0) return 0.0f;
+/* The loss terms of samples n0 .. n1-1 summed in double from 0, ascending (rate_mse:
+ * every class's squared difference in turn; rate_ce: one cross entropy per sample). */
+static double loss_sum(const float *rate, const int32_t *labels, remat_loss_type type, int64_t n0, int64_t n1,
+                       int64_t K) {
     double total = 0.0;
-    for (int64_t n = 0; n < N; n++) {
+    for (int64_t n = n0; n < n1; n++) {
         const float *r = rate + n * K;
         const int32_t y = labels[n];
         if (type == REMAT_LOSS_RATE_MSE) {
@@ -44,11 +44,33 @@ REMAT_ACT_INLINE float loss_forward(float *rate, const void *out, const int32_t 
             total += mx + log(se) - (label_ok(y, K) ? (double)r[y] : 0.0);
         }
     }
+    return total;
+}
+
+float remat_ref_loss_value(double total, remat_loss_type type, int64_t N, int64_t K) {
+    if (N <= 0 || K <= 0) return 0.0f;
     return (float)(type == REMAT_LOSS_RATE_MSE ? total / ((double)N * (double)K) : total / (double)N);
 }
 
+REMAT_ACT_INLINE float loss_forward(float *rate, const void *out, const int32_t *labels, remat_loss_type type,
+                                    int64_t T, int64_t N, int64_t K, const int b16) {
+    rate_of(rate, out, T, N * K, b16);
+    if (N <= 0 || K <= 0) return 0.0f;
+    return remat_ref_loss_value(loss_sum(rate, labels, type, 0, N, K), type, N, K);
+}
+
+/* part[b] = the terms of block b (samples b*N/nblk .. (b+1)*N/nblk - 1) summed as loss_sum. */
+REMAT_ACT_INLINE void loss_blocks(double *part, float *rate, const void *out, const int32_t *labels,
+                                  remat_loss_type type, int64_t T, int64_t N, int64_t K, int64_t nblk, const int b16) {
+    rate_of(rate, out, T, N * K, b16);
+    for (int64_t b = 0; b < nblk; b++)
+        part[b] = N > 0 && K > 0 ? loss_sum(rate, labels, type, b * N / nblk, (b + 1) * N / nblk, K) : 0.0;
+}
+
+/* n_total: the batch the loss averages over (N in one process; the global batch on a
+ * data-parallel rank holding N of its samples). */
 REMAT_ACT_INLINE void loss_backward(void *dout, const float *rate, const int32_t *labels, remat_loss_type type,
-                                   int64_t T, int64_t N, int64_t K, const int b16) {
+                                   int64_t T, int64_t N, int64_t K, int64_t n_total, const int b16) {
     if (N <= 0 || K <= 0 || T <= 0) return;
     for (int64_t n = 0; n < N; n++) {
         const float *r = rate + n * K;
@@ -62,8 +84,8 @@ REMAT_ACT_INLINE void loss_backward(void *dout, const float *rate, const int32_t
         for (int64_t k = 0; k < K; k++) {
             const double onehot = k == (int64_t)y ? 1.0 : 0.0;
             double g; /* dL/dr */
-            if (type == REMAT_LOSS_RATE_MSE) g = 2.0 * ((double)r[k] - onehot) / ((double)N * (double)K);
-            else g = (exp((double)r[k] - mx) / se - onehot) / (double)N;
+            if (type == REMAT_LOSS_RATE_MSE) g = 2.0 * ((double)r[k] - onehot) / ((double)n_total * (double)K);
+            else g = (exp((double)r[k] - mx) / se - onehot) / (double)n_total;
             const float gt = (float)(g / (double)T);
             for (int64_t t = 0; t < T; t++) {
                 const int64_t e = (t * N + n) * K + k;
@@ -83,9 +105,26 @@ float remat_ref_loss_forward_bf16(float *rate, const uint16_t *out, const int32_
 }
 void remat_ref_loss_backward(float *dout, const float *rate, const int32_t *labels, remat_loss_type type, int64_t T,
                              int64_t N, int64_t K) {
-    loss_backward(dout, rate, labels, type, T, N, K, 0);
+    loss_backward(dout, rate, labels, type, T, N, K, N, 0);
 }
 void remat_ref_loss_backward_bf16(uint16_t *dout, const float *rate, const int32_t *labels, remat_loss_type type,
                                   int64_t T, int64_t N, int64_t K) {
-    loss_backward(dout, rate, labels, type, T, N, K, 1);
+    loss_backward(dout, rate, labels, type, T, N, K, N, 1);
+}
+
+void remat_ref_loss_blocks(double *part, float *rate, const float *out, const int32_t *labels, remat_loss_type type,
+                           int64_t T, int64_t N, int64_t K, int64_t nblk) {
+    loss_blocks(part, rate, out, labels, type, T, N, K, nblk, 0);
+}
+void remat_ref_loss_blocks_bf16(double *part, float *rate, const uint16_t *out, const int32_t *labels,
+                                remat_loss_type type, int64_t T, int64_t N, int64_t K, int64_t nblk) {
+    loss_blocks(part, rate, out, labels, type, T, N, K, nblk, 1);
+}
+void remat_ref_loss_backward_n(float *dout, const float *rate, const int32_t *labels, remat_loss_type type, int64_t T,
+                               int64_t N, int64_t K, int64_t n_total) {
+    loss_backward(dout, rate, labels, type, T, N, K, n_total, 0);
+}
+void remat_ref_loss_backward_n_bf16(uint16_t *dout, const float *rate, const int32_t *labels, remat_loss_type type,
+                                    int64_t T, int64_t N, int64_t K, int64_t n_total) {
+    loss_backward(dout, rate, labels, type, T, N, K, n_total, 1);
 }

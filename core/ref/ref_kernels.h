@@ -184,6 +184,48 @@ float remat_ref_loss_forward_bf16(float *rate, const uint16_t *out, const int32_
 void remat_ref_loss_backward_bf16(uint16_t *dout, const float *rate, const int32_t *labels, remat_loss_type type,
                                   int64_t T, int64_t N, int64_t K);
 
+/* The data-parallel pieces (docs/determinism.md, "Data parallelism"; the executor
+ * uses them for --reduce-blocks and world sizes above 1):
+ *  - dropout_*_at: dropout on a shard whose mask element i has the counter c0 + i;
+ *  - loss_blocks: the rate as loss_forward, part[b] = the loss terms of block b (samples
+ *    b*N/nblk ..) summed in double; remat_ref_loss_value turns the combined total into
+ *    the loss of a batch of N samples (what loss_forward returns);
+ *  - loss_backward_n: loss_backward with the mean taken over n_total samples;
+ *  - bn_block_sums / _apply, bn_block_backward_sums / _apply: batch norm in two halves
+ *    around the combination of per-block sums (batchnorm.c). */
+void remat_ref_dropout_forward_at(float *out, const float *inp, uint64_t seed, uint64_t iter, int layer, float p,
+                                  int64_t t_steps, int64_t nf, int64_t c0);
+void remat_ref_dropout_backward_at(float *dinp, const float *dout, uint64_t seed, uint64_t iter, int layer, float p,
+                                   int64_t t_steps, int64_t nf, int64_t c0);
+void remat_ref_dropout_forward_at_bf16(uint16_t *out, const uint16_t *inp, uint64_t seed, uint64_t iter, int layer,
+                                       float p, int64_t t_steps, int64_t nf, int64_t c0);
+void remat_ref_dropout_backward_at_bf16(uint16_t *dinp, const uint16_t *dout, uint64_t seed, uint64_t iter,
+                                        int layer, float p, int64_t t_steps, int64_t nf, int64_t c0);
+float remat_ref_loss_value(double total, remat_loss_type type, int64_t N, int64_t K);
+void remat_ref_loss_blocks(double *part, float *rate, const float *out, const int32_t *labels, remat_loss_type type,
+                           int64_t T, int64_t N, int64_t K, int64_t nblk);
+void remat_ref_loss_blocks_bf16(double *part, float *rate, const uint16_t *out, const int32_t *labels,
+                                remat_loss_type type, int64_t T, int64_t N, int64_t K, int64_t nblk);
+void remat_ref_loss_backward_n(float *dout, const float *rate, const int32_t *labels, remat_loss_type type, int64_t T,
+                               int64_t N, int64_t K, int64_t n_total);
+void remat_ref_loss_backward_n_bf16(uint16_t *dout, const float *rate, const int32_t *labels, remat_loss_type type,
+                                    int64_t T, int64_t N, int64_t K, int64_t n_total);
+#define REMAT_REF_BN_BLOCK_DECLS(S, A)                                                                               \
+    void remat_ref_bn_block_sums##S(double *sum, const A *inp, const double *mu_total, int64_t n, int64_t T,       \
+                                    int64_t N, int64_t nblk, int64_t C, int64_t hw);                               \
+    void remat_ref_bn_block_apply##S(A *out, float *mean, float *rstd, float *running_mean, float *running_var,    \
+                                     const A *inp, const float *weight, const float *bias, const double *sum,       \
+                                     const double *sq, int64_t n, int64_t rows, int64_t C, int64_t hw);            \
+    void remat_ref_bn_block_backward_sums##S(double *sdy, double *sdyx, const A *dout, const A *inp,               \
+                                             const float *mean, const float *rstd, int64_t T, int64_t N,           \
+                                             int64_t nblk, int64_t C, int64_t hw);                                 \
+    void remat_ref_bn_block_backward_apply##S(A *dinp, float *dweight, float *dbias, const A *dout, const A *inp,  \
+                                              const float *weight, const float *mean, const float *rstd,           \
+                                              const double *sdy, const double *sdyx, int64_t n, int64_t rows,      \
+                                              int64_t C, int64_t hw);
+REMAT_REF_BN_BLOCK_DECLS(, float)
+REMAT_REF_BN_BLOCK_DECLS(_bf16, uint16_t)
+
 /* SGD with momentum (PyTorch semantics: buf = momentum*buf + g, first step buf = g;
  * p -= lr*buf) and Adam (bias-corrected, step counted from 1). */
 void remat_ref_sgd_update(float *param, float *buf, const float *grad, float lr, float momentum, int first_step,
