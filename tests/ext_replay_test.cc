@@ -179,6 +179,77 @@ TEST(ExtReplay, WhatIfFromAFreshStart) {
     EXPECT_EQ(remat_ext_replay_run(&x.t, 3, nullptr, 0, &r, &err), REMAT_ERR_INPUT);
 }
 
+// Two devices with expandable segments; device 1 runs out of memory. What PyTorch does
+// (CUDACachingAllocator.cpp, malloc): a 1 GiB request finds no free block and cannot
+// map more pages, so release_cached_blocks unmaps every whole free page (the first
+// 20 MiB page, freed by A; segment_unmap), the retry fails too and the request is
+// recorded as an `oom` entry carrying device_free and no addr. Then C maps three more
+// pages and D (10 MiB) takes the 10 MiB still mapped after the unmapped page.
+Py oom_snapshot() {
+    const int64_t E0 = (int64_t)1 << 41, E1 = (int64_t)1 << 42;
+    std::vector<Py> d0 = {ev("segment_map", E0, 20 * MiB), ev("alloc", E0, 12 * MiB)};
+    Py oom = Py::dict({{"action", Py::str("oom")}, {"device_free", Py::n(123 * MiB)}, {"size", Py::n(1024 * MiB)},
+                       {"stream", Py::n(0)}, {"time_us", Py::n(0)}, {"frames", Py::list()}});
+    std::vector<Py> d1 = {ev("segment_map", E1, 40 * MiB),          // 0
+                          ev("alloc", E1, 30 * MiB),                        // 1 A: two 20 MiB pages
+                          ev("segment_map", E1 + 40 * MiB, 20 * MiB),       // 2
+                          ev("alloc", E1 + 30 * MiB, 30 * MiB),             // 3 B
+                          ev("free_requested", E1, 30 * MiB),               // 4
+                          ev("free_completed", E1, 30 * MiB),               // 5
+                          ev("segment_unmap", E1, 20 * MiB),                // 6 release_cached_blocks
+                          oom,                                              // 7 the 1 GiB request failed
+                          ev("segment_map", E1 + 60 * MiB, 60 * MiB),       // 8
+                          ev("alloc", E1 + 60 * MiB, 60 * MiB),             // 9 C
+                          ev("alloc", E1 + 20 * MiB, 10 * MiB),             // 10 D: the mapped 10 MiB left
+                          ev("user_defined", 0, 0)};                        // 11 an annotation
+    d1.back().erase("addr").erase("size");
+    auto xseg = [](int64_t dev, int64_t addr, int64_t size, std::vector<Py> blocks) {
+        return Py::dict({{"device", Py::n(dev)}, {"address", Py::n(addr)}, {"total_size", Py::n(size)},
+                         {"stream", Py::n(0)}, {"segment_type", Py::str("large")}, {"is_expandable", Py::b(true)},
+                         {"blocks", Py::list(blocks)}});
+    };
+    Py segs = Py::list({xseg(0, E0, 20 * MiB, {blk(E0, 12 * MiB, 12 * MiB, true), blk(E0 + 12 * MiB, 8 * MiB, 0, false)}),
+                        xseg(1, E1 + 20 * MiB, 100 * MiB,
+                             {blk(E1 + 20 * MiB, 10 * MiB, 10 * MiB, true), blk(E1 + 30 * MiB, 30 * MiB, 30 * MiB, true),
+                              blk(E1 + 60 * MiB, 60 * MiB, 60 * MiB, true)})});
+    Py settings = Py::dict({{"max_split_size", Py::n(-1)}, {"expandable_segments", Py::b(true)},
+                            {"garbage_collection_threshold", Py::fl(0.0)},
+                            {"PYTORCH_CUDA_ALLOC_CONF", Py::str("expandable_segments:True")}});
+    return Py::dict({{"segments", segs}, {"device_traces", Py::list({Py::list(d0), Py::list(d1)})},
+                     {"allocator_settings", settings}});
+}
+
+TEST(ExtReplay, OutOfMemoryWithExpandableSegmentsOnOneOfTwoDevices) {
+    std::vector<uint8_t> b = pickle_dumps(oom_snapshot());
+    remat_ext_trace t;
+    remat_error err = {};
+    ASSERT_EQ(remat_torch_snapshot_import(b.data(), b.size(), "t.pickle", &t, &err), REMAT_OK) << err.msg;
+    ASSERT_EQ(t.n_devices, 2);
+    const remat_ext_event &oom = t.devices[1].events[7];
+    EXPECT_EQ(oom.action, REMAT_EXT_OOM);
+    EXPECT_EQ(oom.device_free, 123 * MiB);
+    EXPECT_EQ(oom.size, 1024 * MiB);
+    EXPECT_EQ(t.devices[1].events[11].action, REMAT_EXT_ANNOTATE);
+    remat_ext_replay r0, r1;
+    ASSERT_EQ(remat_ext_replay_run(&t, 0, nullptr, 0, &r0, &err), REMAT_OK) << err.msg;
+    ASSERT_EQ(remat_ext_replay_run(&t, 1, nullptr, 0, &r1, &err), REMAT_OK) << err.msg;
+    EXPECT_EQ(r0.allocations, 1);
+    EXPECT_EQ(r0.placed_at_recorded_address, 1);
+    EXPECT_EQ(r0.reserved_end_predicted, 20 * MiB);
+    EXPECT_EQ(r0.reserved_end_recorded, 20 * MiB);
+    EXPECT_EQ(r1.reserved_start, 0);  // every mapped byte at the end was mapped in the window
+    EXPECT_EQ(r1.allocations, 4);
+    EXPECT_EQ(r1.placed_at_recorded_address, 4) << "first disagreement at event " << r1.first_mismatch_event
+                                                << ": predicted " << r1.first_mismatch_predicted;
+    EXPECT_EQ(r1.reserved_end_predicted, 100 * MiB);
+    EXPECT_EQ(r1.reserved_end_recorded, 100 * MiB);
+    EXPECT_EQ(r1.peak_reserved_recorded, 100 * MiB);  // 60 MiB, 40 after the unmap, then 100
+    EXPECT_EQ(r1.peak_reserved_predicted, 100 * MiB);
+    EXPECT_EQ(r1.segment_events_reserved_matched, r1.segment_events_recorded);
+    EXPECT_NE(strstr(r1.notes, "oom"), nullptr) << r1.notes;
+    remat_ext_trace_free(&t);
+}
+
 TEST(ExtReplay, RealSnapshot) {
     std::string dir = remat_test::torch_fixture_dir("fuzz/seeds/pickle/scalars.pickle", 3);
     if (dir.empty()) GTEST_SKIP() << "../shared/fixtures/torch-snapshots is absent: the model is not checked on real runs";

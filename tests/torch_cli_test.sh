@@ -68,6 +68,11 @@ expect 0 "wrote" -- "$remat" plot --trace "$tmp/old.h5" --out "$tmp/old.png" --d
 expect 2 "--device" -- "$remat" plot --trace "$tmp/new.h5" --device 3 --out "$tmp/d.png" --data-only
 expect 2 "imported allocation stream: expected it alone" -- "$remat" plot --trace "$tmp/new.h5" --trace "$tmp/old.h5" --out "$tmp/d.png"
 expect 2 "external allocation stream written by .remat import-torch." -- "$remat" search --trace "$tmp/new.h5" --budget 1GiB
+# two devices, expandable segments, an out-of-memory on device 1 (oom entries carry
+# device_free and no addr, as PyTorch writes them): placement reported per device
+X=fuzz/seeds/pickle/oom-expandable-2dev.pickle
+expect 0 "oom 1, user_defined 1" -- "$remat" import-torch "$X" --out "$tmp/oom.h5" --check-allocator
+expect 0 '"device":1,"allocations":4,"placed_at_recorded_address":4,"reserved_end_predicted":104857600,"reserved_end_recorded":104857600' -- "$remat" simulate --trace "$tmp/oom.h5" --json
 
 fx=""
 for d in "${REMAT_TORCH_FIXTURES:-}" "$(dirname "$(readlink -f "$S")")/../../../../shared/fixtures/torch-snapshots"; do

@@ -78,7 +78,7 @@ Py new_snapshot() {
                         {"stream", Py::n(0)}, {"segment_type", Py::str("large")}, {"is_expandable", Py::b(false)},
                         {"blocks", Py::list({block(S2, 20 * MiB, 0, "inactive")})}});
     Py oom = entry("oom", 0, 40 * MiB, 107);
-    oom.set("device_free", Py::n(12345));
+    oom.erase("addr").set("device_free", Py::n(12345));  // as PyTorch writes it: device_free in the addr slot
     Py trace = Py::list({entry("segment_alloc", S1, 2 * MiB, 100), entry("alloc", S1, 4, 101, f1),
                          entry("segment_alloc", S2, 20 * MiB, 102), entry("alloc", S2, 3 * MiB, 103, f2),
                          entry("free_requested", S2, 3 * MiB, 104, f2), entry("free_completed", S2, 3 * MiB, 105, f2),
@@ -146,6 +146,7 @@ TEST(TorchImport, NewLayout) {
     EXPECT_EQ(d.events[3].time_us, 103);
     EXPECT_EQ(d.events[6].action, REMAT_EXT_OOM);
     EXPECT_EQ(d.events[6].device_free, 12345);
+    EXPECT_EQ(d.events[6].addr, -1);  // an oom entry has no addr
     EXPECT_EQ(d.events[5].device_free, -1);
     EXPECT_EQ(t.n_labels, 2);
     EXPECT_EQ(t.settings_recorded, 1);

@@ -23,7 +23,7 @@ static const char *USAGE =
     "without running any of its code: only plain data is accepted, and any opcode that\n"
     "would import or call is refused. Writes TRACE.h5, an external allocation stream\n"
     "(docs/trace-schema.md): per device the recorded events (alloc, free_requested,\n"
-    "free_completed, segment_alloc/free/map/unmap, snapshot, oom, annotate), the segments\n"
+    "free_completed, segment_alloc/free/map/unmap, snapshot, oom, user_defined), the segments\n"
     "and blocks at the end, the allocator settings, and each allocation's top frames as\n"
     "its label. Fields the snapshot lacks are listed, not guessed. `remat plot --trace\n"
     "TRACE.h5` draws it.\n"

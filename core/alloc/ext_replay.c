@@ -235,6 +235,21 @@ static void stats_sum(const state *s, remat_alloc_stats *out) {
     }
 }
 
+/* Bytes of [addr, addr+size) that the window's segment_map events cover (an upper
+ * bound when a range is mapped twice). */
+static int64_t mapped_in_window(const remat_ext_device *d, int64_t addr, int64_t size) {
+    int64_t sum = 0;
+    for (int64_t i = 0; i < d->n_events; i++) {
+        const remat_ext_event *e = &d->events[i];
+        if (e->action != REMAT_EXT_SEGMENT_MAP) continue;
+        int64_t lo = e->addr > addr ? e->addr : addr;
+        int64_t hi_e = e->size > INT64_MAX - e->addr ? INT64_MAX : e->addr + e->size;
+        int64_t hi = hi_e < addr + size ? hi_e : addr + size;
+        if (hi > lo) sum += hi - lo;
+    }
+    return sum;
+}
+
 /* The start state: segments (in address order) and live blocks. */
 static remat_status build_start(const remat_ext_device *d, state *s, int fresh, remat_ext_replay *r, remat_error *err) {
     const remat_caching_config *c = s->cfg;
@@ -264,6 +279,9 @@ static remat_status build_start(const remat_ext_device *d, state *s, int fresh, 
         if (!push_seg(&s->known, &s->n_known, &cap_known, v, err)) { st = REMAT_ERR_NOMEM; break; }
         int in_window = 0;
         for (int64_t j = 0; j < n_created; j++) in_window |= created[j].addr == x->address;
+        /* a mapped range of an expandable segment whose every byte the window mapped
+         * (segment_map) did not exist at the start */
+        if (x->expandable && mapped_in_window(d, x->address, x->total_size) >= x->total_size) in_window = 1;
         if (in_window) continue;
         expandable |= x->expandable;
         if (!push_seg(&start, &n_start, &cap_start, v, err)) st = REMAT_ERR_NOMEM;
@@ -406,8 +424,10 @@ remat_status remat_ext_replay_run(const remat_ext_trace *t, int32_t device, cons
             if (res.new_segment_bytes > 0 && res.segment >= l->n_base) {
                 /* a segment the model created: matched to the real one holding the recorded address */
                 if (!grow64(&l->base, &l->cap_base, res.segment + 1, err)) { st = REMAT_ERR_NOMEM; break; }
-                int64_t g = find_seg(s.known, s.n_known, e->addr);
+                int64_t g = c.expandable_segments ? -1 : find_seg(s.known, s.n_known, e->addr);
                 for (int64_t k = l->n_base; k <= res.segment; k++) l->base[k] = -1;
+                /* an expandable segment's recorded ranges start where its pages are mapped,
+                 * not at its base: the base is the address less the model's offset */
                 l->base[res.segment] = g >= 0 ? s.known[g].addr : e->addr - res.offset;
                 l->n_base = res.segment + 1;
                 r->segments_created_predicted++;
@@ -451,12 +471,22 @@ remat_status remat_ext_replay_run(const remat_ext_trace *t, int32_t device, cons
                 st = remat_alloc_model_release(s.lanes[s.id_lane[id]].m, id, err);
                 s.ids.val[slot] = -2;
             }
-        } else if (e->action == REMAT_EXT_SEGMENT_FREE) {
-            if (i == 0 || d->events[i - 1].action != REMAT_EXT_SEGMENT_FREE)
+        } else if (e->action == REMAT_EXT_SEGMENT_FREE || e->action == REMAT_EXT_SEGMENT_UNMAP) {
+            /* a run of segment_free / segment_unmap: PyTorch's release_cached_blocks (from
+             * empty_cache, or from a cudaMalloc / page mapping that failed, before the
+             * retry): every entirely free segment released, every whole free page of an
+             * expandable segment unmapped, on every stream */
+            uint8_t pa = i > 0 ? d->events[i - 1].action : REMAT_EXT_ACTION_COUNT;
+            if (pa != REMAT_EXT_SEGMENT_FREE && pa != REMAT_EXT_SEGMENT_UNMAP)
                 for (int k = 0; k < s.n_lanes; k++) remat_alloc_model_empty_cache(s.lanes[k].m, NULL, NULL);
-        } else if (e->action == REMAT_EXT_SEGMENT_MAP || e->action == REMAT_EXT_SEGMENT_UNMAP) {
+            if (e->action == REMAT_EXT_SEGMENT_UNMAP) maps++;
+        } else if (e->action == REMAT_EXT_SEGMENT_MAP) {
             maps++;
         } else if (e->action == REMAT_EXT_OOM) {
+            /* the request failed after release_cached_blocks and a retry: what the cache
+             * held is gone (its segment_free / segment_unmap events came before) and the
+             * request took nothing */
+            for (int k = 0; k < s.n_lanes; k++) remat_alloc_model_empty_cache(s.lanes[k].m, NULL, NULL);
             ooms++;
         }
         if (e->action == REMAT_EXT_SEGMENT_ALLOC) r->segment_allocs_recorded++;
@@ -474,7 +504,8 @@ remat_status remat_ext_replay_run(const remat_ext_trace *t, int32_t device, cons
         }
         int next_is_seg = i + 1 < d->n_events && d->events[i + 1].action >= REMAT_EXT_SEGMENT_ALLOC &&
                           d->events[i + 1].action <= REMAT_EXT_SEGMENT_UNMAP;
-        if (pending && !next_is_seg && e->action != REMAT_EXT_SEGMENT_ALLOC) {
+        /* segment_alloc and segment_map come just before the alloc that needs them: compared after it */
+        if (pending && !next_is_seg && e->action != REMAT_EXT_SEGMENT_ALLOC && e->action != REMAT_EXT_SEGMENT_MAP) {
             if (ms.reserved_bytes == rec) r->segment_events_reserved_matched += pending;
             pending = 0;
         }
@@ -486,8 +517,8 @@ remat_status remat_ext_replay_run(const remat_ext_trace *t, int32_t device, cons
             note(r, "%lld streams: one model per stream (blocks and segments reused only within their stream); "
                     "the address order of segments across streams is not modelled",
                  (long long)r->streams);
-        if (maps) note(r, "%d segment_map/segment_unmap events (expandable segments): page mapping compared in reserved bytes only", maps);
-        if (ooms) note(r, "%d oom events: the model has no device limit (what PyTorch freed is replayed from its segment_free events)", ooms);
+        if (maps) note(r, "%d segment_map/segment_unmap events (expandable segments): pages mapped by the model, unmapped where PyTorch released its cache", maps);
+        if (ooms) note(r, "%d oom events: the model has no device limit; at each, the cache is released as PyTorch did before giving up (the failed request takes nothing)", ooms);
         if (r->unknown_frees)
             note(r, "%lld frees of addresses the replay did not know (events missing before the window?)",
                  (long long)r->unknown_frees);

@@ -8,9 +8,11 @@
  * (remat_ext_live_at) placed at their recorded addresses. Then, in order: each
  * `alloc` is allocated by the model and its predicted address compared with the
  * recorded one; each `free_completed` releases the block (a `free_requested` block
- * stays held, as in PyTorch until its stream work completes); a run of `segment_free`
- * events releases every entirely free segment (PyTorch's empty_cache /
- * release_cached_blocks). A segment the model creates is matched to the real segment
+ * stays held, as in PyTorch until its stream work completes); a run of `segment_free` /
+ * `segment_unmap` events releases every entirely free segment and unmaps every whole
+ * free page of an expandable segment (PyTorch's release_cached_blocks, from empty_cache
+ * or from a failed cudaMalloc / page mapping before its retry); an `oom` entry (the
+ * retry failed) takes nothing and releases the cache the same way. A segment the model creates is matched to the real segment
  * that holds the address PyTorch gave the allocation that created it, so later
  * placements in it compare as addresses.
  *
@@ -19,11 +21,12 @@
  * free_completed, which is also when a block used by another stream (record_stream)
  * becomes reusable.
  *
- * Not modelled (reported in `notes`): expandable segments' page mapping in the start
- * state, garbage collection, roundup_power2_divisions, the address order of segments
+ * Not modelled (reported in `notes`): expandable segments' pages mapped before the
+ * window (a mapped range the window mapped entirely is not in the start state),
+ * garbage collection, roundup_power2_divisions, the address order of segments
  * created in the window relative to older ones (cudaMalloc decides it; the model puts
- * them after), CUDA-graph private pools, the device limit (OOM recovery is replayed
- * from the segment_free events it caused).
+ * them after), CUDA-graph private pools, the device limit itself (the model never
+ * fails; OOM recovery is replayed from the entries PyTorch recorded).
  */
 #ifndef REMAT_EXT_REPLAY_H
 #define REMAT_EXT_REPLAY_H

@@ -9,7 +9,7 @@
 
 static const char *action_names[REMAT_EXT_ACTION_COUNT] = {
     "alloc", "free_requested", "free_completed", "segment_alloc", "segment_free",
-    "segment_map", "segment_unmap", "snapshot", "oom", "annotate",
+    "segment_map", "segment_unmap", "snapshot", "oom", "user_defined",
 };
 
 const char *remat_ext_action_name(int a) { return a >= 0 && a < REMAT_EXT_ACTION_COUNT ? action_names[a] : NULL; }
@@ -17,6 +17,7 @@ const char *remat_ext_action_name(int a) { return a >= 0 && a < REMAT_EXT_ACTION
 int remat_ext_action_parse(const char *s, size_t len) {
     for (int a = 0; a < REMAT_EXT_ACTION_COUNT; a++)
         if (strlen(action_names[a]) == len && memcmp(action_names[a], s, len) == 0) return a;
+    if (len == 8 && memcmp(s, "annotate", 8) == 0) return REMAT_EXT_ANNOTATE; /* remat 0.3.0's name for it */
     return -1;
 }
 

@@ -33,12 +33,13 @@ typedef enum remat_ext_action {
     REMAT_EXT_SEGMENT_UNMAP,   /* expandable segment: pages unmapped */
     REMAT_EXT_SNAPSHOT,        /* a snapshot was taken here */
     REMAT_EXT_OOM,             /* out of memory: size requested, device_free bytes free */
-    REMAT_EXT_ANNOTATE,        /* a user annotation (label) */
+    REMAT_EXT_ANNOTATE,        /* user_defined: an annotation (torch.cuda.memory._record_memory_history's
+                                  user metadata); addr and size 0 or absent */
     REMAT_EXT_ACTION_COUNT
 } remat_ext_action;
 /* "alloc", "free_requested", ...; NULL out of range. */
 const char *remat_ext_action_name(int a);
-/* The action of a PyTorch name (len bytes), or -1. */
+/* The action of a PyTorch name (len bytes; "annotate" too, for user_defined), or -1. */
 int remat_ext_action_parse(const char *s, size_t len);
 
 typedef enum remat_ext_block_state {

@@ -415,6 +415,7 @@ static remat_status import_traces(importer *im, remat_pk_ref traces) {
                 return BAD("%s: %s: expected a dict", im->origin, entry_where(im));
             remat_ext_event e;
             memset(&e, 0, sizeof e);
+            int r;
             enum { K_ACTION, K_ADDR, K_SIZE, K_STREAM, K_TIME, K_FREE, K_FRAMES, K_N };
             static const char *const names[K_N] = {"action", "addr", "size", "stream", "time_us", "device_free", "frames"};
             remat_pk_ref f[K_N];
@@ -424,19 +425,26 @@ static remat_status import_traces(importer *im, remat_pk_ref traces) {
             int action = a ? remat_ext_action_parse(a, an) : -1;
             if (action < 0)
                 return BAD("%s: %s.action: %s (expected alloc, free_requested, free_completed, segment_alloc, "
-                           "segment_free, segment_map, segment_unmap, snapshot, oom or annotate)",
+                           "segment_free, segment_map, segment_unmap, snapshot, oom or user_defined)",
                            im->origin, entry_where(im), a ? "unknown action" : "missing");
             e.action = (uint8_t)action;
             if (action == REMAT_EXT_ANNOTATE) {
                 if (opt_int_ref(im, f[K_ADDR], "addr", where, &e.addr) < 0) return REMAT_ERR_INPUT;
                 if (opt_int_ref(im, f[K_SIZE], "size", where, &e.size) < 0) return REMAT_ERR_INPUT;
+            } else if (action == REMAT_EXT_OOM) {
+                /* PyTorch writes the free device bytes in the address slot, as device_free,
+                 * and no addr */
+                r = opt_int_ref(im, f[K_ADDR], "addr", where, &e.addr);
+                if (r < 0) return REMAT_ERR_INPUT;
+                if (!r) e.addr = -1;
+                if ((st = need_int_ref(im, f[K_SIZE], "size", where, &e.size)) != REMAT_OK) return st;
             } else {
                 if ((st = need_int_ref(im, f[K_ADDR], "addr", where, &e.addr)) != REMAT_OK) return st;
                 if ((st = need_int_ref(im, f[K_SIZE], "size", where, &e.size)) != REMAT_OK) return st;
             }
             if (e.size < 0)
                 return BAD("%s: %s.size: expected >= 0, found %lld", im->origin, entry_where(im), (long long)e.size);
-            int r = opt_int_ref(im, f[K_STREAM], "stream", where, &e.stream);
+            r = opt_int_ref(im, f[K_STREAM], "stream", where, &e.stream);
             if (r < 0) return REMAT_ERR_INPUT;
             if (!r) e.stream = -1, im->no_stream++;
             r = opt_int_ref(im, f[K_TIME], "time_us", where, &e.time_us);

@@ -15,7 +15,7 @@
  * pickle reader refuses (pickle.h: globals, code, truncation, hostile lengths), a
  * top level that is not a dict with `segments`, a required field that is missing or
  * of the wrong type (segments: device, address, total_size, blocks; blocks: size,
- * state; trace entries: action, and addr and size except for `annotate`), an unknown
+ * state; trace entries: action, and addr and size except for `user_defined`, and for `oom`, which carries device_free in place of addr), an unknown
  * action or block state. Optional fields that are missing (time_us, stream,
  * requested_size, block addresses, device_free, allocator_settings,
  * is_expandable, segment_type) are stored as -1 / unknown, or derived where the
