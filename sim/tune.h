@@ -4,9 +4,16 @@
  *
  * A value v fits plainly when the empty plan's predicted peak at v is within
  * the budget; it fits with checkpointing when remat_search_budget finds a plan
- * at v. Both are monotone in v (every tensor grows with N and T), so the largest
- * fitting value is found by doubling (or halving) from the recorded value and
- * then bisection. The budget is in the simulator allocator's bytes (sim/budget.h:
+ * at v. Live bytes grow with N and T, but reserved bytes do not always: the caching
+ * allocator's segment rounding makes them jump (a real VGG run: N=146 reserves more
+ * than N=148). The answer is therefore a threshold: the largest value such that every
+ * value up to it fits. It is found by doubling (or halving) from the recorded value
+ * and bisection, then every value in the window of REMAT_TUNE_WINDOW below the value
+ * found is checked (all of them when the value is at most that window; with
+ * checkpointing, from the plain threshold up, since those fit plainly); the smallest
+ * that does not fit sets the threshold. The REMAT_TUNE_ABOVE values above the
+ * threshold are simulated too, and the values above it found to fit are listed.
+ * The budget is in the simulator allocator's bytes (sim/budget.h:
  * the command line subtracts the device overhead and picks the allocator).
  */
 #ifndef REMAT_SIM_TUNE_H
@@ -40,10 +47,21 @@ typedef struct remat_tune_opts {
 
 remat_tune_opts remat_tune_opts_default(void);
 
+#define REMAT_TUNE_WINDOW 1024 /* values below the one found, each simulated */
+#define REMAT_TUNE_ABOVE 32    /* values above the threshold, each simulated (sizes that fit too) */
+#define REMAT_TUNE_MAX_ALSO 8
+
 typedef struct remat_tune_side {
-    int64_t value;            /* largest fitting value, 0 when even 1 does not fit */
+    int64_t value;            /* the threshold: every value 1..value fits (as checked); 0 when 1 does not */
     int at_max;               /* value is the largest value tried (max_value): larger ones may fit too */
     remat_search_figures fig; /* predicted figures at that value */
+    int64_t checked_from;     /* every value from here to `value` was simulated (1: all of them); below,
+                                 the doubling and bisection probes only */
+    /* values above the threshold found to fit: ranges [lo, hi] of consecutive simulated
+     * values, ascending (the first REMAT_TUNE_MAX_ALSO of them) */
+    int64_t also_lo[REMAT_TUNE_MAX_ALSO], also_hi[REMAT_TUNE_MAX_ALSO];
+    int n_also;
+    int64_t first_misfit;     /* value + 1 when a value above the threshold was simulated not to fit */
 } remat_tune_side;
 
 typedef struct remat_tune_result {

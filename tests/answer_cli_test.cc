@@ -115,4 +115,53 @@ TEST_F(Answers, LevelAnswerAddsTheDeviceOverhead) {
     EXPECT_TRUE(has(d.out, "with the device overhead 512.0 MiB")) << d.out;
 }
 
+// "largest N" is a threshold: every N' <= N fits. SEW-ResNet-18 (CIFAR) recorded at N=1
+// reserves less at N=20 than at N=19 (the caching allocator's segment rounding): under
+// a budget of N=20's reserved bytes the answer is 18, and 20 is listed as fitting too.
+TEST_F(Answers, TuneLargestNIsAThreshold) {
+    std::string t = tmp_dir() + "/ans_sew18c.h5";
+    Proc rec = remat("run --model data/models/sew-resnet18-cifar.json --N 1 --no-input-grad --trace " + t);
+    ASSERT_EQ(rec.rc, 0) << rec.err;
+    Proc at = remat("simulate --trace " + t + " --sweep N=18,19,20 --json --data-only --figure " + tmp_dir() +
+                    "/ans_sweep.png");
+    ASSERT_EQ(at.rc, 0) << at.err;
+    cJSON *sw = cJSON_Parse(at.out.c_str());
+    ASSERT_NE(sw, nullptr) << at.out;
+    const cJSON *rows = cJSON_GetObjectItem(sw, "rows");
+    int64_t r19 = num(cJSON_GetObjectItem(cJSON_GetArrayItem(rows, 1), "baseline"), "peak_reserved_bytes");
+    int64_t r20 = num(cJSON_GetObjectItem(cJSON_GetArrayItem(rows, 2), "baseline"), "peak_reserved_bytes");
+    cJSON_Delete(sw);
+    ASSERT_LT(r20, r19) << "the recording no longer shows the non-monotone step this test rests on";
+    Proc r = remat("tune --trace " + t + " --budget " + std::to_string(r20) + " --device-overhead 0 --max 24 --json");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    cJSON *j = cJSON_Parse(r.out.c_str());
+    ASSERT_NE(j, nullptr) << r.out;
+    const cJSON *plain = cJSON_GetObjectItem(j, "plain");
+    EXPECT_EQ(num(plain, "value"), 18);
+    EXPECT_EQ(num(plain, "checked_from"), 1);
+    const cJSON *also = cJSON_GetObjectItem(plain, "also_fit");
+    ASSERT_GE(cJSON_GetArraySize(also), 1) << r.out;
+    EXPECT_EQ((int64_t)cJSON_GetArrayItem(cJSON_GetArrayItem(also, 0), 0)->valuedouble, 20);
+    cJSON_Delete(j);
+    Proc h = remat("tune --trace " + t + " --budget " + std::to_string(r20) + " --device-overhead 0 --max 24");
+    EXPECT_TRUE(has(h.out, "every N up to 18 fits (each one simulated); N=20")) << h.out;
+}
+
+// Reserved 20 % or more above live at the answer: what expandable segments would give.
+TEST_F(Answers, TuneSaysWhatExpandableSegmentsGive) {
+    std::string t = tmp_dir() + "/ans_mlp.h5";
+    Proc rec = remat("run --model data/models/mlp-lif.json --N 1 --no-input-grad --trace " + t);
+    ASSERT_EQ(rec.rc, 0) << rec.err;
+    Proc r = remat("tune --trace " + t + " --budget 30000000 --device-overhead 0 --max 64 --json");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    cJSON *j = cJSON_Parse(r.out.c_str());
+    ASSERT_NE(j, nullptr) << r.out;
+    const cJSON *x = cJSON_GetObjectItem(j, "expandable_segments");
+    ASSERT_TRUE(cJSON_IsObject(x)) << r.out;
+    EXPECT_GE(num(x, "plain"), num(cJSON_GetObjectItem(j, "plain"), "value"));
+    cJSON_Delete(j);
+    Proc h = remat("tune --trace " + t + " --budget 30000000 --device-overhead 0 --max 64");
+    EXPECT_TRUE(has(h.out, "with expandable segments (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True")) << h.out;
+}
+
 }  // namespace

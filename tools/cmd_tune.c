@@ -63,6 +63,34 @@ static remat_status confirm(const remat_trace *base, const remat_sim_opts *sim, 
     return st;
 }
 
+/* What the threshold rests on: "every N up to 146 fits (each one simulated); N=148 fits
+ * too, above N=147, which does not" (reserved bytes are not monotone in N). */
+static void print_threshold(const char *dim, const remat_tune_side *s) {
+    if (s->value <= 0) return;
+    printf("                         every %s up to %lld fits (", dim, (long long)s->value);
+    if (s->checked_from <= 1) printf("each one simulated)");
+    else printf("each from %lld up simulated; below, the bisection's probes)", (long long)s->checked_from);
+    if (s->n_also) {
+        printf("; %s=", dim);
+        int many = s->n_also > 1 || s->also_hi[0] > s->also_lo[0];
+        for (int i = 0; i < s->n_also; i++) {
+            printf("%s%lld", i ? ", " : "", (long long)s->also_lo[i]);
+            if (s->also_hi[i] > s->also_lo[i]) printf("..%lld", (long long)s->also_hi[i]);
+        }
+        printf(" fit%s too, above %s=%lld, which does not (reserved bytes are not monotone in %s: the caching "
+               "allocator's segment rounding)",
+               many ? "" : "s", dim, (long long)(s->value + 1), dim);
+    }
+    printf("\n");
+}
+
+static void json_threshold(const remat_tune_side *s) {
+    printf(",\"checked_from\":%lld,\"also_fit\":[", (long long)s->checked_from);
+    for (int i = 0; i < s->n_also; i++)
+        printf("%s[%lld,%lld]", i ? "," : "", (long long)s->also_lo[i], (long long)s->also_hi[i]);
+    printf("]");
+}
+
 static void tune_progress(void *ctx, int64_t value, int checkpointed, int probes_done) {
     cli_progress("tune: probe %d: %s=%lld %s", probes_done + 1, (const char *)ctx, (long long)value,
                  checkpointed ? "with checkpointing" : "plain");
@@ -149,6 +177,24 @@ int remat_cmd_tune(int argc, char **argv) {
         remat_trace_free(&trace);
         return cli_fail("tune", &err);
     }
+    /* reserved 20 % or more above live at the answer: what expandable segments would give */
+    remat_tune_result ex;
+    memset(&ex, 0, sizeof ex);
+    int have_ex = 0;
+    char ex_cfg[1024];
+#define FRAGMENTED(s) ((s)->value > 0 && (s)->fig.peak_reserved >= (s)->fig.peak_live + (s)->fig.peak_live / 5)
+    const remat_tune_side *at = FRAGMENTED(&r.ckpt) ? &r.ckpt : &r.plain;
+    if (bud.on == REMAT_BUDGET_ON_RESERVED && FRAGMENTED(at) &&
+        !strstr(alloc_cfg ? alloc_cfg : trace.allocator_config, "expandable_segments=1")) {
+        snprintf(ex_cfg, sizeof ex_cfg, "%s%sexpandable_segments=1", alloc_cfg ? alloc_cfg : trace.allocator_config,
+                 (alloc_cfg ? alloc_cfg : trace.allocator_config)[0] ? "," : "");
+        remat_tune_opts xo = to;
+        xo.sim.allocator_config = ex_cfg;
+        cli_progress("tune: the same with expandable segments");
+        remat_error xe = {0};
+        have_ex = remat_tune(&trace, &xo, budget, &ex, &xe) == REMAT_OK;
+        cli_progress_done();
+    }
     measured meas;
     int confirmed = 0;
     if (confirm_run && r.have_plan) {
@@ -169,13 +215,17 @@ int remat_cmd_tune(int argc, char **argv) {
         cli_budget_json(stdout, 1, &bud, src);
         cli_steady_json(stdout, cli_simulated_steps(&to.sim, (int)trace.n_iters), (int)trace.n_iters);
         printf(",\"max\":%lld,\"plain\":{\"value\":%lld,\"at_max\":%s,\"peak_bytes\":%lld,\"peak_live_bytes\":%lld,"
-               "\"peak_reserved_bytes\":%lld,\"step_time_s\":%.9g},\"checkpointed\":{\"value\":%lld,\"at_max\":%s,"
-               "\"peak_bytes\":%lld,\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld,\"step_time_s\":%.9g,"
-               "\"label\":",
+               "\"peak_reserved_bytes\":%lld,\"step_time_s\":%.9g",
                (long long)r.max_value, (long long)r.plain.value, r.plain.at_max ? "true" : "false",
                (long long)r.plain.fig.peak, (long long)r.plain.fig.peak_live, (long long)r.plain.fig.peak_reserved,
-               r.plain.fig.time_s, (long long)r.ckpt.value, r.ckpt.at_max ? "true" : "false", (long long)r.ckpt.fig.peak,
+               r.plain.fig.time_s);
+        json_threshold(&r.plain);
+        printf("},\"checkpointed\":{\"value\":%lld,\"at_max\":%s,"
+               "\"peak_bytes\":%lld,\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld,\"step_time_s\":%.9g",
+               (long long)r.ckpt.value, r.ckpt.at_max ? "true" : "false", (long long)r.ckpt.fig.peak,
                (long long)r.ckpt.fig.peak_live, (long long)r.ckpt.fig.peak_reserved, r.ckpt.fig.time_s);
+        json_threshold(&r.ckpt);
+        printf(",\"label\":");
         remat_json_string(stdout, label);
         if (r.have_plan) {
             char *text = remat_plan_to_json(&r.plan, &r.model, &err);
@@ -189,7 +239,10 @@ int remat_cmd_tune(int argc, char **argv) {
                    "\"predicted_step_time_s\":%.9g}",
                    backend, (long long)meas.peak_live, (long long)meas.peak_reserved, meas.step_time_s,
                    (long long)r.ckpt.fig.peak_live, (long long)r.ckpt.fig.peak_reserved, r.ckpt.fig.time_s);
-        printf(",\"evaluations\":%d,\"seconds\":%.6f}\n", r.evaluations, r.seconds);
+        if (have_ex)
+            printf(",\"expandable_segments\":{\"plain\":%lld,\"checkpointed\":%lld}", (long long)ex.plain.value,
+                   (long long)ex.ckpt.value);
+        printf(",\"evaluations\":%d,\"seconds\":%.6f}\n", r.evaluations + ex.evaluations, r.seconds + ex.seconds);
     } else if (st == REMAT_OK) {
         char b1[64], b2[64], b3[64];
         printf("largest %s that fits, from %s (recorded %s=%lld", dim, trace_path, dim,
@@ -204,6 +257,7 @@ int remat_cmd_tune(int argc, char **argv) {
             printf("  plain backpropagation  %s=%-8lld step time %.6f s, ", dim, (long long)r.plain.value,
                    r.plain.fig.time_s);
             cli_peaks_print(stdout, &bud, r.plain.fig.peak_live, r.plain.fig.peak_reserved);
+            print_threshold(dim, &r.plain);
         } else {
             printf("  plain backpropagation  nothing fits (not even %s=1)\n", dim);
         }
@@ -211,6 +265,7 @@ int remat_cmd_tune(int argc, char **argv) {
             printf("  with checkpointing     %s=%-8lld step time %.6f s, plan %s, ", dim, (long long)r.ckpt.value,
                    r.ckpt.fig.time_s, label);
             cli_peaks_print(stdout, &bud, r.ckpt.fig.peak_live, r.ckpt.fig.peak_reserved);
+            print_threshold(dim, &r.ckpt);
         } else {
             printf("  with checkpointing     nothing fits (not even %s=1)\n", dim);
         }
@@ -224,8 +279,15 @@ int remat_cmd_tune(int argc, char **argv) {
                    backend, cli_fmt_bytes(meas.peak_live, b1, sizeof b1), cli_fmt_bytes(r.ckpt.fig.peak_live, b2, sizeof b2),
                    cli_fmt_bytes(meas.peak_reserved, b3, sizeof b3), (long long)r.ckpt.fig.peak_reserved, meas.step_time_s,
                    r.ckpt.fig.time_s, meas.step_time_s > 0 ? 100.0 * (r.ckpt.fig.time_s / meas.step_time_s - 1) : 0.0);
+        if (have_ex)
+            printf("  reserved is %.0f %% above live at %s=%lld (%s): with expandable segments "
+                   "(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; --allocator-config expandable_segments=1) "
+                   "plain backpropagation reaches %s=%lld and checkpointing %s=%lld (predicted)\n",
+                   100.0 * ((double)at->fig.peak_reserved / (double)at->fig.peak_live - 1.0), dim, (long long)at->value,
+                   at == &r.plain ? "plain backpropagation" : "with checkpointing",
+                   dim, (long long)ex.plain.value, dim, (long long)ex.ckpt.value);
         if (out && r.have_plan) printf("plan written to %s\n", out);
-        printf("(%d sizes simulated in %.3f s)\n", r.evaluations, r.seconds);
+        printf("(%d sizes simulated in %.3f s)\n", r.evaluations + ex.evaluations, r.seconds + ex.seconds);
         if (out && r.have_plan && !confirmed)
             cli_next(stdout, "remat tune ... --confirm, or remat run --model M.json --%s %lld --plan %s", dim,
                      (long long)r.ckpt.value, out);
@@ -237,6 +299,7 @@ int remat_cmd_tune(int argc, char **argv) {
         rc = 1;
     }
     remat_tune_result_free(&r);
+    if (have_ex) remat_tune_result_free(&ex);
     remat_trace_free(&trace);
     return rc;
 }
