@@ -1,4 +1,4 @@
-// dump_test.cc - the gradient dump (core/io/dump.h) and its reader (core/io/dump_read.h):
+// dump_test.cc - the gradient dump (core/exec/dump.h) and its reader (core/io/dump_read.h):
 // layout exactly as interfaces.md says, values equal to what a session reports,
 // equal dumps for different plans, byte-identical files for equal content, and
 // clean refusals of files that are not dumps.
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "core/exec/backend.h"
-#include "core/io/dump.h"
+#include "core/exec/dump.h"
 #include "core/io/dump_read.h"
 #include "core/exec/executor.h"
 #include "core/io/h5_util.h"

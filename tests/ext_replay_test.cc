@@ -1,5 +1,5 @@
 // ext_replay_test.cc - an imported allocation stream replayed through the caching
-// model (core/alloc/ext_replay.h): a hand-made stream that follows PyTorch's rules
+// model (core/io/ext_replay.h): a hand-made stream that follows PyTorch's rules
 // (every placement, segment and reserved byte predicted), a disagreement and what it
 // reports, a window that starts mid-run (the start state reconstructed), what-ifs
 // from a fresh start, and the real cs336 snapshot when ../shared/fixtures is there.
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/alloc/ext_replay.h"
+#include "core/io/ext_replay.h"
 #include "core/io/torch_snapshot.h"
 #include "tests/pickle_writer.h"
 #include "tests/torch_fixtures.h"

@@ -17,7 +17,7 @@
 
 #include "core/exec/backend.h"
 #include "core/codec/compress.h"
-#include "core/io/dump.h"
+#include "core/exec/dump.h"
 #include "core/io/dump_read.h"
 #include "core/exec/executor.h"
 #include "core/model/model.h"

@@ -2,7 +2,7 @@
  * memory snapshot (torch.cuda.memory._dump_snapshot) read with the plain-data pickle
  * reader (no globals, no code) and written as an external allocation stream
  * (core/io/torch_snapshot.h, docs/trace-schema.md); optionally replayed through
- * remat's caching-allocator model (core/alloc/ext_replay.h). */
+ * remat's caching-allocator model (core/io/ext_replay.h). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <string.h>

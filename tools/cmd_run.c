@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/io/dump.h"
+#include "core/exec/dump.h"
 #include "core/exec/executor.h"
 #include "core/io/trace.h"
 #include "cuda/cuda_backend.h"

@@ -9,7 +9,7 @@
 #ifndef REMAT_TOOLS_EXT_REPORT_H
 #define REMAT_TOOLS_EXT_REPORT_H
 
-#include "core/alloc/ext_replay.h"
+#include "core/io/ext_replay.h"
 #include "core/io/ext_trace.h"
 #include "tools/cli.h"
 

@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/io/dump.h"
+#include "core/exec/dump.h"
 #include "core/io/h5_util.h"
 #include "core/model/layers.h"
 

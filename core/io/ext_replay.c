@@ -12,7 +12,7 @@
  *  - PyTorch records segment_alloc just before the alloc that needed it: the model's
  *    segment for that alloc is compared with it.
  */
-#include "core/alloc/ext_replay.h"
+#include "core/io/ext_replay.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
