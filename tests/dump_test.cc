@@ -19,6 +19,8 @@
 #include "core/io/dump_read.h"
 #include "core/exec/executor.h"
 #include "core/io/h5_util.h"
+#include "core/io/weights.h"
+#include "core/model/layers.h"
 #include "core/model/model.h"
 #include "core/model/plan.h"
 
@@ -320,3 +322,78 @@ TEST(Dump, WriteFailureLeavesNothing) {
 }
 
 }  // namespace
+
+// Parameters carry their real shape: a conv weight is [out, in, kh, kw] (it was dumped
+// flat, [588] for a [4, 3, 7, 7] weight), so a dump lines up with a PyTorch state dict.
+TEST(Dump, ConvWeightsHaveTheirRealShape) {
+    Fixture fx("tiny-sew-resnet");
+    remat_step_result res;
+    Dump dd(fx.dump(fx.empty, "conv.h5", 1, &res));
+    int li = remat_model_find_layer(&fx.m, "conv1");
+    ASSERT_GE(li, 0);
+    int64_t want[4];
+    ASSERT_EQ(remat_layer_param_dims(&fx.m.layers[li], 0, want), 4);
+    for (const char *g : {"/params/conv1/weight", "/grads/conv1/weight"}) {
+        const remat_dump_entry *w = dd.get(g);
+        ASSERT_NE(w, nullptr);
+        ASSERT_EQ(w->rank, 4) << g;
+        for (int i = 0; i < 4; i++) EXPECT_EQ(w->dims[i], want[i]) << g << " dim " << i;
+    }
+    EXPECT_EQ(dd.get("/params/conv1/weight")->dims[2], 7);
+}
+
+// --init: a dump's /params start another run (another seed) bit for bit, and every
+// mismatch is one line naming the layer.
+TEST(Dump, InitWeightsReplaceTheSeededOnes) {
+    Fixture fx("tiny-sew-resnet");
+    remat_step_result res;
+    std::string a = fx.dump(fx.empty, "init_a.h5", 1, &res);
+    remat_weights w;
+    remat_error err = {};
+    ASSERT_EQ(remat_weights_load(a.c_str(), &fx.m, &w, &err), REMAT_OK) << err.msg;
+    fx.files.push_back(tmp_path("init_b.h5"));
+    remat_exec_opts o = remat_exec_opts_default();
+    o.seed = 2;
+    o.init_values = (const float *const *)w.values;
+    ASSERT_EQ(remat_dump_run(&fx.m, &fx.empty, &fx.be, &o, fx.files.back().c_str(), &res, &err), REMAT_OK) << err.msg;
+    remat_weights_free(&w);
+    std::string c = fx.dump(fx.empty, "init_c.h5", 2, &res);
+    Dump da(a), db(fx.files[1]), dc(c);
+    int n = 0;
+    for (int i = 0; i < da.d.n; i++) {
+        const remat_dump_entry *e = &da.d.entries[i];
+        if (strncmp(e->path, "/params/", 8) != 0) continue;
+        const remat_dump_entry *f = db.get(e->path);
+        ASSERT_NE(f, nullptr);
+        ASSERT_EQ(e->elems, f->elems);
+        EXPECT_EQ(memcmp(e->data, f->data, (size_t)e->elems * 4), 0) << e->path;
+        n++;
+    }
+    EXPECT_GT(n, 10);
+    // the seed still draws the input: b's input is c's (seed 2), not a's
+    EXPECT_EQ(memcmp(db.get("/input")->data, dc.get("/input")->data, (size_t)dc.get("/input")->elems * 4), 0);
+
+    // a model of other widths: one line per mismatching parameter, each naming its layer
+    remat_model other{};
+    const char *text =
+        "{\"name\":\"o\",\"T\":2,\"N\":2,\"input\":{\"shape\":[3,32,32]},\"classes\":5,"
+        "\"layers\":[{\"name\":\"conv1\",\"type\":\"conv2d\",\"out\":5,\"kernel\":7,\"stride\":2,\"padding\":3,"
+        "\"bias\":false},{\"name\":\"bn1\",\"type\":\"batchnorm\"},{\"name\":\"sn1\",\"type\":\"if\"},"
+        "{\"name\":\"flat\",\"type\":\"flatten\"},{\"name\":\"extra\",\"type\":\"linear\",\"out\":5}],"
+        "\"blocks\":[{\"name\":\"b\",\"layers\":[\"conv1\",\"bn1\",\"sn1\",\"flat\",\"extra\"]}]}";
+    ASSERT_EQ(remat_model_parse(text, strlen(text), "o.json", &other, &err), REMAT_OK) << err.msg;
+    remat_error e2 = {};
+    EXPECT_EQ(remat_weights_load(a.c_str(), &other, &w, &e2), REMAT_ERR_INPUT);
+    ASSERT_NE(w.problems, nullptr);
+    std::string probs = w.problems;
+    EXPECT_NE(probs.find("/params/conv1/weight: expected float32 [5, 3, 7, 7] (layer \"conv1\", conv2d), got "
+                         "float32 [4, 3, 7, 7]"), std::string::npos) << probs;
+    EXPECT_NE(probs.find("/params/bn1/running_var: expected float32 [5]"), std::string::npos) << probs;
+    EXPECT_NE(probs.find("/params/extra/weight: missing (layer \"extra\""), std::string::npos) << probs;
+    EXPECT_NE(probs.find("/params/l1b0_conv1/weight: expected a parameter of model \"o\" (no layer of that name)"),
+              std::string::npos) << probs;
+    EXPECT_GE(w.n_problems, 7);
+    EXPECT_STREQ(e2.msg, probs.substr(0, probs.find('\n')).c_str());
+    remat_weights_free(&w);
+    remat_model_free(&other);
+}

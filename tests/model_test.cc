@@ -699,7 +699,7 @@ TEST(LayerRegistry, EveryTypeHasItsTraits) {
     l.in_features = 3;
     l.out_features = 5;
     l.has_bias = 1;
-    int64_t d[2];
+    int64_t d[4];
     ASSERT_EQ(remat_layer_param_dump_dims(&l, 0, d), 2);
     EXPECT_EQ(d[0], 5);
     EXPECT_EQ(d[1], 3);

@@ -16,12 +16,15 @@
 
 static const char *USAGE =
     "usage: remat run --model M.json [--plan P] [--T t] [--N n] [--backend ref|cuda] [--seed S] [--iters N]\n"
-    "                 [--trace OUT.h5 | --dump OUT.h5] [--threads N] [--allocator-config K=V,...] [--json]\n"
+    "                 [--init W.h5] [--trace OUT.h5 | --dump OUT.h5] [--threads N] [--allocator-config K=V,...]\n"
+    "                 [--json]\n"
     "\n"
     "Runs training steps of the model under the plan (no plan: plain backpropagation) and\n"
     "prints the loss, the peak live and reserved bytes, the bytes held at the end of\n"
     "forward and the step time. --trace writes every allocation event (docs/trace-schema.md);\n"
-    "--dump writes the gradient dump of one step without optimiser update (docs/interfaces.md).";
+    "--dump writes the gradient dump of one step without optimiser update (docs/interfaces.md).\n"
+    "--init starts from the parameters and batch-norm statistics in W.h5 (remat_torch.save_weights,\n"
+    "or a dump's /params) instead of the seeded initialisation (docs/pytorch.md).";
 
 static void print_human(const remat_model *m, const remat_plan *plan, const char *plan_path, const char *backend,
                         int threads, const remat_step_result *r, int iters) {
@@ -123,7 +126,7 @@ static void print_json(const remat_model *m, const char *plan_path, const char *
 
 int remat_cmd_run(int argc, char **argv) {
     const char *model_path = NULL, *plan_path = NULL, *backend = "ref", *trace_path = NULL, *dump_path = NULL;
-    const char *alloc_cfg = NULL, *seed_s = NULL;
+    const char *alloc_cfg = NULL, *seed_s = NULL, *init_path = NULL;
     uint64_t seed = 1;
     int iters = 1, threads = 1, json = 0, help = 0, no_input_grad = 0, T = 0, N = 0;
     const cli_option opts[] = {
@@ -134,6 +137,7 @@ int remat_cmd_run(int argc, char **argv) {
         {"--backend", CLI_STRING, &backend, "ref (default) or cuda"},
         {"--seed", CLI_STRING, &seed_s, "seed of parameters, input, labels and dropout, 0..2^64-1 (default 1)"},
         {"--iters", CLI_INT, &iters, "training steps (default 1)"},
+        {"--init", CLI_STRING, &init_path, "initial parameters and batch-norm statistics (HDF5, /params/<layer>/<name>)"},
         {"--threads", CLI_INT, &threads, "reference-backend threads (default 1)"},
         {"--trace", CLI_STRING, &trace_path, "write the allocation trace (HDF5)"},
         {"--dump", CLI_STRING, &dump_path, "write the gradient dump of one step (HDF5)"},
@@ -146,9 +150,9 @@ int remat_cmd_run(int argc, char **argv) {
     int rc = cli_parse(argc, argv, USAGE, opts, &help);
     if (rc != 0 || help) return rc;
     if (!model_path) return cli_missing("run", "--model", "a model file, e.g. data/models/mlp-lif.json");
-    const cli_file ins[] = {{"--model", model_path}, {"--plan", plan_path}};
+    const cli_file ins[] = {{"--model", model_path}, {"--plan", plan_path}, {"--init", init_path}};
     const cli_file outs[] = {{"--trace", trace_path}, {"--dump", dump_path}};
-    if (cli_refuse_overlap("run", ins, 2, outs, 2)) return 2;
+    if (cli_refuse_overlap("run", ins, 3, outs, 2)) return 2;
     if (iters < 1 || iters > 100000) {
         fprintf(stderr, "remat run: --iters: %d is out of range (expected 1..100000)\n", iters);
         return 2;
@@ -179,10 +183,19 @@ int remat_cmd_run(int argc, char **argv) {
     remat_plan p;
     if ((rc = remat_tools_size_flags("run", T, N)) != 0) return rc;
     if (remat_tools_load_sized(model_path, plan_path, T, N, &m, &p, &err) != REMAT_OK) return cli_fail("run", &err);
+    remat_weights w;
+    memset(&w, 0, sizeof w);
+    if (init_path && (rc = remat_tools_init_weights("run", init_path, &m, &w)) != 0) {
+        remat_plan_free(&p);
+        remat_model_free(&m);
+        return rc;
+    }
     remat_exec_opts o = remat_exec_opts_default();
     o.seed = seed;
     o.no_input_grad = no_input_grad;
+    o.init_values = (const float *const *)w.values;
     if (alloc_cfg && remat_caching_config_parse(alloc_cfg, &o.caching, &err) != REMAT_OK) {
+        remat_weights_free(&w);
         remat_plan_free(&p);
         remat_model_free(&m);
         return cli_fail("run", &err);
@@ -190,6 +203,7 @@ int remat_cmd_run(int argc, char **argv) {
     remat_backend be;
     memset(&be, 0, sizeof be);
     if (remat_tools_backend_open(backend, threads, &be, &err) != REMAT_OK) {
+        remat_weights_free(&w);
         remat_plan_free(&p);
         remat_model_free(&m);
         return cli_fail("run", &err);
@@ -243,6 +257,7 @@ int remat_cmd_run(int argc, char **argv) {
     remat_xfree(res);
     remat_trace_free(&trace);
     remat_backend_free(&be);
+    remat_weights_free(&w);
     remat_plan_free(&p);
     remat_model_free(&m);
     return st == REMAT_OK ? 0 : cli_fail("run", &err);

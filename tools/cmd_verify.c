@@ -21,9 +21,9 @@
 
 static const char *USAGE =
     "usage: remat verify --model M.json --plan P [--T t] [--N n] [--equivalence-only] [--quiet | --all-tensors]\n"
-    "                    [--backend ref|cuda] [--seed S] [--threads N] [--json]\n"
+    "                    [--backend ref|cuda] [--seed S] [--init W.h5] [--threads N] [--json]\n"
     "       remat verify --model M.json --grid [--sample K] [--sample-seed S] [--T t] [--N n] [--equivalence-only]\n"
-    "                    [--backend ref|cuda] [--seed S] [--all-rows] [--json]\n"
+    "                    [--backend ref|cuda] [--seed S] [--init W.h5] [--all-rows] [--json]\n"
     "       remat verify --compressors [--seed S] [--large N|auto|max|0] [--json]\n"
     "       remat verify --dump A.h5 --dump B.h5 [--json]\n"
     "\n"
@@ -173,7 +173,7 @@ static int run_plan(const remat_model *m, const remat_plan *p, const char *plan_
 
 int remat_cmd_verify(int argc, char **argv) {
     const char *model_path = NULL, *plan_path = NULL, *backend = "ref", *seed_s = NULL, *fault_s = NULL;
-    const char *large = NULL, *sample_seed_s = NULL;
+    const char *large = NULL, *sample_seed_s = NULL, *init_path = NULL;
     int threads = 1, json = 0, help = 0, grid = 0, sample = 0, compressors = 0, no_check = 0, all_rows = 0;
     int eq_only = 0, quiet = 0, all_tensors = 0, T = 0, N = 0;
     int max_plans_i = 20000;
@@ -198,6 +198,7 @@ int remat_cmd_verify(int argc, char **argv) {
          "fits in memory; max: 4294967295; 0: skip)"},
         {"--backend", CLI_STRING, &backend, "ref (default) or cuda; baseline and plan run on the same one"},
         {"--seed", CLI_STRING, &seed_s, "seed of parameters, input, labels, dropout (default 1)"},
+        {"--init", CLI_STRING, &init_path, "initial parameters and batch-norm statistics for both runs (HDF5)"},
         {"--threads", CLI_INT, &threads, "reference-backend threads (default 1)"},
         {"--no-compress-check", CLI_FLAG, &no_check, "skip the per-compression losslessness check (faster)"},
         {"--fault", CLI_STRING, &fault_s,
@@ -239,16 +240,16 @@ int remat_cmd_verify(int argc, char **argv) {
     }
     int table = quiet ? REMAT_VERIFY_TABLE_NONE : all_tensors ? REMAT_VERIFY_TABLE_ALL : REMAT_VERIFY_TABLE_DIFFERING;
     if (dumps.n) {
-        if (dumps.n != 2 || model_path || plan_path || grid || compressors) {
-            fprintf(stderr, "remat verify: --dump: expected exactly two dumps and no --model, --plan, --grid or "
-                            "--compressors (got %d dump%s)\n",
+        if (dumps.n != 2 || model_path || plan_path || grid || compressors || init_path) {
+            fprintf(stderr, "remat verify: --dump: expected exactly two dumps and no --model, --plan, --grid, "
+                            "--compressors or --init (got %d dump%s)\n",
                     dumps.n, dumps.n == 1 ? "" : "s");
             return 2;
         }
         return run_dumps(dumps.items[0], dumps.items[1], json, table);
     }
     if (compressors) {
-        if (model_path || plan_path || grid) {
+        if (model_path || plan_path || grid || init_path) {
             fprintf(stderr, "remat verify: --compressors: runs alone (expected no --model, --plan or --grid)\n");
             return 2;
         }
@@ -282,9 +283,17 @@ int remat_cmd_verify(int argc, char **argv) {
     remat_plan p;
     if ((rc = remat_tools_size_flags("verify", T, N)) != 0) return rc;
     if (remat_tools_load_sized(model_path, plan_path, T, N, &m, &p, &err) != REMAT_OK) return cli_fail("verify", &err);
+    remat_weights w;
+    memset(&w, 0, sizeof w);
+    if (init_path && (rc = remat_tools_init_weights("verify", init_path, &m, &w)) != 0) {
+        remat_plan_free(&p);
+        remat_model_free(&m);
+        return rc;
+    }
     remat_backend be;
     memset(&be, 0, sizeof be);
     if (remat_tools_backend_open(backend, threads, &be, &err) != REMAT_OK) {
+        remat_weights_free(&w);
         remat_plan_free(&p);
         remat_model_free(&m);
         return cli_fail("verify", &err);
@@ -293,6 +302,7 @@ int remat_cmd_verify(int argc, char **argv) {
     o.seed = seed;
     o.fault = fault;
     o.check_compress = !no_check;
+    o.init_values = (const float *const *)w.values;
     if (grid) {
         remat_verify_context cx = {&m, NULL, NULL, backend, seed, !strcmp(backend, "ref") ? threads : 0, eq_only,
                                    REMAT_VERIFY_TABLE_NONE};
@@ -309,6 +319,7 @@ int remat_cmd_verify(int argc, char **argv) {
         rc = run_plan(&m, &p, plan_path, &be, backend, threads, &o, json, eq_only, table);
     }
     remat_backend_free(&be);
+    remat_weights_free(&w);
     remat_plan_free(&p);
     remat_model_free(&m);
     return rc;

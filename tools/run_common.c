@@ -71,3 +71,19 @@ int remat_tools_size_flags(const char *cmd, int T, int N) {
 void remat_tools_caching_config_text(const remat_caching_config *c, char *buf, size_t len) {
     remat_caching_config_format(c, buf, len);
 }
+
+int remat_tools_init_weights(const char *cmd, const char *path, const remat_model *m, remat_weights *w) {
+    remat_error err = {0};
+    if (remat_weights_load(path, m, w, &err) == REMAT_OK) return 0;
+    if (w->problems) {
+        for (const char *line = w->problems; *line;) {
+            const char *end = strchr(line, '\n');
+            fprintf(stderr, "remat %s: --init: %.*s\n", cmd, (int)(end - line), line);
+            line = end + 1;
+        }
+    } else {
+        fprintf(stderr, "remat %s: --init: %s\n", cmd, err.msg);
+    }
+    remat_weights_free(w);
+    return remat_status_exit_code(err.status);
+}

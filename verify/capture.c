@@ -1,7 +1,7 @@
 /* capture.c - copies a session's step results into a tensor set.
  *
- * Shapes follow the dump: remat_layer_param_dump_dims (a linear weight [out, in],
- * every other parameter [elems]); the input and its gradient [T, N, input.shape...]; a dropout mask [N, F].
+ * Shapes follow the dump: remat_layer_param_dump_dims (each parameter's real shape, a conv
+ * weight [out, in, kh, kw]); the input and its gradient [T, N, input.shape...]; a dropout mask [N, F].
  */
 #include "verify/capture.h"
 

@@ -1,7 +1,7 @@
 /* plan_check.c - baseline against plan: tensors, savings, recomputation, losslessness.
  *
- * Both runs use remat_exec_opts_default() with only the seed (and, for the plan,
- * the fault) changed, so that the two runs differ in nothing but the plan.
+ * Both runs use remat_exec_opts_default() with only the seed and the initial
+ * parameters (and, for the plan, the fault) changed, so that the two runs differ in nothing but the plan.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "verify/plan_check.h"
@@ -35,6 +35,7 @@ remat_status remat_verify_baseline_run(const remat_model *m, remat_backend *b, c
     if (st != REMAT_OK) return st;
     remat_exec_opts eo = remat_exec_opts_default();
     eo.seed = o->seed;
+    eo.init_values = o->init_values;
     double t0 = wall_now();
     st = remat_verify_capture_run(m, &empty, b, &eo, &out->tensors, &out->res, err);
     out->wall_s = wall_now() - t0;
@@ -66,6 +67,7 @@ remat_status remat_verify_plan_against(const remat_verify_baseline *bl, const re
     eo.seed = bl->seed;
     eo.fault = o->fault;
     eo.check_compression = o->check_compress;
+    eo.init_values = o->init_values;
 
     remat_backend chk = {0};
     remat_backend *run_on = b;

@@ -55,6 +55,7 @@ typedef struct remat_verify_opts {
     uint64_t seed;
     remat_fault fault;       /* applied to the plan run only (tests) */
     int check_compress;      /* 1 (default): executor's check_compression + the checking backend */
+    const float *const *init_values; /* NULL, or initial parameters for both runs (remat_exec_opts) */
 } remat_verify_opts;
 
 remat_verify_opts remat_verify_opts_default(void);

@@ -9,8 +9,8 @@
  *   /masks/<layer> [N, F]           layers with a mask (dropout)
  *   root string attributes: model, plan, seed (decimal), backend
  *
- * All float32 except /labels. Shapes: remat_layer_param_dump_dims (a linear weight
- * [out, in], every other parameter [elems]). One step (forward, loss, backward; no optimiser update) from
+ * All float32 except /labels. Shapes: remat_layer_param_dump_dims, the parameters' real
+ * shapes (a conv weight [out, in, kh, kw], a linear weight [out, in], vectors [C]). One step (forward, loss, backward; no optimiser update) from
  * the seeded initial state, through the session API of executor.h. The file is
  * written through the atomic writer (core/io/atomic_file.h: a unique temporary,
  * fsynced and renamed); no modification times are stored, so equal content gives
@@ -64,7 +64,7 @@ static remat_status put(dumper *d, const char *name, remat_h5_type type, int nd,
 /* /params/<layer>/<name> (when `after` is 0) or /after/<layer>/<running stat>. */
 static remat_status dump_params(dumper *d, remat_session *s, const remat_model *m, int after) {
     char name[256];
-    int64_t shape[2];
+    int64_t shape[4];
     for (int li = 0; li < m->n_layers; li++) {
         const remat_layer *l = &m->layers[li];
         for (int pi = 0; pi < remat_layer_n_params(l); pi++) {

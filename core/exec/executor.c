@@ -467,7 +467,10 @@ static remat_status init_params(remat_session *s) {
             op_t op;
             remat_ex_op_begin(s, &op, REMAT_OP_FILL, j, l->block, 0, p->elems);
             int64_t fan_in = remat_layer_fan_in(l);
-            if (s->ops->has_data) {
+            const float *given = s->o.init_values ? s->o.init_values[j * MAXP + i] : NULL;
+            if (s->ops->has_data && given) {
+                s->ops->from_host(s->be->ctx, p->ptr, given, p->bytes);
+            } else if (s->ops->has_data) {
                 if (fan_in > 0) { /* U(-g/sqrt(fan_in), g/sqrt(fan_in)), as PyTorch's default with g = 1 */
                     float bound = m->init_gain / sqrtf((float)fan_in);
                     s->ops->fill_uniform(s->be->ctx, fptr(p), p->elems, -bound, bound, s->o.seed, REMAT_RNG_PARAM,

@@ -70,6 +70,11 @@ typedef struct remat_exec_opts {
      * order and its blocks are combined over the shard's transport; the shard must
      * outlive the session. The reference and dry backends only. */
     const remat_shard *shard;
+    /* NULL: parameters start seeded (U(-g/sqrt(fan_in), g/sqrt(fan_in)), batch norm 1/0/0/1).
+     * Else n_layers * REMAT_MAX_LAYER_PARAMS pointers, [layer * REMAT_MAX_LAYER_PARAMS + param]:
+     * that parameter's initial values (remat_layer_param_elems floats), NULL keeping the seeded
+     * one (`--init`, core/io/weights.h). Copied at session init; the arrays may be freed after. */
+    const float *const *init_values;
     /* Simulation hooks (dry backend). op_cost != NULL makes time virtual: each op
      * lasts op_cost(hook_ctx, op) seconds. nnz_oracle gives the non-zeros of the
      * full-T output of `layer` (-1: the network input) at step `iter`, which the dry

@@ -263,7 +263,7 @@ static const remat_layer_traits traits[] = {
     [REMAT_LAYER_LINEAR] = {.name = "linear", .fields = FIELDS("in", "out", "bias"), .parse = parse_linear,
                             .param_names = weight_bias, .param_dims = dims_linear, .fan_in = fan_in_linear,
                             .max_params = 2, .n_trainable = 2, .optional_bias = 1, .saves_input = 1,
-                            .time_chunkable = 1, .input_grad_optional = 1, .dump_matrix = 1},
+                            .time_chunkable = 1, .input_grad_optional = 1},
     [REMAT_LAYER_IF] = {.name = "if", .fields = FIELDS(NEURON_FIELDS), .parse = parse_neuron, .neuron = 1,
                         .time_chunkable = 1, .out_values = values_spikes},
     [REMAT_LAYER_LIF] = {.name = "lif", .fields = FIELDS(NEURON_FIELDS, "tau", "decay_input"),
@@ -347,14 +347,9 @@ int64_t remat_layer_param_elems(const remat_layer *l, int i) {
     return n;
 }
 
-int remat_layer_param_dump_dims(const remat_layer *l, int i, int64_t dims[2]) {
-    if (i == 0 && traits[l->type].dump_matrix) {
-        dims[0] = l->out_features;
-        dims[1] = l->in_features;
-        return 2;
-    }
-    dims[0] = remat_layer_param_elems(l, i);
-    return 1;
+int remat_layer_param_dump_dims(const remat_layer *l, int i, int64_t dims[4]) {
+    if (i < 0 || i >= remat_layer_n_params(l)) return 0;
+    return remat_layer_param_dims(l, i, dims);
 }
 
 int64_t remat_layer_fan_in(const remat_layer *l) {

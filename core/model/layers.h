@@ -61,7 +61,6 @@ typedef struct remat_layer_traits {
     int has_mask;                  /* dropout: a mask that dumps and verify record (/masks/<layer>) */
     int windowed;                  /* a kernel window over [C, H, W]: remat_layer_geom describes it */
     int input_grad_optional;       /* backward may skip the input's gradient (the network input's) */
-    int dump_matrix;               /* dumps and verify store parameter 0 as [out, in], not flat */
 } remat_layer_traits;
 
 /* The traits of a type; NULL for a value outside the enum. */
@@ -90,9 +89,10 @@ remat_value_class remat_layer_out_values(const remat_layer *l, remat_value_class
 /* The kernel geometry of a conv2d or pooling layer (zeros for other types). */
 remat_conv_geom remat_layer_geom(const remat_layer *l);
 
-/* Shape of parameter i as dumps and verify store it (traits' dump_matrix): [out, in]
- * or [elems]; returns the number of dimensions, 0 when l has no parameter i. */
-int remat_layer_param_dump_dims(const remat_layer *l, int i, int64_t dims[2]);
+/* Shape of parameter i as dumps and verify store it: its real shape (remat_layer_param_dims:
+ * a conv weight [out, in, kh, kw], a linear weight [out, in], vectors [C]), so a dump lines
+ * up with a PyTorch state dict; returns the number of dimensions, 0 when l has no parameter i. */
+int remat_layer_param_dump_dims(const remat_layer *l, int i, int64_t dims[4]);
 
 /* The traits' flags of l's type: backward needs the input; a neuron (if / lif); a
  * dropout mask; backward may skip the input gradient. */
