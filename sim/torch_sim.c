@@ -66,12 +66,14 @@ typedef struct unit {
     int64_t fs, fe, bs, be;     /* positions */
     int64_t in_sid, out_sid;    /* storages of its input and output (-1: older than the recording / none) */
     int64_t in_numel;
+    int64_t pfs, pfe;           /* its forward in the probe (no saved tensors); -1: no probe */
 } unit;
 
 typedef struct step_marks {
     int64_t mk_begin, mk_end;   /* mark indices of the step */
     int64_t begin, end;         /* positions */
     int64_t loss, bwd_end;      /* positions of the loss phase and of the phase after backward */
+    int64_t mk_probe_begin, mk_probe_end; /* the probe forward after the steps; -1: none */
 } step_marks;
 
 /* The module of layer l (or of block b when is_block), -1 when the recording has none. */
@@ -129,6 +131,12 @@ static remat_status find_step(const remat_ext_record *r, const char *origin, ste
             in_bwd = k->module == REMAT_REC_BACKWARD;
         }
     }
+    sm->mk_probe_begin = sm->mk_probe_end = -1;
+    for (int64_t m = 0; m < r->n_marks; m++) {
+        if (r->marks[m].kind == REMAT_REC_PROBE_BEGIN) sm->mk_probe_begin = m;
+        if (r->marks[m].kind == REMAT_REC_PROBE_END && sm->mk_probe_begin >= 0) sm->mk_probe_end = m;
+    }
+    if (sm->mk_probe_end < 0) sm->mk_probe_begin = -1;
     if (sm->mk_begin < 0 || sm->mk_end < sm->mk_begin || sm->loss < 0 || sm->bwd_end < 0)
         return BAD("%s: /record/marks: step %d lacks its step_begin, loss or backward phase marks", origin, last);
     *step = last;
@@ -199,6 +207,19 @@ static remat_status plan_units(const remat_ext_trace *t, const remat_model *m, c
             x->out_sid = r->marks[fe2].storage;
             x->bs = bb2 >= 0 ? r->marks[bb2].event : -1;
             x->be = be >= 0 ? r->marks[be].event : sm->bwd_end;
+            x->pfs = x->pfe = -1;
+            if (sm->mk_probe_begin >= 0) {
+                step_marks pm = *sm;
+                pm.mk_begin = sm->mk_probe_begin;
+                pm.mk_end = sm->mk_probe_end;
+                int64_t pb, pe, d1, d2, pb2, pe2;
+                remat_error ignore = {REMAT_OK, {0}};
+                if (module_marks(r, &pm, qa, "", origin, &pb, &pe, &d1, &d2, &ignore) == REMAT_OK &&
+                    module_marks(r, &pm, qz, "", origin, &pb2, &pe2, &d1, &d2, &ignore) == REMAT_OK) {
+                    x->pfs = r->marks[pb].event;
+                    x->pfe = r->marks[pe2].event;
+                }
+            }
             if (x->bs < 0 || x->bs < x->fe || x->be < x->bs)
                 st = BAD("%s: /record/marks: the gradient of the output of '%s' never arrived in the recorded step "
                          "(is its output used by the loss?)",
@@ -212,6 +233,35 @@ static remat_status plan_units(const remat_ext_trace *t, const remat_model *m, c
     *out = u;
     *n_out = n;
     return REMAT_OK;
+}
+
+/* Where each allocation of the unit's forward ends when autograd keeps nothing, from the
+ * probe: gap[j] = g when the storage of the unit's j-th allocation ends after its g-th
+ * (1-based) allocation, -1 when it outlives the forward. 0 when the probe's forward does
+ * not allocate what the step's did (another path taken): then the probe is not used. */
+static int probe_gaps(const remat_ext_trace *t, const unit *u, int64_t *gap, int64_t *n_alloc) {
+    const remat_ext_device *d = &t->devices[0];
+    const remat_ext_record *r = t->record;
+    int64_t na = 0, nb = 0, q0 = -1;
+    for (int64_t i = u->fs; i < u->fe; i++) na += d->events[i].action == REMAT_EXT_ALLOC;
+    for (int64_t i = u->pfs; i < u->pfe; i++) nb += d->events[i].action == REMAT_EXT_ALLOC;
+    *n_alloc = na;
+    if (u->pfs < 0 || na != nb) return 0;
+    int64_t ia = u->fs, g = 0;
+    for (int64_t j = 0; j < na; j++) gap[j] = -1;
+    for (int64_t i = u->pfs; i < u->pfe; i++) {
+        const remat_ext_event *e = &d->events[i];
+        int64_t q = r->events[i].storage;
+        if (e->action == REMAT_EXT_ALLOC) {
+            while (d->events[ia].action != REMAT_EXT_ALLOC) ia++;
+            if (d->events[ia++].size != e->size) return 0;
+            if (q0 < 0) q0 = q;
+            g++;
+        } else if (q0 >= 0 && q >= q0 && q < q0 + na) {
+            gap[q - q0] = g;
+        }
+    }
+    return 1;
 }
 
 static int64_t compressed_bytes(remat_compressor c, int64_t numel) {
@@ -240,8 +290,14 @@ remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m,
     double *fkey = remat_xmalloc((size_t)(ns + 1) * sizeof(double), err);
     int64_t *pack_lo = remat_xmalloc((size_t)(ns + 1) * sizeof(int64_t), err);
     int64_t *pack_hi = remat_xmalloc((size_t)(ns + 1) * sizeof(int64_t), err);
+    double *fkey_rec = remat_xmalloc((size_t)(ns + 1) * sizeof(double), err);
+    int64_t longest = 1;
+    for (int ui = 0; ui < nu; ui++)
+        if (units[ui].fe - units[ui].fs + 1 > longest) longest = units[ui].fe - units[ui].fs + 1;
+    int64_t *gap = remat_xmalloc((size_t)longest * sizeof(int64_t), err);
+    int64_t *pa = remat_xmalloc((size_t)longest * sizeof(int64_t), err);
     points ps = {0};
-    if (!apos || !fpos || !fkey || !pack_lo || !pack_hi) {
+    if (!apos || !fpos || !fkey || !pack_lo || !pack_hi || !fkey_rec || !gap || !pa) {
         st = REMAT_ERR_NOMEM;
         goto done;
     }
@@ -258,14 +314,24 @@ remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m,
         if (k < pack_lo[mk->storage]) pack_lo[mk->storage] = k;
         if (k > pack_hi[mk->storage]) pack_hi[mk->storage] = k;
     }
-    for (int64_t s = 0; s < ns; s++) fkey[s] = fpos[s] < n ? (double)fpos[s] : INFINITY;
+    for (int64_t s = 0; s < ns; s++) fkey[s] = fkey_rec[s] = fpos[s] < n ? (double)fpos[s] : INFINITY;
+
     /* 1 and 2: lifetimes changed in the forward */
     for (int ui = 0; ui < nu; ui++) {
         const unit *u = &units[ui];
+        int64_t na = 0, j = -1;
+        int probed = probe_gaps(t, u, gap, &na);
+        for (int64_t i = u->fs, a = 0; i < u->fe; i++)
+            if (d->events[i].action == REMAT_EXT_ALLOC) pa[a++] = i;
+        if (!probed && u->pfs >= 0) out->probe_mismatches++;
         for (int64_t i = u->fs; i < u->fe; i++) {
             int64_t s = r->events[i].storage;
+            if (d->events[i].action == REMAT_EXT_ALLOC) j++;
             if (s < 0 || d->events[i].action != REMAT_EXT_ALLOC || fpos[s] < u->fe || s == u->out_sid) continue;
-            if (pack_hi[s] >= 0 && pack_lo[s] > u->mk_fs && pack_hi[s] < u->mk_fe) fkey[s] = u->fe - 0.3;
+            if (pack_hi[s] >= 0 && pack_lo[s] > u->mk_fs && pack_hi[s] < u->mk_fe)
+                fkey[s] = probed && gap[j] > 0 ? (double)pa[gap[j] - 1] + 0.5 : u->fe - 0.3;
+            else if (pack_hi[s] < 0 && fpos[s] > u->bs) /* module state: reset for the recomputation */
+                fkey[s] = u->bs - 0.2 + 0.25 * 0.2 / (double)(u->fe - u->fs + 3);
         }
         if (u->comp != REMAT_COMP_NONE) {
             int64_t cb = compressed_bytes(u->comp, u->in_numel);
@@ -306,6 +372,10 @@ remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m,
         const unit *u = &units[ui];
         const int64_t len = u->fe - u->fs;
         const double base = u->bs - 0.2, step = 0.2 / (double)(len + 3);
+        int64_t na = 0, j = -1;
+        int probed = probe_gaps(t, u, gap, &na);
+        for (int64_t i = u->fs, a = 0; i < u->fe; i++)
+            if (d->events[i].action == REMAT_EXT_ALLOC) pa[a++] = i;
         if (u->comp != REMAT_COMP_NONE) { /* the decompressed input (float32 when older than the recording) */
             int64_t b = u->in_sid >= 0 ? d->events[apos[u->in_sid]].size : 4 * u->in_numel;
             if (!add_point(&ps, base + 0.5 * step, b, err) || !add_point(&ps, u->be - 0.25, -b, err)) {
@@ -315,13 +385,25 @@ remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m,
         }
         for (int64_t i = u->fs; i < u->fe; i++) {
             int64_t s = r->events[i].storage;
+            if (d->events[i].action == REMAT_EXT_ALLOC) j++;
             if (s < 0 || d->events[i].action != REMAT_EXT_ALLOC) continue;
             double a = base + (double)(i - u->fs + 1) * step, f;
             int saved = pack_hi[s] >= 0 && pack_lo[s] > u->mk_fs && pack_hi[s] < u->mk_fe;
-            if (fpos[s] < u->fe) f = base + (double)(fpos[s] - u->fs + 1) * step;
-            else if (saved && fpos[s] >= u->bs && fpos[s] <= u->be) f = (double)fpos[s];
-            else if (saved) f = u->be - 0.25;
-            else f = base + (double)(len + 1) * step;
+            if (fpos[s] < u->fe) {
+                f = base + (double)(fpos[s] - u->fs + 1) * step;
+            } else if (saved && fpos[s] >= u->bs && fpos[s] <= u->be) {
+                f = (double)fpos[s]; /* the same saved-tensor release in the unit's backward */
+            } else if (saved) {
+                /* saved only for a part of the graph no gradient reaches (a neuron's final state): the
+                 * recomputation keeps no copy, so it ends where the probe's unsaved forward ended it (or,
+                 * without a probe, after the op that saved it) */
+                int64_t at = probed && gap[j] > 0 ? pa[gap[j] - 1] : r->marks[pack_hi[s]].event;
+                f = base + (double)((at < u->fe ? at : u->fe - 1) - u->fs + 1) * step + 0.5 * step;
+            } else if (s != u->out_sid && fpos[s] > u->bs) {
+                f = fkey_rec[s]; /* module state (a neuron's potential): the replay's copy is the one kept */
+            } else {
+                f = base + (double)(len + 1) * step;
+            }
             if (!add_point(&ps, a, d->events[i].size, err) || !add_point(&ps, f, -d->events[i].size, err)) {
                 st = REMAT_ERR_NOMEM;
                 goto done;
@@ -366,6 +448,9 @@ done:
     remat_xfree(fkey);
     remat_xfree(pack_lo);
     remat_xfree(pack_hi);
+    remat_xfree(fkey_rec);
+    remat_xfree(gap);
+    remat_xfree(pa);
     remat_xfree(units);
     return st;
 }

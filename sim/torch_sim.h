@@ -8,11 +8,14 @@
  *
  * The model (docs/simulator.md, "Recorded PyTorch steps"): the last recorded step's
  * allocations and frees, in their recorded order, with these changes for each
- * checkpointed unit (a block, a span of blocks, or one segment of a split block):
- *  1. every storage allocated in the unit's forward that outlives it and that autograd
- *     saved only for modules running inside that forward ends at the forward's end;
- *     storages no module saved (a neuron's state, the unit's output) keep their
- *     recorded lifetime;
+ * checkpointed unit (a block, a span of blocks, or one segment of a split block), as a
+ * checkpoint in the manner of torch.utils.checkpoint(use_reentrant=False) runs it:
+ *  1. the unit's forward keeps nothing for autograd: a storage that autograd saved only
+ *     for modules running inside it ends where the recording's probe (one more forward
+ *     in which autograd saved nothing) ended it, or at the forward's end without a
+ *     probe; storages no module saved (a neuron's state, the unit's output) keep their
+ *     recorded lifetime, except that a neuron's state ends when the recomputation
+ *     starts (its neurons are reset for it) and the recomputed state lives on instead;
  *  2. the unit's input: kept until the unit's backward ends; with a compressor, a
  *     compressed copy (bit: ceil(e/8) B, bool and uint8: e B, for e elements) lives
  *     from the forward's start to the backward's end, and the full input, when only the
@@ -21,9 +24,10 @@
  *     replayed in their recorded order (with a compressor, after a decompressed input
  *     of the input's bytes): a replayed storage freed inside the forward is freed at
  *     the same point of the replay; one that autograd saved lives until its recorded
- *     free inside the unit's backward (the same saved-tensor release), or to the
- *     backward's end; the rest ends with the replay;
- *  4. temporaries inside an op, everything outside the units, as recorded.
+ *     free inside the unit's backward (the same saved-tensor release); one saved only
+ *     for a part of the graph that no gradient reaches (its recorded free is after the
+ *     unit's backward) ends where the probe ended it; the output ends with the replay;
+ *  4. temporaries inside an op, and everything outside the units, as recorded.
  * Refused, with the reason: time chunks (k > 1) (the recording does not yet say which
  * allocations of a layer belong to which time step for layers that are not neurons),
  * the sparse compressor (its bytes need the input's spike count, not recorded), a unit
@@ -55,6 +59,7 @@ typedef struct remat_torch_pred {
     int64_t events;                  /* allocation events of the predicted step */
     int units;                       /* checkpointed units */
     int64_t peak_event;              /* recorded event at (or just before) the predicted peak */
+    int64_t probe_mismatches;        /* units whose probe forward allocated otherwise (rule 1 without it) */
 } remat_torch_pred;
 
 /* The model file text the trace was recorded with, parsed (origin names the trace).

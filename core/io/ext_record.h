@@ -36,6 +36,8 @@ typedef enum remat_rec_mark_kind {
     REMAT_REC_TSTEP_FWD,  /* a multi-step neuron's forward of time step tstep starts */
     REMAT_REC_TSTEP_BWD,  /* the gradient of that step's output arrived */
     REMAT_REC_PACK,       /* autograd saved storage for module (saved_tensors_hooks' pack) */
+    REMAT_REC_PROBE_BEGIN,/* after the steps: one more forward and loss in which autograd saves nothing */
+    REMAT_REC_PROBE_END,  /* (its step is steps); its module marks say where each storage ends unsaved */
     REMAT_REC_MARK_COUNT
 } remat_rec_mark_kind;
 

@@ -48,10 +48,10 @@ EXT_VERSION = 2
 
 # mark kinds (the /record/marks attribute kind_names lists them in this order)
 MARK_KINDS = ("step_begin", "step_end", "phase", "fwd_begin", "fwd_end", "bwd_begin", "bwd_end",
-              "tstep_fwd", "tstep_bwd", "pack")
+              "tstep_fwd", "tstep_bwd", "pack", "probe_begin", "probe_end")
 PHASES = ("other", "forward", "loss", "backward", "optimizer")
 (K_STEP_BEGIN, K_STEP_END, K_PHASE, K_FWD_BEGIN, K_FWD_END, K_BWD_BEGIN, K_BWD_END, K_TSTEP_FWD, K_TSTEP_BWD,
- K_PACK) = range(len(MARK_KINDS))
+ K_PACK, K_PROBE_BEGIN, K_PROBE_END) = range(len(MARK_KINDS))
 P_OTHER, P_FORWARD, P_LOSS, P_BACKWARD, P_OPTIMIZER = range(len(PHASES))
 
 
@@ -189,6 +189,28 @@ class _Hooks:
             h.remove()
         for m in self.patched:
             del m.single_step_forward
+
+
+def _probe(net: nn.Module, x: torch.Tensor, labels: torch.Tensor, loss_fn: Callable, marks: _Marks,
+           step: int) -> None:
+    """One more forward and loss in which autograd keeps nothing (the pack hook drops the
+    tensor): each storage then ends where its last Python reference does, as inside a
+    checkpointed forward. The module's buffers (batch-norm statistics), its neurons'
+    state and the random generator are put back as they were."""
+    buffers = [b.detach().clone() for b in net.buffers()]
+    rng = torch.get_rng_state()
+    marks.step = step
+    marks.mark(K_PROBE_BEGIN)
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: None, lambda p: None):
+        y = net(x)
+        L = loss_fn(y, labels)
+        del y, L
+    marks.mark(K_PROBE_END)
+    _sj.reset(net)
+    with torch.no_grad():
+        for b, v in zip(net.buffers(), buffers):
+            b.copy_(v)
+    torch.set_rng_state(rng)
 
 
 def _walk(events):
@@ -332,6 +354,7 @@ def record(net: nn.Module, x: torch.Tensor, labels: torch.Tensor, out: Optional[
                     _sj.reset(net)
                     del y, L
                     marks.mark(K_STEP_END)
+                _probe(net, x, labels, loss_fn, marks, steps)
             marks.enabled = False
     finally:
         hooks.remove()
