@@ -243,6 +243,35 @@ TEST(TorchImport, EveryTruncationAndHostileLengthIsRefused) {
     EXPECT_EQ(remat_xmem_live(), live);
 }
 
+// One trace list shared through the memo by every device: each device names the same
+// list (BINGET), so the input stays small while a naive import multiplies it. Memory
+// stays within REMAT_TORCH_BYTES_PER_INPUT_BYTE per input byte: refused, naming the
+// entry where the budget ran out.
+TEST(TorchImport, AListSharedThroughTheMemoByManyDevicesIsBoundedByTheInput) {
+    std::vector<uint8_t> o = {0x80, 4, '}', '('};
+    remat_test::pk_str(o, "segments");
+    o.push_back(']');
+    remat_test::pk_str(o, "device_traces");
+    o.insert(o.end(), {']', '(', ']', 0x94, '('});  // device 0's list, memoised as 0
+    for (int k = 0; k < 2000; k++)
+        remat_test::pk_write(o, entry(k % 2 ? "free_completed" : "alloc", S1 + 512 * (k / 2), 512, k));
+    o.push_back('e');
+    const int devices = 512;
+    for (int d = 1; d < devices; d++) o.insert(o.end(), {'h', 0});  // BINGET 0: the same list
+    o.insert(o.end(), {'e', 'u', '.'});
+    size_t live = remat_xmem_live();
+    Imported im(o);
+    ASSERT_EQ(im.st, REMAT_ERR_INPUT) << "imported " << devices << " x 2000 entries from " << o.size() << " bytes";
+    EXPECT_NE(strstr(im.err.msg, "t.pickle: device_traces["), nullptr) << im.err.msg;
+    EXPECT_NE(strstr(im.err.msg, "memo"), nullptr) << im.err.msg;
+    EXPECT_EQ(remat_xmem_live(), live);
+    // the same list named by two devices is fine: small enough
+    std::vector<uint8_t> two(o.begin(), o.end() - 3 - 2 * (devices - 2));
+    two.insert(two.end(), {'e', 'u', '.'});
+    Imported ok(two);
+    EXPECT_EQ(ok.st, REMAT_OK) << ok.err.msg;
+}
+
 std::string tmp(const std::string &name) {
     const char *t = getenv("TEST_TMPDIR");
     return std::string(t ? t : "/tmp") + "/" + name;

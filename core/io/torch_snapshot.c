@@ -49,9 +49,24 @@ typedef struct importer {
     /* what was missing, counted (reported once each) */
     int64_t no_time, no_stream, no_requested, derived_addr, no_device_free, no_expandable, no_type;
     int64_t private_pool; /* segments with a segment_pool_id other than (0, 0): CUDA-graph pools */
+    /* memory: what the import keeps (events, segments, blocks, labels) against what the
+     * input allows (REMAT_TORCH_BYTES_PER_INPUT_BYTE, less the parsed document) */
+    int64_t kept, budget;
 } importer;
 
 #define BAD(...) remat_error_set(im->err, REMAT_ERR_INPUT, __VA_ARGS__)
+
+/* Counts bytes the import keeps; REMAT_ERR_INPUT once they pass the budget (a value
+ * shared through the memo is counted each time it is used: one list named by every
+ * device would otherwise multiply the input). */
+static remat_status charge(importer *im, size_t bytes, const char *where) {
+    im->kept += (int64_t)bytes;
+    if (im->kept <= im->budget) return REMAT_OK;
+    return BAD("%s: %s: the snapshot expands past %lld bytes in memory (%d per byte of its %zu bytes, the parsed "
+               "file included): values shared through the pickle memo are counted each time they are used",
+               im->origin, where, (long long)im->budget, REMAT_TORCH_BYTES_PER_INPUT_BYTE,
+               im->doc->size);
+}
 
 /* ---- labels -------------------------------------------------------------------- */
 
@@ -350,9 +365,11 @@ static remat_status import_segment(importer *im, remat_pk_ref sref, int32_t inde
         }
         b.label = frames_label(im, frames);
         if (b.label == -2) return REMAT_ERR_NOMEM;
+        if ((st = charge(im, sizeof b, bw)) != REMAT_OK) return st;
         if (remat_ext_add_block(dev, &b, im->err) < 0) return REMAT_ERR_NOMEM;
     }
     g.n_blocks = dev->n_blocks - g.first_block;
+    if ((st = charge(im, sizeof g, where)) != REMAT_OK) return st;
     if (remat_ext_add_segment(dev, &g, im->err) < 0) return REMAT_ERR_NOMEM;
     return REMAT_OK;
 }
@@ -458,6 +475,7 @@ static remat_status import_traces(importer *im, remat_pk_ref traces) {
             }
             e.label = frames_label(im, f[K_FRAMES]);
             if (e.label == -2) return REMAT_ERR_NOMEM;
+            if ((st = charge(im, sizeof e, entry_where(im))) != REMAT_OK) return st;
             if (remat_ext_add_event(dev, &e, im->err) < 0) return REMAT_ERR_NOMEM;
         }
     }
@@ -587,6 +605,9 @@ remat_status remat_torch_snapshot_import(const uint8_t *data, size_t size, const
     importer *im = &imv;
     im->doc = &doc;
     im->origin = org;
+    im->budget = (int64_t)size * REMAT_TORCH_BYTES_PER_INPUT_BYTE -
+                 (int64_t)((size_t)doc.cap_nodes * sizeof *doc.nodes + (size_t)doc.cap_entries * sizeof *doc.entries);
+    if (im->budget < REMAT_TORCH_MIN_BUDGET) im->budget = REMAT_TORCH_MIN_BUDGET;
     im->t = out;
     im->err = err;
     snprintf(out->source, sizeof out->source, "pytorch-snapshot");

@@ -15,8 +15,13 @@
  * pickle reader refuses (pickle.h: globals, code, truncation, hostile lengths), a
  * top level that is not a dict with `segments`, a required field that is missing or
  * of the wrong type (segments: device, address, total_size, blocks; blocks: size,
- * state; trace entries: action, and addr and size except for `user_defined`, and for `oom`, which carries device_free in place of addr), an unknown
- * action or block state. Optional fields that are missing (time_us, stream,
+ * state; trace entries: action, and addr and size except for `user_defined`, and for
+ * `oom`, which carries device_free in place of addr), an unknown action or block
+ * state, and a snapshot that would take more memory than its size allows: the
+ * parsed document and the imported records together at most
+ * REMAT_TORCH_BYTES_PER_INPUT_BYTE bytes per input byte (at least
+ * REMAT_TORCH_MIN_BUDGET), however often the pickle's memo shares a list (one trace
+ * list named by 4,096 devices is refused, naming the entry where it ran out). Optional fields that are missing (time_us, stream,
  * requested_size, block addresses, device_free, allocator_settings,
  * is_expandable, segment_type) are stored as -1 / unknown, or derived where the
  * format defines them (a block's address: its segment's address plus the sizes of
@@ -39,6 +44,9 @@ extern "C" {
 #endif
 
 #define REMAT_TORCH_LABEL_FRAMES 3
+/* Memory bound of an import (records counted without the slack of growing arrays). */
+#define REMAT_TORCH_BYTES_PER_INPUT_BYTE 64
+#define REMAT_TORCH_MIN_BUDGET ((int64_t)1 << 20)
 
 /* Imports the snapshot in data[0..size); origin names it in messages and becomes
  * t->source_file (its basename). On failure *out is empty. */
