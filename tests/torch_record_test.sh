@@ -15,6 +15,6 @@ for d in "${REMAT_SHARED:-}" "$(dirname "$(readlink -f tests/torch_record_test.s
   if [ -n "$d" ] && [ -d "$d/third_party/spikingjelly/spikingjelly" ]; then sj="$d/third_party/spikingjelly"; break; fi
 done
 [ -z "$sj" ] && echo "SKIP (visible): SpikingJelly not found under ../shared/third_party; the recorder tests need it"
-export PYTHONPATH="$PWD/python:$PWD/python/tests${sj:+:$sj}"
+export PYTHONPATH="$PWD/python:$PWD/python/tests:$PWD/bench/pytorch${sj:+:$sj}"
 export REMAT="$remat" OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 exec "$py" -m unittest -v test_record

@@ -1,0 +1,275 @@
+#!/usr/bin/python3
+"""record_check.py - remat's prediction of a recorded PyTorch step against the step measured.
+
+  PYTHONPATH=python:../shared/third_party/spikingjelly /usr/bin/python3 bench/pytorch/record_check.py \\
+      [--models dense,conv,vgg,sew18] [--remat bazel-bin/tools/remat] [--json OUT.json] [--markdown]
+
+For each model (small inputs, CPU, SpikingJelly multi-step modules): record the plain
+training step once (remat_torch.record, 2 steps), then for each plan of a sample (each
+block checkpointed alone, all blocks, spans of two blocks, a split):
+
+- predicted: `remat simulate --trace plain.h5 --plan P --json`, peak_live_bytes;
+- measured: the same module run under the plan, recorded the same way (the peak of live
+  tensor bytes of its second step). The plan is executed by remat_torch.apply_plan when
+  the package has it and the plan has no compressor it cannot run; otherwise by
+  `checkpoint_units` below: each unit (a block, a span, a segment of a split) run through
+  torch.utils.checkpoint(use_reentrant=False, preserve_rng_state=False), its neurons reset
+  before each run (so the recomputation starts from the state the forward started from).
+  The column `executed by` says which.
+
+Times: recording the plain step (wall seconds) and each prediction (wall seconds of
+`remat simulate`).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import torch
+import torch.nn as nn
+from torch.utils.checkpoint import checkpoint
+
+import remat_torch
+from remat_torch import _sj
+from remat_torch import record as R
+
+# ---- the executor of the comparison ---------------------------------------------------
+
+
+class _Unit(nn.Module):
+    """A checkpointed unit: its modules run in order, recomputed in backward."""
+
+    def __init__(self, mods):
+        super().__init__()
+        self.body = nn.Sequential(*mods)
+
+    def _run(self, x):
+        _sj.reset(self.body)
+        return self.body(x)
+
+    def forward(self, x):
+        return checkpoint(self._run, x, use_reentrant=False, preserve_rng_state=False)
+
+
+def _parent(net: nn.Module, qual: str):
+    parts = qual.split(".")
+    p = net
+    for q in parts[:-1]:
+        p = getattr(p, q)
+    return p, parts[-1]
+
+
+def checkpoint_units(net: nn.Module, units) -> nn.Module:
+    """Rewires net in place: each unit (a list of module names that run one after the
+    other: one block module, or consecutive modules of one parent) becomes a _Unit in
+    the place of its first module, the others nn.Identity. Returns net."""
+    mods = dict(net.named_modules())
+    for names in units:
+        for n in names:
+            if n not in mods:
+                raise ValueError("checkpoint_units: no module %r (a functional op?)" % n)
+        first_parent, first = _parent(net, names[0])
+        unit = _Unit([mods[n] for n in names])
+        setattr(first_parent, first, unit)
+        for n in names[1:]:
+            p, a = _parent(net, n)
+            setattr(p, a, nn.Identity())
+    return net
+
+
+def parse_plan(model: dict, text: str):
+    """Plan notation -> units (lists of module names) and whether a compressor is used."""
+    blocks = [b["name"] for b in model["blocks"]]
+    layers = {b["name"]: b["layers"] for b in model["blocks"]}
+    units, compressed = [], False
+    for entry in text.split(","):
+        parts = entry.split("/")
+        head = parts[0].split(":")
+        b = head[0]
+        compressed |= len(head) > 1 and head[1] != "none"
+        span, splits = 1, []
+        for o in parts[1:]:
+            if o.startswith("span"):
+                span = int(o[4:])
+            elif o.startswith("split@"):
+                splits.append(o[6:])
+        i = blocks.index(b)
+        covered = blocks[i:i + span]
+        if span == 1 and not splits and b in dict(model.get("_modules", {})):
+            units.append([b])
+            continue
+        seq = [l for c in covered for l in layers[c]]
+        cuts = [0] + [seq.index(s) for s in splits] + [len(seq)]
+        for a, z in zip(cuts, cuts[1:]):
+            units.append(seq[a:z])
+    return units, compressed
+
+
+# ---- the models -----------------------------------------------------------------------
+
+def _sj_modules():
+    from spikingjelly.activation_based import functional, layer, neuron, surrogate
+    return functional, layer, neuron, surrogate
+
+
+def dense():
+    functional, layer, neuron, surrogate = _sj_modules()
+    torch.manual_seed(0)
+    net = nn.Sequential(layer.Linear(64, 128), neuron.LIFNode(), layer.Linear(128, 128), neuron.LIFNode(),
+                        layer.Linear(128, 10), neuron.IFNode())
+    functional.set_step_mode(net, "m")
+    return net, (64,), 8, 4
+
+
+def conv():
+    functional, layer, neuron, surrogate = _sj_modules()
+    torch.manual_seed(0)
+    net = nn.Sequential(layer.Conv2d(2, 4, 3, padding=1), layer.BatchNorm2d(4), neuron.LIFNode(),
+                        layer.MaxPool2d(2), layer.Conv2d(4, 8, 3, padding=1), layer.BatchNorm2d(8), neuron.IFNode(),
+                        layer.Flatten(), layer.Linear(8 * 4 * 4, 10), neuron.LIFNode())
+    functional.set_step_mode(net, "m")
+    return net, (2, 8, 8), 4, 2
+
+
+def vgg():
+    """A spiking VGG written from SpikingJelly's layer.* modules and LIFNode (the shipped
+    spiking_vgg* end in an upsampling AdaptiveAvgPool2d((7, 7)) below 224 x 224)."""
+    functional, layer, neuron, surrogate = _sj_modules()
+    torch.manual_seed(0)
+    lif = lambda: neuron.LIFNode(tau=2.0, surrogate_function=surrogate.ATan(), detach_reset=True)
+    net = nn.Sequential(
+        layer.Conv2d(2, 8, 3, padding=1, bias=False), layer.BatchNorm2d(8), lif(),
+        layer.Conv2d(8, 8, 3, padding=1, bias=False), layer.BatchNorm2d(8), lif(), layer.MaxPool2d(2),
+        layer.Conv2d(8, 16, 3, padding=1, bias=False), layer.BatchNorm2d(16), lif(), layer.MaxPool2d(2),
+        layer.Flatten(), layer.Linear(16 * 4 * 4, 10), lif())
+    functional.set_step_mode(net, "m")
+    return net, (2, 16, 16), 4, 2
+
+
+def sew18():
+    functional, layer, neuron, surrogate = _sj_modules()
+    from spikingjelly.activation_based.model import sew_resnet
+    torch.manual_seed(0)
+    net = sew_resnet.sew_resnet18(spiking_neuron=neuron.IFNode, cnf="ADD", num_classes=10,
+                                  surrogate_function=surrogate.ATan(), detach_reset=True)
+    functional.set_step_mode(net, "m")
+    return net, (3, 32, 32), 2, 1
+
+
+MODELS = {"dense": dense, "conv": conv, "vgg": vgg, "sew18": sew18}
+
+
+def plans_of(model: dict):
+    """A sample: each block alone, all blocks, spans of two, a split of the first block
+    that has more than two layers."""
+    names = [b["name"] for b in model["blocks"]]
+    out = ["", *names, ",".join(names)]
+    for i in range(0, len(names) - 1, 2):
+        out.append("%s/span2" % names[i])
+    for b in model["blocks"]:
+        if len(b["layers"]) > 2:
+            out.append("%s/split@%s" % (b["name"], b["layers"][len(b["layers"]) // 2]))
+            break
+    return out
+
+
+# ---- the check ------------------------------------------------------------------------
+
+def simulate(remat: str, trace: str, plan: str):
+    t0 = time.perf_counter()
+    p = subprocess.run([remat, "simulate", "--trace", trace, "--json"] + (["--plan", plan] if plan else []),
+                       capture_output=True, text=True)
+    dt = time.perf_counter() - t0
+    if p.returncode != 0:
+        return None, p.stderr.strip(), dt
+    return json.loads(p.stdout), "", dt
+
+
+def batch(model: dict, shape, T: int, N: int):
+    g = torch.Generator().manual_seed(1)
+    x = (torch.rand([T, N] + list(shape), generator=g) < 0.3).float()
+    labels = torch.randint(0, int(model["classes"]), (N,), generator=g)
+    return x, labels
+
+
+def check_model(name: str, remat: str, tmp: str, plans=None, log=print):
+    build = MODELS[name]
+    net, shape, T, N = build()
+    model = remat_torch.to_model(net, input_shape=shape, T=T, N=N, input_kind="spikes")
+    model["_modules"] = {q: 1 for q, _ in net.named_modules()}
+    mtext = {k: v for k, v in model.items() if k != "_modules"}
+    x, labels = batch(model, shape, T, N)
+    trace = os.path.join(tmp, "%s-plain.h5" % name)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+    t0 = time.perf_counter()
+    R.record(net, x, labels, out=trace, steps=2, optimizer=opt, model=mtext)
+    rec_s = time.perf_counter() - t0
+    rows = []
+    for plan in (plans if plans is not None else plans_of(model)):
+        pred, why, sim_s = simulate(remat, trace, plan)
+        row = {"model": name, "plan": plan or "none", "record_s": rec_s, "predict_s": sim_s}
+        if pred is None:
+            row["refused"] = why
+            rows.append(row)
+            log("%-6s %-28s refused: %s" % (name, plan or "none", why))
+            continue
+        net2 = build()[0]
+        units, compressed = parse_plan(model, plan) if plan else ([], False)
+        if compressed:
+            row["refused"] = "not measured: the comparison's executor has no compressor"
+            row["predicted"] = pred["peak_live_bytes"]
+            rows.append(row)
+            continue
+        try:
+            run = checkpoint_units(net2, units)
+        except ValueError as e:
+            row["refused"] = "not measured: %s" % e
+            row["predicted"] = pred["peak_live_bytes"]
+            rows.append(row)
+            continue
+        opt2 = torch.optim.SGD(net2.parameters(), lr=0.1, momentum=0.9)
+        s = R.record(run, x, labels, out=None, steps=2, optimizer=opt2, model=None, classes=int(model["classes"]))
+        meas = s["steps"][-1]["peak_live_bytes"]
+        row.update({"predicted": pred["peak_live_bytes"], "measured": meas, "plain": pred["recorded_peak_live_bytes"],
+                    "error": (pred["peak_live_bytes"] - meas) / meas,
+                    "executed_by": "torch.utils.checkpoint (non-reentrant, neurons reset)"})
+        rows.append(row)
+        log("%-6s %-28s predicted %10d measured %10d error %+.3f %%" % (name, plan or "none", row["predicted"], meas,
+                                                                     100 * row["error"]))
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--models", default="dense,conv,vgg,sew18")
+    ap.add_argument("--remat", default="bazel-bin/tools/remat")
+    ap.add_argument("--tmp", default="/tmp/record_check")
+    ap.add_argument("--json")
+    ap.add_argument("--markdown", action="store_true")
+    a = ap.parse_args()
+    os.makedirs(a.tmp, exist_ok=True)
+    torch.set_num_threads(1)
+    rows = []
+    for m in a.models.split(","):
+        rows += check_model(m, a.remat, a.tmp)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    if a.markdown:
+        print("| model | plan | predicted (B) | measured (B) | error | plain (B) |")
+        print("|---|---|---:|---:|---:|---:|")
+        for r in rows:
+            if "measured" in r:
+                print("| %s | `%s` | %d | %d | %+.3f %% | %d |" % (r["model"], r["plan"], r["predicted"], r["measured"],
+                                                                100 * r["error"], r["plain"]))
+            else:
+                print("| %s | `%s` | %s | %s | | |" % (r["model"], r["plan"], r.get("predicted", ""), r["refused"]))
+    errs = [abs(r["error"]) for r in rows if "error" in r]
+    print("plans measured: %d, largest |error| %.4f %%" % (len(errs), 100 * max(errs) if errs else 0))
+    return 1 if errs and max(errs) > 0.01 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
