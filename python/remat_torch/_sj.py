@@ -44,6 +44,26 @@ def memories(m: nn.Module) -> Optional[Dict[str, Any]]:
     return mem if isinstance(mem, dict) else None
 
 
+def copy_reset(net: nn.Module) -> nn.Module:
+    """A deep copy of net with every stateful module in its initial state; net is left as it was (its neuron
+    potentials after a step are graph tensors, which deepcopy refuses)."""
+    import copy
+
+    saved = []
+    for m in net.modules():
+        mem = memories(m)
+        if mem is not None:
+            saved.append((mem, dict(mem)))
+            rv = m.__dict__.get("_memories_rv", {})
+            for k in mem:
+                mem[k] = copy.deepcopy(rv[k]) if k in rv else None
+    try:
+        return copy.deepcopy(net)
+    finally:
+        for mem, d in saved:
+            mem.update(d)
+
+
 def reset(net: nn.Module) -> None:
     """functional.reset_net: every stateful module back to its initial state."""
     for m in net.modules():

@@ -129,8 +129,9 @@ class Recorder(torch.overrides.TorchFunctionMode):
             return "seq", s[2:]
         if len(s) >= 1 and s[0] == self.T * self.N:
             return "rows", s[1:]
-        raise _refuse(path, module, "produced a tensor of shape %s, expected [T, N, ...] = [%d, %d, ...] (multi-step "
-                                    "mode: functional.set_step_mode(net, 'm'))" % (list(s), self.T, self.N))
+        raise _refuse(path, module, "produced a tensor of shape %s, expected [T, N, ...] (the recording runs T=%d, "
+                                    "N=%d; multi-step mode: functional.set_step_mode(net, 'm'))"
+                      % (list(s), self.T, self.N))
 
     def _owner(self) -> str:
         return self.stack[-1] if self.stack else ""
@@ -251,6 +252,25 @@ def record(net: nn.Module, x: torch.Tensor) -> Tuple[List[_Call], _Val]:
         if c.name not in rec.used:
             raise _refuse(c.name, c.module, "its output is never read (remat has no dead layers: remove it)")
     return rec.calls, v
+
+
+REC_T, REC_N = 2, 3  # the recording's sizes: small, and T, N and T*N all distinct
+
+
+def record_structure(net: nn.Module, input_shape: Sequence[int], input_kind: str = "analog",
+                     input_rate: float = 0.3) -> List[_Call]:
+    """The layers of ``net``'s forward, recorded on a deep copy (the user's module, its statistics and neuron
+    states stay untouched) in training mode on a random [2, 3, *input_shape] input; the structure does not
+    depend on T or N."""
+    probe = _sj.copy_reset(net)
+    probe.train()
+    g = torch.Generator().manual_seed(0)
+    dev = next((p.device for p in probe.parameters()), torch.device("cpu"))
+    x = torch.rand((REC_T, REC_N) + tuple(int(d) for d in input_shape), generator=g)
+    if input_kind == "spikes":
+        x = (x < input_rate).float()
+    calls, _ = record(probe, x.to(dev))
+    return calls
 
 
 # --- layers ----------------------------------------------------------------------------------------------------
@@ -467,7 +487,7 @@ def to_model(net: nn.Module, input_shape: Sequence[int], T: int, N: int, *, name
              description: Optional[str] = None) -> Dict[str, Any]:
     """The remat model file (a dict, to be written as JSON) of a module in multi-step mode.
 
-    Records one forward of a copy of ``net`` on a random ``[T, N, *input_shape]`` input and maps each module to a
+    Records one forward of a copy of ``net`` on a small random ``[2, 3, *input_shape]`` input and maps each module to a
     remat layer named by its qualified name. Anything without an exact remat equivalent raises ValueError naming
     the module path, its type and what is supported.
 
@@ -494,14 +514,9 @@ def to_model(net: nn.Module, input_shape: Sequence[int], T: int, N: int, *, name
         raise ValueError("loss: expected rate_mse or rate_ce, got %r" % loss)
     if input_kind not in ("analog", "spikes"):
         raise ValueError("input_kind: expected analog or spikes, got %r" % input_kind)
-    probe = copy.deepcopy(net)
-    probe.train()
-    _sj.reset(probe)
-    g = torch.Generator().manual_seed(0)
-    x = torch.rand((T, N) + shape, generator=g)
-    if input_kind == "spikes":
-        x = (x < input_rate).float()
-    calls, _ = record(probe, x)
+    if T < 1 or N < 1:
+        raise ValueError("T, N: expected positive integers, got %d, %d" % (T, N))
+    calls = record_structure(net, shape, input_kind, input_rate)
 
     layers: List[Dict[str, Any]] = []
     srcs: List[List[str]] = []
