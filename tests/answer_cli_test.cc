@@ -164,4 +164,36 @@ TEST_F(Answers, TuneSaysWhatExpandableSegmentsGive) {
     EXPECT_TRUE(has(h.out, "with expandable segments (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True")) << h.out;
 }
 
+// Hints repeat the size flags of the question; the plan file records what it was
+// chosen for, and simulate (and run) warn when asked about another size.
+TEST_F(Answers, HintsAndPlanFilesKeepTheQuestion) {
+    std::string plan = tmp_dir() + "/ans_p24.json";
+    Proc r = remat("search --trace " + one + " --N 24 --budget 64MiB --device-overhead 1MiB --out " + plan);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_TRUE(has(r.out, "next: remat simulate --trace " + one + " --plan " + plan + " --N 24 ")) << r.out;
+    EXPECT_TRUE(has(r.out, "next: remat run --model M.json --plan " + plan + " --N 24 ")) << r.out;
+    cJSON *p = cJSON_Parse(slurp(plan).c_str());
+    ASSERT_NE(p, nullptr) << slurp(plan);
+    const cJSON *q = cJSON_GetObjectItem(p, "chosen_for");
+    ASSERT_TRUE(cJSON_IsObject(q)) << slurp(plan);
+    EXPECT_EQ(num(q, "N"), 24);
+    EXPECT_EQ(num(q, "T"), 4);
+    EXPECT_EQ(num(q, "budget_bytes"), 64 << 20);
+    EXPECT_EQ(num(q, "device_overhead_bytes"), 1 << 20);
+    cJSON_Delete(p);
+    Proc other = remat("simulate --trace " + one + " --plan " + plan);
+    EXPECT_EQ(other.rc, 0) << other.err;
+    EXPECT_TRUE(has(other.err, "warning: " + plan + " was chosen for N=24, T=4")) << other.err;
+    EXPECT_TRUE(has(other.err, "this answer is for N=2, T=4")) << other.err;
+    Proc same = remat("simulate --trace " + one + " --plan " + plan + " --N 24");
+    EXPECT_EQ(same.rc, 0) << same.err;
+    EXPECT_FALSE(has(same.err, "warning")) << same.err;
+    Proc sim = remat("simulate --trace " + one + " --N 24");
+    EXPECT_TRUE(has(sim.out, "next: remat search --trace " + one + " --budget 8GiB --N 24 ")) << sim.out;
+    // the plan file with its question still runs and verifies
+    Proc run = remat("run --model data/models/tiny-vgg-dvs.json --N 24 --plan " + plan);
+    EXPECT_EQ(run.rc, 0) << run.err;
+    EXPECT_FALSE(has(run.err, "warning")) << run.err;
+}
+
 }  // namespace

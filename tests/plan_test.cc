@@ -215,8 +215,12 @@ std::string one(const char *block_json) { return std::string(R"({"blocks": [)") 
 TEST(PlanParse, BadInputsTiny3BlockIf) {
     Model t("tiny-3block-if");  // T = 4; b1 input analog (REAL), b2, b3 inputs spikes
     const remat_model &m = t.m;
-    expect_refused(m, R"({"blocks": [], "extra": 1})", "extra: unknown field (expected one of: model, description, blocks)");
+    expect_refused(m, R"({"blocks": [], "extra": 1})", "extra: unknown field (expected one of: model, description, chosen_for, blocks)");
     expect_refused(m, R"({})", "blocks: missing");
+    // what search/tune chose the plan for: an object of known members, numbers and strings
+    expect_refused(m, R"({"chosen_for": 3, "blocks": []})", "chosen_for: expected an object");
+    expect_refused(m, R"({"chosen_for": {"M": 3}, "blocks": []})", "chosen_for.M: unknown field");
+    expect_refused(m, R"({"chosen_for": {"N": "8"}, "blocks": []})", "chosen_for.N: expected a number");
     expect_refused(m, R"({"blocks": {}})", "blocks: expected an array of block plans, got an object");
     expect_refused(m, R"({"model": 3, "blocks": []})", "model: expected \"tiny-3block-if\"");
     expect_refused(m, R"({"model": "mlp-lif", "blocks": []})",

@@ -2,6 +2,7 @@
  * prints them (contract in tools/answer.h). */
 #include "tools/answer.h"
 
+#include <cjson/cJSON.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -131,6 +132,57 @@ void cli_steady_json(FILE *f, int simulated, int recorded) {
 int cli_simulated_steps(const remat_sim_opts *o, int recorded) {
     if (o->iters > 0) return o->iters;
     return o->steady && recorded < REMAT_SIM_STEADY_ITERS ? REMAT_SIM_STEADY_ITERS : recorded;
+}
+
+const char *cli_size_flags(char *buf, size_t len, int64_t N, int64_t T) {
+    int n = 0;
+    buf[0] = '\0';
+    if (N > 0) n = snprintf(buf, len, " --N %lld", (long long)N);
+    if (T > 0 && n >= 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, " --T %lld", (long long)T);
+    return buf;
+}
+
+void cli_chosen_for(char *buf, size_t len, const char *by, const remat_model *m, const remat_budget *b) {
+    char total[32];
+    if (b->total < 0 || b->total == REMAT_SIZE_INF) snprintf(total, sizeof total, "null");
+    else snprintf(total, sizeof total, "%lld", (long long)b->total);
+    snprintf(buf, len,
+             "{\"by\": \"%s\", \"T\": %lld, \"N\": %lld, \"budget_bytes\": %s, \"budget_on\": \"%s\", "
+             "\"device_overhead_bytes\": %lld}",
+             by, (long long)m->T, (long long)m->N, total, remat_budget_on_name(b->on), (long long)b->overhead);
+}
+
+static int64_t member(const cJSON *o, const char *k, int64_t dflt) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : dflt;
+}
+
+int cli_plan_question_check(const char *cmd, const remat_plan *p, const remat_model *m, const remat_budget *b) {
+    if (!p || !p->text || !p->text[0]) return 0;
+    cJSON *root = cJSON_Parse(p->text);
+    const cJSON *q = root ? cJSON_GetObjectItemCaseSensitive(root, "chosen_for") : NULL;
+    int warned = 0;
+    if (cJSON_IsObject(q)) {
+        int64_t T = member(q, "T", m->T), N = member(q, "N", m->N), tot = member(q, "budget_bytes", -1),
+                ov = member(q, "device_overhead_bytes", -1);
+        int diff = T != m->T || N != m->N;
+        if (b && b->total >= 0 && ((tot >= 0 && tot != b->total) || (ov >= 0 && ov != b->overhead))) diff = 1;
+        if (diff) {
+            char b1[64], b2[64];
+            fprintf(stderr, "remat %s: warning: %s was chosen for N=%lld, T=%lld", cmd,
+                    p->path && p->path[0] ? p->path : "the plan", (long long)N, (long long)T);
+            if (tot >= 0) fprintf(stderr, ", budget %s", cli_fmt_bytes(tot, b1, sizeof b1));
+            if (ov >= 0) fprintf(stderr, ", device overhead %s", cli_fmt_bytes(ov, b2, sizeof b2));
+            fprintf(stderr, "; this answer is for N=%lld, T=%lld", (long long)m->N, (long long)m->T);
+            if (b && b->total >= 0 && b->total != REMAT_SIZE_INF)
+                fprintf(stderr, ", budget %s, device overhead %s", cli_fmt_bytes(b->total, b1, sizeof b1),
+                        cli_fmt_bytes(b->overhead, b2, sizeof b2));
+            fprintf(stderr, " (--N %lld --T %lld asks about the size it was chosen for)\n", (long long)N, (long long)T);
+            warned = 1;
+        }
+    }
+    cJSON_Delete(root);
+    return warned;
 }
 
 void cli_next(FILE *f, const char *fmt, ...) {

@@ -89,6 +89,18 @@ void cli_steady_json(FILE *f, int simulated_steps, int recorded_steps);
 /* The steps a simulator under these options simulates for a trace of recorded_steps. */
 int cli_simulated_steps(const remat_sim_opts *o, int recorded_steps);
 
+/* " --N 160 --T 10": the size flags of a question (0: not given, left out), for hints. */
+const char *cli_size_flags(char *buf, size_t len, int64_t N, int64_t T);
+/* The "chosen_for" object a plan file written by search/tune records (core/model/plan.h):
+ * by (e.g. "remat search --budget"), the model's T and N, the budget (total -1: none, null),
+ * what it is compared with and the device overhead. */
+void cli_chosen_for(char *buf, size_t len, const char *by, const remat_model *m, const remat_budget *b);
+/* When plan p records what it was chosen for and that differs from the question (model
+ * m's T and N; b's budget and overhead when b is not NULL), one warning line on stderr:
+ * "remat <cmd>: warning: P.json was chosen for N=160, T=10 (...); this answer is for
+ * N=2, T=10". Returns 1 when it warned. */
+int cli_plan_question_check(const char *cmd, const remat_plan *p, const remat_model *m, const remat_budget *b);
+
 /* "next: <text>" on stdout (the obvious next step of a command). */
 void cli_next(FILE *f, const char *fmt, ...)
 #if defined(__GNUC__)

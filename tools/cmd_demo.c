@@ -129,7 +129,9 @@ static remat_status search(demo *d) {
                                       &d->err);
     }
     if (st == REMAT_OK && d->found.found) {
-        char *text = remat_plan_to_json(&d->found.plan, &d->m, &d->err);
+        char q[512];
+        cli_chosen_for(q, sizeof q, "remat demo", &d->m, &d->bud);
+        char *text = remat_plan_to_json_for(&d->found.plan, &d->m, q, &d->err);
         if (!text) st = d->err.status;
         path_in(d, "plan.json", path, sizeof path);
         if (st == REMAT_OK) st = remat_afile_write_all(path, text, strlen(text), &d->err);

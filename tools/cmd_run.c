@@ -183,6 +183,7 @@ int remat_cmd_run(int argc, char **argv) {
     remat_plan p;
     if ((rc = remat_tools_size_flags("run", T, N)) != 0) return rc;
     if (remat_tools_load_sized(model_path, plan_path, T, N, &m, &p, &err) != REMAT_OK) return cli_fail("run", &err);
+    cli_plan_question_check("run", &p, &m, NULL);
     remat_weights w;
     memset(&w, 0, sizeof w);
     if (init_path && (rc = remat_tools_init_weights("run", init_path, &m, &w)) != 0) {
@@ -250,9 +251,11 @@ int remat_cmd_run(int argc, char **argv) {
         if (!json && dump_path) printf("gradient dump written to %s\n", dump_path);
         if (!json && trace_path && remat_plan_is_empty(&p))
             cli_next(stdout, "remat search --trace %s --budget 8GiB --out plan.json   (a plan for your card)", trace_path);
-        else if (!json && !remat_plan_is_empty(&p))
-            cli_next(stdout, "remat verify --model %s --plan '%s'   (prove it bit-identical)", model_path,
-                     plan_path ? plan_path : "");
+        else if (!json && !remat_plan_is_empty(&p)) {
+            char sz[64];
+            cli_next(stdout, "remat verify --model %s --plan '%s'%s   (prove it bit-identical)", model_path,
+                     plan_path ? plan_path : "", cli_size_flags(sz, sizeof sz, N, T));
+        }
     }
     remat_xfree(res);
     remat_trace_free(&trace);

@@ -47,12 +47,16 @@ typedef struct answer_ctx {
     const char *out, *pareto;
     int json;
     int recorded_steps;           /* steps the trace holds */
+    int N, T;                     /* --N, --T as given (0: as recorded): hints repeat them */
+    int level;                    /* -1: budget mode */
 } answer_ctx;
 
 static void next_steps(const answer_ctx *a) {
-    cli_next(stdout, "remat simulate --trace %s --plan %s   (the plan's memory curve)", a->trace_path, a->out);
-    cli_next(stdout, "remat run --model M.json --plan %s --trace P.h5   (run it for real)", a->out);
-    cli_next(stdout, "remat verify --model M.json --plan %s   (prove the gradients bit-identical)", a->out);
+    char sz[64];
+    cli_size_flags(sz, sizeof sz, a->N, a->T);
+    cli_next(stdout, "remat simulate --trace %s --plan %s%s   (the plan's memory curve)", a->trace_path, a->out, sz);
+    cli_next(stdout, "remat run --model M.json --plan %s%s --trace P.h5   (run it for real)", a->out, sz);
+    cli_next(stdout, "remat verify --model M.json --plan %s%s   (prove the gradients bit-identical)", a->out, sz);
 }
 
 /* Where the floor plan's peak sits: the event at the live-bytes maximum of its
@@ -99,13 +103,19 @@ static void print_floor_reason(const answer_ctx *a, const remat_model *m, const 
     if (site[0]) printf(", held at %s", site);
     if (bn[0]) printf("; time chunks (k > 1) are not allowed in blocks with batch norm (%s)", bn);
     if (add[0]) printf("; blocks ending in add (%s) take no split and no span", add);
-    printf("; try a larger --budget, a smaller --N or --T (`remat tune --trace %s --budget B` finds the largest N "
+    char sz[64];
+    printf("; try a larger --budget, a smaller --N or --T (`remat tune --trace %s --budget B%s` finds the largest N "
            "that fits)%s\n",
-           a->trace_path, a->budget.overhead > 0 ? ", or a measured --device-overhead" : "");
+           a->trace_path, cli_size_flags(sz, sizeof sz, 0, a->T), a->budget.overhead > 0 ? ", or a measured --device-overhead" : "");
 }
 
-static int write_plan(const char *path, const remat_plan *p, const remat_model *m, remat_error *err) {
-    char *text = remat_plan_to_json(p, m, err);
+static int write_plan(const answer_ctx *a, const char *path, const remat_plan *p, const remat_model *m,
+                      remat_error *err) {
+    char by[64], q[512];
+    if (a->level >= 0) snprintf(by, sizeof by, "remat search --level %d", a->level);
+    else snprintf(by, sizeof by, "remat search --budget");
+    cli_chosen_for(q, sizeof q, by, m, &a->budget);
+    char *text = remat_plan_to_json_for(p, m, q, err);
     if (!text) return 0;
     int ok = remat_afile_write_all(path, text, strlen(text), err) == REMAT_OK;
     remat_xfree(text);
@@ -154,7 +164,7 @@ static int run_level(const answer_ctx *a, int level, int preset) {
     char label[1024];
     remat_plan_notation(&p, m, label, sizeof label);
     int ok = 1;
-    if (out) ok = write_plan(out, &p, m, &err);
+    if (out) ok = write_plan(a, out, &p, m, &err);
     remat_search_point *pts = remat_xcalloc((size_t)log.n, sizeof *pts, &err);
     int np = 0;
     for (int i = 0; pts && i < log.n; i++) {
@@ -228,7 +238,7 @@ static int run_budget(const answer_ctx *a, int64_t budget) {
     char label[1024], b1[64], b2[64];
     remat_plan_notation(&r.plan, m, label, sizeof label);
     int ok = 1;
-    if (r.found && out) ok = write_plan(out, &r.plan, m, &err);
+    if (r.found && out) ok = write_plan(a, out, &r.plan, m, &err);
     if (ok && pareto) ok = remat_search_write_front(pareto, r.front, r.n_front, &r.baseline, budget, &err) == REMAT_OK;
     if (ok && json) {
         printf("{\"mode\":\"budget\",\"budget_bytes\":%lld", (long long)(budget == REMAT_SIZE_INF ? -1 : budget));
@@ -337,7 +347,7 @@ int remat_cmd_search(int argc, char **argv) {
         fprintf(stderr, "remat search: --preset: expected speed, balanced or memory, got '%s'\n", preset_name);
         return 2;
     }
-    answer_ctx a = {NULL, trace_path, "", {0}, CLI_OVERHEAD_NONE, out, pareto, json, 0};
+    answer_ctx a = {NULL, trace_path, "", {0}, CLI_OVERHEAD_NONE, out, pareto, json, 0, N, T, level};
     remat_alloc_kind kind;
     /* both modes add the device overhead to what they report on the card (level answers too) */
     if ((rc = cli_budget_from_flags("search", &bf, 1, &a.budget, &kind, &a.src)) != 0) return rc;

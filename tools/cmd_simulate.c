@@ -491,6 +491,7 @@ int remat_cmd_simulate(int argc, char **argv) {
         have_plan = st == REMAT_OK;
     }
     if (st == REMAT_OK) st = remat_sim_set_plan(s, have_plan ? &p : NULL, &err);
+    if (st == REMAT_OK && have_plan) cli_plan_question_check("simulate", &p, remat_sim_model(s), NULL);
     if (st == REMAT_OK) {
         cli_progress("simulate: running the plan on the dry backend");
         st = remat_sim_run(s, &err);
@@ -505,10 +506,12 @@ int remat_cmd_simulate(int argc, char **argv) {
         if (!json && out_path)
             printf("predicted trace written to %s (%lld events)\n", out_path,
                    (long long)remat_sim_trace(s)->n_events);
+        char sz[64];
+        cli_size_flags(sz, sizeof sz, N, T);
         if (!json && have_plan)
-            cli_next(stdout, "remat run --model M.json --plan '%s' --trace P.h5   (measure it)", plan_path);
+            cli_next(stdout, "remat run --model M.json --plan '%s'%s --trace P.h5   (measure it)", plan_path, sz);
         else if (!json)
-            cli_next(stdout, "remat search --trace %s --budget 8GiB   (a plan that fits a budget)", trace_path);
+            cli_next(stdout, "remat search --trace %s --budget 8GiB%s   (a plan that fits a budget)", trace_path, sz);
     }
     if (have_plan) remat_plan_free(&p);
     remat_sim_free(s);

@@ -206,7 +206,9 @@ int remat_cmd_tune(int argc, char **argv) {
     char label[1024] = "";
     if (st == REMAT_OK && r.have_plan) remat_plan_notation(&r.plan, &r.model, label, sizeof label);
     if (st == REMAT_OK && out && r.have_plan) {
-        char *text = remat_plan_to_json(&r.plan, &r.model, &err);
+        char q[512];
+        cli_chosen_for(q, sizeof q, "remat tune", &r.model, &bud);
+        char *text = remat_plan_to_json_for(&r.plan, &r.model, q, &err);
         st = text ? remat_afile_write_all(out, text, strlen(text), &err) : err.status;
         remat_xfree(text);
     }
@@ -289,8 +291,9 @@ int remat_cmd_tune(int argc, char **argv) {
         if (out && r.have_plan) printf("plan written to %s\n", out);
         printf("(%d sizes simulated in %.3f s)\n", r.evaluations + ex.evaluations, r.seconds + ex.seconds);
         if (out && r.have_plan && !confirmed)
-            cli_next(stdout, "remat tune ... --confirm, or remat run --model M.json --%s %lld --plan %s", dim,
-                     (long long)r.ckpt.value, out);
+            cli_next(stdout, "remat run --model M.json --N %lld --T %lld --plan %s --trace P.h5   (or remat tune with "
+                     "--confirm: run it once)",
+                     (long long)r.model.N, (long long)r.model.T, out);
     }
     rc = st == REMAT_OK ? 0 : cli_fail("tune", &err);
     if (st == REMAT_OK && r.ckpt.value == 0) {

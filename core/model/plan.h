@@ -67,6 +67,12 @@ remat_status remat_plan_validate(const remat_plan *p, const remat_model *m, cons
                                  remat_error *err);
 /* Serialises the plan as a plan file (JSON text, caller frees with remat_xfree). */
 char *remat_plan_to_json(const remat_plan *p, const remat_model *m, remat_error *err);
+/* The same with a "chosen_for" member: chosen_for, a JSON object's text (NULL or "":
+ * none), written as given: what `remat search`/`remat tune` chose the plan for
+ * ({"by": "remat search --budget", "T": 10, "N": 160, "budget_bytes": 8589934592,
+ * "budget_on": "reserved", "device_overhead_bytes": 536870912}). The reader accepts
+ * those members (numbers; budget_bytes may be null) and ignores their values. */
+char *remat_plan_to_json_for(const remat_plan *p, const remat_model *m, const char *chosen_for, remat_error *err);
 void remat_plan_free(remat_plan *p);
 /* 1 when no block is checkpointed. */
 int remat_plan_is_empty(const remat_plan *p);

@@ -282,9 +282,20 @@ static remat_status parse_entry(const json_ctx *c, const remat_model *m, const c
 
 static remat_status parse_plan(const json_ctx *c, const cJSON *root, const remat_model *m, remat_plan *out,
                                remat_error *err) {
-    static const char *const allowed[] = {"model", "description", "blocks", NULL};
+    static const char *const allowed[] = {"model", "description", "chosen_for", "blocks", NULL};
+    static const char *const question[] = {"by", "T", "N", "budget_bytes", "budget_on", "device_overhead_bytes", NULL};
     remat_status st = json_check_object(c, root, "", allowed);
     if (st) return st;
+    const cJSON *cf = json_member(root, "chosen_for"); /* what search/tune chose the plan for (checked by tools) */
+    if (cf && !cJSON_IsObject(cf)) return json_fail_value(c, "chosen_for", cf, "an object (by, T, N, budget_bytes, ...)");
+    if (cf && (st = json_check_object(c, cf, "chosen_for", question))) return st;
+    for (const cJSON *f = cf ? cf->child : NULL; f; f = f->next) {
+        char field[64];
+        int text = !strcmp(f->string, "by") || !strcmp(f->string, "budget_on");
+        if (text ? !cJSON_IsString(f) : !(cJSON_IsNumber(f) || (cJSON_IsNull(f) && !strcmp(f->string, "budget_bytes"))))
+            return json_fail_value(c, json_path(field, sizeof field, "chosen_for", f->string), f,
+                                   text ? "a string" : "a number");
+    }
     const cJSON *mn = json_member(root, "model");
     if (mn && (!cJSON_IsString(mn) || strcmp(mn->valuestring, m->name) != 0)) {
         char expected[128];
@@ -431,6 +442,10 @@ static void sb_string(strbuf *b, const char *s) {
 }
 
 char *remat_plan_to_json(const remat_plan *p, const remat_model *m, remat_error *err) {
+    return remat_plan_to_json_for(p, m, NULL, err);
+}
+
+char *remat_plan_to_json_for(const remat_plan *p, const remat_model *m, const char *chosen_for, remat_error *err) {
     if (remat_plan_validate(p, m, p && p->path && p->path[0] ? p->path : "<plan>", err) != REMAT_OK) return NULL;
     strbuf b = {NULL, 0, 0, err, 0};
     b.s = remat_xmalloc(256, err);
@@ -439,6 +454,7 @@ char *remat_plan_to_json(const remat_plan *p, const remat_model *m, remat_error 
     b.s[0] = '\0';
     sb_printf(&b, "{\n  \"model\": ");
     sb_string(&b, m->name);
+    if (chosen_for && chosen_for[0]) sb_printf(&b, ",\n  \"chosen_for\": %s", chosen_for);
     sb_printf(&b, ",\n  \"blocks\": [");
     int any = 0;
     for (int i = 0; i < m->n_blocks; i++) {
