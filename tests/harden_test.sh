@@ -195,6 +195,37 @@ done
 [ -e "$tmp/dead.h5" ] && bad "a refused dead-layer model wrote its dump" || ok
 no_temps "$tmp" "after dead-layer models"
 
+# ---- memory bombs: a 300-byte model needing GBs .. TBs, refused before allocating ----
+cat > "$tmp/bomb.json" <<'EOF'
+{"name": "bomb", "T": 1, "N": 1, "input": {"shape": [16777216]}, "classes": 4096, "loss": "rate_mse",
+ "layers": [{"name": "fc", "type": "linear", "out": 4096}, {"name": "sn", "type": "if"}],
+ "blocks": [{"name": "b", "layers": ["fc", "sn"]}]}
+EOF
+cat > "$tmp/mid.json" <<'EOF'
+{"name": "mid", "T": 4, "N": 64, "input": {"shape": [65536]}, "classes": 4, "loss": "rate_mse",
+ "layers": [{"name": "fc", "type": "linear", "out": 4096}, {"name": "sn", "type": "if"},
+            {"name": "fc2", "type": "linear", "out": 4}],
+ "blocks": [{"name": "b", "layers": ["fc", "sn", "fc2"]}]}
+EOF
+cat > "$tmp/wsbomb.json" <<'EOF'
+{"name": "wsbomb", "T": 1, "N": 1, "input": {"shape": [16384, 64, 64]}, "classes": 4, "loss": "rate_mse",
+ "layers": [{"name": "c1", "type": "conv2d", "out": 16, "kernel": 63, "padding": 31}, {"name": "sn", "type": "if"},
+            {"name": "flat", "type": "flatten"}, {"name": "fc", "type": "linear", "out": 4}],
+ "blocks": [{"name": "b", "layers": ["c1", "sn", "flat", "fc"]}]}
+EOF
+need='layers\[0\] \("fc"\): a training step needs [0-9.]+ GiB \([0-9]+ B\) at its peak, more than'
+REMAT_HOST_MEMORY=64GiB expect 2 "bomb.json: $need the 64.0 GiB" -- "$remat" run --model "$tmp/bomb.json"
+REMAT_HOST_MEMORY=64GiB expect 2 "bomb.json: $need" -- "$remat" run --model "$tmp/bomb.json" --dump "$tmp/bomb.h5"
+REMAT_HOST_MEMORY=2GiB expect 2 "mid.json: $need .*REMAT_HOST_MEMORY" -- "$remat" run --model "$tmp/mid.json"
+echo '{"model": "mid", "blocks": [{"name": "b", "checkpoint": true}]}' > "$tmp/mid-plan.json"
+REMAT_HOST_MEMORY=2GiB expect 2 "mid.json: $need" -- "$remat" verify --model "$tmp/mid.json" --plan "$tmp/mid-plan.json"
+REMAT_HOST_MEMORY=2GiB expect 2 "mid.json: $need" -- "$remat" demo --model "$tmp/mid.json" --out "$tmp/mid-demo" --no-plots
+expect 2 'wsbomb.json: layers\[0\] \("c1"\): a workspace of [0-9]+ B, expected every tensor at most' -- \
+  "$remat" run --model "$tmp/wsbomb.json"
+REMAT_HOST_MEMORY=lots expect 2 "REMAT_HOST_MEMORY: expected a size" -- "$remat" run --model "$M"
+REMAT_HOST_MEMORY=1MiB expect 0 "" -- "$remat" simulate --trace "$tmp/t.h5" --plan "$P"   # nothing allocated there
+[ -e "$tmp/bomb.h5" ] && bad "a refused memory bomb wrote its dump" || ok
+
 # ---- work bounded by the input: refused up front, with the limit and why ------------
 expect 2 "above 65536" -- "$remat" search --trace "$tmp/t.h5" --budget 1GiB --T 1048576
 expect 2 "above 1048576" -- "$remat" simulate --trace "$tmp/t.h5" --N 2000000

@@ -52,7 +52,7 @@ typedef struct blk {
 #define OFF_MASK ((((uint64_t)1) << ADDR_BITS) - 1)
 #define MAX_SEGMENTS ((int32_t)1 << 23)
 /* Largest request the address packing holds (a segment stays under 2^40 bytes). */
-#define MAX_REQUEST ((int64_t)1 << 39)
+#define MAX_REQUEST REMAT_ALLOC_MAX_REQUEST
 static inline uint64_t mkaddr(int32_t seg, int64_t off) { return (uint64_t)seg << ADDR_BITS | (uint64_t)off; }
 static inline int32_t seg_of(const blk *b) { return (int32_t)(b->addr >> ADDR_BITS); }
 static inline int64_t off_of(const blk *b) { return (int64_t)(b->addr & OFF_MASK); }

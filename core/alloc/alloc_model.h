@@ -41,6 +41,10 @@ extern "C" {
 
 typedef enum remat_alloc_kind { REMAT_ALLOC_EXACT = 0, REMAT_ALLOC_CACHING = 1 } remat_alloc_kind;
 
+/* The largest request the models place (one segment of 512 GiB at most); a larger
+ * one is REMAT_ERR_INPUT (the executor refuses it first, naming the layer). */
+#define REMAT_ALLOC_MAX_REQUEST ((int64_t)1 << 39)
+
 typedef struct remat_caching_config {
     int64_t round_bytes;          /* 512: every request is rounded up to a multiple */
     int64_t small_size;           /* 1 MiB: requests up to this go to the small pool */

@@ -3,6 +3,7 @@
  * simulator reproduces a plan's event stream by running this file on the dry
  * backend, so the scheduling rules exist once. */
 #include "core/exec/executor.h"
+#include "core/exec/preflight.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -44,6 +45,17 @@ remat_status remat_ex_op_end(remat_session *s, op_t *op) {
 /* ---- tensors ------------------------------------------------------------- */
 
 remat_status remat_ex_alloc(remat_session *s, remat_tensor *t) {
+    if (t->bytes > REMAT_ALLOC_MAX_REQUEST) { /* a conv workspace can pass the loader's limits */
+        const remat_model *m = s->m;
+        char layer[160] = "the network input";
+        if (t->layer >= 0 && t->layer < m->n_layers)
+            snprintf(layer, sizeof layer, "layers[%d] (\"%s\")", t->layer, m->layers[t->layer].name);
+        return remat_error_set(s->err, REMAT_ERR_INPUT, "%s: %s: a %s of %lld B, expected every tensor at most %lld B (512 GiB, "
+                               "the most one segment of the allocator model holds)",
+                               m->path && m->path[0] ? m->path : "<model>", layer,
+                               remat_role_name((remat_role)t->role), (long long)t->bytes,
+                               (long long)REMAT_ALLOC_MAX_REQUEST);
+    }
     s->mem.now_s = clk(s);
     return remat_mem_alloc(&s->mem, t, s->err);
 }
@@ -616,6 +628,7 @@ remat_session *remat_session_init(const remat_model *m, const remat_plan *p, rem
                                   const remat_exec_opts *o, remat_error *err) {
     if (remat_plan_validate(p, m, p->path && p->path[0] ? p->path : "<plan>", err) != REMAT_OK) return NULL;
     if (check_kernels(m, b->ops, err) != REMAT_OK) return NULL;
+    if (b->ops->has_data && remat_exec_preflight(m, p, b, o, err) != REMAT_OK) return NULL; /* fits, before allocating */
     remat_session *s = remat_xcalloc(1, sizeof *s, err);
     if (!s) return NULL;
     s->m = m;
