@@ -16,6 +16,8 @@ PACKAGES=(
   libsimde-dev       # tests only: the AVX-512 GEMM kernel on portable intrinsics
   clang              # fuzzers (libFuzzer)
   libclang-rt-14-dev # sanitizer and fuzzer runtimes for clang
+  openmpi-bin        # mpirun, for data-parallel steps (bazel build --config=mpi; docs/mpi.md)
+  libopenmpi-dev     # MPI headers and library for --config=mpi
 )
 
 missing=()

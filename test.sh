@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test.sh - every test: the normal build, `remat --backend cuda` on the CPU emulator of
-# the CUDA backend, the normal build again under AddressSanitizer and
+# the CUDA backend, data-parallel steps under mpirun (--config=mpi), the normal build again under AddressSanitizer and
 # UndefinedBehaviorSanitizer, then a short run of each fuzzer. Exit status
 # non-zero when anything fails.
 set -uo pipefail
@@ -11,6 +11,8 @@ bazel test --test_summary=terse //... || status=1
 python3 tools/count_tests.py bazel-testlogs || status=1
 echo "== remat --backend cuda end to end on the CPU emulator of the CUDA backend (--config=cudaemu)"
 bazel test --config=cudaemu --test_summary=terse --test_output=all //tests:cuda_cli_test || status=1
+echo "== data-parallel steps under mpirun (--config=mpi, oversubscribed, as root allowed)"
+bazel build --config=mpi //tools:remat && bash tests/mpi_test.sh bazel-bin/tools/remat || status=1
 echo "== bazel test //... under ASan + UBSan"
 bazel test --config=asan --test_summary=terse //... || status=1
 python3 tools/count_tests.py bazel-testlogs || status=1

@@ -37,6 +37,16 @@ expect 2 "k" -- "$remat" run --model $M --plan data/plans/tiny-mlp-lif-invalid-k
 expect 2 "blocks" -- "$remat" run --model $M --plan data/plans/tiny-mlp-lif-invalid-unknown-block.json
 expect 2 "backend" -- "$remat" run --model $M --backend tpu
 expect 2 "iters" -- "$remat" run --model $M --iters 0
+# data parallelism (docs/mpi.md): blocks must divide N; a launcher's world needs an MPI build
+expect 2 "reduce-blocks.*divide" -- "$remat" run --model $M --reduce-blocks 3
+expect 2 "reduce-blocks" -- "$remat" run --model $M --reduce-blocks 0
+expect 2 "trace" -- "$remat" run --model $M --reduce-blocks 2 --trace "$tmp/rb.h5"
+expect 2 "built without MPI" -- env OMPI_COMM_WORLD_SIZE=2 "$remat" run --model $M
+expect 0 "" -- "$remat" run --model $M --reduce-blocks 8 --json
+if ! "$remat" run --model $M --reduce-blocks 8 --json | grep -q '"ranks":\[{"rank":0,"N":8,'; then
+  echo "FAIL: run --reduce-blocks --json has no ranks array"; fails=$((fails+1)); fi
+if ! "$remat" --version | grep -q '^mpi: not built in'; then
+  echo "FAIL: --version does not say MPI is not built in"; fails=$((fails+1)); fi
 expect 2 "dump" -- "$remat" run --model $M --iters 2 --dump "$tmp/d.h5"
 expect 2 "" -- "$remat" run --model $M --seed notanumber
 # cuda without a device (or without CUDA) is a device error, exit 1, never a crash

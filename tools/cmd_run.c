@@ -13,18 +13,24 @@
 #include "tools/paths.h"
 #include "tools/commands.h"
 #include "tools/run_common.h"
+#include "tools/world.h"
+#include "core/io/h5_util.h"
 
 static const char *USAGE =
     "usage: remat run --model M.json [--plan P] [--T t] [--N n] [--backend ref|cuda] [--seed S] [--iters N]\n"
     "                 [--init W.h5] [--trace OUT.h5 | --dump OUT.h5] [--threads N] [--allocator-config K=V,...]\n"
     "                 [--json]\n"
+    "                 [--reduce-blocks B]      (mpirun -np R remat run ...: data-parallel, docs/mpi.md)\n"
     "\n"
     "Runs training steps of the model under the plan (no plan: plain backpropagation) and\n"
     "prints the loss, the peak live and reserved bytes, the bytes held at the end of\n"
     "forward and the step time. --trace writes every allocation event (docs/trace-schema.md);\n"
     "--dump writes the gradient dump of one step without optimiser update (docs/interfaces.md).\n"
     "--init starts from the parameters and batch-norm statistics in W.h5 (remat_torch.save_weights,\n"
-    "or a dump's /params) instead of the seeded initialisation (docs/pytorch.md).";
+    "or a dump's /params) instead of the seeded initialisation (docs/pytorch.md).\n"
+    "--reduce-blocks B sums over the batch in B fixed blocks of samples, so that the step is\n"
+    "bit-identical under `mpirun -np R` for every R dividing B (docs/determinism.md); each\n"
+    "rank runs N/R samples, rank 0 alone prints and writes.";
 
 static void print_human(const remat_model *m, const remat_plan *plan, const char *plan_path, const char *backend,
                         int threads, const remat_step_result *r, int iters) {
@@ -80,8 +86,19 @@ static void print_driver_human(const remat_cuda_info *ci, int64_t reserved) {
            cli_fmt_bytes(ci->total_bytes - ci->free_at_init, b3, sizeof b3));
 }
 
+/* What each rank reports to rank 0 after its steps. */
+typedef struct rank_report {
+    int64_t rank, n, peak_live, peak_reserved, state_crc;
+} rank_report;
+
+/* The data-parallel part of run --json (only for a sharded run). */
+typedef struct shard_json {
+    int blocks, size;
+    const rank_report *ranks;
+} shard_json;
+
 static void print_json(const remat_model *m, const char *plan_path, const char *backend, int threads,
-                       const remat_step_result *r, int iters, const remat_cuda_info *ci) {
+                       const remat_step_result *r, int iters, const remat_cuda_info *ci, const shard_json *sj) {
     int64_t peak = 0, reserved = 0, events = 0;
     for (int i = 0; i < iters; i++) {
         if (r[i].peak_live_bytes > peak) peak = r[i].peak_live_bytes;
@@ -111,6 +128,15 @@ static void print_json(const remat_model *m, const char *plan_path, const char *
                i ? "," : "", r[i].loss, (long long)r[i].peak_live_bytes, (long long)r[i].peak_reserved_bytes,
                (long long)r[i].end_of_forward_bytes, r[i].step_time_s, (long long)r[i].events);
     printf("]");
+    if (sj) {
+        printf(",\"reduce_blocks\":%d,\"state_crc32\":\"%08llx\",\"ranks\":[", sj->blocks,
+               (unsigned long long)sj->ranks[0].state_crc);
+        for (int q = 0; q < sj->size; q++)
+            printf("%s{\"rank\":%lld,\"N\":%lld,\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld}", q ? "," : "",
+                   (long long)sj->ranks[q].rank, (long long)sj->ranks[q].n, (long long)sj->ranks[q].peak_live,
+                   (long long)sj->ranks[q].peak_reserved);
+        printf("]");
+    }
     if (ci)
     {
         printf(",\"driver\":{\"device\":");
@@ -124,11 +150,50 @@ static void print_json(const remat_model *m, const char *plan_path, const char *
     printf("}\n");
 }
 
+/* CRC-32 of every parameter (running statistics too) and every trainable gradient
+ * after the steps: equal on every rank of a data-parallel run, and equal to the
+ * single-process run with the same --reduce-blocks. */
+static remat_status state_crc(remat_session *s, const remat_model *m, uint32_t *crc, remat_error *err) {
+    *crc = 0;
+    for (int j = 0; j < m->n_layers; j++) {
+        const remat_layer *l = &m->layers[j];
+        for (int i = 0; i < remat_layer_n_params(l); i++) {
+            int64_t n = remat_layer_param_elems(l, i);
+            float *v = remat_xmalloc((size_t)n * sizeof(float) + 4, err);
+            if (!v) return REMAT_ERR_NOMEM;
+            remat_status st = remat_session_get_param(s, j, i, v, err);
+            if (st == REMAT_OK) *crc = remat_crc32(*crc, v, (size_t)n * sizeof(float));
+            if (st == REMAT_OK && remat_layer_param_trainable(l, i)) {
+                st = remat_session_get_grad(s, j, i, v, err);
+                if (st == REMAT_OK) *crc = remat_crc32(*crc, v, (size_t)n * sizeof(float));
+            }
+            remat_xfree(v);
+            if (st != REMAT_OK) return st;
+        }
+    }
+    return REMAT_OK;
+}
+
+static int run_main(int argc, char **argv, const remat_tools_world *w);
+
 int remat_cmd_run(int argc, char **argv) {
+    remat_tools_world w;
+    int rc = remat_tools_world_open("run", &w);
+    if (rc != 0) return rc;
+    rc = run_main(argc, argv, &w);
+    if (rc == 1 && w.size > 1) { /* a failure inside a step: the other ranks may wait in a broadcast */
+        fflush(NULL);
+        remat_tools_world_abort(&w, rc);
+    }
+    remat_tools_world_close(&w);
+    return rc;
+}
+
+static int run_main(int argc, char **argv, const remat_tools_world *wd) {
     const char *model_path = NULL, *plan_path = NULL, *backend = "ref", *trace_path = NULL, *dump_path = NULL;
     const char *alloc_cfg = NULL, *seed_s = NULL, *init_path = NULL;
     uint64_t seed = 1;
-    int iters = 1, threads = 1, json = 0, help = 0, no_input_grad = 0, T = 0, N = 0;
+    int iters = 1, threads = 1, json = 0, help = 0, no_input_grad = 0, T = 0, N = 0, blocks = 1;
     const cli_option opts[] = {
         {"--model", CLI_STRING, &model_path, "model file (JSON)"},
         {"--plan", CLI_STRING, &plan_path, "plan file (JSON) or plan notation ('b1:bit/k4,b2'); none = no checkpointing"},
@@ -145,10 +210,14 @@ int remat_cmd_run(int argc, char **argv) {
         {"--no-input-grad", CLI_FLAG, &no_input_grad,
          "do not compute the network input's gradient, as a training loop (not with --dump)"},
         {"--json", CLI_FLAG, &json, "print one JSON object instead of the summary"},
+        {"--reduce-blocks", CLI_INT, &blocks,
+         "sum over the batch in B fixed blocks of samples: bit-identical for every world size dividing B (default 1)"},
         {0},
     };
     int rc = cli_parse(argc, argv, USAGE, opts, &help);
     if (rc != 0 || help) return rc;
+    const int lead = wd->rank == 0; /* rank 0 alone prints and writes */
+    int sharded = blocks != 1 || wd->size > 1;
     if (!model_path) return cli_missing("run", "--model", "a model file, e.g. data/models/mlp-lif.json");
     const cli_file ins[] = {{"--model", model_path}, {"--plan", plan_path}, {"--init", init_path}};
     const cli_file outs[] = {{"--trace", trace_path}, {"--dump", dump_path}};
@@ -178,6 +247,12 @@ int remat_cmd_run(int argc, char **argv) {
         fprintf(stderr, "remat run: --dump: a dump records exactly one step (got --iters %d)\n", iters);
         return 2;
     }
+    if (sharded && (trace_path || dump_path)) {
+        fprintf(stderr, "remat run: %s: not written by a data-parallel run yet (expected it without --reduce-blocks "
+                        "and mpirun; remat simulate --ranks R predicts each rank's memory from a one-process trace)\n",
+                trace_path ? "--trace" : "--dump");
+        return 2;
+    }
     remat_error err = {0};
     remat_model m;
     remat_plan p;
@@ -195,9 +270,26 @@ int remat_cmd_run(int argc, char **argv) {
     o.seed = seed;
     o.no_input_grad = no_input_grad;
     o.init_values = (const float *const *)w.values;
+    remat_shard shard = {blocks, wd->size, wd->rank, m.N, wd->comm};
+    remat_model ml; /* the rank's share of the batch (m itself in one unblocked process) */
+    memset(&ml, 0, sizeof ml);
+    if (sharded) {
+        if (remat_shard_check(&shard, "run", &err) != REMAT_OK ||
+            remat_model_rescale(&m, 0, remat_shard_local_n(&shard), &ml, &err) != REMAT_OK) {
+            remat_weights_free(&w);
+            remat_plan_free(&p);
+            remat_model_free(&m);
+            return cli_fail("run", &err);
+        }
+        o.shard = &shard;
+    }
+    const remat_model *mr = sharded ? &ml : &m;
+    rank_report *reports = NULL;
+    uint32_t crc = 0;
     if (alloc_cfg && remat_caching_config_parse(alloc_cfg, &o.caching, &err) != REMAT_OK) {
         remat_weights_free(&w);
         remat_plan_free(&p);
+        remat_model_free(&ml);
         remat_model_free(&m);
         return cli_fail("run", &err);
     }
@@ -206,6 +298,7 @@ int remat_cmd_run(int argc, char **argv) {
     if (remat_tools_backend_open(backend, threads, &be, &err) != REMAT_OK) {
         remat_weights_free(&w);
         remat_plan_free(&p);
+        remat_model_free(&ml);
         remat_model_free(&m);
         return cli_fail("run", &err);
     }
@@ -222,14 +315,15 @@ int remat_cmd_run(int argc, char **argv) {
         cli_progress("run: one step of %s for the dump", m.name);
         st = remat_dump_run(&m, &p, &be, &o, dump_path, &res[0], &err);
     } else if (st == REMAT_OK) {
-        remat_session *s = remat_session_init(&m, &p, &be, &o, &err);
+        remat_session *s = remat_session_init(mr, &p, &be, &o, &err);
         if (!s) st = err.status != REMAT_OK ? err.status : REMAT_ERR_INTERNAL;
         remat_error ignored = {0};
         if (s && !strcmp(backend, "cuda")) (void)remat_backend_cuda_reset_peak(&be, &ignored);
         for (int i = 0; s && i < iters && st == REMAT_OK; i++) {
-            cli_progress("run: step %d/%d of %s", i + 1, iters, m.name);
+            if (lead) cli_progress("run: step %d/%d of %s", i + 1, iters, m.name);
             st = remat_session_step(s, 1, &res[i], &err);
         }
+        if (s && st == REMAT_OK && sharded) st = state_crc(s, mr, &crc, &err);
         remat_session_free(s);
     }
     cli_progress_done();
@@ -239,12 +333,36 @@ int remat_cmd_run(int argc, char **argv) {
         trace.device_total_bytes = ci.total_bytes;
         trace.device_free_at_init = ci.free_at_init;
     }
+    if (st == REMAT_OK && sharded) { /* every rank's peaks and state to every rank */
+        rank_report mine = {wd->rank, mr->N, 0, 0, crc};
+        for (int i = 0; i < iters; i++) {
+            if (res[i].peak_live_bytes > mine.peak_live) mine.peak_live = res[i].peak_live_bytes;
+            if (res[i].peak_reserved_bytes > mine.peak_reserved) mine.peak_reserved = res[i].peak_reserved_bytes;
+        }
+        reports = remat_xcalloc((size_t)wd->size, sizeof *reports, &err);
+        st = reports ? remat_comm_allgather(wd->comm, &mine, reports, sizeof mine, &err) : REMAT_ERR_NOMEM;
+        for (int q = 1; st == REMAT_OK && q < wd->size; q++)
+            if (reports[q].state_crc != reports[0].state_crc)
+                st = remat_error_set(&err, REMAT_ERR_CHECK,
+                                     "rank %d ended the step with other parameters or gradients than rank 0 (state "
+                                     "CRC-32 %08llx against %08llx)",
+                                     q, (unsigned long long)reports[q].state_crc,
+                                     (unsigned long long)reports[0].state_crc);
+    }
     if (st == REMAT_OK && trace_path) st = remat_trace_write_h5(&trace, trace_path, &err);
-    if (st == REMAT_OK) {
+    shard_json sj = {blocks, wd->size, reports};
+    if (st == REMAT_OK && !lead) {
+        /* rank 0 prints */
+    } else if (st == REMAT_OK) {
         if (json) {
-            print_json(&m, plan_path, backend, threads, res, iters, have_ci ? &ci : NULL);
+            print_json(&m, plan_path, backend, threads, res, iters, have_ci ? &ci : NULL, sharded ? &sj : NULL);
         } else {
             print_human(&m, &p, plan_path, backend, threads, res, iters);
+            if (sharded)
+                for (int q = 0; q < wd->size; q++)
+                    printf("rank %d                %lld samples, peak live %lld B, peak reserved %lld B%s\n", q,
+                           (long long)reports[q].n, (long long)reports[q].peak_live,
+                           (long long)reports[q].peak_reserved, q ? "" : " (state CRC-32 shared by every rank)");
             if (have_ci) print_driver_human(&ci, res[iters - 1].peak_reserved_bytes);
         }
         if (!json && trace_path) printf("trace written to %s (%lld events)\n", trace_path, (long long)trace.n_events);
@@ -258,10 +376,12 @@ int remat_cmd_run(int argc, char **argv) {
         }
     }
     remat_xfree(res);
+    remat_xfree(reports);
     remat_trace_free(&trace);
     remat_backend_free(&be);
     remat_weights_free(&w);
     remat_plan_free(&p);
+    if (sharded) remat_model_free(&ml);
     remat_model_free(&m);
     return st == REMAT_OK ? 0 : cli_fail("run", &err);
 }

@@ -6,6 +6,7 @@
 #include "core/io/trace.h"
 #include "core/ref/simd.h"
 #include "tools/commands.h"
+#include "tools/world.h"
 
 typedef struct {
     const char *name;
@@ -56,6 +57,7 @@ int main(int argc, char **argv) {
         for (int p = 0; p < REMAT_SIMD_COUNT; p++)
             if (remat_ref_simd_supported((remat_simd)p)) printf(" %s", remat_ref_simd_name((remat_simd)p));
         printf("; REMAT_SIMD forces one)\n");
+        printf("mpi: %s\n", remat_tools_mpi_status());
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

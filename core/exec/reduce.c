@@ -73,6 +73,19 @@ remat_status remat_reduce_fold_f64(const remat_shard *s, double *out, const doub
     FOLD_BODY(double)
 }
 
+remat_status remat_comm_allgather(const remat_comm *c, const void *mine, void *all, int64_t bytes, remat_error *err) {
+    int world = c ? c->size : 1;
+    for (int q = 0; q < world; q++) {
+        char *buf = (char *)all + (int64_t)q * bytes;
+        if (!c || q == c->rank) memcpy(buf, mine, (size_t)bytes);
+        if (c && world > 1) {
+            remat_status st = c->bcast(c->ctx, buf, bytes, q, err);
+            if (st != REMAT_OK) return st;
+        }
+    }
+    return REMAT_OK;
+}
+
 /* ---- the thread transport ---------------------------------------------------- */
 
 struct remat_comm_threads {

@@ -60,6 +60,10 @@ remat_status remat_reduce_fold_f32(const remat_shard *s, float *out, const float
 remat_status remat_reduce_fold_f64(const remat_shard *s, double *out, const double *local, double *recv, int64_t n,
                                    remat_error *err);
 
+/* all[q * bytes ..] = rank q's `mine`, on every rank (one broadcast per rank; c NULL:
+ * one process, all = mine). */
+remat_status remat_comm_allgather(const remat_comm *c, const void *mine, void *all, int64_t bytes, remat_error *err);
+
 /* A transport for tests and benchmarks: `size` threads of one process, each calling
  * with its own comm (remat_comm_threads_get). */
 typedef struct remat_comm_threads remat_comm_threads;

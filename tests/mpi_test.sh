@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# mpi_test.sh - data-parallel steps under a real mpirun (docs/mpi.md), on a remat built
+# with --config=mpi:   bash tests/mpi_test.sh bazel-bin/tools/remat
+# test.sh runs it as its own step. On the tiny models (dense, batch norm + dropout, conv,
+# SEW), fp32 and bf16: `mpirun -np R remat run --reduce-blocks 8 --json` for R = 2, 4, 8
+# prints the same loss of every step and the same state CRC-32 (every parameter,
+# running statistic and gradient after the steps, bit for bit) as one process; R = 3 is
+# refused; only rank 0 prints. Oversubscribed (CI has 2 cores) and allowed as root.
+set -u
+remat="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+cd "$(dirname "$0")/.."
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1
+tmp="${TMPDIR:-/tmp}/mpi_test.$$"
+mkdir -p "$tmp"
+trap 'rm -rf "$tmp"' EXIT
+fails=0 passes=0
+fail() { echo "FAIL: $*"; fails=$((fails+1)); }
+mpi() { local np="$1"; shift; timeout 300 mpirun --oversubscribe -np "$np" "$remat" "$@"; }
+
+if ! command -v mpirun >/dev/null; then echo "SKIP: no mpirun (install openmpi-bin)"; exit 0; fi
+"$remat" --version | grep -q "^mpi: built in" || { echo "FAIL: $remat --version does not say MPI is built in"; exit 1; }
+
+# the fields that must agree: each step's loss, the state CRC, the world's N
+key() { python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(" ".join([repr(s["loss"]) for s in d["steps"]] + [d["state_crc32"], str(sum(r["N"] for r in d["ranks"]))]))' "$1"; }
+
+for prec in fp32 bf16; do
+  for spec in "tiny-mlp-lif:8:data/plans/tiny-mlp-lif-ckpt.json" "tiny-resnet-bn:8:data/plans/tiny-resnet-bn-ckpt.json" \
+              "tiny-vgg-dvs:8:" "tiny-sew-resnet:4:"; do
+    IFS=: read -r name n plan <<< "$spec"
+    model="$tmp/$name-$prec.json"
+    sed "0,/{/s//{\"precision\": \"$prec\", /" "data/models/$name.json" > "$model"
+    blocks=$n
+    "$remat" run --model "$model" --N "$n" --reduce-blocks "$blocks" --iters 2 --json > "$tmp/one.json" \
+      || { fail "$name $prec: one process"; continue; }
+    want=$(key "$tmp/one.json")
+    for R in 2 4 8; do
+      [ $((blocks % R)) -eq 0 ] || continue
+      planarg=(); [ -n "$plan" ] && [ "$R" = 2 ] && planarg=(--plan "$plan")  # a checkpoint plan on the ranks
+      if ! mpi "$R" run --model "$model" --N "$n" --reduce-blocks "$blocks" --iters 2 --json "${planarg[@]}" \
+           > "$tmp/r.json" 2> "$tmp/r.err"; then
+        fail "$name $prec R=$R: mpirun failed: $(head -3 "$tmp/r.err")"; continue
+      fi
+      [ "$(wc -l < "$tmp/r.json")" = 1 ] || { fail "$name $prec R=$R: more than rank 0 printed"; continue; }
+      got=$(key "$tmp/r.json")
+      if [ "$got" = "$want" ]; then passes=$((passes+1)); else fail "$name $prec R=$R ${planarg[*]}: '$got' != one process '$want'"; fi
+      python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [r["rank"] for r in d["ranks"]] == list(range(int(sys.argv[2])))' \
+        "$tmp/r.json" "$R" || fail "$name $prec R=$R: ranks array"
+    done
+  done
+done
+
+# a world size that does not divide the blocks: exit 2, one line per rank naming the flag
+mpi 3 run --model data/models/tiny-mlp-lif.json --reduce-blocks 8 > /dev/null 2> "$tmp/e3"
+code=$?
+if [ "$code" = 2 ] && grep -q -- "--reduce-blocks" "$tmp/e3"; then passes=$((passes+1)); else fail "R=3 with 8 blocks: exit $code: $(cat "$tmp/e3")"; fi
+
+echo "mpi_test: $passes passed, $fails failed"
+[ "$fails" = 0 ]
