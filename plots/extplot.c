@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/io/ext_record.h"
 #include "plots/items.h"
 #include "plots/reduce.h"
 
@@ -78,8 +79,10 @@ remat_status remat_plot_ext(const remat_ext_trace *t, const remat_ext_curve *c, 
     fprintf(fp, "dat = ");
     remat_gp_put_path(fp, files->data_name);
     fprintf(fp, "\nyscale = %.1f\nxscale = %.17g\n", yu.scale, xu.scale); /* yscale as a float: no integer division */
-    char title[512];
+    char title[1024];
     if (fo->title && fo->title[0]) snprintf(title, sizeof title, "%s", fo->title);
+    else if (t->record) /* a recorded PyTorch step: say which execution it is */
+        snprintf(title, sizeof title, "%s: %s, live tensor bytes", t->source_file, t->record->execution);
     else snprintf(title, sizeof title, "%s, device %d: allocated and reserved memory", t->source_file, (int)c->device);
     fprintf(fp, "set title ");
     remat_gp_put_string(fp, title);

@@ -409,6 +409,7 @@ remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m,
                 goto done;
             }
             out->replayed_allocations++;
+            out->replayed_bytes += d->events[i].size;
         }
     }
     qsort(ps.p, (size_t)ps.n, sizeof *ps.p, cmp_point);

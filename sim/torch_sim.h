@@ -56,6 +56,7 @@ typedef struct remat_torch_pred {
     int64_t live_at_start;           /* live when the step starts */
     int64_t compressed_bytes;        /* compressed inputs held at the end of forward */
     int64_t replayed_allocations;    /* allocations replayed by recomputation */
+    int64_t replayed_bytes;          /* their bytes: the search's measure of recomputation */
     int64_t events;                  /* allocation events of the predicted step */
     int units;                       /* checkpointed units */
     int64_t peak_event;              /* recorded event at (or just before) the predicted peak */
@@ -70,6 +71,24 @@ remat_status remat_torch_sim_model(const remat_ext_trace *t, const char *origin,
  * model (remat_torch_sim_model) and p validated against it. */
 remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m, const remat_plan *p,
                                  const char *origin, remat_torch_pred *out, remat_error *err);
+
+/* The search on a recorded step (`remat search --trace step.h5 --budget B`): among the
+ * plans that store or checkpoint each whole block (checkpointed: plain, or with the bit
+ * compressor where the block's input holds spikes; every combination when the model has
+ * at most REMAT_TORCH_SEARCH_EXHAUSTIVE blocks, else greedily, the choice that lowers the
+ * peak most per replayed byte first), the one whose predicted peak live bytes fit
+ * `budget` with the fewest replayed bytes (the recording times no kernels: recomputed
+ * bytes stand in for recomputed time), ties to the lower peak. found 0 when none fits;
+ * the plan is then the lowest-peak one evaluated. Free out->plan with remat_plan_free. */
+#define REMAT_TORCH_SEARCH_EXHAUSTIVE 7
+typedef struct remat_torch_search_result {
+    int found;
+    remat_plan plan;
+    remat_torch_pred pred, plain;
+    int64_t evaluated;
+} remat_torch_search_result;
+remat_status remat_torch_search(const remat_ext_trace *t, const remat_model *m, int64_t budget, const char *origin,
+                                remat_torch_search_result *out, remat_error *err);
 
 #ifdef __cplusplus
 }

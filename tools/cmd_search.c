@@ -4,6 +4,9 @@
 #include <string.h>
 
 #include "core/io/atomic_file.h"
+#include "sim/torch_sim.h"
+#include "core/io/ext_trace.h"
+#include "core/io/ext_record.h"
 #include "core/base/size.h"
 #include "core/io/json_write.h"
 #include "core/io/json_write.h"
@@ -303,6 +306,58 @@ static int run_budget(const answer_ctx *a, int64_t budget) {
     return rc;
 }
 
+/* A recorded PyTorch step (remat_torch.record): the plan of whole blocks with the fewest
+ * replayed bytes whose predicted peak live bytes fit (sim/torch_sim.h). */
+static int search_record(const char *path, remat_ext_trace *t, int64_t budget, const char *out, int json) {
+    remat_error err = {0};
+    remat_model m;
+    if (remat_torch_sim_model(t, path, &m, &err) != REMAT_OK) return cli_fail("search", &err);
+    remat_torch_search_result r;
+    cli_progress("search: predicting plans of %d blocks on %s", m.n_blocks, path);
+    remat_status st = remat_torch_search(t, &m, budget, path, &r, &err);
+    cli_progress_done();
+    char label[1024] = "";
+    int ok = st == REMAT_OK;
+    if (ok) remat_plan_notation(&r.plan, &m, label, sizeof label);
+    if (ok && r.found && out) ok = write_plan(out, &r.plan, &m, &err);
+    if (ok && json) {
+        printf("{\"mode\":\"budget\",\"budget_bytes\":%lld,\"budget_on\":\"live\",\"execution\":",
+               (long long)budget);
+        remat_json_string(stdout, t->record->execution);
+        printf(",\"found\":%s,\"plan_notation\":", r.found ? "true" : "false");
+        remat_json_string(stdout, label);
+        printf(",");
+        print_plan_json(&r.plan, &m);
+        printf(",\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":null,\"replayed_bytes\":%lld,"
+               "\"baseline\":{\"peak_live_bytes\":%lld},\"evaluated\":%lld}\n",
+               (long long)r.pred.peak_live_bytes, (long long)r.pred.replayed_bytes,
+               (long long)r.plain.peak_live_bytes, (long long)r.evaluated);
+    } else if (ok) {
+        char b1[64], b2[64], b3[64];
+        printf("budget search, model %s (T=%lld, N=%lld), from %s\n", m.name, (long long)m.T, (long long)m.N, path);
+        printf("execution             %s; plans as remat_torch.apply_plan runs them\n", t->record->execution);
+        printf("budget                %s on peak live bytes (a CPU recording has no caching allocator and no device "
+               "overhead)\n",
+               cli_fmt_bytes(budget, b1, sizeof b1));
+        printf("plans evaluated       %lld (whole blocks; the fewest replayed bytes wins: the recording times no "
+               "kernels)\n",
+               (long long)r.evaluated);
+        printf("%-21s %s\n", r.found ? "plan" : "lowest peak plan", label[0] ? label : "no checkpointing");
+        printf("peak live bytes       %s  (no checkpointing: %s)\n", cli_fmt_bytes(r.pred.peak_live_bytes, b2, sizeof b2),
+               cli_fmt_bytes(r.plain.peak_live_bytes, b3, sizeof b3));
+        printf("replayed              %lld allocations, %lld B\n", (long long)r.pred.replayed_allocations,
+               (long long)r.pred.replayed_bytes);
+        if (!r.found)
+            printf("nothing fits: the lowest predicted peak is %s\n", cli_fmt_bytes(r.pred.peak_live_bytes, b1, sizeof b1));
+        else if (out)
+            cli_next(stdout, "remat simulate --trace %s --plan %s   (the plan's figures)", path, out);
+    }
+    remat_plan_free(&r.plan);
+    remat_model_free(&m);
+    if (!ok) return cli_fail("search", &err);
+    return r.found ? 0 : 1;
+}
+
 int remat_cmd_search(int argc, char **argv) {
     const char *trace_path = NULL, *preset_name = "memory", *alloc_cfg = NULL, *out = NULL;
     const char *pareto = NULL;
@@ -341,6 +396,23 @@ int remat_cmd_search(int argc, char **argv) {
     if (budget == 0) {
         fprintf(stderr, "remat search: --budget: expected a positive size\n");
         return 2;
+    }
+    if (remat_ext_trace_is_ext_h5(trace_path)) {
+        remat_ext_trace et;
+        remat_error e2 = {0};
+        if (remat_ext_trace_read_h5(trace_path, &et, &e2) == REMAT_OK && et.record) {
+            if (level >= 0 || N || T || iters || alloc_cfg || pareto || bf.overhead >= 0 || strcmp(bf.on, "reserved")) {
+                fprintf(stderr, "remat search: %s: a recorded PyTorch step takes only --budget (on peak live bytes), "
+                                "--out and --json\n",
+                        trace_path);
+                remat_ext_trace_free(&et);
+                return 2;
+            }
+            rc = search_record(trace_path, &et, budget, out, json);
+            remat_ext_trace_free(&et);
+            return rc;
+        }
+        remat_ext_trace_free(&et);
     }
     int preset = remat_search_preset_from_name(preset_name);
     if (preset < 0) {

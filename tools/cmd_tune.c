@@ -6,6 +6,7 @@
 
 #include "core/exec/executor.h"
 #include "core/io/atomic_file.h"
+#include "core/io/ext_trace.h"
 #include "core/io/json_write.h"
 #include "core/io/trace.h"
 #include "core/model/plan_notation.h"
@@ -121,6 +122,19 @@ int remat_cmd_tune(int argc, char **argv) {
     const cli_file ins[] = {{"--trace", trace_path}};
     const cli_file outs[] = {{"--out", out}};
     if (cli_refuse_overlap("tune", ins, 1, outs, 1)) return 2;
+    if (remat_ext_trace_is_ext_h5(trace_path)) {
+        remat_ext_trace et;
+        remat_error e2 = {0};
+        int rec = remat_ext_trace_read_h5(trace_path, &et, &e2) == REMAT_OK && et.record;
+        remat_ext_trace_free(&et);
+        if (rec) {
+            fprintf(stderr, "remat tune: %s: a recorded PyTorch step is not rescaled to other N or T (that is exact "
+                            "only when every allocation is linear in N, which needs two recordings to check; not "
+                            "implemented): record at the batch you train with and use remat search --budget\n",
+                    trace_path);
+            return 2;
+        }
+    }
     if (bf.budget <= 0) return cli_missing("tune", "--budget", "a positive memory budget, e.g. 8GiB or 8GB");
     if (strcmp(dim, "N") && strcmp(dim, "T")) {
         fprintf(stderr, "remat tune: --dim: expected N or T, got '%s'\n", dim);

@@ -532,7 +532,7 @@ def write_h5(rec: dict, path: str) -> None:
     mods = {"label": list(range(len(labels))), "layer": rec["mod_layer"], "block": rec["mod_block"],
             "is_block": rec["mod_is_block"]}
     notes = "\n".join(rec["notes"])
-    str_attrs = {"source": "pytorch-record", "source_file": "", "allocator_settings": "", "allocator_config": "",
+    str_attrs = {"source": "pytorch-record", "source_file": os.path.basename(path), "allocator_settings": "", "allocator_config": "",
                  "notes": notes, "format": EXT_FORMAT}
     rec_str = {"model": rec["model_text"], "execution": rec["execution"], "torch_version": torch.__version__,
                "device": "cpu", "loss": rec["loss"]}

@@ -102,6 +102,32 @@ class RecordTest(unittest.TestCase):
         self.assertEqual(rc, 2)
         self.assertIn("spike count", err)
 
+    def test_search_tune_plot(self):
+        rc, out, err = simulate(self.trace)
+        plain = json.loads(out)["peak_live_bytes"]
+        budget = plain - 8192
+        p = subprocess.run([REMAT, "search", "--trace", self.trace, "--budget", "%dB" % budget, "--json",
+                            "--out", os.path.join(self.tmp, "found.json")], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        j = json.loads(p.stdout)
+        self.assertTrue(j["found"])
+        self.assertLessEqual(j["peak_live_bytes"], budget)
+        self.assertEqual(j["execution"], self.summary["execution"])
+        rc, out, err = simulate(self.trace, os.path.join(self.tmp, "found.json"))
+        self.assertEqual(json.loads(out)["peak_live_bytes"], j["peak_live_bytes"])
+        p = subprocess.run([REMAT, "search", "--trace", self.trace, "--budget", "1KiB"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("nothing fits", p.stdout)
+        p = subprocess.run([REMAT, "tune", "--trace", self.trace, "--budget", "1MiB"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1)
+        fig = os.path.join(self.tmp, "fig.png")
+        p = subprocess.run([REMAT, "plot", "--trace", self.trace, "--out", fig, "--data-only"], capture_output=True,
+                           text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(self.tmp, "fig.gp")) as f:
+            self.assertIn("on CPU, recorded", f.read())
+
     def test_corrupted_trace_refused(self):
         bad = os.path.join(self.tmp, "bad.h5")
         with open(self.trace, "rb") as src, open(bad, "wb") as dst:
