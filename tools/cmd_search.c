@@ -319,7 +319,14 @@ static int search_record(const char *path, remat_ext_trace *t, int64_t budget, c
     char label[1024] = "";
     int ok = st == REMAT_OK;
     if (ok) remat_plan_notation(&r.plan, &m, label, sizeof label);
-    if (ok && r.found && out) ok = write_plan(out, &r.plan, &m, &err);
+    if (ok && r.found && out) {
+        remat_budget bud = {budget, 0, REMAT_BUDGET_ON_LIVE};
+        char q[512];
+        cli_chosen_for(q, sizeof q, "remat search --budget", &m, &bud);
+        char *text = remat_plan_to_json_for(&r.plan, &m, q, &err);
+        ok = text && remat_afile_write_all(out, text, strlen(text), &err) == REMAT_OK;
+        remat_xfree(text);
+    }
     if (ok && json) {
         printf("{\"mode\":\"budget\",\"budget_bytes\":%lld,\"budget_on\":\"live\",\"execution\":",
                (long long)budget);
