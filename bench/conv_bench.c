@@ -1,5 +1,5 @@
-/* conv_bench.c - the reference conv2d (core/ref/conv.c: im2col + the deterministic
- * GEMMs) against the same im2col with OpenBLAS's cblas_sgemm, side by side, in one run.
+/* conv_bench.c - the reference conv2d (core/ref/conv.c: implicit GEMMs on the
+ * deterministic driver) against im2col + OpenBLAS's cblas_sgemm, side by side, in one run.
  *
  *   bazel run //bench:conv_bench -- [reps] [samples]   (bench/exp8_conv_speed.py sets the
  *                                                        best OPENBLAS_CORETYPE and
@@ -10,9 +10,10 @@
  * SEW-ResNet (ImageNet, 224 x 224). For each, 1 and 2 threads, forward and backward
  * (input gradient + weight gradient), best of `reps` timed calls over `samples` samples
  * (default 4): GFLOP/s with 2*c_out*K*P flops per sample forward and twice that
- * backward (K = c_in*kh*kw, P = h_out*w_out), and ours / OpenBLAS. Both sides run the
- * same im2col and col2im (remat_ref_im2col / _col2im_add), so the ratio is the GEMMs';
- * the OpenBLAS side sums each gradient element in whatever order its kernel picks
+ * backward (K = c_in*kh*kw, P = h_out*w_out), and ours / OpenBLAS. The OpenBLAS side
+ * writes the column matrix (remat_ref_im2col) and scatters dcol back
+ * (remat_ref_col2im_add) per sample; ours packs the GEMM's panels straight from the
+ * input, all samples in one GEMM forward. The OpenBLAS side sums each gradient element in whatever order its kernel picks
  * (not deterministic across row counts), ours in the contract's fixed order. The
  * results are also compared (max relative difference), so a wrong kernel shows here.
  * The first line names OpenBLAS's kernel (openblas_get_corename).

@@ -1,8 +1,9 @@
 /* conv.cu - conv2d (remat_ref_conv2d_forward / _backward), mirroring core/ref/conv.c.
  *
- * The same sequence as the reference, per sample: im2col into the workspace, then the
- * tiled GEMM (linear.cu), whose per-element chain is the reference GEMM's; so every
- * output element and every gradient element gets the reference's bits:
+ * The reference's chains with an explicit column matrix, per sample: im2col into the
+ * workspace, then the tiled GEMM (linear.cu), whose per-element chain is the reference
+ * GEMM's; so every output element and every gradient element gets the reference's bits
+ * (the reference packs the same matrix's panels straight from the input instead):
  *  - forward: out_n = bias (or +0), then gemm_nn(W, col) accumulating;
  *  - input gradient: dcol = gemm_tn(W, dout_n) from +0, then col2im with one thread
  *    per input element adding its contributions in the reference's (ky, kx) order
@@ -10,8 +11,8 @@
  *  - weight gradient: P_t chained over the step's samples by gemm_nt (accumulating
  *    from the second sample), then dweight += P_t, t descending; the bias partial of
  *    a step is one thread per channel summing (n, p) ascending from +0.
- * The workspace layout is the reference's (col | dcol | P_t | bias partial), so the
- * executor's allocation of remat_ref_conv2d_*_ws_elems floats serves both backends.
+ * The workspace is col | dcol | P_t | bias partial, remat_conv2d_im2col_*_ws_elems
+ * floats: the backend sets conv_im2col (backend.h), so the executor allocates that.
  * bf16 storage: the same kernels over uint16_t activations (kernel_bodies.h act_ld /
  * act_st) and the typed GEMMs; col and dcol stay float; col2im adds each input
  * element's contributions in a register and stores once, as the reference twin does.

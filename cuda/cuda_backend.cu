@@ -343,6 +343,7 @@ static remat_backend_ops make_cuda_ops() {
     memset(&o, 0, sizeof o);
     o.name = "cuda";
     o.has_data = 1;
+    o.conv_im2col = 1; /* conv.cu writes the column matrix */
     o.segment_alloc = op_segment_alloc;
     o.segment_free = op_segment_free;
     o.mem_info = op_mem_info;

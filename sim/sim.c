@@ -319,7 +319,7 @@ remat_sim *remat_sim_init(const remat_trace *base, const remat_sim_opts *o, rema
         st = err->status;
         goto fail;
     }
-    if ((st = remat_backend_dry_init(&s->dry, err)) != REMAT_OK) goto fail;
+    if ((st = remat_backend_dry_init_like(&s->dry, base->backend, err)) != REMAT_OK) goto fail;
     if (s->o.check_baseline && (st = check_baseline(s, err)) != REMAT_OK) goto fail;
     if (s->o.T < 0 || s->o.N < 0) {
         st = remat_error_set(err, REMAT_ERR_INPUT, "rescale: T and N: expected positive values");

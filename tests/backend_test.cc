@@ -162,3 +162,24 @@ TEST(DryBackend, NoMemoryNoDataNoTime) {
 }
 
 }  // namespace
+
+// The conv workspace convention: the reference packs conv panels from the input
+// (no column matrix), the CUDA backend writes it; a simulation allocates what the
+// recording's backend allocated.
+TEST(DryBackend, ConvWorkspacesFollowTheRecordedBackend) {
+    remat_backend ref, dry, like_ref, like_cuda;
+    remat_error err = {};
+    ASSERT_EQ(REMAT_OK, remat_backend_ref_init(&ref, 1, &err));
+    ASSERT_EQ(REMAT_OK, remat_backend_dry_init(&dry, &err));
+    ASSERT_EQ(REMAT_OK, remat_backend_dry_init_like(&like_ref, "ref", &err));
+    ASSERT_EQ(REMAT_OK, remat_backend_dry_init_like(&like_cuda, "cuda", &err));
+    EXPECT_EQ(ref.ops->conv_im2col, 0);
+    EXPECT_EQ(dry.ops->conv_im2col, 0);
+    EXPECT_EQ(like_ref.ops->conv_im2col, 0);
+    EXPECT_EQ(like_cuda.ops->conv_im2col, 1);
+    ExpectComplete(like_cuda.ops);
+    remat_backend_free(&ref);
+    remat_backend_free(&dry);
+    remat_backend_free(&like_ref);
+    remat_backend_free(&like_cuda);
+}

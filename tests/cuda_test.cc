@@ -739,7 +739,7 @@ TEST_F(CudaKernels, Conv2dMatchesReferenceBitForBit) {
         for (int bias = 0; bias < 2; bias++) {
             Floats out(rows * out_e), ws(remat_ref_conv2d_forward_ws_elems(&g));
             remat_ref_conv2d_forward(out.data(), x.data(), w.data(), bias ? b.data() : nullptr, ws.data(), rows, &g);
-            Dev dout(&be, rows * out_e * 4), dx(&be, x), dw(&be, w), db(&be, b), dws(&be, (int64_t)ws.size() * 4);
+            Dev dout(&be, rows * out_e * 4), dx(&be, x), dw(&be, w), db(&be, b), dws(&be, remat_conv2d_im2col_forward_ws_elems(&g) * 4);
             ops().conv2d_forward(be.ctx, dout.f(), dx.f(), dw.f(), bias ? db.f() : nullptr, dws.f(), rows, &g);
             EXPECT_BITS_EQ(dout.get(rows * out_e), out, "conv forward c_out=" << g.c_out << " bias " << bias);
         }
@@ -747,7 +747,7 @@ TEST_F(CudaKernels, Conv2dMatchesReferenceBitForBit) {
         Floats gx = dx0, gw(wn, 0.25f), gb(g.c_out, -0.25f), bws(remat_ref_conv2d_backward_ws_elems(&g));
         remat_ref_conv2d_backward(gx.data(), gw.data(), gb.data(), dy.data(), x.data(), w.data(), bws.data(), T, N, &g);
         Dev dgx(&be, dx0), dgw(&be, Floats(wn, 0.25f)), dgb(&be, Floats(g.c_out, -0.25f)), ddy(&be, dy), dx(&be, x),
-            dw(&be, w), dws(&be, (int64_t)bws.size() * 4);
+            dw(&be, w), dws(&be, remat_conv2d_im2col_backward_ws_elems(&g) * 4);
         ops().conv2d_backward(be.ctx, dgx.f(), dgw.f(), dgb.f(), ddy.f(), dx.f(), dw.f(), dws.f(), T, N, &g);
         EXPECT_BITS_EQ(dgx.get(rows * in_e), gx, "conv dinp c_out=" << g.c_out);
         EXPECT_BITS_EQ(dgw.get(wn), gw, "conv dweight c_out=" << g.c_out);
@@ -1060,7 +1060,7 @@ TEST_F(CudaKernels, Bf16TwinsMatchReferenceBitForBit) {
     remat_ref_conv2d_backward_bf16(dx.data(), dwr.data(), dbr.data(), dy.data(), x.data(), w.data(), ws.data(), T, N,
                                    &g);
     Dev dX(&be, rows * ie * 2), dW(&be, g.c_out * K * 2), dB(&be, g.c_out * 2), dY(&be, rows * oe * 2),
-        dDY(&be, rows * oe * 2), dDX(&be, rows * ie * 2), dWS(&be, wsn * 4), dDW(&be, Floats(g.c_out * K, 0.5f)),
+        dDY(&be, rows * oe * 2), dDX(&be, rows * ie * 2), dWS(&be, remat_conv2d_im2col_backward_ws_elems(&g) * 4), dDW(&be, Floats(g.c_out * K, 0.5f)),
         dDB(&be, Floats(g.c_out, 0.25f));
     dX.put(x), dW.put(w), dB.put(bias), dDY.put(dy), dDX.put(dx0);
     ops().conv2d_forward_bf16(be.ctx, (uint16_t *)dY.p, (uint16_t *)dX.p, (uint16_t *)dW.p, (uint16_t *)dB.p,

@@ -215,6 +215,7 @@ remat_status remat_verify_check_backend_init(remat_backend *out, remat_backend *
     remat_backend_ops *o = &c->ops;
     o->name = io->name;
     o->has_data = io->has_data;
+    o->conv_im2col = io->conv_im2col;
     o->segment_alloc = f_segment_alloc;
     o->segment_free = f_segment_free;
     o->mem_info = f_mem_info;

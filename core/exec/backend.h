@@ -154,6 +154,10 @@ extern "C" {
 typedef struct remat_backend_ops {
     const char *name;          /* "ref", "cuda", "dry" */
     int has_data;              /* 0 for the dry backend: no memory, kernels do nothing */
+    /* 1: conv2d's workspaces are remat_conv2d_im2col_*_ws_elems floats (an explicit
+     * column matrix: CUDA); 0: remat_ref_conv2d_*_ws_elems (the reference's implicit
+     * GEMM). The executor allocates what the backend's conv needs. */
+    int conv_im2col;
 
     /* Device memory in whole segments; the allocator model carves tensors out. */
     remat_status (*segment_alloc)(void *ctx, int64_t bytes, void **out, remat_error *err);
@@ -187,6 +191,10 @@ typedef struct remat_backend {
 remat_status remat_backend_ref_init(remat_backend *out, int threads, remat_error *err);
 /* The dry backend: no memory, no data, kernels return at once (the simulator's). */
 remat_status remat_backend_dry_init(remat_backend *out, remat_error *err);
+/* The same, allocating the conv workspaces of the backend named `like` ("cuda": the
+ * im2col ones; any other name: the reference's), so that a simulation of a recording
+ * allocates what that recording's backend allocated. */
+remat_status remat_backend_dry_init_like(remat_backend *out, const char *like, remat_error *err);
 /* The CUDA backend (cuda/); REMAT_ERR_DEVICE "no CUDA device: <reason>" where there is
  * none, and "built without CUDA" in a CPU-only build. */
 remat_status remat_backend_cuda_init(remat_backend *out, int device, remat_error *err);

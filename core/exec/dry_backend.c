@@ -8,6 +8,7 @@
  * anything, now() is always 0 and mem_info reports -1. There is no context (ctx NULL).
  */
 #include <stddef.h>
+#include <string.h>
 
 #include "core/exec/backend.h"
 
@@ -41,28 +42,28 @@ static remat_status dry_decompress(void *ctx, remat_compressor c, void *dst, rem
     return REMAT_OK;
 }
 
-static const remat_backend_ops dry_ops = {
-    .name = "dry",
-    .has_data = 0,
-    .segment_alloc = dry_segment_alloc,
-    .segment_free = dry_segment_free,
-    .mem_info = dry_mem_info,
-    .zero = dry_zero,
-    .copy = dry_copy,
-    .to_host = dry_copy,
-    .from_host = dry_copy,
-    .now = dry_now,
-    .destroy = dry_destroy,
+/* The table, for either conv workspace convention (backend.h: conv_im2col). */
 #define DRY_ENTRY(ret, name, params, args) .name = dry_##name,
-    REMAT_BACKEND_KERNELS(DRY_ENTRY)
+#define DRY_OPS(im2col)                                                                                                \
+    {                                                                                                                  \
+        .name = "dry", .has_data = 0, .conv_im2col = (im2col), .segment_alloc = dry_segment_alloc,                     \
+        .segment_free = dry_segment_free, .mem_info = dry_mem_info, .zero = dry_zero, .copy = dry_copy,                \
+        .to_host = dry_copy, .from_host = dry_copy, .now = dry_now, .destroy = dry_destroy,                            \
+        REMAT_BACKEND_KERNELS(DRY_ENTRY).count_nonzero = dry_count_nonzero, .compress = dry_compress,                  \
+        .decompress = dry_decompress,                                                                                  \
+    }
+static const remat_backend_ops dry_ops = DRY_OPS(0), dry_ops_im2col = DRY_OPS(1);
+#undef DRY_OPS
 #undef DRY_ENTRY
-    .count_nonzero = dry_count_nonzero,
-    .compress = dry_compress,
-    .decompress = dry_decompress,
-};
 
 remat_status remat_backend_dry_init(remat_backend *out, remat_error *err) {
     out->ops = &dry_ops;
+    out->ctx = NULL;
+    return REMAT_OK;
+}
+
+remat_status remat_backend_dry_init_like(remat_backend *out, const char *like, remat_error *err) {
+    out->ops = like && strcmp(like, "cuda") == 0 ? &dry_ops_im2col : &dry_ops;
     out->ctx = NULL;
     return REMAT_OK;
 }

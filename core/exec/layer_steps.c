@@ -12,9 +12,16 @@
 
 #include "core/base/bf16.h"
 #include "core/exec/session.h"
-#include "core/ref/ref_kernels.h" /* the conv workspaces: remat_ref_conv2d_*_ws_elems */
+#include "core/ref/ref_kernels.h" /* the conv workspaces: remat_ref_conv2d_*_ws_elems, remat_conv2d_im2col_* */
 
 #define DATA(s) ((s)->ops->has_data)
+
+/* The floats conv layer j's forward (backward) needs as workspace on this backend. */
+static int64_t conv_ws_elems(const remat_session *s, const remat_conv_geom *g, int backward) {
+    if (s->ops->conv_im2col)
+        return backward ? remat_conv2d_im2col_backward_ws_elems(g) : remat_conv2d_im2col_forward_ws_elems(g);
+    return backward ? remat_ref_conv2d_backward_ws_elems(g) : remat_ref_conv2d_forward_ws_elems(g);
+}
 
 /* A workspace of `elems` floats for one op of layer j (a real allocation: traced). */
 static remat_status ws_alloc(remat_session *s, remat_tensor *t, int j, int64_t elems) {
@@ -84,7 +91,7 @@ static remat_status gemm_backward(remat_session *s, const remat_bwd_args *a, int
     int j = a->j;
     remat_tensor scratch, tw, tb;
     int64_t wn = remat_layer_param_elems(l, 0);
-    TRY(ws_alloc(s, &scratch, j, conv ? remat_ref_conv2d_backward_ws_elems(&g) : fin * fout + fout));
+    TRY(ws_alloc(s, &scratch, j, conv ? conv_ws_elems(s, &g, 1) : fin * fout + fout));
     float *dw = fptr(&s->grad[j * MAXP]);
     float *db = l->has_bias ? fptr(&s->grad[j * MAXP + 1]) : NULL;
     int reorder = a->chunked && s->o.fault == REMAT_FAULT_REORDER_WGRAD;
@@ -146,7 +153,7 @@ static remat_status conv2d_fwd(remat_session *s, const remat_fwd_args *a) {
     const void *w, *b;
     TRY(gemm_weights(s, a->j, &w, &b));
     remat_tensor ws;
-    TRY(ws_alloc(s, &ws, a->j, remat_ref_conv2d_forward_ws_elems(&g)));
+    TRY(ws_alloc(s, &ws, a->j, conv_ws_elems(s, &g, 0)));
     op_t op;
     int64_t rows = a->tc * s->m->N;
     remat_ex_op_begin(s, &op, REMAT_OP_CONV_FWD, a->j, l->block, a->tc, rows * l->out_features);

@@ -1,22 +1,29 @@
 /* conv.c - the reference conv2d: cross-correlation with zero padding, as PyTorch
- * Conv2d (no dilation, no groups), by im2col and the deterministic GEMMs (gemm.c).
+ * Conv2d (no dilation, no groups), as implicit GEMMs on the deterministic driver
+ * (gemm.c): the column matrix col_n[k][p] of sample n (k = (ci * kh + ky) * kw + kx,
+ * p = oy * w_out + ox, padded positions +0) is never written whole; the GEMM's packers
+ * (remat_gemm_desc, gemm_kernel.h) read its panels straight from the input.
  *
- * Fixed choices (cuda/conv.cu mirrors them; ref_kernels.h states the contract):
- *  - the column matrix of one sample is col[k][p] with k = (ci * kh + ky) * kw + kx
- *    and p = oy * w_out + ox; padded positions are +0;
- *  - forward: out_n[c_out, P] starts from the bias (or +0) and continues with
- *    remat_ref_gemm_nn(W[c_out, K], col[K, P]): one fma chain over k ascending, so a
- *    time chunk gives the rows the full call gives;
- *  - input gradient: dcol = W^T dout_n (remat_ref_gemm_tn, chain over c_out from +0),
- *    then col2im adds dcol into dinp in (k, p) order;
+ * Fixed choices (cuda/conv.cu computes the same chains; ref_kernels.h states the contract):
+ *  - forward: out_n[c_out, P] starts from the bias (or +0) and continues with the chain
+ *    of W[c_out, K] col_n[K, P] over k ascending; all the call's samples are one GEMM
+ *    (its columns are (n, p), C written in place through column groups of P), which
+ *    changes no element's chain, so a time chunk gives the rows the full call gives;
+ *  - input gradient: dcol = W^T dout_n (chain over c_out from +0), then col2im adds
+ *    dcol into dinp in (k, p) order. dcol is made for a few whole input channels at a
+ *    time (CONV_DCOL_ROWS rows of k) and a few samples at a time (their columns side by
+ *    side, CONV_DCOL_COLS): channel ci's rows only reach dinp's channel ci, and each
+ *    element's chain does not depend on which rows or columns share the call;
  *  - weight gradient: P_t = sum over the step's samples n = 0 .. N-1 of
- *    dout_n col_n^T, one chain over (n, p) (remat_ref_gemm_nt, accumulating from the
- *    second sample), then dweight += P_t in descending t; the bias gradient of a step
- *    is summed over (n, p) ascending from +0, then added in descending t.
- * Memory: the workspace (one sample's col, dcol, P_t, the bias partial) is the
- * caller's, so the executor counts it as an allocation of the step.
- * bf16 storage (act.h): the same body; col and dcol stay float (im2col widens), and
- * col2im adds into one input row at a time, widened into a float row on the stack:
+ *    dout_n col_n^T, one chain over (n, p) ascending from +0 (one GEMM whose K runs over
+ *    the step's samples and pixels), then dweight += P_t in descending t; the bias
+ *    gradient of a step is summed over (n, p) ascending from +0, then added in
+ *    descending t.
+ * Memory: the workspace (a dcol block, P_t, the bias partial) is the caller's, so the
+ * executor counts it as an allocation of the step; the GEMM's packing buffers are its
+ * own (bounded by its cache blocking).
+ * bf16 storage (act.h): the same body; the packers widen the input, dcol stays float,
+ * and col2im adds into one input row at a time, widened into a float row on the stack:
  * each input-gradient element receives its contributions in (ky, kx) ascending order -
  * the float scatter's order for that element, since one kernel offset reaches it from
  * at most one output pixel (cuda/conv.cu gathers them in that order) - and is stored
@@ -31,42 +38,217 @@
 static int64_t conv_k(const remat_conv_geom *g) { return g->c_in * g->kh * g->kw; }
 static int64_t conv_p(const remat_conv_geom *g) { return g->h_out * g->w_out; }
 
-int64_t remat_ref_conv2d_forward_ws_elems(const remat_conv_geom *g) { return conv_k(g) * conv_p(g); }
+/* dcol blocks: about CONV_DCOL_ROWS rows of k (whole input channels) by about
+ * CONV_DCOL_COLS columns (whole samples). Enough rows that packing dout per block is a
+ * small share of the GEMM, few enough that the block is a fraction of im2col's matrix. */
+#define CONV_DCOL_ROWS 192
+#define CONV_DCOL_COLS 256
+
+/* Input channels per dcol block, and samples per dcol block. */
+static int64_t dcol_channels(const remat_conv_geom *g) {
+    const int64_t khw = g->kh * g->kw > 0 ? g->kh * g->kw : 1;
+    const int64_t c = (CONV_DCOL_ROWS + khw - 1) / khw;
+    return c < g->c_in ? c : (g->c_in > 0 ? g->c_in : 1);
+}
+/* Never more than one sample's whole dcol (K x P): the block stays below im2col's. */
+static int64_t dcol_samples(const remat_conv_geom *g) {
+    const int64_t P = conv_p(g), rows = dcol_channels(g) * g->kh * g->kw;
+    int64_t s = P > 0 && P < CONV_DCOL_COLS ? CONV_DCOL_COLS / P : 1;
+    if (rows > 0 && s > conv_k(g) / rows) s = conv_k(g) / rows;
+    return s > 1 ? s : 1;
+}
+
+int64_t remat_ref_conv2d_forward_ws_elems(const remat_conv_geom *g) { return 0; }
 
 int64_t remat_ref_conv2d_backward_ws_elems(const remat_conv_geom *g) {
+    return dcol_channels(g) * g->kh * g->kw * dcol_samples(g) * conv_p(g) + g->c_out * conv_k(g) + g->c_out;
+}
+
+/* The im2col sizes (cuda/conv.cu's workspace: col | dcol | P_t | bias partial). */
+int64_t remat_conv2d_im2col_forward_ws_elems(const remat_conv_geom *g) { return conv_k(g) * conv_p(g); }
+int64_t remat_conv2d_im2col_backward_ws_elems(const remat_conv_geom *g) {
     return 2 * conv_k(g) * conv_p(g) + g->c_out * conv_k(g) + g->c_out;
 }
 
-REMAT_ACT_INLINE void im2col(float *restrict col, const void *x, const remat_conv_geom *g, const int b16) {
-    const int64_t P = conv_p(g);
-    for (int64_t ci = 0; ci < g->c_in; ci++)
-        for (int64_t ky = 0; ky < g->kh; ky++)
-            for (int64_t kx = 0; kx < g->kw; kx++) {
-                float *restrict row = col + ((ci * g->kh + ky) * g->kw + kx) * P;
-                const void *plane = act_cat(x, ci * g->h_in * g->w_in, b16);
-                for (int64_t oy = 0; oy < g->h_out; oy++) {
-                    const int64_t iy = oy * g->sh - g->ph + ky;
-                    float *restrict r = row + oy * g->w_out;
-                    if (iy < 0 || iy >= g->h_in) {
-                        for (int64_t ox = 0; ox < g->w_out; ox++) r[ox] = 0.0f;
-                        continue;
-                    }
-                    const void *src = act_cat(plane, iy * g->w_in, b16);
-                    for (int64_t ox = 0; ox < g->w_out; ox++) {
-                        const int64_t ix = ox * g->sw - g->pw + kx;
-                        r[ox] = (ix >= 0 && ix < g->w_in) ? act_ld(src, ix, b16) : 0.0f;
-                    }
+/* ---- the column matrix, read in place ---------------------------------------- */
+
+/* Row k of one sample's column matrix, columns [p, p + n): dst[0 .. n). plane is the
+ * sample's input channel ci (k's channel). Rows of the output image are runs: the
+ * padding at either end is zero, the middle a copy when the stride is 1. */
+REMAT_ACT_INLINE void col_run(float *restrict dst, const void *plane, int64_t ky, int64_t kx, int64_t p, int64_t n,
+                              const remat_conv_geom *g, const int b16) {
+    int64_t oy = p / g->w_out, ox = p % g->w_out;
+    while (n > 0) {
+        const int64_t len = n < g->w_out - ox ? n : g->w_out - ox;
+        const int64_t iy = oy * g->sh - g->ph + ky;
+        if (iy < 0 || iy >= g->h_in) {
+            for (int64_t q = 0; q < len; q++) dst[q] = 0.0f;
+        } else {
+            const void *src = act_cat(plane, iy * g->w_in, b16);
+            if (g->sw == 1) {
+                /* ix = x - pw + kx for x in [ox, ox + len): valid where 0 <= ix < w_in */
+                const int64_t off = kx - g->pw;
+                int64_t lo = -off, hi = g->w_in - off; /* valid x in [lo, hi) */
+                if (lo < ox) lo = ox;
+                if (hi > ox + len) hi = ox + len;
+                if (hi < lo) hi = lo;
+                int64_t q = 0;
+                for (; q < lo - ox; q++) dst[q] = 0.0f;
+                if (b16)
+                    for (; q < hi - ox; q++) dst[q] = act_ld(src, ox + q + off, 1);
+                else if (hi > lo) {
+                    memcpy(dst + q, (const float *)src + lo + off, (size_t)(hi - lo) * sizeof(float));
+                    q = hi - ox;
+                }
+                for (; q < len; q++) dst[q] = 0.0f;
+            } else {
+                for (int64_t q = 0; q < len; q++) {
+                    const int64_t ix = (ox + q) * g->sw - g->pw + kx;
+                    dst[q] = (ix >= 0 && ix < g->w_in) ? act_ld(src, ix, b16) : 0.0f;
                 }
             }
+        }
+        dst += len, n -= len, ox = 0, oy++;
+    }
 }
 
-/* The k rows of input channel ci (k = (ci*kh + ky)*kw + kx, ascending) added into that
- * channel's float plane dst, in (k, p) order. */
-static void col2im_plane(float *restrict dst, const float *restrict dcol, int64_t ci, const remat_conv_geom *g) {
-    const int64_t P = conv_p(g);
+/* Columns [j, j + n) of the matrix [col_0 | col_1 | ...] (samples side by side, P
+ * columns each), row k: dst[0 .. n). */
+REMAT_ACT_INLINE void cols_run(float *restrict dst, const void *x, int64_t k, int64_t j, int64_t n,
+                               const remat_conv_geom *g, const int b16) {
+    const int64_t P = conv_p(g), khw = g->kh * g->kw, in_e = g->c_in * g->h_in * g->w_in;
+    const int64_t ci = k / khw, ky = (k % khw) / g->kw, kx = k % g->kw;
+    while (n > 0) {
+        const int64_t s = j / P, p = j % P, len = n < P - p ? n : P - p;
+        col_run(dst, act_cat(x, s * in_e + ci * g->h_in * g->w_in, b16), ky, kx, p, len, g, b16);
+        dst += len, j += len, n -= len;
+    }
+}
+
+typedef struct conv_pack {
+    const void *x;  /* the first sample's input (col) or output gradient (dout) */
+    const remat_conv_geom *g;
+} conv_pack;
+
+/* Forward's B: B(k, j) = col of sample j / P, row k, column j % P. One k row of the
+ * panel at a time. */
+REMAT_ACT_INLINE void pack_col_b(const void *ctx, float *dst, int width, int64_t first, int64_t count, int64_t k0,
+                                 int64_t kc, const int b16) {
+    const conv_pack *c = ctx;
+    for (int64_t k = 0; k < kc; k++) {
+        float *row = dst + k * width;
+        cols_run(row, c->x, k0 + k, first, count, c->g, b16);
+        for (int64_t q = count; q < width; q++) row[q] = 0.0f;
+    }
+}
+static void pack_col_b_f32(const void *c, float *d, int w, int64_t f, int64_t n, int64_t k0, int64_t kc) {
+    pack_col_b(c, d, w, f, n, k0, kc, 0);
+}
+static void pack_col_b_bf16(const void *c, float *d, int w, int64_t f, int64_t n, int64_t k0, int64_t kc) {
+    pack_col_b(c, d, w, f, n, k0, kc, 1);
+}
+
+/* Runs along the GEMM's K, transposed into a panel: dst[k * width + r] = run_r[k]. */
+#define CONV_RUN_MAX 256
+static void put_run(float *restrict dst, const float *restrict run, int width, int64_t r, int64_t kc) {
+    for (int64_t k = 0; k < kc; k++) dst[k * width + r] = run[k];
+}
+
+/* Weight gradient's B: B(q, j) = col of sample q / P, row j, column q % P (the GEMM's
+ * K runs over the step's samples and pixels). */
+REMAT_ACT_INLINE void pack_colt_b(const void *ctx, float *dst, int width, int64_t first, int64_t count, int64_t k0,
+                                  int64_t kc, const int b16) {
+    const conv_pack *c = ctx;
+    float run[CONV_RUN_MAX];
+    for (int64_t q0 = 0; q0 < kc; q0 += CONV_RUN_MAX) {
+        const int64_t qn = kc - q0 < CONV_RUN_MAX ? kc - q0 : CONV_RUN_MAX;
+        float *d = dst + q0 * width;
+        for (int64_t r = 0; r < count; r++) {
+            cols_run(run, c->x, first + r, k0 + q0, qn, c->g, b16);
+            put_run(d, run, width, r, qn);
+        }
+        for (int64_t r = count; r < width; r++)
+            for (int64_t q = 0; q < qn; q++) d[q * width + r] = 0.0f;
+    }
+}
+static void pack_colt_b_f32(const void *c, float *d, int w, int64_t f, int64_t n, int64_t k0, int64_t kc) {
+    pack_colt_b(c, d, w, f, n, k0, kc, 0);
+}
+static void pack_colt_b_bf16(const void *c, float *d, int w, int64_t f, int64_t n, int64_t k0, int64_t kc) {
+    pack_colt_b(c, d, w, f, n, k0, kc, 1);
+}
+
+/* Weight gradient's A: A(i, q) = dout of sample q / P, channel i, pixel q % P. */
+REMAT_ACT_INLINE void pack_dout_a(const void *ctx, float *dst, int width, int64_t first, int64_t count, int64_t k0,
+                                  int64_t kc, const int b16) {
+    const conv_pack *c = ctx;
+    const int64_t P = conv_p(c->g), out_e = c->g->c_out * P;
+    float run[CONV_RUN_MAX];
+    for (int64_t q0 = 0; q0 < kc; q0 += CONV_RUN_MAX) {
+        const int64_t qn = kc - q0 < CONV_RUN_MAX ? kc - q0 : CONV_RUN_MAX;
+        float *d = dst + q0 * width;
+        for (int64_t r = 0; r < count; r++) {
+            for (int64_t q = 0, n; q < qn; q += n) {
+                const int64_t s = (k0 + q0 + q) / P, p = (k0 + q0 + q) % P;
+                n = qn - q < P - p ? qn - q : P - p;
+                const void *src = act_cat(c->x, s * out_e + (first + r) * P + p, b16);
+                if (b16)
+                    for (int64_t e = 0; e < n; e++) run[q + e] = act_ld(src, e, 1);
+                else
+                    memcpy(run + q, src, (size_t)n * sizeof(float));
+            }
+            put_run(d, run, width, r, qn);
+        }
+        for (int64_t r = count; r < width; r++)
+            for (int64_t q = 0; q < qn; q++) d[q * width + r] = 0.0f;
+    }
+}
+static void pack_dout_a_f32(const void *c, float *d, int w, int64_t f, int64_t n, int64_t k0, int64_t kc) {
+    pack_dout_a(c, d, w, f, n, k0, kc, 0);
+}
+static void pack_dout_a_bf16(const void *c, float *d, int w, int64_t f, int64_t n, int64_t k0, int64_t kc) {
+    pack_dout_a(c, d, w, f, n, k0, kc, 1);
+}
+
+/* Input gradient's B: B(o, j) = dout of sample j / P, channel o, pixel j % P. */
+REMAT_ACT_INLINE void pack_dout_b(const void *ctx, float *dst, int width, int64_t first, int64_t count, int64_t k0,
+                                  int64_t kc, const int b16) {
+    const conv_pack *c = ctx;
+    const int64_t P = conv_p(c->g), out_e = c->g->c_out * P;
+    for (int64_t k = 0; k < kc; k++) {
+        float *row = dst + k * width;
+        for (int64_t q = 0, n; q < count; q += n) {
+            const int64_t s = (first + q) / P, p = (first + q) % P;
+            n = count - q < P - p ? count - q : P - p;
+            const void *src = act_cat(c->x, s * out_e + (k0 + k) * P + p, b16);
+            if (b16)
+                for (int64_t e = 0; e < n; e++) row[q + e] = act_ld(src, e, 1);
+            else
+                memcpy(row + q, src, (size_t)n * sizeof(float));
+        }
+        for (int64_t q = count; q < width; q++) row[q] = 0.0f;
+    }
+}
+static void pack_dout_b_f32(const void *c, float *d, int w, int64_t f, int64_t n, int64_t k0, int64_t kc) {
+    pack_dout_b(c, d, w, f, n, k0, kc, 0);
+}
+static void pack_dout_b_bf16(const void *c, float *d, int w, int64_t f, int64_t n, int64_t k0, int64_t kc) {
+    pack_dout_b(c, d, w, f, n, k0, kc, 1);
+}
+
+void remat_ref_im2col(float *restrict col, const float *restrict x, const remat_conv_geom *g) {
+    const int64_t K = conv_k(g), P = conv_p(g);
+    for (int64_t k = 0; k < K; k++) cols_run(col + k * P, x, k, 0, P, g, 0);
+}
+
+/* ---- col2im -------------------------------------------------------------------- */
+
+/* Channel ci's kh*kw rows of dcol (row (ky*kw + kx) at rows + (ky*kw + kx) * ld), added
+ * into that channel's float plane dst in (k, p) order. */
+static void col2im_plane(float *restrict dst, const float *restrict rows, int64_t ld, const remat_conv_geom *g) {
     for (int64_t ky = 0; ky < g->kh; ky++)
         for (int64_t kx = 0; kx < g->kw; kx++) {
-            const float *restrict row = dcol + ((ci * g->kh + ky) * g->kw + kx) * P;
+            const float *restrict row = rows + (ky * g->kw + kx) * ld;
             for (int64_t oy = 0; oy < g->h_out; oy++) {
                 const int64_t iy = oy * g->sh - g->ph + ky;
                 if (iy < 0 || iy >= g->h_in) continue;
@@ -80,80 +262,111 @@ static void col2im_plane(float *restrict dst, const float *restrict dcol, int64_
         }
 }
 
-void remat_ref_im2col(float *restrict col, const float *restrict x, const remat_conv_geom *g) { im2col(col, x, g, 0); }
-
 void remat_ref_col2im_add(float *restrict dx, const float *restrict dcol, const remat_conv_geom *g) {
-    for (int64_t ci = 0; ci < g->c_in; ci++) col2im_plane(dx + ci * g->h_in * g->w_in, dcol, ci, g);
+    const int64_t P = conv_p(g), khw = g->kh * g->kw;
+    for (int64_t ci = 0; ci < g->c_in; ci++) col2im_plane(dx + ci * g->h_in * g->w_in, dcol + ci * khw * P, P, g);
 }
 
-/* col2im into a bf16 dx: one input row at a time (in pieces of at most COL2IM_ROW_MAX
- * columns), widened into a float buffer on the stack, the k rows of its channel added in
- * (k, p) order as the float scatter adds them, stored rounded once. */
+/* col2im of one channel into a bf16 plane: one input row at a time (in pieces of at
+ * most COL2IM_ROW_MAX columns), widened into a float buffer on the stack, the channel's
+ * k rows added in (k, p) order as the float scatter adds them, stored rounded once. */
 #define COL2IM_ROW_MAX 4096
-static void col2im_add_bf16(uint16_t *dx, const float *dcol, const remat_conv_geom *g) {
-    const int64_t P = conv_p(g);
+static void col2im_plane_bf16(uint16_t *plane, const float *rows, int64_t ld, const remat_conv_geom *g) {
     float row[COL2IM_ROW_MAX];
-    for (int64_t ci = 0; ci < g->c_in; ci++)
-        for (int64_t iy = 0; iy < g->h_in; iy++)
-            for (int64_t x0 = 0; x0 < g->w_in; x0 += COL2IM_ROW_MAX) {
-                uint16_t *d = dx + (ci * g->h_in + iy) * g->w_in + x0;
-                const int64_t nx = g->w_in - x0 < COL2IM_ROW_MAX ? g->w_in - x0 : COL2IM_ROW_MAX;
-                for (int64_t ix = 0; ix < nx; ix++) row[ix] = remat_bf16_to_f32(d[ix]);
-                for (int64_t ky = 0; ky < g->kh; ky++) {
-                    const int64_t ty = iy + g->ph - ky;
-                    if (ty < 0 || ty % g->sh != 0 || ty / g->sh >= g->h_out) continue;
-                    for (int64_t kx = 0; kx < g->kw; kx++) {
-                        const float *r = dcol + ((ci * g->kh + ky) * g->kw + kx) * P + (ty / g->sh) * g->w_out;
-                        for (int64_t ox = 0; ox < g->w_out; ox++) {
-                            const int64_t ix = ox * g->sw - g->pw + kx - x0;
-                            if (ix >= 0 && ix < nx) row[ix] = row[ix] + r[ox];
-                        }
+    for (int64_t iy = 0; iy < g->h_in; iy++)
+        for (int64_t x0 = 0; x0 < g->w_in; x0 += COL2IM_ROW_MAX) {
+            uint16_t *d = plane + iy * g->w_in + x0;
+            const int64_t nx = g->w_in - x0 < COL2IM_ROW_MAX ? g->w_in - x0 : COL2IM_ROW_MAX;
+            for (int64_t ix = 0; ix < nx; ix++) row[ix] = remat_bf16_to_f32(d[ix]);
+            for (int64_t ky = 0; ky < g->kh; ky++) {
+                const int64_t ty = iy + g->ph - ky;
+                if (ty < 0 || ty % g->sh != 0 || ty / g->sh >= g->h_out) continue;
+                for (int64_t kx = 0; kx < g->kw; kx++) {
+                    const float *r = rows + (ky * g->kw + kx) * ld + (ty / g->sh) * g->w_out;
+                    for (int64_t ox = 0; ox < g->w_out; ox++) {
+                        const int64_t ix = ox * g->sw - g->pw + kx - x0;
+                        if (ix >= 0 && ix < nx) row[ix] = row[ix] + r[ox];
                     }
                 }
-                for (int64_t ix = 0; ix < nx; ix++) d[ix] = remat_f32_to_bf16(row[ix]);
             }
+            for (int64_t ix = 0; ix < nx; ix++) d[ix] = remat_f32_to_bf16(row[ix]);
+        }
 }
+
+/* ---- the layer ----------------------------------------------------------------- */
 
 REMAT_ACT_INLINE void conv2d_forward(void *out, const void *inp, const void *weight, const void *bias, float *ws,
                                      int64_t rows, const remat_conv_geom *g, const int b16) {
-    const int64_t K = conv_k(g), P = conv_p(g);
-    const int64_t in_elems = g->c_in * g->h_in * g->w_in, out_elems = g->c_out * P;
-    for (int64_t r = 0; r < rows; r++) {
-        void *o = act_at(out, r * out_elems, b16);
-        if (bias)
+    const int64_t K = conv_k(g), P = conv_p(g), out_e = g->c_out * P;
+    (void)ws;
+    if (rows <= 0 || P <= 0) return;
+    if (bias)
+        for (int64_t r = 0; r < rows; r++) {
+            void *o = act_at(out, r * out_e, b16);
             for (int64_t c = 0; c < g->c_out; c++)
                 for (int64_t p = 0; p < P; p++) act_st(o, c * P + p, act_ld(bias, c, b16), b16);
-        im2col(ws, act_cat(inp, r * in_elems, b16), g, b16);
-        remat_gemm_typed(REMAT_GEMM_NN, o, b16, weight, b16, ws, 0, g->c_out, P, K, bias ? 1 : 0);
+        }
+    const conv_pack pk = {inp, g};
+    remat_gemm_desc d;
+    memset(&d, 0, sizeof d);
+    d.C = out, d.c16 = b16, d.ldc = P, d.c_group = P, d.c_group_stride = out_e;
+    d.A = weight, d.a16 = b16, d.a_rs = K, d.a_cs = 1;
+    d.pack_b = b16 ? pack_col_b_bf16 : pack_col_b_f32, d.pack_b_ctx = &pk;
+    d.M = g->c_out, d.N = rows * P, d.K = K, d.accumulate = bias ? 1 : 0;
+    remat_gemm_desc_run(&d);
+}
+
+/* dinp of samples [r0, r0 + rn) (rows of the call), through dcol blocks in ws. */
+REMAT_ACT_INLINE void conv2d_dinp(void *dinp, const void *dout, const void *weight, float *dcol, int64_t r0,
+                                  int64_t rn, const remat_conv_geom *g, const int b16) {
+    const int64_t K = conv_k(g), P = conv_p(g), khw = g->kh * g->kw, plane = g->h_in * g->w_in;
+    const int64_t in_e = g->c_in * plane, out_e = g->c_out * P, cpb = dcol_channels(g), ld = rn * P;
+    const conv_pack pk = {act_cat(dout, r0 * out_e, b16), g};
+    for (int64_t c0 = 0; c0 < g->c_in; c0 += cpb) {
+        const int64_t cn = g->c_in - c0 < cpb ? g->c_in - c0 : cpb;
+        remat_gemm_desc d;
+        memset(&d, 0, sizeof d);
+        d.C = dcol, d.ldc = ld;
+        d.A = act_cat(weight, c0 * khw, b16), d.a16 = b16, d.a_rs = 1, d.a_cs = K;
+        d.pack_b = b16 ? pack_dout_b_bf16 : pack_dout_b_f32, d.pack_b_ctx = &pk;
+        d.M = cn * khw, d.N = ld, d.K = g->c_out;
+        remat_gemm_desc_run(&d);
+        for (int64_t s = 0; s < rn; s++)
+            for (int64_t c = 0; c < cn; c++) {
+                const float *rows = dcol + c * khw * ld + s * P;
+                const int64_t e = (r0 + s) * in_e + (c0 + c) * plane;
+                if (b16) col2im_plane_bf16((uint16_t *)dinp + e, rows, ld, g);
+                else col2im_plane((float *)dinp + e, rows, ld, g);
+            }
     }
 }
 
 REMAT_ACT_INLINE void conv2d_backward(void *dinp, float *dweight, float *dbias, const void *dout, const void *inp,
                                       const void *weight, float *ws, int64_t t_steps, int64_t N,
                                       const remat_conv_geom *g, const int b16) {
-    const int64_t K = conv_k(g), P = conv_p(g);
-    const int64_t in_elems = g->c_in * g->h_in * g->w_in, out_elems = g->c_out * P;
-    float *col = ws, *dcol = ws + K * P, *pw = ws + 2 * K * P, *pb = pw + g->c_out * K;
+    const int64_t K = conv_k(g), P = conv_p(g), spb = dcol_samples(g);
+    const int64_t in_e = g->c_in * g->h_in * g->w_in, out_e = g->c_out * P;
+    float *dcol = ws, *pw = ws + dcol_channels(g) * g->kh * g->kw * spb * P, *pb = pw + g->c_out * K;
     for (int64_t t = t_steps - 1; t >= 0; t--) {
-        if (dbias)
+        if (dweight && N > 0) {
+            const conv_pack pa = {act_cat(dout, t * N * out_e, b16), g}, pbk = {act_cat(inp, t * N * in_e, b16), g};
+            remat_gemm_desc d;
+            memset(&d, 0, sizeof d);
+            d.C = pw, d.ldc = K;
+            d.pack_a = b16 ? pack_dout_a_bf16 : pack_dout_a_f32, d.pack_a_ctx = &pa;
+            d.pack_b = b16 ? pack_colt_b_bf16 : pack_colt_b_f32, d.pack_b_ctx = &pbk;
+            d.M = g->c_out, d.N = K, d.K = N * P;
+            remat_gemm_desc_run(&d);
+        }
+        if (dbias) {
             for (int64_t c = 0; c < g->c_out; c++) pb[c] = 0.0f;
-        for (int64_t n = 0; n < N; n++) {
-            const int64_t r = t * N + n;
-            const void *dy = act_cat(dout, r * out_elems, b16);
-            if (dweight) {
-                im2col(col, act_cat(inp, r * in_elems, b16), g, b16);
-                remat_gemm_typed(REMAT_GEMM_NT, pw, 0, dy, b16, col, 0, g->c_out, K, P, n > 0);
-            }
-            if (dbias)
+            for (int64_t n = 0; n < N; n++) {
+                const void *dy = act_cat(dout, (t * N + n) * out_e, b16);
                 for (int64_t c = 0; c < g->c_out; c++) {
                     float s = pb[c];
                     for (int64_t p = 0; p < P; p++) s = s + act_ld(dy, c * P + p, b16);
                     pb[c] = s;
                 }
-            if (dinp) {
-                remat_gemm_typed(REMAT_GEMM_TN, dcol, 0, weight, b16, dy, b16, K, P, g->c_out, 0);
-                if (b16) col2im_add_bf16((uint16_t *)dinp + r * in_elems, dcol, g);
-                else remat_ref_col2im_add((float *)dinp + r * in_elems, dcol, g);
             }
         }
         if (dweight && N > 0)
@@ -161,6 +374,9 @@ REMAT_ACT_INLINE void conv2d_backward(void *dinp, float *dweight, float *dbias, 
         if (dbias)
             for (int64_t c = 0; c < g->c_out; c++) dbias[c] = dbias[c] + pb[c];
     }
+    if (dinp)
+        for (int64_t r0 = 0; r0 < t_steps * N; r0 += spb)
+            conv2d_dinp(dinp, dout, weight, dcol, r0, t_steps * N - r0 < spb ? t_steps * N - r0 : spb, g, b16);
 }
 
 void remat_ref_conv2d_forward(float *out, const float *inp, const float *weight, const float *bias, float *ws,

@@ -58,8 +58,10 @@ void remat_ref_set_threads(int n) {
 
 int remat_ref_get_threads(void) { return __atomic_load_n(&g_threads, __ATOMIC_RELAXED); }
 
-/* A general view of the operands: A(i,k) = a[i*a_rs + k*a_cs], B(k,j) = b[k*b_rs + j*b_cs].
- * Exactly one stride of each is 1 in the three layouts. */
+/* A general view of the operands: A(i,k) = a[i*a_rs + k*a_cs], B(k,j) = b[k*b_rs + j*b_cs]
+ * (exactly one stride of each is 1 in the three layouts), or, where pack_a / pack_b is
+ * set, panels that the caller's packer writes (remat_gemm_desc, gemm_kernel.h). C(i,j)
+ * is at c_off(i, j): row i ldc apart, columns in groups of cg, gs apart. */
 typedef struct gemm_args {
     float *c;          /* NULL when C is bf16 (c16 below) */
     const float *a, *b; /* NULL when that operand is bf16 */
@@ -68,19 +70,42 @@ typedef struct gemm_args {
     int c16, a16, b16; /* operand stored as bf16 */
     int64_t M, N, K;
     int64_t a_rs, a_cs, b_rs, b_cs;
+    int64_t ldc, cg, gs;
+    remat_gemm_pack_fn pack_a, pack_b;
+    const void *pack_a_ctx, *pack_b_ctx;
     int accumulate;
     const remat_gemm_kernel *kn; /* the micro-kernel and its blocking */
 } gemm_args;
+
+static inline int64_t c_off(const gemm_args *g, int64_t i, int64_t j) { return (j / g->cg) * g->gs + i * g->ldc + j % g->cg; }
+
+/* Columns of C from j on (at most n) that lie in j's group: one contiguous run. */
+static inline int64_t c_run(const gemm_args *g, int64_t j, int64_t n) {
+    const int64_t left = g->cg - j % g->cg;
+    return n < left ? n : left;
+}
+
+static inline float a_at(const gemm_args *g, int64_t i, int64_t k) {
+    float v;
+    if (!g->pack_a) return act_ld(g->av, i * g->a_rs + k * g->a_cs, g->a16);
+    g->pack_a(g->pack_a_ctx, &v, 1, i, 1, k, 1);
+    return v;
+}
+
+static inline float b_at(const gemm_args *g, int64_t k, int64_t j) {
+    float v;
+    if (!g->pack_b) return act_ld(g->bv, k * g->b_rs + j * g->b_cs, g->b16);
+    g->pack_b(g->pack_b_ctx, &v, 1, j, 1, k, 1);
+    return v;
+}
 
 /* The scalar chain, element by element: the bit-exact definition of the result. */
 static void gemm_scalar(const gemm_args *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
     for (int64_t i = m0; i < m1; i++)
         for (int64_t j = n0; j < n1; j++) {
-            float c = g->accumulate ? act_ld(g->cv, i * g->N + j, g->c16) : 0.0f;
-            for (int64_t k = 0; k < g->K; k++)
-                c = fmaf(act_ld(g->av, i * g->a_rs + k * g->a_cs, g->a16), act_ld(g->bv, k * g->b_rs + j * g->b_cs, g->b16),
-                         c);
-            act_st(g->cv, i * g->N + j, c, g->c16);
+            float c = g->accumulate ? act_ld(g->cv, c_off(g, i, j), g->c16) : 0.0f;
+            for (int64_t k = 0; k < g->K; k++) c = fmaf(a_at(g, i, k), b_at(g, k, j), c);
+            act_st(g->cv, c_off(g, i, j), c, g->c16);
         }
 }
 
@@ -176,6 +201,10 @@ static void pack_a(float *restrict ap, const gemm_args *g, int mr, int64_t i0, i
     for (int64_t p = 0; p < mc; p += mr) {
         int64_t rows = mc - p < mr ? mc - p : mr;
         float *dst = ap + p * kc;
+        if (g->pack_a) {
+            g->pack_a(g->pack_a_ctx, dst, mr, i0 + p, rows, k0, kc);
+            continue;
+        }
         if (g->a16) {
             pack_bf16(dst, (const uint16_t *)g->av + (i0 + p) * g->a_rs + k0 * g->a_cs, g->a_rs, g->a_cs, kc, rows, mr);
             continue;
@@ -211,6 +240,10 @@ static inline void pack_b_rows(float *restrict bp, const float *restrict src, in
 
 static void pack_b(float *restrict bp, const gemm_args *g, int nr, int64_t k0, int64_t kc, int64_t j0, int64_t nc) {
     int64_t q = 0;
+    if (g->pack_b) {
+        for (; q < nc; q += nr) g->pack_b(g->pack_b_ctx, bp + q * kc, nr, j0 + q, nc - q < nr ? nc - q : nr, k0, kc);
+        return;
+    }
     if (g->b16) {
         for (; q < nc; q += nr)
             pack_bf16(bp + q * kc, (const uint16_t *)g->bv + k0 * g->b_rs + (j0 + q) * g->b_cs, g->b_cs, g->b_rs, kc,
@@ -259,26 +292,37 @@ static inline void prefetch_tile(const float *c, int64_t ldc, int64_t rows, int6
     }
 }
 
-/* A tile cut by the matrix edge, or of a bf16 C (c16: widened in, rounded out): the
- * same kernel on a full-size tile buffer. */
-static void kernel_edge(const remat_gemm_kernel *kn, int64_t kc, const float *ap, const float *bp, void *c,
-                        int64_t ldc, int load, int64_t rows, int64_t cols, int c16) {
+/* A tile cut by the matrix edge, of a bf16 C (widened in, rounded out), or spanning
+ * two groups of C's columns: the same kernel on a full-size tile buffer, loaded from and
+ * stored back to C(i0 + r, j0 + j) run by run. */
+static void kernel_edge(const gemm_args *g, int64_t kc, const float *ap, const float *bp, int64_t i0, int64_t j0,
+                        int load, int64_t rows, int64_t cols) {
+    const remat_gemm_kernel *kn = g->kn;
     float tile[REMAT_GEMM_MAX_TILE];
     memset(tile, 0, sizeof tile);
-    if (load && c16)
+    if (load)
         for (int64_t r = 0; r < rows; r++)
-            for (int64_t j = 0; j < cols; j++) tile[r * kn->nr + j] = act_ld(c, r * ldc + j, 1);
-    else if (load)
-        for (int64_t r = 0; r < rows; r++) memcpy(tile + r * kn->nr, (float *)c + r * ldc, (size_t)cols * sizeof(float));
+            for (int64_t j = 0, n; j < cols; j += n) {
+                n = c_run(g, j0 + j, cols - j);
+                const int64_t o = c_off(g, i0 + r, j0 + j);
+                if (g->c16)
+                    for (int64_t q = 0; q < n; q++) tile[r * kn->nr + j + q] = act_ld(g->cv, o + q, 1);
+                else
+                    memcpy(tile + r * kn->nr + j, g->c + o, (size_t)n * sizeof(float));
+            }
     if (kn->tile_half && 2 * cols <= kn->nr)
         kn->tile_half(kc, ap, bp, tile, kn->nr, load);
     else
         kn->tile(kc, ap, bp, tile, kn->nr, load);
-    if (c16)
-        for (int64_t r = 0; r < rows; r++)
-            for (int64_t j = 0; j < cols; j++) act_st(c, r * ldc + j, tile[r * kn->nr + j], 1);
-    else
-        for (int64_t r = 0; r < rows; r++) memcpy((float *)c + r * ldc, tile + r * kn->nr, (size_t)cols * sizeof(float));
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t j = 0, n; j < cols; j += n) {
+            n = c_run(g, j0 + j, cols - j);
+            const int64_t o = c_off(g, i0 + r, j0 + j);
+            if (g->c16)
+                for (int64_t q = 0; q < n; q++) act_st(g->cv, o + q, tile[r * kn->nr + j + q], 1);
+            else
+                memcpy(g->c + o, tile + r * kn->nr + j, (size_t)n * sizeof(float));
+        }
 }
 
 static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
@@ -294,26 +338,27 @@ static int64_t k_block(int64_t K, int64_t kcmax) {
 static void macro_block(const gemm_args *g, const float *ap, const float *bp, int64_t ic, int64_t mc, int64_t jc,
                         int64_t nc, int64_t kc, int load) {
     const remat_gemm_kernel *kn = g->kn;
-    const int64_t MR = kn->mr, NR = kn->nr, ldc = g->N;
+    const int64_t MR = kn->mr, NR = kn->nr, ldc = g->ldc;
     for (int64_t jr = 0; jr < nc; jr += NR) {
         const int64_t cols = nc - jr < NR ? nc - jr : NR;
         const float *bpanel = bp + jr * kc;
+        const int one_run = c_run(g, jc + jr, cols) == cols;
         for (int64_t ir = 0; ir < mc; ir += MR) {
             const int64_t rows = mc - ir < MR ? mc - ir : MR;
             const float *apanel = ap + ir * kc;
-            if (g->c16) {
-                kernel_edge(kn, kc, apanel, bpanel, act_at(g->cv, (ic + ir) * ldc + jc + jr, 1), ldc, load, rows, cols, 1);
+            if (g->c16 || !one_run) {
+                kernel_edge(g, kc, apanel, bpanel, ic + ir, jc + jr, load, rows, cols);
                 continue;
             }
-            float *ctile = g->c + (ic + ir) * ldc + jc + jr;
+            float *ctile = g->c + c_off(g, ic + ir, jc + jr);
             /* The next tile's C, fetched while this one computes: the chain starts from
              * C, so a kernel cannot defer its C load to the end. */
             if (ir + MR < mc) prefetch_tile(ctile + MR * ldc, ldc, mc - ir - MR < MR ? mc - ir - MR : MR, NR);
-            else if (jr + NR < nc) prefetch_tile(g->c + ic * ldc + jc + jr + NR, ldc, mc < MR ? mc : MR, NR);
+            else if (jr + NR < nc) prefetch_tile(g->c + c_off(g, ic, jc + jr + NR), ldc, mc < MR ? mc : MR, NR);
             if (rows == MR && cols == NR)
                 kn->tile(kc, apanel, bpanel, ctile, ldc, load);
             else
-                kernel_edge(kn, kc, apanel, bpanel, ctile, ldc, load, rows, cols, 0);
+                kernel_edge(g, kc, apanel, bpanel, ic + ir, jc + jr, load, rows, cols);
         }
     }
 }
@@ -333,7 +378,11 @@ static void gemm_blocked(const gemm_args *g, int64_t m0, int64_t m1, int64_t n0,
     if (M <= 0 || N <= 0) return;
     if (K == 0) {
         if (!g->accumulate)
-            for (int64_t i = m0; i < m1; i++) memset(act_at(g->cv, i * g->N + n0, g->c16), 0, (size_t)(N * act_size(g->c16)));
+            for (int64_t i = m0; i < m1; i++)
+                for (int64_t j = n0, n; j < n1; j += n) {
+                    n = c_run(g, j, n1 - j);
+                    memset(act_at(g->cv, c_off(g, i, j), g->c16), 0, (size_t)(n * act_size(g->c16)));
+                }
         return;
     }
     /* A bf16 C is stored once, rounded: K in one block. */
@@ -432,24 +481,46 @@ static void gemm_run(const gemm_args *g) {
     }
 }
 
-static void gemm_typed_with(const remat_gemm_kernel *k, remat_gemm_layout layout, void *C, int c16, const void *A,
-                            int a16, const void *B, int b16, int64_t M, int64_t N, int64_t K, int accumulate) {
+static void gemm_desc_with(const remat_gemm_kernel *k, const remat_gemm_desc *d) {
     gemm_args g;
     memset(&g, 0, sizeof g);
-    g.c = c16 ? NULL : (float *)C;
-    g.a = a16 ? NULL : (const float *)A;
-    g.b = b16 ? NULL : (const float *)B;
-    g.cv = C, g.av = A, g.bv = B;
-    g.c16 = c16, g.a16 = a16, g.b16 = b16;
-    g.M = M, g.N = N, g.K = K;
-    g.accumulate = accumulate;
+    g.c = d->c16 ? NULL : (float *)d->C;
+    g.a = d->a16 || d->pack_a ? NULL : (const float *)d->A;
+    g.b = d->b16 || d->pack_b ? NULL : (const float *)d->B;
+    g.cv = d->C, g.av = d->A, g.bv = d->B;
+    g.c16 = d->c16, g.a16 = d->a16, g.b16 = d->b16;
+    g.M = d->M, g.N = d->N, g.K = d->K;
+    g.a_rs = d->a_rs, g.a_cs = d->a_cs, g.b_rs = d->b_rs, g.b_cs = d->b_cs;
+    g.ldc = d->ldc;
+    g.cg = d->c_group > 0 ? d->c_group : (d->N > 0 ? d->N : 1);
+    g.gs = d->c_group > 0 ? d->c_group_stride : 0;
+    g.pack_a = d->pack_a, g.pack_b = d->pack_b;
+    g.pack_a_ctx = d->pack_a_ctx, g.pack_b_ctx = d->pack_b_ctx;
+    g.accumulate = d->accumulate;
     g.kn = k;
-    switch (layout) {
-    case REMAT_GEMM_NT: g.a_rs = K, g.a_cs = 1, g.b_rs = 1, g.b_cs = K; break;
-    case REMAT_GEMM_NN: g.a_rs = K, g.a_cs = 1, g.b_rs = N, g.b_cs = 1; break;
-    case REMAT_GEMM_TN: g.a_rs = 1, g.a_cs = M, g.b_rs = N, g.b_cs = 1; break;
-    }
     gemm_run(&g);
+}
+
+/* The descriptor of a plain row-major GEMM in one of the three layouts. */
+static remat_gemm_desc layout_desc(remat_gemm_layout layout, void *C, int c16, const void *A, int a16, const void *B,
+                                   int b16, int64_t M, int64_t N, int64_t K, int accumulate) {
+    remat_gemm_desc d;
+    memset(&d, 0, sizeof d);
+    d.C = C, d.c16 = c16, d.ldc = N;
+    d.A = A, d.a16 = a16, d.B = B, d.b16 = b16;
+    d.M = M, d.N = N, d.K = K, d.accumulate = accumulate;
+    switch (layout) {
+    case REMAT_GEMM_NT: d.a_rs = K, d.a_cs = 1, d.b_rs = 1, d.b_cs = K; break;
+    case REMAT_GEMM_NN: d.a_rs = K, d.a_cs = 1, d.b_rs = N, d.b_cs = 1; break;
+    case REMAT_GEMM_TN: d.a_rs = 1, d.a_cs = M, d.b_rs = N, d.b_cs = 1; break;
+    }
+    return d;
+}
+
+static void gemm_typed_with(const remat_gemm_kernel *k, remat_gemm_layout layout, void *C, int c16, const void *A,
+                            int a16, const void *B, int b16, int64_t M, int64_t N, int64_t K, int accumulate) {
+    const remat_gemm_desc d = layout_desc(layout, C, c16, A, a16, B, b16, M, N, K, accumulate);
+    gemm_desc_with(k, &d);
 }
 
 void remat_gemm_with(const remat_gemm_kernel *k, remat_gemm_layout layout, float *C, const float *A, const float *B,
@@ -482,3 +553,7 @@ void remat_gemm_typed(remat_gemm_layout layout, void *C, int c16, const void *A,
                       int64_t M, int64_t N, int64_t K, int accumulate) {
     gemm_typed_with(current_kernel(), layout, C, c16, A, a16, B, b16, M, N, K, accumulate);
 }
+
+void remat_gemm_desc_run_with(const remat_gemm_kernel *k, const remat_gemm_desc *d) { gemm_desc_with(k, d); }
+
+void remat_gemm_desc_run(const remat_gemm_desc *d) { gemm_desc_with(current_kernel(), d); }

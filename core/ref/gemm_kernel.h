@@ -59,6 +59,45 @@ void remat_gemm_with(const remat_gemm_kernel *k, remat_gemm_layout layout, float
 void remat_gemm_typed(remat_gemm_layout layout, void *C, int c16, const void *A, int a16, const void *B, int b16,
                       int64_t M, int64_t N, int64_t K, int accumulate);
 
+/* A GEMM described in full, for kernels that feed the driver their own operands
+ * (conv.c's implicit GEMM). C(i,j), i < M, j < N, is the float (or, with c16, bf16)
+ * at C + (j / c_group) * c_group_stride + i * ldc + j % c_group: rows ldc apart, the
+ * columns in groups of c_group (one sample's pixels), each group c_group_stride apart;
+ * c_group 0 means one group (C(i,j) at i * ldc + j). A(i,k) is at A + i*a_rs + k*a_cs
+ * (bf16 with a16), B(k,j) at B + k*b_rs + j*b_cs, unless pack_a / pack_b is set: then
+ * the driver asks the packer for its panels instead of reading A / B.
+ *
+ * A packer writes one panel: dst[k * width + r] = X(first + r, k0 + k) for r < count
+ * and 0 for count <= r < width, k < kc, where X(r, k) is A(r, k) for pack_a and
+ * B(k, r) for pack_b. It must write exactly those floats: the chain of every element
+ * is then the contract's, on the operands the packer describes. It is called from
+ * every thread of the call at once (ctx is shared, read only), and with width 1,
+ * count 1, kc 1 when packing buffers cannot be allocated. */
+typedef void (*remat_gemm_pack_fn)(const void *ctx, float *dst, int width, int64_t first, int64_t count, int64_t k0,
+                                   int64_t kc);
+
+typedef struct remat_gemm_desc {
+    void *C;
+    int c16;
+    int64_t ldc, c_group, c_group_stride;
+    const void *A;
+    int a16;
+    int64_t a_rs, a_cs;
+    remat_gemm_pack_fn pack_a;
+    const void *pack_a_ctx;
+    const void *B;
+    int b16;
+    int64_t b_rs, b_cs;
+    remat_gemm_pack_fn pack_b;
+    const void *pack_b_ctx;
+    int64_t M, N, K;
+    int accumulate;
+} remat_gemm_desc;
+
+/* The GEMM of d on the current path / on kernel k, remat_ref_get_threads() threads. */
+void remat_gemm_desc_run(const remat_gemm_desc *d);
+void remat_gemm_desc_run_with(const remat_gemm_kernel *k, const remat_gemm_desc *d);
+
 #ifdef __cplusplus
 }
 #endif

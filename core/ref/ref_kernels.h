@@ -107,8 +107,8 @@ void remat_ref_batchnorm_backward_bf16(uint16_t *dinp, float *dweight, float *db
  * inp [rows, c_in, h_in, w_in], out [rows, c_out, h_out, w_out], weight
  * [c_out, c_in, kh, kw], bias [c_out] or NULL. Each output element is one chain:
  * c = bias (or +0); for k = (ci, ky, kx) ascending: c = fma(w[o, k], x(k, pixel), c)
- * (im2col into ws, then remat_ref_gemm_nn), whatever rows is.
- * ws: remat_ref_conv2d_forward_ws_elems(g) floats. */
+ * (an implicit GEMM: the column matrix's panels are packed from inp), whatever rows is.
+ * ws: remat_ref_conv2d_forward_ws_elems(g) floats (0: forward needs none). */
 int64_t remat_ref_conv2d_forward_ws_elems(const remat_conv_geom *g);
 void remat_ref_conv2d_forward(float *out, const float *inp, const float *weight, const float *bias, float *ws,
                               int64_t rows, const remat_conv_geom *g);
@@ -116,11 +116,16 @@ void remat_ref_conv2d_forward(float *out, const float *inp, const float *weight,
  * dweight += P_t, P_t = sum over the N samples of step t (ascending) of dout_n col_n^T
  * (one fma chain over samples then pixels); dbias += the step's sum of dout over
  * samples and pixels (ascending, from +0). dinp, dbias may be NULL.
- * ws: remat_ref_conv2d_backward_ws_elems(g) floats. */
+ * ws: remat_ref_conv2d_backward_ws_elems(g) floats (a block of W^T dout for a few
+ * input channels and samples, P_t, the bias partial). */
 int64_t remat_ref_conv2d_backward_ws_elems(const remat_conv_geom *g);
 void remat_ref_conv2d_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                                const float *weight, float *ws, int64_t t_steps, int64_t N, const remat_conv_geom *g);
-/* The bf16 twins; the workspaces are the float ones (im2col widens into float). */
+/* The workspaces of an explicit-im2col conv (the CUDA backend's: one sample's column
+ * matrix | its dcol | P_t | the bias partial). */
+int64_t remat_conv2d_im2col_forward_ws_elems(const remat_conv_geom *g);
+int64_t remat_conv2d_im2col_backward_ws_elems(const remat_conv_geom *g);
+/* The bf16 twins; the workspaces are the float ones (the packers widen into float). */
 void remat_ref_conv2d_forward_bf16(uint16_t *out, const uint16_t *inp, const uint16_t *weight, const uint16_t *bias,
                                    float *ws, int64_t rows, const remat_conv_geom *g);
 void remat_ref_conv2d_backward_bf16(uint16_t *dinp, float *dweight, float *dbias, const uint16_t *dout,
