@@ -6,6 +6,7 @@
 
 #include <cjson/cJSON.h>
 
+#include <algorithm>
 #include <string>
 
 #include "tests/cli_runner.h"
@@ -194,6 +195,35 @@ TEST_F(Answers, HintsAndPlanFilesKeepTheQuestion) {
     Proc run = remat("run --model data/models/tiny-vgg-dvs.json --N 24 --plan " + plan);
     EXPECT_EQ(run.rc, 0) << run.err;
     EXPECT_FALSE(has(run.err, "warning")) << run.err;
+}
+
+// verify judges what runs out: a plan that cuts live bytes but reserves more than plain
+// backpropagation fails (both figures in the verdict), and --json keeps the one verdict
+// line on stderr for CI logs.
+TEST_F(Answers, VerifyJudgesReservedBytes) {
+    // MLP-LIF at N=24: b1/k4/span2 cuts the live peak by 38 % and reserves 30 MiB against 26 MiB
+    std::string args = "verify --model data/models/mlp-lif.json --N 24 --plan b1/k4/span2";
+    Proc h = remat(args);
+    EXPECT_EQ(h.rc, 1) << h.out;
+    EXPECT_TRUE(has(h.out, "verdict: RESERVED-HIGHER: the plan reserves more than plain backpropagation")) << h.out;
+    EXPECT_TRUE(has(h.out, "peak reserved    26.00 MiB (27262976 B) -> 30.00 MiB (31457280 B) (15.4% more")) << h.out;
+    Proc j = remat(args + " --json");
+    EXPECT_EQ(j.rc, 1);
+    cJSON *o = cJSON_Parse(j.out.c_str());
+    ASSERT_NE(o, nullptr) << j.out;
+    EXPECT_STREQ(cJSON_GetObjectItem(o, "verdict")->valuestring, "reserved-higher");
+    EXPECT_LT(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "saving"), "peak_reserved")->valuedouble, 0);
+    cJSON_Delete(o);
+    EXPECT_EQ(j.err.rfind("verdict: RESERVED-HIGHER", 0), 0u) << j.err;
+    EXPECT_EQ(std::count(j.err.begin(), j.err.end(), '\n'), 1) << j.err;
+    EXPECT_EQ(remat(args + " --equivalence-only").rc, 0);
+    Proc ok = remat("verify --model data/models/tiny-vgg-dvs.json --plan b1 --json");
+    EXPECT_EQ(ok.rc, 0) << ok.err;
+    EXPECT_TRUE(has(ok.err, "verdict: IDENTICAL: 45 tensors bit-identical; the plan saves 17.6% of the live peak and "
+                            "0.0% of the reserved peak")) << ok.err;
+    Proc g = remat("verify --model data/models/tiny-vgg-dvs.json --grid --sample 3 --equivalence-only --json");
+    EXPECT_EQ(g.rc, 0) << g.err;
+    EXPECT_EQ(g.err.rfind("verdict: IDENTICAL", 0), 0u) << g.err;
 }
 
 }  // namespace

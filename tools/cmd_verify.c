@@ -128,9 +128,10 @@ static int run_grid(const remat_model *m, remat_backend *be, const remat_verify_
     remat_status st = remat_verify_grid_run(m, be, o, &rows, &n, &sum, &err);
     cli_progress_done();
     if (st != REMAT_OK) return cli_fail("verify", &err);
-    if (json)
+    if (json) {
         remat_verify_grid_print_json(stdout, cx, &sum, rows, n);
-    else
+        remat_verify_grid_print_verdict(stderr, cx, rows, n); /* the one line a CI log shows */
+    } else
         remat_verify_grid_print_human(stdout, cx, &sum, rows, n, all_rows);
     int rc = remat_verify_grid_failed(rows, n, cx->equivalence_only) ? 1 : 0;
     remat_xfree(rows);
@@ -162,9 +163,10 @@ static int run_plan(const remat_model *m, const remat_plan *p, const char *plan_
     if (st != REMAT_OK) return cli_fail("verify", &err);
     remat_verify_context cx = {m, p, plan_path, backend, o->seed, !strcmp(backend, "ref") ? threads : 0, eq_only,
                                table};
-    if (json)
+    if (json) {
         remat_verify_print_json(stdout, &cx, &r);
-    else
+        remat_verify_print_verdict(stderr, &cx, &r); /* the one line a CI log shows */
+    } else
         remat_verify_print_human(stdout, &cx, &r);
     int rc = remat_verify_counted(r.failures, eq_only) ? 1 : 0;
     remat_verify_result_free(&r);

@@ -110,6 +110,7 @@ unsigned remat_verify_judge(const remat_verify_result *r, int check_compress) {
         f |= REMAT_VERIFY_FAIL_NO_SAVING;
     else if (!peak_lower)
         f |= REMAT_VERIFY_FAIL_PEAK;
+    if (r->plan.peak_reserved_bytes > r->base.peak_reserved_bytes) f |= REMAT_VERIFY_FAIL_RESERVED;
     return f;
 }
 
@@ -141,5 +142,6 @@ const char *remat_verify_verdict(unsigned f) {
     if (f & REMAT_VERIFY_FAIL_RECOMPUTE) return "recompute-mismatch";
     if (f & REMAT_VERIFY_FAIL_NO_SAVING) return "saves-nothing";
     if (f & REMAT_VERIFY_FAIL_PEAK) return "peak-not-reduced";
+    if (f & REMAT_VERIFY_FAIL_RESERVED) return "reserved-higher";
     return "identical";
 }

@@ -5,7 +5,10 @@
  * each run one training step without the optimiser, on the same backend. Then:
  *  - every tensor of the step (verify/capture.h) must be equal bit for bit;
  *  - the plan must hold fewer bytes at the end of forward AND have a lower peak of
- *    live bytes than the baseline (otherwise "saves nothing" / "peak not reduced");
+ *    live bytes than the baseline (otherwise "saves nothing" / "peak not reduced"),
+ *    and its peak reserved bytes (the caching allocator model: what runs out on a
+ *    GPU) must not be above the baseline's ("reserved-higher"); the verdict gives
+ *    both savings, live and reserved;
  *  - the executor's count of recomputed layer forwards (and of distinct layers)
  *    must equal what the plan implies (verify/expect.h);
  *  - every compression of the plan run must be lossless: the executor's own check
@@ -49,7 +52,9 @@ enum {
     REMAT_VERIFY_FAIL_RECOMPUTE = 1 << 2, /* recomputed layers (or compressions) differ from the plan */
     REMAT_VERIFY_FAIL_NO_SAVING = 1 << 3, /* neither end-of-forward bytes nor peak are lower */
     REMAT_VERIFY_FAIL_PEAK = 1 << 4,      /* end-of-forward bytes lower, peak not lower */
+    REMAT_VERIFY_FAIL_RESERVED = 1 << 5,  /* peak reserved bytes above the baseline's */
 };
+#define REMAT_VERIFY_FAIL_BITS 6
 
 typedef struct remat_verify_opts {
     uint64_t seed;
@@ -98,7 +103,7 @@ void remat_verify_result_free(remat_verify_result *r);
 
 /* The equivalence failures (the determinism contract) and the memory ones. */
 #define REMAT_VERIFY_FAIL_EQUIVALENCE (REMAT_VERIFY_FAIL_TENSORS | REMAT_VERIFY_FAIL_LOSSY | REMAT_VERIFY_FAIL_RECOMPUTE)
-#define REMAT_VERIFY_FAIL_MEMORY (REMAT_VERIFY_FAIL_NO_SAVING | REMAT_VERIFY_FAIL_PEAK)
+#define REMAT_VERIFY_FAIL_MEMORY (REMAT_VERIFY_FAIL_NO_SAVING | REMAT_VERIFY_FAIL_PEAK | REMAT_VERIFY_FAIL_RESERVED)
 
 /* The failures that decide the verdict and the exit code: all of them (one plan and
  * a grid alike), or with equivalence_only (`verify --equivalence-only`) the
@@ -106,7 +111,7 @@ void remat_verify_result_free(remat_verify_result *r);
 unsigned remat_verify_counted(unsigned failures, int equivalence_only);
 
 /* One word for the most serious failure: "identical", "mismatch", "lossy",
- * "recompute-mismatch", "saves-nothing", "peak-not-reduced". */
+ * "recompute-mismatch", "saves-nothing", "peak-not-reduced", "reserved-higher". */
 const char *remat_verify_verdict(unsigned failures);
 /* Fraction saved, 1 - plan/base (0 when base <= 0). */
 double remat_verify_saving(int64_t base, int64_t plan);

@@ -46,7 +46,8 @@ static const char *kind_name(remat_verify_diff_kind k) {
     return "?";
 }
 
-static const char *k_fail_names[] = {"mismatch", "lossy", "recompute-mismatch", "saves-nothing", "peak-not-reduced"};
+static const char *k_fail_names[REMAT_VERIFY_FAIL_BITS] = {"mismatch",      "lossy",           "recompute-mismatch",
+                                                           "saves-nothing", "peak-not-reduced", "reserved-higher"};
 
 void remat_verify_print_tensors(FILE *f, const remat_verify_cmp *cmp, const char *name_a, const char *name_b,
                                 int table) {
@@ -95,16 +96,26 @@ static void header(FILE *f, const remat_verify_context *cx) {
     fprintf(f, ", seed %" PRIu64 "\n", cx->seed);
 }
 
+/* "38.3% less" or "15.4% more" for a saving s = 1 - plan/base. */
+static const char *less_more(double s, char *buf, size_t len) {
+    snprintf(buf, len, "%.1f%% %s", 100.0 * (s < 0 ? -s : s), s < 0 ? "more" : "less");
+    return buf;
+}
+
 void remat_verify_print_human(FILE *f, const remat_verify_context *cx, const remat_verify_result *r) {
-    char b1[64], b2[64], up[32];
+    char b1[64], b2[64];
     header(f, cx);
     remat_verify_print_tensors(f, &r->cmp, "baseline", "plan run", cx->tensors);
-    fprintf(f, "  end of forward   %s -> %s (%.1f%% less)\n", fmt_bytes(r->base.end_of_forward_bytes, b1, sizeof b1),
+    char lm[32];
+    fprintf(f, "  end of forward   %s -> %s (%s)\n", fmt_bytes(r->base.end_of_forward_bytes, b1, sizeof b1),
             fmt_bytes(r->plan.end_of_forward_bytes, b2, sizeof b2),
-            100.0 * remat_verify_saving(r->base.end_of_forward_bytes, r->plan.end_of_forward_bytes));
-    fprintf(f, "  peak live        %s -> %s (%.1f%% less)\n", fmt_bytes(r->base.peak_live_bytes, b1, sizeof b1),
+            less_more(remat_verify_saving(r->base.end_of_forward_bytes, r->plan.end_of_forward_bytes), lm, sizeof lm));
+    fprintf(f, "  peak live        %s -> %s (%s)\n", fmt_bytes(r->base.peak_live_bytes, b1, sizeof b1),
             fmt_bytes(r->plan.peak_live_bytes, b2, sizeof b2),
-            100.0 * remat_verify_saving(r->base.peak_live_bytes, r->plan.peak_live_bytes));
+            less_more(remat_verify_saving(r->base.peak_live_bytes, r->plan.peak_live_bytes), lm, sizeof lm));
+    fprintf(f, "  peak reserved    %s -> %s (%s; the caching allocator model: what runs out on a GPU)\n",
+            fmt_bytes(r->base.peak_reserved_bytes, b1, sizeof b1), fmt_bytes(r->plan.peak_reserved_bytes, b2, sizeof b2),
+            less_more(remat_verify_saving(r->base.peak_reserved_bytes, r->plan.peak_reserved_bytes), lm, sizeof lm));
     fprintf(f, "  step time        %.4f s -> %.4f s\n", r->base.step_time_s, r->plan.step_time_s);
     fprintf(f, "  recomputed layer forwards %d (plan implies %d), distinct layers %d (%d), compressions %" PRId64
                " (%d)\n",
@@ -121,6 +132,11 @@ void remat_verify_print_human(FILE *f, const remat_verify_context *cx, const rem
     else
         fprintf(f, "  losslessness     not checked (--no-compress-check)\n");
     if (r->compress.first_problem[0]) fprintf(f, "  first compression problem: %s\n", r->compress.first_problem);
+    remat_verify_print_verdict(f, cx, r);
+}
+
+void remat_verify_print_verdict(FILE *f, const remat_verify_context *cx, const remat_verify_result *r) {
+    char up[32];
     unsigned counted = remat_verify_counted(r->failures, cx->equivalence_only);
     upper(remat_verify_verdict(counted), up, sizeof up);
     int same = r->cmp.n - r->cmp.n_different;
@@ -131,9 +147,10 @@ void remat_verify_print_human(FILE *f, const remat_verify_context *cx, const rem
         return;
     }
     if (!counted) {
-        fprintf(f, "verdict: %s: %d tensors bit-identical; the plan saves %.1f%% of the peak, %.1f%% at the end of "
-                   "forward\n",
+        fprintf(f, "verdict: %s: %d tensors bit-identical; the plan saves %.1f%% of the live peak and %.1f%% of the "
+                   "reserved peak, %.1f%% at the end of forward\n",
                 up, same, 100.0 * remat_verify_saving(r->base.peak_live_bytes, r->plan.peak_live_bytes),
+                100.0 * remat_verify_saving(r->base.peak_reserved_bytes, r->plan.peak_reserved_bytes),
                 100.0 * remat_verify_saving(r->base.end_of_forward_bytes, r->plan.end_of_forward_bytes));
         return;
     }
@@ -167,6 +184,14 @@ void remat_verify_print_human(FILE *f, const remat_verify_context *cx, const rem
     if (r->failures & REMAT_VERIFY_FAIL_PEAK) {
         fprintf(f, "%sthe plan does not lower the peak (%.1f%% less at the end of forward only)", sep,
                 100.0 * remat_verify_saving(r->base.end_of_forward_bytes, r->plan.end_of_forward_bytes));
+        sep = "; ";
+    }
+    if (r->failures & REMAT_VERIFY_FAIL_RESERVED) {
+        char b1[64], b2[64];
+        fprintf(f, "%sthe plan reserves more than plain backpropagation (%s against %s: %.1f%% of the live peak saved, "
+                   "none of what runs out)",
+                sep, fmt_bytes(r->plan.peak_reserved_bytes, b1, sizeof b1), fmt_bytes(r->base.peak_reserved_bytes, b2, sizeof b2),
+                100.0 * remat_verify_saving(r->base.peak_live_bytes, r->plan.peak_live_bytes));
         sep = "; ";
     }
     if (!r->cmp.n_different) fprintf(f, "%sall %d tensors bit-identical", sep, r->cmp.n);
@@ -235,7 +260,7 @@ void remat_verify_print_json(FILE *f, const remat_verify_context *cx, const rema
     remat_json_string(f, remat_verify_verdict(r->failures & REMAT_VERIFY_FAIL_MEMORY));
     fprintf(f, ", \"tensors_identical\": %s, \"failures\": [", r->cmp.n_different ? "false" : "true");
     const char *sep = "";
-    for (int b = 0; b < 5; b++)
+    for (int b = 0; b < REMAT_VERIFY_FAIL_BITS; b++)
         if (r->failures & (1u << b)) {
             fprintf(f, "%s\"%s\"", sep, k_fail_names[b]);
             sep = ", ";
@@ -259,6 +284,8 @@ void remat_verify_print_json(FILE *f, const remat_verify_context *cx, const rema
     remat_json_number(f, remat_verify_saving(r->base.end_of_forward_bytes, r->plan.end_of_forward_bytes));
     fprintf(f, ", \"peak_live\": ");
     remat_json_number(f, remat_verify_saving(r->base.peak_live_bytes, r->plan.peak_live_bytes));
+    fprintf(f, ", \"peak_reserved\": ");
+    remat_json_number(f, remat_verify_saving(r->base.peak_reserved_bytes, r->plan.peak_reserved_bytes));
     fprintf(f, "},\n \"compression_check\": {\"enabled\": %s, \"executor_checked\": %" PRId64
                ", \"executor_mismatches\": %" PRId64 ", \"backend_encodings\": %" PRId64 ", \"backend_format_bad\": %" PRId64
                ", \"backend_roundtrips\": %" PRId64 ", \"backend_roundtrip_bad\": %" PRId64 ", \"first_problem\": ",
@@ -313,10 +340,10 @@ void remat_verify_grid_print_human(FILE *f, const remat_verify_context *cx, cons
     }
     if (width > 90) width = 90;
     fprintf(f, "  %-*s  %-18s %8s %8s %10s\n", width, "plan", "verdict", "peak", "eof", "step time");
-    int counts[6] = {0};
+    int counts[REMAT_VERIFY_FAIL_BITS + 1] = {0}; /* [BITS]: identical */
     for (int i = 0; i < n; i++) {
         int b = 0;
-        while (b < 5 && !(rows[i].failures & (1u << b))) b++;
+        while (b < REMAT_VERIFY_FAIL_BITS && !(rows[i].failures & (1u << b))) b++;
         counts[b]++;
     }
     if (all_rows || n <= REMAT_VERIFY_GRID_ROWS) {
@@ -343,11 +370,18 @@ void remat_verify_grid_print_human(FILE *f, const remat_verify_context *cx, cons
         for (int k = 0; k < nt; k++) grid_row(f, width, &rows[top[k]]);
         fprintf(f, "  (%d rows not shown: --all-rows or --json prints every row)\n", n - shown - nt);
     }
+    fprintf(f, "  %d identical, %d mismatch, %d lossy, %d recompute-mismatch, %d saves-nothing, %d peak-not-reduced, "
+               "%d reserved-higher; baseline step %.4f s, %.2f s in all\n",
+            counts[6], counts[0], counts[1], counts[2], counts[3], counts[4], counts[5], s->baseline_step_time_s,
+            s->total_wall_s);
+    remat_verify_grid_print_verdict(f, cx, rows, n);
+}
+
+void remat_verify_grid_print_verdict(FILE *f, const remat_verify_context *cx, const remat_verify_grid_row *rows,
+                                     int n) {
     int bad = remat_verify_grid_failed(rows, n, cx->equivalence_only);
-    int broken = remat_verify_grid_failed(rows, n, 1), memory = counts[3] + counts[4];
-    fprintf(f, "  %d identical, %d mismatch, %d lossy, %d recompute-mismatch, %d saves-nothing, %d peak-not-reduced; "
-               "baseline step %.4f s, %.2f s in all\n",
-            counts[5], counts[0], counts[1], counts[2], counts[3], counts[4], s->baseline_step_time_s, s->total_wall_s);
+    int broken = remat_verify_grid_failed(rows, n, 1), memory = 0;
+    for (int i = 0; i < n; i++) memory += (rows[i].failures & REMAT_VERIFY_FAIL_EQUIVALENCE) == 0 && rows[i].failures != 0;
     char up[32];
     upper(grid_verdict(rows, n, cx->equivalence_only), up, sizeof up);
     if (broken)

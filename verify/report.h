@@ -53,6 +53,9 @@ void remat_verify_json_tensors(FILE *f, const remat_verify_cmp *cmp);
 /* Plan verification: one line per tensor, the saving/recompute/compression lines,
  * the verdict line. */
 void remat_verify_print_human(FILE *f, const remat_verify_context *cx, const remat_verify_result *r);
+/* The one "verdict: ..." line that ends the human report (`verify --json` prints it on
+ * stderr too, for CI logs). */
+void remat_verify_print_verdict(FILE *f, const remat_verify_context *cx, const remat_verify_result *r);
 /* The same as one JSON object (and a newline). */
 void remat_verify_print_json(FILE *f, const remat_verify_context *cx, const remat_verify_result *r);
 
@@ -82,6 +85,9 @@ typedef struct remat_verify_grid_summary {
 #define REMAT_VERIFY_GRID_TOP 10
 void remat_verify_grid_print_human(FILE *f, const remat_verify_context *cx, const remat_verify_grid_summary *s,
                                    const remat_verify_grid_row *rows, int n, int all_rows);
+/* The grid's one "verdict: ..." line (on stderr too with --json). */
+void remat_verify_grid_print_verdict(FILE *f, const remat_verify_context *cx, const remat_verify_grid_row *rows,
+                                     int n);
 void remat_verify_grid_print_json(FILE *f, const remat_verify_context *cx, const remat_verify_grid_summary *s,
                                   const remat_verify_grid_row *rows, int n);
 /* Rows whose failures make the grid fail: the same rule as one plan (every failure,
