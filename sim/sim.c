@@ -54,6 +54,8 @@ struct remat_sim {
     remat_sim_opts o;
     char origin[256];
     remat_model base_model, model;
+    remat_shard shard;
+    int has_shard;
     remat_caching_config caching;
     remat_op_cost_model *cost;
     remat_nnz_table *nnz;
@@ -197,6 +199,7 @@ static remat_status dry_run(remat_sim *s, const remat_model *m, const remat_plan
     eo.op_cost = hook_op_cost;
     eo.nnz_oracle = hook_nnz;
     eo.hook_ctx = s;
+    eo.shard = s->has_shard && m == &s->model ? &s->shard : NULL;
     s->cur_plan = p;
     s->cur_model = m;
     s->unpriced = s->estimated = s->nnz_est = 0;
@@ -326,6 +329,17 @@ remat_sim *remat_sim_init(const remat_trace *base, const remat_sim_opts *o, rema
         goto fail;
     }
     if ((st = remat_model_rescale(&s->base_model, s->o.T, s->o.N, &s->model, err)) != REMAT_OK) goto fail;
+    if (s->o.ranks > 1 || s->o.reduce_blocks > 1) { /* one rank of a data-parallel run: its share */
+        int R = s->o.ranks > 0 ? s->o.ranks : 1;
+        s->shard = (remat_shard){s->o.reduce_blocks > 0 ? s->o.reduce_blocks : R, R, 0, s->model.N, NULL};
+        if ((st = remat_shard_check(&s->shard, "simulate", err)) != REMAT_OK) goto fail;
+        remat_model share;
+        if ((st = remat_model_rescale(&s->model, 0, remat_shard_local_n(&s->shard), &share, err)) != REMAT_OK)
+            goto fail;
+        remat_model_free(&s->model);
+        s->model = share;
+        s->has_shard = 1;
+    }
     s->n_iters = s->o.iters > 0 ? s->o.iters : base->n_iters;
     if (s->o.iters <= 0 && s->o.steady && s->n_iters < REMAT_SIM_STEADY_ITERS) s->n_iters = REMAT_SIM_STEADY_ITERS;
     s->iters = remat_xcalloc((size_t)s->n_iters, sizeof *s->iters, err);
@@ -363,6 +377,7 @@ void remat_sim_free(remat_sim *s) {
 }
 
 const remat_model *remat_sim_model(const remat_sim *s) { return &s->model; }
+const remat_shard *remat_sim_shard(const remat_sim *s) { return s->has_shard ? &s->shard : NULL; }
 const remat_model *remat_sim_base_model(const remat_sim *s) { return &s->base_model; }
 const remat_plan *remat_sim_plan(const remat_sim *s) { return &s->plan; }
 const remat_sim_summary *remat_sim_results(const remat_sim *s) { return &s->res; }

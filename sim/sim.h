@@ -26,6 +26,7 @@
 #include "core/model/plan.h"
 #include "core/base/status.h"
 #include "core/io/trace.h"
+#include "core/exec/reduce.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -43,6 +44,12 @@ typedef struct remat_sim_opts {
     int copy_stream;              /* 1: compress/decompress on a copy stream (see sim/des.h) */
     int check_baseline;           /* 1 (default): dry-run the empty plan and compare with the trace */
     const char *origin;           /* name of the trace in messages (its path); NULL: "<trace>" */
+    /* Data parallelism (docs/mpi.md): ranks > 1 or reduce_blocks > 1 predict one rank
+     * of `mpirun -np ranks remat run --reduce-blocks reduce_blocks` (reduce_blocks 0:
+     * as many as ranks) over the batch N: its N/ranks samples plus the reduction's
+     * buffers. Every rank holds the same tensors, so one prediction is every rank's.
+     * remat_sim_model is then the rank's share. 0: one process, unblocked. */
+    int ranks, reduce_blocks;
 } remat_sim_opts;
 
 remat_sim_opts remat_sim_opts_default(void);
@@ -87,7 +94,9 @@ typedef struct remat_sim remat_sim;
 remat_sim *remat_sim_init(const remat_trace *base, const remat_sim_opts *o, remat_error *err);
 void remat_sim_free(remat_sim *s);
 
-/* The model simulated (rescaled when T/N were given) and the recorded one. */
+/* The shard simulated (NULL without --ranks / --reduce-blocks). */
+const remat_shard *remat_sim_shard(const remat_sim *s);
+/* The model simulated (rescaled when T/N were given; a rank's share with a shard) and the recorded one. */
 const remat_model *remat_sim_model(const remat_sim *s);
 const remat_model *remat_sim_base_model(const remat_sim *s);
 

@@ -52,6 +52,22 @@ for prec in fp32 bf16; do
   done
 done
 
+# per-rank memory: simulate --ranks R from a one-process trace against each rank's measured peaks,
+# exact to the byte (live and reserved), with and without a checkpoint plan
+for spec in "tiny-mlp-lif:8:b1/k3" "tiny-resnet-bn:8:" "tiny-vgg-dvs:8:" "tiny-sew-resnet:4:"; do
+  IFS=: read -r name n plan <<< "$spec"
+  "$remat" run --model "data/models/$name.json" --N "$n" --iters 2 --trace "$tmp/$name.h5" > /dev/null \
+    || { fail "$name: recording"; continue; }
+  for R in 2 4; do
+    planarg=(); [ -n "$plan" ] && planarg=(--plan "$plan")
+    pred=$("$remat" simulate --trace "$tmp/$name.h5" --ranks "$R" --reduce-blocks "$n" "${planarg[@]}" --json | python3 -c '
+import json, sys; d = json.load(sys.stdin); print(" ".join("%d:%d:%d" % (r["N"], r["peak_live_bytes"], r["peak_reserved_bytes"]) for r in d["ranks"]))')
+    meas=$(mpi "$R" run --model "data/models/$name.json" --N "$n" --iters 2 --reduce-blocks "$n" "${planarg[@]}" --json 2>/dev/null | python3 -c '
+import json, sys; d = json.load(sys.stdin); print(" ".join("%d:%d:%d" % (r["N"], r["peak_live_bytes"], r["peak_reserved_bytes"]) for r in d["ranks"]))')
+    if [ -n "$pred" ] && [ "$pred" = "$meas" ]; then passes=$((passes+1)); else fail "$name R=$R ${planarg[*]}: predicted '$pred', measured '$meas'"; fi
+  done
+done
+
 # a world size that does not divide the blocks: exit 2, one line per rank naming the flag
 mpi 3 run --model data/models/tiny-mlp-lif.json --reduce-blocks 8 > /dev/null 2> "$tmp/e3"
 code=$?

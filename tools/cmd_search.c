@@ -23,7 +23,8 @@
 static const char *USAGE =
     "usage: remat search --trace BASE.h5 (--budget SIZE | --level 0..4) [--preset speed|balanced|memory]\n"
     "                    [--budget-on reserved|live] [--device-overhead SIZE] [--allocator-config K=V,...]\n"
-    "                    [--N n] [--T t] [--iters n] [--out P.json] [--pareto FRONT.json] [--json]\n"
+    "                    [--N n] [--T t] [--iters n] [--ranks R [--reduce-blocks B]] [--out P.json]\n"
+    "                    [--pareto FRONT.json] [--json]\n"
     "\n"
     "Chooses a checkpoint plan with the simulator (no model runs), from a trace recorded by\n"
     "`remat run --trace` without a plan. Predictions describe remat's own executor (reference or\n"
@@ -369,7 +370,7 @@ int remat_cmd_search(int argc, char **argv) {
     const char *trace_path = NULL, *preset_name = "memory", *alloc_cfg = NULL, *out = NULL;
     const char *pareto = NULL;
     cli_budget_flags bf = CLI_BUDGET_FLAGS_INIT;
-    int level = -1, N = 0, T = 0, iters = 0, json = 0, help = 0;
+    int level = -1, N = 0, T = 0, iters = 0, json = 0, help = 0, ranks = 0, blocks = 0;
     const cli_option opts[] = {
         {"--trace", CLI_STRING, &trace_path, "baseline trace (remat run --trace, no plan)"},
         CLI_BUDGET_OPTIONS(bf, "memory budget: the fastest plan that fits (see --budget-on, --device-overhead)"),
@@ -382,10 +383,17 @@ int remat_cmd_search(int argc, char **argv) {
         {"--out", CLI_STRING, &out, "write the chosen plan (JSON plan file)"},
         {"--pareto", CLI_STRING, &pareto, "write the Pareto front (or the greedy steps) as JSON"},
         {"--json", CLI_FLAG, &json, "print one JSON object instead of the summary"},
+        {"--ranks", CLI_INT, &ranks, "plans for each rank of mpirun -np R remat run --reduce-blocks B (docs/mpi.md)"},
+        {"--reduce-blocks", CLI_INT, &blocks, "with --ranks: the reduction blocks (default: R)"},
         {0},
     };
     int rc = cli_parse(argc, argv, USAGE, opts, &help);
     if (rc != 0 || help) return rc;
+    if (ranks < 0 || ranks > 4096 || blocks < 0) {
+        fprintf(stderr, "remat search: --%s: %d is out of range (expected 1..4096)\n",
+                ranks < 0 || ranks > 4096 ? "ranks" : "reduce-blocks", ranks < 0 || ranks > 4096 ? ranks : blocks);
+        return 2;
+    }
     if (!trace_path) return cli_missing("search", "--trace", "a baseline trace recorded by remat run --trace");
     const cli_file ins[] = {{"--trace", trace_path}};
     const cli_file outs[] = {{"--out", out}, {"--pareto", pareto}};
@@ -436,6 +444,8 @@ int remat_cmd_search(int argc, char **argv) {
     if (remat_sim_opts_from_flags(kind == REMAT_ALLOC_CACHING ? "caching" : "exact", alloc_cfg, N, T, iters, &so,
                                   &err) != REMAT_OK)
         return cli_fail("search", &err);
+    so.ranks = ranks; /* every candidate is simulated as one rank: its share and the reduction's buffers */
+    so.reduce_blocks = blocks;
     remat_trace trace;
     remat_sim *s = NULL;
     cli_progress("search: reading %s and checking it against the executor", trace_path);

@@ -23,7 +23,7 @@
 static const char *USAGE =
     "usage: remat simulate --trace BASE.h5 [--plan P.json] [--allocator exact|caching]\n"
     "                      [--allocator-config K=V,...] [--N n] [--T t] [--iters n] [--copy-stream]\n"
-    "                      [--out PRED.h5] [--json]\n"
+    "                      [--out PRED.h5] [--ranks R [--reduce-blocks B]] [--json]\n"
     "       remat simulate --trace BASE.h5 --sweep T=v1,v2,...|N=v1,... [--plan P] [--figure FIG.png]\n"
     "                      [--budget SIZE] [--budget-on reserved|live] [--device-overhead SIZE] [--json]\n"
     "\n"
@@ -67,12 +67,19 @@ static void print_human(const remat_sim *s, const char *trace_path, const remat_
     double base = remat_sim_baseline_step_time(s);
     char label[1024];
     remat_plan_notation(remat_sim_plan(s), m, label, sizeof label);
-    printf("predicted: model %s (T=%lld, N=%lld), plan %s", m->name, (long long)m->T, (long long)m->N, label);
+    const remat_shard *sh = remat_sim_shard(s);
+    printf("predicted: model %s (T=%lld, N=%lld), plan %s", m->name, (long long)m->T,
+           (long long)(sh ? sh->n_total : m->N), label);
     if (plan_path && strcmp(plan_path, label) != 0) printf(" (%s)", plan_path);
     printf(", %d step%s, from %s\n", r->n_iters, r->n_iters == 1 ? "" : "s", trace_path);
     cli_steady_note(stdout, r->n_iters, (int)trace->n_iters);
     cli_prediction_note(stdout, backend);
     print_recorded_on(trace);
+    if (sh)
+        printf("per rank              %d ranks of %lld samples, %d reduction blocks (mpirun -np %d remat run "
+               "--reduce-blocks %d): every figure below is each rank's, its reduction buffers included; the step "
+               "time leaves out the exchange (docs/mpi.md)\n",
+               sh->ranks, (long long)m->N, sh->blocks, sh->ranks, sh->blocks);
     printf("peak live bytes       %s\n", cli_fmt_bytes(r->peak_live_bytes, b1, sizeof b1));
     printf("peak reserved bytes   %s  (caching allocator model)\n", cli_fmt_bytes(r->peak_reserved_bytes, b2, sizeof b2));
     printf("end of forward        %s  (of which compressed inputs %s)\n",
@@ -109,8 +116,8 @@ static void print_json(const remat_sim *s, const remat_trace *trace, const char 
            "\"compressed_bytes\":%lld,\"step_time_s\":%.9g,\"events\":%lld,"
            "\"trace_events\":%lld,\"recomputed_layers\":%d,\"estimated_ops\":%lld,\"unpriced_ops\":%lld,"
            "\"nnz_estimated\":%lld",
-           (long long)m->T, (long long)m->N, (long long)remat_sim_peak(s),
-           (long long)r->peak_live_bytes, (long long)r->peak_reserved_bytes, (long long)r->peak_allocated_bytes,
+           (long long)m->T, (long long)(remat_sim_shard(s) ? remat_sim_shard(s)->n_total : m->N),
+           (long long)remat_sim_peak(s), (long long)r->peak_live_bytes, (long long)r->peak_reserved_bytes, (long long)r->peak_allocated_bytes,
            (long long)r->end_of_forward_bytes, (long long)r->end_of_forward_reserved, (long long)r->compressed_bytes,
            r->step_time_s, (long long)r->events, (long long)r->trace_events,
            r->recomputed_layers, (long long)r->estimated_ops, (long long)r->unpriced_ops,
@@ -136,6 +143,14 @@ static void print_json(const remat_sim *s, const remat_trace *trace, const char 
     }
     printf("}");
     if (bm->T == m->T && bm->N == m->N) printf(",\"baseline_step_time_s\":%.9g", remat_sim_baseline_step_time(s));
+    const remat_shard *sh = remat_sim_shard(s);
+    if (sh) { /* every rank holds the same tensors: one prediction for each */
+        printf(",\"reduce_blocks\":%d,\"ranks\":[", sh->blocks);
+        for (int q = 0; q < sh->ranks; q++)
+            printf("%s{\"rank\":%d,\"N\":%lld,\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld}", q ? "," : "", q,
+                   (long long)m->N, (long long)r->peak_live_bytes, (long long)r->peak_reserved_bytes);
+        printf("]");
+    }
     printf("}\n");
 }
 
@@ -394,7 +409,7 @@ int remat_cmd_simulate(int argc, char **argv) {
     const char *trace_path = NULL, *plan_path = NULL, *alloc = "exact", *alloc_cfg = NULL, *out_path = NULL;
     const char *sweep = NULL, *figure = NULL;
     cli_budget_flags bf = CLI_BUDGET_FLAGS_INIT;
-    int N = 0, T = 0, iters = 0, copy_stream = 0, json = 0, help = 0, data_only = 0;
+    int N = 0, T = 0, iters = 0, copy_stream = 0, json = 0, help = 0, data_only = 0, ranks = 0, blocks = 0;
     const cli_option opts[] = {
         {"--trace", CLI_STRING, &trace_path, "baseline trace (remat run --trace, no plan)"},
         {"--plan", CLI_STRING, &plan_path, "plan file (JSON) or plan notation ('b1:bit/k4,b2'); none = no checkpointing"},
@@ -410,10 +425,21 @@ int remat_cmd_simulate(int argc, char **argv) {
         {"--data-only", CLI_FLAG, &data_only, "with --sweep: write the figure's data and script, do not run gnuplot"},
         CLI_BUDGET_OPTIONS(bf, "with --sweep: a memory budget, drawn as a line and checked per size"),
         {"--json", CLI_FLAG, &json, "print one JSON object instead of the summary"},
+        {"--ranks", CLI_INT, &ranks, "predict each rank of mpirun -np R remat run --reduce-blocks B (docs/mpi.md)"},
+        {"--reduce-blocks", CLI_INT, &blocks, "with --ranks: the reduction blocks (default: R)"},
         {0},
     };
     int rc = cli_parse(argc, argv, USAGE, opts, &help);
     if (rc != 0 || help) return rc;
+    if (ranks < 0 || ranks > 4096 || blocks < 0) {
+        fprintf(stderr, "remat simulate: --%s: %d is out of range (expected 1..4096)\n", ranks < 0 || ranks > 4096 ?
+                "ranks" : "reduce-blocks", ranks < 0 || ranks > 4096 ? ranks : blocks);
+        return 2;
+    }
+    if ((ranks > 1 || blocks > 1) && sweep) {
+        fprintf(stderr, "remat simulate: --ranks: not with --sweep yet (expected one of them)\n");
+        return 2;
+    }
     if (!trace_path) return cli_missing("simulate", "--trace", "a baseline trace recorded by remat run --trace");
     const cli_file ins[] = {{"--trace", trace_path}, {"--plan", plan_path}};
     const cli_file outs[] = {{"--out", out_path}};
@@ -466,6 +492,8 @@ int remat_cmd_simulate(int argc, char **argv) {
     remat_sim_opts so;
     if (remat_sim_opts_from_flags(alloc, alloc_cfg, N, T, iters, &so, &err) != REMAT_OK) return cli_fail("simulate", &err);
     so.copy_stream = copy_stream;
+    so.ranks = ranks;
+    so.reduce_blocks = blocks;
     if (sweep) {
         remat_trace tr;
         remat_trace_init(&tr);

@@ -774,8 +774,10 @@ static remat_status step(remat_session *s, int apply_optimizer, remat_step_resul
     op_t op;
     remat_ex_op_begin(s, &op, REMAT_OP_LOSS_FWD, -1, -1, m->T, s->act[n].elems);
     float loss = 0.0f;
+    remat_tensor loss_bufs[3]; /* the blocked loss's partial sums (shard_steps.c) */
+    for (int i = 0; i < 3; i++) loss_bufs[i].id = -1;
     if (s->shard)
-        TRY(remat_ex_shard_loss(s, &rate, s->act[n].ptr, &loss));
+        TRY(remat_ex_shard_loss(s, &rate, s->act[n].ptr, &loss, loss_bufs));
     else if (s->ops->has_data)
         loss = ACT_KERNEL(s, loss_forward, s->be->ctx, fptr(&rate), s->act[n].ptr, (const int32_t *)s->labels.ptr,
                           m->loss, m->T, m->N, m->classes);
@@ -785,6 +787,7 @@ static remat_status step(remat_session *s, int apply_optimizer, remat_step_resul
     stats(s, &ex, &ca);
     r->end_of_forward_bytes = ex.live_bytes; /* measured as the simulator does (sim/des.h) */
     r->end_of_forward_reserved = ca.reserved_bytes;
+    for (int i = 0; i < 3; i++) TRY(remat_ex_free(s, &loss_bufs[i])); /* after the end of forward is measured */
     TRY(free_unsaved_weight_copies(s));
     for (int sg = 0; sg < n; sg++)
         if (s->comp[sg].id >= 0) r->compressed_bytes += s->comp[sg].bytes;

@@ -152,8 +152,12 @@ remat_status remat_ex_fold_f64(remat_session *s, int layer, const remat_tensor *
 /* The shard's input and labels: the global batch's draws, this rank's samples. */
 remat_status remat_ex_shard_input(remat_session *s);
 remat_status remat_ex_shard_labels(remat_session *s);
-/* The loss over a shard: per-block partials, combined, averaged over the global batch. */
-remat_status remat_ex_shard_loss(remat_session *s, remat_tensor *rate, const void *out, float *loss);
+/* The loss over a shard: per-block partials, combined, averaged over the global batch.
+ * Its three buffers stay allocated in bufs: the caller frees them after the network
+ * output, so that the first free of the loss phase is still that output (where the
+ * simulator measures the end of forward, sim/des.h). */
+remat_status remat_ex_shard_loss(remat_session *s, remat_tensor *rate, const void *out, float *loss,
+                                 remat_tensor bufs[3]);
 /* Around a segment's backward: the zeroed accumulators, then their combination into
  * the gradients. No-ops without a shard. */
 remat_status remat_ex_shard_grads_begin(remat_session *s, int first, int n);

@@ -93,17 +93,20 @@ remat_status remat_ex_shard_labels(remat_session *s) {
     return REMAT_OK;
 }
 
-remat_status remat_ex_shard_loss(remat_session *s, remat_tensor *rate, const void *out, float *loss) {
+remat_status remat_ex_shard_loss(remat_session *s, remat_tensor *rate, const void *out, float *loss,
+                                 remat_tensor bufs[3]) {
     const remat_model *m = s->m;
-    remat_tensor part, total;
-    TRY(remat_ex_alloc_f64(s, &part, -1, s->nbl));
-    if (DATA(s))
-        ACT_KERNEL(s, loss_blocks, s->be->ctx, dptr(&part), fptr(rate), out, (const int32_t *)s->labels.ptr, m->loss,
+    remat_tensor *part = &bufs[0], *total = &bufs[1], *recv = &bufs[2];
+    TRY(remat_ex_alloc_f64(s, part, -1, s->nbl));
+    TRY(remat_ex_alloc_f64(s, total, -1, 1));
+    TRY(recv_alloc(s, recv, -1, 2 * s->nbl));
+    if (DATA(s)) {
+        ACT_KERNEL(s, loss_blocks, s->be->ctx, dptr(part), fptr(rate), out, (const int32_t *)s->labels.ptr, m->loss,
                    m->T, m->N, m->classes, s->nbl);
-    TRY(remat_ex_fold_f64(s, -1, &part, 1, &total));
-    if (DATA(s)) *loss = remat_ref_loss_value(dptr(&total)[0], m->loss, s->n_total, m->classes);
-    TRY(remat_ex_free(s, &total));
-    return remat_ex_free(s, &part);
+        TRY(remat_reduce_fold_f64(s->shard, dptr(total), dptr(part), dptr(recv), 1, s->err));
+        *loss = remat_ref_loss_value(dptr(total)[0], m->loss, s->n_total, m->classes);
+    }
+    return REMAT_OK;
 }
 
 static int sample_sum_grads(const remat_session *s, int j) {
