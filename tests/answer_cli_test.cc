@@ -226,4 +226,33 @@ TEST_F(Answers, VerifyJudgesReservedBytes) {
     EXPECT_EQ(g.err.rfind("verdict: IDENTICAL", 0), 0u) << g.err;
 }
 
+// --allocator-config takes PYTORCH_CUDA_ALLOC_CONF as written: what the model models
+// gives the same prediction as remat's own syntax, and one line names the rest.
+TEST_F(Answers, AllocatorConfigInPyTorchSyntax) {
+    std::string t = tmp_dir() + "/ans_mlp_cfg.h5";
+    Proc rec = remat("run --model data/models/mlp-lif.json --N 1 --no-input-grad --trace " + t);
+    ASSERT_EQ(rec.rc, 0) << rec.err;
+    std::string base = "simulate --trace " + t + " --N 100 --allocator caching --json --allocator-config ";
+    Proc torch = remat(base + "'expandable_segments:True,max_split_size_mb:64,garbage_collection_threshold:0.8,"
+                              "roundup_power2_divisions:[256:1,512:2]'");
+    ASSERT_EQ(torch.rc, 0) << torch.err;
+    Proc ours = remat(base + "expandable_segments=1,max_split_size=64MiB");
+    ASSERT_EQ(ours.rc, 0) << ours.err;
+    Proc plain = remat(base + "max_split_size=64MiB");
+    cJSON *a = cJSON_Parse(torch.out.c_str()), *b = cJSON_Parse(ours.out.c_str()), *c = cJSON_Parse(plain.out.c_str());
+    ASSERT_TRUE(a && b && c) << torch.out << ours.out << plain.out;
+    EXPECT_EQ(num(a, "peak_reserved_bytes"), num(b, "peak_reserved_bytes"));
+    EXPECT_NE(num(a, "peak_reserved_bytes"), num(c, "peak_reserved_bytes")); // expandable segments were applied
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+    cJSON_Delete(c);
+    EXPECT_EQ(torch.err, "remat simulate: note: --allocator-config: garbage_collection_threshold, "
+                         "roundup_power2_divisions accepted but not modelled (the caching allocator model predicts as "
+                         "if they were unset)\n");
+    EXPECT_EQ(ours.err, "");
+    Proc bad = remat(base + "expandable:True");
+    EXPECT_EQ(bad.rc, 2);
+    EXPECT_TRUE(has(bad.err, "expandable: expected a PYTORCH_CUDA_ALLOC_CONF option")) << bad.err;
+}
+
 }  // namespace

@@ -185,6 +185,18 @@ int cli_plan_question_check(const char *cmd, const remat_plan *p, const remat_mo
     return warned;
 }
 
+void cli_alloc_config_note(const char *cmd, const char *text) {
+    if (!text) return;
+    char notes[512];
+    remat_caching_config c;
+    remat_error e = {0};
+    if (remat_caching_config_parse_notes(text, &c, notes, sizeof notes, &e) != REMAT_OK || !notes[0]) return;
+    fprintf(stderr,
+            "remat %s: note: --allocator-config: %s accepted but not modelled (the caching allocator model "
+            "predicts as if they were unset)\n",
+            cmd, notes);
+}
+
 void cli_next(FILE *f, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

@@ -101,6 +101,13 @@ void cli_chosen_for(char *buf, size_t len, const char *by, const remat_model *m,
  * N=2, T=10". Returns 1 when it warned. */
 int cli_plan_question_check(const char *cmd, const remat_plan *p, const remat_model *m, const remat_budget *b);
 
+/* With --allocator-config text that names PyTorch options the caching model does not
+ * model (remat_caching_config_parse_notes), one line on stderr naming them:
+ * "remat <cmd>: note: --allocator-config: garbage_collection_threshold,
+ * roundup_power2_divisions are accepted but not modelled ...". Nothing for NULL text
+ * or text that does not parse (the command reports that itself). */
+void cli_alloc_config_note(const char *cmd, const char *text);
+
 /* "next: <text>" on stdout (the obvious next step of a command). */
 void cli_next(FILE *f, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -216,6 +216,7 @@ static int run_main(int argc, char **argv, const remat_tools_world *wd) {
     };
     int rc = cli_parse(argc, argv, USAGE, opts, &help);
     if (rc != 0 || help) return rc;
+    cli_alloc_config_note("run", alloc_cfg);
     const int lead = wd->rank == 0; /* rank 0 alone prints and writes */
     int sharded = blocks != 1 || wd->size > 1;
     if (!model_path) return cli_missing("run", "--model", "a model file, e.g. data/models/mlp-lif.json");

@@ -394,6 +394,7 @@ int remat_cmd_search(int argc, char **argv) {
                 ranks < 0 || ranks > 4096 ? "ranks" : "reduce-blocks", ranks < 0 || ranks > 4096 ? ranks : blocks);
         return 2;
     }
+    cli_alloc_config_note("search", alloc_cfg);
     if (!trace_path) return cli_missing("search", "--trace", "a baseline trace recorded by remat run --trace");
     const cli_file ins[] = {{"--trace", trace_path}};
     const cli_file outs[] = {{"--out", out}, {"--pareto", pareto}};

@@ -440,6 +440,7 @@ int remat_cmd_simulate(int argc, char **argv) {
         fprintf(stderr, "remat simulate: --ranks: not with --sweep yet (expected one of them)\n");
         return 2;
     }
+    cli_alloc_config_note("simulate", alloc_cfg);
     if (!trace_path) return cli_missing("simulate", "--trace", "a baseline trace recorded by remat run --trace");
     const cli_file ins[] = {{"--trace", trace_path}, {"--plan", plan_path}};
     const cli_file outs[] = {{"--out", out_path}};

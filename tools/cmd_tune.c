@@ -118,6 +118,7 @@ int remat_cmd_tune(int argc, char **argv) {
     };
     int rc = cli_parse(argc, argv, USAGE, opts, &help);
     if (rc != 0 || help) return rc;
+    cli_alloc_config_note("tune", alloc_cfg);
     if (!trace_path) return cli_missing("tune", "--trace", "a baseline trace recorded by remat run --trace");
     const cli_file ins[] = {{"--trace", trace_path}};
     const cli_file outs[] = {{"--out", out}};

@@ -69,6 +69,16 @@ remat_caching_config remat_caching_config_default(void);
  * (e.g. max_split_size >= large_segment, as PyTorch requires); on REMAT_ERR_INPUT
  * *cfg is unchanged. */
 remat_status remat_caching_config_parse(const char *text, remat_caching_config *cfg, remat_error *err);
+/* The same, also reading PyTorch's own syntax as PYTORCH_CUDA_ALLOC_CONF is written
+ * ("expandable_segments:True,max_split_size_mb:64,garbage_collection_threshold:0.8,
+ * roundup_power2_divisions:4"; both syntaxes may mix): expandable_segments and
+ * max_split_size_mb set what the model models; the options it does not model
+ * (garbage_collection_threshold, roundup_power2_divisions, max_non_split_rounding_mb,
+ * backend other than native, the pinned-memory ones) are accepted and their names
+ * written, comma-separated, into notes (may be NULL; "" when none). Unknown names:
+ * REMAT_ERR_INPUT. */
+remat_status remat_caching_config_parse_notes(const char *text, remat_caching_config *cfg, char *notes,
+                                              size_t notes_len, remat_error *err);
 /* The text form of cfg that remat_caching_config_parse reads back (every field,
  * sizes in bytes), e.g. for a trace's allocator_config attribute. Writes at most n
  * bytes including the NUL; returns the length it needed (snprintf style). */

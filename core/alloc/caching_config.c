@@ -78,13 +78,82 @@ static remat_status check_config(const remat_caching_config *c, remat_error *err
     return REMAT_OK;
 }
 
+/* PyTorch's PYTORCH_CUDA_ALLOC_CONF options (c10/cuda/CUDAAllocatorConfig.cpp) that the
+ * caching model does not model; a value other than the default is named in the notes. */
+static const char *const torch_unmodelled[] = {
+    "garbage_collection_threshold", "roundup_power2_divisions", "max_non_split_rounding_mb", "backend",
+    "release_lock_on_cudamalloc", "pinned_use_cuda_host_register", "pinned_num_register_threads",
+    "pinned_use_background_threads", "pinned_reserve_segment_size_mb", NULL};
+
+static void note_add(char *notes, size_t len, const char *name) {
+    if (!notes || !len) return;
+    size_t u = strlen(notes);
+    if (strstr(notes, name)) return;
+    snprintf(notes + u, len - u, "%s%s", u ? ", " : "", name);
+}
+
+static int ieq(const char *a, const char *b) {
+    for (; *a && *b; a++, b++)
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return 0;
+    return *a == *b;
+}
+
+/* One PYTORCH_CUDA_ALLOC_CONF item "name:value" (value may hold ':' and ',' inside []). */
+static remat_status torch_item(char *name, char *value, remat_caching_config *c, char *notes, size_t notes_len,
+                               remat_error *err) {
+    if (!strcmp(name, "expandable_segments")) {
+        if (ieq(value, "true") || !strcmp(value, "1")) c->expandable_segments = 1;
+        else if (ieq(value, "false") || !strcmp(value, "0")) c->expandable_segments = 0;
+        else
+            return remat_error_set(err, REMAT_ERR_INPUT, "allocator config: expandable_segments: expected True or False, got '%s'",
+                                   value);
+        return REMAT_OK;
+    }
+    if (!strcmp(name, "max_split_size_mb")) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(value, &end, 10);
+        if (errno || end == value || *end || v < 0 || v > INT64_MAX / MIB)
+            return remat_error_set(err, REMAT_ERR_INPUT, "allocator config: max_split_size_mb: expected a count of MiB, got '%s'",
+                                   value);
+        c->max_split_size = (int64_t)v * MIB;
+        return REMAT_OK;
+    }
+    for (int i = 0; torch_unmodelled[i]; i++)
+        if (!strcmp(name, torch_unmodelled[i])) {
+            if (!(!strcmp(name, "backend") && !strcmp(value, "native"))) note_add(notes, notes_len, name);
+            return REMAT_OK;
+        }
+    return remat_error_set(err, REMAT_ERR_INPUT,
+                           "allocator config: %s: expected a PYTORCH_CUDA_ALLOC_CONF option (expandable_segments, "
+                           "max_split_size_mb, garbage_collection_threshold, roundup_power2_divisions, ...) or one of "
+                           "remat's name=value settings",
+                           name);
+}
+
 remat_status remat_caching_config_parse(const char *text, remat_caching_config *cfg, remat_error *err) {
+    return remat_caching_config_parse_notes(text, cfg, NULL, 0, err);
+}
+
+remat_status remat_caching_config_parse_notes(const char *text, remat_caching_config *cfg, char *notes,
+                                              size_t notes_len, remat_error *err) {
     remat_caching_config c = remat_caching_config_default();
+    if (notes && notes_len) notes[0] = '\0';
     if (!text) text = "";
     const char *p = text;
     char item[128];
     while (*p) {
-        const char *comma = strchr(p, ',');
+        /* items end at a ',' outside brackets (roundup_power2_divisions:[256:1,512:2]) */
+        const char *comma = NULL;
+        int depth = 0;
+        for (const char *q = p; *q; q++) {
+            if (*q == '[') depth++;
+            else if (*q == ']' && depth > 0) depth--;
+            else if (*q == ',' && depth == 0) {
+                comma = q;
+                break;
+            }
+        }
         size_t len = comma ? (size_t)(comma - p) : strlen(p);
         /* trim */
         const char *a = p, *b = p + len;
@@ -97,7 +166,20 @@ remat_status remat_caching_config_parse(const char *text, remat_caching_config *
         memcpy(item, a, (size_t)(b - a));
         item[b - a] = 0;
         char *eq = strchr(item, '=');
-        if (!eq) return remat_error_set(err, REMAT_ERR_INPUT, "allocator config: '%s': expected name=value", item);
+        char *colon = strchr(item, ':');
+        if (colon && (!eq || colon < eq)) { /* PyTorch's syntax, as PYTORCH_CUDA_ALLOC_CONF is written */
+            *colon = 0;
+            char *name = item, *value = colon + 1;
+            size_t nl = strlen(name);
+            while (nl && isspace((unsigned char)name[nl - 1])) name[--nl] = 0;
+            while (isspace((unsigned char)*value)) value++;
+            remat_status st = torch_item(name, value, &c, notes, notes_len, err);
+            if (st != REMAT_OK) return st;
+            continue;
+        }
+        if (!eq)
+            return remat_error_set(err, REMAT_ERR_INPUT,
+                                   "allocator config: '%s': expected name=value (or PyTorch's name:value)", item);
         *eq = 0;
         char *name = item, *value = eq + 1;
         size_t nl = strlen(name);
@@ -115,8 +197,8 @@ remat_status remat_caching_config_parse(const char *text, remat_caching_config *
         char *dst = (char *)&c + fields[f].off;
         if (fields[f].kind == F_FLAG) {
             int v;
-            if (strcmp(value, "1") == 0 || strcmp(value, "true") == 0) v = 1;
-            else if (strcmp(value, "0") == 0 || strcmp(value, "false") == 0) v = 0;
+            if (strcmp(value, "1") == 0 || ieq(value, "true")) v = 1;
+            else if (strcmp(value, "0") == 0 || ieq(value, "false")) v = 0;
             else
                 return remat_error_set(err, REMAT_ERR_INPUT, "allocator config: %s: expected 0, 1, true or false, got '%s'",
                                        name, value);
