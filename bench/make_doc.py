@@ -1058,6 +1058,49 @@ def sec_exp11(d):
     return "\n\n".join(parts)
 
 
+def sec_exp12(d):
+    if not d:
+        return None
+    rows, refused = [], []
+    for r in d["rows"]:
+        if r.get("measured") is not None:
+            rows.append([r["model"], "`%s`" % r["plan"], "{:,}".format(r["predicted"]), "{:,}".format(r["measured"]),
+                         "%+d B (%+.3f %%)" % (r["predicted"] - r["measured"], 100 * r["error"]),
+                         "{:,}".format(r["plain"])])
+        else:
+            refused.append("`%s` (%s): %s" % (r["plan"], r["model"], r["refused"].replace("not measured: ", "")))
+    times = {}
+    for r in d["rows"]:
+        t = times.setdefault(r["model"], {"record": r["record_s"], "predict": []})
+        t["predict"].append(r["predict_s"])
+    trows = [[m, "%.2f s" % t["record"], rng(C.stats(t["predict"]), fmt="%.3f", unit=" s")] for m, t in times.items()]
+    errs = [abs(r["error"]) for r in d["rows"] if r.get("error") is not None]
+    nz = [r for r in d["rows"] if r.get("error")]
+    verdict = ("All %d measured plans were predicted exactly (0 B off)." % len(errs) if errs and not nz else
+               "%d of %d measured plans off; the largest |error| is %.3f %%." %
+               (len(nz), len(errs), 100 * max(errs)) if errs else "No plan measured.")
+    return "\n\n".join([
+        "## 12. A recorded PyTorch step: predicted against measured peak",
+        "The user's own PyTorch training step, not remat's executor (`docs/pytorch-record.md`): SpikingJelly "
+        "networks in multi-step mode at small inputs on the CPU (dense: Linear-LIF x2, Linear-IF, T=8, N=4; conv: "
+        "Conv-BN-LIF, pool, Conv-BN-IF, Linear-LIF, T=4, N=2, 2x8x8; vgg: a spiking VGG from `layer.*` and "
+        "`LIFNode`, T=4, N=2, 2x16x16; sew18: SpikingJelly's `sew_resnet18` (IFNode, ADD), T=2, N=1, 3x32x32), "
+        "SGD with momentum. The plain step is recorded once (`remat_torch.record`, two steps, the second "
+        "predicted); each plan is predicted from that recording (`remat simulate --trace plain.h5 --plan P`) and "
+        "measured by recording the step run under the plan (each checkpointed unit through "
+        "`torch.utils.checkpoint(use_reentrant=False, preserve_rng_state=False)`, its neurons reset before each "
+        "run). Bytes are the peak of live tensor storage bytes of the second step (the profiler's allocator "
+        "events: requested bytes), parameters, gradients and momentum included. " + verdict,
+        provenance(d, " (PyTorch %s)" % d.get("torch", "?")),
+        table(["model", "plan", "predicted (B)", "measured (B)", "error", "plain step (B)"], rows),
+        ("Predicted, not measured (the comparison's executor cannot run them): " + "; ".join(refused) + "."
+         if refused else ""),
+        "Time to record the plain step (two steps plus the probe forward, under the profiler) and to predict one "
+        "plan (`remat simulate`, wall time of the command, median and range):",
+        table(["model", "record", "predict"], trows),
+        commands(d)])
+
+
 def main():
     meta_path = os.path.join(C.RESULTS, "run-all.json")
     if "--total-seconds" in sys.argv:  # called by bench/run-all: remember the run
@@ -1095,9 +1138,10 @@ def main():
     d7, d8, d4c, d9, d10 = (load("exp7_conv_models"), load("exp8_conv_speed"), load("exp4_pytorch_conv"),
                             load("exp9_precision"), load("exp10_memory_held"))
     d11 = load("exp11_simd_threads")
+    d12 = load("exp12_torch_record")
     secs = [sec_exp1(d1), sec_exp2(d2, d1), sec_exp3(d3, d4), sec_exp4(d4), sec_exp5(d5), sec_exp6(d6), sec_exp7(d7),
-            sec_exp4_conv(d4c), sec_exp8(d8), sec_exp9(d9), sec_exp10(d10), sec_gemm(d0), sec_exp11(d11)]
-    missing = [n for n, s in zip(["1", "2", "3", "4", "5", "6", "7", "7b", "8", "9", "10", "0", "11"], secs)
+            sec_exp4_conv(d4c), sec_exp8(d8), sec_exp9(d9), sec_exp10(d10), sec_gemm(d0), sec_exp11(d11), sec_exp12(d12)]
+    missing = [n for n, s in zip(["1", "2", "3", "4", "5", "6", "7", "7b", "8", "9", "10", "0", "11", "12"], secs)
                if s is None]
     if missing:
         head.append("Sections without results yet: %s." % ", ".join(missing))

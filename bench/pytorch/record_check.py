@@ -97,8 +97,9 @@ def parse_plan(model: dict, text: str):
                 splits.append(o[6:])
         i = blocks.index(b)
         covered = blocks[i:i + span]
-        if span == 1 and not splits and b in dict(model.get("_modules", {})):
-            units.append([b])
+        mods = model.get("_modules", {})
+        if not splits:  # a block that is a module runs as that module (a residual block's add inside)
+            units.append([n for c in covered for n in ([c] if c in mods else layers[c])])
             continue
         seq = [l for c in covered for l in layers[c]]
         cuts = [0] + [seq.index(s) for s in splits] + [len(seq)]

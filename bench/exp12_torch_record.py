@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""exp12_torch_record.py - remat's prediction of a user's recorded PyTorch step against the
+step measured under each plan (docs/pytorch-record.md).
+
+  python3 bench/exp12_torch_record.py [--quick]
+
+Runs bench/pytorch/record_check.py's check on SpikingJelly networks at small inputs on the
+CPU (dense, conv, a spiking VGG, SEW-ResNet-18; --quick: dense and conv): the plain step
+recorded once with remat_torch.record, each plan of a sample predicted by `remat simulate
+--trace plain.h5 --plan P`, and measured by recording the step run under the plan.
+Needs SpikingJelly at ../shared/third_party/spikingjelly (skipped, saying so, without it).
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True
+import common as C  # noqa: E402
+
+SJ = os.path.join(C.ROOT, "..", "shared", "third_party", "spikingjelly")
+
+
+def main():
+    quick = C.arg_quick()
+    if not os.path.isdir(os.path.join(SJ, "spikingjelly")):
+        print("exp12: skipped: SpikingJelly not found at %s" % os.path.normpath(SJ))
+        return 0
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    sys.path[:0] = [os.path.join(C.ROOT, "python"), os.path.join(C.ROOT, "bench", "pytorch"), SJ]
+    import torch
+    import record_check
+    torch.set_num_threads(1)
+    work = os.path.join(C.WORK, "exp12")
+    os.makedirs(work, exist_ok=True)
+    models = ["dense", "conv"] if quick else ["dense", "conv", "vgg", "sew18"]
+    rows = []
+    for m in models:
+        rows += record_check.check_model(m, C.remat_bin(), work)
+    for r in rows:
+        r.setdefault("measured", None)
+        r.setdefault("error", None)
+        r.setdefault("refused", "")
+    errs = [abs(r["error"]) for r in rows if r["error"] is not None]
+    C.save("exp12_torch_record", {"command": "python3 bench/exp12_torch_record.py" + (" --quick" if quick else ""),
+                                  "torch": torch.__version__, "rows": rows, "input_grad": None,
+                                  "largest_error": max(errs) if errs else None,
+                                  "commands": ["remat simulate --trace %s-plain.h5 --plan '%s' --json" %
+                                               (r["model"], r["plan"]) for r in rows]},
+           rows, ["model", "plan", "predicted", "measured", "error", "plain", "record_s", "predict_s", "refused"])
+    print("exp12: %d plans measured, largest |error| %.4f %%" % (len(errs), 100 * max(errs) if errs else 0))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
