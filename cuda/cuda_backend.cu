@@ -191,7 +191,7 @@ static double op_now(void *ctx) {
  * the entry), then the non-list entries. */
 enum {
 #define PROF_ENUM(ret, name, params, args) PROF_##name,
-    REMAT_BACKEND_KERNELS(PROF_ENUM)
+    REMAT_BACKEND_BASE_KERNELS(PROF_ENUM)
 #undef PROF_ENUM
     PROF_COUNT_NONZERO, PROF_COMPRESS, PROF_DECOMPRESS, PROF_ZERO_COPY,
     PROF_N
@@ -200,7 +200,7 @@ static_assert(PROF_N <= REMAT_CUDA_PROF_MAX, "REMAT_CUDA_PROF_MAX too small for 
 
 static const char *const prof_names[PROF_N] = {
 #define PROF_NAME(ret, name, params, args) #name,
-    REMAT_BACKEND_KERNELS(PROF_NAME)
+    REMAT_BACKEND_BASE_KERNELS(PROF_NAME)
 #undef PROF_NAME
     "count_nonzero", "compress", "decompress", "zero_copy",
 };
@@ -277,14 +277,14 @@ static auto timed_call(remat_cuda_ctx *c, int op, F f) -> decltype(f()) {
     return f();
 }
 
-/* One timed entry per REMAT_BACKEND_KERNELS item (fp32 and bf16 twins alike): it
+/* One timed entry per REMAT_BACKEND_BASE_KERNELS item (fp32 and bf16 twins alike): it
  * forwards to remat_cuda_<name> (cuda_internal.cuh), which has the same arguments. */
 #define OP_ENTRY(ret, name, params, args)                                                   \
     static ret op_##name(void *ctx, REMAT_UNPAREN params) {                                 \
         remat_cuda_ctx *c = (remat_cuda_ctx *)ctx;                                          \
         return timed_call(c, PROF_##name, [&]() { return remat_cuda_##name(c, REMAT_UNPAREN args); }); \
     }
-REMAT_BACKEND_KERNELS(OP_ENTRY)
+REMAT_BACKEND_BASE_KERNELS(OP_ENTRY)
 #undef OP_ENTRY
 
 static int64_t op_count_nonzero(void *ctx, const void *x, remat_encoding enc, int64_t n) {
@@ -354,7 +354,7 @@ static remat_backend_ops make_cuda_ops() {
     o.now = op_now;
     o.destroy = op_destroy;
 #define OP_TABLE_ENTRY(ret, name, params, args) o.name = op_##name;
-    REMAT_BACKEND_KERNELS(OP_TABLE_ENTRY)
+    REMAT_BACKEND_BASE_KERNELS(OP_TABLE_ENTRY)
 #undef OP_TABLE_ENTRY
     o.count_nonzero = op_count_nonzero;
     o.compress = op_compress;

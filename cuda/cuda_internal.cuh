@@ -115,7 +115,7 @@ remat_status remat_cuda_decompress(remat_cuda_ctx *c, remat_compressor comp, voi
  * has the arguments of remat_ref_<name> (ref_kernels.h) with the context first; a twin
  * runs the same kernels as its float entry, instantiated for uint16_t activations. ---- */
 #define REMAT_CUDA_DECLARE(ret, name, params, args) ret remat_cuda_##name(remat_cuda_ctx *c, REMAT_UNPAREN params);
-REMAT_BACKEND_KERNELS(REMAT_CUDA_DECLARE)
+REMAT_BACKEND_BASE_KERNELS(REMAT_CUDA_DECLARE)
 #undef REMAT_CUDA_DECLARE
 
 #endif

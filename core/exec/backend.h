@@ -127,7 +127,9 @@ extern "C" {
        const float *rstd, const double *sdy, const double *sdyx, int64_t n, int64_t rows, int64_t C, int64_t hw),   \
       (dinp, dweight, dbias, dout, inp, weight, mean, rstd, sdy, sdyx, n, rows, C, hw))
 
-#define REMAT_BACKEND_KERNELS(X)                                                                                     \
+/* Every backend with data has these (the CUDA backend's table is generated from this
+ * list); REMAT_BACKEND_KERNELS adds the data-parallel pieces, which may be NULL. */
+#define REMAT_BACKEND_BASE_KERNELS(X)                                                                                \
     REMAT_ACTIVATION_KERNELS(X, float, )                                                                             \
     X(void, dropout_mask, (float *mask, uint64_t seed, uint64_t iter, int layer, float p, int64_t nf),              \
       (mask, seed, iter, layer, p, nf))                                                                             \
@@ -141,9 +143,12 @@ extern "C" {
     X(void, fill_labels, (int32_t *labels, int64_t n, int64_t classes, uint64_t seed, uint64_t key),                \
       (labels, n, classes, seed, key))                                                                              \
     X(void, bf16_from_f32, (uint16_t *dst, const float *src, int64_t n), (dst, src, n))                            \
-    REMAT_SHARD_KERNELS(X, float, )                                                                                  \
-    REMAT_SHARD_KERNELS(X, uint16_t, _bf16)                                                                          \
     REMAT_BACKEND_KERNELS_BF16(X)
+
+#define REMAT_BACKEND_KERNELS(X)                                                                                     \
+    REMAT_BACKEND_BASE_KERNELS(X)                                                                                    \
+    REMAT_SHARD_KERNELS(X, float, )                                                                                  \
+    REMAT_SHARD_KERNELS(X, uint16_t, _bf16)
 
 #define REMAT_BACKEND_KERNELS_BF16(X) REMAT_ACTIVATION_KERNELS(X, uint16_t, _bf16)
 
