@@ -15,10 +15,10 @@ echo "== data-parallel steps under mpirun (--config=mpi, oversubscribed, as root
 bazel build --config=mpi //tools:remat && bash tests/mpi_test.sh bazel-bin/tools/remat || status=1
 echo "== bazel test //... under ASan + UBSan"
 bazel test --config=asan --test_summary=terse //... || status=1
-python3 tools/count_tests.py bazel-testlogs || status=1
+python3 tools/count_tests.py bazel-asan-testlogs || status=1   # the asan config's own folder (.bazelrc)
 echo "== fuzzers (libFuzzer + ASan + UBSan), 15 s each; the seed is printed for replay"
 sh fuzz/run.sh 15 || status=1
 if [ "$status" -eq 0 ]; then echo "all test targets and fuzzers passed"; else echo "some test targets or fuzzers FAILED"; fi
 # the closing line: the GoogleTest cases of the sanitizer run (the same cases as the first run)
-python3 tools/count_tests.py bazel-testlogs
+python3 tools/count_tests.py bazel-asan-testlogs
 exit $status

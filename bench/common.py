@@ -43,6 +43,36 @@ def bazel_bin():
     return _BAZEL_BIN
 
 
+SANITIZER_MARKS = (b"__asan_init", b"__ubsan_handle_", b"__tsan_init", b"__msan_init")
+
+
+def refuse_sanitizer(path):
+    """Exits when path is a sanitizer build (AddressSanitizer, UBSan, ...): timing one
+    measures the sanitizer, about 3x slower than the optimised build.
+
+    >>> refuse_sanitizer(remat_bin())   # returns path when it is an optimised build
+    """
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        sys.exit("bench: %s: %s" % (path, e.strerror))
+    for mark in SANITIZER_MARKS:
+        if mark in data:
+            sys.exit("bench: %s: a sanitizer build (it holds %s): benchmarks time the optimised build only; "
+                     "build it with `%s build //tools:remat //bench:...` (no --config=asan), or set REMAT_BIN"
+                     % (path, mark.decode(), " ".join(bazel_cmd())))
+    return path
+
+
+def bench_bin(target):
+    """bazel-bin/bench/<target>, refused when missing or a sanitizer build."""
+    path = os.path.join(bazel_bin(), "bench", target)
+    if not os.access(path, os.X_OK):
+        sys.exit("bench: %s: not built (run: %s build //bench:%s)" % (path, " ".join(bazel_cmd()), target))
+    return refuse_sanitizer(path)
+
+
 def remat_bin():
     global _BIN
     if _BIN:
@@ -53,6 +83,7 @@ def remat_bin():
         _BIN = os.path.join(bazel_bin(), "tools", "remat")
     if not os.access(_BIN, os.X_OK):
         sys.exit("bench: %s: not built (run: %s build //tools:remat)" % (_BIN, " ".join(bazel_cmd())))
+    refuse_sanitizer(_BIN)
     return _BIN
 
 

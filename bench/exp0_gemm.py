@@ -24,7 +24,7 @@ def main():
     reps = C.arg_int("--reps", 3)
     shapes = sys.argv[sys.argv.index("--shapes") + 1] if "--shapes" in sys.argv else "all"
     C.run(C.bazel_cmd() + ["build", "//bench:gemm_bench"], timeout=1800)
-    binp = os.path.join(C.bazel_bin(), "bench", "gemm_bench")
+    binp = C.bench_bin("gemm_bench")
     args = [str(reps), "--paths", "all", "--shapes", shapes]
     rc, out, err, wall = C.run([binp] + args, timeout=3600)
     rows, openblas, ours = [], "?", "?"

@@ -37,7 +37,7 @@ def loadavg():
 
 
 def elementwise(reps):
-    exe = os.path.join(C.bazel_bin(), "bench", "elementwise_bench")
+    exe = C.bench_bin("elementwise_bench")
     _, out, _, _ = C.run([exe, str(reps)], timeout=1800)
     print(out, end="")
     lines = out.splitlines()
@@ -60,7 +60,7 @@ def elementwise(reps):
 
 
 def gemm(reps):
-    exe = os.path.join(C.bazel_bin(), "bench", "gemm_bench")
+    exe = C.bench_bin("gemm_bench")
     rows, core, ours, cmds = [], "?", "?", []
     for shapes in ("8192x512x512", "conv"):
         args = [str(reps), "--shapes", shapes]

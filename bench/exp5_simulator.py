@@ -30,7 +30,7 @@ def bench_binary(target, args, commands):
             return {"target": target, "status": "not declared in bench/BUILD"}
     try:
         C.run(C.bazel_cmd() + ["build", "//bench:" + target], timeout=1800)
-        binp = os.path.join(C.bazel_bin(), "bench", target)
+        binp = C.bench_bin(target)
         cmd = [binp] + args
         rc, out, err, wall = C.run(cmd, timeout=1200)
     except (RuntimeError, OSError) as e:

@@ -21,7 +21,7 @@ import common as C  # noqa: E402
 
 def main():
     quick = C.arg_quick()
-    exe = os.path.join(C.bazel_bin(), "bench", "conv_bench")
+    exe = C.bench_bin("conv_bench")
     if not os.access(exe, os.X_OK):
         sys.exit("exp8: %s not built (bazel build //bench:conv_bench)" % exe)
     env = dict(os.environ)

@@ -187,6 +187,9 @@ def main():
     ap.add_argument("--out", default="")
     ap.add_argument("--reuse", action="store_true", help="reuse WORK/synthetic.pickle when it is there")
     a = ap.parse_args()
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import common  # the one sanitizer check of bench/
+    common.refuse_sanitizer(a.remat)
     os.makedirs(a.work, exist_ok=True)
     with open(a.snapshot, "rb") as f:
         snap = PlainUnpickler(f).load()
