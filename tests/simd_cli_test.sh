@@ -4,7 +4,8 @@
 # `remat --version` names the path in use; REMAT_SIMD forces one (a bad value, or a path
 # this CPU lacks, exits 2 with one line); and every path this CPU has gives gradient
 # dumps bit-identical to the scalar path's (remat verify --dump A --dump B), for the
-# tiny models (linear and convolutional), on 1 and 2 threads.
+# tiny models (linear and convolutional), on 1 and 2 threads, and 2 threads give 1
+# thread's dumps.
 set -u
 remat="$1"
 cd "${TEST_SRCDIR:-.}/${TEST_WORKSPACE:-remat}" 2>/dev/null || true
@@ -56,6 +57,12 @@ for m in tiny-3block-if tiny-mlp-lif tiny-resnet-bn tiny-vgg-dvs tiny-sew-resnet
       fi
     done
   done
+  # and the thread count changes no bit either (GEMMs, neurons, batch norm, add, dropout)
+  if "$remat" verify --dump "$tmp/$m-scalar-1.h5" --dump "$tmp/$m-scalar-2.h5" > "$tmp/v.txt"; then
+    passes=$((passes+1))
+  else
+    fail "$m: 2 threads' dump differs from 1 thread's: $(tail -1 "$tmp/v.txt")"
+  fi
 done
 
 rm -rf "$tmp"

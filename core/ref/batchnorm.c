@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/ref/act.h"
+#include "core/ref/parallel.h"
 
 /* Channels per block (double accumulators on the stack). */
 #define BN_BLOCK 1024
@@ -23,9 +24,10 @@
  * positions (r, p) in ascending order. */
 REMAT_ACT_INLINE void bn_forward_spatial(void *out, float *mean, float *rstd, float *running_mean,
                                           float *running_var, const void *inp, const float *weight, const float *bias,
-                                          int64_t rows, int64_t C, int64_t hw, const int b16) {
+                                          int64_t rows, int64_t C, int64_t hw, const int b16, int64_t c_lo,
+                                          int64_t c_hi) {
     const int64_t n = rows * hw;
-    for (int64_t c = 0; c < C; c++) {
+    for (int64_t c = c_lo; c < c_hi; c++) {
         double sum = 0.0, sq = 0.0;
         for (int64_t r = 0; r < rows; r++) {
             const void *x = act_cat(inp, (r * C + c) * hw, b16);
@@ -59,9 +61,10 @@ REMAT_ACT_INLINE void bn_forward_spatial(void *out, float *mean, float *rstd, fl
 
 REMAT_ACT_INLINE void bn_backward_spatial(void *dinp, float *dweight, float *dbias, const void *dout,
                                            const void *inp, const float *weight, const float *mean, const float *rstd,
-                                           int64_t rows, int64_t C, int64_t hw, const int b16) {
+                                           int64_t rows, int64_t C, int64_t hw, const int b16, int64_t c_lo,
+                                           int64_t c_hi) {
     const int64_t n = rows * hw;
-    for (int64_t c = 0; c < C; c++) {
+    for (int64_t c = c_lo; c < c_hi; c++) {
         const float m = mean[c], rs = rstd[c];
         double sdy = 0.0, sdyx = 0.0;
         for (int64_t r = 0; r < rows; r++) {
@@ -90,13 +93,13 @@ REMAT_ACT_INLINE void bn_backward_spatial(void *dinp, float *dweight, float *dbi
 
 REMAT_ACT_INLINE void batchnorm_forward(void *out, float *mean, float *rstd, float *running_mean, float *running_var,
                                         const void *inp, const float *weight, const float *bias, int64_t rows,
-                                        int64_t C, int64_t hw, const int b16) {
+                                        int64_t C, int64_t hw, const int b16, int64_t c_lo, int64_t c_hi) {
     if (hw > 1) {
-        bn_forward_spatial(out, mean, rstd, running_mean, running_var, inp, weight, bias, rows, C, hw, b16);
+        bn_forward_spatial(out, mean, rstd, running_mean, running_var, inp, weight, bias, rows, C, hw, b16, c_lo, c_hi);
         return;
     }
-    for (int64_t c0 = 0; c0 < C; c0 += BN_BLOCK) {
-        const int64_t nc = C - c0 < BN_BLOCK ? C - c0 : BN_BLOCK;
+    for (int64_t c0 = c_lo; c0 < c_hi; c0 += BN_BLOCK) {
+        const int64_t nc = c_hi - c0 < BN_BLOCK ? c_hi - c0 : BN_BLOCK;
         double sum[BN_BLOCK], sq[BN_BLOCK];
         for (int64_t c = 0; c < nc; c++) sum[c] = 0.0, sq[c] = 0.0;
         for (int64_t r = 0; r < rows; r++) {
@@ -137,13 +140,13 @@ REMAT_ACT_INLINE void batchnorm_forward(void *out, float *mean, float *rstd, flo
 
 REMAT_ACT_INLINE void batchnorm_backward(void *dinp, float *dweight, float *dbias, const void *dout, const void *inp,
                                          const float *weight, const float *mean, const float *rstd, int64_t rows,
-                                         int64_t C, int64_t hw, const int b16) {
+                                         int64_t C, int64_t hw, const int b16, int64_t c_lo, int64_t c_hi) {
     if (hw > 1) {
-        bn_backward_spatial(dinp, dweight, dbias, dout, inp, weight, mean, rstd, rows, C, hw, b16);
+        bn_backward_spatial(dinp, dweight, dbias, dout, inp, weight, mean, rstd, rows, C, hw, b16, c_lo, c_hi);
         return;
     }
-    for (int64_t c0 = 0; c0 < C; c0 += BN_BLOCK) {
-        const int64_t nc = C - c0 < BN_BLOCK ? C - c0 : BN_BLOCK;
+    for (int64_t c0 = c_lo; c0 < c_hi; c0 += BN_BLOCK) {
+        const int64_t nc = c_hi - c0 < BN_BLOCK ? c_hi - c0 : BN_BLOCK;
         double sdy[BN_BLOCK], sdyx[BN_BLOCK];
         const float *restrict m = mean + c0, *restrict rs = rstd + c0;
         for (int64_t c = 0; c < nc; c++) sdy[c] = 0.0, sdyx[c] = 0.0;
@@ -176,28 +179,84 @@ REMAT_ACT_INLINE void batchnorm_backward(void *dinp, float *dweight, float *dbia
     }
 }
 
+/* One call's arguments for its parts on the threads (parallel.h): channels are
+ * independent (each its own statistics, in its own order), so the parts split C. */
+typedef struct bn_call {
+    void *out, *dinp;
+    float *mean, *rstd, *running_mean, *running_var, *dweight, *dbias;
+    const float *cmean, *crstd, *weight, *bias;
+    const void *inp, *dout;
+    int64_t rows, C, hw;
+    int b16;
+} bn_call;
+
+/* Elements (rows * hw per channel) per part at least. */
+#define BN_MIN_PER_THREAD 65536
+
+static void bn_forward_part(void *ctx, int64_t lo, int64_t hi) {
+    const bn_call *c = ctx;
+    if (c->b16)
+        batchnorm_forward(c->out, c->mean, c->rstd, c->running_mean, c->running_var, c->inp, c->weight, c->bias,
+                          c->rows, c->C, c->hw, 1, lo, hi);
+    else
+        batchnorm_forward(c->out, c->mean, c->rstd, c->running_mean, c->running_var, c->inp, c->weight, c->bias,
+                          c->rows, c->C, c->hw, 0, lo, hi);
+}
+
+static void bn_backward_part(void *ctx, int64_t lo, int64_t hi) {
+    const bn_call *c = ctx;
+    if (c->b16)
+        batchnorm_backward(c->dinp, c->dweight, c->dbias, c->dout, c->inp, c->weight, c->cmean, c->crstd, c->rows, c->C,
+                           c->hw, 1, lo, hi);
+    else
+        batchnorm_backward(c->dinp, c->dweight, c->dbias, c->dout, c->inp, c->weight, c->cmean, c->crstd, c->rows, c->C,
+                           c->hw, 0, lo, hi);
+}
+
+/* Channels per part at least, so that a part has BN_MIN_PER_THREAD elements. */
+static int64_t bn_min_channels(int64_t rows, int64_t hw) {
+    const int64_t per = rows * hw > 0 ? rows * hw : 1;
+    return BN_MIN_PER_THREAD / per > 1 ? BN_MIN_PER_THREAD / per : 1;
+}
+
+static void bn_forward_run(bn_call *c) {
+    remat_ref_parallel_for(c->C, c->hw > 1 ? 1 : 16, bn_min_channels(c->rows, c->hw), bn_forward_part, c);
+}
+
+static void bn_backward_run(bn_call *c) {
+    remat_ref_parallel_for(c->C, c->hw > 1 ? 1 : 16, bn_min_channels(c->rows, c->hw), bn_backward_part, c);
+}
+
 void remat_ref_batchnorm_forward(float *out, float *mean, float *rstd, float *running_mean, float *running_var,
                                  const float *inp, const float *weight, const float *bias, int64_t rows, int64_t C,
                                  int64_t hw) {
-    batchnorm_forward(out, mean, rstd, running_mean, running_var, inp, weight, bias, rows, C, hw, 0);
+    bn_call c = {.out = out, .mean = mean, .rstd = rstd, .running_mean = running_mean, .running_var = running_var,
+                 .inp = inp, .weight = weight, .bias = bias, .rows = rows, .C = C, .hw = hw, .b16 = 0};
+    bn_forward_run(&c);
 }
 
 void remat_ref_batchnorm_forward_bf16(uint16_t *out, float *mean, float *rstd, float *running_mean,
                                       float *running_var, const uint16_t *inp, const float *weight, const float *bias,
                                       int64_t rows, int64_t C, int64_t hw) {
-    batchnorm_forward(out, mean, rstd, running_mean, running_var, inp, weight, bias, rows, C, hw, 1);
+    bn_call c = {.out = out, .mean = mean, .rstd = rstd, .running_mean = running_mean, .running_var = running_var,
+                 .inp = inp, .weight = weight, .bias = bias, .rows = rows, .C = C, .hw = hw, .b16 = 1};
+    bn_forward_run(&c);
 }
 
 void remat_ref_batchnorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                                   const float *weight, const float *mean, const float *rstd, int64_t rows,
                                   int64_t C, int64_t hw) {
-    batchnorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, rows, C, hw, 0);
+    bn_call c = {.dinp = dinp, .dweight = dweight, .dbias = dbias, .dout = dout, .inp = inp, .weight = weight,
+                 .cmean = mean, .crstd = rstd, .rows = rows, .C = C, .hw = hw, .b16 = 0};
+    bn_backward_run(&c);
 }
 
 void remat_ref_batchnorm_backward_bf16(uint16_t *dinp, float *dweight, float *dbias, const uint16_t *dout,
                                        const uint16_t *inp, const float *weight, const float *mean, const float *rstd,
                                        int64_t rows, int64_t C, int64_t hw) {
-    batchnorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, rows, C, hw, 1);
+    bn_call c = {.dinp = dinp, .dweight = dweight, .dbias = dbias, .dout = dout, .inp = inp, .weight = weight,
+                 .cmean = mean, .crstd = rstd, .rows = rows, .C = C, .hw = hw, .b16 = 1};
+    bn_backward_run(&c);
 }
 
 /* ---- the data-parallel pieces (docs/determinism.md, "Data parallelism") ----------

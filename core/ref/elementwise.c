@@ -9,6 +9,7 @@
  */
 #include "core/ref/ref_kernels.h"
 #include "core/ref/elem_kernel.h"
+#include "core/ref/parallel.h"
 
 #include <math.h>
 #include <string.h>
@@ -39,10 +40,10 @@ void remat_ref_dropout_mask(float *mask, uint64_t seed, uint64_t iter, int layer
  * (seed, iter, layer) shared by all t_steps steps, drawn one element block at a time. */
 ALWAYS_INLINE void dropout_apply(void *restrict dst, const void *restrict src, const int b16, uint64_t seed,
                                  uint64_t key, float p, float scale, int64_t t_steps, int64_t nf, int64_t c0,
-                                 int accumulate) {
+                                 int accumulate, int64_t lo, int64_t hi) {
     float mask[ELEM_BLOCK];
-    for (int64_t i0 = 0; i0 < nf; i0 += ELEM_BLOCK) {
-        const int64_t i1 = nf - i0 < ELEM_BLOCK ? nf : i0 + ELEM_BLOCK;
+    for (int64_t i0 = lo; i0 < hi; i0 += ELEM_BLOCK) {
+        const int64_t i1 = hi - i0 < ELEM_BLOCK ? hi : i0 + ELEM_BLOCK;
         dropout_mask_range(mask, seed, key, p, scale, i0, i1, c0);
         for (int64_t t = 0; t < t_steps; t++) {
             const int64_t o = t * nf + i0;
@@ -55,18 +56,52 @@ ALWAYS_INLINE void dropout_apply(void *restrict dst, const void *restrict src, c
     }
 }
 
-REMAT_ELEM_CLONES(dropout_apply_f32,
+REMAT_ELEM_CLONES(dropout_apply_f32_part,
                   (float *dst, const float *src, uint64_t seed, uint64_t key, float p, float scale, int64_t t_steps,
-                   int64_t nf, int64_t c0, int accumulate),
-                  (dst, src, seed, key, p, scale, t_steps, nf, c0, accumulate),
-                  accumulate ? dropout_apply(dst, src, 0, seed, key, p, scale, t_steps, nf, c0, 1)
-                             : dropout_apply(dst, src, 0, seed, key, p, scale, t_steps, nf, c0, 0))
-REMAT_ELEM_CLONES(dropout_apply_bf16,
+                   int64_t nf, int64_t c0, int accumulate, int64_t lo, int64_t hi),
+                  (dst, src, seed, key, p, scale, t_steps, nf, c0, accumulate, lo, hi),
+                  accumulate ? dropout_apply(dst, src, 0, seed, key, p, scale, t_steps, nf, c0, 1, lo, hi)
+                             : dropout_apply(dst, src, 0, seed, key, p, scale, t_steps, nf, c0, 0, lo, hi))
+REMAT_ELEM_CLONES(dropout_apply_bf16_part,
                   (uint16_t *dst, const uint16_t *src, uint64_t seed, uint64_t key, float p, float scale,
-                   int64_t t_steps, int64_t nf, int64_t c0, int accumulate),
-                  (dst, src, seed, key, p, scale, t_steps, nf, c0, accumulate),
-                  accumulate ? dropout_apply(dst, src, 1, seed, key, p, scale, t_steps, nf, c0, 1)
-                             : dropout_apply(dst, src, 1, seed, key, p, scale, t_steps, nf, c0, 0))
+                   int64_t t_steps, int64_t nf, int64_t c0, int accumulate, int64_t lo, int64_t hi),
+                  (dst, src, seed, key, p, scale, t_steps, nf, c0, accumulate, lo, hi),
+                  accumulate ? dropout_apply(dst, src, 1, seed, key, p, scale, t_steps, nf, c0, 1, lo, hi)
+                             : dropout_apply(dst, src, 1, seed, key, p, scale, t_steps, nf, c0, 0, lo, hi))
+
+/* One call's arguments for its parts on the threads (parallel.h): the elements of the
+ * mask (and their t_steps rows) are independent, so the parts split nf. */
+typedef struct dropout_call {
+    void *dst;
+    const void *src;
+    uint64_t seed, key;
+    float p, scale;
+    int64_t t_steps, nf, c0;
+    int accumulate, b16;
+} dropout_call;
+
+/* Elements per part at least (add: of n; dropout: of nf, each t_steps rows). */
+#define ELEM_MIN_PER_THREAD 32768
+
+static void dropout_part(void *ctx, int64_t lo, int64_t hi) {
+    const dropout_call *c = ctx;
+    if (c->b16)
+        dropout_apply_bf16_part(c->dst, c->src, c->seed, c->key, c->p, c->scale, c->t_steps, c->nf, c->c0,
+                                c->accumulate, lo, hi);
+    else
+        dropout_apply_f32_part(c->dst, c->src, c->seed, c->key, c->p, c->scale, c->t_steps, c->nf, c->c0,
+                               c->accumulate, lo, hi);
+}
+
+static void dropout_run(void *dst, const void *src, int b16, uint64_t seed, uint64_t key, float p, float scale,
+                        int64_t t_steps, int64_t nf, int64_t c0, int accumulate) {
+    const dropout_call c = {dst, src, seed, key, p, scale, t_steps, nf, c0, accumulate, b16};
+    remat_ref_parallel_for(nf, 64, ELEM_MIN_PER_THREAD, dropout_part, (void *)&c);
+}
+#define dropout_apply_f32(dst, src, seed, key, p, scale, t, nf, c0, acc) \
+    dropout_run(dst, src, 0, seed, key, p, scale, t, nf, c0, acc)
+#define dropout_apply_bf16(dst, src, seed, key, p, scale, t, nf, c0, acc) \
+    dropout_run(dst, src, 1, seed, key, p, scale, t, nf, c0, acc)
 
 void remat_ref_dropout_forward(float *out, const float *inp, uint64_t seed, uint64_t iter, int layer, float p,
                                int64_t t_steps, int64_t nf) {
@@ -123,12 +158,39 @@ ALWAYS_INLINE void add_body(void *dst, const void *a, const void *restrict b, co
         act_st(dst, i, accumulate ? act_ld(dst, i, b16) + act_ld(a, i, b16) : act_ld(a, i, b16) + act_ld(b, i, b16), b16);
 }
 
-REMAT_ELEM_CLONES(add_f32, (float *dst, const float *a, const float *b, int64_t n, int accumulate),
+REMAT_ELEM_CLONES(add_f32_part, (float *dst, const float *a, const float *b, int64_t n, int accumulate),
                   (dst, a, b, n, accumulate),
                   accumulate ? add_body(dst, a, NULL, 0, n, 1) : add_body(dst, a, b, 0, n, 0))
-REMAT_ELEM_CLONES(add_bf16, (uint16_t *dst, const uint16_t *a, const uint16_t *b, int64_t n, int accumulate),
+REMAT_ELEM_CLONES(add_bf16_part, (uint16_t *dst, const uint16_t *a, const uint16_t *b, int64_t n, int accumulate),
                   (dst, a, b, n, accumulate),
                   accumulate ? add_body(dst, a, NULL, 1, n, 1) : add_body(dst, a, b, 1, n, 0))
+
+typedef struct add_call {
+    void *dst;
+    const void *a, *b;
+    int accumulate, b16;
+} add_call;
+
+static void add_part(void *ctx, int64_t lo, int64_t hi) {
+    const add_call *c = ctx;
+    if (c->b16)
+        add_bf16_part((uint16_t *)c->dst + lo, (const uint16_t *)c->a + lo, c->b ? (const uint16_t *)c->b + lo : NULL,
+                      hi - lo, c->accumulate);
+    else
+        add_f32_part((float *)c->dst + lo, (const float *)c->a + lo, c->b ? (const float *)c->b + lo : NULL, hi - lo,
+                     c->accumulate);
+}
+
+static void add_run(void *dst, const void *a, const void *b, int64_t n, int accumulate, int b16) {
+    const add_call c = {dst, a, b, accumulate, b16};
+    remat_ref_parallel_for(n, 64, ELEM_MIN_PER_THREAD, add_part, (void *)&c);
+}
+static void add_f32(float *dst, const float *a, const float *b, int64_t n, int accumulate) {
+    add_run(dst, a, b, n, accumulate, 0);
+}
+static void add_bf16(uint16_t *dst, const uint16_t *a, const uint16_t *b, int64_t n, int accumulate) {
+    add_run(dst, a, b, n, accumulate, 1);
+}
 
 void remat_ref_add_forward(float *out, const float *a, const float *b, int64_t n) { add_f32(out, a, b, n, 0); }
 

@@ -15,6 +15,7 @@
 #include "core/ref/ref_kernels.h"
 #include "core/ref/elem_kernel.h"
 #include "core/ref/neuron_math.h"
+#include "core/ref/parallel.h"
 
 #include <math.h>
 #include <string.h>
@@ -39,9 +40,9 @@ ALWAYS_INLINE float heaviside(float u) {
 
 ALWAYS_INLINE void neuron_fwd(void *restrict spikes, float *restrict h, float *restrict v, const void *restrict x,
                               const int b16, int lif, int decay_input, int soft, int store_h, float vth,
-                              float vr, float tau, int64_t t_steps, int64_t nf) {
-    for (int64_t i0 = 0; i0 < nf; i0 += ELEM_BLOCK) {
-        const int64_t i1 = nf - i0 < ELEM_BLOCK ? nf : i0 + ELEM_BLOCK;
+                              float vr, float tau, int64_t t_steps, int64_t nf, int64_t lo, int64_t hi) {
+    for (int64_t i0 = lo; i0 < hi; i0 += ELEM_BLOCK) {
+        const int64_t i1 = hi - i0 < ELEM_BLOCK ? hi : i0 + ELEM_BLOCK;
         for (int64_t t = 0; t < t_steps; t++) {
             const int64_t o = t * nf;
 #pragma GCC ivdep
@@ -61,8 +62,9 @@ ALWAYS_INLINE void neuron_fwd(void *restrict spikes, float *restrict h, float *r
 }
 
 ALWAYS_INLINE void neuron_fwd_opts(void *spikes, float *h, float *v, const void *x, const int b16, int lif,
-                                   int dec, int soft, float vth, float vr, float tau, int64_t t_steps, int64_t nf) {
-#define NF(L, D, S, H) neuron_fwd(spikes, h, v, x, b16, L, D, S, H, vth, vr, tau, t_steps, nf)
+                                   int dec, int soft, float vth, float vr, float tau, int64_t t_steps, int64_t nf,
+                                   int64_t lo, int64_t hi) {
+#define NF(L, D, S, H) neuron_fwd(spikes, h, v, x, b16, L, D, S, H, vth, vr, tau, t_steps, nf, lo, hi)
     if (h) {
         if (!lif) soft ? NF(0, 0, 1, 1) : NF(0, 0, 0, 1);
         else if (dec) soft ? NF(1, 1, 1, 1) : NF(1, 1, 0, 1);
@@ -77,35 +79,67 @@ ALWAYS_INLINE void neuron_fwd_opts(void *spikes, float *h, float *v, const void 
 
 REMAT_ELEM_CLONES(neuron_fwd_f32,
                   (float *spikes, float *h, float *v, const float *x, int lif, int dec, int soft, float vth, float vr,
-                   float tau, int64_t t_steps, int64_t nf),
-                  (spikes, h, v, x, lif, dec, soft, vth, vr, tau, t_steps, nf),
-                  neuron_fwd_opts(spikes, h, v, x, 0, lif, dec, soft, vth, vr, tau, t_steps, nf))
+                   float tau, int64_t t_steps, int64_t nf, int64_t lo, int64_t hi),
+                  (spikes, h, v, x, lif, dec, soft, vth, vr, tau, t_steps, nf, lo, hi),
+                  neuron_fwd_opts(spikes, h, v, x, 0, lif, dec, soft, vth, vr, tau, t_steps, nf, lo, hi))
 REMAT_ELEM_CLONES(neuron_fwd_bf16,
                   (uint16_t *spikes, float *h, float *v, const uint16_t *x, int lif, int dec, int soft, float vth,
-                   float vr, float tau, int64_t t_steps, int64_t nf),
-                  (spikes, h, v, x, lif, dec, soft, vth, vr, tau, t_steps, nf),
-                  neuron_fwd_opts(spikes, h, v, x, 1, lif, dec, soft, vth, vr, tau, t_steps, nf))
+                   float vr, float tau, int64_t t_steps, int64_t nf, int64_t lo, int64_t hi),
+                  (spikes, h, v, x, lif, dec, soft, vth, vr, tau, t_steps, nf, lo, hi),
+                  neuron_fwd_opts(spikes, h, v, x, 1, lif, dec, soft, vth, vr, tau, t_steps, nf, lo, hi))
+
+/* The arguments of one call, for its parts on the threads (parallel.h): neurons are
+ * independent, so the parts split nf. */
+typedef struct neuron_call {
+    void *out, *dx;
+    float *h, *v, *gv;
+    const void *in;
+    const float *hs;
+    int lif, dec, soft, det, at, b16;
+    float alpha, vth, vr, tau;
+    int64_t t_steps, nf;
+} neuron_call;
+
+/* Neurons per part at least: a part's work is t_steps times this. */
+#define NEURON_MIN_PER_THREAD 16384
+
+static void neuron_fwd_part(void *ctx, int64_t lo, int64_t hi) {
+    const neuron_call *c = ctx;
+    if (c->b16)
+        neuron_fwd_bf16(c->out, c->h, c->v, c->in, c->lif, c->dec, c->soft, c->vth, c->vr, c->tau, c->t_steps, c->nf, lo,
+                        hi);
+    else
+        neuron_fwd_f32(c->out, c->h, c->v, c->in, c->lif, c->dec, c->soft, c->vth, c->vr, c->tau, c->t_steps, c->nf, lo,
+                       hi);
+}
+
+static void neuron_forward(void *spikes, float *h, float *v, const void *x, remat_layer_type type,
+                           const remat_neuron_opts *o, int64_t t_steps, int64_t nf, int b16) {
+    neuron_call c = {0};
+    c.out = spikes, c.h = h, c.v = v, c.in = x, c.b16 = b16;
+    c.lif = type == REMAT_LAYER_LIF, c.soft = o->soft_reset != 0, c.dec = o->decay_input != 0;
+    c.vth = o->v_threshold, c.vr = c.soft ? 0.0f : o->v_reset, c.tau = o->tau;
+    c.t_steps = t_steps, c.nf = nf;
+    remat_ref_parallel_for(nf, 64, NEURON_MIN_PER_THREAD, neuron_fwd_part, &c);
+}
 
 void remat_ref_neuron_forward(float *spikes, float *h, float *v, const float *x, remat_layer_type type,
                               const remat_neuron_opts *o, int64_t t_steps, int64_t nf) {
-    const int lif = type == REMAT_LAYER_LIF, soft = o->soft_reset != 0, dec = o->decay_input != 0;
-    const float vth = o->v_threshold, vr = soft ? 0.0f : o->v_reset, tau = o->tau;
-    neuron_fwd_f32(spikes, h, v, x, lif, dec, soft, vth, vr, tau, t_steps, nf);
+    neuron_forward(spikes, h, v, x, type, o, t_steps, nf, 0);
 }
 
 void remat_ref_neuron_forward_bf16(uint16_t *spikes, float *h, float *v, const uint16_t *x, remat_layer_type type,
                                    const remat_neuron_opts *o, int64_t t_steps, int64_t nf) {
-    const int lif = type == REMAT_LAYER_LIF, soft = o->soft_reset != 0, dec = o->decay_input != 0;
-    const float vth = o->v_threshold, vr = soft ? 0.0f : o->v_reset, tau = o->tau;
-    neuron_fwd_bf16(spikes, h, v, x, lif, dec, soft, vth, vr, tau, t_steps, nf);
+    neuron_forward(spikes, h, v, x, type, o, t_steps, nf, 1);
 }
 
 ALWAYS_INLINE void neuron_bwd(void *restrict dx, float *restrict gv, const void *restrict ds, const float *restrict h,
                               const int b16, int lif, int decay_input, int soft, int detach, int atan_sg,
-                              float alpha, float vth, float vr, float tau, int64_t t_steps, int64_t nf) {
+                              float alpha, float vth, float vr, float tau, int64_t t_steps, int64_t nf, int64_t lo,
+                              int64_t hi) {
     const float decay = 1.0f - 1.0f / tau;
-    for (int64_t i0 = 0; i0 < nf; i0 += ELEM_BLOCK) {
-        const int64_t i1 = nf - i0 < ELEM_BLOCK ? nf : i0 + ELEM_BLOCK;
+    for (int64_t i0 = lo; i0 < hi; i0 += ELEM_BLOCK) {
+        const int64_t i1 = hi - i0 < ELEM_BLOCK ? hi : i0 + ELEM_BLOCK;
         for (int64_t t = t_steps - 1; t >= 0; t--) {
             const int64_t o = t * nf;
 #pragma GCC ivdep
@@ -134,8 +168,8 @@ ALWAYS_INLINE void neuron_bwd(void *restrict dx, float *restrict gv, const void 
 
 ALWAYS_INLINE void neuron_bwd_opts(void *dx, float *gv, const void *ds, const float *h, const int b16, int lif,
                                    int dec, int soft, int det, int at, float alpha, float vth, float vr, float tau,
-                                   int64_t t_steps, int64_t nf) {
-#define NB(L, D, S, X, A) neuron_bwd(dx, gv, ds, h, b16, L, D, S, X, A, alpha, vth, vr, tau, t_steps, nf)
+                                   int64_t t_steps, int64_t nf, int64_t lo, int64_t hi) {
+#define NB(L, D, S, X, A) neuron_bwd(dx, gv, ds, h, b16, L, D, S, X, A, alpha, vth, vr, tau, t_steps, nf, lo, hi)
 #define NB_RESET(L, D, A)                                      \
     do {                                                       \
         if (soft) det ? NB(L, D, 1, 1, A) : NB(L, D, 1, 0, A); \
@@ -156,27 +190,43 @@ ALWAYS_INLINE void neuron_bwd_opts(void *dx, float *gv, const void *ds, const fl
 
 REMAT_ELEM_CLONES(neuron_bwd_f32,
                   (float *dx, float *gv, const float *ds, const float *h, int lif, int dec, int soft, int det, int at,
-                   float alpha, float vth, float vr, float tau, int64_t t_steps, int64_t nf),
-                  (dx, gv, ds, h, lif, dec, soft, det, at, alpha, vth, vr, tau, t_steps, nf),
-                  neuron_bwd_opts(dx, gv, ds, h, 0, lif, dec, soft, det, at, alpha, vth, vr, tau, t_steps, nf))
+                   float alpha, float vth, float vr, float tau, int64_t t_steps, int64_t nf, int64_t lo, int64_t hi),
+                  (dx, gv, ds, h, lif, dec, soft, det, at, alpha, vth, vr, tau, t_steps, nf, lo, hi),
+                  neuron_bwd_opts(dx, gv, ds, h, 0, lif, dec, soft, det, at, alpha, vth, vr, tau, t_steps, nf, lo, hi))
 REMAT_ELEM_CLONES(neuron_bwd_bf16,
                   (uint16_t *dx, float *gv, const uint16_t *ds, const float *h, int lif, int dec, int soft, int det,
-                   int at, float alpha, float vth, float vr, float tau, int64_t t_steps, int64_t nf),
-                  (dx, gv, ds, h, lif, dec, soft, det, at, alpha, vth, vr, tau, t_steps, nf),
-                  neuron_bwd_opts(dx, gv, ds, h, 1, lif, dec, soft, det, at, alpha, vth, vr, tau, t_steps, nf))
+                   int at, float alpha, float vth, float vr, float tau, int64_t t_steps, int64_t nf, int64_t lo,
+                   int64_t hi),
+                  (dx, gv, ds, h, lif, dec, soft, det, at, alpha, vth, vr, tau, t_steps, nf, lo, hi),
+                  neuron_bwd_opts(dx, gv, ds, h, 1, lif, dec, soft, det, at, alpha, vth, vr, tau, t_steps, nf, lo, hi))
+
+static void neuron_bwd_part(void *ctx, int64_t lo, int64_t hi) {
+    const neuron_call *c = ctx;
+    if (c->b16)
+        neuron_bwd_bf16(c->dx, c->gv, c->in, c->hs, c->lif, c->dec, c->soft, c->det, c->at, c->alpha, c->vth, c->vr,
+                        c->tau, c->t_steps, c->nf, lo, hi);
+    else
+        neuron_bwd_f32(c->dx, c->gv, c->in, c->hs, c->lif, c->dec, c->soft, c->det, c->at, c->alpha, c->vth, c->vr,
+                       c->tau, c->t_steps, c->nf, lo, hi);
+}
+
+static void neuron_backward(void *dx, float *gv, const void *dspikes, const float *h, remat_layer_type type,
+                            const remat_neuron_opts *o, int64_t t_steps, int64_t nf, int b16) {
+    neuron_call c = {0};
+    c.dx = dx, c.gv = gv, c.in = dspikes, c.hs = h, c.b16 = b16;
+    c.lif = type == REMAT_LAYER_LIF, c.soft = o->soft_reset != 0, c.det = o->detach_reset != 0;
+    c.dec = c.lif && o->decay_input != 0, c.at = o->surrogate == REMAT_SURROGATE_ATAN;
+    c.vth = o->v_threshold, c.vr = c.soft ? 0.0f : o->v_reset, c.tau = o->tau, c.alpha = o->alpha;
+    c.t_steps = t_steps, c.nf = nf;
+    remat_ref_parallel_for(nf, 64, NEURON_MIN_PER_THREAD, neuron_bwd_part, &c);
+}
 
 void remat_ref_neuron_backward(float *dx, float *gv, const float *dspikes, const float *h, remat_layer_type type,
                                const remat_neuron_opts *o, int64_t t_steps, int64_t nf) {
-    const int lif = type == REMAT_LAYER_LIF, soft = o->soft_reset != 0, det = o->detach_reset != 0;
-    const int dec = lif && o->decay_input != 0, at = o->surrogate == REMAT_SURROGATE_ATAN;
-    const float vth = o->v_threshold, vr = soft ? 0.0f : o->v_reset, tau = o->tau, alpha = o->alpha;
-    neuron_bwd_f32(dx, gv, dspikes, h, lif, dec, soft, det, at, alpha, vth, vr, tau, t_steps, nf);
+    neuron_backward(dx, gv, dspikes, h, type, o, t_steps, nf, 0);
 }
 
 void remat_ref_neuron_backward_bf16(uint16_t *dx, float *gv, const uint16_t *dspikes, const float *h,
                                     remat_layer_type type, const remat_neuron_opts *o, int64_t t_steps, int64_t nf) {
-    const int lif = type == REMAT_LAYER_LIF, soft = o->soft_reset != 0, det = o->detach_reset != 0;
-    const int dec = lif && o->decay_input != 0, at = o->surrogate == REMAT_SURROGATE_ATAN;
-    const float vth = o->v_threshold, vr = soft ? 0.0f : o->v_reset, tau = o->tau, alpha = o->alpha;
-    neuron_bwd_bf16(dx, gv, dspikes, h, lif, dec, soft, det, at, alpha, vth, vr, tau, t_steps, nf);
+    neuron_backward(dx, gv, dspikes, h, type, o, t_steps, nf, 1);
 }

@@ -43,8 +43,10 @@
 extern "C" {
 #endif
 
-/* Threads the GEMMs may use (default 1). Work is split over output elements only,
- * never over K, so results do not depend on this number. */
+/* Threads the kernels may use (default 1): the GEMMs (and so linear and conv) split
+ * their output elements, never K; neurons, batch norm, add and dropout split their
+ * independent neurons, channels or elements (parallel.h). Results do not depend on
+ * this number. */
 void remat_ref_set_threads(int n);
 int remat_ref_get_threads(void);
 

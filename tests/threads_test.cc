@@ -1,0 +1,171 @@
+// threads_test.cc - the kernels that run on the reference backend's threads besides the
+// GEMM (neurons, batch norm, add, dropout: core/ref/parallel.h) give the bits of one
+// thread at 2, 3 and 5 threads, on every SIMD path this CPU runs, for float and bf16
+// storage. The sizes are large enough that every call is split (each part has at least
+// the kernel's minimum), and odd, so that parts end inside vectors and cache blocks.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/base/bf16.h"
+#include "core/ref/ref_kernels.h"
+#include "core/ref/simd.h"
+
+namespace {
+
+typedef std::vector<float> F;
+typedef std::vector<uint16_t> H;
+
+F uniform(int64_t n, float lo, float hi, uint32_t seed) {
+    F v((size_t)n);
+    uint32_t s = seed * 2654435761u + 7;
+    for (auto &x : v) {
+        s = s * 1664525u + 1013904223u;
+        x = lo + (hi - lo) * (float)(s >> 8) / (float)(1 << 24);
+    }
+    return v;
+}
+H to16(const F &v) {
+    H o(v.size());
+    for (size_t i = 0; i < v.size(); i++) o[i] = remat_f32_to_bf16(v[i]);
+    return o;
+}
+
+// The bytes of every buffer a kernel wrote, concatenated.
+typedef std::function<std::string()> Run;
+
+template <typename V>
+void append(std::string *s, const V &v) {
+    s->append(reinterpret_cast<const char *>(v.data()), v.size() * sizeof(v[0]));
+}
+
+void expect_thread_invariant(const char *what, const Run &run) {
+    const remat_simd before = remat_ref_simd_get();
+    for (int p = 0; p < REMAT_SIMD_COUNT; p++) {
+        if (!remat_ref_simd_supported((remat_simd)p)) continue;
+        ASSERT_EQ(remat_ref_simd_set((remat_simd)p), 0);
+        remat_ref_set_threads(1);
+        const std::string one = run();
+        for (int t : {2, 3, 5}) {
+            remat_ref_set_threads(t);
+            EXPECT_TRUE(run() == one) << what << ": " << t << " threads differ from 1 on "
+                                      << remat_ref_simd_name((remat_simd)p);
+        }
+    }
+    remat_ref_set_threads(1);
+    remat_ref_simd_set(before);
+}
+
+const int64_t kT = 3, kNf = 5 * 16384 + 77;  // neurons: parts of at least 16384
+
+TEST(Threads, NeuronsForwardAndBackward) {
+    const F x = uniform(kT * kNf, -1.5f, 2.5f, 1), ds = uniform(kT * kNf, -1, 1, 2);
+    for (remat_layer_type type : {REMAT_LAYER_IF, REMAT_LAYER_LIF}) {
+        remat_neuron_opts o{};
+        o.v_threshold = 1.0f, o.v_reset = 0.0f, o.tau = 2.0f, o.alpha = 4.0f, o.decay_input = 1;
+        o.surrogate = REMAT_SURROGATE_ATAN;
+        expect_thread_invariant(type == REMAT_LAYER_IF ? "IF f32" : "LIF f32", [&] {
+            F s(x.size()), h(x.size()), v(kNf, 0.1f), dx = uniform(kT * kNf, -1, 1, 3), gv(kNf, 0.0f);
+            remat_ref_neuron_forward(s.data(), h.data(), v.data(), x.data(), type, &o, kT, kNf);
+            remat_ref_neuron_backward(dx.data(), gv.data(), ds.data(), h.data(), type, &o, kT, kNf);
+            std::string r;
+            append(&r, s), append(&r, h), append(&r, v), append(&r, dx), append(&r, gv);
+            return r;
+        });
+        expect_thread_invariant(type == REMAT_LAYER_IF ? "IF bf16" : "LIF bf16", [&] {
+            const H x16 = to16(x), ds16 = to16(ds);
+            H s(x.size()), dx = to16(uniform(kT * kNf, -1, 1, 3));
+            F h(x.size()), v(kNf, 0.1f), gv(kNf, 0.0f);
+            remat_ref_neuron_forward_bf16(s.data(), h.data(), v.data(), x16.data(), type, &o, kT, kNf);
+            remat_ref_neuron_backward_bf16(dx.data(), gv.data(), ds16.data(), h.data(), type, &o, kT, kNf);
+            std::string r;
+            append(&r, s), append(&r, h), append(&r, v), append(&r, dx), append(&r, gv);
+            return r;
+        });
+    }
+}
+
+TEST(Threads, BatchNormSpatialAndFlat) {
+    struct Shape {
+        int64_t rows, C, hw;
+    };
+    // spatial: 11 channels of 3 x 9001 positions; flat: 4099 channels of 97 rows
+    for (const Shape &sh : {Shape{3, 11, 9001}, Shape{97, 4099, 1}}) {
+        const int64_t n = sh.rows * sh.C * sh.hw;
+        const F x = uniform(n, -2, 3, 4), dy = uniform(n, -1, 1, 5), w = uniform(sh.C, 0.5f, 1.5f, 6),
+                b = uniform(sh.C, -0.5f, 0.5f, 7);
+        expect_thread_invariant(sh.hw > 1 ? "batch norm spatial f32" : "batch norm flat f32", [&] {
+            F out(n), mean(sh.C), rstd(sh.C), rm(sh.C, 0.1f), rv(sh.C, 0.9f), dx = uniform(n, -1, 1, 8),
+                dw(sh.C, 0.25f), db(sh.C, -0.25f);
+            remat_ref_batchnorm_forward(out.data(), mean.data(), rstd.data(), rm.data(), rv.data(), x.data(), w.data(),
+                                        b.data(), sh.rows, sh.C, sh.hw);
+            remat_ref_batchnorm_backward(dx.data(), dw.data(), db.data(), dy.data(), x.data(), w.data(), mean.data(),
+                                         rstd.data(), sh.rows, sh.C, sh.hw);
+            std::string r;
+            append(&r, out), append(&r, mean), append(&r, rstd), append(&r, rm), append(&r, rv), append(&r, dx);
+            append(&r, dw), append(&r, db);
+            return r;
+        });
+        expect_thread_invariant(sh.hw > 1 ? "batch norm spatial bf16" : "batch norm flat bf16", [&] {
+            const H x16 = to16(x), dy16 = to16(dy);
+            H out(n), dx = to16(uniform(n, -1, 1, 8));
+            F mean(sh.C), rstd(sh.C), rm(sh.C, 0.1f), rv(sh.C, 0.9f), dw(sh.C, 0.25f), db(sh.C, -0.25f);
+            remat_ref_batchnorm_forward_bf16(out.data(), mean.data(), rstd.data(), rm.data(), rv.data(), x16.data(),
+                                             w.data(), b.data(), sh.rows, sh.C, sh.hw);
+            remat_ref_batchnorm_backward_bf16(dx.data(), dw.data(), db.data(), dy16.data(), x16.data(), w.data(),
+                                              mean.data(), rstd.data(), sh.rows, sh.C, sh.hw);
+            std::string r;
+            append(&r, out), append(&r, mean), append(&r, rstd), append(&r, rm), append(&r, rv), append(&r, dx);
+            append(&r, dw), append(&r, db);
+            return r;
+        });
+    }
+}
+
+TEST(Threads, AddAndDropout) {
+    const int64_t n = 7 * 32768 + 13;  // add: parts of at least 32768 elements
+    const F a = uniform(n, -1, 1, 9), b = uniform(n, -1, 1, 10);
+    expect_thread_invariant("add f32", [&] {
+        F out(n), da = uniform(n, -1, 1, 11), db = uniform(n, -1, 1, 12), same = uniform(n, -1, 1, 13);
+        remat_ref_add_forward(out.data(), a.data(), b.data(), n);
+        remat_ref_add_backward(da.data(), db.data(), a.data(), n);
+        remat_ref_add_backward(same.data(), same.data(), b.data(), n);
+        std::string r;
+        append(&r, out), append(&r, da), append(&r, db), append(&r, same);
+        return r;
+    });
+    expect_thread_invariant("add bf16", [&] {
+        const H a16 = to16(a), b16 = to16(b);
+        H out(n), da = to16(uniform(n, -1, 1, 11)), db = to16(uniform(n, -1, 1, 12));
+        remat_ref_add_forward_bf16(out.data(), a16.data(), b16.data(), n);
+        remat_ref_add_backward_bf16(da.data(), db.data(), a16.data(), n);
+        std::string r;
+        append(&r, out), append(&r, da), append(&r, db);
+        return r;
+    });
+    const int64_t T = 2, nf = n;
+    const F x = uniform(T * nf, -1, 1, 14);
+    expect_thread_invariant("dropout f32", [&] {
+        F out(T * nf), dx = uniform(T * nf, -1, 1, 15);
+        remat_ref_dropout_forward(out.data(), x.data(), 5, 2, 3, 0.3f, T, nf);
+        remat_ref_dropout_backward(dx.data(), x.data(), 5, 2, 3, 0.3f, T, nf);
+        std::string r;
+        append(&r, out), append(&r, dx);
+        return r;
+    });
+    expect_thread_invariant("dropout bf16", [&] {
+        const H x16 = to16(x);
+        H out(T * nf), dx = to16(uniform(T * nf, -1, 1, 15));
+        remat_ref_dropout_forward_bf16(out.data(), x16.data(), 5, 2, 3, 0.3f, T, nf);
+        remat_ref_dropout_backward_bf16(dx.data(), x16.data(), 5, 2, 3, 0.3f, T, nf);
+        std::string r;
+        append(&r, out), append(&r, dx);
+        return r;
+    });
+}
+
+}  // namespace
