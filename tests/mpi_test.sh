@@ -5,7 +5,9 @@
 # SEW), fp32 and bf16: `mpirun -np R remat run --reduce-blocks 8 --json` for R = 2, 4, 8
 # prints the same loss of every step and the same state CRC-32 (every parameter,
 # running statistic and gradient after the steps, bit for bit) as one process; R = 3 is
-# refused; only rank 0 prints. Oversubscribed (CI has 2 cores) and allowed as root.
+# refused; only rank 0 prints; simulate --ranks predicts every rank's peaks to the byte;
+# `mpirun -np R remat verify --grid` (R = 2, 3) prints the one-process report byte for
+# byte. Oversubscribed (CI has 2 cores) and allowed as root.
 set -u
 remat="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 cd "$(dirname "$0")/.."
@@ -65,6 +67,22 @@ import json, sys; d = json.load(sys.stdin); print(" ".join("%d:%d:%d" % (r["N"],
     meas=$(mpi "$R" run --model "data/models/$name.json" --N "$n" --iters 2 --reduce-blocks "$n" "${planarg[@]}" --json 2>/dev/null | python3 -c '
 import json, sys; d = json.load(sys.stdin); print(" ".join("%d:%d:%d" % (r["N"], r["peak_live_bytes"], r["peak_reserved_bytes"]) for r in d["ranks"]))')
     if [ -n "$pred" ] && [ "$pred" = "$meas" ]; then passes=$((passes+1)); else fail "$name R=$R ${planarg[*]}: predicted '$pred', measured '$meas'"; fi
+  done
+done
+
+# the verify grid dealt over ranks: byte-identical --json (--no-times) for R = 1, 2, 3, a sampled
+# grid of the batch-norm + dropout model and the conv model, fp32 and bf16
+for prec in fp32 bf16; do
+  for name in tiny-resnet-bn tiny-vgg-dvs; do
+    model="$tmp/$name-$prec.json"
+    "$remat" verify --model "$model" --grid --sample 24 --equivalence-only --json --no-times > "$tmp/g1.json" 2>/dev/null \
+      || { fail "verify grid $name $prec: one process"; continue; }
+    for R in 2 3; do
+      mpi "$R" verify --model "$model" --grid --sample 24 --equivalence-only --json --no-times > "$tmp/gR.json" 2>/dev/null
+      code=$?
+      if [ "$code" = 0 ] && cmp -s "$tmp/g1.json" "$tmp/gR.json"; then passes=$((passes+1));
+      else fail "verify grid $name $prec R=$R: exit $code, report differs from one process"; fi
+    done
   done
 done
 

@@ -18,12 +18,16 @@
 #include "verify/grid.h"
 #include "verify/plan_check.h"
 #include "verify/report.h"
+#include "verify/grid_merge.h"
+#include "tools/world.h"
 
 static const char *USAGE =
     "usage: remat verify --model M.json --plan P [--T t] [--N n] [--equivalence-only] [--quiet | --all-tensors]\n"
     "                    [--backend ref|cuda] [--seed S] [--init W.h5] [--threads N] [--json]\n"
     "       remat verify --model M.json --grid [--sample K] [--sample-seed S] [--T t] [--N n] [--equivalence-only]\n"
-    "                    [--backend ref|cuda] [--seed S] [--init W.h5] [--all-rows] [--json]\n"
+    "                    [--backend ref|cuda] [--seed S] [--init W.h5] [--all-rows] [--slice i/n] [--no-times]\n"
+    "                    [--json]              (mpirun -np R remat verify --grid ...: the plans dealt over ranks)\n"
+    "       remat verify --merge S0.json --merge S1.json ... [--no-times] [--json]   (the slices' reports as one)\n"
     "       remat verify --compressors [--seed S] [--large N|auto|max|0] [--json]\n"
     "       remat verify --dump A.h5 --dump B.h5 [--json]\n"
     "\n"
@@ -37,6 +41,10 @@ static const char *USAGE =
     "--grid verifies every valid plan of the model (or --sample K of them); --compressors\n"
     "runs the compressors alone over adversarial inputs and values they must refuse;\n"
     "--dump twice compares two gradient dumps of `remat run --dump` bit for bit.\n"
+    "Under mpirun (a --config=mpi build) the grid's plans are dealt over the ranks, rank 0\n"
+    "prints the report one process would; --slice i/n verifies the i-th of n slices, whose\n"
+    "--json reports --merge joins into the whole grid's (docs/mpi.md). --no-times leaves the\n"
+    "measured times out of --json, so that two reports compare byte for byte.\n"
     "Exit status, for one plan and a grid alike: 0 all identical and each plan lowers the\n"
     "peak (with --equivalence-only: all identical, whatever the memory does), 1 a check\n"
     "failed, 2 bad input. The per-tensor table lists the differing tensors and counts the\n"
@@ -118,8 +126,42 @@ static void grid_progress(void *ctx, int done, int total, const char *plan) {
         cli_progress("verify --grid: plan %d/%d: %s", done + 1, total, plan);
 }
 
+/* Every rank's rows to every rank, in the grid's order (one broadcast per rank). */
+static remat_status gather_rows(const remat_tools_world *w, remat_verify_grid_row **rows, int *n, remat_error *err) {
+    int *counts = remat_xcalloc((size_t)w->size, sizeof *counts, err);
+    if (!counts) return REMAT_ERR_NOMEM;
+    remat_status st = remat_comm_allgather(w->comm, n, counts, sizeof *n, err);
+    int total = 0;
+    for (int q = 0; q < w->size; q++) total += counts[q];
+    remat_verify_grid_row *all = st == REMAT_OK ? remat_xcalloc((size_t)total + 1, sizeof *all, err) : NULL;
+    if (st == REMAT_OK && !all) st = REMAT_ERR_NOMEM;
+    for (int q = 0, at = 0; st == REMAT_OK && q < w->size; at += counts[q], q++) {
+        if (q == w->rank && counts[q]) memcpy(&all[at], *rows, (size_t)counts[q] * sizeof *all);
+        st = w->comm->bcast(w->comm->ctx, &all[at], (int64_t)counts[q] * (int64_t)sizeof *all, q, err);
+    }
+    remat_xfree(counts);
+    if (st == REMAT_OK) st = remat_verify_grid_sort(all, total, err);
+    if (st != REMAT_OK) {
+        remat_xfree(all);
+        return st;
+    }
+    remat_xfree(*rows);
+    *rows = all;
+    *n = total;
+    return REMAT_OK;
+}
+
+static void print_grid(const remat_verify_context *cx, const remat_verify_grid_summary *sum,
+                       const remat_verify_grid_row *rows, int n, int json, int all_rows) {
+    if (json) {
+        remat_verify_grid_print_json(stdout, cx, sum, rows, n);
+        remat_verify_grid_print_verdict(stderr, cx, rows, n); /* the one line a CI log shows */
+    } else
+        remat_verify_grid_print_human(stdout, cx, sum, rows, n, all_rows);
+}
+
 static int run_grid(const remat_model *m, remat_backend *be, const remat_verify_context *cx,
-                    const remat_verify_grid_opts *o, int json, int all_rows) {
+                    const remat_verify_grid_opts *o, int json, int all_rows, int no_times, const remat_tools_world *w) {
     /* the same rule as one plan (remat_verify_counted) */
     remat_error err = {0};
     remat_verify_grid_row *rows = NULL;
@@ -127,14 +169,31 @@ static int run_grid(const remat_model *m, remat_backend *be, const remat_verify_
     remat_verify_grid_summary sum;
     remat_status st = remat_verify_grid_run(m, be, o, &rows, &n, &sum, &err);
     cli_progress_done();
-    if (st != REMAT_OK) return cli_fail("verify", &err);
-    if (json) {
-        remat_verify_grid_print_json(stdout, cx, &sum, rows, n);
-        remat_verify_grid_print_verdict(stderr, cx, rows, n); /* the one line a CI log shows */
-    } else
-        remat_verify_grid_print_human(stdout, cx, &sum, rows, n, all_rows);
+    if (st == REMAT_OK && w->size > 1) { /* the ranks' slices: one grid on every rank */
+        st = gather_rows(w, &rows, &n, &err);
+        sum.slice_i = sum.slice_n = 0;
+    }
+    if (st != REMAT_OK) {
+        remat_xfree(rows);
+        return cli_fail("verify", &err);
+    }
+    sum.no_times = no_times;
+    if (w->rank == 0) print_grid(cx, &sum, rows, n, json, all_rows);
     int rc = remat_verify_grid_failed(rows, n, cx->equivalence_only) ? 1 : 0;
     remat_xfree(rows);
+    return rc;
+}
+
+static int run_merge(const cli_list *files, int json, int all_rows, int no_times) {
+    remat_error err = {0};
+    remat_verify_grid_merged g;
+    if (remat_verify_grid_merge(files->items, files->n, &g, &err) != REMAT_OK) return cli_fail("verify", &err);
+    remat_verify_context cx = {&g.model, NULL, NULL, g.backend, g.seed, g.threads, g.equivalence_only,
+                               REMAT_VERIFY_TABLE_NONE};
+    if (no_times) g.summary.no_times = 1;
+    print_grid(&cx, &g.summary, g.rows, g.n_rows, json, all_rows);
+    int rc = remat_verify_grid_failed(g.rows, g.n_rows, g.equivalence_only) ? 1 : 0;
+    remat_verify_grid_merged_free(&g);
     return rc;
 }
 
@@ -179,7 +238,9 @@ int remat_cmd_verify(int argc, char **argv) {
     int threads = 1, json = 0, help = 0, grid = 0, sample = 0, compressors = 0, no_check = 0, all_rows = 0;
     int eq_only = 0, quiet = 0, all_tensors = 0, T = 0, N = 0;
     int max_plans_i = 20000;
-    cli_list dumps = {0};
+    cli_list dumps = {0}, merges = {0};
+    const char *slice_s = NULL;
+    int no_times = 0;
     const cli_option opts[] = {
         {"--model", CLI_STRING, &model_path, "model file (JSON)"},
         {"--plan", CLI_STRING, &plan_path, "plan file (JSON) or plan notation ('b1:bit/k4,b2') to verify against plain backpropagation"},
@@ -207,6 +268,9 @@ int remat_cmd_verify(int argc, char **argv) {
          "break the contract on purpose in the plan run, to see verify catch it: reorder-wgrad, redraw-dropout, "
          "bn-double-update, lossy-compress"},
         {"--dump", CLI_STRING_LIST, &dumps, "a gradient dump (HDF5); give two to compare them bit for bit"},
+        {"--slice", CLI_STRING, &slice_s, "with --grid: verify slice i of n (the plans at places q with q % n == i)"},
+        {"--merge", CLI_STRING_LIST, &merges, "a slice's --grid --json report; give every slice to report the grid"},
+        {"--no-times", CLI_FLAG, &no_times, "--json without the measured times (byte-identical reports)"},
         {"--json", CLI_FLAG, &json, "print one JSON object instead of the table"},
         {0},
     };
@@ -250,6 +314,14 @@ int remat_cmd_verify(int argc, char **argv) {
         }
         return run_dumps(dumps.items[0], dumps.items[1], json, table);
     }
+    if (merges.n) {
+        if (model_path || plan_path || grid || compressors || init_path || slice_s) {
+            fprintf(stderr, "remat verify: --merge: joins slice reports alone (expected no --model, --plan, --grid, "
+                            "--slice or --init)\n");
+            return 2;
+        }
+        return run_merge(&merges, json, all_rows, no_times);
+    }
     if (compressors) {
         if (model_path || plan_path || grid || init_path) {
             fprintf(stderr, "remat verify: --compressors: runs alone (expected no --model, --plan or --grid)\n");
@@ -279,17 +351,48 @@ int remat_cmd_verify(int argc, char **argv) {
         fprintf(stderr, "remat verify: --sample: %d (expected a positive count, with --grid)\n", sample);
         return 2;
     }
+    int slice_i = 0, slice_n = 0;
+    char tail;
+    if (slice_s && (!grid || sscanf(slice_s, "%d/%d%c", &slice_i, &slice_n, &tail) != 2 || slice_n < 1 ||
+                    slice_n > 1000000 || slice_i < 0 || slice_i >= slice_n)) {
+        fprintf(stderr, "remat verify: --slice: '%s' (expected i/n with 0 <= i < n, with --grid)\n", slice_s);
+        return 2;
+    }
+    if (no_times && !grid) {
+        fprintf(stderr, "remat verify: --no-times: only with --grid or --merge\n");
+        return 2;
+    }
+    remat_tools_world world; /* under mpirun the grid's plans are dealt over the ranks */
+    memset(&world, 0, sizeof world);
+    world.size = 1;
+    if (grid && (rc = remat_tools_world_open("verify", &world)) != 0) return rc;
+    if (world.size > 1 && slice_s) {
+        fprintf(stderr, "remat verify: --slice: not under mpirun (the ranks are the slices)\n");
+        remat_tools_world_close(&world);
+        return 2;
+    }
+    if (world.size > 1) {
+        slice_i = world.rank;
+        slice_n = world.size;
+    }
 
     remat_error err = {0};
     remat_model m;
     remat_plan p;
-    if ((rc = remat_tools_size_flags("verify", T, N)) != 0) return rc;
-    if (remat_tools_load_sized(model_path, plan_path, T, N, &m, &p, &err) != REMAT_OK) return cli_fail("verify", &err);
+    if ((rc = remat_tools_size_flags("verify", T, N)) != 0) {
+        remat_tools_world_close(&world);
+        return rc;
+    }
+    if (remat_tools_load_sized(model_path, plan_path, T, N, &m, &p, &err) != REMAT_OK) {
+        remat_tools_world_close(&world);
+        return cli_fail("verify", &err);
+    }
     remat_weights w;
     memset(&w, 0, sizeof w);
     if (init_path && (rc = remat_tools_init_weights("verify", init_path, &m, &w)) != 0) {
         remat_plan_free(&p);
         remat_model_free(&m);
+        remat_tools_world_close(&world);
         return rc;
     }
     remat_backend be;
@@ -298,6 +401,7 @@ int remat_cmd_verify(int argc, char **argv) {
         remat_weights_free(&w);
         remat_plan_free(&p);
         remat_model_free(&m);
+        remat_tools_world_close(&world);
         return cli_fail("verify", &err);
     }
     remat_verify_opts o = remat_verify_opts_default();
@@ -313,10 +417,12 @@ int remat_cmd_verify(int argc, char **argv) {
         go.sample = sample;
         go.sample_seed = sample_seed;
         go.max_plans = max_plans_i;
+        go.slice_i = slice_i;
+        go.slice_n = slice_n;
         double t0 = mono_now();
-        go.progress = grid_progress;
+        go.progress = world.rank == 0 ? grid_progress : NULL;
         go.progress_ctx = &t0;
-        rc = run_grid(&m, &be, &cx, &go, json, all_rows);
+        rc = run_grid(&m, &be, &cx, &go, json, all_rows, no_times, &world);
     } else {
         rc = run_plan(&m, &p, plan_path, &be, backend, threads, &o, json, eq_only, table);
     }
@@ -324,5 +430,7 @@ int remat_cmd_verify(int argc, char **argv) {
     remat_weights_free(&w);
     remat_plan_free(&p);
     remat_model_free(&m);
+    if (rc != 0 && rc != 1 && world.size > 1) remat_tools_world_abort(&world, rc);
+    remat_tools_world_close(&world);
     return rc;
 }

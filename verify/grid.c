@@ -47,22 +47,39 @@ static void fill_row(remat_verify_grid_row *row, const remat_model *m, const rem
         }
 }
 
-static remat_status verify_one(const remat_verify_baseline *bl, const remat_model *m, const remat_plan *p,
-                               remat_backend *b, const remat_verify_grid_opts *o, remat_verify_grid_row *row,
-                               remat_error *err) {
-    remat_verify_result r;
-    remat_status st = remat_verify_plan_against(bl, m, p, b, &o->v, &r, err);
-    if (st == REMAT_OK) fill_row(row, m, p, &r);
-    remat_verify_result_free(&r);
-    return st;
-}
-
 static void progress(const remat_verify_grid_opts *o, const remat_model *m, const remat_plan *p, int done,
                      int total) {
     if (!o->progress) return;
     char desc[256];
     o->progress(o->progress_ctx, done, total, remat_verify_plan_desc(m, p, desc, sizeof desc));
 }
+
+/* The plan at place q of the grid's order belongs to this slice. */
+static int mine(const remat_verify_grid_opts *o, int64_t q) { return o->slice_n <= 1 || q % o->slice_n == o->slice_i; }
+
+/* Verifies the plan at place q (into row, with *n advanced) if it is this slice's. */
+static remat_status verify_one(const remat_verify_baseline *bl, const remat_model *m, const remat_plan *p,
+                               remat_backend *b, const remat_verify_grid_opts *o, int64_t q, remat_verify_grid_row *row,
+                               int *n, int total, remat_error *err) {
+    if (!mine(o, q)) return REMAT_OK;
+    progress(o, m, p, *n, total);
+    remat_verify_result r;
+    remat_status st = remat_verify_plan_against(bl, m, p, b, &o->v, &r, err);
+    if (st == REMAT_OK) {
+        fill_row(row, m, p, &r);
+        row->index = (int)q;
+        (*n)++;
+    }
+    remat_verify_result_free(&r);
+    return st;
+}
+
+/* Plans of this slice among `all` in the grid's order. */
+static int slice_count(const remat_verify_grid_opts *o, int64_t all) {
+    if (o->slice_n <= 1) return (int)all;
+    return (int)(all / o->slice_n + (o->slice_i < all % o->slice_n ? 1 : 0));
+}
+
 
 static remat_status run_sample(const remat_verify_baseline *bl, const remat_model *m, remat_backend *b,
                                const remat_verify_grid_opts *o, remat_verify_grid_row *rows, int *n,
@@ -71,13 +88,12 @@ static remat_status run_sample(const remat_verify_baseline *bl, const remat_mode
     memset(&g, 0, sizeof g);
     remat_status st = remat_plan_grid_random(m, o->sample_seed, o->sample + 1, &g, err);
     if (st != REMAT_OK) return st;
-    int total = 0;
-    for (int i = 0; i < g.n_plans && total < o->sample; i++) total += !remat_plan_is_empty(&g.plans[i]);
-    for (int i = 0; i < g.n_plans && *n < o->sample && st == REMAT_OK; i++) {
+    int all = 0;
+    for (int i = 0; i < g.n_plans && all < o->sample; i++) all += !remat_plan_is_empty(&g.plans[i]);
+    int total = slice_count(o, all);
+    for (int i = 0, q = 0; i < g.n_plans && q < o->sample && st == REMAT_OK; i++) {
         if (remat_plan_is_empty(&g.plans[i])) continue;
-        progress(o, m, &g.plans[i], *n, total);
-        st = verify_one(bl, m, &g.plans[i], b, o, &rows[*n], err);
-        if (st == REMAT_OK) (*n)++;
+        st = verify_one(bl, m, &g.plans[i], b, o, q++, &rows[*n], n, total, err);
     }
     remat_plan_grid_free(&g);
     return st;
@@ -105,7 +121,7 @@ static remat_status run_full(const remat_verify_baseline *bl, const remat_model 
     p.blocks = blocks;
     p.text = empty_text;
     p.path = label;
-    int total = (int)(size - 1);
+    int total = slice_count(o, size - 1);
     for (int64_t idx = 1; idx < size && st == REMAT_OK; idx++) {
         /* advance the counter: last block fastest */
         for (int bi = nb - 1; bi >= 0; bi--) {
@@ -115,9 +131,7 @@ static remat_status run_full(const remat_verify_baseline *bl, const remat_model 
         for (int bi = 0; bi < nb; bi++) blocks[bi] = opts[bi][digit[bi]];
         st = remat_plan_validate(&p, m, "grid", err);
         if (st != REMAT_OK) break;
-        progress(o, m, &p, *n, total);
-        st = verify_one(bl, m, &p, b, o, &rows[*n], err);
-        if (st == REMAT_OK) (*n)++;
+        st = verify_one(bl, m, &p, b, o, idx - 1, &rows[*n], n, total, err);
     }
     for (int bi = 0; opts && bi < nb; bi++) remat_xfree(opts[bi]);
     remat_xfree(opts);
@@ -140,6 +154,13 @@ remat_status remat_verify_grid_run(const remat_model *m, remat_backend *b, const
     summary->grid_size = size;
     summary->sampled = o->sample > 0;
     summary->sample_seed = o->sample_seed;
+    if (o->slice_n >= 1) {
+        if (o->slice_i < 0 || o->slice_i >= o->slice_n)
+            return remat_error_set(err, REMAT_ERR_INPUT, "--slice: %d/%d (expected i/n with 0 <= i < n)", o->slice_i,
+                                   o->slice_n);
+        summary->slice_i = o->slice_i;
+        summary->slice_n = o->slice_n;
+    }
     if (o->sample < 0) return remat_error_set(err, REMAT_ERR_INPUT, "--sample: expected a positive count, got %d", o->sample);
     if (o->sample && o->max_plans > 0 && o->sample > o->max_plans)
         return remat_error_set(err, REMAT_ERR_INPUT,
@@ -183,11 +204,9 @@ remat_status remat_verify_grid_run(const remat_model *m, remat_backend *b, const
         st = run_sample(&bl, m, b, o, r, &n, err);
     else
         st = run_full(&bl, m, b, o, size, r, &n, err);
-    for (int i = 0; i < spans.n_plans && st == REMAT_OK; i++) {
-        progress(o, m, &spans.plans[i], n, (int)cap);
-        st = verify_one(&bl, m, &spans.plans[i], b, o, &r[n], err);
-        if (st == REMAT_OK) n++;
-    }
+    int64_t before = o->sample ? o->sample : size - 1; /* the places the product (or sample) took */
+    for (int i = 0; i < spans.n_plans && st == REMAT_OK; i++)
+        st = verify_one(&bl, m, &spans.plans[i], b, o, before + i, &r[n], &n, slice_count(o, cap), err);
     remat_plan_grid_free(&spans);
     remat_verify_baseline_free(&bl);
     summary->total_wall_s = wall_now() - t0;

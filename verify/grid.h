@@ -27,6 +27,9 @@ typedef struct remat_verify_grid_opts {
                                    plans; more than max_plans is refused) */
     uint64_t sample_seed;
     int64_t max_plans;          /* refuse (REMAT_ERR_INPUT) a full grid larger than this; 0: no limit */
+    /* Deal the plans: run only those whose place q in the grid's order (the product,
+     * then spans; or the sample) has q % slice_n == slice_i. slice_n 0 or 1: all. */
+    int slice_i, slice_n;
     /* Called before each plan (may be NULL). */
     void (*progress)(void *ctx, int done, int total, const char *plan);
     void *progress_ctx;

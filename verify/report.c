@@ -405,11 +405,17 @@ void remat_verify_grid_print_json(FILE *f, const remat_verify_context *cx, const
             grid_verdict(rows, n, cx->equivalence_only), bad ? "false" : "true", cx->equivalence_only ? "true" : "false");
     json_context(f, cx);
     fprintf(f, ", \"grid_size\": %" PRId64 ", \"sampled\": %s, \"sample_seed\": %" PRIu64 ", \"verified\": %d"
-               ", \"failed\": %d, \"total_wall_s\": ",
+               ", \"failed\": %d",
             s->grid_size, s->sampled ? "true" : "false", s->sample_seed, n, bad);
-    remat_json_number(f, s->total_wall_s);
-    fprintf(f, ", \"baseline_step_time_s\": ");
-    remat_json_number(f, s->baseline_step_time_s);
+    if (s->slice_n > 0)
+        fprintf(f, ", \"slice\": \"%d/%d\", \"T\": %" PRId64 ", \"N\": %" PRId64, s->slice_i, s->slice_n, cx->model->T,
+                cx->model->N);
+    if (!s->no_times) {
+        fprintf(f, ", \"total_wall_s\": ");
+        remat_json_number(f, s->total_wall_s);
+        fprintf(f, ", \"baseline_step_time_s\": ");
+        remat_json_number(f, s->baseline_step_time_s);
+    }
     fprintf(f, ", \"plans\": [");
     for (int i = 0; i < n; i++) {
         const remat_verify_grid_row *r = &rows[i];
@@ -425,10 +431,13 @@ void remat_verify_grid_print_json(FILE *f, const remat_verify_context *cx, const
         remat_json_number(f, r->peak_saving);
         fprintf(f, ", \"end_of_forward_saving\": ");
         remat_json_number(f, r->eof_saving);
-        fprintf(f, ", \"step_time_s\": ");
-        remat_json_number(f, r->step_time_s);
-        fprintf(f, ", \"wall_s\": ");
-        remat_json_number(f, r->wall_s);
+        if (!s->no_times) {
+            fprintf(f, ", \"step_time_s\": ");
+            remat_json_number(f, r->step_time_s);
+            fprintf(f, ", \"wall_s\": ");
+            remat_json_number(f, r->wall_s);
+        }
+        if (s->slice_n > 0) fprintf(f, ", \"index\": %d, \"failures\": %u", r->index, r->failures);
         fputc('}', f);
     }
     fprintf(f, "]}\n");

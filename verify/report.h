@@ -68,6 +68,7 @@ typedef struct remat_verify_grid_row {
     double step_time_s;      /* the plan's step time as the executor measured it */
     double wall_s;           /* verifying it: run, capture, compare */
     char first_diff[REMAT_VERIFY_NAME_LEN]; /* first differing tensor, "" if none */
+    int index;               /* the plan's place in the whole grid's order (slices and ranks merge by it) */
 } remat_verify_grid_row;
 
 typedef struct remat_verify_grid_summary {
@@ -76,6 +77,8 @@ typedef struct remat_verify_grid_summary {
     uint64_t sample_seed;
     double total_wall_s;
     double baseline_step_time_s;
+    int slice_i, slice_n;    /* the rows are slice i of n (remat verify --grid --slice i/n); n 0: the whole grid */
+    int no_times;            /* --json leaves out the measured times (byte-identical JSON across runs) */
 } remat_verify_grid_summary;
 
 /* Human table. With more than REMAT_VERIFY_GRID_ROWS rows and all_rows == 0, only
@@ -88,6 +91,8 @@ void remat_verify_grid_print_human(FILE *f, const remat_verify_context *cx, cons
 /* The grid's one "verdict: ..." line (on stderr too with --json). */
 void remat_verify_grid_print_verdict(FILE *f, const remat_verify_context *cx, const remat_verify_grid_row *rows,
                                      int n);
+/* With s->slice_n > 0 the object also carries "slice", "T", "N" and each row its
+ * "index" and "failures", what remat_verify_grid_merge needs (grid_merge.h). */
 void remat_verify_grid_print_json(FILE *f, const remat_verify_context *cx, const remat_verify_grid_summary *s,
                                   const remat_verify_grid_row *rows, int n);
 /* Rows whose failures make the grid fail: the same rule as one plan (every failure,
