@@ -16,12 +16,15 @@
 // Paths the CPU lacks are reported as skipped, not passed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "core/base/bf16.h"
+#include "core/base/status.h"
 #include "core/base/rng.h"
 #include "core/ref/gemm_kernel.h"
 #include "core/ref/ref_kernels.h"
@@ -182,6 +185,52 @@ TEST(GemmSimd, PublicGemmFollowsTheForcedPath) {
         ran++;
     }
     EXPECT_GE(ran, 1);
+    ASSERT_EQ(remat_ref_simd_set(before), 0);
+}
+
+// A bf16 C on every path: the float chain (from C widened), rounded once, on shapes
+// with several K blocks and both loop orders; its buffers held to
+// REMAT_GEMM_SCRATCH_BYTES per thread whatever K (a bf16 C used to run K as one block,
+// its packing buffers growing as rows x K floats).
+TEST(GemmSimd, Bf16OutputIsTheRoundedChainInBoundedScratch) {
+    for (const remat_gemm_kernel* k :
+         {&remat_gemm_kernel_scalar, &remat_gemm_kernel_avx2, &remat_gemm_kernel_avx512}) {
+        const int64_t b_block = std::max<int64_t>((int64_t)3 << 20, k->nc * k->kc * 4);
+        EXPECT_LE(k->mc * k->kc * 4 + b_block + k->mc * k->nc * 4 + 3 * 64, REMAT_GEMM_SCRATCH_BYTES) << k->name;
+    }
+    const remat_simd before = remat_ref_simd_get();
+    const Shape shapes[] = {{13, 31, 193}, {25, 65, 513}, {241, 47, 600}, {3, 3100, 19}, {5, 300, 2700}, {7, 5, 1}};
+    for (int p = 0; p < REMAT_SIMD_COUNT; p++) {
+        if (!remat_ref_simd_supported((remat_simd)p)) continue;
+        ASSERT_EQ(remat_ref_simd_set((remat_simd)p), 0);
+        for (remat_gemm_layout l : kLayouts)
+            for (const Shape& s : shapes)
+                for (int acc = 0; acc <= 1; acc++)
+                    for (int threads : {1, 2}) {
+                        remat_ref_set_threads(threads);
+                        auto a = Rand(s.M * s.K, 11), b = Rand(s.K * s.N, 12), f = Rand(s.M * s.N, 13);
+                        std::vector<uint16_t> c16(f.size());
+                        for (size_t i = 0; i < f.size(); i++) c16[i] = remat_f32_to_bf16(f[i]);
+                        std::vector<float> c0(f.size());
+                        for (size_t i = 0; i < f.size(); i++) c0[i] = remat_bf16_to_f32(c16[i]);
+                        const std::vector<float> chain = Chain(l, c0, a, b, s.M, s.N, s.K, acc);
+                        remat_gemm_typed(l, c16.data(), 1, a.data(), 0, b.data(), 0, s.M, s.N, s.K, acc);
+                        int64_t bad = -1;
+                        for (size_t i = 0; i < chain.size() && bad < 0; i++)
+                            if (c16[i] != remat_f32_to_bf16(chain[i])) bad = (int64_t)i;
+                        EXPECT_EQ(bad, -1) << remat_ref_simd_name((remat_simd)p) << " " << LayoutName(l) << " " << s.M
+                                           << "x" << s.N << "x" << s.K << " acc=" << acc << " threads=" << threads;
+                    }
+    }
+    // K = 2^20 into 12 bf16 rows: 48 MiB of packing for K as one block; bounded now
+    remat_ref_set_threads(1);
+    const int64_t M = 12, N = 1, K = (int64_t)1 << 20;
+    std::vector<float> a(M * K, 0.5f), b(K * N, 0.25f);
+    std::vector<uint16_t> c(M * N, 0);
+    const size_t live = remat_xmem_live(), peak0 = remat_xmem_peak();
+    remat_gemm_typed(REMAT_GEMM_NT, c.data(), 1, a.data(), 0, b.data(), 0, M, N, K, 0);
+    EXPECT_LE(remat_xmem_peak(), std::max(peak0, live + (size_t)REMAT_GEMM_SCRATCH_BYTES));
+    EXPECT_EQ(remat_bf16_to_f32(c[0]), 131072.0f);  // 2^20 * 0.125, exact
     ASSERT_EQ(remat_ref_simd_set(before), 0);
 }
 

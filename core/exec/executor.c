@@ -118,19 +118,25 @@ static const void *coff(const remat_session *s, const void *p, int64_t elems) {
 
 static float v_init(const remat_layer *l) { return l->neuron.soft_reset ? 0.0f : l->neuron.v_reset; }
 
+/* Sets the `elems` floats at dst to x, through a host buffer of FILL_CHUNK floats on
+ * the stack (a copy of the whole tensor would be host memory the trace does not see). */
+#define FILL_CHUNK 2048
+static void fill_const(remat_session *s, void *dst, int64_t elems, float x) {
+    float h[FILL_CHUNK];
+    for (int i = 0; i < FILL_CHUNK; i++) h[i] = x;
+    for (int64_t at = 0; at < elems; at += FILL_CHUNK) {
+        int64_t n = elems - at < FILL_CHUNK ? elems - at : FILL_CHUNK;
+        s->ops->from_host(s->be->ctx, (char *)dst + at * (int64_t)sizeof(float), h, n * (int64_t)sizeof(float));
+    }
+}
+
 /* Sets every element of an [N, F] state to the layer's initial potential. */
 static remat_status fill_v_init(remat_session *s, remat_tensor *v, const remat_layer *l) {
     float v0 = v_init(l);
     if (v0 == 0.0f && !signbit(v0)) return remat_ex_zero(s, v);
     op_t op;
     remat_ex_op_begin(s, &op, REMAT_OP_FILL, v->layer, v->block, 0, v->elems);
-    if (v->ptr) {
-        float *h = remat_xmalloc((size_t)v->elems * sizeof(float), s->err);
-        if (!h) return REMAT_ERR_NOMEM;
-        for (int64_t i = 0; i < v->elems; i++) h[i] = v0;
-        s->ops->from_host(s->be->ctx, v->ptr, h, v->bytes);
-        remat_xfree(h);
-    }
+    if (v->ptr) fill_const(s, v->ptr, v->elems, v0);
     return remat_ex_op_end(s, &op);
 }
 
@@ -488,12 +494,7 @@ static remat_status init_params(remat_session *s) {
                     s->ops->fill_uniform(s->be->ctx, fptr(p), p->elems, -bound, bound, s->o.seed, REMAT_RNG_PARAM,
                                          (uint64_t)(j * 16 + i));
                 } else {
-                    float v = remat_layer_param_init_value(l, i);
-                    float *h = remat_xmalloc((size_t)p->elems * sizeof(float), s->err);
-                    if (!h) return REMAT_ERR_NOMEM;
-                    for (int64_t e = 0; e < p->elems; e++) h[e] = v;
-                    s->ops->from_host(s->be->ctx, p->ptr, h, p->bytes);
-                    remat_xfree(h);
+                    fill_const(s, p->ptr, p->elems, remat_layer_param_init_value(l, i));
                 }
             }
             TRY(remat_ex_op_end(s, &op));

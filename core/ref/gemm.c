@@ -20,13 +20,15 @@
  *  - a failed buffer allocation falls back to the element-by-element fmaf() chain, the
  *    same bits.
  * Assumptions: row-major operands, int64 sizes, pointers need no particular alignment
- * (unaligned loads/stores). Packing buffers come from remat_xmalloc.
+ * (unaligned loads/stores). Packing buffers come from remat_xmalloc, at most
+ * REMAT_GEMM_SCRATCH_BYTES per thread (ref_kernels.h) whatever M, N and K.
  *
  * bf16 operands (remat_gemm_typed, for bf16 models: docs/precision.md): an A or B
  * stored as bf16 is widened exactly while it is packed, so the kernels see the same
- * floats. A bf16 C is rounded once, when the finished chain is stored: such a call runs
- * K as one block (no intermediate store) and every tile through the tile buffer, which
- * loads C widened and stores it rounded. The result is the float GEMM's, rounded.
+ * floats. A bf16 C is rounded once, when the finished chain is stored: such a call
+ * holds each C block in a float buffer (widened in, rounded out once at the end), so its
+ * chains continue across K blocks as a float C's do. The result is the float GEMM's,
+ * rounded.
  */
 #include <math.h>
 #include <pthread.h>
@@ -363,6 +365,19 @@ static void macro_block(const gemm_args *g, const float *ap, const float *bp, in
     }
 }
 
+/* The bf16 C block [ic, ic+mc) x [jc, jc+nc) widened into the float block of view gb
+ * (store = 0), or gb's block stored back into C, rounded once (store = 1). */
+static void c16_block(const gemm_args *g, const gemm_args *gb, int64_t ic, int64_t mc, int64_t jc, int64_t nc,
+                      int store) {
+    for (int64_t r = 0; r < mc; r++)
+        for (int64_t j = 0; j < nc; j++) {
+            const int64_t o = c_off(g, ic + r, jc + j);
+            float *x = gb->c + c_off(gb, r, j);
+            if (store) act_st(g->cv, o, *x, 1);
+            else *x = act_ld(g->cv, o, 1);
+        }
+}
+
 /* Computes the output rectangle [m0,m1) x [n0,n1) with packing and blocking.
  * Two loop orders, the same chains (each element's K blocks in ascending order):
  *  - B whole: when all of B's columns packed over all of K fit GEMM_WHOLE_B_BYTES,
@@ -385,39 +400,58 @@ static void gemm_blocked(const gemm_args *g, int64_t m0, int64_t m1, int64_t n0,
                 }
         return;
     }
-    /* A bf16 C is stored once, rounded: K in one block. */
-    const int64_t kcb = g->c16 ? K : k_block(K, kn->kc);
+    const int64_t kcb = k_block(K, kn->kc);
     /* M blocks of (nearly) equal size in whole tiles, none above the kernel's MC: a short
      * last block would reuse each B micro-panel for a few tiles only. */
     const int64_t m_blocks = (M + MC - 1) / MC;
     const int64_t mcb = round_up((M + m_blocks - 1) / m_blocks, MR);
     const int64_t ncb = N < NC ? round_up(N, NR) : NC;
     const int whole_b = N <= NC && (size_t)(K * ncb) * sizeof(float) <= GEMM_WHOLE_B_BYTES;
-    /* 64 bytes of slack so that each buffer can start on a cache line. */
+    /* The buffers, bounded whatever M, N and K (REMAT_GEMM_SCRATCH_BYTES): an A block
+     * (MC x KC), a B block (KC x NC, or all of K when that fits GEMM_WHOLE_B_BYTES) and,
+     * for a bf16 C, its float block (MC x NC); 64 bytes of slack each so that each can
+     * start on a cache line. */
     size_t a_bytes = (size_t)(mcb * kcb) * sizeof(float) + 64;
     size_t b_bytes = (size_t)(ncb * (whole_b ? K : kcb)) * sizeof(float) + 64;
+    size_t c_bytes = (size_t)(mcb * ncb) * sizeof(float) + 64;
     char *araw = remat_xmalloc(a_bytes, NULL), *braw = remat_xmalloc(b_bytes, NULL);
-    if (!araw || !braw) {
+    char *craw = g->c16 ? remat_xmalloc(c_bytes, NULL) : NULL;
+    if (!araw || !braw || (g->c16 && !craw)) {
         remat_xfree(araw);
         remat_xfree(braw);
+        remat_xfree(craw);
         gemm_scalar(g, m0, m1, n0, n1);
         return;
     }
     float *ap = (float *)(araw + ((64 - (uintptr_t)araw % 64) % 64));
     float *bp = (float *)(braw + ((64 - (uintptr_t)braw % 64) % 64));
+    /* A bf16 C: each block of it is held in float (cb, ncb wide: gb is the view of
+     * the block, at (0, 0)) while it runs through every K block, widened in and rounded
+     * out once, so its chains continue across K blocks as a float C's do. */
+    gemm_args gb = *g;
+    if (g->c16) {
+        gb.c = (float *)(craw + ((64 - (uintptr_t)craw % 64) % 64));
+        gb.cv = gb.c;
+        gb.c16 = 0;
+        gb.ldc = gb.cg = ncb;
+        gb.gs = 0;
+    }
 
     if (whole_b) {
         /* K block pc of B is kc x ncb floats at bp + pc * ncb. */
         for (int64_t pc = 0; pc < K; pc += kcb) pack_b(bp + pc * ncb, g, kn->nr, pc, K - pc < kcb ? K - pc : kcb, n0, N);
         for (int64_t ic = m0; ic < m1; ic += mcb) {
             const int64_t mc = m1 - ic < mcb ? m1 - ic : mcb;
+            if (g->c16 && g->accumulate) c16_block(g, &gb, ic, mc, n0, N, 0);
             for (int64_t pc = 0; pc < K; pc += kcb) {
                 const int64_t kc = K - pc < kcb ? K - pc : kcb;
                 pack_a(ap, g, kn->mr, ic, mc, pc, kc);
-                macro_block(g, ap, bp + pc * ncb, ic, mc, n0, N, kc, g->accumulate || pc > 0);
+                if (g->c16) macro_block(&gb, ap, bp + pc * ncb, 0, mc, 0, N, kc, g->accumulate || pc > 0);
+                else macro_block(g, ap, bp + pc * ncb, ic, mc, n0, N, kc, g->accumulate || pc > 0);
             }
+            if (g->c16) c16_block(g, &gb, ic, mc, n0, N, 1);
         }
-    } else {
+    } else if (!g->c16) {
         for (int64_t jc = n0; jc < n1; jc += NC) {
             const int64_t nc = n1 - jc < NC ? n1 - jc : NC;
             for (int64_t pc = 0; pc < K; pc += kcb) {
@@ -430,9 +464,27 @@ static void gemm_blocked(const gemm_args *g, int64_t m0, int64_t m1, int64_t n0,
                 }
             }
         }
+    } else {
+        /* bf16 C, N blocks: M blocks outer so that each C block is finished before the
+         * next (B blocks packed again per M block: 1/MC of the multiply-adds in copies). */
+        for (int64_t jc = n0; jc < n1; jc += NC) {
+            const int64_t nc = n1 - jc < NC ? n1 - jc : NC;
+            for (int64_t ic = m0; ic < m1; ic += mcb) {
+                const int64_t mc = m1 - ic < mcb ? m1 - ic : mcb;
+                if (g->accumulate) c16_block(g, &gb, ic, mc, jc, nc, 0);
+                for (int64_t pc = 0; pc < K; pc += kcb) {
+                    const int64_t kc = K - pc < kcb ? K - pc : kcb;
+                    pack_b(bp, g, kn->nr, pc, kc, jc, nc);
+                    pack_a(ap, g, kn->mr, ic, mc, pc, kc);
+                    macro_block(&gb, ap, bp, 0, mc, 0, nc, kc, g->accumulate || pc > 0);
+                }
+                c16_block(g, &gb, ic, mc, jc, nc, 1);
+            }
+        }
     }
     remat_xfree(araw);
     remat_xfree(braw);
+    remat_xfree(craw);
 }
 
 typedef struct gemm_part {

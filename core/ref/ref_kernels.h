@@ -50,6 +50,12 @@ extern "C" {
 void remat_ref_set_threads(int n);
 int remat_ref_get_threads(void);
 
+/* The most host memory one GEMM call holds per thread, outside the trace, whatever
+ * M, N and K: an A block (MC x KC floats), a B block (KC x NC, or all of K when that
+ * fits 3 MiB) and, for a bf16 C, a float C block (MC x NC); 6 MiB covers every
+ * kernel's blocking (at most 240 x 192, 256 x 3072 and 240 x 3072 floats). */
+#define REMAT_GEMM_SCRATCH_BYTES ((int64_t)6 << 20)
+
 /* C[M,N] (+)= A[M,K] * B[N,K]^T  (accumulate: 0 overwrites C, 1 adds to C). */
 void remat_ref_gemm_nt(float *C, const float *A, const float *B, int64_t M, int64_t N, int64_t K, int accumulate);
 /* C[M,N] (+)= A[M,K] * B[K,N] */
