@@ -24,14 +24,15 @@ typedef struct best {
 
 /* Evaluates the plan with blocks on[]; keeps it in *b when better. 0 on error. */
 static remat_status evaluate(const remat_ext_trace *t, const remat_model *m, remat_plan *p, const unsigned char *on,
-                             int64_t budget, const char *origin, best *b, remat_torch_pred *pr, int64_t *evaluated,
+                             int64_t budget, remat_torch_exec how, const char *origin, best *b, remat_torch_pred *pr,
+                             int64_t *evaluated,
                              remat_error *err) {
     for (int i = 0; i < m->n_blocks; i++)
         if (!set_block(p, m, i, on[i])) return REMAT_OK; /* not an option: skipped */
     remat_error e = {REMAT_OK, {0}};
     if (remat_plan_validate(p, m, origin, &e) != REMAT_OK) return REMAT_OK; /* not a plan: skipped */
     remat_torch_pred r;
-    remat_status st = remat_torch_sim_run(t, m, p, origin, &r, &e);
+    remat_status st = remat_torch_sim_run(t, m, p, how, origin, &r, &e);
     if (st == REMAT_ERR_NOMEM) return remat_error_set(err, st, "%s", e.msg);
     if (st != REMAT_OK) return REMAT_OK; /* a unit this recording cannot predict: skipped */
     (*evaluated)++;
@@ -52,12 +53,12 @@ static remat_status evaluate(const remat_ext_trace *t, const remat_model *m, rem
     return REMAT_OK;
 }
 
-remat_status remat_torch_search(const remat_ext_trace *t, const remat_model *m, int64_t budget, const char *origin,
-                                remat_torch_search_result *out, remat_error *err) {
+remat_status remat_torch_search(const remat_ext_trace *t, const remat_model *m, int64_t budget, remat_torch_exec how,
+                                const char *origin, remat_torch_search_result *out, remat_error *err) {
     memset(out, 0, sizeof *out);
     remat_status st = remat_plan_init_empty(m, &out->plan, err);
     if (st != REMAT_OK) return st;
-    st = remat_torch_sim_run(t, m, NULL, origin, &out->plain, err);
+    st = remat_torch_sim_run(t, m, NULL, how, origin, &out->plain, err);
     if (st != REMAT_OK) return st;
     const int nb = m->n_blocks;
     unsigned char *on = remat_xcalloc((size_t)nb + 1, 1, err), *keep = remat_xcalloc((size_t)nb + 1, 1, err);
@@ -74,7 +75,7 @@ remat_status remat_torch_search(const remat_ext_trace *t, const remat_model *m, 
         for (int64_t code = 0; code < total && st == REMAT_OK; code++) {
             int64_t c = code;
             for (int i = 0; i < nb; i++, c /= 3) on[i] = (unsigned char)(c % 3);
-            st = evaluate(t, m, &out->plan, on, budget, origin, &b, NULL, &out->evaluated, err);
+            st = evaluate(t, m, &out->plan, on, budget, how, origin, &b, NULL, &out->evaluated, err);
         }
     } else { /* greedy: add the block that lowers the peak most per replayed byte, until it fits */
         int64_t cur_peak = out->plain.peak_live_bytes, cur_cost = 0;
@@ -89,7 +90,7 @@ remat_status remat_torch_search(const remat_ext_trace *t, const remat_model *m, 
                 remat_torch_pred r;
                 memset(&r, 0, sizeof r);
                 int64_t before = out->evaluated;
-                st = evaluate(t, m, &out->plan, on, budget, origin, &b, &r, &out->evaluated, err);
+                st = evaluate(t, m, &out->plan, on, budget, how, origin, &b, &r, &out->evaluated, err);
                 on[i] = 0;
                 if (st != REMAT_OK || out->evaluated == before) continue;
                 double gain = (double)(cur_peak - r.peak_live_bytes) / (double)(r.replayed_bytes - cur_cost + 1);

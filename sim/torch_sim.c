@@ -47,6 +47,18 @@ static int cmp_point(const void *a, const void *b) {
     return (x->delta > y->delta) - (x->delta < y->delta); /* frees first */
 }
 
+static const char *exec_names[REMAT_TORCH_EXEC_COUNT] = {"apply_plan", "torch-nonreentrant"};
+static const char *exec_labels[REMAT_TORCH_EXEC_COUNT] = {
+    "remat_torch.apply_plan", "torch.utils.checkpoint(use_reentrant=False, preserve_rng_state=False)"};
+
+int remat_torch_exec_from_name(const char *s) {
+    for (int i = 0; s && i < REMAT_TORCH_EXEC_COUNT; i++)
+        if (!strcmp(s, exec_names[i])) return i;
+    return -1;
+}
+const char *remat_torch_exec_name(remat_torch_exec e) { return e < REMAT_TORCH_EXEC_COUNT ? exec_names[e] : "?"; }
+const char *remat_torch_exec_label(remat_torch_exec e) { return e < REMAT_TORCH_EXEC_COUNT ? exec_labels[e] : "?"; }
+
 remat_status remat_torch_sim_model(const remat_ext_trace *t, const char *origin, remat_model *out, remat_error *err) {
     memset(out, 0, sizeof *out);
     const remat_ext_record *r = t->record;
@@ -67,6 +79,8 @@ typedef struct unit {
     int64_t in_sid, out_sid;    /* storages of its input and output (-1: older than the recording / none) */
     int64_t in_numel;
     int64_t pfs, pfe;           /* its forward in the probe (no saved tensors); -1: no probe */
+    int64_t gy_sid;             /* storage of the gradient of its output (-1) */
+    int64_t bn_bytes;           /* batch-norm statistics of its layers */
 } unit;
 
 typedef struct step_marks {
@@ -206,6 +220,11 @@ static remat_status plan_units(const remat_ext_trace *t, const remat_model *m, c
             x->in_numel = r->marks[fb].numel;
             x->out_sid = r->marks[fe2].storage;
             x->bs = bb2 >= 0 ? r->marks[bb2].event : -1;
+            x->gy_sid = bb2 >= 0 ? r->marks[bb2].storage : -1;
+            x->bn_bytes = 0;
+            for (int32_t q = 0; q < r->n_modules; q++)
+                if (r->modules[q].layer >= x->l0 && r->modules[q].layer <= x->l1)
+                    x->bn_bytes += r->modules[q].bn_buffer_bytes;
             x->be = be >= 0 ? r->marks[be].event : sm->bwd_end;
             x->pfs = x->pfe = -1;
             if (sm->mk_probe_begin >= 0) {
@@ -271,7 +290,8 @@ static int64_t compressed_bytes(remat_compressor c, int64_t numel) {
 }
 
 remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m, const remat_plan *p,
-                                 const char *origin, remat_torch_pred *out, remat_error *err) {
+                                 remat_torch_exec how, const char *origin, remat_torch_pred *out, remat_error *err) {
+    const int apply = how == REMAT_TORCH_APPLY_PLAN;
     memset(out, 0, sizeof *out);
     const remat_ext_record *r = t->record;
     if (!r || t->n_devices < 1) return BAD("%s: /record: expected a recorded PyTorch step", origin);
@@ -316,6 +336,9 @@ remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m,
     }
     for (int64_t s = 0; s < ns; s++) fkey[s] = fkey_rec[s] = fpos[s] < n ? (double)fpos[s] : INFINITY;
 
+    /* apply_plan keeps the compressed input and the RNG state as attributes of the Function's context: they
+     * end with the autograd graph, when the step drops its output and loss (just before the step ends) */
+    const double graph_end = sm.end - 0.5;
     /* 1 and 2: lifetimes changed in the forward */
     for (int ui = 0; ui < nu; ui++) {
         const unit *u = &units[ui];
@@ -330,16 +353,24 @@ remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m,
             if (s < 0 || d->events[i].action != REMAT_EXT_ALLOC || fpos[s] < u->fe || s == u->out_sid) continue;
             if (pack_hi[s] >= 0 && pack_lo[s] > u->mk_fs && pack_hi[s] < u->mk_fe)
                 fkey[s] = probed && gap[j] > 0 ? (double)pa[gap[j] - 1] + 0.5 : u->fe - 0.3;
-            else if (pack_hi[s] < 0 && fpos[s] > u->bs) /* module state: reset for the recomputation */
+            else if (!apply && pack_hi[s] < 0 && fpos[s] > u->bs) /* module state: reset for the recomputation */
                 fkey[s] = u->bs - 0.2 + 0.25 * 0.2 / (double)(u->fe - u->fs + 3);
         }
         if (u->comp != REMAT_COMP_NONE) {
             int64_t cb = compressed_bytes(u->comp, u->in_numel);
-            if (!add_point(&ps, u->fs - 0.2, cb, err) || !add_point(&ps, u->be - 0.25, -cb, err)) {
+            if (!add_point(&ps, u->fs - 0.2, cb, err) || !add_point(&ps, apply ? graph_end : u->be - 0.25, -cb, err)) {
                 st = REMAT_ERR_NOMEM;
                 goto done;
             }
             out->compressed_bytes += cb;
+        }
+        if (apply) { /* the Function keeps the RNG state of the forward, and its gradient input to the end */
+            if (!add_point(&ps, u->fs - 0.15, r->rng_state_bytes, err) ||
+                !add_point(&ps, graph_end, -r->rng_state_bytes, err)) {
+                st = REMAT_ERR_NOMEM;
+                goto done;
+            }
+            if (u->gy_sid >= 0 && fpos[u->gy_sid] >= u->bs && fpos[u->gy_sid] < u->be) fkey[u->gy_sid] = u->be - 0.25;
         }
         if (u->in_sid >= 0) { /* an input older than the recording (the batch) is the caller's */
             int64_t s = u->in_sid;
@@ -372,13 +403,23 @@ remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m,
         const unit *u = &units[ui];
         const int64_t len = u->fe - u->fs;
         const double base = u->bs - 0.2, step = 0.2 / (double)(len + 3);
-        int64_t na = 0, j = -1;
+        int64_t na = 0, j = -1, fe_run = u->fe;
         int probed = probe_gaps(t, u, gap, &na);
         for (int64_t i = u->fs, a = 0; i < u->fe; i++)
             if (d->events[i].action == REMAT_EXT_ALLOC) pa[a++] = i;
+        while (fe_run < n && d->events[fe_run].action != REMAT_EXT_ALLOC) fe_run++; /* the frees as it returned */
         if (u->comp != REMAT_COMP_NONE) { /* the decompressed input (float32 when older than the recording) */
             int64_t b = u->in_sid >= 0 ? d->events[apos[u->in_sid]].size : 4 * u->in_numel;
             if (!add_point(&ps, base + 0.5 * step, b, err) || !add_point(&ps, u->be - 0.25, -b, err)) {
+                st = REMAT_ERR_NOMEM;
+                goto done;
+            }
+        }
+        if (apply) { /* the batch-norm statistics put back after, the RNG state around the recomputation */
+            if ((u->bn_bytes && (!add_point(&ps, base + 0.6 * step, u->bn_bytes, err) ||
+                                 !add_point(&ps, u->be - 0.25, -u->bn_bytes, err))) ||
+                !add_point(&ps, base + 0.7 * step, r->rng_state_bytes, err) ||
+                !add_point(&ps, u->be - 0.25, -r->rng_state_bytes, err)) {
                 st = REMAT_ERR_NOMEM;
                 goto done;
             }
@@ -393,6 +434,11 @@ remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m,
                 f = base + (double)(fpos[s] - u->fs + 1) * step;
             } else if (saved && fpos[s] >= u->bs && fpos[s] <= u->be) {
                 f = (double)fpos[s]; /* the same saved-tensor release in the unit's backward */
+            } else if (apply && fpos[s] < fe_run) { /* dropped as the forward returned: with the replay's end */
+                f = base + (double)(len + 1) * step;
+            } else if (apply && fpos[s] >= u->fe) {
+                /* apply_plan: the recomputed graph, state and output live until its backward returns */
+                f = u->be - 0.25;
             } else if (saved) {
                 /* saved only for a part of the graph no gradient reaches (a neuron's final state): the
                  * recomputation keeps no copy, so it ends where the probe's unsaved forward ended it (or,

@@ -67,10 +67,23 @@ typedef struct remat_torch_pred {
  * REMAT_ERR_INPUT when the trace has none ("recorded without a model file"). */
 remat_status remat_torch_sim_model(const remat_ext_trace *t, const char *origin, remat_model *out, remat_error *err);
 
-/* Predicts the last recorded step under plan p (NULL: plain). m must be the trace's
- * model (remat_torch_sim_model) and p validated against it. */
+/* How the checkpointed units are executed. */
+typedef enum remat_torch_exec {
+    REMAT_TORCH_APPLY_PLAN = 0,   /* remat_torch.apply_plan: an autograd Function per segment (see above) */
+    REMAT_TORCH_NONREENTRANT = 1, /* torch.utils.checkpoint(use_reentrant=False, preserve_rng_state=False), the
+                                     unit's neurons reset before each run */
+    REMAT_TORCH_EXEC_COUNT
+} remat_torch_exec;
+/* "apply_plan" / "torch-nonreentrant"; -1 for anything else. */
+int remat_torch_exec_from_name(const char *s);
+const char *remat_torch_exec_name(remat_torch_exec e);
+/* What an answer describes, e.g. "remat_torch.apply_plan". */
+const char *remat_torch_exec_label(remat_torch_exec e);
+
+/* Predicts the last recorded step under plan p (NULL: plain) executed by `how`. m must be
+ * the trace's model (remat_torch_sim_model) and p validated against it. */
 remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m, const remat_plan *p,
-                                 const char *origin, remat_torch_pred *out, remat_error *err);
+                                 remat_torch_exec how, const char *origin, remat_torch_pred *out, remat_error *err);
 
 /* The search on a recorded step (`remat search --trace step.h5 --budget B`): among the
  * plans that store or checkpoint each whole block (checkpointed: plain, or with the bit
@@ -87,8 +100,8 @@ typedef struct remat_torch_search_result {
     remat_torch_pred pred, plain;
     int64_t evaluated;
 } remat_torch_search_result;
-remat_status remat_torch_search(const remat_ext_trace *t, const remat_model *m, int64_t budget, const char *origin,
-                                remat_torch_search_result *out, remat_error *err);
+remat_status remat_torch_search(const remat_ext_trace *t, const remat_model *m, int64_t budget, remat_torch_exec how,
+                                const char *origin, remat_torch_search_result *out, remat_error *err);
 
 #ifdef __cplusplus
 }

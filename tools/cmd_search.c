@@ -309,13 +309,14 @@ static int run_budget(const answer_ctx *a, int64_t budget) {
 
 /* A recorded PyTorch step (remat_torch.record): the plan of whole blocks with the fewest
  * replayed bytes whose predicted peak live bytes fit (sim/torch_sim.h). */
-static int search_record(const char *path, remat_ext_trace *t, int64_t budget, const char *out, int json) {
+static int search_record(const char *path, remat_ext_trace *t, int64_t budget, remat_torch_exec how, const char *out,
+                         int json) {
     remat_error err = {0};
     remat_model m;
     if (remat_torch_sim_model(t, path, &m, &err) != REMAT_OK) return cli_fail("search", &err);
     remat_torch_search_result r;
     cli_progress("search: predicting plans of %d blocks on %s", m.n_blocks, path);
-    remat_status st = remat_torch_search(t, &m, budget, path, &r, &err);
+    remat_status st = remat_torch_search(t, &m, budget, how, path, &r, &err);
     cli_progress_done();
     char label[1024] = "";
     int ok = st == REMAT_OK;
@@ -343,7 +344,7 @@ static int search_record(const char *path, remat_ext_trace *t, int64_t budget, c
     } else if (ok) {
         char b1[64], b2[64], b3[64];
         printf("budget search, model %s (T=%lld, N=%lld), from %s\n", m.name, (long long)m.T, (long long)m.N, path);
-        printf("execution             %s; plans as remat_torch.apply_plan runs them\n", t->record->execution);
+        printf("execution             %s; plans as %s runs them\n", t->record->execution, remat_torch_exec_label(how));
         printf("budget                %s on peak live bytes (a CPU recording has no caching allocator and no device "
                "overhead)\n",
                cli_fmt_bytes(budget, b1, sizeof b1));
@@ -368,7 +369,7 @@ static int search_record(const char *path, remat_ext_trace *t, int64_t budget, c
 
 int remat_cmd_search(int argc, char **argv) {
     const char *trace_path = NULL, *preset_name = "memory", *alloc_cfg = NULL, *out = NULL;
-    const char *pareto = NULL;
+    const char *pareto = NULL, *executor = NULL;
     cli_budget_flags bf = CLI_BUDGET_FLAGS_INIT;
     int level = -1, N = 0, T = 0, iters = 0, json = 0, help = 0, ranks = 0, blocks = 0;
     const cli_option opts[] = {
@@ -382,6 +383,7 @@ int remat_cmd_search(int argc, char **argv) {
         {"--iters", CLI_INT, &iters, "training steps per simulation (default: the steady state: as recorded, at least 2; at most 8 for --budget)"},
         {"--out", CLI_STRING, &out, "write the chosen plan (JSON plan file)"},
         {"--pareto", CLI_STRING, &pareto, "write the Pareto front (or the greedy steps) as JSON"},
+        {"--executor", CLI_STRING, &executor, "a recorded PyTorch step: apply_plan (default) or torch-nonreentrant"},
         {"--json", CLI_FLAG, &json, "print one JSON object instead of the summary"},
         {"--ranks", CLI_INT, &ranks, "plans for each rank of mpirun -np R remat run --reduce-blocks B (docs/mpi.md)"},
         {"--reduce-blocks", CLI_INT, &blocks, "with --ranks: the reduction blocks (default: R)"},
@@ -424,7 +426,14 @@ int remat_cmd_search(int argc, char **argv) {
                 remat_ext_trace_free(&et);
                 return 2;
             }
-            rc = search_record(trace_path, &et, budget, out, json);
+            int how = executor ? remat_torch_exec_from_name(executor) : REMAT_TORCH_APPLY_PLAN;
+            if (how < 0) {
+                fprintf(stderr, "remat search: --executor: expected apply_plan or torch-nonreentrant, got '%s'\n",
+                        executor);
+                remat_ext_trace_free(&et);
+                return 2;
+            }
+            rc = search_record(trace_path, &et, budget, (remat_torch_exec)how, out, json);
             remat_ext_trace_free(&et);
             return rc;
         }

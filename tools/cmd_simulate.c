@@ -331,8 +331,19 @@ static int run_sweep(const remat_trace *trace, const char *trace_path, const rem
     return 0;
 }
 
+/* The phase and module of recorded event i ("" / "-" when none). */
+static const char *peak_phase(const remat_ext_trace *t, int64_t i) {
+    if (i < 0 || i >= t->record->n_events) return "";
+    return remat_rec_phase_name(t->record->events[i].phase);
+}
+static const char *peak_module(const remat_ext_trace *t, int64_t i) {
+    if (i < 0 || i >= t->record->n_events || t->record->events[i].module < 0) return "-";
+    return remat_ext_label(t, t->record->modules[t->record->events[i].module].label);
+}
+
 /* A recorded PyTorch step (remat_torch.record): its peak under a plan (sim/torch_sim.h). */
-static int simulate_record(const char *path, remat_ext_trace *t, const char *plan_path, int json) {
+static int simulate_record(const char *path, remat_ext_trace *t, const char *plan_path, remat_torch_exec how,
+                           int json) {
     remat_error err = {0};
     remat_model m;
     remat_plan p;
@@ -344,7 +355,7 @@ static int simulate_record(const char *path, remat_ext_trace *t, const char *pla
         st = remat_plan_load_arg(plan_path, &m, &p, &err);
         have_plan = st == REMAT_OK;
     }
-    if (st == REMAT_OK) st = remat_torch_sim_run(t, &m, have_plan ? &p : NULL, path, &r, &err);
+    if (st == REMAT_OK) st = remat_torch_sim_run(t, &m, have_plan ? &p : NULL, how, path, &r, &err);
     char label[1024] = "none";
     if (st == REMAT_OK && have_plan) remat_plan_notation(&p, &m, label, sizeof label);
     const remat_ext_record *rec = t->record;
@@ -352,7 +363,12 @@ static int simulate_record(const char *path, remat_ext_trace *t, const char *pla
         printf("{\"execution\":");
         remat_json_string(stdout, rec->execution);
         printf(",\"describes\":");
-        remat_json_string(stdout, "the recorded PyTorch step under the plan, as remat_torch.apply_plan runs it");
+        char what[256];
+        snprintf(what, sizeof what, "the recorded PyTorch step under the plan, as %s runs it",
+                 remat_torch_exec_label(how));
+        remat_json_string(stdout, what);
+        printf(",\"executor\":");
+        remat_json_string(stdout, remat_torch_exec_name(how));
         printf(",\"model\":");
         remat_json_string(stdout, m.name);
         printf(",\"plan\":");
@@ -360,16 +376,20 @@ static int simulate_record(const char *path, remat_ext_trace *t, const char *pla
         printf(",\"T\":%lld,\"N\":%lld,\"step\":%d,\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":null,"
                "\"end_of_forward_bytes\":%lld,\"step_time_s\":null,\"events\":%lld,"
                "\"recorded_peak_live_bytes\":%lld,\"live_at_start_bytes\":%lld,\"compressed_bytes\":%lld,"
-               "\"replayed_allocations\":%lld,\"units\":%d}\n",
+               "\"replayed_allocations\":%lld,\"units\":%d,\"peak_event\":%lld,\"peak_phase\":\"%s\",\"peak_module\":",
                (long long)m.T, (long long)m.N, r.step, (long long)r.peak_live_bytes, (long long)r.end_of_forward_bytes,
                (long long)r.events, (long long)r.recorded_peak_live_bytes, (long long)r.live_at_start,
-               (long long)r.compressed_bytes, (long long)r.replayed_allocations, r.units);
+               (long long)r.compressed_bytes, (long long)r.replayed_allocations, r.units, (long long)r.peak_event,
+               peak_phase(t, r.peak_event));
+        remat_json_string(stdout, peak_module(t, r.peak_event));
+        printf("}\n");
     } else if (st == REMAT_OK) {
         char b1[64];
         printf("predicted: model %s (T=%lld, N=%lld), plan %s, recorded step %d, from %s\n", m.name, (long long)m.T,
                (long long)m.N, label, r.step, path);
-        printf("execution             %s; the plan as remat_torch.apply_plan runs it\n", rec->execution);
-        printf("peak live bytes       %s\n", cli_fmt_bytes(r.peak_live_bytes, b1, sizeof b1));
+        printf("execution             %s; the plan as %s runs it\n", rec->execution, remat_torch_exec_label(how));
+        printf("peak live bytes       %s  (%s, module %s)\n", cli_fmt_bytes(r.peak_live_bytes, b1, sizeof b1),
+               peak_phase(t, r.peak_event), peak_module(t, r.peak_event));
         printf("recorded plain peak   %s\n", cli_fmt_bytes(r.recorded_peak_live_bytes, b1, sizeof b1));
         printf("end of forward        %s  (of which compressed inputs %s)\n",
                cli_fmt_bytes(r.end_of_forward_bytes, b1, sizeof b1), cli_fmt_bytes(r.compressed_bytes, b1 + 32, 32));
@@ -407,11 +427,13 @@ static int simulate_ext(const char *path, const char *alloc_cfg, int json) {
 
 int remat_cmd_simulate(int argc, char **argv) {
     const char *trace_path = NULL, *plan_path = NULL, *alloc = "exact", *alloc_cfg = NULL, *out_path = NULL;
-    const char *sweep = NULL, *figure = NULL;
+    const char *sweep = NULL, *figure = NULL, *executor = NULL;
     cli_budget_flags bf = CLI_BUDGET_FLAGS_INIT;
     int N = 0, T = 0, iters = 0, copy_stream = 0, json = 0, help = 0, data_only = 0, ranks = 0, blocks = 0;
     const cli_option opts[] = {
         {"--trace", CLI_STRING, &trace_path, "baseline trace (remat run --trace, no plan)"},
+        {"--executor", CLI_STRING, &executor, "a recorded PyTorch step: apply_plan (default, remat_torch.apply_plan) or "
+                                              "torch-nonreentrant (torch.utils.checkpoint, use_reentrant=False)"},
         {"--plan", CLI_STRING, &plan_path, "plan file (JSON) or plan notation ('b1:bit/k4,b2'); none = no checkpointing"},
         {"--allocator", CLI_STRING, &alloc, "exact (live bytes, default) or caching (reserved bytes): the peak reported as peak_bytes"},
         {"--allocator-config", CLI_STRING, &alloc_cfg, "caching allocator settings (default: the trace's), e.g. max_split_size=64MiB"},
@@ -458,7 +480,14 @@ int remat_cmd_simulate(int argc, char **argv) {
                 remat_ext_trace_free(&et);
                 return 2;
             }
-            rc = simulate_record(trace_path, &et, plan_path, json);
+            int how = executor ? remat_torch_exec_from_name(executor) : REMAT_TORCH_APPLY_PLAN;
+            if (how < 0) {
+                fprintf(stderr, "remat simulate: --executor: expected apply_plan or torch-nonreentrant, got '%s'\n",
+                        executor);
+                remat_ext_trace_free(&et);
+                return 2;
+            }
+            rc = simulate_record(trace_path, &et, plan_path, (remat_torch_exec)how, json);
             remat_ext_trace_free(&et);
             return rc;
         }

@@ -10,12 +10,11 @@ block checkpointed alone, all blocks, spans of two blocks, a split):
 
 - predicted: `remat simulate --trace plain.h5 --plan P --json`, peak_live_bytes;
 - measured: the same module run under the plan, recorded the same way (the peak of live
-  tensor bytes of its second step). The plan is executed by remat_torch.apply_plan when
-  the package has it and the plan has no compressor it cannot run; otherwise by
-  `checkpoint_units` below: each unit (a block, a span, a segment of a split) run through
+  tensor bytes of its second step), executed by remat_torch.apply_plan (--executor
+  apply_plan, the default), or by `checkpoint_units` below (--executor torch-nonreentrant:
+  each unit, a block, a span or a segment of a split, run through
   torch.utils.checkpoint(use_reentrant=False, preserve_rng_state=False), its neurons reset
-  before each run (so the recomputation starts from the state the forward started from).
-  The column `executed by` says which.
+  before each run, so the recomputation starts from the state the forward started from).
 
 Times: recording the plain step (wall seconds) and each prediction (wall seconds of
 `remat simulate`).
@@ -164,9 +163,12 @@ MODELS = {"dense": dense, "conv": conv, "vgg": vgg, "sew18": sew18}
 
 def plans_of(model: dict):
     """A sample: each block alone, all blocks, spans of two, a split of the first block
-    that has more than two layers."""
+    that has more than two layers, and each compressor on each block that takes it (the
+    simulator refuses those that do not apply, with the reason)."""
     names = [b["name"] for b in model["blocks"]]
     out = ["", *names, ",".join(names)]
+    for c in ("bit", "bool", "uint8", "sparse"):
+        out += ["%s:%s" % (n, c) for n in names[:2]]
     for i in range(0, len(names) - 1, 2):
         out.append("%s/span2" % names[i])
     for b in model["blocks"]:
@@ -178,10 +180,13 @@ def plans_of(model: dict):
 
 # ---- the check ------------------------------------------------------------------------
 
-def simulate(remat: str, trace: str, plan: str):
+EXECUTORS = ("apply_plan", "torch-nonreentrant")
+
+
+def simulate(remat: str, trace: str, plan: str, executor: str = "apply_plan"):
     t0 = time.perf_counter()
-    p = subprocess.run([remat, "simulate", "--trace", trace, "--json"] + (["--plan", plan] if plan else []),
-                       capture_output=True, text=True)
+    p = subprocess.run([remat, "simulate", "--trace", trace, "--json", "--executor", executor] +
+                       (["--plan", plan] if plan else []), capture_output=True, text=True)
     dt = time.perf_counter() - t0
     if p.returncode != 0:
         return None, p.stderr.strip(), dt
@@ -195,7 +200,7 @@ def batch(model: dict, shape, T: int, N: int):
     return x, labels
 
 
-def check_model(name: str, remat: str, tmp: str, plans=None, log=print):
+def check_model(name: str, remat: str, tmp: str, plans=None, log=print, executor: str = "apply_plan"):
     build = MODELS[name]
     net, shape, T, N = build()
     model = remat_torch.to_model(net, input_shape=shape, T=T, N=N, input_kind="spikes")
@@ -209,22 +214,22 @@ def check_model(name: str, remat: str, tmp: str, plans=None, log=print):
     rec_s = time.perf_counter() - t0
     rows = []
     for plan in (plans if plans is not None else plans_of(model)):
-        pred, why, sim_s = simulate(remat, trace, plan)
-        row = {"model": name, "plan": plan or "none", "record_s": rec_s, "predict_s": sim_s}
+        pred, why, sim_s = simulate(remat, trace, plan, executor)
+        row = {"model": name, "plan": plan or "none", "record_s": rec_s, "predict_s": sim_s, "executor": executor}
         if pred is None:
             row["refused"] = why
             rows.append(row)
             log("%-6s %-28s refused: %s" % (name, plan or "none", why))
             continue
         net2 = build()[0]
-        units, compressed = parse_plan(model, plan) if plan else ([], False)
-        if compressed:
-            row["refused"] = "not measured: the comparison's executor has no compressor"
-            row["predicted"] = pred["peak_live_bytes"]
-            rows.append(row)
-            continue
         try:
-            run = checkpoint_units(net2, units)
+            if executor == "apply_plan":
+                run = remat_torch.apply_plan(net2, mtext, plan or None)
+            else:
+                units, compressed = parse_plan(model, plan) if plan else ([], False)
+                if compressed:
+                    raise ValueError("this executor has no compressor")
+                run = checkpoint_units(net2, units)
         except ValueError as e:
             row["refused"] = "not measured: %s" % e
             row["predicted"] = pred["peak_live_bytes"]
@@ -235,7 +240,7 @@ def check_model(name: str, remat: str, tmp: str, plans=None, log=print):
         meas = s["steps"][-1]["peak_live_bytes"]
         row.update({"predicted": pred["peak_live_bytes"], "measured": meas, "plain": pred["recorded_peak_live_bytes"],
                     "error": (pred["peak_live_bytes"] - meas) / meas,
-                    "executed_by": "torch.utils.checkpoint (non-reentrant, neurons reset)"})
+                    "executed_by": executor})
         rows.append(row)
         log("%-6s %-28s predicted %10d measured %10d error %+.3f %%" % (name, plan or "none", row["predicted"], meas,
                                                                      100 * row["error"]))
@@ -247,6 +252,7 @@ def main():
     ap.add_argument("--models", default="dense,conv,vgg,sew18")
     ap.add_argument("--remat", default="bazel-bin/tools/remat")
     ap.add_argument("--tmp", default="/tmp/record_check")
+    ap.add_argument("--executor", default="apply_plan", choices=EXECUTORS)
     ap.add_argument("--json")
     ap.add_argument("--markdown", action="store_true")
     a = ap.parse_args()
@@ -254,7 +260,7 @@ def main():
     torch.set_num_threads(1)
     rows = []
     for m in a.models.split(","):
-        rows += check_model(m, a.remat, a.tmp)
+        rows += check_model(m, a.remat, a.tmp, executor=a.executor)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)

@@ -41,7 +41,8 @@ static const field mark_fields[] = {F(remat_rec_mark, kind, REMAT_H5_U8),     F(
                                     F(remat_rec_mark, numel, REMAT_H5_I64)};
 static const field module_fields[] = {F(remat_rec_module, label, REMAT_H5_I32), F(remat_rec_module, layer, REMAT_H5_I32),
                                       F(remat_rec_module, block, REMAT_H5_I32),
-                                      F(remat_rec_module, is_block, REMAT_H5_U8)};
+                                      F(remat_rec_module, is_block, REMAT_H5_U8),
+                                      F(remat_rec_module, bn_buffer_bytes, REMAT_H5_I64)};
 #undef F
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 #define BAD(...) remat_error_set(err, REMAT_ERR_INPUT, __VA_ARGS__)
@@ -153,12 +154,14 @@ static remat_status check(const char *path, const remat_ext_trace *t, remat_ext_
     }
     for (int32_t i = 0; i < r->n_modules; i++) {
         const remat_rec_module *q = &r->modules[i];
-        if (q->label < 0 || q->label >= t->n_labels || q->layer < -1 || q->block < -1 || q->is_block > 1)
+        if (q->label < 0 || q->label >= t->n_labels || q->layer < -1 || q->block < -1 || q->is_block > 1 ||
+            q->bn_buffer_bytes < 0)
             return BAD("%s: /record/modules: module %d has label %d, layer %d, block %d (expected a label 0..%d)", path,
                        (int)i, q->label, q->layer, q->block, t->n_labels - 1);
     }
-    if (r->T < 1 || r->N < 1 || r->steps < 1 || r->live_before_bytes < 0)
-        return BAD("%s: /record: T, N, steps: expected positive values, live_before_bytes >= 0", path);
+    if (r->T < 1 || r->N < 1 || r->steps < 1 || r->live_before_bytes < 0 || r->rng_state_bytes < 0)
+        return BAD("%s: /record: T, N, steps: expected positive values, live_before_bytes and rng_state_bytes >= 0",
+                   path);
     return REMAT_OK;
 }
 
@@ -183,9 +186,9 @@ remat_status remat_ext_record_read_h5(hid_t f, const char *path, const remat_ext
     if (st == REMAT_OK) st = read_str(f, path, "torch_version", NULL, r->torch_version, sizeof r->torch_version, crc, err);
     if (st == REMAT_OK) st = read_str(f, path, "device", NULL, r->device, sizeof r->device, crc, err);
     if (st == REMAT_OK) st = read_str(f, path, "loss", NULL, r->loss, sizeof r->loss, crc, err);
-    int64_t *ints[4] = {&r->live_before_bytes, &r->steps, &r->T, &r->N};
-    const char *int_names[4] = {"live_before_bytes", "steps", "T", "N"};
-    for (int i = 0; i < 4 && st == REMAT_OK; i++) {
+    int64_t *ints[5] = {&r->live_before_bytes, &r->steps, &r->T, &r->N, &r->rng_state_bytes};
+    const char *int_names[5] = {"live_before_bytes", "steps", "T", "N", "rng_state_bytes"};
+    for (int i = 0; i < 5 && st == REMAT_OK; i++) {
         st = remat_h5_attr_read_i64(f, path, "/record", int_names[i], ints[i], err);
         if (st == REMAT_OK) *crc = remat_crc32(*crc, ints[i], sizeof(int64_t));
     }

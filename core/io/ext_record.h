@@ -31,7 +31,7 @@ typedef enum remat_rec_mark_kind {
     REMAT_REC_PHASE,      /* module holds the phase that starts here (remat_rec_phase) */
     REMAT_REC_FWD_BEGIN,  /* module's forward starts; storage: its first input's storage */
     REMAT_REC_FWD_END,    /* module's forward returned; storage: its output's storage */
-    REMAT_REC_BWD_BEGIN,  /* the gradient of module's output arrived */
+    REMAT_REC_BWD_BEGIN,  /* the gradient of module's output arrived; storage: that gradient's */
     REMAT_REC_BWD_END,    /* the gradient of module's input is complete (only when the input needs one) */
     REMAT_REC_TSTEP_FWD,  /* a multi-step neuron's forward of time step tstep starts */
     REMAT_REC_TSTEP_BWD,  /* the gradient of that step's output arrived */
@@ -71,6 +71,7 @@ typedef struct remat_rec_module {
     int32_t block;    /* model block it is or belongs to, -1 */
     uint8_t is_block; /* 1: the module is the block (block's name = the module's name) */
     uint8_t pad[3];
+    int64_t bn_buffer_bytes; /* a batch-norm module: bytes of its own buffers (statistics), else 0 */
 } remat_rec_module;
 
 typedef struct remat_ext_record {
@@ -82,6 +83,7 @@ typedef struct remat_ext_record {
     char torch_version[64], device[16], loss[64];
     int64_t live_before_bytes; /* storages that existed before recording started */
     int64_t steps, T, N;
+    int64_t rng_state_bytes;  /* bytes of torch.get_rng_state() (what a checkpoint keeping the RNG state holds) */
     int64_t n_storages;     /* 1 + the largest storage id */
 } remat_ext_record;
 

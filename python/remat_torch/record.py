@@ -117,9 +117,12 @@ class _Hooks:
         self.handles = []
         self.patched = []
         self.fwd_stack: List[int] = []
+        self.bn_bytes: List[int] = []
         for qual, m in net.named_modules():
             idx = len(self.names)
             self.names.append(qual if qual else "(net)")
+            self.bn_bytes.append(sum(b.numel() * b.element_size() for b in m.buffers(recurse=False))
+                                 if isinstance(m, nn.modules.batchnorm._BatchNorm) else 0)
             self.handles.append(m.register_forward_pre_hook(self._pre(idx)))
             self.handles.append(m.register_forward_hook(self._post(idx)))
             if (hasattr(m, "single_step_forward") and hasattr(m, "multi_step_forward")
@@ -152,7 +155,7 @@ class _Hooks:
         marks = self.marks
 
         def hook(grad):
-            marks.mark(kind, idx, tstep=tstep)
+            marks.mark(kind, idx, tstep=tstep, storage=_storage_ptr(grad) if isinstance(grad, torch.Tensor) else 0)
         return hook
 
     def _patch_steps(self, m: nn.Module, idx: int) -> None:
@@ -360,6 +363,8 @@ def record(net: nn.Module, x: torch.Tensor, labels: torch.Tensor, out: Optional[
         hooks.remove()
     stream = _allocation_events(prof)
     rec = _assemble(stream, marks.rows, hooks.names, model, before_storages)
+    rec["mod_bn_bytes"] = hooks.bn_bytes
+    rec["rng_state_bytes"] = int(torch.get_rng_state().numel())
     rec["execution"] = execution_label("cpu")
     rec["live_before_bytes"] = live_before
     rec["model_text"] = model_text
@@ -492,11 +497,11 @@ _BLOCK_COLS = (("address", "i8"), ("size", "i8"), ("requested_size", "i8"), ("st
 REC_EVENT_COLS = (("storage", "i8"), ("step", "i4"), ("phase", "u1"), ("module", "i4"), ("tstep", "i4"))
 REC_MARK_COLS = (("kind", "u1"), ("module", "i4"), ("step", "i4"), ("tstep", "i4"), ("event", "i8"),
                  ("storage", "i8"), ("numel", "i8"))
-REC_MODULE_COLS = (("label", "i4"), ("layer", "i4"), ("block", "i4"), ("is_block", "u1"))
+REC_MODULE_COLS = (("label", "i4"), ("layer", "i4"), ("block", "i4"), ("is_block", "u1"), ("bn_buffer_bytes", "i8"))
 ACTION_NAMES = ("alloc,free_requested,free_completed,segment_alloc,segment_free,segment_map,segment_unmap,"
                 "snapshot,oom,annotate")
 REC_STR_ATTRS = ("model", "execution", "torch_version", "device", "loss")
-REC_INT_ATTRS = ("live_before_bytes", "steps", "T", "N")
+REC_INT_ATTRS = ("live_before_bytes", "steps", "T", "N", "rng_state_bytes")
 
 
 def _crc(crc: int, arr) -> int:
@@ -530,14 +535,14 @@ def write_h5(rec: dict, path: str) -> None:
     marks = {"kind": rec["mk_kind"], "module": rec["mk_module"], "step": rec["mk_step"], "tstep": rec["mk_tstep"],
              "event": rec["mk_event"], "storage": rec["mk_storage"], "numel": rec["mk_numel"]}
     mods = {"label": list(range(len(labels))), "layer": rec["mod_layer"], "block": rec["mod_block"],
-            "is_block": rec["mod_is_block"]}
+            "is_block": rec["mod_is_block"], "bn_buffer_bytes": rec["mod_bn_bytes"]}
     notes = "\n".join(rec["notes"])
     str_attrs = {"source": "pytorch-record", "source_file": os.path.basename(path), "allocator_settings": "", "allocator_config": "",
                  "notes": notes, "format": EXT_FORMAT}
     rec_str = {"model": rec["model_text"], "execution": rec["execution"], "torch_version": torch.__version__,
                "device": "cpu", "loss": rec["loss"]}
     rec_int = {"live_before_bytes": rec["live_before_bytes"], "steps": rec["steps_recorded"], "T": rec["T"],
-               "N": rec["N"]}
+               "N": rec["N"], "rng_state_bytes": rec["rng_state_bytes"]}
     crc = 0
     with atomic_path(path) as tmp:
         with h5py.File(tmp, "w", libver="earliest") as f:
