@@ -27,7 +27,7 @@ mkdir -p "$work"
 cd "$root"
 srcs="core/base/size.c core/base/status.c core/base/types.c core/io/file_kind.c core/io/input_file.c core/io/json_util.c core/io/json_strict.c core/io/json_write.c core/model/layers.c core/model/model_json.c core/model/plan_json.c core/model/plan_notation.c core/model/plan_grid.c"
 trace_srcs="core/base/status.c core/base/types.c core/io/file_kind.c core/io/input_file.c core/io/atomic_file.c core/io/trace.c core/io/trace_h5.c core/io/h5_util.c"
-pickle_srcs="core/base/size.c core/base/status.c core/io/pickle.c core/io/ext_trace.c core/io/torch_snapshot.c core/alloc/caching_config.c"
+pickle_srcs="core/base/size.c core/base/status.c core/io/pickle.c core/io/ext_trace.c core/io/torch_snapshot.c core/io/input_file.c core/alloc/caching_config.c"
 flags="-std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -I."
 for t in model plan notation; do
     $cc $flags -o "$work/fuzz_$t" "fuzz/fuzz_$t.c" $srcs -lcjson -lm

@@ -8,6 +8,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "plots/figure.h"
 
+#include "core/io/input_file.h" /* remat_env_seconds */
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -21,7 +23,9 @@
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -254,10 +258,10 @@ static void first_line(const char *text, char *out, size_t len) {
 }
 
 static double gnuplot_timeout_s(void) {
-    const char *e = getenv("REMAT_GNUPLOT_TIMEOUT_S");
-    char *end = NULL;
-    double v = e && *e ? strtod(e, &end) : -1;
-    return end && *end == 0 && v > 0 && v <= 86400 ? v : REMAT_GNUPLOT_TIMEOUT_S;
+    double v;
+    remat_error err = {REMAT_OK, {0}};
+    remat_env_seconds("REMAT_GNUPLOT_TIMEOUT_S", 0, REMAT_GNUPLOT_TIMEOUT_S, &v, &err);
+    return v; /* the command line refused a bad value before any work (remat_env_check) */
 }
 
 static double now_s(void) {
@@ -293,6 +297,27 @@ static const char *image_problem(const char *path, remat_fig_format fmt) {
     return NULL;
 }
 
+/* Why gnuplot's image at path came out short, when the cause is the disk: the file
+ * reached the file-size limit (EFBIG, RLIMIT_FSIZE: gnuplot's writes failed, or it
+ * was stopped by SIGXFSZ) or its file system has no space left (ENOSPC); 0 when
+ * neither is the case. */
+static int disk_cause(const char *path, int killed_by) {
+    struct stat st;
+    off_t size = stat(path, &st) == 0 ? st.st_size : 0;
+    struct rlimit rl;
+    if (killed_by == SIGXFSZ) return EFBIG;
+    if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (rlim_t)size + 65536 >= rl.rlim_cur)
+        return EFBIG;
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *(slash == dir ? slash + 1 : slash) = 0;
+    else snprintf(dir, sizeof dir, ".");
+    struct statvfs vs;
+    if (statvfs(dir, &vs) == 0 && (uint64_t)vs.f_bavail * vs.f_frsize < 65536) return ENOSPC;
+    return 0;
+}
+
 /* Appends got bytes to the text (kept under 1 MiB; what does not fit is dropped). */
 static void append(char **text, size_t *tn, size_t *tcap, const char *chunk, size_t got) {
     if (*tn + got + 1 > *tcap && *tcap < (1u << 20)) {
@@ -314,6 +339,7 @@ static int collect(pid_t pid, int fd, double deadline, char **text, size_t *tn, 
         if (waitpid(pid, status, WNOHANG) == pid) break;
         double left = deadline - now_s();
         if (left <= 0) {
+            kill(-pid, SIGKILL); /* gnuplot's process group: whatever it started goes too */
             kill(pid, SIGKILL);
             while (waitpid(pid, status, 0) < 0 && errno == EINTR) {}
             if (open_fd) close(fd);
@@ -405,11 +431,13 @@ remat_status remat_figure_render(const remat_figure_opts *o, remat_figure_files 
         remat_afile_abort(&af);
         return remat_error_set(err, REMAT_ERR_INTERNAL, "%s: gnuplot: fork: %s", f->script, strerror(e));
     }
+    if (pid > 0) setpgid(pid, pid); /* both sides, so the group exists before any kill */
     if (pid == 0) {
 #ifdef __linux__
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* remat killed (SIGTERM...): gnuplot goes too */
         if (getppid() == 1) _exit(127);
 #endif
+        setpgid(0, 0); /* its own process group, killed whole at the time limit */
         close(pfd[0]);
         dup2(pfd[1], 2);
         close(pfd[1]);
@@ -442,6 +470,13 @@ remat_status remat_figure_render(const remat_figure_opts *o, remat_figure_files 
                                limit);
     }
     int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    const char *bad = ok ? image_problem(af.tmp, f->format) : NULL;
+    int cause = ok && !bad ? 0 : disk_cause(af.tmp, WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    if (cause) { /* the disk, not gnuplot: said as every other write error is */
+        remat_afile_abort(&af);
+        return remat_error_set(err, REMAT_ERR_IO, "%s: cannot write: %s (gnuplot's image was cut short)", f->image,
+                               strerror(cause));
+    }
     if (!ok) {
         remat_afile_abort(&af);
         if (!line[0]) {
@@ -450,7 +485,6 @@ remat_status remat_figure_render(const remat_figure_opts *o, remat_figure_files 
         }
         return remat_error_set(err, REMAT_ERR_INTERNAL, "%s: gnuplot: %s", f->script, line);
     }
-    const char *bad = image_problem(af.tmp, f->format);
     if (bad) {
         remat_afile_abort(&af);
         return remat_error_set(err, REMAT_ERR_INTERNAL, "%s: gnuplot: %s%s%s", f->script, bad, line[0] ? ": " : "",

@@ -12,7 +12,8 @@
  * from the variable `outfile` when it is set, e.g. gnuplot -e "outfile='x.png'"),
  * which is checked (exit status, a complete PNG or SVG) before it is renamed.
  * gnuplot gets REMAT_GNUPLOT_TIMEOUT_S seconds (environment variable of that name,
- * default 60), then it is killed.
+ * default 60; the command line refuses a value that is not a number of seconds in
+ * 0..86400, above 0), then it is killed with everything it started.
  *
  * Exit status of a missing gnuplot: the data and script are written first, then
  * remat_figure_render returns REMAT_ERR_CHECK (exit code 1: the input was fine, the
@@ -119,8 +120,12 @@ void remat_path_stem(const char *path, char *buf, size_t len);
  * gnuplot_missing = 1 when no gnuplot is found; REMAT_ERR_INTERNAL "<script>:
  * gnuplot: <its first error line, or what is wrong with the image>" when gnuplot
  * fails, writes no or a damaged image, or runs past the time limit (then it is
- * killed); REMAT_ERR_IO from the writer. Any stderr output of a successful run is
- * kept in files->gnuplot_stderr (first line). */
+ * killed); REMAT_ERR_IO from the writer, and REMAT_ERR_IO "<image>: cannot write:
+ * File too large / No space left on device (gnuplot's image was cut short)" when
+ * the image came out short (or gnuplot was stopped by SIGXFSZ) because it reached
+ * the file-size limit or the file system is full. Any stderr output of a successful
+ * run is kept in files->gnuplot_stderr (first line). The time limit kills gnuplot's
+ * whole process group (what it started goes too). */
 remat_status remat_figure_render(const remat_figure_opts *o, remat_figure_files *f, remat_error *err);
 
 /* The gnuplot executable that render would run, or NULL when none is found

@@ -115,6 +115,16 @@ same "$tmp/full.h5" "$tmp/t.orig" "a failed write damaged the old trace"
 err=$( (trap '' XFSZ; ulimit -f 0; exec timeout "$LIMIT" "$remat" search --trace "$tmp/t.h5" --budget 1GiB --pareto "$tmp/front.json" 2>&1 >/dev/null) ); code=$?
 [ "$code" = 2 ] && echo "$err" | grep -q "File too large" && ok || bad "pareto past ulimit -f exited $code: $err"
 [ -e "$tmp/front.json" ] && bad "a failed write left front.json" || ok
+# gnuplot's image past the limit: the disk error, not "truncated PNG" (SIGXFSZ ignored or not)
+if command -v gnuplot >/dev/null 2>&1; then
+  for trap_it in yes no; do
+    err=$( (if [ $trap_it = yes ]; then trap '' XFSZ; fi; ulimit -f 16; exec timeout "$LIMIT" "$remat" plot --trace "$tmp/t.h5" --out "$tmp/big.png" 2>&1 >/dev/null) ); code=$?
+    [ "$code" = 2 ] && echo "$err" | grep -q "big.png: cannot write: File too large" && ok || bad "plot past ulimit -f (XFSZ ignored: $trap_it) exited $code: $err"
+    [ -e "$tmp/big.png" ] && bad "a cut image was kept" || ok
+  done
+else
+  echo "note: gnuplot is not installed: the image past ulimit -f is not checked"
+fi
 no_temps "$tmp" "after failed writes"
 
 # ---- two writers of one path: one whole file --------------------------------------
@@ -137,6 +147,13 @@ start=$(date +%s)
 REMAT_GNUPLOT="$gp/hanging" REMAT_GNUPLOT_TIMEOUT_S=1 expect 1 "killed" -- "$remat" plot --trace "$tmp/t.h5" --out "$tmp/fig.png"
 [ $(( $(date +%s) - start )) -lt 30 ] && ok || bad "a hanging gnuplot was not stopped in time"
 [ "$(cat "$tmp/fig.png")" = old ] && ok || bad "a failed gnuplot replaced the old image"
+# a gnuplot that started a child of its own: the child goes at the time limit too
+printf '#!/bin/sh\nsleep 300 &\necho $! > "%s/child.pid"\nwait\n' "$gp" > "$gp/forking"; chmod +x "$gp/forking"
+REMAT_GNUPLOT="$gp/forking" REMAT_GNUPLOT_TIMEOUT_S=1 expect 1 "killed" -- "$remat" plot --trace "$tmp/t.h5" --out "$tmp/fig.png"
+sleep 0.3
+child=$(cat "$gp/child.pid" 2>/dev/null)
+cstate=$( [ -n "$child" ] && awk '{print $3}' "/proc/$child/stat" 2>/dev/null )
+case "$cstate" in ""|Z|X) ok;; *) bad "gnuplot's child outlived the time limit (state $cstate)"; kill "$child";; esac
 no_temps "$tmp" "after gnuplot failures"
 
 # ---- SIGTERM in the middle of a write: no temporary, the old file kept -------------
@@ -159,6 +176,22 @@ expect 2 "is a directory" -- "$remat" simulate --trace "$tmp"
 mkfifo "$tmp/in.fifo"
 REMAT_FIFO_WAIT_S=1 expect 2 "no writer" -- "$remat" run --model "$tmp/in.fifo"
 REMAT_FIFO_WAIT_S=1 expect 2 "no writer" -- "$remat" simulate --trace "$tmp/in.fifo"
+REMAT_FIFO_WAIT_S=1 expect 2 "no writer" -- "$remat" import-torch "$tmp/in.fifo" --out "$tmp/snap.h5"
+[ -e "$tmp/snap.h5" ] && bad "import-torch from a FIFO without a writer wrote its output" || ok
+# a writer that sends the first bytes, then stalls (holding the FIFO open): every reader gives up
+stall() { { printf '%b' "$1"; exec sleep 6; } > "$tmp/in.fifo" & writer=$!; }
+stall '\x80\x04}'; REMAT_FIFO_WAIT_S=1 expect 2 "sent 3 bytes, then nothing for 1 s" -- "$remat" import-torch "$tmp/in.fifo" --out "$tmp/snap.h5"
+kill "$writer" 2>/dev/null; wait "$writer" 2>/dev/null
+stall '\x89HD'; REMAT_FIFO_WAIT_S=1 expect 2 "sent 3 bytes, then nothing" -- "$remat" simulate --trace "$tmp/in.fifo"
+kill "$writer" 2>/dev/null; wait "$writer" 2>/dev/null
+stall '{"T": '; REMAT_FIFO_WAIT_S=1 expect 2 "then nothing for 1 s" -- "$remat" run --model "$tmp/in.fifo"
+kill "$writer" 2>/dev/null; wait "$writer" 2>/dev/null
+# time limits that are not numbers of seconds: refused, naming the variable
+REMAT_FIFO_WAIT_S=abc expect 2 "REMAT_FIFO_WAIT_S: expected a number of seconds" -- "$remat" run --model "$M"
+REMAT_FIFO_WAIT_S=-1 expect 2 "REMAT_FIFO_WAIT_S: expected" -- "$remat" simulate --trace "$tmp/t.h5"
+REMAT_GNUPLOT_TIMEOUT_S=0 expect 2 "REMAT_GNUPLOT_TIMEOUT_S: expected a number of seconds in 0..86400, above 0" -- "$remat" plot --trace "$tmp/t.h5" --out "$tmp/e.png"
+REMAT_GNUPLOT_TIMEOUT_S=1e9 expect 2 "REMAT_GNUPLOT_TIMEOUT_S: expected" -- "$remat" plot --trace "$tmp/t.h5" --out "$tmp/e.png"
+[ -e "$tmp/e.png" ] && bad "a refused REMAT_GNUPLOT_TIMEOUT_S still drew" || ok
 expect 0 "" -- "$remat" run --model <(cat "$M") --plan <(cat "$P")
 expect 0 "" -- "$remat" simulate --trace <(cat "$tmp/t.h5")
 expect 2 "not an HDF5 file" -- "$remat" simulate --trace /dev/zero

@@ -3,8 +3,10 @@
 #include <string.h>
 
 #include "core/base/status.h"
+#include "core/io/input_file.h"
 #include "core/io/trace.h"
 #include "core/ref/simd.h"
+#include "plots/figure.h" /* REMAT_GNUPLOT_TIMEOUT_S */
 #include "tools/commands.h"
 #include "tools/world.h"
 
@@ -47,6 +49,13 @@ int main(int argc, char **argv) {
     /* REMAT_SIMD (core/ref/simd.h) is input: a bad value stops here, before any work. */
     remat_error err = {0};
     if (remat_ref_simd_from_env(&err) != REMAT_OK) {
+        fprintf(stderr, "remat: %s\n", err.msg);
+        return remat_status_exit_code(err.status);
+    }
+    /* so are the time limits: a value that is not one is refused, not taken as 60 s */
+    double limit;
+    if (remat_env_seconds("REMAT_FIFO_WAIT_S", 1, REMAT_INPUT_WAIT_S, &limit, &err) != REMAT_OK ||
+        remat_env_seconds("REMAT_GNUPLOT_TIMEOUT_S", 0, REMAT_GNUPLOT_TIMEOUT_S, &limit, &err) != REMAT_OK) {
         fprintf(stderr, "remat: %s\n", err.msg);
         return remat_status_exit_code(err.status);
     }

@@ -122,9 +122,15 @@ static remat_status open_stream(const char *path, int fd, hid_t *out, remat_erro
     static const unsigned char h5sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
     unsigned char head[8];
     size_t got = 0;
+    double limit = remat_fifo_wait_s();
     while (got < sizeof head) {
-        ssize_t r = read(fd, head + got, sizeof head - got);
-        if (r < 0 && errno == EINTR) continue;
+        ssize_t r = remat_input_read_timed(fd, head + got, sizeof head - got, limit);
+        if (r == -2) {
+            close(fd);
+            return remat_error_set(err, REMAT_ERR_IO,
+                                   "%s: file: the writer sent %zu bytes, then nothing for %g s (limit: REMAT_FIFO_WAIT_S)",
+                                   path, got, limit);
+        }
         if (r <= 0) break;
         got += (size_t)r;
     }

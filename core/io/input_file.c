@@ -17,11 +17,37 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-double remat_fifo_wait_s(void) {
-    const char *e = getenv("REMAT_FIFO_WAIT_S");
+remat_status remat_env_seconds(const char *name, int zero_ok, double def, double *out, remat_error *err) {
+    *out = def;
+    const char *e = getenv(name);
+    if (!e || !*e) return REMAT_OK;
     char *end = NULL;
-    double v = e && *e ? strtod(e, &end) : -1;
-    return end && *end == 0 && v >= 0 && v <= 86400 ? v : REMAT_INPUT_WAIT_S;
+    errno = 0;
+    double v = strtod(e, &end);
+    if (end == e || *end != 0 || errno != 0 || !(v >= 0 && v <= REMAT_ENV_SECONDS_MAX) || (!zero_ok && v == 0))
+        return remat_error_set(err, REMAT_ERR_INPUT, "%s: expected a number of seconds in 0..%d%s, got '%.64s'", name,
+                               REMAT_ENV_SECONDS_MAX, zero_ok ? "" : ", above 0", e);
+    *out = v;
+    return REMAT_OK;
+}
+
+double remat_fifo_wait_s(void) {
+    double v;
+    remat_error err = {REMAT_OK, {0}};
+    remat_env_seconds("REMAT_FIFO_WAIT_S", 1, REMAT_INPUT_WAIT_S, &v, &err);
+    return v; /* the command line refused a bad value before any work (remat_env_check) */
+}
+
+ssize_t remat_input_read_timed(int fd, void *buf, size_t n, double limit_s) {
+    for (;;) {
+        struct pollfd p = {fd, POLLIN, 0};
+        int r = poll(&p, 1, (int)(limit_s * 1000.0));
+        if (r < 0 && errno == EINTR) continue;
+        if (r == 0) return -2;
+        ssize_t got = read(fd, buf, n);
+        if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        return got;
+    }
 }
 
 static const char *kind_name(mode_t m) {
@@ -81,6 +107,7 @@ remat_status remat_input_read_fd(int fd, const char *path, size_t max_bytes, cha
     *data = NULL;
     *len = 0;
     size_t cap = 4096, n = 0;
+    double limit = remat_fifo_wait_s(); /* a writer that stalls is given up on */
     char *buf = remat_xmalloc(cap + 1, err);
     if (!buf) {
         close(fd);
@@ -104,8 +131,14 @@ remat_status remat_input_read_fd(int fd, const char *path, size_t max_bytes, cha
             buf = nb;
             cap = ncap;
         }
-        ssize_t r = read(fd, buf + n, cap - n);
-        if (r < 0 && errno == EINTR) continue;
+        ssize_t r = remat_input_read_timed(fd, buf + n, cap - n, limit);
+        if (r == -2) {
+            remat_xfree(buf);
+            close(fd);
+            return remat_error_set(err, REMAT_ERR_IO,
+                                   "%s: file: the writer sent %zu bytes, then nothing for %g s (limit: REMAT_FIFO_WAIT_S)",
+                                   path, n, limit);
+        }
         if (r < 0) {
             int e = errno;
             remat_xfree(buf);

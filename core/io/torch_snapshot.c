@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "core/alloc/alloc_model.h"
+#include "core/io/input_file.h"
 #include "core/io/pickle.h"
 
 typedef struct importer {
@@ -656,12 +657,23 @@ remat_status remat_torch_snapshot_import(const uint8_t *data, size_t size, const
 
 remat_status remat_torch_snapshot_load(const char *path, remat_ext_trace *out, int64_t *bytes, remat_error *err) {
     remat_ext_trace_init(out);
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) return remat_error_set(err, REMAT_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
+    int fd, regular;
+    remat_status st = remat_input_open(path, &fd, &regular, err); /* a FIFO: never a hang */
+    if (st != REMAT_OK) return st;
+    if (!regular) { /* a FIFO, a pipe or a device: read into memory, a writer that stalls given up on */
+        char *text = NULL;
+        size_t n = 0;
+        if ((st = remat_input_read_fd(fd, path, REMAT_TORCH_MAX_STREAM_BYTES, &text, &n, err)) != REMAT_OK) return st;
+        if (bytes) *bytes = (int64_t)n;
+        if (n == 0) st = remat_error_set(err, REMAT_ERR_INPUT, "%s: pickle: empty file, expected a pickle", path);
+        else st = remat_torch_snapshot_import((const uint8_t *)text, n, path, out, err);
+        remat_xfree(text);
+        return st;
+    }
     struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    if (fstat(fd, &sb) != 0) {
         close(fd);
-        return remat_error_set(err, REMAT_ERR_IO, "%s: cannot read: not a regular file", path);
+        return remat_error_set(err, REMAT_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
     }
     size_t size = (size_t)sb.st_size;
     if (bytes) *bytes = (int64_t)size;
@@ -673,7 +685,7 @@ remat_status remat_torch_snapshot_load(const char *path, remat_ext_trace *out, i
     close(fd);
     if (map == MAP_FAILED) return remat_error_set(err, REMAT_ERR_IO, "%s: cannot map: %s", path, strerror(errno));
     madvise(map, size, MADV_SEQUENTIAL);
-    remat_status st = remat_torch_snapshot_import(map, size, path, out, err);
+    st = remat_torch_snapshot_import(map, size, path, out, err);
     munmap(map, size);
     return st;
 }

@@ -47,14 +47,18 @@ extern "C" {
 /* Memory bound of an import (records counted without the slack of growing arrays). */
 #define REMAT_TORCH_BYTES_PER_INPUT_BYTE 64
 #define REMAT_TORCH_MIN_BUDGET ((int64_t)1 << 20)
+/* A snapshot read from a FIFO or pipe (into memory) is at most this big. */
+#define REMAT_TORCH_MAX_STREAM_BYTES ((size_t)2 << 30)
 
 /* Imports the snapshot in data[0..size); origin names it in messages and becomes
  * t->source_file (its basename). On failure *out is empty. */
 remat_status remat_torch_snapshot_import(const uint8_t *data, size_t size, const char *origin, remat_ext_trace *out,
                                          remat_error *err);
 
-/* Maps the file at path read-only and imports it. REMAT_ERR_IO when it cannot be
- * read. *bytes (may be NULL) receives the file size. */
+/* Maps the file at path read-only and imports it; a FIFO, pipe or device is opened
+ * and read as every input is (core/io/input_file.h: never a hang, REMAT_FIFO_WAIT_S)
+ * into memory. REMAT_ERR_IO when it cannot be read. *bytes (may be NULL) receives
+ * the file size. */
 remat_status remat_torch_snapshot_load(const char *path, remat_ext_trace *out, int64_t *bytes, remat_error *err);
 
 #ifdef __cplusplus
