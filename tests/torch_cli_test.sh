@@ -33,7 +33,7 @@ expect 0 "check-allocator" -- "$remat" import-torch --help
 expect 0 "import-torch" -- "$remat" --help
 expect 2 "SNAPSHOT.pickle: missing" -- "$remat" import-torch --out "$tmp/a.h5"
 expect 2 "--out: missing" -- "$remat" import-torch "$S"
-expect 2 "cannot read" -- "$remat" import-torch "$tmp/none.pickle" --out "$tmp/a.h5"
+expect 2 "none.pickle: file: cannot open" -- "$remat" import-torch "$tmp/none.pickle" --out "$tmp/a.h5"
 no_file "$tmp/a.h5"
 printf '\x80\x04cposix\nsystem\n\x8c\x02id\x85R.' > "$tmp/evil.pickle"
 expect 2 "opcode GLOBAL \(0x63\) at offset 2: refused" -- "$remat" import-torch "$tmp/evil.pickle" --out "$tmp/a.h5"
