@@ -21,11 +21,13 @@
 typedef struct point {
     double key;
     int64_t delta;
+    int32_t unit; /* the unit whose recomputation this is, -1 */
 } point;
 
 typedef struct points {
     point *p;
     int64_t n, cap;
+    int32_t unit; /* tag of the points added next */
 } points;
 
 static int add_point(points *ps, double key, int64_t delta, remat_error *err) {
@@ -37,6 +39,7 @@ static int add_point(points *ps, double key, int64_t delta, remat_error *err) {
         ps->cap = c;
     }
     ps->p[ps->n].key = key;
+    ps->p[ps->n].unit = ps->unit;
     ps->p[ps->n++].delta = delta;
     return 1;
 }
@@ -77,7 +80,7 @@ typedef struct unit {
     int64_t mk_fs, mk_fe;       /* mark indices of its forward's begin and end */
     int64_t fs, fe, bs, be;     /* positions */
     int64_t in_sid, out_sid;    /* storages of its input and output (-1: older than the recording / none) */
-    int64_t in_numel;
+    int64_t in_numel, in_nnz;
     int64_t pfs, pfe;           /* its forward in the probe (no saved tensors); -1: no probe */
     int64_t gy_sid;             /* storage of the gradient of its output (-1) */
     int64_t bn_bytes;           /* batch-norm statistics of its layers */
@@ -177,12 +180,7 @@ static remat_status plan_units(const remat_ext_trace *t, const remat_model *m, c
                      origin, b, bp->k);
             break;
         }
-        if (bp->compressor == REMAT_COMP_SPARSE) {
-            st = BAD("%s: blocks[%d].compressor: sparse is not predicted for a recorded PyTorch step (its bytes need "
-                     "the input's spike count, which the recording does not count); expected none, bool, uint8 or bit",
-                     origin, b);
-            break;
-        }
+
         int span = bp->span > 1 ? bp->span : 1;
         int first = m->blocks[b].first_layer;
         int last_b = b + span - 1;
@@ -218,6 +216,13 @@ static remat_status plan_units(const remat_ext_trace *t, const remat_model *m, c
             x->fe = r->marks[fe2].event;
             x->in_sid = r->marks[fb].storage;
             x->in_numel = r->marks[fb].numel;
+            x->in_nnz = r->marks[fb].nnz;
+            if (x->comp == REMAT_COMP_SPARSE && x->in_nnz < 0) {
+                st = BAD("%s: blocks[%d].compressor: sparse needs the spike count of the input of '%s', which the "
+                         "recording did not count (recorded without the model file?); expected none, bool, uint8 or bit",
+                         origin, b, module_name(t, qa));
+                break;
+            }
             x->out_sid = r->marks[fe2].storage;
             x->bs = bb2 >= 0 ? r->marks[bb2].event : -1;
             x->gy_sid = bb2 >= 0 ? r->marks[bb2].storage : -1;
@@ -283,9 +288,10 @@ static int probe_gaps(const remat_ext_trace *t, const unit *u, int64_t *gap, int
     return 1;
 }
 
-static int64_t compressed_bytes(remat_compressor c, int64_t numel) {
+static int64_t compressed_bytes(remat_compressor c, int64_t numel, int64_t nnz) {
     if (c == REMAT_COMP_BIT) return (numel + 7) / 8;
     if (c == REMAT_COMP_BOOL || c == REMAT_COMP_UINT8) return numel;
+    if (c == REMAT_COMP_SPARSE) return 4 * nnz; /* int32 positions of the ones */
     return 0;
 }
 
@@ -298,6 +304,7 @@ remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m,
     const remat_ext_device *d = &t->devices[0];
     const int64_t n = d->n_events, ns = r->n_storages;
     step_marks sm;
+    out->peak_unit_layer = -1;
     remat_status st = find_step(r, origin, &sm, &out->step, err);
     if (st != REMAT_OK) return st;
     unit *units = NULL;
@@ -317,6 +324,7 @@ remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m,
     int64_t *gap = remat_xmalloc((size_t)longest * sizeof(int64_t), err);
     int64_t *pa = remat_xmalloc((size_t)longest * sizeof(int64_t), err);
     points ps = {0};
+    ps.unit = -1;
     if (!apos || !fpos || !fkey || !pack_lo || !pack_hi || !fkey_rec || !gap || !pa) {
         st = REMAT_ERR_NOMEM;
         goto done;
@@ -357,7 +365,7 @@ remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m,
                 fkey[s] = u->bs - 0.2 + 0.25 * 0.2 / (double)(u->fe - u->fs + 3);
         }
         if (u->comp != REMAT_COMP_NONE) {
-            int64_t cb = compressed_bytes(u->comp, u->in_numel);
+            int64_t cb = compressed_bytes(u->comp, u->in_numel, u->in_nnz);
             if (!add_point(&ps, u->fs - 0.2, cb, err) || !add_point(&ps, apply ? graph_end : u->be - 0.25, -cb, err)) {
                 st = REMAT_ERR_NOMEM;
                 goto done;
@@ -403,6 +411,7 @@ remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m,
         const unit *u = &units[ui];
         const int64_t len = u->fe - u->fs;
         const double base = u->bs - 0.2, step = 0.2 / (double)(len + 3);
+        ps.unit = ui;
         int64_t na = 0, j = -1, fe_run = u->fe;
         int probed = probe_gaps(t, u, gap, &na);
         for (int64_t i = u->fs, a = 0; i < u->fe; i++)
@@ -458,6 +467,7 @@ remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m,
             out->replayed_bytes += d->events[i].size;
         }
     }
+    ps.unit = -1;
     qsort(ps.p, (size_t)ps.n, sizeof *ps.p, cmp_point);
     /* the sweep over the step */
     int64_t live = r->live_before_bytes, peak = -1, events = 0, peak_key_i = sm.begin;
@@ -470,7 +480,10 @@ remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m,
         live += ps.p[i].delta;
         if (ps.p[i].key >= lo) {
             events++;
-            if (live > peak) peak = live, peak_key_i = (int64_t)floor(ps.p[i].key);
+            if (live > peak) {
+                peak = live, peak_key_i = (int64_t)floor(ps.p[i].key);
+                out->peak_unit_layer = ps.p[i].unit >= 0 ? units[ps.p[i].unit].l0 : -1;
+            }
         }
     }
     if (peak < 0) peak = live, out->live_at_start = live;

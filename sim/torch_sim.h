@@ -6,33 +6,40 @@
  *   remat_model m;      remat_torch_sim_model(&t, "step.h5", &m, &err); // the recorded model file
  *   remat_torch_pred r; remat_torch_sim_run(&t, &m, &plan, "step.h5", &r, &err);
  *
- * The model (docs/simulator.md, "Recorded PyTorch steps"): the last recorded step's
- * allocations and frees, in their recorded order, with these changes for each
- * checkpointed unit (a block, a span of blocks, or one segment of a split block), as a
- * checkpoint in the manner of torch.utils.checkpoint(use_reentrant=False) runs it:
+ * The model (docs/pytorch-record.md): the last recorded step's allocations and frees, in
+ * their recorded order, with these changes for each checkpointed unit (a block, a span of
+ * blocks, or one segment of a split block). Common to both executors:
  *  1. the unit's forward keeps nothing for autograd: a storage that autograd saved only
  *     for modules running inside it ends where the recording's probe (one more forward
  *     in which autograd saved nothing) ended it, or at the forward's end without a
  *     probe; storages no module saved (a neuron's state, the unit's output) keep their
- *     recorded lifetime, except that a neuron's state ends when the recomputation
- *     starts (its neurons are reset for it) and the recomputed state lives on instead;
+ *     recorded lifetime;
  *  2. the unit's input: kept until the unit's backward ends; with a compressor, a
- *     compressed copy (bit: ceil(e/8) B, bool and uint8: e B, for e elements) lives
- *     from the forward's start to the backward's end, and the full input, when only the
- *     unit saved it, ends at the forward's end;
+ *     compressed copy (bit: ceil(e/8) B, bool and uint8: e B, sparse: 4 B per non-zero,
+ *     for e elements) from the
+ *     forward's start, and the full input, when only the unit saved it, ends at the
+ *     forward's end;
  *  3. when the gradient of the unit's output arrives, its forward's allocations are
  *     replayed in their recorded order (with a compressor, after a decompressed input
  *     of the input's bytes): a replayed storage freed inside the forward is freed at
  *     the same point of the replay; one that autograd saved lives until its recorded
- *     free inside the unit's backward (the same saved-tensor release); one saved only
- *     for a part of the graph that no gradient reaches (its recorded free is after the
- *     unit's backward) ends where the probe ended it; the output ends with the replay;
+ *     free inside the unit's backward (the same saved-tensor release);
  *  4. temporaries inside an op, and everything outside the units, as recorded.
+ * REMAT_TORCH_APPLY_PLAN (remat_torch.apply_plan, an autograd Function per segment):
+ * the Function's context keeps the RNG state (rng_state_bytes) and the compressed input
+ * until the autograd graph is freed (the step's end); its backward holds the output's
+ * gradient, the batch-norm statistics it restores (bn_buffer_bytes), a second RNG state,
+ * and the recomputed output, neuron state and graph to its end; the neurons' state of
+ * the forward stays alive (it is put back afterwards).
+ * REMAT_TORCH_NONREENTRANT: no RNG state; the neurons' state ends when the
+ * recomputation starts and the recomputed one lives on; a storage saved only for a part
+ * of the graph that no gradient reaches ends in the replay where the probe ended it; the
+ * output ends with the replay.
  * Refused, with the reason: time chunks (k > 1) (the recording does not yet say which
  * allocations of a layer belong to which time step for layers that are not neurons),
- * the sparse compressor (its bytes need the input's spike count, not recorded), a unit
- * whose first or last layer has no module in the recording, a module run twice in a
- * step.
+ * the sparse compressor where the recording did not count the input's non-zeros (it
+ * counts them, 4 B each, for every model layer and block), a unit whose first or last
+ * layer has no module in the recording, a module run twice in a step.
  */
 #ifndef REMAT_SIM_TORCH_SIM_H
 #define REMAT_SIM_TORCH_SIM_H
@@ -60,6 +67,7 @@ typedef struct remat_torch_pred {
     int64_t events;                  /* allocation events of the predicted step */
     int units;                       /* checkpointed units */
     int64_t peak_event;              /* recorded event at (or just before) the predicted peak */
+    int peak_unit_layer;             /* the peak is in the recomputation of the unit starting at this layer; -1 */
     int64_t probe_mismatches;        /* units whose probe forward allocated otherwise (rule 1 without it) */
 } remat_torch_pred;
 

@@ -439,6 +439,10 @@ int remat_cmd_search(int argc, char **argv) {
         }
         remat_ext_trace_free(&et);
     }
+    if (executor) {
+        fprintf(stderr, "remat search: --executor: only with a PyTorch step recorded by python3 -m remat_torch record\n");
+        return 2;
+    }
     int preset = remat_search_preset_from_name(preset_name);
     if (preset < 0) {
         fprintf(stderr, "remat search: --preset: expected speed, balanced or memory, got '%s'\n", preset_name);

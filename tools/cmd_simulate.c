@@ -341,6 +341,15 @@ static const char *peak_module(const remat_ext_trace *t, int64_t i) {
     return remat_ext_label(t, t->record->modules[t->record->events[i].module].label);
 }
 
+/* Where the peak is, in words: "backward, module layer1.0.conv1" or "recomputing layer1.0". */
+static void peak_where(const remat_ext_trace *t, const remat_model *m, const remat_torch_pred *r, char *buf,
+                       size_t len) {
+    if (r->peak_unit_layer >= 0)
+        snprintf(buf, len, "recomputing from layer %s", m->layers[r->peak_unit_layer].name);
+    else
+        snprintf(buf, len, "%s, module %s", peak_phase(t, r->peak_event), peak_module(t, r->peak_event));
+}
+
 /* A recorded PyTorch step (remat_torch.record): its peak under a plan (sim/torch_sim.h). */
 static int simulate_record(const char *path, remat_ext_trace *t, const char *plan_path, remat_torch_exec how,
                            int json) {
@@ -382,14 +391,18 @@ static int simulate_record(const char *path, remat_ext_trace *t, const char *pla
                (long long)r.compressed_bytes, (long long)r.replayed_allocations, r.units, (long long)r.peak_event,
                peak_phase(t, r.peak_event));
         remat_json_string(stdout, peak_module(t, r.peak_event));
+        printf(",\"peak_in_recomputation_of\":");
+        if (r.peak_unit_layer >= 0) remat_json_string(stdout, m.layers[r.peak_unit_layer].name);
+        else printf("null");
         printf("}\n");
     } else if (st == REMAT_OK) {
         char b1[64];
         printf("predicted: model %s (T=%lld, N=%lld), plan %s, recorded step %d, from %s\n", m.name, (long long)m.T,
                (long long)m.N, label, r.step, path);
         printf("execution             %s; the plan as %s runs it\n", rec->execution, remat_torch_exec_label(how));
-        printf("peak live bytes       %s  (%s, module %s)\n", cli_fmt_bytes(r.peak_live_bytes, b1, sizeof b1),
-               peak_phase(t, r.peak_event), peak_module(t, r.peak_event));
+        char where[256];
+        peak_where(t, &m, &r, where, sizeof where);
+        printf("peak live bytes       %s  (%s)\n", cli_fmt_bytes(r.peak_live_bytes, b1, sizeof b1), where);
         printf("recorded plain peak   %s\n", cli_fmt_bytes(r.recorded_peak_live_bytes, b1, sizeof b1));
         printf("end of forward        %s  (of which compressed inputs %s)\n",
                cli_fmt_bytes(r.end_of_forward_bytes, b1, sizeof b1), cli_fmt_bytes(r.compressed_bytes, b1 + 32, 32));
@@ -498,6 +511,10 @@ int remat_cmd_simulate(int argc, char **argv) {
             return 2;
         }
         return simulate_ext(trace_path, alloc_cfg, json);
+    }
+    if (executor) {
+        fprintf(stderr, "remat simulate: --executor: only with a PyTorch step recorded by python3 -m remat_torch record\n");
+        return 2;
     }
     if (!sweep && (figure || data_only || bf.budget >= 0 || bf.overhead >= 0 || strcmp(bf.on, "reserved"))) {
         fprintf(stderr, "remat simulate: %s: only with --sweep\n",

@@ -38,7 +38,7 @@ static const field event_fields[] = {F(remat_rec_event, storage, REMAT_H5_I64), 
 static const field mark_fields[] = {F(remat_rec_mark, kind, REMAT_H5_U8),     F(remat_rec_mark, module, REMAT_H5_I32),
                                     F(remat_rec_mark, step, REMAT_H5_I32),    F(remat_rec_mark, tstep, REMAT_H5_I32),
                                     F(remat_rec_mark, event, REMAT_H5_I64),   F(remat_rec_mark, storage, REMAT_H5_I64),
-                                    F(remat_rec_mark, numel, REMAT_H5_I64)};
+                                    F(remat_rec_mark, numel, REMAT_H5_I64), F(remat_rec_mark, nnz, REMAT_H5_I64)};
 static const field module_fields[] = {F(remat_rec_module, label, REMAT_H5_I32), F(remat_rec_module, layer, REMAT_H5_I32),
                                       F(remat_rec_module, block, REMAT_H5_I32),
                                       F(remat_rec_module, is_block, REMAT_H5_U8),

@@ -60,6 +60,7 @@ typedef struct remat_rec_mark {
     int64_t event;    /* position: the mark precedes this event (n_events: after the last) */
     int64_t storage;  /* fwd_begin/fwd_end/pack: the storage id, -1 none or older than the recording */
     int64_t numel;    /* fwd_begin/fwd_end: elements of that tensor, -1 unknown */
+    int64_t nnz;      /* fwd_begin of a model layer or block: non-zeros of its input, -1 not counted */
     int32_t module, step, tstep;
     uint8_t kind;
     uint8_t pad[3];

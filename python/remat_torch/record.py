@@ -48,10 +48,10 @@ EXT_VERSION = 2
 
 # mark kinds (the /record/marks attribute kind_names lists them in this order)
 MARK_KINDS = ("step_begin", "step_end", "phase", "fwd_begin", "fwd_end", "bwd_begin", "bwd_end",
-              "tstep_fwd", "tstep_bwd", "pack", "probe_begin", "probe_end")
+              "tstep_fwd", "tstep_bwd", "pack", "probe_begin", "probe_end", "ignore_begin", "ignore_end")
 PHASES = ("other", "forward", "loss", "backward", "optimizer")
 (K_STEP_BEGIN, K_STEP_END, K_PHASE, K_FWD_BEGIN, K_FWD_END, K_BWD_BEGIN, K_BWD_END, K_TSTEP_FWD, K_TSTEP_BWD,
- K_PACK, K_PROBE_BEGIN, K_PROBE_END) = range(len(MARK_KINDS))
+ K_PACK, K_PROBE_BEGIN, K_PROBE_END, K_IGNORE_BEGIN, K_IGNORE_END) = range(len(MARK_KINDS))
 P_OTHER, P_FORWARD, P_LOSS, P_BACKWARD, P_OPTIMIZER = range(len(PHASES))
 
 
@@ -111,8 +111,9 @@ class _Hooks:
     """Forward/backward marks on every module, per-step marks in multi-step neurons,
     and the saved-tensor hooks."""
 
-    def __init__(self, net: nn.Module, marks: _Marks):
+    def __init__(self, net: nn.Module, marks: _Marks, count_names=()):
         self.marks = marks
+        self.count_inputs = set()
         self.names: List[str] = []
         self.handles = []
         self.patched = []
@@ -121,6 +122,8 @@ class _Hooks:
         for qual, m in net.named_modules():
             idx = len(self.names)
             self.names.append(qual if qual else "(net)")
+            if qual in count_names:
+                self.count_inputs.add(idx)
             self.bn_bytes.append(sum(b.numel() * b.element_size() for b in m.buffers(recurse=False))
                                  if isinstance(m, nn.modules.batchnorm._BatchNorm) else 0)
             self.handles.append(m.register_forward_pre_hook(self._pre(idx)))
@@ -134,7 +137,14 @@ class _Hooks:
             x = _first_tensor(inputs)
             ptr = _storage_ptr(x) if x is not None else 0
             numel = x.numel() if x is not None else -1
-            self.marks.mark(K_FWD_BEGIN, idx, storage=ptr, numel=numel)
+            nnz = -1
+            if x is not None and idx in self.count_inputs and x.is_floating_point() and self.marks.enabled:
+                # the spike count of a layer's input (the sparse compressor's bytes): the recorder's own
+                # allocations, between two marks that remove them from the stream
+                self.marks.mark(K_IGNORE_BEGIN, idx)
+                nnz = int(torch.count_nonzero(x.detach()))
+                self.marks.mark(K_IGNORE_END, idx)
+            self.marks.mark(K_FWD_BEGIN, idx, storage=ptr, numel=numel, nnz=nnz)
             self.fwd_stack.append(idx)
             if x is not None and x.requires_grad and torch.is_grad_enabled():
                 x.register_hook(self._grad_mark(K_BWD_END, idx))
@@ -334,7 +344,10 @@ def record(net: nn.Module, x: torch.Tensor, labels: torch.Tensor, out: Optional[
     live_before = sum(before_storages.values())
 
     marks = _Marks()
-    hooks = _Hooks(net, marks)
+    names = set()
+    if model:
+        names = {l["name"] for l in model.get("layers", [])} | {b["name"] for b in model.get("blocks", [])}
+    hooks = _Hooks(net, marks, names)
     try:
         with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
             with torch.autograd.graph.saved_tensors_hooks(hooks.pack, hooks.unpack):
@@ -382,6 +395,7 @@ def _assemble(stream, mark_rows, names, model, before_storages) -> dict:
     storage ids, labels each event with its step, phase, module and time step."""
     ev_addr, ev_size, ev_time = [], [], []
     mk = []  # (kind, module, step, tstep, event position, storage ptr, numel, nnz)
+    ignoring, ignored = False, 0
     j = 0
     i = 0
     while i < len(stream):
@@ -389,9 +403,20 @@ def _assemble(stream, mark_rows, names, model, before_storages) -> dict:
         if (j < len(mark_rows) and size == 1 and ptr == mark_rows[j][4] and i + 1 < len(stream)
                 and stream[i + 1][0] == ptr and stream[i + 1][1] == -1):
             r = mark_rows[j]
-            mk.append((r[0], r[1], r[2], r[3], len(ev_addr), r[5], r[6], r[7]))
+            if r[0] == K_IGNORE_BEGIN:
+                ignoring, ignored = True, 0
+            elif r[0] == K_IGNORE_END:
+                if ignored != 0:
+                    raise RuntimeError("record: the recorder's spike count left %d bytes allocated" % ignored)
+                ignoring = False
+            else:
+                mk.append((r[0], r[1], r[2], r[3], len(ev_addr), r[5], r[6], r[7]))
             j += 1
             i += 2
+            continue
+        if ignoring:
+            ignored += size
+            i += 1
             continue
         ev_addr.append(ptr)
         ev_size.append(size)
@@ -481,7 +506,7 @@ def _assemble(stream, mark_rows, names, model, before_storages) -> dict:
         "ev_phase": ev_phase, "ev_module": ev_module, "ev_tstep": ev_tstep,
         "mk_kind": [m[0] for m in mk], "mk_module": [m[1] for m in mk], "mk_step": [m[2] for m in mk],
         "mk_tstep": [m[3] for m in mk], "mk_event": [m[4] for m in mk], "mk_storage": mk_storage,
-        "mk_numel": [m[6] for m in mk],
+        "mk_numel": [m[6] for m in mk], "mk_nnz": [m[7] for m in mk],
         "mod_names": names, "mod_layer": mod_layer, "mod_block": mod_block, "mod_is_block": mod_is_block,
         "n_storages": len(sid_bytes), "step_summary": summary, "notes": notes,
     }
@@ -496,7 +521,7 @@ _SEG_COLS = (("address", "i8"), ("total_size", "i8"), ("stream", "i8"), ("pool",
 _BLOCK_COLS = (("address", "i8"), ("size", "i8"), ("requested_size", "i8"), ("state", "u1"), ("label", "i4"))
 REC_EVENT_COLS = (("storage", "i8"), ("step", "i4"), ("phase", "u1"), ("module", "i4"), ("tstep", "i4"))
 REC_MARK_COLS = (("kind", "u1"), ("module", "i4"), ("step", "i4"), ("tstep", "i4"), ("event", "i8"),
-                 ("storage", "i8"), ("numel", "i8"))
+                 ("storage", "i8"), ("numel", "i8"), ("nnz", "i8"))
 REC_MODULE_COLS = (("label", "i4"), ("layer", "i4"), ("block", "i4"), ("is_block", "u1"), ("bn_buffer_bytes", "i8"))
 ACTION_NAMES = ("alloc,free_requested,free_completed,segment_alloc,segment_free,segment_map,segment_unmap,"
                 "snapshot,oom,annotate")
@@ -533,7 +558,7 @@ def write_h5(rec: dict, path: str) -> None:
     recev = {"storage": rec["ev_storage"], "step": rec["ev_step"], "phase": rec["ev_phase"],
              "module": rec["ev_module"], "tstep": rec["ev_tstep"]}
     marks = {"kind": rec["mk_kind"], "module": rec["mk_module"], "step": rec["mk_step"], "tstep": rec["mk_tstep"],
-             "event": rec["mk_event"], "storage": rec["mk_storage"], "numel": rec["mk_numel"]}
+             "event": rec["mk_event"], "storage": rec["mk_storage"], "numel": rec["mk_numel"], "nnz": rec["mk_nnz"]}
     mods = {"label": list(range(len(labels))), "layer": rec["mod_layer"], "block": rec["mod_block"],
             "is_block": rec["mod_is_block"], "bn_buffer_bytes": rec["mod_bn_bytes"]}
     notes = "\n".join(rec["notes"])
