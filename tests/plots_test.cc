@@ -30,16 +30,19 @@
 
 namespace {
 
+// These bounds only catch a complexity regression (a quadratic pass over a million events
+// takes minutes); they are not speed measurements, which live in bench/. They are loose
+// because the machine is shared: a loaded 2-core box runs these several times slower.
 #if defined(__SANITIZE_ADDRESS__)
-constexpr double kSlow = 10.0;  // sanitizer builds run several times slower
+constexpr double kSlow = 100.0;  // sanitizer builds run several times slower
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-constexpr double kSlow = 10.0;
+constexpr double kSlow = 100.0;
 #else
-constexpr double kSlow = 1.0;
+constexpr double kSlow = 10.0;
 #endif
 #else
-constexpr double kSlow = 1.0;
+constexpr double kSlow = 10.0;
 #endif
 
 const char *kModel =
