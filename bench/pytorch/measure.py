@@ -29,6 +29,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 sys.dont_write_bytecode = True
 
 # torch.set_num_threads does not reach the BLAS Debian's torch calls: OpenBLAS (the
@@ -39,9 +40,8 @@ os.environ["OPENBLAS_NUM_THREADS"] = _threads
 os.environ["OMP_NUM_THREADS"] = _threads
 
 import torch  # noqa: E402
-from torch.profiler import ProfilerActivity, profile, record_function  # noqa: E402
-
 import snn  # noqa: E402
+from remat_torch.profile import step_peaks  # noqa: E402
 
 
 def build(spec, checkpoint, seed):
@@ -76,38 +76,14 @@ def measure_time(spec, checkpoint, repeats, seed):
     return times, loss
 
 
-def _walk(events):
-    stack = list(events)
-    while stack:
-        e = stack.pop()
-        yield e
-        stack.extend(e.children)
-
-
 def measure_memory(spec, checkpoint, seed, steps=2):
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+    """Peak live bytes per step, by remat_torch.profile.step_peaks (the profiler started before the model is
+    built, so every storage is counted)."""
+    def setup():
         net, opt = build(spec, checkpoint, seed)
-        state = {}
-        for i in range(steps):
-            with record_function("bench_step_%d" % i):
-                one_step(spec, net, opt, state)
-    tree = prof.profiler.kineto_results.experimental_event_tree()
-    windows, allocs = {}, []
-    for e in _walk(tree):
-        if e.name.startswith("bench_step_"):
-            windows[int(e.name[len("bench_step_"):])] = (e.start_time_ns, e.end_time_ns)
-        elif type(e.extra_fields).__name__ == "_ExtraFields_Allocation":
-            allocs.append((e.start_time_ns, e.extra_fields.total_allocated, e.extra_fields.alloc_size))
-    allocs.sort(key=lambda a: a[0])
-    out = []
-    for i in range(steps):
-        lo, hi = windows[i]
-        inside = [a for a in allocs if lo <= a[0] <= hi]
-        before = [a for a in allocs if a[0] < lo]
-        start = before[-1][1] if before else 0
-        peak = max([start] + [a[1] for a in inside])
-        out.append({"peak_live_bytes": int(peak), "events": len(inside), "live_at_start": int(start)})
-    return out
+        return net, opt, {}
+
+    return step_peaks(setup, lambda st, i: one_step(spec, st[0], st[1], st[2]), steps)
 
 
 def main():

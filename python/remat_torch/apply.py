@@ -21,7 +21,8 @@ the imported model, and, for every block the plan checkpoints:
 A recomputation restores the random-number state of the first pass (dropout draws the
 same mask) and leaves batch-norm running statistics as the first pass left them.
 Determinism: with ``k = 1`` every kernel sees the shapes of the plain step, so the loss,
-gradients, batch-norm statistics and masks are bit-identical to ``net``'s plain step.
+gradients, batch-norm statistics and masks are bit-identical to ``net``'s plain step
+(on the CPU with a fixed BLAS thread count: ``OPENBLAS_NUM_THREADS=1`` for Debian's torch).
 With ``k > 1`` a convolution or linear layer inside a chunked segment runs on ``T/k * N``
 samples and its weight gradient is summed chunk by chunk: PyTorch's kernels do not
 promise that order, so those gradients can differ in the last bits (docs/pytorch.md
@@ -430,6 +431,17 @@ class PlannedModule(nn.Module):
                 env[item.steps[-1].name] = y
         return y
 
+    def chunked_weight_layers(self) -> List[str]:
+        """Conv and linear layers inside segments with k > 1: their weight and bias gradients are summed chunk by
+        chunk, so they are the only tensors that may differ from the plain step in the last bits (PyTorch's
+        kernels do not promise a reduction order over samples)."""
+        out = []
+        for kind, item in self._program:
+            if kind == "segment" and item.k > 1:
+                out += [s.name for s in item.steps
+                        if s.kind == "module" and isinstance(s.module, (nn.Conv2d, nn.Linear))]
+        return out
+
     def extra_repr(self) -> str:
         return "plan=%s" % self.plan_label
 
@@ -475,7 +487,11 @@ def apply_plan(net: nn.Module, model: Union[Dict[str, Any], str], plan: Union[st
             model = json.load(f)
     plan_d, where = load_plan(plan)
     shape = tuple(model["input"]["shape"])
-    calls = record_structure(net, shape)
+    try:
+        calls = record_structure(net, shape)
+    except RuntimeError as e:
+        raise ValueError("model: %s's forward on the model's input shape %s failed (was the model imported from "
+                         "this module?): %s" % (type(net).__name__, list(shape), str(e).splitlines()[0]))
     names = [c.name for c in calls]
     want = [l["name"] for l in model["layers"]]
     if names != want:

@@ -50,6 +50,10 @@ def main(argv) -> int:
             remat_torch.save_weights(net, model, a.weights)
     except (ValueError, ImportError, AttributeError, TypeError) as e:
         return cli_common.fail("import", e)
+    except RuntimeError as e:  # the module's own forward refused the example input
+        return cli_common.fail("import", "--input-shape %s: the module's forward on a [2, 3, %s] input failed: %s"
+                               % (",".join(map(str, a.input_shape)), ", ".join(map(str, a.input_shape)),
+                                  str(e).splitlines()[0]))
     print("model %s: %d layers in %d blocks (%s), written to %s" % (model["name"], len(model["layers"]),
                                                                       len(model["blocks"]),
                                                                       ", ".join(b["name"] for b in model["blocks"]),

@@ -54,3 +54,20 @@ def save_weights(net: nn.Module, model: Dict[str, Any], path: str) -> None:
             for layer, name, t in layer_tensors(net, model):
                 f.create_dataset("/params/%s/%s" % (layer, name), data=t.detach().cpu().float().numpy())
             f.attrs["model"] = model_text(model)
+
+
+def load_weights(net: nn.Module, model: Dict[str, Any], path: str) -> None:
+    """Copies ``/params/<layer>/<name>`` of a weights file (or a gradient dump) into ``net``'s parameters and
+    batch-norm statistics, in place; ValueError naming the dataset on a missing one or another shape."""
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        for layer, name, t in layer_tensors(net, model):
+            key = "/params/%s/%s" % (layer, name)
+            if key not in f:
+                raise ValueError("%s: %s: missing" % (path, key))
+            v = torch.from_numpy(f[key][()])
+            if tuple(v.shape) != tuple(t.shape):
+                raise ValueError("%s: %s: expected shape %s, got %s" % (path, key, list(t.shape), list(v.shape)))
+            with torch.no_grad():
+                t.copy_(v)
