@@ -16,6 +16,9 @@ PACKAGES=(
   libsimde-dev       # tests only: the AVX-512 GEMM kernel on portable intrinsics
   clang              # fuzzers (libFuzzer)
   libclang-rt-14-dev # sanitizer and fuzzer runtimes for clang
+  python3-torch      # the Python bridge (python/remat_torch) and its tests
+  python3-torchvision # SpikingJelly's models import it (tests)
+  python3-h5py       # the bridge's weights and dumps
   openmpi-bin        # mpirun, for data-parallel steps (bazel build --config=mpi; docs/mpi.md)
   libopenmpi-dev     # MPI headers and library for --config=mpi
 )

@@ -9,6 +9,8 @@ status=0
 echo "== bazel test //... (optimised build)"
 bazel test --test_summary=terse //... || status=1
 python3 tools/count_tests.py bazel-testlogs || status=1
+echo "== the Python bridge (python/remat_torch) on Debian's torch, against the optimised remat"
+bash tools/python_test.sh 2>&1 | tee "${TMPDIR:-/tmp}/remat_python_test.log"; [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 echo "== remat --backend cuda end to end on the CPU emulator of the CUDA backend (--config=cudaemu)"
 bazel test --config=cudaemu --test_summary=terse --test_output=all //tests:cuda_cli_test || status=1
 echo "== data-parallel steps under mpirun (--config=mpi, oversubscribed, as root allowed)"
@@ -19,6 +21,8 @@ python3 tools/count_tests.py bazel-asan-testlogs || status=1   # the asan config
 echo "== fuzzers (libFuzzer + ASan + UBSan), 15 s each; the seed is printed for replay"
 sh fuzz/run.sh 15 || status=1
 if [ "$status" -eq 0 ]; then echo "all test targets and fuzzers passed"; else echo "some test targets or fuzzers FAILED"; fi
-# the closing line: the GoogleTest cases of the sanitizer run (the same cases as the first run)
+# the closing lines: the Python bridge's count, then the GoogleTest cases of the sanitizer run (the same cases as the
+# first run)
+grep -h "^python bridge tests:" "${TMPDIR:-/tmp}/remat_python_test.log" 2>/dev/null
 python3 tools/count_tests.py bazel-asan-testlogs
 exit $status
