@@ -40,6 +40,7 @@
 #include "sim/sim.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -72,6 +73,7 @@ struct remat_sim {
     int n_iters;
     double baseline_step;
     int64_t unpriced, estimated, nnz_est;
+    double *rates; /* [base_model.n_layers + 1] or NULL (remat_sim_set_rates) */
 };
 
 remat_sim_opts remat_sim_opts_default(void) {
@@ -96,6 +98,10 @@ static double hook_op_cost(void *ctx, const remat_op_record *op) {
 }
 
 static int64_t nnz_rule(const remat_sim *s, const remat_model *m, int iter, int layer, int64_t elems, int *exact) {
+    if (s->rates && layer >= -1 && layer < s->base_model.n_layers && s->rates[layer + 1] >= 0) {
+        *exact = 1; /* as the user expects it */
+        return (int64_t)llround(s->rates[layer + 1] * (double)elems);
+    }
     int found = 0;
     int64_t v = remat_nnz_table_lookup(s->nnz, iter, layer, elems, &found);
     *exact = found == 1;
@@ -373,6 +379,7 @@ void remat_sim_free(remat_sim *s) {
     remat_model_free(&s->base_model);
     remat_xfree(s->iters);
     remat_xfree(s->steps);
+    remat_xfree(s->rates);
     remat_xfree(s);
 }
 
@@ -384,6 +391,22 @@ const remat_sim_summary *remat_sim_results(const remat_sim *s) { return &s->res;
 const remat_trace *remat_sim_trace(const remat_sim *s) { return &s->pred; }
 double remat_sim_baseline_step_time(const remat_sim *s) { return s->baseline_step; }
 int remat_sim_times_warm(const remat_sim *s) { return s->base->n_iters > 1; }
+
+remat_status remat_sim_set_rates(remat_sim *s, const double *rates, int n, remat_error *err) {
+    remat_xfree(s->rates);
+    s->rates = NULL;
+    if (!rates) return REMAT_OK;
+    if (n != s->base_model.n_layers + 1)
+        return remat_error_set(err, REMAT_ERR_INTERNAL, "sim: rates: expected %d entries, got %d",
+                               s->base_model.n_layers + 1, n);
+    for (int i = 0; i < n; i++)
+        if (rates[i] > 1.0 || rates[i] != rates[i])
+            return remat_error_set(err, REMAT_ERR_INPUT, "--rates: %s: expected a rate in [0, 1], got %g",
+                                   i ? s->base_model.layers[i - 1].name : "input", rates[i]);
+    if (!(s->rates = remat_xmalloc((size_t)n * sizeof *s->rates, err))) return REMAT_ERR_NOMEM;
+    memcpy(s->rates, rates, (size_t)n * sizeof *s->rates);
+    return REMAT_OK;
+}
 
 int64_t remat_sim_peak(const remat_sim *s) {
     return s->o.allocator == REMAT_ALLOC_CACHING ? s->res.peak_reserved_bytes : s->res.peak_live_bytes;

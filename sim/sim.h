@@ -115,6 +115,13 @@ const remat_trace *remat_sim_trace(const remat_sim *s);
 /* The predicted peak under o.allocator: live (exact) or reserved (caching). */
 int64_t remat_sim_peak(const remat_sim *s);
 
+/* Expected firing rates instead of the recorded spike counts (`simulate --rates`):
+ * rates[layer + 1] (index 0: the network input; n = model layers + 1 entries) is the
+ * fraction of non-zeros of that layer's full-T output, in [0, 1]; a negative entry keeps
+ * the recorded count. Only sparse-compressed inputs depend on it. NULL: recorded counts.
+ * The array is copied. REMAT_ERR_INPUT on a rate above 1 or a wrong n. */
+remat_status remat_sim_set_rates(remat_sim *s, const double *rates, int n, remat_error *err);
+
 /* The spike count the simulator assumes for the full-T output of `layer` (-1: the
  * network input) of `elems` elements at step `iter` (assumption 4 of sim.c). */
 int64_t remat_sim_nnz(const remat_sim *s, int iter, int layer, int64_t elems);

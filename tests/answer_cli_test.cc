@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 #include "tests/cli_runner.h"
@@ -253,6 +254,49 @@ TEST_F(Answers, AllocatorConfigInPyTorchSyntax) {
     Proc bad = remat(base + "expandable:True");
     EXPECT_EQ(bad.rc, 2);
     EXPECT_TRUE(has(bad.err, "expandable: expected a PYTORCH_CUDA_ALLOC_CONF option")) << bad.err;
+}
+
+// Firing rates per layer of the recorded step, a warning on a silent layer; simulate
+// takes expected rates where a compressor's size depends on them (sparse).
+TEST_F(Answers, FiringRatesAndSilentLayers) {
+    Proc r = remat("run --model data/models/tiny-vgg-dvs.json --trace " + tmp_dir() + "/ans_rates.h5");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_TRUE(has(r.out, "firing rates (step 1)  input 0.")) << r.out;
+    EXPECT_TRUE(has(r.out, "  sn1 0.")) << r.out;
+    EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+    std::string silent = tmp_dir() + "/ans_silent.json";
+    {
+        std::string m = slurp("data/models/tiny-vgg-dvs.json");
+        const std::string gain = "\"init_gain\": 6";
+        size_t at = m.find(gain);
+        ASSERT_NE(at, std::string::npos);
+        m.replace(at, gain.size(), "\"init_gain\": 0.01");
+        FILE *f = fopen(silent.c_str(), "w");
+        ASSERT_NE(f, nullptr);
+        fputs(m.c_str(), f);
+        fclose(f);
+    }
+    Proc s = remat("run --model " + silent + " --trace " + tmp_dir() + "/ans_silent.h5");
+    EXPECT_EQ(s.rc, 0) << s.err;
+    EXPECT_TRUE(has(s.out, "sn_out 0.000 (silent)")) << s.out;
+    EXPECT_TRUE(has(s.err, "remat run: warning: ")) << s.err;
+    EXPECT_TRUE(has(s.err, "fired no spike in step 1: ")) << s.err;
+    Proc sim = remat("simulate --trace " + tmp_dir() + "/ans_silent.h5");
+    EXPECT_TRUE(has(sim.out, "firing rates (step 1)")) << sim.out;
+    EXPECT_TRUE(has(sim.err, "remat simulate: warning: ")) << sim.err;
+    // --rates: sparse compression sized by the expected rate, not the recorded count
+    auto comp = [&](const std::string &extra) {
+        Proc p = remat("simulate --trace " + one + " --plan b2:sparse --json" + extra);
+        EXPECT_EQ(p.rc, 0) << p.err;
+        cJSON *j = cJSON_Parse(p.out.c_str());
+        int64_t v = j ? num(j, "compressed_bytes") : -1;
+        cJSON_Delete(j);
+        return v;
+    };
+    int64_t recorded = comp(""), dense = comp(" --rates 0.5"), sparse = comp(" --rates sn1=0.01");
+    EXPECT_GT(dense, recorded);
+    EXPECT_LT(sparse, recorded);
+    EXPECT_EQ(remat("simulate --trace " + one + " --rates nosuch=0.1").rc, 2);
 }
 
 }  // namespace

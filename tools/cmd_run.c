@@ -9,6 +9,7 @@
 #include "core/io/json_write.h"
 #include "core/model/plan_notation.h"
 #include "tools/answer.h"
+#include "tools/rates.h"
 #include "tools/cli.h"
 #include "tools/paths.h"
 #include "tools/commands.h"
@@ -366,6 +367,7 @@ static int run_main(int argc, char **argv, const remat_tools_world *wd) {
                            (long long)reports[q].peak_reserved, q ? "" : " (state CRC-32 shared by every rank)");
             if (have_ci) print_driver_human(&ci, res[iters - 1].peak_reserved_bytes);
         }
+        if (trace_path) remat_print_rates(json ? NULL : stdout, "run", &trace, &m);
         if (!json && trace_path) printf("trace written to %s (%lld events)\n", trace_path, (long long)trace.n_events);
         if (!json && dump_path) printf("gradient dump written to %s\n", dump_path);
         if (!json && trace_path && remat_plan_is_empty(&p))

@@ -1,6 +1,7 @@
 /* cmd_simulate.c - `remat simulate`: predicted peaks and step time of a plan from a
  * baseline trace, without running the model (sim/sim.h). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/io/ext_record.h"
@@ -15,6 +16,7 @@
 #include "plots/scaling.h"
 #include "sim/search.h"
 #include "tools/answer.h"
+#include "tools/rates.h"
 #include "tools/cli.h"
 #include "tools/paths.h"
 #include "tools/commands.h"
@@ -75,6 +77,7 @@ static void print_human(const remat_sim *s, const char *trace_path, const remat_
     cli_steady_note(stdout, r->n_iters, (int)trace->n_iters);
     cli_prediction_note(stdout, backend);
     print_recorded_on(trace);
+    remat_print_rates(stdout, "simulate", trace, remat_sim_base_model(s)); /* the recorded step's */
     if (sh)
         printf("per rank              %d ranks of %lld samples, %d reduction blocks (mpirun -np %d remat run "
                "--reduce-blocks %d): every figure below is each rank's, its reduction buffers included; the step "
@@ -152,6 +155,48 @@ static void print_json(const remat_sim *s, const remat_trace *trace, const char 
         printf("]");
     }
     printf("}\n");
+}
+
+/* --rates: "0.1" (every spike layer and the input) or "sn1=0.1,input=0.2". */
+static remat_status set_rates(remat_sim *s, const char *text, remat_error *err) {
+    const remat_model *m = remat_sim_base_model(s);
+    int n = m->n_layers + 1;
+    double *r = remat_xmalloc((size_t)n * sizeof *r, err);
+    if (!r) return REMAT_ERR_NOMEM;
+    for (int i = 0; i < n; i++) r[i] = -1.0;
+    remat_status st = REMAT_OK;
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", text);
+    if (!strchr(buf, '=')) {
+        char *end;
+        double v = strtod(buf, &end);
+        if (end == buf || *end || !(v >= 0 && v <= 1))
+            st = remat_error_set(err, REMAT_ERR_INPUT, "--rates: '%s': expected a rate in [0, 1] or layer=rate,...", text);
+        for (int i = 0; i < n; i++) r[i] = v;
+    }
+    for (char *item = strchr(buf, '=') ? strtok(buf, ",") : NULL; item && st == REMAT_OK; item = strtok(NULL, ",")) {
+        char *eq = strchr(item, '=');
+        if (!eq) {
+            st = remat_error_set(err, REMAT_ERR_INPUT, "--rates: '%s': expected layer=rate", item);
+            break;
+        }
+        *eq = 0;
+        int at = -1;
+        if (!strcmp(item, "input")) at = 0;
+        for (int i = 0; i < m->n_layers && at < 0; i++)
+            if (!strcmp(m->layers[i].name, item)) at = i + 1;
+        char *end;
+        double v = strtod(eq + 1, &end);
+        if (at < 0)
+            st = remat_error_set(err, REMAT_ERR_INPUT, "--rates: %s: expected a layer of model %s or input", item, m->name);
+        else if (end == eq + 1 || *end || !(v >= 0 && v <= 1))
+            st = remat_error_set(err, REMAT_ERR_INPUT, "--rates: %s: expected a rate in [0, 1], got '%s'", item, eq + 1);
+        else
+            r[at] = v;
+    }
+    if (st == REMAT_OK) st = remat_sim_set_rates(s, r, n, err);
+    remat_xfree(r);
+    return st;
 }
 
 /* ---- --sweep: peak against T or N in one command --------------------------------- */
@@ -440,7 +485,7 @@ static int simulate_ext(const char *path, const char *alloc_cfg, int json) {
 
 int remat_cmd_simulate(int argc, char **argv) {
     const char *trace_path = NULL, *plan_path = NULL, *alloc = "exact", *alloc_cfg = NULL, *out_path = NULL;
-    const char *sweep = NULL, *figure = NULL, *executor = NULL;
+    const char *sweep = NULL, *figure = NULL, *executor = NULL, *rates = NULL;
     cli_budget_flags bf = CLI_BUDGET_FLAGS_INIT;
     int N = 0, T = 0, iters = 0, copy_stream = 0, json = 0, help = 0, data_only = 0, ranks = 0, blocks = 0;
     const cli_option opts[] = {
@@ -453,6 +498,9 @@ int remat_cmd_simulate(int argc, char **argv) {
         {"--N", CLI_INT, &N, "predict for this batch size (default: as recorded)"},
         {"--T", CLI_INT, &T, "predict for this number of time steps (default: as recorded)"},
         {"--iters", CLI_INT, &iters, "training steps to simulate (default: the steady state: as recorded, at least 2)"},
+        {"--rates", CLI_STRING, &rates,
+         "expected firing rates instead of the recorded spike counts (they size sparse-compressed inputs): R for "
+         "every spike layer, or layer=R,... (input=R: the network input)"},
         {"--copy-stream", CLI_FLAG, &copy_stream, "run compression on a copy stream that overlaps compute"},
         {"--out", CLI_STRING, &out_path, "write the predicted trace (HDF5, same schema as remat run --trace)"},
         {"--sweep", CLI_STRING, &sweep, "T=v1,v2,... or N=v1,v2,...: the peak at each size, as a table and a figure"},
@@ -525,6 +573,10 @@ int remat_cmd_simulate(int argc, char **argv) {
     int64_t vals[SWEEP_MAX];
     int nv = 0;
     if (sweep && (rc = parse_sweep(sweep, &dim, vals, &nv)) != 0) return rc;
+    if (sweep && rates) {
+        fprintf(stderr, "remat simulate: --rates: not with --sweep (expected one of them)\n");
+        return 2;
+    }
     if (sweep && (out_path || (dim == 'T' && T) || (dim == 'N' && N))) {
         fprintf(stderr, "remat simulate: --sweep: expected no --out and no --%c (the sweep sets it)\n", dim ? dim : 'T');
         return 2;
@@ -565,6 +617,7 @@ int remat_cmd_simulate(int argc, char **argv) {
         st = remat_plan_load_arg(plan_path, remat_sim_model(s), &p, &err);
         have_plan = st == REMAT_OK;
     }
+    if (st == REMAT_OK && rates) st = set_rates(s, rates, &err);
     if (st == REMAT_OK) st = remat_sim_set_plan(s, have_plan ? &p : NULL, &err);
     if (st == REMAT_OK && have_plan) cli_plan_question_check("simulate", &p, remat_sim_model(s), NULL);
     if (st == REMAT_OK) {
