@@ -1101,6 +1101,50 @@ def sec_exp12(d):
         commands(d)])
 
 
+def sec_exp13(d):
+    if not d:
+        return None
+    red = [[str(r["ranks"]), "{:,}".format(r["floats"]), str(r["blocks"]), "%.4f s (best %.4f)" % (r["fold_median_s"],
+            r["fold_best_s"]), "%.4f s (best %.4f)" % (r["allreduce_median_s"], r["allreduce_best_s"]),
+            mib(r["fold_extra_bytes"]), mib(r["allreduce_extra_bytes"]),
+            "yes" if r["allreduce_same_bits"] else "no", "%.1f" % r["loadavg"]] for r in d["reduce"]]
+    steps = [[r["run"], "%.3f s" % r["best_step_s"], "{:,}".format(r["peak_live_bytes"]), r["state_crc32"] or "-",
+              "%.1f" % r["loadavg"]] for r in d["steps"]]
+    crcs = set(r["state_crc32"] for r in d["steps"] if r["state_crc32"])
+    grid = [[str(r["ranks"]), str(r["plans"]), "%.2f s" % r["wall_s"], "x%.2f" % r["speedup"],
+             "yes" if r["same_report"] else "NO", "%.1f" % r["loadavg"]] for r in d["grid"]]
+    peaks = []
+    for r in d["peaks"]:
+        row = [r["model"], "%s / %s" % (mib(r["unblocked_live"]), mib(r["unblocked_reserved"]))]
+        for R in (1, 2, 4, 8):
+            row.append("%s / %s" % (mib(r["R%d_live" % R]), mib(r["R%d_reserved" % R])))
+        peaks.append(row)
+    return "\n\n".join([
+        "## 13. Data-parallel steps over MPI",
+        "`mpirun -np R remat run --reduce-blocks B` (docs/mpi.md): every sum over samples in B fixed blocks, the "
+        "blocks' partials moved by `MPI_Bcast` and folded in one order on every rank, so the step is "
+        "bit-identical for every R dividing B. On this 2-core machine, shared with other sessions (the load "
+        "average is in each table), two ranks are oversubscribed: the times show what the order costs, not a "
+        "speed-up.",
+        provenance(d),
+        "The fixed-order reduction of one gradient against a plain `MPI_Allreduce` (not order-fixed) of the same "
+        "floats (`bench/reduce_bench.c`, median of repeats; memory: what each holds besides the gradient, the "
+        "fold's per-block accumulators and its receive buffer):",
+        table(["ranks", "floats", "blocks", "fixed-order fold", "MPI_Allreduce", "fold extra", "allreduce extra",
+               "allreduce = fold bits", "load"], red),
+        "Training steps of mlp-lif (T=64, N=128; best step after the first; peak live bytes of one rank; the "
+        "state CRC-32 covers every parameter, running statistic and gradient after the steps: %s):" % (
+            "the same for the one-process and the two-rank 8-block runs" if len(crcs) == 1 else "DIFFERENT"),
+        table(["run", "step", "peak live (B)", "state CRC-32", "load"], steps),
+        "`verify --grid --sample K --equivalence-only --no-times` of mlp-lif dealt over ranks (wall time of the "
+        "command; the report must be the same bytes):",
+        table(["ranks", "plans", "wall", "speed-up", "same report", "load"], grid),
+        "Per-rank peak against R, predicted (`simulate --N 32 --ranks R --reduce-blocks 8`; live / reserved MiB "
+        "per rank; the first column is one process without blocks):",
+        table(["model", "1 process, no blocks", "R=1 (8 blocks)", "R=2", "R=4", "R=8"], peaks),
+        commands(d)])
+
+
 def main():
     meta_path = os.path.join(C.RESULTS, "run-all.json")
     if "--total-seconds" in sys.argv:  # called by bench/run-all: remember the run
@@ -1141,9 +1185,11 @@ def main():
                             load("exp9_precision"), load("exp10_memory_held"))
     d11 = load("exp11_simd_threads")
     d12 = load("exp12_torch_record")
+    d13 = load("exp13_mpi")
     secs = [sec_exp1(d1), sec_exp2(d2, d1), sec_exp3(d3, d4), sec_exp4(d4), sec_exp5(d5), sec_exp6(d6), sec_exp7(d7),
-            sec_exp4_conv(d4c), sec_exp8(d8), sec_exp9(d9), sec_exp10(d10), sec_gemm(d0), sec_exp11(d11), sec_exp12(d12)]
-    missing = [n for n, s in zip(["1", "2", "3", "4", "5", "6", "7", "7b", "8", "9", "10", "0", "11", "12"], secs)
+            sec_exp4_conv(d4c), sec_exp8(d8), sec_exp9(d9), sec_exp10(d10), sec_gemm(d0), sec_exp11(d11), sec_exp12(d12),
+            sec_exp13(d13)]
+    missing = [n for n, s in zip(["1", "2", "3", "4", "5", "6", "7", "7b", "8", "9", "10", "0", "11", "12", "13"], secs)
                if s is None]
     if missing:
         head.append("Sections without results yet: %s." % ", ".join(missing))

@@ -205,7 +205,7 @@ static remat_status dry_run(remat_sim *s, const remat_model *m, const remat_plan
     eo.op_cost = hook_op_cost;
     eo.nnz_oracle = hook_nnz;
     eo.hook_ctx = s;
-    eo.shard = s->has_shard && m == &s->model ? &s->shard : NULL;
+    eo.shard = s->has_shard && !s->o.ddp && m == &s->model ? &s->shard : NULL;
     s->cur_plan = p;
     s->cur_model = m;
     s->unpriced = s->estimated = s->nnz_est = 0;
@@ -338,6 +338,7 @@ remat_sim *remat_sim_init(const remat_trace *base, const remat_sim_opts *o, rema
     if (s->o.ranks > 1 || s->o.reduce_blocks > 1) { /* one rank of a data-parallel run: its share */
         int R = s->o.ranks > 0 ? s->o.ranks : 1;
         s->shard = (remat_shard){s->o.reduce_blocks > 0 ? s->o.reduce_blocks : R, R, 0, s->model.N, NULL};
+        if (s->o.ddp) s->shard.blocks = R; /* DDP: whole shares, no blocks of remat's own */
         if ((st = remat_shard_check(&s->shard, "simulate", err)) != REMAT_OK) goto fail;
         remat_model share;
         if ((st = remat_model_rescale(&s->model, 0, remat_shard_local_n(&s->shard), &share, err)) != REMAT_OK)

@@ -50,6 +50,9 @@ typedef struct remat_sim_opts {
      * buffers. Every rank holds the same tensors, so one prediction is every rank's.
      * remat_sim_model is then the rank's share. 0: one process, unblocked. */
     int ranks, reduce_blocks;
+    /* 1: the ranks train with PyTorch DDP instead: each runs its N/ranks samples
+     * without remat's reduction buffers (sim/ddp.h adds DDP's own). */
+    int ddp;
 } remat_sim_opts;
 
 remat_sim_opts remat_sim_opts_default(void);

@@ -67,6 +67,25 @@ REMAT_SIMD=scalar "$remat" run --model $M | head -1 | grep -q '(1 thread, simd s
 REMAT_SIMD=scalar "$remat" run --model $M --threads 2 --trace "$tmp/s.h5" >/dev/null
 "$remat" simulate --trace "$tmp/s.h5" | grep -q '^recorded on  *ref backend, 2 threads, simd scalar$' && passes=$((passes+1)) || { echo "FAIL: simulate lacks the recorded path"; fails=$((fails+1)); }
 "$remat" simulate --trace "$tmp/s.h5" --json | grep -q '"threads":2,"simd":"scalar"}' && passes=$((passes+1)) || { echo "FAIL: simulate --json lacks the recorded path"; fails=$((fails+1)); }
+# simulate --ranks: one rank's share and its reduction buffers; --ddp: DDP's buckets on top
+# (tiny-mlp-lif's gradients are under DDP's 1 MiB first bucket: one bucket of all of them)
+ranks=$("$remat" simulate --trace "$tmp/s.h5" --ranks 2 --reduce-blocks 8 --json)
+one=$("$remat" simulate --trace "$tmp/s.h5" --N 4 --json)
+ddp=$("$remat" simulate --trace "$tmp/s.h5" --ranks 2 --ddp --json)
+view=$("$remat" simulate --trace "$tmp/s.h5" --ranks 2 --ddp --ddp-bucket-view --json)
+python3 - "$ranks" "$one" "$ddp" "$view" <<'PY' && passes=$((passes+1)) || { echo "FAIL: simulate --ranks/--ddp figures"; fails=$((fails+1)); }
+import json, sys
+r, one, d, v = (json.loads(a) for a in sys.argv[1:5])
+assert r["N"] == 8 and [x["N"] for x in r["ranks"]] == [4, 4] and r["reduce_blocks"] == 8
+assert r["ranks"][0]["peak_live_bytes"] > one["peak_live_bytes"]          # the reduction's buffers
+g = d["ddp"]
+assert g["buckets"] == 1 and g["bucket_bytes"] == g["extra_live_bytes"] > 0 and g["extra_reserved_bytes"] >= g["bucket_bytes"]
+assert d["ranks"][1]["peak_live_bytes"] == one["peak_live_bytes"] + g["bucket_bytes"]   # DDP: no remat buffers
+assert v["ddp"]["extra_live_bytes"] == 0 and v["ranks"][0]["peak_live_bytes"] == one["peak_live_bytes"]
+assert g["nccl_estimate_bytes"] == 2 * 2 * 4 * 2**20
+PY
+expect 2 "ranks" -- "$remat" simulate --trace "$tmp/s.h5" --ddp
+expect 2 "reduce-blocks" -- "$remat" simulate --trace "$tmp/s.h5" --ranks 3 --reduce-blocks 8
 expect 0 "" -- "$remat" run --model $M --dump "$tmp/d.h5"
 [ -s "$tmp/d.h5" ] && passes=$((passes+1)) || { echo "FAIL: no dump written"; fails=$((fails+1)); }
 ls "$tmp" | grep -q '\.tmp$\|\.remat-' && { echo "FAIL: temp files left"; fails=$((fails+1)); } || passes=$((passes+1))

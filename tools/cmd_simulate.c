@@ -12,6 +12,7 @@
 #include "sim/sim.h"
 #include "sim/torch_sim.h"
 #include "core/io/json_write.h"
+#include "sim/ddp.h"
 #include "core/base/size.h"
 #include "plots/scaling.h"
 #include "sim/search.h"
@@ -60,6 +61,10 @@ static void print_recorded_on(const remat_trace *t) {
     printf("\n");
 }
 
+/* --ddp: what PyTorch DDP adds to each rank (sim/ddp.h); NULL without it. */
+static const remat_ddp_bytes *g_ddp;
+static remat_ddp_opts g_ddp_opts;
+
 static void print_human(const remat_sim *s, const char *trace_path, const remat_trace *trace, const char *plan_path,
                         const char *alloc) {
     const char *backend = trace->backend;
@@ -78,11 +83,29 @@ static void print_human(const remat_sim *s, const char *trace_path, const remat_
     cli_prediction_note(stdout, backend);
     print_recorded_on(trace);
     remat_print_rates(stdout, "simulate", trace, remat_sim_base_model(s)); /* the recorded step's */
-    if (sh)
+    if (sh && !g_ddp)
         printf("per rank              %d ranks of %lld samples, %d reduction blocks (mpirun -np %d remat run "
                "--reduce-blocks %d): every figure below is each rank's, its reduction buffers included; the step "
                "time leaves out the exchange (docs/mpi.md)\n",
                sh->ranks, (long long)m->N, sh->blocks, sh->ranks, sh->blocks);
+    if (sh && g_ddp) {
+        char d1[64], d2[64], d3[64];
+        printf("per rank              %d ranks of %lld samples under PyTorch DDP: the figures below are remat's "
+               "step on the rank's share; DDP adds (docs/mpi.md):\n",
+               sh->ranks, (long long)m->N);
+        printf("  gradient buckets    %d (first capped at %lld B, then %lld B): %s%s\n", g_ddp->n_buckets,
+               (long long)g_ddp_opts.first_bucket_bytes, (long long)g_ddp_opts.bucket_cap_bytes,
+               cli_fmt_bytes(g_ddp->bucket_bytes, d1, sizeof d1),
+               g_ddp_opts.bucket_view ? " (gradient_as_bucket_view: the gradients themselves, nothing added)"
+                                      : " more live (a second copy of the gradients)");
+        printf("  their segments      %s more reserved (caching allocator model)\n",
+               cli_fmt_bytes(g_ddp->extra_reserved, d2, sizeof d2));
+        printf("  NCCL (estimate)     %s outside the allocator (%d channels x 2 x NCCL_BUFFSIZE 4 MiB)\n",
+               cli_fmt_bytes(g_ddp->nccl_bytes, d3, sizeof d3), g_ddp_opts.nccl_channels);
+        printf("peak live + DDP       %s\n", cli_fmt_bytes(r->peak_live_bytes + g_ddp->extra_live, d1, sizeof d1));
+        printf("peak reserved + DDP   %s\n",
+               cli_fmt_bytes(r->peak_reserved_bytes + g_ddp->extra_reserved, d2, sizeof d2));
+    }
     printf("peak live bytes       %s\n", cli_fmt_bytes(r->peak_live_bytes, b1, sizeof b1));
     printf("peak reserved bytes   %s  (caching allocator model)\n", cli_fmt_bytes(r->peak_reserved_bytes, b2, sizeof b2));
     printf("end of forward        %s  (of which compressed inputs %s)\n",
@@ -147,11 +170,24 @@ static void print_json(const remat_sim *s, const remat_trace *trace, const char 
     printf("}");
     if (bm->T == m->T && bm->N == m->N) printf(",\"baseline_step_time_s\":%.9g", remat_sim_baseline_step_time(s));
     const remat_shard *sh = remat_sim_shard(s);
+    int64_t add_live = g_ddp ? g_ddp->extra_live : 0, add_res = g_ddp ? g_ddp->extra_reserved : 0;
     if (sh) { /* every rank holds the same tensors: one prediction for each */
-        printf(",\"reduce_blocks\":%d,\"ranks\":[", sh->blocks);
+        if (g_ddp)
+            printf(",\"ddp\":{\"buckets\":%d,\"bucket_bytes\":%lld,\"largest_bucket_bytes\":%lld,"
+                   "\"bucket_cap_bytes\":%lld,\"first_bucket_bytes\":%lld,\"gradient_as_bucket_view\":%s,"
+                   "\"extra_live_bytes\":%lld,\"extra_reserved_bytes\":%lld,\"nccl_estimate_bytes\":%lld,"
+                   "\"nccl_channels\":%d}",
+                   g_ddp->n_buckets, (long long)g_ddp->bucket_bytes, (long long)g_ddp->largest_bucket,
+                   (long long)g_ddp_opts.bucket_cap_bytes, (long long)g_ddp_opts.first_bucket_bytes,
+                   g_ddp_opts.bucket_view ? "true" : "false", (long long)add_live, (long long)add_res,
+                   (long long)g_ddp->nccl_bytes, g_ddp_opts.nccl_channels);
+        else
+            printf(",\"reduce_blocks\":%d", sh->blocks);
+        printf(",\"ranks\":[");
         for (int q = 0; q < sh->ranks; q++)
             printf("%s{\"rank\":%d,\"N\":%lld,\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld}", q ? "," : "", q,
-                   (long long)m->N, (long long)r->peak_live_bytes, (long long)r->peak_reserved_bytes);
+                   (long long)m->N, (long long)(r->peak_live_bytes + add_live),
+                   (long long)(r->peak_reserved_bytes + add_res));
         printf("]");
     }
     printf("}\n");
@@ -488,6 +524,7 @@ int remat_cmd_simulate(int argc, char **argv) {
     const char *sweep = NULL, *figure = NULL, *executor = NULL, *rates = NULL;
     cli_budget_flags bf = CLI_BUDGET_FLAGS_INIT;
     int N = 0, T = 0, iters = 0, copy_stream = 0, json = 0, help = 0, data_only = 0, ranks = 0, blocks = 0;
+    int ddp = 0, ddp_view = 0, ddp_bucket_mb = 25, ddp_channels = 2;
     const cli_option opts[] = {
         {"--trace", CLI_STRING, &trace_path, "baseline trace (remat run --trace, no plan)"},
         {"--executor", CLI_STRING, &executor, "a recorded PyTorch step: apply_plan (default, remat_torch.apply_plan) or "
@@ -510,6 +547,10 @@ int remat_cmd_simulate(int argc, char **argv) {
         {"--json", CLI_FLAG, &json, "print one JSON object instead of the summary"},
         {"--ranks", CLI_INT, &ranks, "predict each rank of mpirun -np R remat run --reduce-blocks B (docs/mpi.md)"},
         {"--reduce-blocks", CLI_INT, &blocks, "with --ranks: the reduction blocks (default: R)"},
+        {"--ddp", CLI_FLAG, &ddp, "with --ranks: the ranks train with PyTorch DDP: add its buckets and NCCL estimate"},
+        {"--ddp-bucket-view", CLI_FLAG, &ddp_view, "with --ddp: gradient_as_bucket_view=True (no second gradient copy)"},
+        {"--ddp-bucket-mb", CLI_INT, &ddp_bucket_mb, "with --ddp: DDP's bucket_cap_mb (default 25)"},
+        {"--ddp-nccl-channels", CLI_INT, &ddp_channels, "with --ddp: NCCL channels for its buffer estimate (default 2)"},
         {0},
     };
     int rc = cli_parse(argc, argv, USAGE, opts, &help);
@@ -517,6 +558,20 @@ int remat_cmd_simulate(int argc, char **argv) {
     if (ranks < 0 || ranks > 4096 || blocks < 0) {
         fprintf(stderr, "remat simulate: --%s: %d is out of range (expected 1..4096)\n", ranks < 0 || ranks > 4096 ?
                 "ranks" : "reduce-blocks", ranks < 0 || ranks > 4096 ? ranks : blocks);
+        return 2;
+    }
+    if ((ddp || ddp_view) && ranks < 1) {
+        fprintf(stderr, "remat simulate: --ddp: expected --ranks R (the world DDP spreads the batch over)\n");
+        return 2;
+    }
+    if (ddp && blocks) {
+        fprintf(stderr, "remat simulate: --reduce-blocks: not with --ddp (DDP sums with NCCL, not in remat's blocks)\n");
+        return 2;
+    }
+    if (ddp_bucket_mb < 1 || ddp_bucket_mb > 1 << 20 || ddp_channels < 1 || ddp_channels > 1024) {
+        fprintf(stderr, "remat simulate: --%s: out of range (expected 1..%d)\n",
+                ddp_bucket_mb < 1 || ddp_bucket_mb > 1 << 20 ? "ddp-bucket-mb" : "ddp-nccl-channels",
+                ddp_bucket_mb < 1 || ddp_bucket_mb > 1 << 20 ? 1 << 20 : 1024);
         return 2;
     }
     if ((ranks > 1 || blocks > 1) && sweep) {
@@ -593,6 +648,7 @@ int remat_cmd_simulate(int argc, char **argv) {
     so.copy_stream = copy_stream;
     so.ranks = ranks;
     so.reduce_blocks = blocks;
+    so.ddp = ddp;
     if (sweep) {
         remat_trace tr;
         remat_trace_init(&tr);
@@ -625,6 +681,17 @@ int remat_cmd_simulate(int argc, char **argv) {
         st = remat_sim_run(s, &err);
     }
     cli_progress_done();
+    remat_ddp_bytes ddp_bytes;
+    if (st == REMAT_OK && ddp && remat_sim_shard(s)) {
+        g_ddp_opts = remat_ddp_opts_default();
+        g_ddp_opts.bucket_view = ddp_view;
+        g_ddp_opts.bucket_cap_bytes = (int64_t)ddp_bucket_mb << 20;
+        g_ddp_opts.nccl_channels = ddp_channels;
+        remat_caching_config cc = remat_caching_config_default();
+        if (alloc_cfg) st = remat_caching_config_parse(alloc_cfg, &cc, &err);
+        if (st == REMAT_OK) st = remat_ddp_estimate(remat_sim_model(s), &g_ddp_opts, &cc, &ddp_bytes, &err);
+        if (st == REMAT_OK) g_ddp = &ddp_bytes;
+    }
     if (st == REMAT_OK && out_path) st = remat_trace_write_h5(remat_sim_trace(s), out_path, &err);
     if (st == REMAT_OK) {
         if (json)
