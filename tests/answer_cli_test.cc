@@ -299,4 +299,35 @@ TEST_F(Answers, FiringRatesAndSilentLayers) {
     EXPECT_EQ(remat("simulate --trace " + one + " --rates nosuch=0.1").rc, 2);
 }
 
+// Model-file messages: the branch rule at the layer that breaks it, [C, H, W] shapes
+// named as shapes, four input dimensions counted, the padding limit spelled out.
+TEST_F(Answers, ModelMessagesNameTheRule) {
+    std::string m = slurp("data/models/tiny-vgg-dvs.json");
+    auto with = [&](const std::string &from, const std::string &to, const char *name) {
+        std::string t = m;
+        size_t at = t.find(from);
+        EXPECT_NE(at, std::string::npos) << from;
+        if (at != std::string::npos) t.replace(at, from.size(), to);
+        std::string path = tmp_dir() + "/ans_msg_" + name + ".json";
+        FILE *f = fopen(path.c_str(), "w");
+        fputs(t.c_str(), f);
+        fclose(f);
+        return remat("run --model " + path);
+    };
+    // c3 (layer 7, block b3) reads sn1 of block b1: refused there, not as a channel error
+    Proc b = with("\"name\": \"c3\",", "\"name\": \"c3\", \"input\": \"sn1\",", "branch");
+    EXPECT_EQ(b.rc, 2);
+    EXPECT_TRUE(has(b.err, "layers[7].input: expected a layer of block \"b3\" or its input (\"pool2\"), got \"sn1\""))
+        << b.err;
+    Proc s = with("\"shape\": [\n   2,", "\"shape\": [\n   1,\n   2,", "shape4");
+    EXPECT_EQ(s.rc, 2);
+    EXPECT_TRUE(has(s.err, "input.shape: expected [features] or [C, H, W] (positive integers), got 4 dimensions"))
+        << s.err;
+    Proc p = with("\"type\": \"avgpool2d\",", "\"type\": \"avgpool2d\", \"padding\": 2,", "pad");
+    EXPECT_EQ(p.rc, 2);
+    EXPECT_TRUE(has(p.err, "padding: expected a padding of at most half the kernel in each dimension (kernel [2, 2]: "
+                           "padding up to [1, 1]), got [2, 2]"))
+        << p.err;
+}
+
 }  // namespace

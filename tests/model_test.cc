@@ -739,7 +739,7 @@ TEST(ConvModels, BadShapesAndBranchesAreOneLineErrors) {
          "layers[6].type: expected the input of \"add\" ([6, 5, 4]) and its \"from\" operand \"sn2\" ([4, 5, 4]) to "
          "have the same shape"},
         {R"("kernel": 3, "stride": 2, "padding": 1})", R"("kernel": 3, "stride": 2, "padding": 2})",
-         "layers[7].padding: expected at most half the kernel (3 x 3), got [2, 2]"},
+         "layers[7].padding: expected a padding of at most half the kernel in each dimension (kernel [3, 3]: padding up to [1, 1]), got [2, 2]"},
         {R"({"name": "flat", "type": "flatten"})", R"({"name": "flat", "type": "flatten", "kernel": 2})",
          "layers[9].kernel: unknown field"},
         {R"({"name": "c1", "type": "conv2d")", R"({"name": "input", "type": "conv2d")",

@@ -88,8 +88,10 @@ static remat_status parse_window(const json_ctx *c, const cJSON *j, const char *
     char field[160];
     if (pool && (2 * w->ph > w->kh || 2 * w->pw > w->kw))
         return json_fail(c, json_path(field, sizeof field, p, "padding"),
-                         "expected at most half the kernel (%lld x %lld), got [%lld, %lld]", (long long)w->kh,
-                         (long long)w->kw, (long long)w->ph, (long long)w->pw);
+                         "expected a padding of at most half the kernel in each dimension (kernel [%lld, %lld]: "
+                         "padding up to [%lld, %lld]), got [%lld, %lld]",
+                         (long long)w->kh, (long long)w->kw, (long long)(w->kh / 2), (long long)(w->kw / 2),
+                         (long long)w->ph, (long long)w->pw);
     int64_t oh = window_out(l->in.h, w->kh, w->sh, w->ph), ow = window_out(l->in.w, w->kw, w->sw, w->pw);
     if (oh < 1 || ow < 1)
         return json_fail(c, json_path(field, sizeof field, p, "kernel"),

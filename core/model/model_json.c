@@ -46,6 +46,11 @@ static remat_status parse_input(const json_ctx *c, const cJSON *root, remat_mode
     const char *want = "[features] or [C, H, W] (positive integers)";
     if (!shape) return json_fail(c, "input.shape", "missing (expected %s)", want);
     int nd = cJSON_IsArray(shape) ? cJSON_GetArraySize(shape) : 0;
+    if (cJSON_IsArray(shape) && nd != 1 && nd != 3)
+        return json_fail(c, "input.shape",
+                         "expected %s, got %d dimension%s (one sample's shape: T and N are the model's \"T\" and "
+                         "\"N\", not part of it)",
+                         want, nd, nd == 1 ? "" : "s");
     if (nd != 1 && nd != 3) return json_fail_value(c, "input.shape", shape, want);
     int i = 0;
     for (const cJSON *dim = shape->child; dim; dim = dim->next, i++) {
@@ -151,13 +156,46 @@ static remat_status parse_source(const json_ctx *c, const cJSON *j, const char *
     return json_fail(c, field, "expected an earlier layer or \"input\", got \"%s\" (%s)", name, what);
 }
 
+/* The index of the block of `blocks` (the file's array, not yet parsed) that lists the
+ * layer `name`; -1 when none does or the array is malformed (parse_blocks reports that). */
+static int listed_block(const cJSON *blocks, const char *name) {
+    int b = 0;
+    for (const cJSON *o = cJSON_IsArray(blocks) ? blocks->child : NULL; o; o = o->next, b++) {
+        const cJSON *ls = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, "layers") : NULL;
+        for (const cJSON *n = cJSON_IsArray(ls) ? ls->child : NULL; n; n = n->next)
+            if (cJSON_IsString(n) && !strcmp(n->valuestring, name)) return b;
+    }
+    return -1;
+}
+
+/* The branch rule at the layer that breaks it (before its shapes are checked against a
+ * source it may not read): a source named by `key` must be a layer of the reader's
+ * block or the block's input. Layers 0..i are parsed; the blocks come from the file. */
+static remat_status early_branch_check(const json_ctx *c, const cJSON *blocks, const remat_model *m, int i, int src,
+                                       const char *key) {
+    int b = listed_block(blocks, m->layers[i].name);
+    if (b < 0) return REMAT_OK;
+    int first = i;
+    while (first > 0 && listed_block(blocks, m->layers[first - 1].name) == b) first--;
+    if (src >= first - 1) return REMAT_OK;
+    const cJSON *bo = cJSON_GetArrayItem(blocks, b);
+    const cJSON *bn = bo ? cJSON_GetObjectItemCaseSensitive(bo, "name") : NULL;
+    char field[48];
+    snprintf(field, sizeof field, "layers[%d].%s", i, key);
+    return json_fail(c, field,
+                     "expected a layer of block \"%s\" or its input (\"%s\"), got \"%s\" (a branch stays inside its "
+                     "block)",
+                     cJSON_IsString(bn) ? bn->valuestring : "?", first > 0 ? m->layers[first - 1].name : "input",
+                     src == REMAT_SRC_INPUT ? "input" : m->layers[src].name);
+}
+
 static remat_shape source_shape(const remat_model *m, int src) {
     return src == REMAT_SRC_INPUT ? m->in : m->layers[src].out;
 }
 
 #define MAX_ALLOWED 16
 
-static remat_status parse_layer(const json_ctx *c, const cJSON *j, int i, remat_model *m) {
+static remat_status parse_layer(const json_ctx *c, const cJSON *j, int i, remat_model *m, const cJSON *blocks) {
     remat_layer *l = &m->layers[i];
     char p[32];
     json_index_path(p, sizeof p, "layers", i);
@@ -183,9 +221,11 @@ static remat_status parse_layer(const json_ctx *c, const cJSON *j, int i, remat_
     l->src = i - 1;
     l->src2 = REMAT_SRC_NONE;
     if ((st = parse_source(c, j, p, "input", m, &l->src))) return st;
+    if (json_member(j, "input") && (st = early_branch_check(c, blocks, m, i, l->src, "input"))) return st;
     if (tr->two_inputs) {
         l->src2 = -3; /* the block's input, resolved with the blocks */
         if ((st = parse_source(c, j, p, "from", m, &l->src2))) return st;
+        if (json_member(j, "from") && (st = early_branch_check(c, blocks, m, i, l->src2, "from"))) return st;
     }
     l->in = source_shape(m, l->src);
     if ((st = tr->parse(c, j, p, l))) return st;
@@ -213,7 +253,7 @@ static remat_status parse_layers(const json_ctx *c, const cJSON *root, remat_mod
     int i = 0;
     for (const cJSON *j = arr->child; j; j = j->next, i++) {
         m->n_layers = i; /* the layers parsed so far are the ones a source may name */
-        remat_status st = parse_layer(c, j, i, m);
+        remat_status st = parse_layer(c, j, i, m, json_member(root, "blocks"));
         if (st) return st;
         for (int k = 0; k < i; k++)
             if (!strcmp(m->layers[k].name, m->layers[i].name)) {
@@ -338,12 +378,17 @@ static remat_status derive(const json_ctx *c, remat_model *m) {
             if (!same_shape(o, l->in)) {
                 char field[48];
                 snprintf(field, sizeof field, "layers[%d].type", i);
-                if (l->src2 == blk->first_layer - 1)
+                if (l->src2 == blk->first_layer - 1 && l->in.nd != 3 && o.nd != 3)
                     return json_fail(c, field,
                                      "expected the input width of \"add\" (%lld) to equal the width of the input of "
-                                     "block \"%s\" (%lld)%s",
-                                     (long long)l->in_features, blk->name, (long long)(o.c * o.h * o.w),
-                                     o.c * o.h * o.w == l->in_features ? " with the same [C, H, W]" : "");
+                                     "block \"%s\" (%lld)",
+                                     (long long)l->in_features, blk->name, (long long)o.c);
+                if (l->src2 == blk->first_layer - 1)
+                    return json_fail(c, field,
+                                     "expected the input of \"add\" ([%lld, %lld, %lld]) to have the shape [C, H, W] "
+                                     "of the input of block \"%s\" ([%lld, %lld, %lld])",
+                                     (long long)l->in.c, (long long)l->in.h, (long long)l->in.w, blk->name,
+                                     (long long)o.c, (long long)o.h, (long long)o.w);
                 return json_fail(c, field,
                                  "expected the input of \"add\" ([%lld, %lld, %lld]) and its \"from\" operand "
                                  "\"%s\" ([%lld, %lld, %lld]) to have the same shape",
