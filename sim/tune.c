@@ -74,7 +74,7 @@ static remat_status open_at(tune_ctx *c, int64_t v, remat_sim **s) {
     if (c->o->progress) c->o->progress(c->o->progress_ctx, v, c->phase_ckpt, c->out->evaluations);
     remat_sim_opts so = c->o->sim;
     if (c->o->dim_T) so.T = v;
-    else so.N = v;
+    else so.N = so.ranks > 1 ? v * so.ranks : v; /* with ranks, v is each rank's share */
     so.check_baseline = so.check_baseline && !c->checked;
     remat_error e = {0};
     *s = remat_sim_init(c->base, &so, &e);

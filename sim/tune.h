@@ -35,6 +35,8 @@ typedef struct remat_tune_opts {
     int dim_T;               /* 0: tune N, 1: tune T */
     int64_t max_value;       /* largest value tried, a count (0: REMAT_SIM_MAX_N or _T, sim/search.h;
                                 more is refused) */
+    /* sim.ranks > 1 (and sim.reduce_blocks): each rank of a data-parallel run
+     * (sim.h); a tuned N is then each rank's share, the batch being ranks x N. */
     remat_sim_opts sim;      /* allocator, config, iterations; the tuned dimension is set by the
                                 tuner, the other one (sim.T when tuning N, sim.N when tuning T)
                                 is held at the given value (0: as recorded) */

@@ -84,6 +84,13 @@ assert d["ranks"][1]["peak_live_bytes"] == one["peak_live_bytes"] + g["bucket_by
 assert v["ddp"]["extra_live_bytes"] == 0 and v["ranks"][0]["peak_live_bytes"] == one["peak_live_bytes"]
 assert g["nccl_estimate_bytes"] == 2 * 2 * 4 * 2**20
 PY
+# tune --ranks: the largest share per rank, whose figures are simulate --ranks' at R x N
+tn=$("$remat" tune --trace "$tmp/s.h5" --budget 100KiB --budget-on live --device-overhead 0 --ranks 2 --max 64 --json)
+v=$(echo "$tn" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["ranks"] == 2; print(d["plain"]["value"], d["plain"]["peak_live_bytes"])')
+set -- $v
+sim=$("$remat" simulate --trace "$tmp/s.h5" --N $(( $1 * 2 )) --ranks 2 --reduce-blocks 2 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["ranks"][0]["peak_live_bytes"])')
+[ -n "$1" ] && [ "$1" -gt 1 ] && [ "$sim" = "$2" ] && passes=$((passes+1)) || { echo "FAIL: tune --ranks $v against simulate $sim"; fails=$((fails+1)); }
+set --
 expect 2 "ranks" -- "$remat" simulate --trace "$tmp/s.h5" --ddp
 expect 2 "reduce-blocks" -- "$remat" simulate --trace "$tmp/s.h5" --ranks 3 --reduce-blocks 8
 expect 0 "" -- "$remat" run --model $M --dump "$tmp/d.h5"

@@ -100,7 +100,7 @@ static void tune_progress(void *ctx, int64_t value, int checkpointed, int probes
 int remat_cmd_tune(int argc, char **argv) {
     const char *trace_path = NULL, *dim = "N", *alloc_cfg = NULL, *out = NULL, *backend = "ref";
     cli_budget_flags bf = CLI_BUDGET_FLAGS_INIT;
-    int confirm_run = 0, threads = 1, json = 0, help = 0, max_value = 0, N = 0, T = 0;
+    int confirm_run = 0, threads = 1, json = 0, help = 0, max_value = 0, N = 0, T = 0, ranks = 0;
     const cli_option opts[] = {
         {"--trace", CLI_STRING, &trace_path, "baseline trace (remat run --trace, no plan)"},
         CLI_BUDGET_OPTIONS(bf, "memory budget (see --budget-on, --device-overhead)"),
@@ -114,10 +114,17 @@ int remat_cmd_tune(int argc, char **argv) {
         {"--backend", CLI_STRING, &backend, "backend of --confirm: ref (default) or cuda"},
         {"--threads", CLI_INT, &threads, "reference-backend threads for --confirm (default 1)"},
         {"--json", CLI_FLAG, &json, "print one JSON object instead of the summary"},
+        {"--ranks", CLI_INT, &ranks,
+         "each rank of mpirun -np R remat run --reduce-blocks R: N is a rank's share (docs/mpi.md)"},
         {0},
     };
     int rc = cli_parse(argc, argv, USAGE, opts, &help);
     if (rc != 0 || help) return rc;
+    if (ranks < 0 || ranks > 4096 || (ranks > 1 && confirm_run)) {
+        fprintf(stderr, "remat tune: --ranks: %s\n", ranks > 1 && confirm_run ? "not with --confirm (it runs one process)"
+                                                                              : "out of range (expected 1..4096)");
+        return 2;
+    }
     cli_alloc_config_note("tune", alloc_cfg);
     if (!trace_path) return cli_missing("tune", "--trace", "a baseline trace recorded by remat run --trace");
     const cli_file ins[] = {{"--trace", trace_path}};
@@ -178,6 +185,8 @@ int remat_cmd_tune(int argc, char **argv) {
     to.sim.allocator = kind;
     to.sim.N = N;
     to.sim.T = T;
+    to.sim.ranks = ranks;
+    to.sim.reduce_blocks = ranks > 1 ? ranks : 0; /* one block per rank: every share is whole blocks */
     to.sim.allocator_config = alloc_cfg;
     to.sim.origin = trace_path;
     to.sim.steady = 1;
@@ -229,6 +238,7 @@ int remat_cmd_tune(int argc, char **argv) {
     }
     if (st == REMAT_OK && json) {
         printf("{\"dim\":\"%s\",\"budget_bytes\":%lld,\"allocator\":\"%s\"", dim, (long long)budget, alloc);
+        if (ranks > 1) printf(",\"ranks\":%d,\"reduce_blocks\":%d", ranks, ranks); /* values: each rank's */
         cli_budget_json(stdout, 1, &bud, src);
         cli_steady_json(stdout, cli_simulated_steps(&to.sim, (int)trace.n_iters), (int)trace.n_iters);
         printf(",\"max\":%lld,\"plain\":{\"value\":%lld,\"at_max\":%s,\"peak_bytes\":%lld,\"peak_live_bytes\":%lld,"
@@ -267,6 +277,10 @@ int remat_cmd_tune(int argc, char **argv) {
         if (to.dim_T) printf(", at N=%lld", (long long)(N ? N : trace.N));
         else printf(", at T=%lld", (long long)(T ? T : trace.T));
         printf("):\n");
+        if (ranks > 1)
+            printf("per rank: %d ranks (mpirun -np %d remat run --reduce-blocks %d); the budget is each rank's and "
+                   "%s each rank's share (the batch is %d x N), its reduction buffers included\n",
+                   ranks, ranks, ranks, to.dim_T ? "N the whole batch; T is" : "N below is", ranks);
         cli_budget_print(stdout, &bud, src);
         cli_steady_note(stdout, cli_simulated_steps(&to.sim, (int)trace.n_iters), (int)trace.n_iters);
         cli_prediction_note(stdout, trace.backend);
