@@ -9,9 +9,9 @@ import torch
 from remat_torch import cli_common
 
 
-def remat_peak(remat: str, model_path: str, plan: str) -> int:
+def remat_peak(remat: str, model_path: str, plan: str, N: int) -> int:
     """peak_live_bytes of `remat run --json` (remat's executor on its reference backend)."""
-    cmd = [remat, "run", "--model", model_path, "--json"] + (["--plan", plan] if plan else [])
+    cmd = [remat, "run", "--model", model_path, "--N", str(N), "--json"] + (["--plan", plan] if plan else [])
     out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
     if out.returncode != 0:
         raise ValueError("%s: %s" % (" ".join(cmd), out.stderr.strip()))
@@ -30,6 +30,7 @@ def main(argv) -> int:
     ap.add_argument("--model", required=True, help="the model file the module was imported as")
     ap.add_argument("--plan", required=True, help="a plan file or the plan notation")
     ap.add_argument("--weights", help="load the module's parameters from this file first (save_weights, a dump)")
+    ap.add_argument("--N", type=int, help="batch size of the step (default: the model file's)")
     ap.add_argument("--data-seed", type=int, default=1, help="seed of the random input and labels (default 1)")
     ap.add_argument("--remat", help="the remat binary: also print remat's peak for the model and plan")
     ap.add_argument("--no-measure", action="store_true", help="skip the memory measurement")
@@ -48,7 +49,9 @@ def main(argv) -> int:
         wrapped = remat_torch.apply_plan(net, model, a.plan)
     except (ValueError, ImportError, AttributeError, TypeError, OSError) as e:
         return cli_common.fail("apply", e)
-    T, N, shape = int(model["T"]), int(model["N"]), tuple(model["input"]["shape"])
+    T, N, shape = int(model["T"]), int(a.N or model["N"]), tuple(model["input"]["shape"])
+    if N < 1:
+        return cli_common.fail("apply", ValueError("--N: expected a positive batch size, got %d" % N))
     g = torch.Generator().manual_seed(a.data_seed)
     x = torch.rand((T, N) + shape, generator=g)
     if model["input"].get("kind") == "spikes":
@@ -74,7 +77,7 @@ def main(argv) -> int:
                  100.0 * (pw["peak_live_bytes"] - pp["peak_live_bytes"]) / max(pp["peak_live_bytes"], 1)))
         if a.remat:
             try:
-                rp, rw = remat_peak(a.remat, a.model, ""), remat_peak(a.remat, a.model, a.plan)
+                rp, rw = remat_peak(a.remat, a.model, "", N), remat_peak(a.remat, a.model, a.plan, N)
             except ValueError as e:
                 return cli_common.fail("apply", e)
             print("peak live bytes of remat's executor for the same model (remat run, its own step, not this "
