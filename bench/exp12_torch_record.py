@@ -7,7 +7,9 @@ step measured under each plan (docs/pytorch-record.md).
 Runs bench/pytorch/record_check.py's check on SpikingJelly networks at small inputs on the
 CPU (dense, conv, a spiking VGG, SEW-ResNet-18; --quick: dense and conv): the plain step
 recorded once with remat_torch.record, each plan of a sample predicted by `remat simulate
---trace plain.h5 --plan P`, and measured by recording the step run under the plan.
+--trace plain.h5 --plan P`, and measured by recording the step run under the plan by
+remat_torch.apply_plan; then the plans without a compressor of conv and vgg again with
+torch.utils.checkpoint (non-reentrant) as the executor (`--executor torch-nonreentrant`).
 Needs SpikingJelly at ../shared/third_party/spikingjelly (skipped, saying so, without it).
 """
 import os
@@ -18,6 +20,14 @@ sys.dont_write_bytecode = True
 import common as C  # noqa: E402
 
 SJ = os.path.join(C.ROOT, "..", "shared", "third_party", "spikingjelly")
+
+
+def record_check_model(name):
+    """The model dict of one of record_check's networks (for its plan sample)."""
+    import record_check
+    import remat_torch
+    net, shape, T, N = record_check.MODELS[name]()
+    return remat_torch.to_model(net, input_shape=shape, T=T, N=N, input_kind="spikes")
 
 
 def main():
@@ -37,6 +47,9 @@ def main():
     rows = []
     for m in models:
         rows += record_check.check_model(m, C.remat_bin(), work)
+    for m in (["conv"] if quick else ["conv", "vgg"]):  # the other executor: torch.utils.checkpoint, non-reentrant
+        rows += record_check.check_model(m, C.remat_bin(), work, executor="torch-nonreentrant",
+                                         plans=[p for p in record_check.plans_of(record_check_model(m)) if ":" not in p])
     for r in rows:
         r.setdefault("measured", None)
         r.setdefault("error", None)
@@ -47,7 +60,8 @@ def main():
                                   "largest_error": max(errs) if errs else None,
                                   "commands": ["remat simulate --trace %s-plain.h5 --plan '%s' --json" %
                                                (r["model"], r["plan"]) for r in rows]},
-           rows, ["model", "plan", "predicted", "measured", "error", "plain", "record_s", "predict_s", "refused"])
+           rows, ["model", "executor", "plan", "predicted", "measured", "error", "plain", "record_s", "predict_s",
+                  "refused"])
     print("exp12: %d plans measured, largest |error| %.4f %%" % (len(errs), 100 * max(errs) if errs else 0))
     return 0
 

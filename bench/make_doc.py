@@ -1064,11 +1064,13 @@ def sec_exp12(d):
     rows, refused = [], []
     for r in d["rows"]:
         if r.get("measured") is not None:
-            rows.append([r["model"], "`%s`" % r["plan"], "{:,}".format(r["predicted"]), "{:,}".format(r["measured"]),
+            rows.append([r["model"], r.get("executor", "apply_plan"), "`%s`" % r["plan"], "{:,}".format(r["predicted"]),
+                         "{:,}".format(r["measured"]),
                          "%+d B (%+.3f %%)" % (r["predicted"] - r["measured"], 100 * r["error"]),
                          "{:,}".format(r["plain"])])
         else:
-            refused.append("`%s` (%s): %s" % (r["plan"], r["model"], r["refused"].replace("not measured: ", "")))
+            refused.append("`%s` (%s, %s): %s" % (r["plan"], r["model"], r.get("executor", "apply_plan"),
+                                                   r["refused"].replace("not measured: ", "")))
     times = {}
     for r in d["rows"]:
         t = times.setdefault(r["model"], {"record": r["record_s"], "predict": []})
@@ -1079,7 +1081,7 @@ def sec_exp12(d):
     verdict = ("All %d measured plans were predicted exactly (0 B off)." % len(errs) if errs and not nz else
                "%d of %d measured plans off; the largest |error| is %.3f %%." %
                (len(nz), len(errs), 100 * max(errs)) if errs else "No plan measured.")
-    return "\n\n".join([
+    return "\n\n".join(x for x in [
         "## 12. A recorded PyTorch step: predicted against measured peak",
         "The user's own PyTorch training step, not remat's executor (`docs/pytorch-record.md`): SpikingJelly "
         "networks in multi-step mode at small inputs on the CPU (dense: Linear-LIF x2, Linear-IF, T=8, N=4; conv: "
@@ -1087,18 +1089,21 @@ def sec_exp12(d):
         "`LIFNode`, T=4, N=2, 2x16x16; sew18: SpikingJelly's `sew_resnet18` (IFNode, ADD), T=2, N=1, 3x32x32), "
         "SGD with momentum. The plain step is recorded once (`remat_torch.record`, two steps, the second "
         "predicted); each plan is predicted from that recording (`remat simulate --trace plain.h5 --plan P`) and "
-        "measured by recording the step run under the plan (each checkpointed unit through "
-        "`torch.utils.checkpoint(use_reentrant=False, preserve_rng_state=False)`, its neurons reset before each "
-        "run). Bytes are the peak of live tensor storage bytes of the second step (the profiler's allocator "
+        "measured by recording the step run under the plan by `remat_torch.apply_plan` (`executed by` "
+        "apply_plan), or with each checkpointed unit run through `torch.utils.checkpoint(use_reentrant=False, "
+        "preserve_rng_state=False)`, its neurons reset before each run (torch-nonreentrant; predicted with "
+        "`--executor torch-nonreentrant`). At these sizes apply_plan's own overheads (a 5056-byte RNG state per "
+        "segment, held to the step's end, and the output's gradient and recomputed output held through the "
+        "segment's backward) exceed what several plans save: the predictions show it too. Bytes are the peak of live tensor storage bytes of the second step (the profiler's allocator "
         "events: requested bytes), parameters, gradients and momentum included. " + verdict,
         provenance(d, " (PyTorch %s)" % d.get("torch", "?")),
-        table(["model", "plan", "predicted (B)", "measured (B)", "error", "plain step (B)"], rows),
+        table(["model", "executed by", "plan", "predicted (B)", "measured (B)", "error", "plain step (B)"], rows),
         ("Predicted, not measured (the comparison's executor cannot run them): " + "; ".join(refused) + "."
          if refused else ""),
         "Time to record the plain step (two steps plus the probe forward, under the profiler) and to predict one "
         "plan (`remat simulate`, wall time of the command, median and range):",
         table(["model", "record", "predict"], trows),
-        commands(d)])
+        commands(d)] if x)
 
 
 def sec_exp13(d):
