@@ -77,6 +77,23 @@ remat_status remat_pareto_parse(const char *text, size_t len, const char *origin
         out->has_baseline = 1;
     }
     if ((st = get_int(root, "budget_bytes", 0, 1, &out->budget_bytes, origin, "", err)) != REMAT_OK) goto done;
+    if ((st = get_int(root, "budget_total_bytes", 0, 1, &out->budget_total_bytes, origin, "", err)) != REMAT_OK) goto done;
+    if ((st = get_int(root, "device_overhead_bytes", 0, 0, &out->device_overhead_bytes, origin, "", err)) != REMAT_OK)
+        goto done;
+    if ((st = get_int(root, "T", 0, 1, &out->T, origin, "", err)) != REMAT_OK) goto done;
+    if ((st = get_int(root, "N", 0, 1, &out->N, origin, "", err)) != REMAT_OK) goto done;
+    {
+        const cJSON *mo = cJSON_GetObjectItemCaseSensitive(root, "model");
+        const cJSON *po = cJSON_GetObjectItemCaseSensitive(root, "peak_on");
+        if ((mo && !cJSON_IsString(mo)) ||
+            (po && !(cJSON_IsString(po) && (!strcmp(po->valuestring, "reserved") || !strcmp(po->valuestring, "live"))))) {
+            st = remat_error_set(err, REMAT_ERR_INPUT, "%s: %s: expected %s", origin, mo && !cJSON_IsString(mo) ? "model" : "peak_on",
+                                 mo && !cJSON_IsString(mo) ? "a string" : "\"reserved\" or \"live\"");
+            goto done;
+        }
+        if (mo) snprintf(out->model, sizeof out->model, "%s", mo->valuestring);
+        if (po) snprintf(out->peak_on, sizeof out->peak_on, "%s", po->valuestring);
+    }
     const cJSON *pts = cJSON_GetObjectItemCaseSensitive(root, "points");
     if (!pts || !cJSON_IsArray(pts) || cJSON_GetArraySize(pts) < 1) {
         st = remat_error_set(err, REMAT_ERR_INPUT, "%s: points: expected an array of at least one point", origin);
@@ -146,7 +163,17 @@ remat_status remat_pareto_write(const char *path, const remat_pareto *p, remat_e
     remat_status st = remat_afile_open(&af, path, err);
     if (st != REMAT_OK) return st;
     FILE *fp = af.fp;
-    fprintf(fp, "{\n  \"points\": [");
+    fprintf(fp, "{\n");
+    if (p->model[0]) {
+        fprintf(fp, "  \"model\": ");
+        remat_json_string(fp, p->model);
+        fprintf(fp, ", \"T\": %lld, \"N\": %lld,\n", (long long)p->T, (long long)p->N);
+    }
+    if (p->peak_on[0]) fprintf(fp, "  \"peak_on\": \"%s\",\n", p->peak_on);
+    if (p->budget_total_bytes > 0)
+        fprintf(fp, "  \"budget_total_bytes\": %lld, \"device_overhead_bytes\": %lld,\n", (long long)p->budget_total_bytes,
+                (long long)p->device_overhead_bytes);
+    fprintf(fp, "  \"points\": [");
     for (int i = 0; i < p->n_points; i++) {
         const remat_pareto_point *q = &p->points[i];
         fprintf(fp, "%s\n    {\"peak_bytes\": %lld, \"time_s\": %.17g, \"overhead\": %.17g, \"chosen\": %s, \"label\": ",
@@ -273,6 +300,10 @@ remat_status remat_plot_pareto(const remat_pareto *p, const char *origin, const 
             ymax * 1.15);
     char title[400];
     if (fo->title && fo->title[0]) snprintf(title, sizeof title, "%s", fo->title);
+    else if (p->model[0]) /* what the search was about, not the file's name */
+        snprintf(title, sizeof title, "%s (T=%lld, N=%lld): predicted peak %s against step-time overhead", p->model,
+                 (long long)p->T, (long long)p->N,
+                 !strcmp(p->peak_on, "live") ? "live memory" : !strcmp(p->peak_on, "reserved") ? "reserved memory" : "memory");
     else {
         char stem[128];
         remat_path_stem(origin ? origin : "", stem, sizeof stem);
@@ -283,15 +314,23 @@ remat_status remat_plot_pareto(const remat_pareto *p, const char *origin, const 
     fprintf(fp, " font \",13\"\n");
     fprintf(fp, "set xrange [%.9g:%.9g]\nset yrange [0:ytop]\n", xlo, xhi);
     fprintf(fp, "set xlabel \"predicted step-time overhead over the baseline (%%)\"\n");
-    fprintf(fp, "set ylabel \"predicted peak live memory (\".ylab.\")\"\nset format y \"%%g\"\nset format x \"%%g\"\n");
+    /* what peak_bytes are: reserved bytes (the caching model, the search's default) or live */
+    fprintf(fp, "set ylabel \"predicted peak %s (\".ylab.\")\"\nset format y \"%%g\"\nset format x \"%%g\"\n",
+            !strcmp(p->peak_on, "live") ? "live memory" : !strcmp(p->peak_on, "reserved") ? "reserved memory (caching allocator model)" : "memory");
     fprintf(fp, "set grid xtics ytics lc rgb \"#d0d0d0\" lt 1 lw 0.6\nset tics out nomirror\nset border 3\n");
     fprintf(fp, "set key bottom left Left reverse samplen 2 spacing 1.2 box lc rgb \"#cccccc\" opaque\n");
     fprintf(fp, "set style textbox opaque fc rgb \"white\" noborder margins 2,1\n");
     if (p->budget_bytes > 0) {
-        char b[32], t[48];
+        char b[32], b2[32], b3[32], t[160];
         fprintf(fp, "budget = %lld / yscale\n", (long long)p->budget_bytes);
         fprintf(fp, "set arrow 1 from graph 0, first budget to graph 1, first budget nohead dt (8,5) lw 1.2 lc rgb \"#888888\" back\n");
-        snprintf(t, sizeof t, "budget %s", remat_fmt_bytes_short(p->budget_bytes, b, sizeof b));
+        if (p->budget_total_bytes > 0 && p->device_overhead_bytes > 0) /* the line is the allocator's share */
+            snprintf(t, sizeof t, "budget %s for the allocator (%s less the %s device overhead)",
+                     remat_fmt_bytes_short(p->budget_bytes, b, sizeof b),
+                     remat_fmt_bytes_short(p->budget_total_bytes, b2, sizeof b2),
+                     remat_fmt_bytes_short(p->device_overhead_bytes, b3, sizeof b3));
+        else
+            snprintf(t, sizeof t, "budget %s", remat_fmt_bytes_short(p->budget_bytes, b, sizeof b));
         fprintf(fp, "set label 1 ");
         remat_gp_put_string(fp, t);
         fprintf(fp, " at graph 0.99, first budget offset 0,0.7 right tc rgb \"#555555\" front\n");

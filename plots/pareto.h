@@ -59,6 +59,12 @@ typedef struct remat_pareto {
     int64_t baseline_peak_bytes;
     double baseline_time_s;
     int64_t budget_bytes;       /* 0: none */
+    /* optional, what the front is about (remat search --pareto writes them) */
+    char model[64];             /* "": not given */
+    int64_t T, N;
+    char peak_on[16];           /* "reserved", "live" or "" (not said) */
+    int64_t budget_total_bytes; /* the budget as given; 0: not given */
+    int64_t device_overhead_bytes;
 } remat_pareto;
 
 /* Parses the JSON text. Errors: REMAT_ERR_INPUT "<origin>: <field>: <expected>", with

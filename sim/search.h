@@ -145,10 +145,23 @@ void remat_search_budget_result_free(remat_search_budget_result *r);
  * (core/model/plan_notation.h). budget_bytes: the budget the peaks were compared
  * with, in the same bytes (0 or REMAT_SIZE_INF: none, the member is left out).
  * remat_search_write_front writes it to path (through the atomic writer, core/io/atomic_file.h). */
+/* What the front is about, written next to the points when meta is not NULL:
+ * "model", "T", "N", "peak_on" ("reserved" or "live": what peak_bytes are),
+ * "budget_total_bytes" (the budget as given) and "device_overhead_bytes" (budget_bytes
+ * is the total less the overhead); the figure names them (plots/pareto.h). */
+typedef struct remat_front_meta {
+    const char *model;
+    int64_t T, N;
+    const char *peak_on;            /* NULL: not written */
+    int64_t budget_total_bytes;     /* <= 0 or REMAT_SIZE_INF: none */
+    int64_t device_overhead_bytes;
+} remat_front_meta;
+
 void remat_search_front_json(FILE *f, const remat_search_point *pts, int n, const remat_search_figures *baseline,
-                             int64_t budget_bytes);
+                             int64_t budget_bytes, const remat_front_meta *meta);
 remat_status remat_search_write_front(const char *path, const remat_search_point *pts, int n,
-                                      const remat_search_figures *baseline, int64_t budget_bytes, remat_error *err);
+                                      const remat_search_figures *baseline, int64_t budget_bytes,
+                                      const remat_front_meta *meta, remat_error *err);
 
 /* The chain model of s's model, measured by probes (exposed for tests and the
  * benchmark). opts: from remat_search_block_options. */

@@ -7,8 +7,18 @@
 #include "sim/search.h"
 
 void remat_search_front_json(FILE *f, const remat_search_point *pts, int n, const remat_search_figures *baseline,
-                             int64_t budget_bytes) {
-    fprintf(f, "{\"points\":[");
+                             int64_t budget_bytes, const remat_front_meta *meta) {
+    fprintf(f, "{");
+    if (meta && meta->model) {
+        fprintf(f, "\"model\":");
+        remat_json_string(f, meta->model);
+        fprintf(f, ",\"T\":%lld,\"N\":%lld,", (long long)meta->T, (long long)meta->N);
+    }
+    if (meta && meta->peak_on) fprintf(f, "\"peak_on\":\"%s\",", meta->peak_on);
+    if (meta && meta->budget_total_bytes > 0 && meta->budget_total_bytes != REMAT_SIZE_INF)
+        fprintf(f, "\"budget_total_bytes\":%lld,\"device_overhead_bytes\":%lld,", (long long)meta->budget_total_bytes,
+                (long long)meta->device_overhead_bytes);
+    fprintf(f, "\"points\":[");
     for (int i = 0; i < n; i++) {
         double over = baseline->time_s > 0 ? pts[i].time_s / baseline->time_s - 1.0 : 0.0;
         fprintf(f, "%s{\"peak_bytes\":%lld,\"time_s\":%.9g,\"overhead\":%.9g,\"chosen\":%s,\"label\":", i ? "," : "",
@@ -22,11 +32,12 @@ void remat_search_front_json(FILE *f, const remat_search_point *pts, int n, cons
 }
 
 remat_status remat_search_write_front(const char *path, const remat_search_point *pts, int n,
-                                      const remat_search_figures *baseline, int64_t budget_bytes, remat_error *err) {
+                                      const remat_search_figures *baseline, int64_t budget_bytes,
+                                      const remat_front_meta *meta, remat_error *err) {
     remat_afile af;
     remat_status st = remat_afile_open(&af, path, err);
     if (st != REMAT_OK) return st;
-    remat_search_front_json(af.fp, pts, n, baseline, budget_bytes);
+    remat_search_front_json(af.fp, pts, n, baseline, budget_bytes, meta);
     fputc('\n', af.fp);
     return remat_afile_commit(&af, err);
 }

@@ -330,4 +330,29 @@ TEST_F(Answers, ModelMessagesNameTheRule) {
         << p.err;
 }
 
+// The Pareto figure says what it plots: reserved (or live) peaks, the budget line as the
+// allocator's share of the budget, the model, T and N in the title.
+TEST_F(Answers, ParetoFigureSaysWhatItPlots) {
+    std::string front = tmp_dir() + "/ans_front.json", fig = tmp_dir() + "/ans_front.png";
+    Proc s = remat("search --trace " + one + " --budget 520MiB --pareto " + front);
+    ASSERT_EQ(s.rc, 0) << s.err;
+    cJSON *j = cJSON_Parse(slurp(front).c_str());
+    ASSERT_NE(j, nullptr);
+    EXPECT_STREQ(cJSON_GetObjectItem(j, "model")->valuestring, "tiny-vgg-dvs");
+    EXPECT_STREQ(cJSON_GetObjectItem(j, "peak_on")->valuestring, "reserved");
+    EXPECT_EQ(num(j, "budget_total_bytes"), 520LL << 20);
+    cJSON_Delete(j);
+    Proc p = remat("plot --pareto " + front + " --out " + fig + " --data-only");
+    ASSERT_EQ(p.rc, 0) << p.err;
+    std::string gp = slurp(tmp_dir() + "/ans_front.gp");
+    EXPECT_TRUE(has(gp, "set title 'tiny-vgg-dvs (T=4, N=2): predicted peak reserved memory")) << gp;
+    EXPECT_TRUE(has(gp, "predicted peak reserved memory (caching allocator model)")) << gp;
+    EXPECT_FALSE(has(gp, "peak live")) << gp;
+    EXPECT_TRUE(has(gp, "'budget 8.000 MiB for the allocator (520.0 MiB less the 512.0 MiB device overhead)'")) << gp;
+    Proc l = remat("search --trace " + one + " --budget 100KiB --budget-on live --device-overhead 0 --pareto " + front);
+    ASSERT_EQ(l.rc, 0) << l.err;
+    ASSERT_EQ(remat("plot --pareto " + front + " --out " + fig + " --data-only").rc, 0);
+    EXPECT_TRUE(has(slurp(tmp_dir() + "/ans_front.gp"), "predicted peak live memory")) << slurp(tmp_dir() + "/ans_front.gp");
+}
+
 }  // namespace

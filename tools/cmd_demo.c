@@ -125,7 +125,9 @@ static remat_status search(demo *d) {
     if (st == REMAT_OK) {
         d->have_found = 1;
         path_in(d, "pareto.json", path, sizeof path);
-        st = remat_search_write_front(path, d->found.front, d->found.n_front, &d->found.baseline, d->budget,
+        remat_front_meta meta = {d->m.name, d->m.T, d->m.N, remat_budget_on_name(d->bud.on), d->bud.total,
+                                 d->bud.overhead};
+        st = remat_search_write_front(path, d->found.front, d->found.n_front, &d->found.baseline, d->budget, &meta,
                                       &d->err);
     }
     if (st == REMAT_OK && d->found.found) {

@@ -179,7 +179,8 @@ static int run_level(const answer_ctx *a, int level, int preset) {
         np++;
     }
     if (np) pts[np - 1].chosen = 1;
-    if (ok && pareto && pts) ok = remat_search_write_front(pareto, pts, np, &base, 0, &err) == REMAT_OK;
+    remat_front_meta meta = {m->name, m->T, m->N, remat_budget_on_name(a->budget.on), -1, a->budget.overhead};
+    if (ok && pareto && pts) ok = remat_search_write_front(pareto, pts, np, &base, 0, &meta, &err) == REMAT_OK;
     if (ok && json) {
         printf("{\"mode\":\"level\",\"level\":%d,\"peak_on\":\"%s\",\"label\":", level,
                remat_budget_on_name(a->budget.on));
@@ -243,7 +244,9 @@ static int run_budget(const answer_ctx *a, int64_t budget) {
     remat_plan_notation(&r.plan, m, label, sizeof label);
     int ok = 1;
     if (r.found && out) ok = write_plan(a, out, &r.plan, m, &err);
-    if (ok && pareto) ok = remat_search_write_front(pareto, r.front, r.n_front, &r.baseline, budget, &err) == REMAT_OK;
+    remat_front_meta meta = {m->name, m->T, m->N, remat_budget_on_name(a->budget.on), a->budget.total, a->budget.overhead};
+    if (ok && pareto)
+        ok = remat_search_write_front(pareto, r.front, r.n_front, &r.baseline, budget, &meta, &err) == REMAT_OK;
     if (ok && json) {
         printf("{\"mode\":\"budget\",\"budget_bytes\":%lld", (long long)(budget == REMAT_SIZE_INF ? -1 : budget));
         cli_steady_json(stdout, remat_sim_results(s)->n_iters, a->recorded_steps);
@@ -259,7 +262,7 @@ static int run_budget(const answer_ctx *a, int64_t budget) {
                (long long)(r.found ? -1 : r.min_peak));
         print_figures_json("baseline", &r.baseline);
         printf(",\"front\":");
-        remat_search_front_json(stdout, r.front, r.n_front, &r.baseline, budget);
+        remat_search_front_json(stdout, r.front, r.n_front, &r.baseline, budget, &meta);
         printf(",\"search\":{\"blocks\":%d,\"options\":%lld,\"probes\":%d,\"simulations\":%lld,\"rounds\":%d,"
                "\"dp_states\":%lld,\"dp_max_front\":%lld,\"chain_checked\":%d,\"chain_mismatches\":%d,"
                "\"seconds\":%.6f}}\n",
