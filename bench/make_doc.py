@@ -987,8 +987,9 @@ def sec_exp11(d):
              "chosen at run time with the GEMM's path (`REMAT_SIMD`, `remat --version`, `\"simd\"` in "
              "`remat run --json`). Every path performs the same IEEE operations per element (no contraction, "
              "no approximate reciprocal: `tests/elementwise_isa_test.sh` checks the instructions, "
-             "`tests/elementwise_simd_test.cc` the bits), so the path changes the speed only. Only the GEMMs "
-             "use `--threads`; the element-wise, batch-norm and pooling kernels run on one thread.",
+             "`tests/elementwise_simd_test.cc` the bits), so the path changes the speed only. When this section "
+             "was measured only the GEMMs used `--threads`; neurons, batch norm, add and dropout split over the "
+             "threads too since (`core/ref/parallel.h`, section 15); pooling still runs on one thread.",
              provenance(d)]
     parts.append("Kernels: ours %s; OpenBLAS %s. %s" % (
         gm.get("ours", "?"), gm.get("openblas_core", "?"),
@@ -1150,6 +1151,92 @@ def sec_exp13(d):
         commands(d)])
 
 
+
+def sec_exp15(d, dw=None):
+    """Section 15: where the time of a conv SNN step goes, before and after (side by side)."""
+    if not d:
+        return None
+    groups = ["conv", "batch norm", "neuron", "pool", "add", "linear", "dropout", "other"]
+    phases = ["forward", "recompute", "backward", "other"]
+    parts = ["## 15. Profile of conv SNN steps",
+             "`bench/exp15_profile.py` records `remat run --iters 3 --trace` and sums the `/ops` of the last step "
+             "per layer type and phase (the executor times every kernel call; \"untimed\" is the rest of the step: "
+             "allocation and bookkeeping). `this` is the tree measured; `other` (with `--compare-bin`) another "
+             "remat binary run alternately in the same rounds (here: %s), so before/after is side by side. Best "
+             "step over the rounds; seconds." % (d.get("compare_label") or d.get("compare_bin") or "none"),
+             provenance(d)]
+    rows = d["rows"]
+    for r in rows:
+        r["_cells"] = {k: v for k, v in r.items() if " " in k and k.split(" ")[-1] in phases}
+    head = ["model (N)", "threads", "config", "binary", "step s"]
+    cols = []
+    for g in groups:
+        for ph in phases:
+            key = "%s %s" % (g, ph)
+            if any(r["_cells"].get(key, 0) > 0.005 * r["step_s"] for r in rows):
+                cols.append(key)
+    head += cols + ["untimed"]
+    body = []
+    for r in rows:
+        body.append(["%s (%d)" % (r["model"], r["N"]), r["threads"], r["config"], r["bin"], "%.3f" % r["step_s"]] +
+                    ["%.3f" % r["_cells"].get(k, 0.0) for k in cols] + ["%.3f" % r["untimed_s"]])
+    parts.append(table(head, body))
+    by = {}
+    for r in rows:
+        by.setdefault((r["model"], r["threads"], r["config"]), {})[r["bin"]] = r
+    ratio = [[m, t, c, "%.3f" % v["this"]["step_s"], "%.3f" % v["other"]["step_s"],
+              "%.2f" % (v["this"]["step_s"] / v["other"]["step_s"]),
+              "%.2f" % (sum(x for k, x in v["this"]["_cells"].items() if k.startswith("conv")) /
+                        max(1e-9, sum(x for k, x in v["other"]["_cells"].items() if k.startswith("conv"))))]
+             for (m, t, c), v in by.items() if "this" in v and "other" in v]
+    if ratio:
+        parts.append("Side by side (this / other):")
+        parts.append(table(["model", "threads", "config", "this step s", "other step s", "step this/other",
+                            "conv time this/other"], ratio))
+    if dw:
+        parts.append("**Conv workspaces** (`%s`; one plain step at T=2, N=1 per model: a conv layer's workspace "
+                     "depends on its shape only). The reference conv is an implicit GEMM: forward allocates no "
+                     "workspace (the GEMM packs its panels straight from the input), backward one block of the "
+                     "input gradient's columns (about 192 rows of k by at most 256 pixels of whole samples) plus "
+                     "the per-time-step partial sums `P_t`, where the explicit im2col of `other` held one "
+                     "sample's whole column matrix and its gradient. The CUDA backend still writes the column "
+                     "matrix (`conv_im2col` in `core/exec/backend.h`), so its traces keep the larger workspaces. "
+                     "The largest workspace is now `P_t` of the 512-channel 3x3 layers (512 x 4608 floats)." %
+                     dw["command"])
+        parts.append(table(["model", "largest workspace before", "now", "all workspace bytes of a step before",
+                            "now", "peak live (T=2, N=1) before", "now"],
+                           [[r["model"], mib(r["other_max_bytes"], 2), mib(r["this_max_bytes"], 2),
+                             mib(r["other_sum_bytes"], 1), mib(r["this_sum_bytes"], 1),
+                             mib(r["other_peak_live_bytes"], 2), mib(r["this_peak_live_bytes"], 2)]
+                            for r in dw["rows"]]))
+    parts.append(commands(d))
+    return "\n\n".join(parts)
+
+
+def sec_exp16(d):
+    """Section 16: predicted against measured step time for rescaled N and a plan's overhead."""
+    if not d:
+        return None
+    rows = [r for r in d["rows"] if r["config"] != "overhead"]
+    ov = [r for r in d["rows"] if r["config"] == "overhead"]
+    parts = ["## 16. Step-time predictions: rescaled batch and plan overhead",
+             "A new user's questions: record plain backpropagation at one batch size (`remat run --iters 3 "
+             "--trace`), then ask `remat simulate --N n` for another, or for the plan that checkpoints every "
+             "block; each prediction against `remat run` at that size (best step after the first, median over "
+             "%d rounds). Error = predicted / measured - 1." % d["rounds"], provenance(d),
+             table(["model", "recorded N", "asked N", "config", "kind", "predicted s", "measured s", "error",
+                    "load averages"],
+                   [[r["model"], r["recorded_N"], r["asked_N"], r["config"], r["kind"], "%.3f" % r["predicted_s"],
+                     "%.3f" % r["measured_s"], "%+.1f %%" % r["error_pct"],
+                     ", ".join("%.1f" % x for x in r["loads"])] for r in rows])]
+    if ov:
+        parts.append("Plan overhead (every block checkpointed against plain, at the recorded N):")
+        parts.append(table(["model", "predicted overhead", "measured overhead", "difference"],
+                           [[r["model"], "%+.1f %%" % r["predicted_pct"], "%+.1f %%" % r["measured_pct"],
+                             "%+.1f points" % r["error_points"]] for r in ov]))
+    parts.append(commands(d))
+    return "\n\n".join(parts)
+
 def main():
     meta_path = os.path.join(C.RESULTS, "run-all.json")
     if "--total-seconds" in sys.argv:  # called by bench/run-all: remember the run
@@ -1191,10 +1278,12 @@ def main():
     d11 = load("exp11_simd_threads")
     d12 = load("exp12_torch_record")
     d13 = load("exp13_mpi")
+    d15, d15w, d16 = load("exp15_profile"), load("exp15_profile_workspace"), load("exp16_step_predict")
     secs = [sec_exp1(d1), sec_exp2(d2, d1), sec_exp3(d3, d4), sec_exp4(d4), sec_exp5(d5), sec_exp6(d6), sec_exp7(d7),
             sec_exp4_conv(d4c), sec_exp8(d8), sec_exp9(d9), sec_exp10(d10), sec_gemm(d0), sec_exp11(d11), sec_exp12(d12),
-            sec_exp13(d13)]
-    missing = [n for n, s in zip(["1", "2", "3", "4", "5", "6", "7", "7b", "8", "9", "10", "0", "11", "12", "13"], secs)
+            sec_exp13(d13), sec_exp15(d15, d15w), sec_exp16(d16)]
+    missing = [n for n, s in zip(["1", "2", "3", "4", "5", "6", "7", "7b", "8", "9", "10", "0", "11", "12", "13", "15",
+                                  "16"], secs)
                if s is None]
     if missing:
         head.append("Sections without results yet: %s." % ", ".join(missing))

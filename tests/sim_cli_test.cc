@@ -82,6 +82,28 @@ TEST_F(SimCli, SimulateWritesPredictedTraceAndRescales) {
     EXPECT_EQ(again.rc, 0) << again.err;
 }
 
+// Every predicted step time says how far to trust it: the kind of question, and the
+// error measured for that kind.
+TEST_F(SimCli, StepTimeSaysHowFarToTrustIt) {
+    const struct {
+        std::string args, kind;
+    } cases[] = {{"", "same size as recorded, no plan"},
+                 {"--plan data/plans/tiny-3block-if-ckpt.json", "a plan at the recorded size"},
+                 {"--N 64", "a larger batch than recorded"},
+                 {"--N 1", "a smaller batch than recorded"},
+                 {"--T 8", "another T than recorded"}};
+    for (const auto &c : cases) {
+        Proc s = remat("simulate --trace " + base + " " + c.args);
+        ASSERT_EQ(s.rc, 0) << c.args << ": " << s.err;
+        const size_t at = s.out.find("step-time trust       " + c.kind + ": such predictions were off by ");
+        EXPECT_NE(at, std::string::npos) << c.args << ": " << s.out;
+        EXPECT_EQ(s.out.find("TODO"), std::string::npos) << s.out;
+    }
+    Proc sw = remat("simulate --trace " + base + " --sweep N=16,64");
+    ASSERT_EQ(sw.rc, 0) << sw.err;
+    EXPECT_NE(sw.out.find("step-time trust       a larger batch than recorded"), std::string::npos) << sw.out;
+}
+
 TEST_F(SimCli, SearchBudgetWritesPlanAndFront) {
     std::string plan = tmp_dir() + "/cli_plan.json", front = tmp_dir() + "/cli_front.json";
     Proc s = remat("simulate --trace " + base + " --json");

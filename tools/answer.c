@@ -123,6 +123,40 @@ void cli_steady_note(FILE *f, int simulated, int recorded) {
                    "--iters 2) for warm-step times\n");
 }
 
+/* The measured error of each kind of step-time prediction (predicted / measured - 1).
+ * Re-measure with the benchmarks named and update this table with them. */
+typedef struct step_trust {
+    const char *kind, *error, *source;
+} step_trust;
+
+static const step_trust STEP_TRUST[] = {
+    {"same size as recorded, no plan", "-5 to +8 % (run-to-run noise: the recording's own re-run)",
+     "bench/exp6_prediction.py, resnet-bn, mlp-lif, 3block-if; docs/benchmarks.md section 6"},
+    {"a plan at the recorded size",
+     "a median 6 to 14 %, at worst 28 % (signed median +6 to +9 %: over); a plan's overhead over plain "
+     "+32 % predicted against +8 % measured on sew-resnet18",
+     "bench/exp6_prediction.py, 96 plans of resnet-bn, mlp-lif, 3block-if, docs/benchmarks.md section 6; "
+     "bench/exp16_step_predict.py, section 16"},
+    {"a larger batch than recorded",
+     "+102 % at twice and +125 % at four times the recorded N (over: per-op times are scaled with the elements "
+     "they touch, and a small batch's ops cost more per element)",
+     "bench/exp16_step_predict.py, sew-resnet18 recorded at N=2 on a loaded machine; docs/benchmarks.md section 16"},
+    {"a smaller batch than recorded", "not measured (per-op times are scaled with the elements they touch)",
+     "no benchmark yet"},
+    {"another T than recorded", "not measured (per-op times are scaled with the elements they touch)",
+     "no benchmark yet"},
+};
+
+void cli_step_trust_note(FILE *f, int64_t rec_T, int64_t rec_N, int64_t T, int64_t N, int has_plan) {
+    int k = 0;
+    if (T != rec_T) k = 4;
+    else if (N > rec_N) k = 2;
+    else if (N < rec_N) k = 3;
+    else if (has_plan) k = 1;
+    fprintf(f, "step-time trust       %s: such predictions were off by %s (%s)\n", STEP_TRUST[k].kind,
+            STEP_TRUST[k].error, STEP_TRUST[k].source);
+}
+
 void cli_steady_json(FILE *f, int simulated, int recorded) {
     fprintf(f, ",\"steady_state\":%s,\"simulated_steps\":%d,\"recorded_steps\":%d,\"times_from\":\"%s\"",
             simulated >= REMAT_SIM_STEADY_ITERS ? "true" : "false", simulated, recorded,

@@ -89,6 +89,14 @@ void cli_steady_json(FILE *f, int simulated_steps, int recorded_steps);
 /* The steps a simulator under these options simulates for a trace of recorded_steps. */
 int cli_simulated_steps(const remat_sim_opts *o, int recorded_steps);
 
+/* How far to trust a predicted step time, one line: "step-time trust       <kind of
+ * prediction>: such predictions were off by <measured error> (<where measured>)". The
+ * kind follows from the question: the recorded size without a plan, a plan at the
+ * recorded size, or a batch (N) or T other than the recorded one; the errors are those
+ * bench/exp6_prediction.py and bench/exp16_step_predict.py measured (docs/benchmarks.md
+ * sections 6 and 16), kept in one table in answer.c. */
+void cli_step_trust_note(FILE *f, int64_t rec_T, int64_t rec_N, int64_t T, int64_t N, int has_plan);
+
 /* " --N 160 --T 10": the size flags of a question (0: not given, left out), for hints. */
 const char *cli_size_flags(char *buf, size_t len, int64_t N, int64_t T);
 /* The "chosen_for" object a plan file written by search/tune records (core/model/plan.h):

@@ -115,6 +115,7 @@ static void print_human(const remat_sim *s, const char *trace_path, const remat_
     if (base > 0 && bm->T == m->T && bm->N == m->N)
         printf("  (baseline measured %.6f s, %+.1f %%)", base, 100.0 * (r->step_time_s / base - 1.0));
     printf("\n");
+    cli_step_trust_note(stdout, bm->T, bm->N, m->T, m->N, !remat_plan_is_empty(remat_sim_plan(s)));
     printf("recomputed layers     %d per step\n", r->recomputed_layers);
     printf("events                %lld per step\n",
            (long long)(r->n_iters > 0 ? r->iters[r->n_iters - 1].events : 0));
@@ -390,6 +391,14 @@ static int run_sweep(const remat_trace *trace, const char *trace_path, const rem
         if (bf->budget >= 0) cli_budget_print(stdout, &bud, src);
         cli_steady_note(stdout, cli_simulated_steps(base_so, (int)trace->n_iters), (int)trace->n_iters);
         cli_prediction_note(stdout, trace->backend);
+        {
+            /* the rows' step times: the trust of the kind of the farthest row from the recording */
+            int64_t fT = trace->T, fN = trace->N, *x = dim == 'T' ? &fT : &fN;
+            const int64_t rec = *x;
+            for (int i = 0; i < nv; i++)
+                if (rows[i].v != rec && (*x == rec || rows[i].v > *x)) *x = rows[i].v;
+            cli_step_trust_note(stdout, trace->T, trace->N, fT, fN, plan_path != NULL);
+        }
         for (int q = 0; q < (plan_path ? 2 : 1); q++) {
             printf("%s:\n  %8c %22s %22s %12s%s\n", q ? plan_label : "baseline (no checkpointing)", dim, "peak live",
                    "peak reserved", "step time", bf->budget >= 0 ? "  fits" : "");

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""exp16_step_predict.py - how far a predicted step time is from the measured one, for the
+questions a new user asks: record a plain step at one batch size, then ask for another
+batch size, or for a plan's overhead.
+
+  python3 bench/exp16_step_predict.py [--rounds R] [--threads N]
+                                      [--models sew-resnet18:2:4,8,vgg-dvs:2:4] [--save NAME]
+
+For each entry name:N0:N1,N2,... (the model file at batch N0, asked at N1, N2, ...):
+  1. `remat run --iters 3 --trace` at N0, plain: the recording;
+  2. for each asked N (and N0 itself): `remat simulate --trace REC --N n` (predicted step
+     time) against `remat run --N n --iters 3` (measured: the best step after the first);
+  3. at N0, the plan that checkpoints every block (uncompressed, k=1): predicted against
+     measured step time, and the overhead over plain, predicted (simulate, both from the
+     recording) against measured (both runs of this round).
+R rounds (default 2) alternate the measurements; each error is the median over rounds.
+Error = predicted / measured - 1. The load average is recorded with every run.
+"""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True
+import common as C  # noqa: E402
+
+
+def measured(model, n, threads, plan=None):
+    cmd = [C.remat_bin(), "run", "--model", model, "--N", n, "--iters", 3, "--threads", threads] + C.TRAIN_FLAGS
+    if plan:
+        cmd += ["--plan", plan]
+    d = C.run_json([str(c) for c in cmd] + ["--json"])
+    return C.steady(d)["step_time_s"], os.getloadavg()[0], C.show(cmd + ["--json"])
+
+
+def predicted(trace, n, plan=None):
+    cmd = [C.remat_bin(), "simulate", "--trace", trace, "--N", n, "--json"]
+    if plan:
+        cmd += ["--plan", plan]
+    return C.run_json([str(c) for c in cmd])["step_time_s"], C.show(cmd)
+
+
+def main():
+    rounds = C.arg_int("--rounds", 2)
+    threads = C.arg_int("--threads", 1)
+    entries = (sys.argv[sys.argv.index("--models") + 1] if "--models" in sys.argv
+               else "sew-resnet18:2:4,8;vgg-dvs:2:4").split(";")
+    save_as = sys.argv[sys.argv.index("--save") + 1] if "--save" in sys.argv else "exp16_step_predict"
+    os.makedirs(C.WORK, exist_ok=True)
+    rows, commands = [], []
+    for entry in entries:
+        name, n0, asked = entry.split(":")
+        n0 = int(n0)
+        asked = [int(x) for x in asked.split(",") if x]
+        base_model = os.path.join(C.ROOT, "data/models/%s.json" % name)
+        with open(base_model) as f:
+            spec = json.load(f)
+        model = C.write_model(base_model, "%s-N%d" % (name, n0), N=n0)
+        perblock = C.write_plan(name, [{"name": b["name"], "checkpoint": True} for b in spec["blocks"]],
+                                "%s-ckpt-per-block" % name, "every block checkpointed, uncompressed, k=1")
+        trace = os.path.join(C.WORK, "exp16-%s-N%d.h5" % (name, n0))
+        cmd = ["run", "--model", model, "--iters", 3, "--threads", threads, "--trace", trace] + C.TRAIN_FLAGS
+        C.remat(*cmd)
+        commands.append(C.show([C.remat_bin()] + cmd))
+        meas = {}
+        for r in range(rounds):
+            for n in [n0] + asked:
+                t, load, c = measured(model, n, threads)
+                meas.setdefault(("plain", n), []).append((t, load))
+                if r == 0:
+                    commands.append(c)
+            t, load, c = measured(model, n0, threads, perblock)
+            meas.setdefault(("ckpt/block", n0), []).append((t, load))
+            if r == 0:
+                commands.append(c)
+        for (cfg, n), ms in sorted(meas.items()):
+            p, c = predicted(trace, n, perblock if cfg == "ckpt/block" else None)
+            commands.append(c)
+            errs = [p / t - 1 for t, _ in ms]
+            row = {"model": name, "recorded_N": n0, "asked_N": n, "config": cfg, "kind":
+                   ("same size" if n == n0 else "rescaled N x%g" % (n / n0)) + (", plan" if cfg != "plain" else ""),
+                   "predicted_s": p, "measured_s": C.med([t for t, _ in ms]),
+                   "error_pct": 100 * C.med(errs), "loads": [l for _, l in ms]}
+            rows.append(row)
+            print("%-13s N %2d -> %2d %-10s predicted %.3f s measured %.3f s error %+.1f %% (load %s)" % (
+                name, n0, n, cfg, p, row["measured_s"], row["error_pct"],
+                ", ".join("%.1f" % l for l in row["loads"])), flush=True)
+        plain = [r for r in rows if r["model"] == name and r["config"] == "plain" and r["asked_N"] == n0][0]
+        ck = [r for r in rows if r["model"] == name and r["config"] == "ckpt/block"][0]
+        po = 100 * (ck["predicted_s"] / plain["predicted_s"] - 1)
+        mo = 100 * C.med([a[0] / b[0] - 1 for a, b in zip(meas[("ckpt/block", n0)], meas[("plain", n0)])])
+        rows.append({"model": name, "recorded_N": n0, "asked_N": n0, "config": "overhead", "kind": "plan overhead",
+                     "predicted_pct": po, "measured_pct": mo, "error_points": po - mo})
+        print("%-13s ckpt/block overhead predicted %+.1f %% measured %+.1f %% (%+.1f points)" % (name, po, mo, po - mo),
+              flush=True)
+    C.save(save_as, {"title": "Predicted against measured step time", "rounds": rounds, "threads": threads,
+                     "commands": commands, "rows": rows,
+                     "command": "python3 bench/exp16_step_predict.py --rounds %d --threads %d --models '%s'" % (
+                         rounds, threads, ";".join(entries))})
+
+
+if __name__ == "__main__":
+    main()
