@@ -32,12 +32,14 @@ def main(argv) -> int:
     ap.add_argument("--weights", help="load the module's parameters from this file first (save_weights, a dump)")
     ap.add_argument("--N", type=int, help="batch size of the step (default: the model file's)")
     ap.add_argument("--data-seed", type=int, default=1, help="seed of the random input and labels (default 1)")
+    ap.add_argument("--device", default="cpu", help="cpu (default) or cuda[:i]: where the steps run; on a GPU the "
+                    "peaks are torch.cuda.max_memory_allocated")
     ap.add_argument("--remat", help="the remat binary: also print remat's peak for the model and plan")
     ap.add_argument("--no-measure", action="store_true", help="skip the memory measurement")
     a = ap.parse_args(argv)
     import remat_torch
     from remat_torch.dump import first_difference, step_tensors
-    from remat_torch.profile import step_peaks
+    from remat_torch.profile import cuda_step_peak, step_peaks, train_step
 
     try:
         with open(a.model) as f:
@@ -59,6 +61,14 @@ def main(argv) -> int:
     labels = torch.randint(0, int(model["classes"]), (N,), generator=g)
     loss = model.get("loss", "rate_mse")
     try:
+        dev = torch.device(a.device)
+        if dev.type == "cuda" and not torch.cuda.is_available():
+            raise ValueError("--device %s: torch here has no CUDA device" % a.device)
+    except (RuntimeError, ValueError) as e:
+        return cli_common.fail("apply", e)
+    net.to(dev)
+    x, labels = x.to(dev), labels.to(dev)
+    try:
         plain = step_tensors(net, x, labels, loss)
         planned = step_tensors(wrapped, x, labels, loss)
     except ValueError as e:
@@ -70,10 +80,13 @@ def main(argv) -> int:
         print("  %-40s %s elements differ, max |diff| %.3g" % (path[1:], n if n >= 0 else "all", d))
     if not a.no_measure:
         def run(mod):
-            return step_peaks(lambda: None, lambda s, i: step_tensors(mod, x, labels, loss), steps=1)[0]
+            if dev.type == "cuda":
+                return cuda_step_peak(lambda: train_step(mod, x, labels, loss), dev)
+            return step_peaks(lambda: None, lambda s, i: train_step(mod, x, labels, loss), steps=1)[0]
         pp, pw = run(net), run(wrapped)
-        print("peak live tensor bytes (CPU profiler, this PyTorch step): plain %d, plan %d (%+.1f %%)"
-              % (pp["peak_live_bytes"], pw["peak_live_bytes"],
+        how = "torch.cuda.max_memory_allocated" if dev.type == "cuda" else "CPU profiler"
+        print("peak live tensor bytes (%s, this PyTorch step): plain %d, plan %d (%+.1f %%)"
+              % (how, pp["peak_live_bytes"], pw["peak_live_bytes"],
                  100.0 * (pw["peak_live_bytes"] - pp["peak_live_bytes"]) / max(pp["peak_live_bytes"], 1)))
         if a.remat:
             try:

@@ -64,3 +64,29 @@ def step_peaks(setup: Callable[[], object], step: Callable[[object, int], None],
         peak = max([start] + [a[1] for a in inside])
         out.append({"peak_live_bytes": int(peak), "live_at_start": int(start), "events": len(inside)})
     return out
+
+
+def cuda_step_peak(step: Callable[[], None], device=None) -> Dict[str, int]:
+    """On a GPU: {"peak_live_bytes": torch.cuda.max_memory_allocated during step(), "live_at_start": the bytes
+    allocated before it} (the caching allocator's own counters; no profiler needed)."""
+    torch.cuda.synchronize(device)
+    torch.cuda.reset_peak_memory_stats(device)
+    start = torch.cuda.memory_allocated(device)
+    step()
+    torch.cuda.synchronize(device)
+    return {"peak_live_bytes": int(torch.cuda.max_memory_allocated(device)), "live_at_start": int(start)}
+
+
+def train_step(net: torch.nn.Module, x: torch.Tensor, labels: torch.Tensor, loss: str = "rate_mse") -> float:
+    """One step as a training loop runs it, for measuring: gradients released first, forward, remat's loss,
+    backward (no optimiser update, no copies kept); SpikingJelly states reset. ``net`` may be apply_plan's."""
+    from remat_torch import _sj
+    from remat_torch.losses import rate_loss
+
+    base = getattr(net, "net", net)
+    for p in base.parameters():
+        p.grad = None
+    _sj.reset(base)
+    lv = rate_loss(net(x), labels, loss)
+    lv.backward()
+    return float(lv)

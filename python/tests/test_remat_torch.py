@@ -40,7 +40,7 @@ import remat_torch  # noqa: E402
 from remat_torch.apply import compress, decompress  # noqa: E402
 from remat_torch.dump import first_difference, step_tensors  # noqa: E402
 from remat_torch.losses import rate_loss  # noqa: E402
-from remat_torch.profile import step_peaks  # noqa: E402
+from remat_torch.profile import step_peaks, train_step  # noqa: E402
 
 import nets  # noqa: E402
 
@@ -560,6 +560,34 @@ class DumpAndVerify(unittest.TestCase):
                       "gradient element changed: exit 1 naming grads/layer3.1.conv2/weight" % plan)
 
 
+@unittest.skipUnless(HAVE_SJ, SJ_WHY)
+class ApplyCLI(unittest.TestCase):
+    def test_apply_and_verify_init(self):
+        need_remat(self)
+        mp, wp = os.path.join(TMP, "cli_apply.json"), os.path.join(TMP, "cli_apply.h5")
+        net = nets.vgg_lif(channels=4)
+        model = remat_torch.to_model(net, (2, 16, 16), T=4, N=2, input_kind="spikes")
+        remat_torch.write_model(model, mp)
+        remat_torch.save_weights(net, model, wp)
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "python"),
+                                                           os.path.dirname(os.path.abspath(__file__)), SJ_PATH]))
+        base = [sys.executable, "-m", "remat_torch", "apply", "--factory", "nets:vgg_lif", "--kwargs",
+                '{"channels": 4}', "--model", mp, "--weights", wp, "--remat", REMAT]
+        p = subprocess.run(base + ["--plan", "stem:bit,b2:sparse"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True, env=env)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("verdict: IDENTICAL", p.stdout)
+        self.assertIn("peak live tensor bytes (CPU profiler, this PyTorch step): plain", p.stdout)
+        self.assertIn("peak live bytes of remat's executor", p.stdout)
+        p = subprocess.run(base + ["--plan", "stem/k2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True, env=env)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("batch norm", p.stderr)
+        # remat verify --init: both runs from the user's weights
+        v = remat("verify", "--model", mp, "--plan", "stem:bit,b2:sparse", "--init", wp, "--equivalence-only")
+        self.assertIn("IDENTICAL", v.stdout.upper())
+
+
 # --- memory ----------------------------------------------------------------------------------------------------
 
 @unittest.skipUnless(HAVE_SJ, SJ_WHY)
@@ -579,7 +607,7 @@ class Memory(unittest.TestCase):
         rows = []
         for plan in ["no checkpointing", "stem:bit,b2:bit,b3", "stem:bit/span4", "b2:bit/k4,head:bit/k4"]:
             mod = net if plan == "no checkpointing" else remat_torch.apply_plan(net, model, plan)
-            peak = step_peaks(lambda: None, lambda s, i: step_tensors(mod, x, labels), steps=1)[0]["peak_live_bytes"]
+            peak = step_peaks(lambda: None, lambda s, i: train_step(mod, x, labels), steps=1)[0]["peak_live_bytes"]
             r = json.loads(remat("run", "--model", mp, "--plan", plan, "--json").stdout)["peak_live_bytes"]
             rows.append((plan, peak, r))
         base = rows[0]
