@@ -39,6 +39,7 @@ typedef struct remat_curve_opts {
     int64_t max_points;   /* reduction target per series (reduce.h); 0: REMAT_REDUCE_DEFAULT_POINTS */
     int reserved;         /* 1: replay the caching model for the reserved curve (when available) */
     int full;             /* 1: keep every point (no reduction; for tests and exports) */
+    int64_t budget_bytes; /* > 0: the memory plot draws it as a dashed line (plot --budget) */
 } remat_curve_opts;
 
 remat_curve_opts remat_curve_opts_default(void);

@@ -301,6 +301,8 @@ remat_status remat_plot_memory(const remat_plot_input *in, int n, const remat_cu
     double MB = ST + 10.0 / H;
 
     /* ---- peak labels ---- */
+    int64_t budget = co ? co->budget_bytes : 0; /* co may be NULL: the defaults */
+    if (budget > 0 && (double)budget > ymax) ymax = (double)budget;
     double ytop = ymax * (n > 1 || any_reserved ? 1.28 : 1.18);
     peak_label labels[2 * REMAT_PLOT_MAX_INPUTS];
     int nl = 0;
@@ -370,6 +372,16 @@ remat_status remat_plot_memory(const remat_plot_input *in, int n, const remat_cu
     fprintf(fp, "set key at screen %.4f, screen %.4f left top vertical maxrows %d Left reverse samplen 3 spacing 1.15 width 2\n", L,
             key_top, rows);
     fprintf(fp, "set xrange [0:xmax]\nset yrange [0:ytop]\nset format x \"\"\nunset xlabel\n");
+    if (budget > 0) { /* what the card holds for the allocator: the line a curve must stay under */
+        char b[32], t[64];
+        fprintf(fp, "budget = %lld / yscale\n", (long long)budget);
+        fprintf(fp, "set arrow 990 from graph 0, first budget to graph 1, first budget nohead dt (8,5) lw 1.2 lc rgb "
+                    "\"#888888\" back\n");
+        snprintf(t, sizeof t, "budget %s", remat_fmt_bytes_short(budget, b, sizeof b));
+        fprintf(fp, "set label 990 ");
+        remat_gp_put_string(fp, t);
+        fprintf(fp, " at graph 0.01, first budget offset 0,0.7 left tc rgb \"#555555\" front\n");
+    }
     fprintf(fp, "set ylabel \"memory (\".ylab.\")\"\nset format y \"%%g\"\n");
     fprintf(fp, "set grid xtics ytics lc rgb \"#d0d0d0\" lt 1 lw 0.6\nset tics out nomirror\nset border 3\n");
     for (int k = 0; k < nl; k++) {

@@ -355,4 +355,28 @@ TEST_F(Answers, ParetoFigureSaysWhatItPlots) {
     EXPECT_TRUE(has(slurp(tmp_dir() + "/ans_front.gp"), "predicted peak live memory")) << slurp(tmp_dir() + "/ans_front.gp");
 }
 
+// plot: a rescaled baseline and a plan overlaid in one command (--N per trace), the
+// budget drawn, and the event axis when simulated and measured traces are overlaid.
+TEST_F(Answers, PlotOverlaysKeepTheQuestion) {
+    std::string plan = tmp_dir() + "/ans_plot_plan.h5", fig = tmp_dir() + "/ans_plot.png";
+    ASSERT_EQ(remat("simulate --trace " + two + " --plan b1 --out " + plan).rc, 0);
+    Proc m = remat("plot --trace " + two + " --trace " + plan + " --out " + fig + " --data-only --budget 1MiB");
+    ASSERT_EQ(m.rc, 0) << m.err;
+    EXPECT_TRUE(has(m.out, "x axis: allocation events, not time: the overlay mixes simulated and measured traces"))
+        << m.out;
+    std::string gp = slurp(tmp_dir() + "/ans_plot.gp");
+    EXPECT_TRUE(has(gp, "set label 990 'budget 1.000 MiB'")) << gp;
+    Proc t = remat("plot --trace " + two + " --trace " + plan + " --x time --out " + fig + " --data-only");
+    EXPECT_EQ(t.rc, 0) << t.err;
+    EXPECT_FALSE(has(t.out, "x axis: allocation events")) << t.out;
+    // per trace: the baseline as recorded next to the baseline predicted at N=16
+    Proc n = remat("plot --trace " + two + " --trace " + two + " --N 0 --N 16 --out " + fig + " --data-only");
+    EXPECT_EQ(n.rc, 0) << n.err;
+    std::string dat = slurp(tmp_dir() + "/ans_plot.dat");
+    EXPECT_TRUE(has(dat, "N=16") || has(slurp(tmp_dir() + "/ans_plot.gp"), "N=16")) << dat.substr(0, 400);
+    Proc bad = remat("plot --trace " + two + " --N 4 --N 16 --out " + fig + " --data-only");
+    EXPECT_EQ(bad.rc, 2);
+    EXPECT_TRUE(has(bad.err, "--N: given 2 times for 1 traces")) << bad.err;
+}
+
 }  // namespace

@@ -1,7 +1,11 @@
 /* cmd_plot.c - `remat plot`: memory curves, peak breakdowns, Pareto fronts and
  * scaling curves drawn with gnuplot (plots/, docs/plots.md). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "core/base/size.h"
+#include "sim/search.h"
 
 #include "core/io/ext_trace.h"
 #include "core/io/trace.h"
@@ -93,21 +97,27 @@ static int plot_ext(const char *path, int device, int max_points, const remat_fi
 
 int remat_cmd_plot(int argc, char **argv) {
     cli_list traces = {0}, labels = {0};
-    const char *out = NULL, *xs = "time", *pareto = NULL, *scaling = NULL, *title = NULL;
+    const char *out = NULL, *xs = NULL, *pareto = NULL, *scaling = NULL, *title = NULL;
+    cli_list Ts = {0}, Ns = {0};
+    int64_t budget = -1;
     int device = -1, iter = -1, data_only = 0, breakdown = 0, no_reserved = 0, max_points = 4000, width = 0, height = 0, help = 0;
-    int T = 0, N = 0;
     const cli_option opts[] = {
         {"--trace", CLI_STRING_LIST, &traces, "trace file (HDF5) to draw; repeat to overlay several"},
         {"--label", CLI_STRING_LIST, &labels, "legend name of the trace at the same position (default: its plan)"},
         {"--out", CLI_STRING, &out, "figure to write: FIG.png or FIG.svg (FIG.gp and FIG.dat go next to it)"},
-        {"--x", CLI_STRING, &xs, "x axis of memory curves: time (default) or event"},
+        {"--x", CLI_STRING, &xs,
+         "x axis of memory curves: time (default) or event (the default when simulated and measured traces are "
+         "overlaid: their clocks differ)"},
         {"--iter", CLI_INT, &iter, "training iteration to draw, from 0 (default: the last)"},
         {"--device", CLI_INT, &device, "imported streams: the device to draw (default: the first with events)"},
         {"--max-points", CLI_INT, &max_points, "points per curve after reduction (default 4000, at least 8)"},
         {"--no-reserved", CLI_FLAG, &no_reserved, "draw live bytes only (no caching-allocator replay)"},
         {"--breakdown", CLI_FLAG, &breakdown, "draw the peak of each trace split by role, as stacked bars"},
-        {"--T", CLI_INT, &T, "draw each baseline trace as the simulator predicts it at this T (no model runs)"},
-        {"--N", CLI_INT, &N, "draw each baseline trace as the simulator predicts it at this batch size"},
+        {"--T", CLI_STRING_LIST, &Ts,
+         "draw each baseline trace as the simulator predicts it at this T (no model runs); once for every trace, or "
+         "once per --trace in order (0: as recorded)"},
+        {"--N", CLI_STRING_LIST, &Ns, "the same for the batch size: once for every trace, or once per --trace"},
+        {"--budget", CLI_SIZE, &budget, "a memory budget, drawn as a dashed line over the memory curves"},
         {"--pareto", CLI_STRING, &pareto, "draw a search's Pareto front from this JSON file"},
         {"--scaling", CLI_STRING, &scaling, "draw peak against T (or N) from this JSON file"},
         {"--title", CLI_STRING, &title, "figure title (default: made from the inputs)"},
@@ -128,7 +138,7 @@ int remat_cmd_plot(int argc, char **argv) {
     }
     if (breakdown && traces.n == 0) return cli_missing("plot", "--trace", "the traces whose peaks to break down");
     remat_curve_opts co = remat_curve_opts_default();
-    if (!parse_x(xs, &co.x)) {
+    if (xs && !parse_x(xs, &co.x)) {
         fprintf(stderr, "remat plot: --x: expected time or event, got '%s'\n", xs);
         return 2;
     }
@@ -153,10 +163,33 @@ int remat_cmd_plot(int argc, char **argv) {
         fprintf(stderr, "remat plot: --trace: given %d times (expected at most %d)\n", traces.n, REMAT_PLOT_MAX_INPUTS);
         return 2;
     }
-    if (T < 0 || N < 0 || ((T || N) && traces.n == 0)) {
-        fprintf(stderr, "remat plot: --T/--N: expected positive counts, with --trace (got %d/%d)\n", T, N);
+    int Tv[REMAT_PLOT_MAX_INPUTS] = {0}, Nv[REMAT_PLOT_MAX_INPUTS] = {0};
+    for (int q = 0; q < 2; q++) { /* --T, --N: one value for all, or one per trace */
+        const cli_list *l = q ? &Ns : &Ts;
+        int *v = q ? Nv : Tv;
+        if (l->n == 0) continue;
+        if (traces.n == 0 || (l->n != 1 && l->n != traces.n)) {
+            fprintf(stderr, "remat plot: --%c: given %d times for %d traces (expected once for all, or once per --trace)\n",
+                    q ? 'N' : 'T', l->n, traces.n);
+            return 2;
+        }
+        for (int i = 0; i < traces.n; i++) {
+            const char *s = l->items[l->n == 1 ? 0 : i];
+            char *end;
+            long x = strtol(s, &end, 10);
+            if (end == s || *end || x < 0 || x > (q ? REMAT_SIM_MAX_N : REMAT_SIM_MAX_T)) {
+                fprintf(stderr, "remat plot: --%c: '%s': expected a count 0..%lld (0: as recorded)\n", q ? 'N' : 'T', s,
+                        (long long)(q ? REMAT_SIM_MAX_N : REMAT_SIM_MAX_T));
+                return 2;
+            }
+            v[i] = (int)x;
+        }
+    }
+    if (budget == 0 || budget == REMAT_SIZE_INF || (budget > 0 && (traces.n == 0 || breakdown))) {
+        fprintf(stderr, "remat plot: --budget: expected a positive finite size, with --trace memory curves\n");
         return 2;
     }
+    co.budget_bytes = budget > 0 ? budget : 0;
     co.iter = iter;
     co.max_points = max_points;
     co.reserved = !no_reserved;
@@ -204,6 +237,7 @@ int remat_cmd_plot(int argc, char **argv) {
     remat_trace tr[REMAT_PLOT_MAX_INPUTS];
     remat_plot_input in[REMAT_PLOT_MAX_INPUTS];
     remat_sim *sims[REMAT_PLOT_MAX_INPUTS] = {0}; /* with --T/--N: the predicted traces' owners */
+    static char rescaled_label[REMAT_PLOT_MAX_INPUTS][256];
     int loaded = 0;
     st = REMAT_OK;
     for (int i = 0; i < traces.n && st == REMAT_OK; i++) {
@@ -214,7 +248,8 @@ int remat_cmd_plot(int argc, char **argv) {
         in[i].trace = &tr[i];
         in[i].origin = traces.items[i];
         in[i].label = i < labels.n ? labels.items[i] : NULL;
-        if (st == REMAT_OK && (T || N)) { /* the simulator's prediction at the other size */
+        if (st == REMAT_OK && (Tv[i] || Nv[i])) { /* the simulator's prediction at the other size */
+            int T = Tv[i], N = Nv[i];
             remat_sim_opts so = remat_sim_opts_default();
             so.T = T;
             so.N = N;
@@ -226,7 +261,23 @@ int remat_cmd_plot(int argc, char **argv) {
             if (st == REMAT_OK) st = remat_sim_set_plan(sims[i], NULL, &err);
             if (st == REMAT_OK) st = remat_sim_run(sims[i], &err);
             if (st == REMAT_OK) in[i].trace = remat_sim_trace(sims[i]);
+            if (st == REMAT_OK && !in[i].label) { /* say which size each curve is at */
+                const remat_model *pm = remat_sim_model(sims[i]);
+                const char *base = strrchr(traces.items[i], '/');
+                snprintf(rescaled_label[i], sizeof rescaled_label[i], "predicted at T=%lld, N=%lld from %.200s",
+                         (long long)pm->T, (long long)pm->N, base ? base + 1 : traces.items[i]);
+                in[i].label = rescaled_label[i];
+            }
         }
+    }
+    int mixed = 0; /* simulated (or rescaled) and measured traces overlaid */
+    for (int i = 0; st == REMAT_OK && i < traces.n; i++)
+        for (int k = 0; k < traces.n; k++)
+            mixed |= !strcmp(in[i].trace->backend, "sim") && strcmp(in[k].trace->backend, "sim");
+    if (st == REMAT_OK && mixed && !xs && !breakdown) {
+        co.x = REMAT_CURVE_X_EVENT;
+        printf("x axis: allocation events, not time: the overlay mixes simulated and measured traces, whose times "
+               "come from different clocks (--x time draws them on time anyway)\n");
     }
     if (st == REMAT_OK) {
         cli_progress("plot: drawing %s", out);
