@@ -159,3 +159,72 @@ out:
     remat_plot_items_free(items, n);
     return st;
 }
+
+/* ---- the peak, layer by layer ------------------------------------------------ */
+
+int remat_peak_by_layer(const remat_trace *t, int iter, remat_layer_bytes *out, int max, int64_t *peak_event,
+                        int64_t *peak_bytes) {
+    *peak_event = -1;
+    *peak_bytes = 0;
+    if (t->n_events == 0) return 0;
+    int it = iter >= 0 ? iter : (int)t->n_iters - 1;
+    int64_t first = 0, end = t->n_events;
+    if (t->n_iters > 0 && it >= 0 && it < t->n_iters) {
+        first = t->iters[it].first_event;
+        end = first + t->iters[it].n_events;
+    }
+    if (end > t->n_events) end = t->n_events;
+    /* live bytes from the start (parameters allocated before the step count), the
+     * step's maximum, then the live tensors there */
+    int64_t live = 0, best = -1, at = -1;
+    for (int64_t i = 0; i < end; i++) {
+        const remat_event *e = &t->events[i];
+        live += e->kind == REMAT_EVENT_ALLOC ? e->bytes : -e->bytes;
+        if (i >= first && live > best) {
+            best = live;
+            at = i;
+        }
+    }
+    if (at < 0) return 0;
+    *peak_event = at;
+    *peak_bytes = best;
+    int64_t max_id = -1;
+    for (int64_t i = 0; i <= at; i++)
+        if (t->events[i].tensor > max_id) max_id = t->events[i].tensor;
+    remat_error err = {0};
+    int64_t *alive = remat_xcalloc((size_t)(max_id + 1 > 0 ? max_id + 1 : 1), sizeof *alive, &err);
+    if (!alive) return -1;
+    for (int64_t i = 0; i <= at; i++) {
+        const remat_event *e = &t->events[i];
+        if (e->tensor < 0) continue;
+        alive[e->tensor] = e->kind == REMAT_EVENT_ALLOC ? i + 1 : 0; /* event index + 1 of its alloc */
+    }
+    int n = 0;
+    for (int64_t id = 0; id <= max_id; id++) {
+        if (!alive[id]) continue;
+        const remat_event *e = &t->events[alive[id] - 1];
+        int k = 0;
+        while (k < n && !(out[k].layer == e->layer && out[k].role == e->role)) k++;
+        if (k == n) {
+            if (n == max) continue;
+            out[n].layer = e->layer;
+            out[n].role = e->role;
+            out[n].bytes = 0;
+            out[n].tensors = 0;
+            n++;
+        }
+        out[k].bytes += e->bytes;
+        out[k].tensors++;
+    }
+    remat_xfree(alive);
+    for (int i = 1; i < n; i++) { /* largest first */
+        remat_layer_bytes x = out[i];
+        int j = i;
+        while (j > 0 && out[j - 1].bytes < x.bytes) {
+            out[j] = out[j - 1];
+            j--;
+        }
+        out[j] = x;
+    }
+    return n;
+}

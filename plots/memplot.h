@@ -52,6 +52,20 @@ remat_status remat_plot_memory(const remat_plot_input *in, int n, const remat_cu
 remat_status remat_plot_breakdown(const remat_plot_input *in, int n, const remat_curve_opts *co,
                                   const remat_figure_opts *fo, remat_figure_files *files, remat_error *err);
 
+/* The live tensors at the live-byte peak of step iter (-1: the last), grouped by
+ * (layer, role), largest first: which layer's tensors hold the peak, not only which
+ * roles (`plot --breakdown` prints it). layer -1: tensors of no layer (the batch,
+ * workspaces of the loss). Returns the groups written (at most max; -1 out of memory);
+ * *peak_event, *peak_bytes: where and how high the peak is (-1, 0 for an empty trace). */
+typedef struct remat_layer_bytes {
+    int32_t layer;
+    uint8_t role;         /* remat_role */
+    int64_t bytes;
+    int tensors;
+} remat_layer_bytes;
+int remat_peak_by_layer(const remat_trace *t, int iter, remat_layer_bytes *out, int max, int64_t *peak_event,
+                        int64_t *peak_bytes);
+
 #ifdef __cplusplus
 }
 #endif

@@ -379,4 +379,14 @@ TEST_F(Answers, PlotOverlaysKeepTheQuestion) {
     EXPECT_TRUE(has(bad.err, "--N: given 2 times for 1 traces")) << bad.err;
 }
 
+// plot --breakdown names the layers whose tensors hold the peak, not only the roles.
+TEST_F(Answers, BreakdownByLayerAtThePeak) {
+    Proc b = remat("plot --breakdown --trace " + two + " --out " + tmp_dir() + "/ans_bd.png --data-only");
+    ASSERT_EQ(b.rc, 0) << b.err;
+    EXPECT_TRUE(has(b.out, ": peak live ")) << b.out;
+    EXPECT_TRUE(has(b.out, ", by layer:\n")) << b.out;
+    EXPECT_TRUE(has(b.out, "  sn1 ") || has(b.out, "  c1 ")) << b.out;
+    EXPECT_TRUE(has(b.out, " saved ")) << b.out;
+}
+
 }  // namespace

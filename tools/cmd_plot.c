@@ -9,6 +9,7 @@
 
 #include "core/io/ext_trace.h"
 #include "core/io/trace.h"
+#include "core/model/model.h"
 #include "plots/extplot.h"
 #include "plots/memplot.h"
 #include "plots/pareto.h"
@@ -93,6 +94,27 @@ static int plot_ext(const char *path, int device, int max_points, const remat_fi
     remat_ext_curve_free(&c);
     remat_ext_trace_free(&t);
     return st == REMAT_OK ? report(&files, data_only) : cli_fail("plot", &err);
+}
+
+/* The peak of one trace, layer by layer (the figure has the roles). */
+static void print_peak_layers(const char *path, const remat_trace *t, int iter) {
+    enum { MAX = 4096, SHOWN = 12 };
+    static remat_layer_bytes g[MAX];
+    int64_t at, peak;
+    int n = remat_peak_by_layer(t, iter, g, MAX, &at, &peak);
+    if (n <= 0) return;
+    remat_model m;
+    remat_error e = {0};
+    int have = t->model_text && remat_model_parse(t->model_text, strlen(t->model_text), path, &m, &e) == REMAT_OK;
+    char b1[64], b2[64];
+    printf("%s: peak live %s at event %lld, by layer:\n", path, remat_fmt_bytes_short(peak, b1, sizeof b1), (long long)at);
+    for (int k = 0; k < n && k < SHOWN; k++)
+        printf("  %-24s %-18s %10s  %5.1f %%  (%d tensor%s)\n",
+               g[k].layer >= 0 && have && g[k].layer < m.n_layers ? m.layers[g[k].layer].name : g[k].layer >= 0 ? "?" : "(no layer)",
+               remat_role_name((remat_role)g[k].role), remat_fmt_bytes_short(g[k].bytes, b2, sizeof b2),
+               peak > 0 ? 100.0 * (double)g[k].bytes / (double)peak : 0.0, g[k].tensors, g[k].tensors == 1 ? "" : "s");
+    if (n > SHOWN) printf("  ... %d more (layer, role) groups\n", n - SHOWN);
+    if (have) remat_model_free(&m);
 }
 
 int remat_cmd_plot(int argc, char **argv) {
@@ -285,6 +307,7 @@ int remat_cmd_plot(int argc, char **argv) {
                        : remat_plot_memory(in, traces.n, &co, &fo, &files, &err);
     }
     cli_progress_done();
+    for (int i = 0; st == REMAT_OK && breakdown && i < traces.n; i++) print_peak_layers(traces.items[i], in[i].trace, iter);
     for (int i = 0; i < loaded; i++) {
         remat_sim_free(sims[i]);
         remat_trace_free(&tr[i]);
