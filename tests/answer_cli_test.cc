@@ -389,4 +389,18 @@ TEST_F(Answers, BreakdownByLayerAtThePeak) {
     EXPECT_TRUE(has(b.out, " saved ")) << b.out;
 }
 
+// demo on a model with batch norm: the T figure says what it draws (no time chunks),
+// fits what the series is, and the summary names the steady state.
+TEST_F(Answers, DemoOnBatchNormSaysWhatItDraws) {
+    std::string dir = tmp_dir() + "/ans_demo_bn";
+    Proc d = remat("demo --model data/models/tiny-resnet-bn.json --out " + dir + " --no-plots");
+    ASSERT_TRUE(d.rc == 0 || d.rc == 1) << d.err;
+    EXPECT_TRUE(has(d.out, "recording three steps")) << d.out;
+    EXPECT_TRUE(has(d.out, "steady state: the worst of 3 simulated steps")) << d.out;
+    std::string sc = slurp(dir + "/scaling.json");
+    EXPECT_TRUE(has(sc, "first block checkpointed (batch norm: no time chunks, no span)")) << sc;
+    EXPECT_FALSE(has(sc, "sqrt(T)")) << sc;
+    EXPECT_FALSE(has(sc, "\"sqrt\"")) << sc;
+}
+
 }  // namespace

@@ -280,6 +280,7 @@ static void summary(demo *d, FILE *f) {
     const remat_step_result *a = &d->base_res, *p = &d->plan_res;
     fprintf(f, "remat demo: %s (T=%lld, N=%lld)\n", d->m.name, (long long)d->m.T, (long long)d->m.N);
     cli_budget_print(f, &d->bud, d->src);
+    cli_steady_note(f, (int)d->base_trace.n_iters, (int)d->base_trace.n_iters);
     fprintf(f, "(predictions describe remat's own executor on its CPU reference backend, not a PyTorch script of "
                "the same network; step times were measured here, on %d reference-backend thread%s)\n\n",
             d->threads, d->threads == 1 ? "" : "s");
