@@ -34,10 +34,15 @@ is kept, its internals are recomputed in backward).
 """
 import json
 import math
+import os
+import sys
 
 import torch
 import torch.nn.functional as F
 from torch.utils.checkpoint import checkpoint as torch_checkpoint
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from remat_torch.losses import rate_loss  # noqa: E402  (the one PyTorch copy of remat's losses)
 
 
 @torch.jit.script
@@ -273,10 +278,7 @@ class SNN(torch.nn.Module):
         return x
 
     def loss(self, out, labels):
-        rate = out.mean(0)
-        if self.loss_kind == "rate_ce":
-            return F.cross_entropy(rate, labels)
-        return F.mse_loss(rate, F.one_hot(labels, self.classes).to(rate.dtype))
+        return rate_loss(out, labels, self.loss_kind)
 
 
 def load_model(path):
