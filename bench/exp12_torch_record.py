@@ -9,7 +9,10 @@ CPU (dense, conv, a spiking VGG, SEW-ResNet-18; --quick: dense and conv): the pl
 recorded once with remat_torch.record, each plan of a sample predicted by `remat simulate
 --trace plain.h5 --plan P`, and measured by recording the step run under the plan by
 remat_torch.apply_plan; then the plans without a compressor of conv and vgg again with
-torch.utils.checkpoint (non-reentrant) as the executor (`--executor torch-nonreentrant`).
+torch.utils.checkpoint (non-reentrant) as the executor (`--executor torch-nonreentrant`),
+and those of remat's shipped tiny models as bench/pytorch/snn.py writes them in PyTorch
+(its own autograd neurons; apply_plan does not import snn.py's layers, so these run with
+the non-reentrant executor).
 Needs SpikingJelly at ../shared/third_party/spikingjelly (skipped, saying so, without it).
 """
 import os
@@ -50,6 +53,10 @@ def main():
     for m in (["conv"] if quick else ["conv", "vgg"]):  # the other executor: torch.utils.checkpoint, non-reentrant
         rows += record_check.check_model(m, C.remat_bin(), work, executor="torch-nonreentrant",
                                          plans=[p for p in record_check.plans_of(record_check_model(m)) if ":" not in p])
+    for m in ([] if quick else record_check.SNN_MODELS):  # remat's shipped models as bench/pytorch/snn.py writes them
+        spec_model = record_check.snn_model(m)[2]
+        rows += record_check.check_model(m, C.remat_bin(), work,
+                                         plans=[p for p in record_check.plans_of(spec_model) if ":" not in p])
     for r in rows:
         r.setdefault("measured", None)
         r.setdefault("error", None)

@@ -1093,7 +1093,10 @@ def sec_exp12(d):
         "measured by recording the step run under the plan by `remat_torch.apply_plan` (`executed by` "
         "apply_plan), or with each checkpointed unit run through `torch.utils.checkpoint(use_reentrant=False, "
         "preserve_rng_state=False)`, its neurons reset before each run (torch-nonreentrant; predicted with "
-        "`--executor torch-nonreentrant`). At these sizes apply_plan's own overheads (a 5056-byte RNG state per "
+        "`--executor torch-nonreentrant`); the `tiny-*` rows are remat's shipped tiny models as "
+        "`bench/pytorch/snn.py` writes them in PyTorch (their own autograd neurons; layers and blocks renamed to the "
+        "modules' qualified names, `blocks.<b>.layers.<i>`), run with torch-nonreentrant, which is what snn.py's "
+        "layers can run under. At these sizes apply_plan's own overheads (a 5056-byte RNG state per "
         "segment, held to the step's end, and the output's gradient and recomputed output held through the "
         "segment's backward) exceed what several plans save: the predictions show it too. Bytes are the peak of live tensor storage bytes of the second step (the profiler's allocator "
         "events: requested bytes), parameters, gradients and momentum included. " + verdict,

@@ -69,6 +69,9 @@ def checkpoint_units(net: nn.Module, units) -> nn.Module:
         for n in names:
             if n not in mods:
                 raise ValueError("checkpoint_units: no module %r (a functional op?)" % n)
+        if any(hasattr(mods[n], "src") and hasattr(mods[n], "kind") for n in names):
+            raise ValueError("checkpoint_units: snn.py's Block reads its layers' sources itself; a unit inside it "
+                             "(a split) is not run here")
         first_parent, first = _parent(net, names[0])
         unit = _Unit([mods[n] for n in names])
         setattr(first_parent, first, unit)
@@ -160,6 +163,37 @@ def sew18():
 
 MODELS = {"dense": dense, "conv": conv, "vgg": vgg, "sew18": sew18}
 
+# remat's shipped models as bench/pytorch/snn.py writes them in PyTorch (its own autograd neurons): checked with
+# the torch-nonreentrant executor (apply_plan imports SpikingJelly and torch.nn modules, not snn.py's layers)
+SNN_MODELS = ("tiny-mlp-lif", "tiny-3block-if", "tiny-resnet-bn", "tiny-vgg-dvs", "tiny-sew-resnet")
+
+
+def snn_model(name: str):
+    """snn.SNN of data/models/<name>.json and that model file with its layers and blocks renamed to the modules'
+    qualified names (blocks.<b>.layers.<i>, blocks.<b>), so plans name what the recording names."""
+    import snn
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    spec = snn.load_model(os.path.join(root, "data", "models", name + ".json"))
+    torch.manual_seed(0)
+    net = snn.SNN(spec)
+    ren = {}
+    for bi, b in enumerate(spec["blocks"]):
+        for li, ln in enumerate(b["layers"]):
+            ren[ln] = "blocks.%d.layers.%d" % (bi, li)
+    model = json.loads(json.dumps(spec))
+    model.pop("path", None)
+    for k in [k for k in model if k.startswith("_")]:
+        del model[k]
+    for l in model["layers"]:
+        l["name"] = ren[l["name"]]
+        for f in ("input", "from"):
+            if f in l and l[f] != "input":
+                l[f] = ren[l[f]]
+    for bi, b in enumerate(model["blocks"]):
+        b["name"] = "blocks.%d" % bi
+        b["layers"] = [ren[x] for x in b["layers"]]
+    return net, spec, model
+
 
 def plans_of(model: dict):
     """A sample: each block alone, all blocks, spans of two, a split of the first block
@@ -201,16 +235,28 @@ def batch(model: dict, shape, T: int, N: int):
 
 
 def check_model(name: str, remat: str, tmp: str, plans=None, log=print, executor: str = "apply_plan"):
-    build = MODELS[name]
-    net, shape, T, N = build()
-    model = remat_torch.to_model(net, input_shape=shape, T=T, N=N, input_kind="spikes")
+    if name in SNN_MODELS:
+        import snn
+        net, spec, mtext = snn_model(name)
+        build = lambda: (snn_model(name)[0],)  # noqa: E731
+        model = dict(mtext)
+        x, labels = snn.make_batch(spec, net, input_grad=False)
+        loss = lambda out, lab: snn.SNN.loss(net, out, lab)  # noqa: E731
+        make_opt = lambda n: snn.make_optimizer(spec, n.parameters())  # noqa: E731
+        executor = "torch-nonreentrant"
+    else:
+        build = MODELS[name]
+        net, shape, T, N = build()
+        mtext = remat_torch.to_model(net, input_shape=shape, T=T, N=N, input_kind="spikes")
+        model = dict(mtext)
+        x, labels = batch(model, shape, T, N)
+        loss = mtext.get("loss", "rate_mse")
+        make_opt = lambda n: torch.optim.SGD(n.parameters(), lr=0.1, momentum=0.9)  # noqa: E731
     model["_modules"] = {q: 1 for q, _ in net.named_modules()}
-    mtext = {k: v for k, v in model.items() if k != "_modules"}
-    x, labels = batch(model, shape, T, N)
     trace = os.path.join(tmp, "%s-plain.h5" % name)
-    opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+    opt = make_opt(net)
     t0 = time.perf_counter()
-    R.record(net, x, labels, out=trace, steps=2, optimizer=opt, model=mtext)
+    R.record(net, x, labels, out=trace, steps=2, optimizer=opt, model=mtext, loss=loss)
     rec_s = time.perf_counter() - t0
     rows = []
     for plan in (plans if plans is not None else plans_of(model)):
@@ -235,8 +281,9 @@ def check_model(name: str, remat: str, tmp: str, plans=None, log=print, executor
             row["predicted"] = pred["peak_live_bytes"]
             rows.append(row)
             continue
-        opt2 = torch.optim.SGD(net2.parameters(), lr=0.1, momentum=0.9)
-        s = R.record(run, x, labels, out=None, steps=2, optimizer=opt2, model=None, classes=int(model["classes"]))
+        opt2 = make_opt(net2)
+        s = R.record(run, x, labels, out=None, steps=2, optimizer=opt2, model=None, classes=int(model["classes"]),
+                     loss=loss)
         meas = s["steps"][-1]["peak_live_bytes"]
         row.update({"predicted": pred["peak_live_bytes"], "measured": meas, "plain": pred["recorded_peak_live_bytes"],
                     "error": (pred["peak_live_bytes"] - meas) / meas,
@@ -249,7 +296,7 @@ def check_model(name: str, remat: str, tmp: str, plans=None, log=print, executor
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--models", default="dense,conv,vgg,sew18")
+    ap.add_argument("--models", default="dense,conv,vgg,sew18," + ",".join(SNN_MODELS))
     ap.add_argument("--remat", default="bazel-bin/tools/remat")
     ap.add_argument("--tmp", default="/tmp/record_check")
     ap.add_argument("--executor", default="apply_plan", choices=EXECUTORS)
