@@ -45,6 +45,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/base/version.h"
 #include "core/exec/backend.h"
 #include "core/exec/executor.h"
 #include "sim/des.h"
@@ -74,6 +75,7 @@ struct remat_sim {
     double baseline_step;
     int64_t unpriced, estimated, nnz_est;
     double *rates; /* [base_model.n_layers + 1] or NULL (remat_sim_set_rates) */
+    char recorded_by_earlier[640]; /* remat_sim_summary.recorded_by_earlier */
 };
 
 remat_sim_opts remat_sim_opts_default(void) {
@@ -242,7 +244,15 @@ static remat_status check_baseline(remat_sim *s, remat_error *err) {
     } else {
         char what[256];
         int64_t i = remat_sim_compare_events(b, &t, what, sizeof what);
-        if (i >= 0)
+        if (i >= 0 && b->remat_version[0] && strcmp(b->remat_version, REMAT_VERSION) != 0)
+            /* an earlier release's executor: its stream is not this build's, and need not be;
+             * what the simulator takes from the trace (model, op times, spike counts,
+             * calibration) still holds. Said in the summary. */
+            snprintf(s->recorded_by_earlier, sizeof s->recorded_by_earlier,
+                     "recorded by remat %s, whose executor gave another event stream (%s): predictions are this "
+                     "build's schedule priced with the recorded op times",
+                     b->remat_version, what);
+        else if (i >= 0)
             st = remat_error_set(err, REMAT_ERR_INPUT,
                                  "%s: events: expected the stream this build's executor gives for the recorded "
                                  "model (%s); recorded by another version or for another model",
@@ -432,6 +442,7 @@ remat_status remat_sim_run(remat_sim *s, remat_error *err) {
     remat_trace_init(&s->pred);
     s->have_pred = 0;
     memset(&s->res, 0, sizeof s->res);
+    memcpy(s->res.recorded_by_earlier, s->recorded_by_earlier, sizeof s->res.recorded_by_earlier);
     memset(s->steps, 0, (size_t)s->n_iters * sizeof *s->steps);
     remat_status st = dry_run(s, &s->model, &s->plan, s->n_iters, &s->pred, s->steps, err);
     if (st != REMAT_OK) return st;

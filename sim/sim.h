@@ -14,7 +14,11 @@
  *  - a trace recorded with a plan ("plan: expected a trace recorded without a plan");
  *  - a trace whose model text does not parse;
  *  - a trace that the executor of this build does not reproduce event for event
- *    when it dry-runs the empty plan (recorded by another version, or edited).
+ *    when it dry-runs the empty plan (edited, or for another model), when the trace
+ *    says this release wrote it. A trace of an earlier release (its remat_version
+ *    attribute, or none: 0.3.0 and earlier) whose stream differs is accepted: the
+ *    executor changed, while the model, op times, spike counts and calibration the
+ *    simulator takes from it still hold; the summary's recorded_by_earlier says so.
  */
 #ifndef REMAT_SIM_SIM_H
 #define REMAT_SIM_SIM_H
@@ -88,6 +92,9 @@ typedef struct remat_sim_summary {
     const remat_sim_iter *iters;  /* [n_iters], owned by the simulator */
     int steady;                   /* the steps simulated reach the steady state (n_iters >=
                                      REMAT_SIM_STEADY_ITERS) */
+    /* non-empty when the baseline was recorded by an earlier release whose executor
+     * gave another event stream (accepted: see remat_sim_init), saying which */
+    char recorded_by_earlier[640];
 } remat_sim_summary;
 
 typedef struct remat_sim remat_sim;

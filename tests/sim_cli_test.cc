@@ -72,6 +72,32 @@ TEST_F(SimCli, SimulateJsonEqualsRun) {
     cJSON_Delete(b);
 }
 
+// A trace recorded by remat 0.2.0 (schema 1, no remat_version attribute; its executor
+// sized the conv workspace differently, so its event stream is not this build's) stays
+// readable: simulate and search accept it and say which release recorded it. A trace
+// this build writes names its release, and its own stream still has to match.
+TEST_F(SimCli, TracesOfAnEarlierReleaseStayReadable) {
+    const std::string old = "fuzz/seeds/trace/v020-tiny-vgg-dvs.h5";
+    Proc s = remat("simulate --trace " + old);
+    ASSERT_EQ(s.rc, 0) << s.err;
+    EXPECT_NE(s.out.find("recorded by remat 0.3.0 or earlier, whose executor gave another event stream"),
+              std::string::npos) << s.out;
+    Proc j = remat("simulate --trace " + old + " --json");
+    ASSERT_EQ(j.rc, 0) << j.err;
+    cJSON *a = cJSON_Parse(j.out.c_str());
+    ASSERT_NE(a, nullptr) << j.out;
+    EXPECT_TRUE(cJSON_IsString(cJSON_GetObjectItem(a, "recorded_by_earlier")));
+    EXPECT_GT(num(a, "peak_live_bytes"), 0);
+    cJSON_Delete(a);
+    Proc q = remat("search --trace " + old + " --level 2");
+    EXPECT_EQ(q.rc, 0) << q.err;
+    Proc n = remat("simulate --trace " + base + " --json");
+    ASSERT_EQ(n.rc, 0) << n.err;
+    EXPECT_EQ(n.out.find("recorded_by_earlier"), std::string::npos) << n.out;
+    std::string h5 = slurp(base);
+    EXPECT_NE(h5.find("remat_version"), std::string::npos);
+}
+
 TEST_F(SimCli, SimulateWritesPredictedTraceAndRescales) {
     std::string out = tmp_dir() + "/cli_pred.h5";
     Proc s = remat("simulate --trace " + base + " --N 32 --T 8 --allocator caching --out " + out);

@@ -126,6 +126,7 @@ static void print_human(const remat_sim *s, const char *trace_path, const remat_
                "%lld frees delayed by the copy stream\n",
                (long long)r->estimated_ops, (long long)r->unpriced_ops, (long long)r->nnz_estimated,
                (long long)r->delayed_frees);
+    if (r->recorded_by_earlier[0]) printf("baseline              %s\n", r->recorded_by_earlier);
 }
 
 static void print_json(const remat_sim *s, const remat_trace *trace, const char *plan_path, const char *alloc) {
@@ -150,6 +151,10 @@ static void print_json(const remat_sim *s, const remat_trace *trace, const char 
            r->recomputed_layers, (long long)r->estimated_ops, (long long)r->unpriced_ops,
            (long long)r->nnz_estimated);
     cli_steady_json(stdout, r->n_iters, (int)trace->n_iters);
+    if (r->recorded_by_earlier[0]) {
+        printf(",\"recorded_by_earlier\":");
+        remat_json_string(stdout, r->recorded_by_earlier);
+    }
     printf(",\"steps\":[");
     for (int i = 0; i < r->n_iters; i++)
         printf("%s{\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld,\"end_of_forward_bytes\":%lld,"

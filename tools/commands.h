@@ -2,9 +2,7 @@
 #ifndef REMAT_TOOLS_COMMANDS_H
 #define REMAT_TOOLS_COMMANDS_H
 
-/* The version `remat --version` prints (bumped with each release of the formats or
- * the command line). */
-#define REMAT_VERSION "0.3.0"
+#include "core/base/version.h" /* REMAT_VERSION */
 
 #ifdef __cplusplus
 extern "C" {

@@ -20,6 +20,8 @@ extern "C" {
 #endif
 
 #define REMAT_TRACE_SCHEMA_VERSION 1
+/* remat_version of a trace file that does not record it (remat 0.3.0 and earlier) */
+#define REMAT_TRACE_VERSION_UNRECORDED "0.3.0 or earlier"
 /* The T and N a trace may hold: a model's own limits (core/model/model_json.c). */
 #define REMAT_TRACE_MAX_T ((int64_t)1 << 20)
 #define REMAT_TRACE_MAX_N ((int64_t)1 << 24)
@@ -97,6 +99,10 @@ typedef struct remat_trace {
     /* the reference backend's SIMD path the kernels ran on ("scalar", "avx2", "avx512":
      * core/ref/simd.h); "" when not recorded (other backends, older files) */
     char simd[16];
+    /* the remat release that wrote the trace (REMAT_VERSION, root attribute
+     * remat_version); "" in a trace being recorded (the writer puts this build's),
+     * REMAT_TRACE_VERSION_UNRECORDED for a file written before the attribute existed */
+    char remat_version[32];
     /* allocator configuration the reserved bytes were measured under */
     char allocator_config[512];
     /* the CUDA driver's view when recorded on a GPU (`remat run --backend cuda`): total

@@ -20,6 +20,7 @@
 
 #include "core/io/h5_util.h"
 #include "core/io/trace.h"
+#include "core/base/version.h"
 
 typedef struct field {
     const char *name;
@@ -198,6 +199,9 @@ remat_status remat_trace_write_h5(const remat_trace *t, const char *path, remat_
     snprintf(simd, sizeof simd, "%.*s", (int)sizeof t->simd, t->simd);
     if (st == REMAT_OK && simd[0]) /* optional: only traces recorded on the reference backend */
         st = remat_h5_attr_write_str(f, path, "/", "simd", simd, err);
+    if (st == REMAT_OK) /* not in the checksum: traces before it load as they are */
+        st = remat_h5_attr_write_str(f, path, "/", "remat_version", t->remat_version[0] ? t->remat_version : REMAT_VERSION,
+                                     err);
     if (st == REMAT_OK && t->device_total_bytes > 0) /* optional: only traces recorded on a GPU */
         st = remat_h5_attr_write_i64(f, path, "/", "device_total_bytes", t->device_total_bytes, err);
     if (st == REMAT_OK && t->device_total_bytes > 0)
@@ -526,6 +530,17 @@ static remat_status read_open(hid_t f, const char *path, remat_trace *out, remat
             st = BAD("%s: simd: expected a SIMD path name (1..%zu of a-z, 0-9, _), e.g. \"avx2\"", path,
                      sizeof t.simd - 1);
     }
+    char *wver = NULL; /* optional: the writer's release */
+    if (st == REMAT_OK && remat_h5_attr_exists(f, "/", "remat_version")) {
+        st = read_string(f, path, "remat_version", &wver, err);
+        size_t k = 0;
+        for (; st == REMAT_OK && wver[k]; k++)
+            if (!((wver[k] >= '0' && wver[k] <= '9') || wver[k] == '.' || (wver[k] >= 'a' && wver[k] <= 'z') || wver[k] == '-'))
+                break;
+        if (st == REMAT_OK && (!wver[0] || wver[k] || k >= sizeof t.remat_version))
+            st = BAD("%s: remat_version: expected a release such as \"%s\" (1..%zu of 0-9, a-z, '.', '-')", path,
+                     REMAT_VERSION, sizeof t.remat_version - 1);
+    }
     if (st == REMAT_OK && strcmp(backend, "ref") && strcmp(backend, "cuda") && strcmp(backend, "sim") &&
         strcmp(backend, "dry")) {
         char shown[24];
@@ -581,12 +596,14 @@ static remat_status read_open(hid_t f, const char *path, remat_trace *out, remat
         snprintf(t.backend, sizeof t.backend, "%s", backend);
         snprintf(t.allocator_config, sizeof t.allocator_config, "%s", acfg);
         snprintf(t.simd, sizeof t.simd, "%s", simd ? simd : "");
+        snprintf(t.remat_version, sizeof t.remat_version, "%s", wver ? wver : REMAT_TRACE_VERSION_UNRECORDED);
         st = check_events(path, &t, err);
     }
     remat_xfree(seed);
     remat_xfree(backend);
     remat_xfree(acfg);
     remat_xfree(simd);
+    remat_xfree(wver);
     remat_h5_close(f);
     if (st != REMAT_OK) {
         remat_trace_free(&t);
