@@ -57,7 +57,7 @@ remat_status remat_backend_cuda_reset_peak(remat_backend *b, remat_error *err);
 
 /* Device time per backend entry, from CUDA events around each call (off by default:
  * the events cost a little). Names are the backend_ops field names. */
-#define REMAT_CUDA_PROF_MAX 64
+#define REMAT_CUDA_PROF_MAX 128 /* at least the number of backend entries (static_assert in cuda_backend.cu) */
 typedef struct remat_cuda_profile {
     int n;
     const char *name[REMAT_CUDA_PROF_MAX];
