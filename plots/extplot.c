@@ -8,11 +8,14 @@
 #include "plots/items.h"
 #include "plots/reduce.h"
 
-/* "<size>  <label>" shortened to fit a line of the box. */
+/* "<size>  <label>" shortened to fit a line of the box: a long label keeps its head and
+ * its tail ("head ... tail"), so two sites that share their outer frames still read apart. */
 static void row(char *buf, size_t cap, int64_t bytes, const char *label) {
     char b[32];
     remat_fmt_bytes_short(bytes, b, sizeof b);
-    snprintf(buf, cap, "%9s  %.72s%s", b, label, strlen(label) > 72 ? "..." : "");
+    size_t n = strlen(label);
+    if (n <= 72) snprintf(buf, cap, "%9s  %s", b, label);
+    else snprintf(buf, cap, "%9s  %.30s ... %s", b, label, label + n - 38);
 }
 
 static remat_status write_curve(FILE *fp, const remat_ext_curve *c, const int64_t *y, int64_t max_points,
@@ -105,10 +108,16 @@ remat_status remat_plot_ext(const remat_ext_trace *t, const remat_ext_curve *c, 
         size_t u = strlen(peak);
         snprintf(peak + u, sizeof peak - u, "\n%s", line);
     }
+    /* above both curves (the box is opaque: over the reserved line it would hide it),
+     * with an arrow down to the peak; anchored away from the nearer side */
+    int right = xspan > 0 && c->x[c->peak_point] > 0.6 * xspan;
     fprintf(fp, "set label 1 ");
     remat_gp_put_string(fp, peak);
-    fprintf(fp, " at first %.17g/xscale, first %lld/yscale left offset 1,1 boxed font \",9\" front\n",
-            c->x[c->peak_point], (long long)c->peak_allocated);
+    fprintf(fp, " at first %.17g/xscale, first %.17g/yscale %s offset 0,4.5 boxed font \",9\" front\n",
+            c->x[c->peak_point], ymax * 1.04, right ? "right" : "left");
+    fprintf(fp, "set arrow 3 from first %.17g/xscale, first %.17g/yscale to first %.17g/xscale, first %lld/yscale "
+                "nohead lw 0.8 lc rgb \"#888888\" front\n",
+            c->x[c->peak_point], ymax * 1.04, c->x[c->peak_point], (long long)c->peak_allocated);
     fprintf(fp, "set object 1 circle at first %.17g/xscale, first %lld/yscale size char 0.5 fc rgb \"%s\" fs solid front\n",
             c->x[c->peak_point], (long long)c->peak_allocated, remat_plot_trace_color(0));
     /* breakdown box */

@@ -403,4 +403,22 @@ TEST_F(Answers, DemoOnBatchNormSaysWhatItDraws) {
     EXPECT_FALSE(has(sc, "\"sqrt\"")) << sc;
 }
 
+// The snapshot figure: the peak's label sits above both curves (its opaque box over the
+// reserved line made memory look released), an arrow down to the peak.
+TEST_F(Answers, SnapshotPeakLabelDoesNotHideTheReservedLine) {
+    std::string h5 = tmp_dir() + "/ans_snap.h5", fig = tmp_dir() + "/ans_snap.png";
+    ASSERT_EQ(remat("import-torch fuzz/seeds/pickle/snapshot-p4.pickle --out " + h5).rc, 0);
+    Proc p = remat("plot --trace " + h5 + " --out " + fig + " --data-only");
+    ASSERT_EQ(p.rc, 0) << p.err;
+    std::string gp = slurp(tmp_dir() + "/ans_snap.gp");
+    size_t at = gp.find("set label 1 ");
+    ASSERT_NE(at, std::string::npos) << gp;
+    std::string line = gp.substr(at, gp.find('\n', at) - at);
+    // the reserved peak is 2 MiB: the label's anchor is above it
+    size_t f = line.rfind("first ");
+    ASSERT_NE(f, std::string::npos) << line;
+    EXPECT_GT(std::stod(line.substr(f + 6)), 2097152.0) << line;
+    EXPECT_TRUE(has(gp, "set arrow 3 from first ")) << gp;
+}
+
 }  // namespace
