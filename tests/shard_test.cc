@@ -38,6 +38,20 @@ std::vector<uint32_t> Bits(const std::vector<float> &v) {
     return b;
 }
 
+// The reference backend without its blocked kernels: the executor then runs them over
+// host copies, as on the CUDA backend (core/exec/shard_steps.c).
+bool g_host_copies = false;
+
+void DropShardKernels(remat_backend *be) {
+    static thread_local remat_backend_ops ops;
+    ops = *be->ops;
+#define NULL_ENTRY(ret, name, params, args) ops.name = nullptr;
+    REMAT_SHARD_KERNELS(NULL_ENTRY, float, )
+    REMAT_SHARD_KERNELS(NULL_ENTRY, uint16_t, _bf16)
+#undef NULL_ENTRY
+    be->ops = &ops;
+}
+
 // `steps` training steps (optimiser on) of m (its N this rank's share) under plan path
 // (empty: none), with shard sh (NULL: the plain single-process step).
 RankOut RunRank(const remat_model &m, const std::string &plan_path, const remat_shard *sh, int steps) {
@@ -52,6 +66,8 @@ RankOut RunRank(const remat_model &m, const std::string &plan_path, const remat_
     }
     remat_backend be{};
     remat_backend_ref_init(&be, 1, &err);
+    const remat_backend_ops *own = be.ops;
+    if (g_host_copies) DropShardKernels(&be);
     remat_exec_opts o = remat_exec_opts_default();
     o.seed = 7;
     o.shard = sh;
@@ -82,6 +98,7 @@ RankOut RunRank(const remat_model &m, const std::string &plan_path, const remat_
         out.input_grad = Bits(g);
     }
     remat_session_free(s);
+    be.ops = own;
     remat_backend_free(&be);
     remat_plan_free(&p);
     return out;
@@ -180,6 +197,22 @@ TEST_P(Shard, EveryWorldSizeGivesTheSameBits) {
             EXPECT_EQ(remat_test::first_difference(ref[0].input_grad, Gather(w, T, N, C)), -1)
                 << c.model << " R=" << R << ": input gradient";
         }
+    }
+}
+
+// Without the backend's blocked kernels (the CUDA backend's case) the executor runs the
+// reference kernels over host copies and combines host copies: the same bits, 1 and 2 ranks.
+TEST_P(Shard, HostCopiesGiveTheSameBits) {
+    const int64_t N = 8;
+    for (const Case &c : kCases) {
+        Model file(c.model, GetParam());
+        std::vector<RankOut> ref = RunWorld(file.m, N, 8, 1, "", 2);
+        g_host_copies = true;
+        std::vector<RankOut> one = RunWorld(file.m, N, 8, 1, "", 2);
+        std::vector<RankOut> two = RunWorld(file.m, N, 8, 2, c.plan, 2);
+        g_host_copies = false;
+        ExpectSameStep(ref[0], one[0], std::string(c.model) + " host copies, 1 rank");
+        for (int r = 0; r < 2; r++) ExpectSameStep(ref[0], two[r], std::string(c.model) + " host copies, 2 ranks");
     }
 }
 

@@ -799,8 +799,7 @@ static remat_status step(remat_session *s, int apply_optimizer, remat_step_resul
     TRY(remat_ex_zero(s, &dout));
     remat_ex_op_begin(s, &op, REMAT_OP_LOSS_BWD, -1, -1, m->T, dout.elems);
     if (s->ops->has_data && s->shard) /* the mean over the global batch */
-        ACT_KERNEL(s, loss_backward_n, s->be->ctx, dout.ptr, fptr(&rate), (const int32_t *)s->labels.ptr, m->loss,
-                   m->T, m->N, m->classes, s->n_total);
+        TRY(remat_ex_k_loss_backward_n(s, dout.ptr, fptr(&rate)));
     else if (s->ops->has_data)
         ACT_KERNEL(s, loss_backward, s->be->ctx, dout.ptr, fptr(&rate), (const int32_t *)s->labels.ptr, m->loss, m->T,
                    m->N, m->classes);

@@ -278,19 +278,18 @@ static remat_status batchnorm_fwd_blocked(remat_session *s, const remat_fwd_args
     layer_state *st = &s->ls[a->j];
     const remat_tensor *prm = &s->param[a->j * MAXP];
     int64_t C = l->in.c, hw = l->in.h * l->in.w, N = s->m->N, n = a->tc * s->n_total * hw;
-    void *ctx = s->be->ctx;
     remat_tensor loc, sum, sq;
     TRY(remat_ex_alloc_f64(s, &loc, a->j, s->nbl * C));
     op_t op;
     remat_ex_op_begin(s, &op, REMAT_OP_BATCHNORM_FWD, a->j, l->block, a->tc, a->tc * N * l->out_features);
-    if (DATA(s)) ACT_KERNEL(s, bn_block_sums, ctx, dptr(&loc), a->in, NULL, 0, a->tc, N, s->nbl, C, hw);
+    if (DATA(s)) TRY(remat_ex_k_bn_block_sums(s, dptr(&loc), a->in, NULL, 0, a->tc, N, C, hw));
     TRY(remat_ex_fold_f64(s, a->j, &loc, C, &sum));
-    if (DATA(s)) ACT_KERNEL(s, bn_block_sums, ctx, dptr(&loc), a->in, dptr(&sum), n, a->tc, N, s->nbl, C, hw);
+    if (DATA(s)) TRY(remat_ex_k_bn_block_sums(s, dptr(&loc), a->in, dptr(&sum), n, a->tc, N, C, hw));
     TRY(remat_ex_fold_f64(s, a->j, &loc, C, &sq));
     if (DATA(s))
-        ACT_KERNEL(s, bn_block_apply, ctx, a->out, fptr(&st->mean), fptr(&st->rstd), update ? fptr(&prm[2]) : NULL,
-                   update ? fptr(&prm[3]) : NULL, a->in, fptr(&prm[0]), fptr(&prm[1]), dptr(&sum), dptr(&sq), n,
-                   a->tc * N, C, hw);
+        TRY(remat_ex_k_bn_block_apply(s, a->out, fptr(&st->mean), fptr(&st->rstd), update ? fptr(&prm[2]) : NULL,
+                                      update ? fptr(&prm[3]) : NULL, a->in, fptr(&prm[0]), fptr(&prm[1]), dptr(&sum),
+                                      dptr(&sq), n, a->tc * N, C, hw));
     TRY(remat_ex_op_end(s, &op));
     TRY(remat_ex_free(s, &sq));
     TRY(remat_ex_free(s, &sum));
@@ -304,21 +303,21 @@ static remat_status batchnorm_bwd_blocked(remat_session *s, const remat_bwd_args
     layer_state *st = &s->ls[a->j];
     const remat_tensor *prm = &s->param[a->j * MAXP];
     int64_t C = l->in.c, hw = l->in.h * l->in.w, N = s->m->N, n = a->tc * s->n_total * hw;
-    void *ctx = s->be->ctx;
     remat_tensor l1, l2, sdy, sdyx;
     TRY(remat_ex_alloc_f64(s, &l1, a->j, s->nbl * C));
     TRY(remat_ex_alloc_f64(s, &l2, a->j, s->nbl * C));
     op_t op;
     remat_ex_op_begin(s, &op, REMAT_OP_BATCHNORM_BWD, a->j, l->block, a->tc, a->tc * N * l->out_features);
     if (DATA(s))
-        ACT_KERNEL(s, bn_block_backward_sums, ctx, dptr(&l1), dptr(&l2), a->dout, st->in_ptr, fptr(&st->mean),
-                   fptr(&st->rstd), a->tc, N, s->nbl, C, hw);
+        TRY(remat_ex_k_bn_block_backward_sums(s, dptr(&l1), dptr(&l2), a->dout, st->in_ptr, fptr(&st->mean),
+                                              fptr(&st->rstd), a->tc, N, C, hw));
     TRY(remat_ex_fold_f64(s, a->j, &l1, C, &sdy));
     TRY(remat_ex_fold_f64(s, a->j, &l2, C, &sdyx));
     if (DATA(s))
-        ACT_KERNEL(s, bn_block_backward_apply, ctx, a->dinp, fptr(&s->grad[a->j * MAXP]),
-                   fptr(&s->grad[a->j * MAXP + 1]), a->dout, st->in_ptr, fptr(&prm[0]), fptr(&st->mean),
-                   fptr(&st->rstd), dptr(&sdy), dptr(&sdyx), n, a->tc * N, C, hw);
+        TRY(remat_ex_k_bn_block_backward_apply(s, a->dinp, fptr(&s->grad[a->j * MAXP]),
+                                               fptr(&s->grad[a->j * MAXP + 1]), a->dout, st->in_ptr, fptr(&prm[0]),
+                                               fptr(&st->mean), fptr(&st->rstd), dptr(&sdy), dptr(&sdyx), n,
+                                               a->tc * N, C, hw));
     TRY(remat_ex_op_end(s, &op));
     TRY(remat_ex_free(s, &sdyx));
     TRY(remat_ex_free(s, &sdy));
@@ -404,8 +403,7 @@ static remat_status dropout_fwd(remat_session *s, const remat_fwd_args *a) {
     op_t op;
     remat_ex_op_begin(s, &op, REMAT_OP_DROPOUT_FWD, a->j, l->block, a->tc, a->tc * N * fout);
     if (DATA(s) && s->shard) /* the mask counters of this rank's samples in the global batch */
-        ACT_KERNEL(s, dropout_forward_at, s->be->ctx, a->out, a->in, s->o.seed, it, a->j, l->p, a->tc, N * fout,
-                   s->sample0 * fout);
+        TRY(remat_ex_k_dropout_at(s, 0, a->out, a->in, it, a->j, l->p, a->tc, N * fout, s->sample0 * fout));
     else if (DATA(s))
         ACT_KERNEL(s, dropout_forward, s->be->ctx, a->out, a->in, s->o.seed, it, a->j, l->p, a->tc, N * fout);
     return remat_ex_op_end(s, &op);
@@ -417,8 +415,8 @@ static remat_status dropout_bwd(remat_session *s, const remat_bwd_args *a) {
     op_t op;
     remat_ex_op_begin(s, &op, REMAT_OP_DROPOUT_BWD, a->j, l->block, a->tc, a->tc * N * fout);
     if (DATA(s) && s->shard)
-        ACT_KERNEL(s, dropout_backward_at, s->be->ctx, a->dinp, a->dout, s->o.seed, (uint64_t)s->iter, a->j, l->p,
-                   a->tc, N * fout, s->sample0 * fout);
+        TRY(remat_ex_k_dropout_at(s, 1, a->dinp, a->dout, (uint64_t)s->iter, a->j, l->p, a->tc, N * fout,
+                                  s->sample0 * fout));
     else if (DATA(s))
         ACT_KERNEL(s, dropout_backward, s->be->ctx, a->dinp, a->dout, s->o.seed, (uint64_t)s->iter, a->j, l->p, a->tc,
                    N * fout);

@@ -158,6 +158,24 @@ remat_status remat_ex_shard_labels(remat_session *s);
  * simulator measures the end of forward, sim/des.h). */
 remat_status remat_ex_shard_loss(remat_session *s, remat_tensor *rate, const void *out, float *loss,
                                  remat_tensor bufs[3]);
+/* The blocked kernels (backend.h's REMAT_SHARD_KERNELS, the shard's blocks) on the
+ * session's backend: its own entries, or the reference kernels over host copies on a
+ * backend without them (the CUDA backend). Activation pointers in the model's encoding. */
+remat_status remat_ex_k_dropout_at(remat_session *s, int backward, void *dst, const void *src, uint64_t iter, int layer,
+                                   float p, int64_t t_steps, int64_t nf, int64_t c0);
+remat_status remat_ex_k_bn_block_sums(remat_session *s, double *sum, const void *inp, const double *mu_total,
+                                      int64_t n, int64_t T, int64_t N, int64_t C, int64_t hw);
+remat_status remat_ex_k_bn_block_apply(remat_session *s, void *out, float *mean, float *rstd, float *rm, float *rv,
+                                       const void *inp, const float *w, const float *bias, const double *sum,
+                                       const double *sq, int64_t n, int64_t rows, int64_t C, int64_t hw);
+remat_status remat_ex_k_bn_block_backward_sums(remat_session *s, double *sdy, double *sdyx, const void *dout,
+                                               const void *inp, const float *mean, const float *rstd, int64_t T,
+                                               int64_t N, int64_t C, int64_t hw);
+remat_status remat_ex_k_bn_block_backward_apply(remat_session *s, void *dinp, float *dw, float *db, const void *dout,
+                                                const void *inp, const float *w, const float *mean, const float *rstd,
+                                                const double *sdy, const double *sdyx, int64_t n, int64_t rows,
+                                                int64_t C, int64_t hw);
+remat_status remat_ex_k_loss_backward_n(remat_session *s, void *dout, const float *rate);
 /* Around a segment's backward: the zeroed accumulators, then their combination into
  * the gradients. No-ops without a shard. */
 remat_status remat_ex_shard_grads_begin(remat_session *s, int first, int n);
