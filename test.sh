@@ -13,8 +13,9 @@ echo "== the Python bridge (python/remat_torch) on Debian's torch, against the o
 bash tools/python_test.sh 2>&1 | tee "${TMPDIR:-/tmp}/remat_python_test.log"; [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 echo "== remat --backend cuda end to end on the CPU emulator of the CUDA backend (--config=cudaemu)"
 bazel test --config=cudaemu --test_summary=terse --test_output=all //tests:cuda_cli_test || status=1
-echo "== data-parallel steps under mpirun (--config=mpi, oversubscribed, as root allowed)"
+echo "== data-parallel steps under mpirun (--config=mpi, then with the CUDA emulator; oversubscribed, root allowed)"
 bazel build --config=mpi //tools:remat && bash tests/mpi_test.sh bazel-bin/tools/remat || status=1
+bazel build --config=mpi --config=cudaemu //tools:remat && MPI_TEST_CUDA_ONLY=1 bash tests/mpi_test.sh bazel-bin/tools/remat || status=1
 echo "== bazel test //... under ASan + UBSan"
 bazel test --config=asan --test_summary=terse //... || status=1
 python3 tools/count_tests.py bazel-asan-testlogs || status=1   # the asan config's own folder (.bazelrc)

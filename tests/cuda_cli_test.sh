@@ -3,7 +3,8 @@
 # model's plan grid bit for bit on the CUDA backend, run the shipped plans with a trace
 # and check that the simulator, given the CUDA baseline's trace, predicts the CUDA
 # run's peak live and reserved bytes exactly (as it does for the reference backend);
-# and that the driver's view recorded in the trace is the device overhead search counts.
+# that the driver's view recorded in the trace is the device overhead search counts; and
+# that a blocked (data-parallel) step has the reference backend's bits.
 # Where remat has no usable CUDA backend (the default build), it says why and passes;
 # under --config=cudaemu it runs on the CPU emulator, under --config=cuda on the GPU.
 set -u
@@ -44,7 +45,7 @@ for model in tiny-mlp-lif tiny-3block-if tiny-resnet-bn tiny-vgg-dvs; do
   fi
   # 3. the simulator on the CUDA baseline's trace against the CUDA run of the plan
   if ! "$remat" run --model "$M" --backend cuda --trace "$tmp/base.h5" >/dev/null 2>"$tmp/err" ||
-     ! "$remat" run --model "$M" --plan "$P" --backend cuda --json >"$tmp/run.json" 2>>"$tmp/err"; then
+     ! "$remat" run --model "$M" --plan "$P" --backend cuda --iters 2 --json >"$tmp/run.json" 2>>"$tmp/err"; then
     echo "FAIL: run on $model: $(cat "$tmp/err")"; fails=$((fails+1)); continue
   fi
   rec=$(field "$tmp/run.json" recomputed_layers)
@@ -77,5 +78,12 @@ else
   echo "FAIL: device overhead run/search: $(cat "$tmp/err")"; fails=$((fails+1))
 fi
 
+# data parallelism over host copies (docs/mpi.md): the blocked step on the CUDA backend has
+# the reference backend's bits (loss and the state CRC-32 of every parameter and gradient)
+for model in tiny-mlp-lif tiny-resnet-bn tiny-vgg-dvs; do
+  a=$("$remat" run --model data/models/$model.json --N 4 --reduce-blocks 4 --iters 2 --json | grep -o '"state_crc32":"[0-9a-f]*"')
+  b=$("$remat" run --model data/models/$model.json --N 4 --reduce-blocks 4 --iters 2 --backend cuda --json | grep -o '"state_crc32":"[0-9a-f]*"')
+  if [ -n "$a" ] && [ "$a" = "$b" ]; then passes=$((passes+1)); else echo "FAIL: $model --reduce-blocks 4: ref $a, cuda $b"; fails=$((fails+1)); fi
+done
 echo "cuda_cli_test: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

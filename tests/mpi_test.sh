@@ -28,6 +28,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 print(" ".join([repr(s["loss"]) for s in d["steps"]] + [d["state_crc32"], str(sum(r["N"] for r in d["ranks"]))]))' "$1"; }
 
+if [ "${MPI_TEST_CUDA_ONLY:-0}" != 1 ]; then  # test.sh's second build checks the CUDA ranks alone
 for prec in fp32 bf16; do
   for spec in "tiny-mlp-lif:8:data/plans/tiny-mlp-lif-ckpt.json" "tiny-resnet-bn:8:data/plans/tiny-resnet-bn-ckpt.json" \
               "tiny-vgg-dvs:8:" "tiny-sew-resnet:4:"; do
@@ -85,6 +86,20 @@ for prec in fp32 bf16; do
     done
   done
 done
+
+fi
+
+# the CUDA backend (a build with --config=cudaemu too: its CPU emulator) over host copies: two
+# ranks on it end with the one-process reference backend's state
+if "$remat" run --model data/models/tiny-mlp-lif.json --backend cuda --json > /dev/null 2>&1; then
+  for name in tiny-mlp-lif tiny-resnet-bn; do
+    "$remat" run --model "data/models/$name.json" --reduce-blocks 8 --iters 2 --json > "$tmp/one.json" || { fail "$name: one process"; continue; }
+    mpi 2 run --model "data/models/$name.json" --reduce-blocks 8 --iters 2 --backend cuda --json > "$tmp/r.json" 2>/dev/null
+    if [ "$(key "$tmp/one.json")" = "$(key "$tmp/r.json")" ]; then passes=$((passes+1)); else fail "$name: 2 ranks on the CUDA backend differ from one reference process"; fi
+  done
+else
+  echo "(no CUDA backend in this build: the CUDA ranks are checked by the --config=mpi --config=cudaemu build)"
+fi
 
 # a world size that does not divide the blocks: exit 2, one line per rank naming the flag
 mpi 3 run --model data/models/tiny-mlp-lif.json --reduce-blocks 8 > /dev/null 2> "$tmp/e3"
