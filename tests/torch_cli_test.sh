@@ -58,7 +58,19 @@ for k in devices device allocations placed_at_recorded_address reserved_end_pred
   grep -q "\"$k\"" "$tmp/out" && passes=$((passes+1)) || { echo "FAIL: --json lacks $k"; fails=$((fails+1)); }
 done
 expect 0 "fragmentation at peak" -- "$remat" import-torch "$S" --out "$tmp/new.h5" --quiet --check-allocator --allocator-config expandable_segments=true
-expect 2 "allocator config" -- "$remat" import-torch "$S" --out "$tmp/b.h5" --check-allocator --allocator-config bogus=1
+expect 2 "import-torch: --allocator-config: allocator config: bogus" -- "$remat" import-torch "$S" --out "$tmp/b.h5" --check-allocator --allocator-config bogus=1
+no_file "$tmp/b.h5"
+# a check refused as bad input writes no file (exit 2); its message names the file and the entry
+expect 2 "streams-65.pickle: device_traces\[0\]\[64\] \(alloc of 512 bytes at 0x10008000000, stream 64\): stream 64: more than 64 streams" -- "$remat" import-torch fuzz/seeds/pickle/streams-65.pickle --out "$tmp/b.h5" --check-allocator
+no_file "$tmp/b.h5"
+expect 2 "alloc-600g.pickle: device_traces\[0\]\[0\] \(alloc of 644245094400 bytes .*\): 644245094400 bytes exceed" -- "$remat" import-torch fuzz/seeds/pickle/alloc-600g.pickle --out "$tmp/b.h5" --check-allocator
+no_file "$tmp/b.h5"
+# without the check the same files import (exit 0, written); simulate names the trace and the entry
+expect 0 "" -- "$remat" import-torch fuzz/seeds/pickle/streams-65.pickle --out "$tmp/s65.h5" --quiet
+expect 2 "s65.h5: device_traces\[0\]\[64\]" -- "$remat" simulate --trace "$tmp/s65.h5"
+# a check that runs and disagrees: exit 1, and the file is written
+expect 1 "placed at the recorded address: 0 of 1" -- "$remat" import-torch fuzz/seeds/pickle/misplaced.pickle --out "$tmp/mp.h5" --check-allocator
+[ -s "$tmp/mp.h5" ] && passes=$((passes+1)) || { echo "FAIL: exit 1 without the file"; fails=$((fails+1)); }
 expect 0 '"reserved_end_recorded":2097152' -- "$remat" simulate --trace "$tmp/new.h5" --allocator caching --json
 expect 0 "what-if" -- "$remat" simulate --trace "$tmp/new.h5" --allocator-config "expandable_segments=true;max_split_size=64MiB"
 expect 2 "imported allocation stream takes only" -- "$remat" simulate --trace "$tmp/new.h5" --plan data/plans/x.json

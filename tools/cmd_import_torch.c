@@ -89,6 +89,24 @@ static void print_summary(const remat_ext_trace *t, const char *snap, const char
     }
 }
 
+/* Writing the stream, then its summary. */
+typedef struct writer {
+    const remat_ext_trace *t;
+    const char *snap, *out;
+    int64_t bytes;
+    double import_s;
+    int quiet;
+} writer;
+
+static int write_out(void *ctx) {
+    writer *w = ctx;
+    remat_error err = {0};
+    double t0 = now_s();
+    if (remat_ext_trace_write_h5(w->t, w->out, &err) != REMAT_OK) return cli_fail("import-torch", &err);
+    if (!w->quiet) print_summary(w->t, w->snap, w->out, w->bytes, w->import_s, now_s() - t0);
+    return 0;
+}
+
 int remat_cmd_import_torch(int argc, char **argv) {
     /* the one positional argument: the snapshot */
     const char *snap = NULL;
@@ -142,14 +160,10 @@ int remat_cmd_import_torch(int argc, char **argv) {
     remat_status st = remat_torch_snapshot_load(snap, &t, &bytes, &err);
     double t1 = now_s();
     if (st != REMAT_OK) return cli_fail("import-torch", &err);
-    st = remat_ext_trace_write_h5(&t, out, &err);
-    double t2 = now_s();
-    if (st != REMAT_OK) {
-        remat_ext_trace_free(&t);
-        return cli_fail("import-torch", &err);
-    }
-    if (!quiet && !json) print_summary(&t, snap, out, bytes, t1 - t0, t2 - t1);
-    rc = check ? remat_ext_report("import-torch", &t, device, &what_if, json, 1) : 0;
+    /* with --check-allocator the file is written once the check has run: a check refused
+     * as bad input (exit 2) leaves no file; exit 0 or 1 has written it */
+    writer w = {&t, snap, out, bytes, t1 - t0, quiet || json};
+    rc = check ? remat_ext_report("import-torch", snap, &t, device, &what_if, json, 1, write_out, &w) : write_out(&w);
     remat_ext_trace_free(&t);
     return rc;
 }

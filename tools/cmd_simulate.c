@@ -528,7 +528,7 @@ static int simulate_ext(const char *path, const char *alloc_cfg, int json) {
     remat_ext_trace t;
     remat_error err = {0};
     if (remat_ext_trace_read_h5(path, &t, &err) != REMAT_OK) return cli_fail("simulate", &err);
-    int rc = remat_ext_report("simulate", &t, -1, &what_if, json, 0);
+    int rc = remat_ext_report("simulate", path, &t, -1, &what_if, json, 0, NULL, NULL);
     remat_ext_trace_free(&t);
     return rc;
 }

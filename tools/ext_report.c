@@ -97,8 +97,25 @@ static void print_json_device(const remat_ext_replay *r) {
     printf("]}");
 }
 
-int remat_ext_report(const char *cmd, const remat_ext_trace *t, int device, const cli_list *what_if, int json,
-                     int strict) {
+/* "<origin>: " in front of err's message (the entry or setting it names follows). */
+static int fail_in(const char *cmd, const char *origin, remat_error *err) {
+    if (origin && err->status == REMAT_ERR_INPUT && strncmp(err->msg, origin, strlen(origin)) != 0) {
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        size_t o = strlen(origin);
+        if (o + 3 < sizeof err->msg) {
+            memcpy(err->msg, origin, o);
+            memcpy(err->msg + o, ": ", 2);
+            size_t n = strlen(msg), room = sizeof err->msg - o - 3;
+            memcpy(err->msg + o + 2, msg, n < room ? n : room);
+            err->msg[o + 2 + (n < room ? n : room)] = 0;
+        }
+    }
+    return cli_fail(cmd, err);
+}
+
+int remat_ext_report(const char *cmd, const char *origin, const remat_ext_trace *t, int device,
+                     const cli_list *what_if, int json, int strict, int (*before_print)(void *ctx), void *ctx) {
     remat_error err = {0};
     if (device >= t->n_devices) {
         fprintf(stderr, "remat %s: --device: expected 0..%d, got %d\n", cmd, t->n_devices - 1, device);
@@ -110,7 +127,7 @@ int remat_ext_report(const char *cmd, const remat_ext_trace *t, int device, cons
     for (int k = 0; k < n_cfg; k++) {
         char text[1024];
         snprintf(text, sizeof text, "%s%s%s", t->allocator_config, t->allocator_config[0] ? "," : "", what_if->items[k]);
-        if (remat_caching_config_parse(text, &cfgs[k], &err) != REMAT_OK) return cli_fail(cmd, &err);
+        if (remat_caching_config_parse(text, &cfgs[k], &err) != REMAT_OK) return fail_in(cmd, "--allocator-config", &err);
     }
     int n_dev = 0;
     for (int32_t di = 0; di < t->n_devices; di++) n_dev += device >= 0 ? di == device : t->devices[di].n_events > 0;
@@ -136,7 +153,9 @@ int remat_ext_report(const char *cmd, const remat_ext_trace *t, int device, cons
         st = remat_ext_replay_run(t, first_dev, &cfgs[c], 1, &wi[c], &err);
     int rc = 0;
     if (st != REMAT_OK) {
-        rc = cli_fail(cmd, &err);
+        rc = fail_in(cmd, origin, &err);
+    } else if (before_print && (rc = before_print(ctx)) != 0) {
+        /* nothing printed: the caller said why */
     } else {
         for (int i = 0; i < n_dev; i++)
             if (strict && (res[i].placed_at_recorded_address != res[i].allocations ||

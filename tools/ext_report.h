@@ -19,12 +19,15 @@ extern "C" {
 
 /* Replays every device with events (device < 0) or device `device` under the
  * recorded settings, and the first of them under each configuration of `what_if`
- * (text form of alloc_model.h, each applied over the recorded settings); prints the
- * report (JSON when json) on stdout. Returns the exit code: 0, or 1 when
- * strict and some allocation was not placed at its recorded address or the reserved
- * bytes at the end differ; 2 on bad input (one line on stderr, prefixed "remat <cmd>"). */
-int remat_ext_report(const char *cmd, const remat_ext_trace *t, int device, const cli_list *what_if, int json,
-                     int strict);
+ * (text form of alloc_model.h, each applied over the recorded settings); then, when
+ * every replay ran, calls before_print(ctx) (NULL: none; import-torch writes its
+ * file there, so that a check refused as bad input leaves no file) and, when that
+ * returns 0, prints the report (JSON when json) on stdout. Returns the exit code: 0,
+ * or 1 when strict and some allocation was not placed at its recorded address or the
+ * reserved bytes at the end differ; 2 on bad input (one line on stderr, "remat <cmd>:
+ * <origin>: <entry or setting>: ..."); before_print's own non-zero code. */
+int remat_ext_report(const char *cmd, const char *origin, const remat_ext_trace *t, int device,
+                     const cli_list *what_if, int json, int strict, int (*before_print)(void *ctx), void *ctx);
 
 #ifdef __cplusplus
 }

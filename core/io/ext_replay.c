@@ -198,7 +198,8 @@ static int lane_of(state *s, int64_t stream, remat_error *err) {
     for (int i = 0; i < s->n_lanes; i++)
         if (s->lanes[i].stream == stream) return i;
     if (s->n_lanes == MAX_LANES) {
-        remat_error_set(err, REMAT_ERR_INPUT, "allocator replay: more than %d streams", MAX_LANES);
+        remat_error_set(err, REMAT_ERR_INPUT, "stream %lld: more than %d streams (the replay keeps one model per stream)",
+                        (long long)stream, MAX_LANES);
         return -1;
     }
     lane *l = &s->lanes[s->n_lanes];
@@ -233,6 +234,36 @@ static void stats_sum(const state *s, remat_alloc_stats *out) {
         out->live_bytes += x.live_bytes;
         out->n_segments += x.n_segments;
     }
+}
+
+/* err->msg becomes "<where>: <msg>", where the model's own "allocator model:
+ * tensor <id>: " (an id internal to the replay) is dropped. */
+static void where_prefix(remat_error *err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void where_prefix(remat_error *err, const char *fmt, ...) {
+    if (!err) return;
+    char where[160], msg[sizeof err->msg];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(where, sizeof where, fmt, ap);
+    va_end(ap);
+    const char *m = err->msg;
+    static const char model[] = "allocator model: tensor ";
+    if (!strncmp(m, model, sizeof model - 1)) {
+        const char *c = strchr(m + sizeof model - 1, ':');
+        if (c && c[1] == ' ') m = c + 2;
+    }
+    snprintf(msg, sizeof msg, "%s", m);
+    size_t w = strlen(where);
+    if (w + 2 >= sizeof err->msg) return;
+    memcpy(err->msg, where, w);
+    memcpy(err->msg + w, ": ", 2);
+    size_t n = strlen(msg), room = sizeof err->msg - w - 3;
+    memcpy(err->msg + w + 2, msg, n < room ? n : room);
+    err->msg[w + 2 + (n < room ? n : room)] = 0;
 }
 
 /* Bytes of [addr, addr+size) that the window's segment_map events cover (an upper
@@ -294,7 +325,11 @@ static remat_status build_start(const remat_ext_device *d, state *s, int fresh, 
     if (expandable) note(r, "expandable segments in the start state are replayed as fixed segments (page mapping not modelled)");
     for (int64_t g = 0; g < n_start && st == REMAT_OK; g++) {
         int k = lane_of(s, start[g].stream, err);
-        if (k < 0) { st = err && err->status ? err->status : REMAT_ERR_NOMEM; break; }
+        if (k < 0) {
+            st = err && err->status ? err->status : REMAT_ERR_NOMEM;
+            if (st == REMAT_ERR_INPUT) where_prefix(err, "segment at 0x%llx", (unsigned long long)start[g].addr);
+            break;
+        }
         start[g].lane = k;
         if (fresh) continue;
         lane *l = &s->lanes[k];
@@ -417,10 +452,16 @@ remat_status remat_ext_replay_run(const remat_ext_trace *t, int32_t device, cons
             if (!known) r->streams++;
             int ln = lane_of(&s, e->stream, err);
             int64_t id = ln < 0 ? -1 : new_id(&s, ln, err);
-            if (id < 0) { st = err && err->status ? err->status : REMAT_ERR_NOMEM; break; }
-            lane *l = &s.lanes[ln];
+            if (id < 0) st = err && err->status ? err->status : REMAT_ERR_NOMEM;
             remat_alloc_result res;
-            if ((st = remat_alloc_model_alloc(l->m, id, e->size, &res, err)) != REMAT_OK) break;
+            if (st == REMAT_OK) st = remat_alloc_model_alloc(s.lanes[ln].m, id, e->size, &res, err);
+            if (st != REMAT_OK) {
+                if (st == REMAT_ERR_INPUT) /* the entry, as the snapshot numbers it */
+                    where_prefix(err, "device_traces[%d][%lld] (alloc of %lld bytes at 0x%llx, stream %lld)", (int)device,
+                                 (long long)i, (long long)e->size, (unsigned long long)e->addr, (long long)e->stream);
+                break;
+            }
+            lane *l = &s.lanes[ln];
             if (res.new_segment_bytes > 0 && res.segment >= l->n_base) {
                 /* a segment the model created: matched to the real one holding the recorded address */
                 if (!grow64(&l->base, &l->cap_base, res.segment + 1, err)) { st = REMAT_ERR_NOMEM; break; }
