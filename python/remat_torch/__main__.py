@@ -1,5 +1,4 @@
 """python3 -m remat_torch import|apply|record ... (docs/pytorch.md)."""
-import argparse
 import sys
 
 USAGE = """usage: python3 -m remat_torch COMMAND ...

@@ -30,7 +30,7 @@ lists which kernels do and which plans stay bit-identical).
 """
 import json
 import os
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Sequence, Tuple, Union
 
 import torch
 import torch.nn as nn
@@ -144,6 +144,10 @@ def _plan_units(model: Dict[str, Any], plan: Dict[str, Any], where: str, srcs: L
         if b0 + span > len(blocks):
             raise ValueError("%s.span: expected at most %d (the blocks left), got %d" % (at, len(blocks) - b0, span))
         ublocks = [blocks[j]["name"] for j in range(b0, b0 + span)]
+        inner = [b for b in ublocks[1:] if b in {x.get("name") for x in entries}]
+        if inner:
+            raise ValueError("%s.span: the span covers block %r, which the plan names too (a span's blocks are not "
+                             "named)" % (at, inner[0]))
         first = index[blocks[b0]["layers"][0]]
         last = index[blocks[b0 + span - 1]["layers"][-1]]
         for j in range(first, last + 1):

@@ -18,7 +18,6 @@ module (the user's batch-norm statistics and neuron states stay untouched), unde
 A layer is named by the module's qualified name (``layer1.0.conv1``); the add of a
 SEW block is ``layer1.0.add`` and a functional flatten at the top ``flatten``.
 """
-import copy
 import json
 import math
 import re

@@ -471,7 +471,9 @@ class ApplyPlan(unittest.TestCase):
                           ("b2/span9", "blocks[0].span"), ("stem/split@0", "blocks[0].splits"),
                           ({"blocks": [{"name": "b2", "k": 2}]}, "checkpoint: expected true"),
                           ({"blocks": [{"name": "b2", "checkpoint": True, "compressor": "zip"}]}, "compressor"),
-                          ("stem/span2,b2", "already in the unit")]:
+                          ("stem/span2,b2", "which the plan names too"),
+                          ({"blocks": [{"name": "stem", "checkpoint": True, "span": 2}, {"name": "b2"}]},
+                           "which the plan names too")]:
             with self.assertRaises(ValueError) as cm:
                 remat_torch.apply_plan(net, model, plan)
             self.assertIn(msg, str(cm.exception))
