@@ -23,7 +23,8 @@ What is recorded (docs/trace-schema.md, "External allocation stream, version 2")
   of every step's output gradient in backward;
 - which storages autograd saved for backward, and for which module
   (``torch.autograd.graph.saved_tensors_hooks``: the pack hook returns the tensor
-  itself, so the step keeps exactly what it keeps without the recorder).
+  detached, the same storage, so the step keeps exactly what it keeps without the
+  recorder).
 
 The recorder's own allocations are the sentinels only; they are removed from the
 stream. The storages that existed before recording started (parameters, buffers,
@@ -191,7 +192,9 @@ class _Hooks:
     def pack(self, t: torch.Tensor):
         mod = self.fwd_stack[-1] if self.fwd_stack else -1
         self.marks.mark(K_PACK, mod, storage=_storage_ptr(t))
-        return t
+        # the same storage without the autograd history: returning t itself would make a saved output hold its
+        # own grad_fn, a reference cycle that outlives the step (the step would hold more than without the hooks)
+        return t.detach()
 
     @staticmethod
     def unpack(t):
