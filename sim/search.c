@@ -333,7 +333,28 @@ remat_search_budget_opts remat_search_budget_opts_default(void) {
 void remat_search_budget_result_free(remat_search_budget_result *r) {
     remat_plan_free(&r->plan);
     remat_xfree(r->front);
+    remat_xfree(r->evaluated);
     memset(r, 0, sizeof *r);
+}
+
+remat_status remat_search_note_evaluated(remat_search_budget_result *out, const remat_plan *p, const remat_model *m,
+                                         const remat_search_figures *f, remat_error *err) {
+    remat_search_point x;
+    memset(&x, 0, sizeof x);
+    x.peak = f->peak;
+    x.time_s = f->time_s;
+    remat_plan_notation(p, m, x.label, sizeof x.label);
+    for (int i = 0; i < out->n_evaluated; i++)
+        if (!strcmp(out->evaluated[i].label, x.label)) return REMAT_OK;
+    if (out->n_evaluated == out->cap_evaluated) {
+        int cap = out->cap_evaluated ? 2 * out->cap_evaluated : 64;
+        remat_search_point *e = remat_xrealloc(out->evaluated, (size_t)cap * sizeof *e, err);
+        if (!e) return REMAT_ERR_NOMEM;
+        out->evaluated = e;
+        out->cap_evaluated = cap;
+    }
+    out->evaluated[out->n_evaluated++] = x;
+    return REMAT_OK;
 }
 
 static uint64_t splitmix(uint64_t *x) {
@@ -369,6 +390,7 @@ remat_status remat_search_budget(remat_sim *s, int64_t budget, const remat_searc
     remat_status st = choice ? remat_plan_init_empty(m, &p, err) : REMAT_ERR_NOMEM;
     if (st != REMAT_OK) goto done;
     if ((st = remat_search_evaluate(s, &p, &out->baseline, err)) != REMAT_OK) goto done;
+    if ((st = remat_search_note_evaluated(out, &p, m, &out->baseline, err)) != REMAT_OK) goto done;
     out->simulations++;
     if ((st = remat_search_block_options(m, &opts, err)) != REMAT_OK) goto done;
     for (int b = 0; b < nb; b++) out->options += opts[b].n;
@@ -384,6 +406,7 @@ remat_status remat_search_budget(remat_sim *s, int64_t budget, const remat_searc
         apply_choice(&p, opts, choice);
         remat_search_figures f;
         if ((st = remat_search_evaluate(s, &p, &f, err)) != REMAT_OK) break;
+        if ((st = remat_search_note_evaluated(out, &p, m, &f, err)) != REMAT_OK) break;
         out->simulations++;
         out->checked++;
         if (f.peak_live != peak || rel_diff(f.time_s, t) > 1e-9) out->mismatches++;
@@ -403,6 +426,7 @@ remat_status remat_search_budget(remat_sim *s, int64_t budget, const remat_searc
         apply_choice(&p, opts, choice);
         remat_search_figures f;
         if ((st = remat_search_evaluate(s, &p, &f, err)) != REMAT_OK) goto done;
+        if ((st = remat_search_note_evaluated(out, &p, m, &f, err)) != REMAT_OK) goto done;
         out->simulations++;
         if (f.peak <= budget) {
             out->found = 1;
@@ -443,6 +467,7 @@ remat_status remat_search_budget(remat_sim *s, int64_t budget, const remat_searc
             apply_choice(&p, opts, chs + (size_t)i * nb);
             remat_search_figures f;
             if ((st = remat_search_evaluate(s, &p, &f, err)) != REMAT_OK) break;
+            if ((st = remat_search_note_evaluated(out, &p, m, &f, err)) != REMAT_OK) break;
             out->simulations++;
             if (!out->found && f.peak < out->min_peak) {
                 /* nothing fits: under the caching model a front point can sit below the

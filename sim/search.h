@@ -117,6 +117,11 @@ typedef struct remat_search_budget_result {
     int64_t min_peak;                /* smallest peak reached (simulated); set when !found */
     remat_search_point *front;       /* owned, [n_front], peak descending */
     int n_front;
+    /* every plan the search simulated (check plans, rounds, front points, spans), once
+     * each by label, in the order simulated: what `search --pareto` writes and the figure
+     * draws as points (the front alone is 2 of ~100 of them) */
+    remat_search_point *evaluated;   /* owned, [n_evaluated] */
+    int n_evaluated, cap_evaluated;
     /* how the search went */
     int probes;                      /* simulations that measured the chain terms */
     int64_t simulations;             /* all simulations */
@@ -136,6 +141,10 @@ typedef struct remat_search_budget_result {
  * the per-block options (when the chain model check finds no mismatch). */
 remat_status remat_search_budget(remat_sim *s, int64_t budget, const remat_search_budget_opts *o,
                                  remat_search_budget_result *out, remat_error *err);
+/* Adds a simulated plan (peak, time, plan p of model m) to out->evaluated unless its
+ * label is there already. REMAT_ERR_NOMEM when the list cannot grow. */
+remat_status remat_search_note_evaluated(remat_search_budget_result *out, const remat_plan *p, const remat_model *m,
+                                         const remat_search_figures *f, remat_error *err);
 void remat_search_budget_result_free(remat_search_budget_result *r);
 
 /* The front as JSON, the format the plots read (docs/plots.md):
@@ -162,6 +171,12 @@ void remat_search_front_json(FILE *f, const remat_search_point *pts, int n, cons
 remat_status remat_search_write_front(const char *path, const remat_search_point *pts, int n,
                                       const remat_search_figures *baseline, int64_t budget_bytes,
                                       const remat_front_meta *meta, remat_error *err);
+
+/* The points a front file holds: every evaluated plan (r->evaluated), the chosen one
+ * (the plan r found) marked; r->front when nothing was recorded. *pts is owned by the
+ * caller (remat_xfree). */
+remat_status remat_search_points_for_file(const remat_search_budget_result *r, const remat_model *m,
+                                          remat_search_point **pts, int *n, remat_error *err);
 
 /* The chain model of s's model, measured by probes (exposed for tests and the
  * benchmark). opts: from remat_search_block_options. */

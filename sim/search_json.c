@@ -1,5 +1,8 @@
 /* search_json.c - the Pareto front as JSON (format in sim/search.h). */
 #include <stdio.h>
+#include <string.h>
+
+#include "core/model/plan_notation.h"
 
 #include "core/io/atomic_file.h"
 #include "core/base/size.h"
@@ -29,6 +32,23 @@ void remat_search_front_json(FILE *f, const remat_search_point *pts, int n, cons
     fprintf(f, "],\"baseline\":{\"peak_bytes\":%lld,\"time_s\":%.9g}", (long long)baseline->peak, baseline->time_s);
     if (budget_bytes > 0 && budget_bytes != REMAT_SIZE_INF) fprintf(f, ",\"budget_bytes\":%lld", (long long)budget_bytes);
     fputc('}', f);
+}
+
+remat_status remat_search_points_for_file(const remat_search_budget_result *r, const remat_model *m,
+                                          remat_search_point **pts, int *n, remat_error *err) {
+    const remat_search_point *src = r->n_evaluated ? r->evaluated : r->front;
+    int k = r->n_evaluated ? r->n_evaluated : r->n_front;
+    *n = 0;
+    *pts = remat_xcalloc((size_t)(k ? k : 1), sizeof **pts, err);
+    if (!*pts) return REMAT_ERR_NOMEM;
+    char chosen[160] = "";
+    if (r->found) remat_plan_notation(&r->plan, m, chosen, sizeof chosen);
+    for (int i = 0; i < k; i++) {
+        (*pts)[i] = src[i];
+        (*pts)[i].chosen = r->found && !strcmp(src[i].label, chosen);
+    }
+    *n = k;
+    return REMAT_OK;
 }
 
 remat_status remat_search_write_front(const char *path, const remat_search_point *pts, int n,

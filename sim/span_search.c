@@ -59,6 +59,7 @@ remat_status remat_search_budget_spans(remat_sim *s, int64_t budget, const remat
     for (int i = 0; i < g.n_plans && st == REMAT_OK; i++) {
         remat_search_figures f;
         st = remat_search_evaluate(s, &g.plans[i], &f, err);
+        if (st == REMAT_OK) st = remat_search_note_evaluated(out, &g.plans[i], m, &f, err);
         if (st != REMAT_OK) break;
         out->simulations++;
         if (f.peak < out->min_peak || out->min_peak <= 0) out->min_peak = f.peak;

@@ -342,6 +342,21 @@ TEST_F(Answers, ParetoFigureSaysWhatItPlots) {
     EXPECT_STREQ(cJSON_GetObjectItem(j, "peak_on")->valuestring, "reserved");
     EXPECT_EQ(num(j, "budget_total_bytes"), 520LL << 20);
     cJSON_Delete(j);
+    // every simulated plan is in the file, not only the front: more points than the front
+    std::string all = tmp_dir() + "/ans_front_all.json";
+    Proc big = remat("search --trace " + two + " --budget 1MiB --device-overhead 0 --budget-on live --pareto " + all +
+                     " --json");
+    ASSERT_EQ(big.rc, 0) << big.err;
+    cJSON *bj = cJSON_Parse(big.out.c_str()), *fj = cJSON_Parse(slurp(all).c_str());
+    ASSERT_TRUE(bj && fj);
+    int on_front = cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(bj, "front"), "points"));
+    int in_file = cJSON_GetArraySize(cJSON_GetObjectItem(fj, "points"));
+    EXPECT_GT(in_file, on_front) << "front " << on_front << ", file " << in_file;
+    int chosen = 0;
+    for (cJSON *x = cJSON_GetObjectItem(fj, "points")->child; x; x = x->next) chosen += cJSON_IsTrue(cJSON_GetObjectItem(x, "chosen"));
+    EXPECT_EQ(chosen, 1);
+    cJSON_Delete(bj);
+    cJSON_Delete(fj);
     Proc p = remat("plot --pareto " + front + " --out " + fig + " --data-only");
     ASSERT_EQ(p.rc, 0) << p.err;
     std::string gp = slurp(tmp_dir() + "/ans_front.gp");

@@ -127,8 +127,13 @@ static remat_status search(demo *d) {
         path_in(d, "pareto.json", path, sizeof path);
         remat_front_meta meta = {d->m.name, d->m.T, d->m.N, remat_budget_on_name(d->bud.on), d->bud.total,
                                  d->bud.overhead};
-        st = remat_search_write_front(path, d->found.front, d->found.n_front, &d->found.baseline, d->budget, &meta,
+        remat_search_point *pts = NULL;
+        int np = 0;
+        st = remat_search_points_for_file(&d->found, &d->m, &pts, &np, &d->err);
+        if (st == REMAT_OK)
+            st = remat_search_write_front(path, pts, np, &d->found.baseline, d->budget, &meta,
                                       &d->err);
+        remat_xfree(pts);
     }
     if (st == REMAT_OK && d->found.found) {
         char q[512];

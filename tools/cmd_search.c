@@ -245,8 +245,13 @@ static int run_budget(const answer_ctx *a, int64_t budget) {
     int ok = 1;
     if (r.found && out) ok = write_plan(a, out, &r.plan, m, &err);
     remat_front_meta meta = {m->name, m->T, m->N, remat_budget_on_name(a->budget.on), a->budget.total, a->budget.overhead};
-    if (ok && pareto)
-        ok = remat_search_write_front(pareto, r.front, r.n_front, &r.baseline, budget, &meta, &err) == REMAT_OK;
+    if (ok && pareto) { /* every simulated plan: the figure draws them all and its own front */
+        remat_search_point *pts = NULL;
+        int np = 0;
+        ok = remat_search_points_for_file(&r, m, &pts, &np, &err) == REMAT_OK &&
+             remat_search_write_front(pareto, pts, np, &r.baseline, budget, &meta, &err) == REMAT_OK;
+        remat_xfree(pts);
+    }
     if (ok && json) {
         printf("{\"mode\":\"budget\",\"budget_bytes\":%lld", (long long)(budget == REMAT_SIZE_INF ? -1 : budget));
         cli_steady_json(stdout, remat_sim_results(s)->n_iters, a->recorded_steps);
