@@ -130,6 +130,64 @@ class RecordTest(unittest.TestCase):
         with open(os.path.join(self.tmp, "fig.gp")) as f:
             self.assertIn("on CPU, recorded", f.read())
 
+    def test_the_recorder_changes_nothing(self):
+        """The recorded steps hold what the same steps hold without the recorder (its hooks keep no tensor alive
+        and leave no cycle), step after step: the peaks of a hook-free profile of the same steps."""
+        from torch.profiler import ProfilerActivity, profile, record_function
+        import torch.nn.functional as F
+
+        def make():
+            torch.manual_seed(3)
+            net = nn.Sequential(layer.Conv2d(2, 4, 3, padding=1), layer.BatchNorm2d(4), neuron.LIFNode(),
+                                layer.MaxPool2d(2), layer.Flatten(), layer.Linear(64, 10), neuron.LIFNode())
+            functional.set_step_mode(net, "m")
+            return net, torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+        x = torch.rand(4, 2, 2, 8, 8)
+        labels = torch.tensor([2, 7])
+        # the recorded steps, in a fresh interpreter (a cycle's lifetime depends on when the collector runs)
+        path = os.path.join(self.tmp, "batch.pt")
+        torch.save({"x": x, "labels": labels}, path)
+        script = (
+            "import json, sys, torch, torch.nn as nn\n"
+            "from spikingjelly.activation_based import functional, layer, neuron\n"
+            "from remat_torch import record as R\n"
+            "torch.manual_seed(3)\n"
+            "net = nn.Sequential(layer.Conv2d(2, 4, 3, padding=1), layer.BatchNorm2d(4), neuron.LIFNode(),\n"
+            "                    layer.MaxPool2d(2), layer.Flatten(), layer.Linear(64, 10), neuron.LIFNode())\n"
+            "functional.set_step_mode(net, 'm')\n"
+            "opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)\n"
+            "b = torch.load(sys.argv[1])\n"
+            "rec = R.record(net, b['x'], b['labels'], out=None, steps=3, optimizer=opt, classes=10)\n"
+            "print(json.dumps([st['peak_live_bytes'] - rec['live_before_bytes'] for st in rec['steps']]))\n")
+        p = subprocess.run([sys.executable, "-c", script, path], capture_output=True, text=True,
+                           env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        got = json.loads(p.stdout)
+        net, opt = make()
+        with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+            for i in range(3):
+                with record_function("plain_step_%d" % i):
+                    opt.zero_grad()
+                    y = net(x)
+                    L = F.mse_loss(y.mean(0), F.one_hot(labels, 10).to(y.dtype))
+                    L.backward()
+                    opt.step()
+                    functional.reset_net(net)
+                    del y, L
+        win, ev = {}, []
+        for e in R._walk(prof.profiler.kineto_results.experimental_event_tree()):
+            if e.name.startswith("plain_step_"):
+                win[int(e.name[len("plain_step_"):])] = (e.start_time_ns, e.end_time_ns)
+            elif type(e.extra_fields).__name__ == "_ExtraFields_Allocation":
+                ev.append((e.start_time_ns, e.extra_fields.alloc_size))
+        ev.sort()
+        live, curve = 0, []
+        for ns, b in ev:  # live bytes allocated since the profile began (the reporter's total is process-wide)
+            live += b
+            curve.append((ns, live))
+        want = [max(t for ns, t in curve if win[i][0] <= ns <= win[i][1]) for i in range(3)]
+        self.assertEqual(got, want)
+
     def test_corrupted_trace_refused(self):
         bad = os.path.join(self.tmp, "bad.h5")
         with open(self.trace, "rb") as src, open(bad, "wb") as dst:
