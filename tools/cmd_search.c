@@ -147,6 +147,15 @@ static void print_compare(const char *what, const remat_search_figures *f, const
            cli_fmt_bytes(b->peak, b2, sizeof b2), f->time_s, b->time_s > 0 ? 100.0 * (f->time_s / b->time_s - 1) : 0);
 }
 
+/* With --ranks: the world the figures are each rank's of ("ranks", "reduce_blocks", the
+ * rank's share "rank_N"; docs/mpi.md), each followed by a comma. */
+static void print_ranks_json(const remat_sim *s) {
+    const remat_shard *sh = remat_sim_shard(s);
+    if (sh)
+        printf("\"ranks\":%d,\"reduce_blocks\":%d,\"rank_N\":%lld,", sh->ranks, sh->blocks,
+               (long long)remat_sim_model(s)->N);
+}
+
 static int run_level(const answer_ctx *a, int level, int preset) {
     remat_sim *s = a->s;
     const char *out = a->out, *pareto = a->pareto;
@@ -182,8 +191,9 @@ static int run_level(const answer_ctx *a, int level, int preset) {
     remat_front_meta meta = {m->name, m->T, m->N, remat_budget_on_name(a->budget.on), -1, a->budget.overhead};
     if (ok && pareto && pts) ok = remat_search_write_front(pareto, pts, np, &base, 0, &meta, &err) == REMAT_OK;
     if (ok && json) {
-        printf("{\"mode\":\"level\",\"level\":%d,\"peak_on\":\"%s\",\"label\":", level,
-               remat_budget_on_name(a->budget.on));
+        printf("{\"mode\":\"level\",\"level\":%d,\"peak_on\":\"%s\",", level, remat_budget_on_name(a->budget.on));
+        print_ranks_json(s);
+        printf("\"label\":");
         remat_json_string(stdout, label);
         cli_steady_json(stdout, remat_sim_results(s)->n_iters, a->recorded_steps);
         printf(",");
@@ -253,7 +263,9 @@ static int run_budget(const answer_ctx *a, int64_t budget) {
         remat_xfree(pts);
     }
     if (ok && json) {
-        printf("{\"mode\":\"budget\",\"budget_bytes\":%lld", (long long)(budget == REMAT_SIZE_INF ? -1 : budget));
+        printf("{\"mode\":\"budget\",");
+        print_ranks_json(s);
+        printf("\"budget_bytes\":%lld", (long long)(budget == REMAT_SIZE_INF ? -1 : budget));
         cli_steady_json(stdout, remat_sim_results(s)->n_iters, a->recorded_steps);
         cli_budget_json(stdout, 1, &a->budget, a->src);
         printf(",\"fits\":%s,\"needed_bytes\":%lld,\"label\":", r.found ? "true" : "false",
