@@ -98,7 +98,50 @@ static int h_le(const cand *a, const cand *b, int nit) {
     return 1;
 }
 
-/* Keeps the non-dominated candidates in place; returns how many. */
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Two iterations, candidates sorted by time: v[i] is dominated when an earlier one
+ * has h[0] and h[1] no larger. A Fenwick tree over the ranks of h[0] holds the least
+ * h[1] of the kept candidates up to each rank: O(n log n) instead of O(n x kept),
+ * with the same survivors in the same order. -1 when out of memory. */
+static int64_t prune2(cand *v, int64_t n) {
+    int64_t *h0 = remat_xmalloc((size_t)n * sizeof *h0, NULL), *tree = remat_xmalloc((size_t)(n + 1) * sizeof *tree, NULL);
+    if (!h0 || !tree) {
+        remat_xfree(h0);
+        remat_xfree(tree);
+        return -1;
+    }
+    for (int64_t i = 0; i < n; i++) h0[i] = v[i].h[0];
+    qsort(h0, (size_t)n, sizeof *h0, cmp_i64);
+    int64_t u = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (u == 0 || h0[i] != h0[u - 1]) h0[u++] = h0[i];
+    for (int64_t i = 0; i <= u; i++) tree[i] = INT64_MAX;
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t lo = 0, hi = u; /* rank: h0[rank] == v[i].h[0], 1-based in the tree */
+        while (lo < hi) {
+            int64_t mid = (lo + hi) / 2;
+            if (h0[mid] < v[i].h[0]) lo = mid + 1;
+            else hi = mid;
+        }
+        int64_t least = INT64_MAX;
+        for (int64_t r = lo + 1; r > 0; r -= r & -r)
+            if (tree[r] < least) least = tree[r];
+        if (least <= v[i].h[1]) continue; /* an earlier (faster) one has both H no larger */
+        for (int64_t r = lo + 1; r <= u; r += r & -r)
+            if (v[i].h[1] < tree[r]) tree[r] = v[i].h[1];
+        v[k++] = v[i];
+    }
+    remat_xfree(h0);
+    remat_xfree(tree);
+    return k;
+}
+
+/* Keeps the non-dominated candidates in place; returns how many (-1: out of memory). */
 static int64_t prune(cand *v, int64_t n, int nit) {
     if (n == 0) return 0;
     g_nit = nit;
@@ -114,6 +157,7 @@ static int64_t prune(cand *v, int64_t n, int nit) {
         return k;
     }
     qsort(v, (size_t)n, sizeof *v, cand_cmp_t);
+    if (nit == 2) return prune2(v, n);
     for (int64_t i = 0; i < n; i++) {
         int dominated = 0;
         for (int64_t j = 0; j < k && !dominated; j++) dominated = h_le(&v[j], &v[i], nit);
@@ -275,7 +319,10 @@ static remat_status solve(const remat_chain *c, int64_t budget, int ignore_time,
                     x->opt = kept[q];
                 }
             if (stats) stats->states += n;
-            n = prune(next, n, nit);
+            if ((n = prune(next, n, nit)) < 0) {
+                st = remat_error_set(err, REMAT_ERR_NOMEM, "chain: out of memory pruning %lld states", (long long)n_cur);
+                goto done;
+            }
         }
         if (stats && n > stats->max_front) stats->max_front = n;
         stages[b].parent = remat_xmalloc((size_t)(n ? n : 1) * sizeof(int32_t), err);

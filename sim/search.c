@@ -10,7 +10,7 @@
 #include "core/model/plan_notation.h"
 #include "sim/profile.h"
 
-static double now_s(void) {
+double remat_search_now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
@@ -113,6 +113,19 @@ remat_status remat_search_greedy(remat_sim *s, int level, remat_search_preset pr
     const remat_model *m = remat_sim_model(s);
     int nb = m->n_blocks;
     if (level < 0 || level > 4) return remat_error_set(err, REMAT_ERR_INPUT, "level: expected 0..4, got %d", level);
+    /* the work, bounded by the input: each candidate is one simulation of every block */
+    int64_t divisors = 0, per_block = 0, most_layers = 0;
+    for (int64_t k = 2; k <= m->T; k++) divisors += m->T % k == 0;
+    for (int b = 0; b < nb; b++)
+        if (m->blocks[b].n_layers > most_layers) most_layers = m->blocks[b].n_layers;
+    per_block = (level >= 2 ? most_layers : 0) + (level >= 3 ? divisors : 0) + (level >= 4 ? 1 : 0);
+    const int64_t sims = 2 + (int64_t)nb * per_block, work = sims * nb;
+    if (work > REMAT_LEVEL_WORK)
+        return remat_error_set(err, REMAT_ERR_INPUT,
+                               "--level %d: about %lld simulations of %d blocks (%lld simulated blocks), above the "
+                               "limit of %lld (REMAT_LEVEL_WORK: the levels try each block in turn, so the work grows "
+                               "as blocks^2); --budget searches larger models",
+                               level, (long long)sims, nb, (long long)work, (long long)REMAT_LEVEL_WORK);
     remat_status st = remat_plan_init_empty(m, out, err);
     if (st != REMAT_OK) return st;
     remat_plan cand;
@@ -378,7 +391,7 @@ remat_status remat_search_budget(remat_sim *s, int64_t budget, const remat_searc
     remat_search_budget_opts def = remat_search_budget_opts_default();
     if (!o) o = &def;
     memset(out, 0, sizeof *out);
-    double t_start = now_s();
+    double t_start = remat_search_now_s();
     const remat_model *m = remat_sim_model(s);
     int nb = m->n_blocks;
     remat_block_options *opts = NULL;
@@ -519,7 +532,7 @@ remat_status remat_search_budget(remat_sim *s, int64_t budget, const remat_searc
         remat_xfree(chs);
     }
 done:
-    out->seconds = now_s() - t_start;
+    out->seconds = remat_search_now_s() - t_start;
     remat_chain_free(&chain);
     remat_search_options_free(opts, nb);
     remat_plan_free(&p);

@@ -80,6 +80,10 @@ typedef struct remat_search_log {
 
 void remat_search_log_free(remat_search_log *l);
 
+/* The most work a --level search may take, in simulated blocks (about blocks x
+ * (2 + blocks x candidates per block)); above it the search is refused up front. */
+#define REMAT_LEVEL_WORK ((int64_t)1 << 22)
+
 /* Level 0: the empty plan. 1: checkpoint the first 50/75/100 % of the blocks
  * ordered by input size (largest first; ties keep model order), each with the
  * smallest lossless compressor that validates (sizes from the baseline's spike
@@ -91,6 +95,9 @@ void remat_search_log_free(remat_search_log *l);
  * (for remat_sim_model(s)); log (may be NULL) every step tried. */
 remat_status remat_search_greedy(remat_sim *s, int level, remat_search_preset preset, remat_plan *out,
                                  remat_search_figures *fig, remat_search_log *log, remat_error *err);
+
+/* Seconds on the monotonic clock (the searches' timings). */
+double remat_search_now_s(void);
 
 /* ---- exact search under a budget ---------------------------------------------- */
 typedef struct remat_search_point {
@@ -129,7 +136,9 @@ typedef struct remat_search_budget_result {
     int checked, mismatches;         /* chain model vs full simulation on check plans */
     remat_chain_stats stats;
     int64_t options;                 /* options over all blocks */
-    double seconds;
+    int64_t span_candidates;         /* span plans of the model (remat_search_budget_spans) */
+    int64_t span_simulated;          /* of those, simulated (at most REMAT_SPAN_WORK / n_blocks) */
+    double seconds;                  /* the whole search, spans included */
 } remat_search_budget_result;
 
 /* The least predicted step time whose predicted peak fits budget: a dynamic

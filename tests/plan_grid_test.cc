@@ -131,6 +131,35 @@ TEST(PlanGrid, OneBlockVaries) {
     EXPECT_EQ(remat_xmem_live(), live0);
 }
 
+// Span plans grow as blocks^2; the search takes an evenly spaced subset of them.
+TEST(PlanGrid, SpansSampledEvenlyUpToTheLimit) {
+    Model t("tiny-resnet-bn");
+    remat_error err{};
+    remat_plan_grid all{}, some{};
+    ASSERT_EQ(remat_plan_grid_spans(&t.m, &all, &err), REMAT_OK) << err.msg;
+    int64_t divisors = 0;
+    for (int64_t k = 1; k <= t.m.T; k++) divisors += t.m.T % k == 0;
+    const int64_t n = t.m.n_blocks;
+    EXPECT_EQ(remat_plan_grid_span_candidates(&t.m), (n - 1) * n / 2 * REMAT_COMP_COUNT * divisors);
+    EXPECT_LE(all.n_plans, remat_plan_grid_span_candidates(&t.m));
+    ASSERT_GT(all.n_plans, 6);
+    ASSERT_EQ(remat_plan_grid_spans_sampled(&t.m, 6, &some, &err), REMAT_OK) << err.msg;
+    EXPECT_GE(some.n_plans, 1);
+    EXPECT_LE(some.n_plans, 6);
+    // each sampled plan is one of the full list
+    for (int i = 0; i < some.n_plans; i++) {
+        int found = 0;
+        for (int j = 0; j < all.n_plans && !found; j++) found = !strcmp(some.plans[i].path, all.plans[j].path);
+        EXPECT_TRUE(found) << some.plans[i].path;
+    }
+    check_grid(t.m, some);
+    remat_plan_grid_free(&some);
+    ASSERT_EQ(remat_plan_grid_spans_sampled(&t.m, 0, &some, &err), REMAT_OK);
+    EXPECT_EQ(some.n_plans, all.n_plans);
+    remat_plan_grid_free(&some);
+    remat_plan_grid_free(&all);
+}
+
 TEST(PlanGrid, UniformShapes) {
     Model t("tiny-resnet-bn");
     remat_plan_grid g{};

@@ -282,9 +282,10 @@ static int run_budget(const answer_ctx *a, int64_t budget) {
         remat_search_front_json(stdout, r.front, r.n_front, &r.baseline, budget, &meta);
         printf(",\"search\":{\"blocks\":%d,\"options\":%lld,\"probes\":%d,\"simulations\":%lld,\"rounds\":%d,"
                "\"dp_states\":%lld,\"dp_max_front\":%lld,\"chain_checked\":%d,\"chain_mismatches\":%d,"
-               "\"seconds\":%.6f}}\n",
+               "\"span_candidates\":%lld,\"span_simulated\":%lld,\"seconds\":%.6f}}\n",
                m->n_blocks, (long long)r.options, r.probes, (long long)r.simulations, r.rounds, (long long)r.stats.states,
-               (long long)r.stats.max_front, r.checked, r.mismatches, r.seconds);
+               (long long)r.stats.max_front, r.checked, r.mismatches, (long long)r.span_candidates,
+               (long long)r.span_simulated, r.seconds);
     } else if (ok) {
         printf("budget search, model %s (T=%lld, N=%lld)\n", m->name, (long long)m->T, (long long)m->N);
         cli_budget_print(stdout, &a->budget, a->src);
@@ -313,6 +314,11 @@ static int run_budget(const answer_ctx *a, int64_t budget) {
                "chain model checked on %d plans (%d mismatches), %.3f s\n",
                m->n_blocks, (long long)r.options, r.probes, (long long)r.simulations, r.rounds, r.rounds == 1 ? "" : "s",
                r.checked, r.mismatches, r.seconds);
+        if (r.span_simulated < r.span_candidates)
+            printf("search: span plans: %lld of %lld simulated, evenly spaced (the limit: %lld simulated blocks "
+                   "in all, REMAT_SPAN_WORK, so %lld plans of %d blocks)\n",
+                   (long long)r.span_simulated, (long long)r.span_candidates, (long long)REMAT_SPAN_WORK,
+                   (long long)(REMAT_SPAN_WORK / m->n_blocks < 64 ? 64 : REMAT_SPAN_WORK / m->n_blocks), m->n_blocks);
         if (r.found && out) next_steps(a);
     }
     int rc = ok ? 0 : cli_fail("search", &err);

@@ -346,18 +346,40 @@ void remat_plan_grid_free(remat_plan_grid *g) {
     memset(g, 0, sizeof *g);
 }
 
+int64_t remat_plan_grid_span_candidates(const remat_model *m) {
+    int64_t divisors = 0;
+    for (int64_t k = 1; k <= m->T; k++) divisors += m->T % k == 0;
+    int64_t n = m->n_blocks, spans = n >= 2 ? (n - 1) * n / 2 : 0; /* (b, s >= 2) with b + s <= n */
+    return spans * REMAT_COMP_COUNT * divisors;
+}
+
 remat_status remat_plan_grid_spans(const remat_model *m, remat_plan_grid *out, remat_error *err) {
+    return remat_plan_grid_spans_sampled(m, 0, out, err);
+}
+
+remat_status remat_plan_grid_spans_sampled(const remat_model *m, int64_t max_plans, remat_plan_grid *out,
+                                           remat_error *err) {
     grid_builder gb;
     remat_block_plan *cur = NULL;
     remat_status st = begin(m, out, &gb, &cur, err);
     remat_plan scratch;
     memset(&scratch, 0, sizeof scratch);
     if (st == REMAT_OK) st = remat_plan_init_empty(m, &scratch, err);
+    const int64_t total = remat_plan_grid_span_candidates(m);
+    const int sample = max_plans > 0 && total > max_plans;
+    int64_t at = 0, owed = 0; /* candidate index, in the order below; picks still to make */
     for (int b = 0; st == REMAT_OK && b < m->n_blocks; b++)
         for (int span = 2; st == REMAT_OK && b + span <= m->n_blocks; span++)
             for (int c = 0; st == REMAT_OK && c < REMAT_COMP_COUNT; c++)
                 for (int64_t k = 1; st == REMAT_OK && k <= m->T; k++) {
                     if (m->T % k) continue;
+                    const int64_t i = at++;
+                    /* evenly spaced: a pick is due when i * max / total steps; an invalid
+                     * candidate passes its pick to the next valid one */
+                    if (sample) {
+                        owed += ((i + 1) * max_plans) / total - (i * max_plans) / total;
+                        if (owed == 0) continue;
+                    }
                     remat_block_plan o;
                     memset(&o, 0, sizeof o);
                     o.checkpoint = 1;
@@ -367,6 +389,7 @@ remat_status remat_plan_grid_spans(const remat_model *m, remat_plan_grid *out, r
                     if (!option_valid(m, &scratch, b, &o)) continue;
                     cur[b] = o;
                     st = grid_push(&gb, cur);
+                    if (sample) owed--;
                     memset(&cur[b], 0, sizeof cur[b]);
                     cur[b].k = 1;
                 }

@@ -66,6 +66,14 @@ remat_status remat_plan_grid_random(const remat_model *m, uint64_t seed, int cou
  * Spans are not block options (a span constrains the blocks it covers), so the
  * other grids and the product leave them out. */
 remat_status remat_plan_grid_spans(const remat_model *m, remat_plan_grid *out, remat_error *err);
+/* The same with at most max_plans of the candidates (b, s, compressor, k), evenly
+ * spaced in that order, an invalid one's pick passed to the next valid candidate
+ * (max_plans <= 0: all of them); remat_plan_grid_span_candidates
+ * counts the candidates (valid or not): (n_blocks - 1) * n_blocks / 2 spans times the
+ * compressors times the divisors of T, which grows as n_blocks^2. */
+remat_status remat_plan_grid_spans_sampled(const remat_model *m, int64_t max_plans, remat_plan_grid *out,
+                                           remat_error *err);
+int64_t remat_plan_grid_span_candidates(const remat_model *m);
 /* Number of plans in the full product of the blocks' options, saturating at
  * INT64_MAX. */
 int64_t remat_plan_grid_product_size(const remat_model *m, remat_error *err);
