@@ -365,7 +365,13 @@ int remat_cmd_verify(int argc, char **argv) {
     remat_tools_world world; /* under mpirun the grid's plans are dealt over the ranks */
     memset(&world, 0, sizeof world);
     world.size = 1;
-    if (grid && (rc = remat_tools_world_open("verify", &world)) != 0) return rc;
+    if ((rc = remat_tools_world_open("verify", &world)) != 0) return rc;
+    if (world.size > 1 && !grid) {
+        fprintf(stderr, "remat verify: --plan: one plan is not dealt over ranks (expected --grid under mpirun, or "
+                        "one process)\n");
+        remat_tools_world_close(&world);
+        return 2;
+    }
     if (world.size > 1 && slice_s) {
         fprintf(stderr, "remat verify: --slice: not under mpirun (the ranks are the slices)\n");
         remat_tools_world_close(&world);
