@@ -199,7 +199,9 @@ remat_status remat_trace_write_h5(const remat_trace *t, const char *path, remat_
     snprintf(simd, sizeof simd, "%.*s", (int)sizeof t->simd, t->simd);
     if (st == REMAT_OK && simd[0]) /* optional: only traces recorded on the reference backend */
         st = remat_h5_attr_write_str(f, path, "/", "simd", simd, err);
-    if (st == REMAT_OK) /* not in the checksum: traces before it load as they are */
+    /* not in the checksum: traces before it load as they are; a trace read from a file
+     * that did not record it is written back without it */
+    if (st == REMAT_OK && strcmp(t->remat_version, REMAT_TRACE_VERSION_UNRECORDED) != 0)
         st = remat_h5_attr_write_str(f, path, "/", "remat_version", t->remat_version[0] ? t->remat_version : REMAT_VERSION,
                                      err);
     if (st == REMAT_OK && t->device_total_bytes > 0) /* optional: only traces recorded on a GPU */
