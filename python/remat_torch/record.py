@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import os
 import struct
+import sys
 import zlib
 from typing import Callable, Dict, List, Optional, Sequence, Union
 
@@ -688,3 +689,14 @@ def main(argv=None) -> int:
                                                                        st["live_at_start"]))
         print("next: remat simulate --trace %s --plan PLAN" % a.out)
     return 0
+
+
+# `remat_torch.record` names both this module (once imported, the package attribute is the
+# module) and the function (interfaces.md: remat_torch.record(net, x, labels, ...)): calling
+# the module calls the function, so both spellings work whichever was imported first.
+class _CallableModule(sys.modules[__name__].__class__):
+    def __call__(self, *args, **kwargs):
+        return record(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

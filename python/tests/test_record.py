@@ -72,6 +72,12 @@ class RecordTest(unittest.TestCase):
             # no sentinel of the recorder is left in the stream
             self.assertFalse((f["devices/0/events/size"][()] == 1).any())
 
+    def test_package_name_is_the_function(self):
+        """interfaces.md: remat_torch.record(net, x, labels, ...), whatever was imported before."""
+        for _ in range(2):
+            s = remat_torch.record(self.net, self.x, self.labels, out=None, steps=1, model=self.model)
+            self.assertEqual(len(s["steps"]), 1)
+
     def test_plain_prediction_is_the_recording(self):
         rc, out, err = simulate(self.trace)
         self.assertEqual(rc, 0, err)
