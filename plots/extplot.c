@@ -90,12 +90,22 @@ remat_status remat_plot_ext(const remat_ext_trace *t, const remat_ext_curve *c, 
     fprintf(fp, "set title ");
     remat_gp_put_string(fp, title);
     fprintf(fp, " font \",13\"\n");
-    char xl[64];
-    if (c->x_is_time) snprintf(xl, sizeof xl, "time since the first event (%s)", xu.name);
+    /* a window whose events share one instant (one event, say) spans no time: draw its
+     * points one after the other, and say so, instead of an empty 0-1 axis */
+    int flat = !(xspan > 0);
+    char xl[160], px[48];
+    if (flat)
+        snprintf(xl, sizeof xl, "point of the window (its %lld event%s at one instant: no time to draw)",
+                 (long long)(c->n - 1), c->n == 2 ? "" : "s");
+    else if (c->x_is_time) snprintf(xl, sizeof xl, "time since the first event (%s)", xu.name);
     else snprintf(xl, sizeof xl, "event");
+    if (flat) snprintf(px, sizeof px, "%lld", (long long)c->peak_point);
+    else snprintf(px, sizeof px, "%.17g/xscale", c->x[c->peak_point]);
     fprintf(fp, "set xlabel ");
     remat_gp_put_string(fp, xl);
-    fprintf(fp, "\nset ylabel \"memory (%s)\"\nset yrange [0:%.17g]\nset xrange [0:*]\n", yu.name, ymax * 1.45 / yu.scale);
+    fprintf(fp, "\nset ylabel \"memory (%s)\"\nset yrange [0:%.17g]\n", yu.name, ymax * 1.45 / yu.scale);
+    if (flat) fprintf(fp, "set xrange [-0.5:%lld.5]\nset xtics 1\n", (long long)(c->n - 1));
+    else fprintf(fp, "set xrange [0:*]\n");
     fprintf(fp, "set grid xtics ytics lc rgb \"#d0d0d0\" lt 1 lw 0.6\nset tics out nomirror\nset border 3\n");
     fprintf(fp, "set key top right samplen 3 spacing 1.2 box lc rgb \"#cccccc\" opaque\n");
     fprintf(fp, "set style textbox opaque fc rgb \"white\" noborder margins 2,1\n");
@@ -113,13 +123,13 @@ remat_status remat_plot_ext(const remat_ext_trace *t, const remat_ext_curve *c, 
     int right = xspan > 0 && c->x[c->peak_point] > 0.6 * xspan;
     fprintf(fp, "set label 1 ");
     remat_gp_put_string(fp, peak);
-    fprintf(fp, " at first %.17g/xscale, first %.17g/yscale %s offset 0,4.5 boxed font \",9\" front\n",
-            c->x[c->peak_point], ymax * 1.04, right ? "right" : "left");
-    fprintf(fp, "set arrow 3 from first %.17g/xscale, first %.17g/yscale to first %.17g/xscale, first %lld/yscale "
+    fprintf(fp, " at first %s, first %.17g/yscale %s offset 0,4.5 boxed font \",9\" front\n", px, ymax * 1.04,
+            right ? "right" : "left");
+    fprintf(fp, "set arrow 3 from first %s, first %.17g/yscale to first %s, first %lld/yscale "
                 "nohead lw 0.8 lc rgb \"#888888\" front\n",
-            c->x[c->peak_point], ymax * 1.04, c->x[c->peak_point], (long long)c->peak_allocated);
-    fprintf(fp, "set object 1 circle at first %.17g/xscale, first %lld/yscale size char 0.5 fc rgb \"%s\" fs solid front\n",
-            c->x[c->peak_point], (long long)c->peak_allocated, remat_plot_trace_color(0));
+            px, ymax * 1.04, px, (long long)c->peak_allocated);
+    fprintf(fp, "set object 1 circle at first %s, first %lld/yscale size char 0.5 fc rgb \"%s\" fs solid front\n", px,
+            (long long)c->peak_allocated, remat_plot_trace_color(0));
     /* breakdown box */
     char box[2000];
     snprintf(box, sizeof box, "at the peak, by allocation site (top frames):");
@@ -135,10 +145,11 @@ remat_status remat_plot_ext(const remat_ext_trace *t, const remat_ext_curve *c, 
     fprintf(fp, "set label 2 ");
     remat_gp_put_string(fp, box);
     fprintf(fp, " at graph 0.01, graph 0.97 left boxed font \",9\" front\n");
-    fprintf(fp, "plot dat index 0 using ($1/xscale):($2/yscale) with steps lw 1.6 lc rgb \"%s\" title \"allocated (live blocks)\", \\\n",
-            remat_plot_trace_color(0));
-    fprintf(fp, "     dat index 1 using ($1/xscale):($2/yscale) with steps lw 1.4 dt (6,4) lc rgb \"%s\" title \"reserved (segments)\"\n",
-            remat_plot_trace_color(1));
+    const char *xcol = flat ? "0" : "($1/xscale)"; /* flat: the point's number (gnuplot's column 0) */
+    fprintf(fp, "plot dat index 0 using %s:($2/yscale) with steps lw 1.6 lc rgb \"%s\" title \"allocated (live blocks)\", \\\n",
+            xcol, remat_plot_trace_color(0));
+    fprintf(fp, "     dat index 1 using %s:($2/yscale) with steps lw 1.4 dt (6,4) lc rgb \"%s\" title \"reserved (segments)\"\n",
+            xcol, remat_plot_trace_color(1));
     if ((st = remat_afile_commit(&af, err)) != REMAT_OK) return st;
     return remat_figure_render(fo, files, err);
 }

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "tests/cli_runner.h"
+#include "tests/pickle_writer.h"
 
 namespace {
 
@@ -434,6 +435,37 @@ TEST_F(Answers, SnapshotPeakLabelDoesNotHideTheReservedLine) {
     ASSERT_NE(f, std::string::npos) << line;
     EXPECT_GT(std::stod(line.substr(f + 6)), 2097152.0) << line;
     EXPECT_TRUE(has(gp, "set arrow 3 from first ")) << gp;
+}
+
+// A snapshot window of one event spans no time: drawn point after point, and said so,
+// not on gnuplot's empty 0-1 axis.
+TEST_F(Answers, OneEventSnapshotWindow) {
+    using remat_test::Py;
+    const int64_t S = (int64_t)1 << 40, MiB = 1 << 20;
+    Py frames = Py::list({Py::dict({{"name", Py::str("fwd")}, {"filename", Py::str("m.py")}, {"line", Py::n(7)}})});
+    Py seg = Py::dict({{"device", Py::n(0)}, {"address", Py::n(S)}, {"total_size", Py::n(2 * MiB)},
+                       {"allocated_size", Py::n(MiB)}, {"stream", Py::n(0)}, {"segment_type", Py::str("large")},
+                       {"blocks", Py::list({Py::dict({{"address", Py::n(S)}, {"size", Py::n(MiB)},
+                                                      {"requested_size", Py::n(MiB)}, {"state", Py::str("active_allocated")},
+                                                      {"frames", frames}}),
+                                            Py::dict({{"address", Py::n(S + MiB)}, {"size", Py::n(MiB)},
+                                                      {"requested_size", Py::n(0)}, {"state", Py::str("inactive")}})})}});
+    Py single = Py::list({Py::dict({{"action", Py::str("alloc")}, {"addr", Py::n(S + MiB)}, {"size", Py::n(4096)},
+                                 {"stream", Py::n(0)}, {"time_us", Py::n(5)}, {"frames", frames}})});
+    std::vector<uint8_t> bytes =
+        remat_test::pickle_dumps(Py::dict({{"segments", Py::list({seg})}, {"device_traces", Py::list({single})}}));
+    std::string pk = tmp_dir() + "/ans_one.pickle", h5 = tmp_dir() + "/ans_one_snap.h5";
+    FILE *f = fopen(pk.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    fwrite(bytes.data(), 1, bytes.size(), f);
+    fclose(f);
+    ASSERT_EQ(remat("import-torch " + pk + " --out " + h5 + " --quiet").rc, 0);
+    Proc p = remat("plot --trace " + h5 + " --out " + tmp_dir() + "/ans_one.png --data-only");
+    ASSERT_EQ(p.rc, 0) << p.err;
+    std::string gp = slurp(tmp_dir() + "/ans_one.gp");
+    EXPECT_TRUE(has(gp, "its 1 event at one instant: no time to draw")) << gp;
+    EXPECT_TRUE(has(gp, "set xrange [-0.5:1.5]")) << gp;
+    EXPECT_FALSE(has(gp, "set xrange [0:*]")) << gp;
 }
 
 }  // namespace
