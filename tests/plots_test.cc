@@ -646,6 +646,32 @@ TEST(Figure, BreakdownBarsAddUpToThePeak) {
     EXPECT_EQ(gp.find("title \"optimizer state\""), std::string::npos);  // roles absent at the peak stay out of the key
 }
 
+// Every string of a script is one inert single-quoted literal (docs/security.md):
+// ' doubled, a line break as a concatenation, control characters dropped, nothing
+// else touched (backquotes, @, double quotes and backslashes are plain text there).
+TEST(Figure, GnuplotStringsAreSingleQuotedAndInert) {
+    char buf[256];
+    size_t n = remat_gp_quote(buf, sizeof buf, "it's `id` @x \"y\" \\");
+    EXPECT_EQ(n, strlen(buf));
+    EXPECT_STREQ(buf, "'it''s `id` @x \"y\" \\'");
+    remat_gp_quote(buf, sizeof buf, "a\nsystem('x')\x01\x7f");
+    EXPECT_STREQ(buf, "'a'.\"\\n\".'system(''x'')'");
+    EXPECT_EQ(remat_gp_quote(nullptr, 0, "abc"), 5u);  // the length it needs
+    char small[4];
+    EXPECT_EQ(remat_gp_quote(small, sizeof small, "abc"), 5u);  // cut: the caller must not use it
+    EXPECT_STREQ(small, "'ab");
+    std::string path = TmpDir() + "/gp_path.txt";
+    FILE *f = fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    remat_gp_put_path(f, "<touch x.dat");
+    fputc('\n', f);
+    remat_gp_put_path(f, "/abs/|cmd.png");
+    fputc('\n', f);
+    remat_gp_put_datum(f, "a\"b\nc");
+    fclose(f);
+    EXPECT_EQ(ReadAll(path), "'./<touch x.dat'\n'/abs/|cmd.png'\n\"a'b c\"");
+}
+
 TEST(Figure, OutputNamesAndMissingGnuplot) {
     remat_figure_opts fo = remat_figure_opts_default();
     remat_figure_files f;
