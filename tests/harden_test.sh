@@ -127,6 +127,12 @@ else
 fi
 no_temps "$tmp" "after failed writes"
 
+# without the shell's trap: remat ignores SIGXFSZ itself (was: killed silently, rc 153, a partial temporary left)
+err=$( (ulimit -f 8; exec timeout "$LIMIT" "$remat" run --model "$M" --trace "$tmp/full.h5" 2>&1 >/dev/null) ); code=$?
+[ "$code" = 2 ] && echo "$err" | grep -q "File too large" && ok || bad "write past ulimit -f without a trap exited $code: $err"
+same "$tmp/full.h5" "$tmp/t.orig" "a write killed by the file-size limit damaged the old trace"
+no_temps "$tmp" "after a write past the file-size limit"
+
 # ---- two writers of one path: one whole file --------------------------------------
 for i in 1 2 3 4; do timeout "$LIMIT" "$remat" run --model "$M" --dump "$tmp/shared.h5" >/dev/null & done
 wait
@@ -204,6 +210,24 @@ expect 0 "" -- "$remat" run --model "$M" --seed 18446744073709551615
 expect 2 "not a seed" -- "$remat" run --model "$M" --seed 18446744073709551616
 expect 2 "not a seed" -- "$remat" run --model "$M" --seed -1
 expect 2 "expected one of --trace, --dump" -- "$remat" run --model "$M" --trace "$tmp/td.h5" --dump "$tmp/dd.h5"
+
+# ---- flags named in their own messages; values refused, not silently accepted -------
+expect 2 "^remat search: --level: expected 0..4, got -1" -- "$remat" search --trace "$tmp/t.h5" --level -1
+expect 2 "^remat run: --T: expected 1..1048576" -- "$remat" run --model "$M" --T 1048577
+expect 2 "allocator config: round_bytes: expected a power of two" -- "$remat" run --model "$M" --allocator-config round_bytes=3
+expect 2 "^remat tune: --budget: expected a positive memory budget, e.g. 8GiB or 8GB, got 0" -- \
+  "$remat" tune --trace "$tmp/t.h5" --budget 0
+expect 2 "max_split_size: given more than once" -- \
+  "$remat" run --model "$M" --allocator-config max_split_size=64MiB,max_split_size=128MiB
+expect 2 "expandable_segments: given more than once" -- \
+  "$remat" simulate --trace "$tmp/t.h5" --allocator-config expandable_segments:True,expandable_segments:False
+expect 2 "expected /spanN with N >= 2" -- "$remat" run --model "$M" --plan b1/span0
+expect 2 "'b1/k02': expected options" -- "$remat" run --model "$M" --plan b1/k02
+expect 2 "expected /kN with N >= 1" -- "$remat" run --model "$M" --plan b1/k0
+expect 2 "^remat search: --preset: applies to --level" -- "$remat" search --trace "$tmp/t.h5" --preset speed --budget 1GiB
+expect 2 "^remat tune: --backend: expected ref or cuda, got 'bogus'" -- \
+  "$remat" tune --trace "$tmp/t.h5" --budget 1GiB --backend bogus
+expect 2 "^remat verify: --sample: 0 \(expected a positive count" -- "$remat" verify --model "$M" --grid --sample 0
 
 # ---- demo: one error line on stderr (its stages go to stdout) ----------------------
 mkdir -p "$tmp/demo/baseline.h5"

@@ -1,5 +1,6 @@
 /* cmd_search.c - `remat search`: a plan chosen in the simulator, by greedy level
  * (0..4) or as the fastest plan under a memory budget (sim/search.h). */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -394,10 +395,10 @@ static int search_record(const char *path, remat_ext_trace *t, int64_t budget, r
 }
 
 int remat_cmd_search(int argc, char **argv) {
-    const char *trace_path = NULL, *preset_name = "memory", *alloc_cfg = NULL, *out = NULL;
+    const char *trace_path = NULL, *preset_name = NULL, *alloc_cfg = NULL, *out = NULL;
     const char *pareto = NULL, *executor = NULL;
     cli_budget_flags bf = CLI_BUDGET_FLAGS_INIT;
-    int level = -1, N = 0, T = 0, iters = 0, json = 0, help = 0, ranks = 0, blocks = 0;
+    int level = INT_MIN, N = 0, T = 0, iters = 0, json = 0, help = 0, ranks = 0, blocks = 0; /* INT_MIN: not given */
     const cli_option opts[] = {
         {"--trace", CLI_STRING, &trace_path, "baseline trace (remat run --trace, no plan)"},
         CLI_BUDGET_OPTIONS(bf, "memory budget: the fastest plan that fits (see --budget-on, --device-overhead)"),
@@ -429,14 +430,21 @@ int remat_cmd_search(int argc, char **argv) {
     if (cli_refuse_overlap("search", ins, 1, outs, 2)) return 2;
     if (cli_check_sim_size("search", N, T, REMAT_SIM_MAX_N, REMAT_SIM_MAX_T)) return 2;
     int64_t budget = bf.budget;
-    if ((budget >= 0) == (level >= 0)) {
-        fprintf(stderr, "remat search: --budget/--level: expected exactly one of them\n");
-        return 2;
-    }
-    if (level > 4) {
+    if (level != INT_MIN && (level < 0 || level > 4)) {
         fprintf(stderr, "remat search: --level: expected 0..4, got %d\n", level);
         return 2;
     }
+    if ((budget >= 0) == (level != INT_MIN)) {
+        fprintf(stderr, "remat search: --budget/--level: expected exactly one of them\n");
+        return 2;
+    }
+    if (level == INT_MIN) level = -1; /* budget mode */
+    if (preset_name && level < 0) {
+        fprintf(stderr, "remat search: --preset: applies to --level (the share of blocks level 1 checkpoints), not "
+                        "to --budget\n");
+        return 2;
+    }
+    if (!preset_name) preset_name = "memory";
     if (budget == 0) {
         fprintf(stderr, "remat search: --budget: expected a positive size\n");
         return 2;

@@ -143,7 +143,15 @@ int remat_cmd_tune(int argc, char **argv) {
             return 2;
         }
     }
-    if (bf.budget <= 0) return cli_missing("tune", "--budget", "a positive memory budget, e.g. 8GiB or 8GB");
+    if (bf.budget < 0) return cli_missing("tune", "--budget", "a positive memory budget, e.g. 8GiB or 8GB");
+    if (bf.budget == 0) {
+        fprintf(stderr, "remat tune: --budget: expected a positive memory budget, e.g. 8GiB or 8GB, got 0\n");
+        return 2;
+    }
+    if (strcmp(backend, "ref") && strcmp(backend, "cuda")) {
+        fprintf(stderr, "remat tune: --backend: expected ref or cuda, got '%.40s'\n", backend);
+        return 2;
+    }
     if (strcmp(dim, "N") && strcmp(dim, "T")) {
         fprintf(stderr, "remat tune: --dim: expected N or T, got '%s'\n", dim);
         return 2;
@@ -208,10 +216,14 @@ int remat_cmd_tune(int argc, char **argv) {
     char ex_cfg[1024];
 #define FRAGMENTED(s) ((s)->value > 0 && (s)->fig.peak_reserved >= (s)->fig.peak_live + (s)->fig.peak_live / 5)
     const remat_tune_side *at = FRAGMENTED(&r.ckpt) ? &r.ckpt : &r.plain;
-    if (bud.on == REMAT_BUDGET_ON_RESERVED && FRAGMENTED(at) &&
-        !strstr(alloc_cfg ? alloc_cfg : trace.allocator_config, "expandable_segments=1")) {
-        snprintf(ex_cfg, sizeof ex_cfg, "%s%sexpandable_segments=1", alloc_cfg ? alloc_cfg : trace.allocator_config,
-                 (alloc_cfg ? alloc_cfg : trace.allocator_config)[0] ? "," : "");
+    remat_caching_config excfg;
+    remat_error pe = {0};
+    /* the settings in force with expandable segments on (each setting once in the text) */
+    int ex_ok = remat_caching_config_parse(alloc_cfg ? alloc_cfg : trace.allocator_config, &excfg, &pe) == REMAT_OK &&
+                !excfg.expandable_segments;
+    if (bud.on == REMAT_BUDGET_ON_RESERVED && FRAGMENTED(at) && ex_ok) {
+        excfg.expandable_segments = 1;
+        remat_caching_config_format(&excfg, ex_cfg, sizeof ex_cfg);
         remat_tune_opts xo = to;
         xo.sim.allocator_config = ex_cfg;
         cli_progress("tune: the same with expandable segments");

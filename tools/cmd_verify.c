@@ -235,7 +235,7 @@ static int run_plan(const remat_model *m, const remat_plan *p, const char *plan_
 int remat_cmd_verify(int argc, char **argv) {
     const char *model_path = NULL, *plan_path = NULL, *backend = "ref", *seed_s = NULL, *fault_s = NULL;
     const char *large = NULL, *sample_seed_s = NULL, *init_path = NULL;
-    int threads = 1, json = 0, help = 0, grid = 0, sample = 0, compressors = 0, no_check = 0, all_rows = 0;
+    int threads = 1, json = 0, help = 0, grid = 0, sample = -1, compressors = 0, no_check = 0, all_rows = 0; /* -1: no --sample */
     int eq_only = 0, quiet = 0, all_tensors = 0, T = 0, N = 0;
     int max_plans_i = 20000;
     cli_list dumps = {0}, merges = {0};
@@ -347,10 +347,11 @@ int remat_cmd_verify(int argc, char **argv) {
         fprintf(stderr, "remat verify: --max-plans: %d (expected 1 or more)\n", max_plans_i);
         return 2;
     }
-    if (sample < 0 || (sample && !grid)) {
+    if (sample == 0 || sample < -1 || (sample > 0 && !grid)) {
         fprintf(stderr, "remat verify: --sample: %d (expected a positive count, with --grid)\n", sample);
         return 2;
     }
+    if (sample < 0) sample = 0; /* not given: the full grid */
     int slice_i = 0, slice_n = 0;
     char tail;
     if (slice_s && (!grid || sscanf(slice_s, "%d/%d%c", &slice_i, &slice_n, &tail) != 2 || slice_n < 1 ||

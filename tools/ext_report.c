@@ -123,12 +123,12 @@ int remat_ext_report(const char *cmd, const char *origin, const remat_ext_trace 
     }
     /* what-if configurations: each over the recorded settings */
     int n_cfg = what_if ? what_if->n : 0;
-    remat_caching_config cfgs[CLI_LIST_MAX];
-    for (int k = 0; k < n_cfg; k++) {
-        char text[1024];
-        snprintf(text, sizeof text, "%s%s%s", t->allocator_config, t->allocator_config[0] ? "," : "", what_if->items[k]);
-        if (remat_caching_config_parse(text, &cfgs[k], &err) != REMAT_OK) return fail_in(cmd, "--allocator-config", &err);
-    }
+    remat_caching_config cfgs[CLI_LIST_MAX], recorded;
+    if (n_cfg && remat_caching_config_parse(t->allocator_config, &recorded, &err) != REMAT_OK)
+        return fail_in(cmd, "--allocator-config", &err);
+    for (int k = 0; k < n_cfg; k++)
+        if (remat_caching_config_parse_over(what_if->items[k], &recorded, &cfgs[k], &err) != REMAT_OK)
+            return fail_in(cmd, "--allocator-config", &err);
     int n_dev = 0;
     for (int32_t di = 0; di < t->n_devices; di++) n_dev += device >= 0 ? di == device : t->devices[di].n_events > 0;
     remat_ext_replay *res = n_dev ? remat_xcalloc((size_t)n_dev, sizeof *res, &err) : NULL;

@@ -1,4 +1,5 @@
 /* main.c - `remat`: one executable, one subcommand per tools/cmd_<name>.c. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -38,6 +39,9 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
+    /* A write past `ulimit -f` fails with EFBIG and is reported like any write error
+     * (its temporary removed) instead of SIGXFSZ killing the process silently. */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         usage(stderr);
         return 2;

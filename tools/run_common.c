@@ -65,6 +65,13 @@ int remat_tools_size_flags(const char *cmd, int T, int N) {
                 cmd, T < 0 ? "T" : "N", T < 0 ? T : N);
         return 2;
     }
+    if (T > REMAT_TRACE_MAX_T || N > REMAT_TRACE_MAX_N) { /* the model file's own limits */
+        fprintf(stderr, "remat %s: --%s: expected 1..%lld (the largest %s a model may have), got %d\n", cmd,
+                T > REMAT_TRACE_MAX_T ? "T" : "N",
+                (long long)(T > REMAT_TRACE_MAX_T ? REMAT_TRACE_MAX_T : REMAT_TRACE_MAX_N),
+                T > REMAT_TRACE_MAX_T ? "T" : "N", T > REMAT_TRACE_MAX_T ? T : N);
+        return 2;
+    }
     return 0;
 }
 

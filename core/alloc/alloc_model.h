@@ -79,6 +79,10 @@ remat_status remat_caching_config_parse(const char *text, remat_caching_config *
  * REMAT_ERR_INPUT. */
 remat_status remat_caching_config_parse_notes(const char *text, remat_caching_config *cfg, char *notes,
                                               size_t notes_len, remat_error *err);
+/* As remat_caching_config_parse, starting from base instead of the defaults: the
+ * settings text names change base's values (each setting once within text). */
+remat_status remat_caching_config_parse_over(const char *text, const remat_caching_config *base,
+                                             remat_caching_config *cfg, remat_error *err);
 /* The text form of cfg that remat_caching_config_parse reads back (every field,
  * sizes in bytes), e.g. for a trace's allocator_config attribute. Writes at most n
  * bytes including the NUL; returns the length it needed (snprintf style). */

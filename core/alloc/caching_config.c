@@ -58,7 +58,8 @@ static remat_status check_config(const remat_caching_config *c, remat_error *err
         if (!(cond))                                                                                         \
             return remat_error_set(err, REMAT_ERR_INPUT, "allocator config: %s: expected %s", field, what); \
     } while (0)
-    NEED(c->round_bytes >= 1, "round_bytes", "a size of at least 1 B");
+    NEED(c->round_bytes >= 1 && (c->round_bytes & (c->round_bytes - 1)) == 0, "round_bytes",
+         "a power of two (PyTorch's kMinBlockSize is 512 B)");
     NEED(c->small_size >= c->round_bytes, "small_size", "a size of at least round_bytes");
     NEED(c->small_segment >= c->small_size, "small_segment", "a size of at least small_size");
     NEED(c->large_segment > c->small_size, "large_segment", "a size larger than small_size");
@@ -135,13 +136,29 @@ remat_status remat_caching_config_parse(const char *text, remat_caching_config *
     return remat_caching_config_parse_notes(text, cfg, NULL, 0, err);
 }
 
+static remat_status parse_over(const char *text, const remat_caching_config *base, remat_caching_config *cfg,
+                               char *notes, size_t notes_len, remat_error *err);
+
 remat_status remat_caching_config_parse_notes(const char *text, remat_caching_config *cfg, char *notes,
                                               size_t notes_len, remat_error *err) {
-    remat_caching_config c = remat_caching_config_default();
+    remat_caching_config d = remat_caching_config_default();
+    return parse_over(text, &d, cfg, notes, notes_len, err);
+}
+
+remat_status remat_caching_config_parse_over(const char *text, const remat_caching_config *base,
+                                             remat_caching_config *cfg, remat_error *err) {
+    return parse_over(text, base, cfg, NULL, 0, err);
+}
+
+static remat_status parse_over(const char *text, const remat_caching_config *base, remat_caching_config *cfg,
+                               char *notes, size_t notes_len, remat_error *err) {
+    remat_caching_config c = *base;
     if (notes && notes_len) notes[0] = '\0';
     if (!text) text = "";
     const char *p = text;
     char item[128];
+    char seen[32][48]; /* the names given so far: each setting once */
+    int n_seen = 0;
     while (*p) {
         /* items end at a ',' outside brackets (roundup_power2_divisions:[256:1,512:2]) */
         const char *comma = NULL;
@@ -167,6 +184,21 @@ remat_status remat_caching_config_parse_notes(const char *text, remat_caching_co
         item[b - a] = 0;
         char *eq = strchr(item, '=');
         char *colon = strchr(item, ':');
+        { /* the name, as written before '=' or ':' */
+            char *end = colon && (!eq || colon < eq) ? colon : eq;
+            size_t nl = end ? (size_t)(end - item) : strlen(item);
+            while (nl && isspace((unsigned char)item[nl - 1])) nl--;
+            if (nl >= sizeof seen[0]) nl = sizeof seen[0] - 1;
+            for (int i = 0; i < n_seen; i++)
+                if (strlen(seen[i]) == nl && !strncmp(seen[i], item, nl))
+                    return remat_error_set(err, REMAT_ERR_INPUT,
+                                           "allocator config: %s: given more than once (expected each setting once)",
+                                           seen[i]);
+            if (n_seen < 32) {
+                memcpy(seen[n_seen], item, nl);
+                seen[n_seen++][nl] = 0;
+            }
+        }
         if (colon && (!eq || colon < eq)) { /* PyTorch's syntax, as PYTORCH_CUDA_ALLOC_CONF is written */
             *colon = 0;
             char *name = item, *value = colon + 1;

@@ -74,8 +74,9 @@ size_t remat_plan_notation(const remat_plan *p, const remat_model *m, char *buf,
 #define NOTATION_EXPECTED \
     "BLOCK[:compressor][/kN][/spanN][/split@LAYER]... entries separated by commas, or \"" REMAT_PLAN_NOTATION_NONE "\""
 
+/* A count as written in the notation: 1 to 9 digits, no leading zero (k02 is not k2). */
 static int parse_count(const char *s, size_t n, int *out) {
-    if (n == 0 || n > 9) return -1;
+    if (n == 0 || n > 9 || (s[0] == '0' && n > 1)) return -1;
     int v = 0;
     for (size_t i = 0; i < n; i++) {
         if (s[i] < '0' || s[i] > '9') return -1;
@@ -157,9 +158,11 @@ static remat_status parse_entry(const char *e, size_t n, const char *origin, con
             }
             bp->splits[q] = l;
         } else if (on > 4 && strncmp(o, "span", 4) == 0 && parse_count(o + 4, on - 4, &v) == 0 && !have_span) {
+            if (v < 2) return bad(err, origin, e, n, "/spanN with N >= 2 (the blocks one unit covers; no /span: one block)");
             bp->span = v;
             have_span = 1;
         } else if (on > 1 && o[0] == 'k' && parse_count(o + 1, on - 1, &v) == 0 && !have_k) {
+            if (v < 1) return bad(err, origin, e, n, "/kN with N >= 1 (time chunks)");
             bp->k = v;
             have_k = 1;
         } else {
