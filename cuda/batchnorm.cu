@@ -16,13 +16,13 @@
 template <typename T>
 __global__ void bn_stats_kernel(float *__restrict__ mean, float *__restrict__ rstd, float *__restrict__ running_mean,
                                 float *__restrict__ running_var, const T *__restrict__ inp, int64_t rows, int64_t C,
-                                int64_t hw) {
+                                int64_t hw, float momentum, double eps) {
     for (int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c < C; c += (int64_t)gridDim.x * blockDim.x) {
-        const remat_cuda::bn_stats s = remat_cuda::batchnorm_channel_stats(inp, rows, C, hw, c);
+        const remat_cuda::bn_stats s = remat_cuda::batchnorm_channel_stats(inp, rows, C, hw, c, eps);
         mean[c] = s.mean;
         rstd[c] = s.rstd;
-        if (running_mean) running_mean[c] = 0.9f * running_mean[c] + 0.1f * s.mean;
-        if (running_var) running_var[c] = 0.9f * running_var[c] + 0.1f * (float)s.unbiased;
+        if (running_mean) running_mean[c] = remat_cuda::batchnorm_running(running_mean[c], s.mean, momentum);
+        if (running_var) running_var[c] = remat_cuda::batchnorm_running(running_var[c], (float)s.unbiased, momentum);
     }
 }
 
@@ -80,12 +80,13 @@ __global__ void bn_dinp_kernel(T *__restrict__ dinp, const T *__restrict__ dout,
 template <typename T>
 static void batchnorm_forward(remat_cuda_ctx *c, T *out, float *mean, float *rstd, float *running_mean,
                               float *running_var, const T *inp, const float *weight, const float *bias, int64_t rows,
-                              int64_t C, int64_t hw) {
+                              int64_t C, int64_t hw, float momentum, double eps) {
     if (C <= 0) return;
     const unsigned sb = (unsigned)((C + BN_STAT_THREADS - 1) / BN_STAT_THREADS < 65535
                                        ? (C + BN_STAT_THREADS - 1) / BN_STAT_THREADS
                                        : 65535);
-    REMAT_LAUNCH(sb, BN_STAT_THREADS, 0, c->stream, bn_stats_kernel<T>)(mean, rstd, running_mean, running_var, inp, rows, C, hw);
+    REMAT_LAUNCH(sb, BN_STAT_THREADS, 0, c->stream, bn_stats_kernel<T>)(mean, rstd, running_mean, running_var, inp, rows, C, hw,
+                                                                              momentum, eps);
     cudaCheckLaunch();
     if (rows <= 0) return;
     REMAT_LAUNCH(remat_cuda_blocks(rows * C * hw), REMAT_CUDA_THREADS, 0, c->stream, bn_out_kernel<T>)(out, inp, mean, rstd,
@@ -119,13 +120,14 @@ static void batchnorm_backward(remat_cuda_ctx *c, T *dinp, float *dweight, float
 
 void remat_cuda_batchnorm_forward(remat_cuda_ctx *c, float *out, float *mean, float *rstd, float *running_mean,
                                   float *running_var, const float *inp, const float *weight, const float *bias,
-                                  int64_t rows, int64_t C, int64_t hw) {
-    batchnorm_forward(c, out, mean, rstd, running_mean, running_var, inp, weight, bias, rows, C, hw);
+                                  int64_t rows, int64_t C, int64_t hw, float momentum, double eps) {
+    batchnorm_forward(c, out, mean, rstd, running_mean, running_var, inp, weight, bias, rows, C, hw, momentum, eps);
 }
 void remat_cuda_batchnorm_forward_bf16(remat_cuda_ctx *c, uint16_t *out, float *mean, float *rstd,
                                        float *running_mean, float *running_var, const uint16_t *inp,
-                                       const float *weight, const float *bias, int64_t rows, int64_t C, int64_t hw) {
-    batchnorm_forward(c, out, mean, rstd, running_mean, running_var, inp, weight, bias, rows, C, hw);
+                                       const float *weight, const float *bias, int64_t rows, int64_t C, int64_t hw,
+                                       float momentum, double eps) {
+    batchnorm_forward(c, out, mean, rstd, running_mean, running_var, inp, weight, bias, rows, C, hw, momentum, eps);
 }
 void remat_cuda_batchnorm_backward(remat_cuda_ctx *c, float *dinp, float *dweight, float *dbias, const float *dout,
                                    const float *inp, const float *weight, const float *mean, const float *rstd,

@@ -137,9 +137,11 @@ struct bn_stats {
     double unbiased, var;
 };
 
-/* Statistics of channel c of [rows, C, hw]: positions (r, p) ascending, in double. */
+/* Statistics of channel c of [rows, C, hw]: positions (r, p) ascending, in double;
+ * rstd = 1/sqrt(var + eps). */
 template <typename T>
-REMAT_HOSTDEV bn_stats batchnorm_channel_stats(const T *inp, int64_t rows, int64_t C, int64_t hw, int64_t c) {
+REMAT_HOSTDEV bn_stats batchnorm_channel_stats(const T *inp, int64_t rows, int64_t C, int64_t hw, int64_t c,
+                                               double eps) {
     double sum = 0.0, sq = 0.0;
     const int64_t n = rows * hw;
     for (int64_t r = 0; r < rows; r++)
@@ -153,12 +155,17 @@ REMAT_HOSTDEV bn_stats batchnorm_channel_stats(const T *inp, int64_t rows, int64
     bn_stats s;
     s.var = n > 0 ? sq / (double)n : 0.0;
     s.mean = (float)mu;
-    s.rstd = (float)(1.0 / sqrt(s.var + 1e-5));
+    s.rstd = (float)(1.0 / sqrt(s.var + eps));
     s.unbiased = n > 1 ? sq / (double)(n - 1) : s.var;
     return s;
 }
 
 REMAT_HOSTDEV float batchnorm_out(float x, float m, float rs, float w, float b) { return (x - m) * rs * w + b; }
+
+/* A running statistic after one step: (1 - momentum) * running + momentum * value. */
+REMAT_HOSTDEV float batchnorm_running(float running, float value, float momentum) {
+    return (1.0f - momentum) * running + momentum * value;
+}
 
 /* sdy, sdyx of one channel (positions (r, p) ascending, double). */
 template <typename T>

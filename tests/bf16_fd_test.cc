@@ -222,13 +222,13 @@ TEST(Bf16FiniteDifferences, BatchNorm) {
     auto fwd = [=](const Vecs &v, float *y) {
         std::vector<float> mean((size_t)C), rstd((size_t)C);
         remat_ref_batchnorm_forward(y, mean.data(), rstd.data(), nullptr, nullptr, v[0].data(), v[1].data(),
-                                    v[2].data(), rows, C, hw);
+                                    v[2].data(), rows, C, hw, 0.1f, 1e-5);
     };
     LayerCase c{"batchnorm", {Rand(n, 11, -2.0f, 2.0f), Rand(C, 12, 0.5f, 1.5f), Rand(C, 13)}, n, fwd,
                 [=](const Vecs &v, const std::vector<float> &g, Vecs *d) {
                     std::vector<float> mean((size_t)C), rstd((size_t)C), y((size_t)n);
                     remat_ref_batchnorm_forward(y.data(), mean.data(), rstd.data(), nullptr, nullptr, v[0].data(),
-                                                v[1].data(), v[2].data(), rows, C, hw);
+                                                v[1].data(), v[2].data(), rows, C, hw, 0.1f, 1e-5);
                     remat_ref_batchnorm_backward((*d)[0].data(), (*d)[1].data(), (*d)[2].data(), g.data(),
                                                  v[0].data(), v[1].data(), mean.data(), rstd.data(), rows, C, hw);
                 },

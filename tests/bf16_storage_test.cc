@@ -181,9 +181,9 @@ TEST(Bf16Storage, BatchNorm) {
         B16 y((size_t)n);
         F32 yf((size_t)n);
         remat_ref_batchnorm_forward_bf16(y.data(), m.data(), r.data(), rm.data(), rv.data(), x.data(), w.data(),
-                                         b.data(), rows, C, hw);
+                                         b.data(), rows, C, hw, 0.1f, 1e-5);
         remat_ref_batchnorm_forward(yf.data(), mf.data(), rf.data(), rmf.data(), rvf.data(), Widen(x).data(), w.data(),
-                                    b.data(), rows, C, hw);
+                                    b.data(), rows, C, hw, 0.1f, 1e-5);
         ExpectSame(y, Round(yf), "bn out");
         ExpectSame(m, mf, "bn mean");
         ExpectSame(r, rf, "bn rstd");

@@ -262,7 +262,7 @@ TEST(BatchNormSpatial, StatisticsOverRowsAndPixelsAndFiniteDifferences) {
     auto gy = Rand(rows * C * hw, 54);
     std::vector<float> y(x.size()), mean(C), rstd(C), rm(C, 0.0f), rv(C, 1.0f);
     remat_ref_batchnorm_forward(y.data(), mean.data(), rstd.data(), rm.data(), rv.data(), x.data(), w.data(), b.data(),
-                                rows, C, hw);
+                                rows, C, hw, 0.1f, 1e-5);
     auto fwd = [&](const std::vector<double>& xd, const std::vector<double>& wd, const std::vector<double>& bd,
                    std::vector<double>* out) {
         out->assign(xd.size(), 0.0);

@@ -240,10 +240,10 @@ TEST(HostBodies, BatchNormMatchesReference) {
     Floats out(rows * C), mean(C), rstd(C), rm = uniform(C, -1, 1, 11), rv = uniform(C, 0.5, 2, 12);
     Floats rm0 = rm, rv0 = rv;
     remat_ref_batchnorm_forward(out.data(), mean.data(), rstd.data(), rm.data(), rv.data(), x.data(), w.data(), b.data(),
-                                rows, C, 1);
+                                rows, C, 1, 0.1f, 1e-5);
     Floats o2(rows * C), m2(C), r2(C), rm2 = rm0, rv2 = rv0;
     for (int64_t c = 0; c < C; c++) {
-        const remat_cuda::bn_stats s = remat_cuda::batchnorm_channel_stats(x.data(), rows, C, 1, c);
+        const remat_cuda::bn_stats s = remat_cuda::batchnorm_channel_stats(x.data(), rows, C, 1, c, 1e-5);
         m2[c] = s.mean;
         r2[c] = s.rstd;
         rm2[c] = 0.9f * rm2[c] + 0.1f * s.mean;
@@ -699,16 +699,18 @@ TEST_F(CudaKernels, LinearBackwardTimeChunksLastFirstEqualTheFullCall) {
 TEST_F(CudaKernels, BatchNormMatchesReferenceBitForBit) {
     for (int64_t C : {1, 7, 200}) {
         const int64_t rows = 300;
+        const float mom = C == 7 ? 0.3f : 0.1f;   // the layer's momentum and eps, and the defaults
+        const double eps = C == 7 ? 0.25 : 1e-5;
         const Floats x = uniform(rows * C, -2, 3, 61), w = uniform(C, 0.5, 1.5, 62), b = uniform(C, -0.5, 0.5, 63),
                      rm0 = uniform(C, -1, 1, 64), rv0 = uniform(C, 0.5, 2, 65);
         for (int running = 0; running < 2; running++) {
             Floats out(rows * C), mean(C), rstd(C), rm = rm0, rv = rv0;
             remat_ref_batchnorm_forward(out.data(), mean.data(), rstd.data(), running ? rm.data() : nullptr,
-                                        running ? rv.data() : nullptr, x.data(), w.data(), b.data(), rows, C, 1);
+                                        running ? rv.data() : nullptr, x.data(), w.data(), b.data(), rows, C, 1, mom, eps);
             Dev dout(&be, rows * C * 4), dm(&be, C * 4), dr(&be, C * 4), drm(&be, rm0), drv(&be, rv0), dx_(&be, x),
                 dw(&be, w), db(&be, b);
             ops().batchnorm_forward(be.ctx, dout.f(), dm.f(), dr.f(), running ? drm.f() : nullptr,
-                                    running ? drv.f() : nullptr, dx_.f(), dw.f(), db.f(), rows, C, 1);
+                                    running ? drv.f() : nullptr, dx_.f(), dw.f(), db.f(), rows, C, 1, mom, eps);
             EXPECT_BITS_EQ(dout.get(rows * C), out, "out C=" << C);
             EXPECT_BITS_EQ(dm.get(C), mean, "mean C=" << C);
             EXPECT_BITS_EQ(dr.get(C), rstd, "rstd C=" << C);
@@ -788,9 +790,9 @@ TEST_F(CudaKernels, SpatialBatchNormMatchesReferenceBitForBit) {
     const Floats x = uniform(rows * C * hw, -2, 3, 71), w = uniform(C, 0.5, 1.5, 72), b = uniform(C, -0.5, 0.5, 73);
     Floats out(rows * C * hw), mean(C), rstd(C);
     remat_ref_batchnorm_forward(out.data(), mean.data(), rstd.data(), nullptr, nullptr, x.data(), w.data(), b.data(), rows,
-                                C, hw);
+                                C, hw, 0.1f, 1e-5);
     Dev dout(&be, rows * C * hw * 4), dm(&be, C * 4), dr(&be, C * 4), dx_(&be, x), dw(&be, w), db(&be, b);
-    ops().batchnorm_forward(be.ctx, dout.f(), dm.f(), dr.f(), nullptr, nullptr, dx_.f(), dw.f(), db.f(), rows, C, hw);
+    ops().batchnorm_forward(be.ctx, dout.f(), dm.f(), dr.f(), nullptr, nullptr, dx_.f(), dw.f(), db.f(), rows, C, hw, 0.1f, 1e-5);
     EXPECT_BITS_EQ(dout.get(rows * C * hw), out, "bn2d out");
     const Floats dy = uniform(rows * C * hw, -1, 1, 74);
     Floats gx(rows * C * hw, 0.0f), gw(C, 0.0f), gb(C, 0.0f);
@@ -1126,7 +1128,7 @@ TEST_F(CudaKernels, RepeatedRunsAreBitIdentical) {
             sc(&be, remat_ref_linear_scratch_elems(s.in, s.out) * 4), m(&be, s.out * 4), rs(&be, s.out * 4),
             bn(&be, rows * s.out * 4);
         ops().linear_forward(be.ctx, y.f(), dx_.f(), dw.f(), nullptr, rows, s.in, s.out);
-        ops().batchnorm_forward(be.ctx, bn.f(), m.f(), rs.f(), nullptr, nullptr, y.f(), nullptr, nullptr, rows, s.out, 1);
+        ops().batchnorm_forward(be.ctx, bn.f(), m.f(), rs.f(), nullptr, nullptr, y.f(), nullptr, nullptr, rows, s.out, 1, 0.1f, 1e-5);
         ops().linear_backward(be.ctx, gx.f(), gw.f(), gb.f(), ddy.f(), dx_.f(), dw.f(), sc.f(), s.T, s.N, s.in, s.out);
         Floats all = bn.get(rows * s.out);
         for (const Floats &part : {gx.get(rows * s.in), gw.get(s.out * s.in), gb.get(s.out)})
@@ -1239,7 +1241,7 @@ bool run_step_on(remat_backend *be, const remat_model &m, const remat_plan &p, u
 class CudaExecutor : public CudaKernels {};
 
 const char *const kTinyModels[] = {"tiny-mlp-lif", "tiny-3block-if", "tiny-resnet-bn", "tiny-vgg-dvs",
-                                   "tiny-sew-resnet"};
+                                   "tiny-sew-resnet", "tiny-dvs-options"};
 
 TEST_F(CudaExecutor, TinyModelStepMatchesReference) {
     for (const char *name : kTinyModels) {

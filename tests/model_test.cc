@@ -787,3 +787,30 @@ TEST(ConvModels, ShippedConvModelsHaveThePublishedShapes) {
         EXPECT_EQ(params(l.m), 21797672);  // torchvision's ResNet-34
     }
 }
+
+// ---- the layer options of issue 25 ------------------------------------------------
+
+TEST(LayerOptions, BatchNormMomentumAndEps) {
+    {
+        Parsed a(replace_once(kConv, R"({"name": "bn1", "type": "batchnorm"})",
+                              R"({"name": "bn1", "type": "batchnorm", "momentum": 0.25, "eps": 0.001})"));
+        ASSERT_EQ(a.st, REMAT_OK) << a.err.msg;
+        EXPECT_EQ(a.m.layers[1].bn.momentum, 0.25f);
+        EXPECT_EQ(a.m.layers[1].bn.eps, 0.001);
+    }
+    Parsed d(kConv);
+    ASSERT_EQ(d.st, REMAT_OK) << d.err.msg;
+    EXPECT_EQ(d.m.layers[1].bn.momentum, 0.1f);  // PyTorch's defaults
+    EXPECT_EQ(d.m.layers[1].bn.eps, 1e-5);
+    struct Case {
+        const char *to, *needle;
+    } cases[] = {
+        {R"({"name": "bn1", "type": "batchnorm", "momentum": null})",
+         "layers[1].momentum: expected a number in [0, 1] (null, PyTorch's cumulative average, is not supported)"},
+        {R"({"name": "bn1", "type": "batchnorm", "momentum": 1.5})", "layers[1].momentum: expected a number in [0, 1]"},
+        {R"({"name": "bn1", "type": "batchnorm", "eps": 0})", "layers[1].eps: expected a number in (0, 1]"},
+        {R"({"name": "bn1", "type": "batchnorm", "eps": "small"})", "layers[1].eps: expected a finite number"},
+    };
+    for (const Case &c : cases)
+        expect_refused(replace_once(kConv, R"({"name": "bn1", "type": "batchnorm"})", c.to), c.needle, c.needle);
+}

@@ -595,7 +595,7 @@ TEST(BatchNorm, ForwardAndRunningStatistics) {
              rm0 = Rand(C, 503), rv0 = Rand(C, 504, 0.5f, 2.0f);
         std::vector<float> y(rows * C), mean(C), rstd(C), rm = rm0, rv = rv0;
         remat_ref_batchnorm_forward(y.data(), mean.data(), rstd.data(), rm.data(), rv.data(), x.data(), w.data(),
-                                    b.data(), rows, C, 1);
+                                    b.data(), rows, C, 1, 0.1f, 1e-5);
         BnD d = BatchNormD(ToD(x), ToD(w), ToD(b), rows, C);
         for (int64_t e = 0; e < rows * C; e++) EXPECT_NEAR(y[e], d.out[e], 2e-5 * (1 + std::fabs(d.out[e]))) << e;
         for (int64_t c = 0; c < C; c++) {
@@ -604,10 +604,23 @@ TEST(BatchNorm, ForwardAndRunningStatistics) {
             EXPECT_NEAR(rm[c], 0.9 * rm0[c] + 0.1 * d.mean[c], 1e-6);
             EXPECT_NEAR(rv[c], 0.9 * rv0[c] + 0.1 * d.var[c] * rows / (rows - 1), 1e-5) << "unbiased var";
         }
+        // The layer's own momentum and eps (PyTorch's formula: running = (1 - m) running + m stat,
+        // rstd = 1 / sqrt(var + eps)).
+        std::vector<float> y3(rows * C), mean3(C), rstd3(C), rm3 = rm0, rv3 = rv0;
+        remat_ref_batchnorm_forward(y3.data(), mean3.data(), rstd3.data(), rm3.data(), rv3.data(), x.data(), w.data(),
+                                    b.data(), rows, C, 1, 0.3f, 0.25);
+        for (int64_t c = 0; c < C; c++) {
+            const double rs = 1 / std::sqrt(d.var[c] + 0.25);
+            EXPECT_NEAR(rstd3[c], rs, 1e-6 * rs) << "eps";
+            EXPECT_NEAR(rm3[c], 0.7 * rm0[c] + 0.3 * d.mean[c], 1e-6) << "momentum";
+            EXPECT_NEAR(rv3[c], 0.7 * rv0[c] + 0.3 * d.var[c] * rows / (rows - 1), 1e-5) << "momentum";
+            for (int64_t i = 0; i < rows; i++)
+                EXPECT_NEAR(y3[i * C + c], (x[i * C + c] - d.mean[c]) * rs * w[c] + b[c], 2e-5);
+        }
         // A recomputation passes NULL running statistics: same output, nothing else written.
         std::vector<float> y2(rows * C), mean2(C), rstd2(C);
         remat_ref_batchnorm_forward(y2.data(), mean2.data(), rstd2.data(), nullptr, nullptr, x.data(), w.data(),
-                                    b.data(), rows, C, 1);
+                                    b.data(), rows, C, 1, 0.1f, 1e-5);
         EXPECT_TRUE(BitsEqual(y, y2));
         EXPECT_TRUE(BitsEqual(mean, mean2));
         EXPECT_TRUE(BitsEqual(rstd, rstd2));
@@ -619,7 +632,7 @@ TEST(BatchNorm, BackwardMatchesFiniteDifferences) {
     auto x = Rand(rows * C, 510, -2.0f, 3.0f), w = Rand(C, 511, 0.5f, 1.5f), b = Rand(C, 512), g = Rand(rows * C, 513);
     std::vector<float> y(rows * C), mean(C), rstd(C);
     remat_ref_batchnorm_forward(y.data(), mean.data(), rstd.data(), nullptr, nullptr, x.data(), w.data(), b.data(),
-                                rows, C, 1);
+                                rows, C, 1, 0.1f, 1e-5);
     auto dx0 = Rand(rows * C, 514), dw0 = Rand(C, 515), db0 = Rand(C, 516);
     std::vector<float> dx = dx0, dw = dw0, db = db0;
     remat_ref_batchnorm_backward(dx.data(), dw.data(), db.data(), g.data(), x.data(), w.data(), mean.data(),

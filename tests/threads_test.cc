@@ -102,7 +102,7 @@ TEST(Threads, BatchNormSpatialAndFlat) {
             F out(n), mean(sh.C), rstd(sh.C), rm(sh.C, 0.1f), rv(sh.C, 0.9f), dx = uniform(n, -1, 1, 8),
                 dw(sh.C, 0.25f), db(sh.C, -0.25f);
             remat_ref_batchnorm_forward(out.data(), mean.data(), rstd.data(), rm.data(), rv.data(), x.data(), w.data(),
-                                        b.data(), sh.rows, sh.C, sh.hw);
+                                        b.data(), sh.rows, sh.C, sh.hw, 0.1f, 1e-5);
             remat_ref_batchnorm_backward(dx.data(), dw.data(), db.data(), dy.data(), x.data(), w.data(), mean.data(),
                                          rstd.data(), sh.rows, sh.C, sh.hw);
             std::string r;
@@ -115,7 +115,7 @@ TEST(Threads, BatchNormSpatialAndFlat) {
             H out(n), dx = to16(uniform(n, -1, 1, 8));
             F mean(sh.C), rstd(sh.C), rm(sh.C, 0.1f), rv(sh.C, 0.9f), dw(sh.C, 0.25f), db(sh.C, -0.25f);
             remat_ref_batchnorm_forward_bf16(out.data(), mean.data(), rstd.data(), rm.data(), rv.data(), x16.data(),
-                                             w.data(), b.data(), sh.rows, sh.C, sh.hw);
+                                             w.data(), b.data(), sh.rows, sh.C, sh.hw, 0.1f, 1e-5);
             remat_ref_batchnorm_backward_bf16(dx.data(), dw.data(), db.data(), dy16.data(), x16.data(), w.data(),
                                               mean.data(), rstd.data(), sh.rows, sh.C, sh.hw);
             std::string r;

@@ -13,8 +13,8 @@ model here computes what `remat run` computes on the reference backend:
   docs/determinism.md (sigmoid or atan surrogate, hard or soft reset, detach_reset, decay_input);
   both loops are TorchScript functions (as SpikingJelly's `torch` backend scripts its
   multi-step loops), which runs them about twice as fast as plain Python here;
-- batch norm: statistics over all T*N rows (F.batch_norm in training mode, eps 1e-5,
-  momentum 0.1);
+- batch norm: statistics over all T*N rows (F.batch_norm in training mode, the layer's
+  eps and momentum, default 1e-5 and 0.1);
 - add: SEW ADD, block input + block output;
 - dropout: one inverted mask [N, C] shared by every time step (SpikingJelly multi-step
   dropout). torch.utils.checkpoint restores the RNG state, so a recomputation draws the
@@ -191,6 +191,7 @@ class Layer(torch.nn.Module):
             self.bias = torch.nn.Parameter(torch.zeros(C))
             self.register_buffer("running_mean", torch.zeros(C))
             self.register_buffer("running_var", torch.ones(C))
+            self.momentum, self.eps = float(spec.get("momentum", 0.1)), float(spec.get("eps", 1e-5))
         elif self.kind in ("if", "lif"):
             self.cfg = neuron_cfg(spec)
         elif self.kind == "dropout":
@@ -215,7 +216,7 @@ class Layer(torch.nn.Module):
             return x.reshape(T, N, -1)
         if self.kind == "batchnorm":
             y = F.batch_norm(rows(x), self.running_mean, self.running_var, self.weight, self.bias,
-                             training=True, momentum=0.1, eps=1e-5)
+                             training=True, momentum=self.momentum, eps=self.eps)
             return back(y)
         if self.kind in ("if", "lif"):
             return MultiStepNeuron.apply(x, self.cfg)

@@ -55,8 +55,8 @@ extern "C" {
       (dx, gv, dspikes, h, type, o, t_steps, nf))                                                                   \
     X(void, batchnorm_forward##S,                                                                                    \
       (A *out, float *mean, float *rstd, float *running_mean, float *running_var, const A *inp,                     \
-       const float *weight, const float *bias, int64_t rows, int64_t C, int64_t hw),                                \
-      (out, mean, rstd, running_mean, running_var, inp, weight, bias, rows, C, hw))                                 \
+       const float *weight, const float *bias, int64_t rows, int64_t C, int64_t hw, float momentum, double eps),    \
+      (out, mean, rstd, running_mean, running_var, inp, weight, bias, rows, C, hw, momentum, eps))                  \
     X(void, batchnorm_backward##S,                                                                                   \
       (A *dinp, float *dweight, float *dbias, const A *dout, const A *inp, const float *weight, const float *mean,  \
        const float *rstd, int64_t rows, int64_t C, int64_t hw),                                                     \
@@ -116,8 +116,8 @@ extern "C" {
     X(void, bn_block_apply##S,                                                                                       \
       (A *out, float *mean, float *rstd, float *running_mean, float *running_var, const A *inp,                     \
        const float *weight, const float *bias, const double *sum, const double *sq, int64_t n, int64_t rows,        \
-       int64_t C, int64_t hw),                                                                                       \
-      (out, mean, rstd, running_mean, running_var, inp, weight, bias, sum, sq, n, rows, C, hw))                     \
+       int64_t C, int64_t hw, float momentum, double eps),                                                           \
+      (out, mean, rstd, running_mean, running_var, inp, weight, bias, sum, sq, n, rows, C, hw, momentum, eps))      \
     X(void, bn_block_backward_sums##S,                                                                               \
       (double *sdy, double *sdyx, const A *dout, const A *inp, const float *mean, const float *rstd, int64_t T,    \
        int64_t N, int64_t nblk, int64_t C, int64_t hw),                                                              \

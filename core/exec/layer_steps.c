@@ -289,7 +289,7 @@ static remat_status batchnorm_fwd_blocked(remat_session *s, const remat_fwd_args
     if (DATA(s))
         TRY(remat_ex_k_bn_block_apply(s, a->out, fptr(&st->mean), fptr(&st->rstd), update ? fptr(&prm[2]) : NULL,
                                       update ? fptr(&prm[3]) : NULL, a->in, fptr(&prm[0]), fptr(&prm[1]), dptr(&sum),
-                                      dptr(&sq), n, a->tc * N, C, hw));
+                                      dptr(&sq), n, a->tc * N, C, hw, l->bn.momentum, l->bn.eps));
     TRY(remat_ex_op_end(s, &op));
     TRY(remat_ex_free(s, &sq));
     TRY(remat_ex_free(s, &sum));
@@ -346,7 +346,8 @@ static remat_status batchnorm_fwd(remat_session *s, const remat_fwd_args *a) {
     if (DATA(s))
         ACT_KERNEL(s, batchnorm_forward, s->be->ctx, a->out, fptr(&st->mean), fptr(&st->rstd),
                    update ? fptr(&prm[2]) : NULL, update ? fptr(&prm[3]) : NULL, a->in, fptr(&prm[0]), fptr(&prm[1]),
-                   rows, l->in.c, l->in.h * l->in.w);
+                   rows, l->in.c, l->in.h * l->in.w, l->bn.momentum,
+                   l->bn.eps);
     TRY(remat_ex_op_end(s, &op));
     }
     if (!a->keep) {

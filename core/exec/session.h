@@ -167,7 +167,8 @@ remat_status remat_ex_k_bn_block_sums(remat_session *s, double *sum, const void 
                                       int64_t n, int64_t T, int64_t N, int64_t C, int64_t hw);
 remat_status remat_ex_k_bn_block_apply(remat_session *s, void *out, float *mean, float *rstd, float *rm, float *rv,
                                        const void *inp, const float *w, const float *bias, const double *sum,
-                                       const double *sq, int64_t n, int64_t rows, int64_t C, int64_t hw);
+                                       const double *sq, int64_t n, int64_t rows, int64_t C, int64_t hw, float momentum,
+                                       double eps);
 remat_status remat_ex_k_bn_block_backward_sums(remat_session *s, double *sdy, double *sdyx, const void *dout,
                                                const void *inp, const float *mean, const float *rstd, int64_t T,
                                                int64_t N, int64_t C, int64_t hw);

@@ -96,9 +96,11 @@ remat_status remat_ex_k_bn_block_sums(remat_session *s, double *sum, const void 
 
 remat_status remat_ex_k_bn_block_apply(remat_session *s, void *out, float *mean, float *rstd, float *rm, float *rv,
                                        const void *inp, const float *w, const float *bias, const double *sum,
-                                       const double *sq, int64_t n, int64_t rows, int64_t C, int64_t hw) {
+                                       const double *sq, int64_t n, int64_t rows, int64_t C, int64_t hw, float momentum,
+                                       double eps) {
     if (native(s)) {
-        ACT_KERNEL(s, bn_block_apply, s->be->ctx, out, mean, rstd, rm, rv, inp, w, bias, sum, sq, n, rows, C, hw);
+        ACT_KERNEL(s, bn_block_apply, s->be->ctx, out, mean, rstd, rm, rv, inp, w, bias, sum, sq, n, rows, C, hw,
+                   momentum, eps);
         return REMAT_OK;
     }
     int64_t ab = rows * C * hw * act_bytes(s);
@@ -107,8 +109,10 @@ remat_status remat_ex_k_bn_block_apply(remat_session *s, void *out, float *mean,
                  {w, C * 4, 1, 0, NULL},  {bias, C * 4, 1, 0, NULL}, {sum, C * 8, 1, 0, NULL},
                  {sq, C * 8, 1, 0, NULL}};
     if (s->bf16)
-        STAGED(remat_ref_bn_block_apply_bf16(H(0), H(1), H(2), H(3), H(4), H(5), H(6), H(7), H(8), H(9), n, rows, C, hw));
-    STAGED(remat_ref_bn_block_apply(H(0), H(1), H(2), H(3), H(4), H(5), H(6), H(7), H(8), H(9), n, rows, C, hw));
+        STAGED(remat_ref_bn_block_apply_bf16(H(0), H(1), H(2), H(3), H(4), H(5), H(6), H(7), H(8), H(9), n, rows, C, hw,
+                                             momentum, eps));
+    STAGED(remat_ref_bn_block_apply(H(0), H(1), H(2), H(3), H(4), H(5), H(6), H(7), H(8), H(9), n, rows, C, hw,
+                                    momentum, eps));
 }
 
 remat_status remat_ex_k_bn_block_backward_sums(remat_session *s, double *sdy, double *sdyx, const void *dout,

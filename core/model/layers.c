@@ -162,8 +162,21 @@ static remat_status parse_same(const json_ctx *c, const cJSON *j, const char *p,
 
 static remat_status parse_batchnorm(const json_ctx *c, const cJSON *j, const char *p, remat_layer *l) {
     l->out = l->in;
-    return check_declared(c, j, p, "features", l->in.c,
-                          l->in.nd == 3 ? "the channels of its input" : "the width of its input");
+    remat_status st = check_declared(c, j, p, "features", l->in.c,
+                                     l->in.nd == 3 ? "the channels of its input" : "the width of its input");
+    if (st) return st;
+    const cJSON *mo = json_member(j, "momentum");
+    if (mo && cJSON_IsNull(mo))
+        return json_fail_range(c, j, p, "momentum",
+                               "a number in [0, 1] (null, PyTorch's cumulative average, is not supported)");
+    double mom, eps;
+    if ((st = json_get_number(c, j, p, "momentum", 0, 0.1, &mom))) return st;
+    if (!(mom >= 0.0 && mom <= 1.0)) return json_fail_range(c, j, p, "momentum", "a number in [0, 1]");
+    if ((st = json_get_number(c, j, p, "eps", 0, 1e-5, &eps))) return st;
+    if (!(eps > 0.0 && eps <= 1.0)) return json_fail_range(c, j, p, "eps", "a number in (0, 1]");
+    l->bn.momentum = (float)mom;
+    l->bn.eps = eps;
+    return REMAT_OK;
 }
 
 static remat_status parse_dropout(const json_ctx *c, const cJSON *j, const char *p, remat_layer *l) {
@@ -270,7 +283,7 @@ static const remat_layer_traits traits[] = {
                         .time_chunkable = 1, .out_values = values_spikes},
     [REMAT_LAYER_LIF] = {.name = "lif", .fields = FIELDS(NEURON_FIELDS, "tau", "decay_input"),
                          .parse = parse_neuron, .neuron = 1, .time_chunkable = 1, .out_values = values_spikes},
-    [REMAT_LAYER_BATCHNORM] = {.name = "batchnorm", .fields = FIELDS("features"), .parse = parse_batchnorm,
+    [REMAT_LAYER_BATCHNORM] = {.name = "batchnorm", .fields = FIELDS("features", "momentum", "eps"), .parse = parse_batchnorm,
                                .param_names = bn_params, .param_init = bn_init, .param_dims = dims_channels,
                                .max_params = 4, .n_trainable = 2, .saves_input = 1, .time_chunkable = 0},
     [REMAT_LAYER_ADD] = {.name = "add", .fields = FIELDS("from"), .parse = parse_same, .time_chunkable = 1,

@@ -48,6 +48,12 @@ typedef struct remat_neuron_opts {
     int decay_input;    /* LIF only, default 1 */
 } remat_neuron_opts;
 
+/* Batch norm's running statistics and normaliser (PyTorch's BatchNorm fields). */
+typedef struct remat_bn_opts {
+    float momentum;     /* default 0.1: running = (1 - momentum) * running + momentum * batch statistic */
+    double eps;         /* default 1e-5: rstd = 1 / sqrt(var + eps), in double */
+} remat_bn_opts;
+
 /* Per-sample shape of an activation: [C, H, W] (nd 3), or [C] features (nd 1, h = w = 1). */
 typedef struct remat_shape {
     int64_t c, h, w;
@@ -85,6 +91,7 @@ typedef struct remat_layer {
     remat_window win;      /* conv2d, maxpool2d, avgpool2d */
     float p;               /* dropout probability, 0 <= p < 1 */
     remat_neuron_opts neuron; /* if / lif */
+    remat_bn_opts bn;      /* batchnorm */
     int block;             /* index of the block holding this layer */
     remat_value_class out_values; /* what the output can hold */
 } remat_layer;

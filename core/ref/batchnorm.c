@@ -24,7 +24,8 @@
  * positions (r, p) in ascending order. */
 REMAT_ACT_INLINE void bn_forward_spatial(void *out, float *mean, float *rstd, float *running_mean,
                                           float *running_var, const void *inp, const float *weight, const float *bias,
-                                          int64_t rows, int64_t C, int64_t hw, const int b16, int64_t c_lo,
+                                          int64_t rows, int64_t C, int64_t hw, float momentum, double eps,
+                                          const int b16, int64_t c_lo,
                                           int64_t c_hi) {
     const int64_t n = rows * hw;
     for (int64_t c = c_lo; c < c_hi; c++) {
@@ -42,14 +43,14 @@ REMAT_ACT_INLINE void bn_forward_spatial(void *out, float *mean, float *rstd, fl
             }
         }
         const double var = n > 0 ? sq / (double)n : 0.0;
-        const float m = (float)mu, rs = (float)(1.0 / sqrt(var + 1e-5));
+        const float m = (float)mu, rs = (float)(1.0 / sqrt(var + eps));
         const float w = weight ? weight[c] : 1.0f, b = bias ? bias[c] : 0.0f;
         mean[c] = m;
         rstd[c] = rs;
-        if (running_mean) running_mean[c] = 0.9f * running_mean[c] + 0.1f * m;
+        if (running_mean) running_mean[c] = (1.0f - momentum) * running_mean[c] + momentum * m;
         if (running_var) {
             const double unbiased = n > 1 ? sq / (double)(n - 1) : var;
-            running_var[c] = 0.9f * running_var[c] + 0.1f * (float)unbiased;
+            running_var[c] = (1.0f - momentum) * running_var[c] + momentum * (float)unbiased;
         }
         for (int64_t r = 0; r < rows; r++) {
             const void *x = act_cat(inp, (r * C + c) * hw, b16);
@@ -93,9 +94,11 @@ REMAT_ACT_INLINE void bn_backward_spatial(void *dinp, float *dweight, float *dbi
 
 REMAT_ACT_INLINE void batchnorm_forward(void *out, float *mean, float *rstd, float *running_mean, float *running_var,
                                         const void *inp, const float *weight, const float *bias, int64_t rows,
-                                        int64_t C, int64_t hw, const int b16, int64_t c_lo, int64_t c_hi) {
+                                        int64_t C, int64_t hw, float momentum, double eps, const int b16, int64_t c_lo,
+                                        int64_t c_hi) {
     if (hw > 1) {
-        bn_forward_spatial(out, mean, rstd, running_mean, running_var, inp, weight, bias, rows, C, hw, b16, c_lo, c_hi);
+        bn_forward_spatial(out, mean, rstd, running_mean, running_var, inp, weight, bias, rows, C, hw, momentum, eps,
+                           b16, c_lo, c_hi);
         return;
     }
     for (int64_t c0 = c_lo; c0 < c_hi; c0 += BN_BLOCK) {
@@ -119,15 +122,15 @@ REMAT_ACT_INLINE void batchnorm_forward(void *out, float *mean, float *rstd, flo
         for (int64_t c = 0; c < nc; c++) {
             const double var = rows > 0 ? sq[c] / (double)rows : 0.0;
             m[c] = (float)mu[c];
-            rs[c] = (float)(1.0 / sqrt(var + 1e-5));
+            rs[c] = (float)(1.0 / sqrt(var + eps));
             w[c] = weight ? weight[c0 + c] : 1.0f;
             b[c] = bias ? bias[c0 + c] : 0.0f;
             mean[c0 + c] = m[c];
             rstd[c0 + c] = rs[c];
-            if (running_mean) running_mean[c0 + c] = 0.9f * running_mean[c0 + c] + 0.1f * m[c];
+            if (running_mean) running_mean[c0 + c] = (1.0f - momentum) * running_mean[c0 + c] + momentum * m[c];
             if (running_var) {
                 const double unbiased = rows > 1 ? sq[c] / (double)(rows - 1) : var;
-                running_var[c0 + c] = 0.9f * running_var[c0 + c] + 0.1f * (float)unbiased;
+                running_var[c0 + c] = (1.0f - momentum) * running_var[c0 + c] + momentum * (float)unbiased;
             }
         }
         for (int64_t r = 0; r < rows; r++) {
@@ -187,6 +190,8 @@ typedef struct bn_call {
     const float *cmean, *crstd, *weight, *bias;
     const void *inp, *dout;
     int64_t rows, C, hw;
+    float momentum; /* forward: the running statistics' momentum and the normaliser's eps */
+    double eps;
     int b16;
 } bn_call;
 
@@ -197,10 +202,10 @@ static void bn_forward_part(void *ctx, int64_t lo, int64_t hi) {
     const bn_call *c = ctx;
     if (c->b16)
         batchnorm_forward(c->out, c->mean, c->rstd, c->running_mean, c->running_var, c->inp, c->weight, c->bias,
-                          c->rows, c->C, c->hw, 1, lo, hi);
+                          c->rows, c->C, c->hw, c->momentum, c->eps, 1, lo, hi);
     else
         batchnorm_forward(c->out, c->mean, c->rstd, c->running_mean, c->running_var, c->inp, c->weight, c->bias,
-                          c->rows, c->C, c->hw, 0, lo, hi);
+                          c->rows, c->C, c->hw, c->momentum, c->eps, 0, lo, hi);
 }
 
 static void bn_backward_part(void *ctx, int64_t lo, int64_t hi) {
@@ -229,17 +234,19 @@ static void bn_backward_run(bn_call *c) {
 
 void remat_ref_batchnorm_forward(float *out, float *mean, float *rstd, float *running_mean, float *running_var,
                                  const float *inp, const float *weight, const float *bias, int64_t rows, int64_t C,
-                                 int64_t hw) {
+                                 int64_t hw, float momentum, double eps) {
     bn_call c = {.out = out, .mean = mean, .rstd = rstd, .running_mean = running_mean, .running_var = running_var,
-                 .inp = inp, .weight = weight, .bias = bias, .rows = rows, .C = C, .hw = hw, .b16 = 0};
+                 .inp = inp, .weight = weight, .bias = bias, .rows = rows, .C = C, .hw = hw, .momentum = momentum,
+                 .eps = eps, .b16 = 0};
     bn_forward_run(&c);
 }
 
 void remat_ref_batchnorm_forward_bf16(uint16_t *out, float *mean, float *rstd, float *running_mean,
                                       float *running_var, const uint16_t *inp, const float *weight, const float *bias,
-                                      int64_t rows, int64_t C, int64_t hw) {
+                                      int64_t rows, int64_t C, int64_t hw, float momentum, double eps) {
     bn_call c = {.out = out, .mean = mean, .rstd = rstd, .running_mean = running_mean, .running_var = running_var,
-                 .inp = inp, .weight = weight, .bias = bias, .rows = rows, .C = C, .hw = hw, .b16 = 1};
+                 .inp = inp, .weight = weight, .bias = bias, .rows = rows, .C = C, .hw = hw, .momentum = momentum,
+                 .eps = eps, .b16 = 1};
     bn_forward_run(&c);
 }
 
@@ -298,16 +305,17 @@ REMAT_ACT_INLINE void bn_block_sums(double *restrict sum, const void *inp, const
  * bn_forward_spatial does from its own. */
 REMAT_ACT_INLINE void bn_block_apply(void *out, float *mean, float *rstd, float *running_mean, float *running_var,
                                      const void *inp, const float *weight, const float *bias, const double *sum,
-                                     const double *sq, int64_t n, int64_t rows, int64_t C, int64_t hw, const int b16) {
+                                     const double *sq, int64_t n, int64_t rows, int64_t C, int64_t hw, float momentum,
+                                     double eps, const int b16) {
     for (int64_t c = 0; c < C; c++) {
         const double var = n > 0 ? sq[c] / (double)n : 0.0;
-        const float m = (float)bn_mu(sum, c, n), rs = (float)(1.0 / sqrt(var + 1e-5));
+        const float m = (float)bn_mu(sum, c, n), rs = (float)(1.0 / sqrt(var + eps));
         mean[c] = m;
         rstd[c] = rs;
-        if (running_mean) running_mean[c] = 0.9f * running_mean[c] + 0.1f * m;
+        if (running_mean) running_mean[c] = (1.0f - momentum) * running_mean[c] + momentum * m;
         if (running_var) {
             const double unbiased = n > 1 ? sq[c] / (double)(n - 1) : var;
-            running_var[c] = 0.9f * running_var[c] + 0.1f * (float)unbiased;
+            running_var[c] = (1.0f - momentum) * running_var[c] + momentum * (float)unbiased;
         }
     }
     for (int64_t r = 0; r < rows; r++)
@@ -373,8 +381,10 @@ REMAT_ACT_INLINE void bn_block_backward_apply(void *dinp, float *dweight, float 
     }                                                                                                               \
     void remat_ref_bn_block_apply##S(A *out, float *mean, float *rstd, float *running_mean, float *running_var,   \
                                      const A *inp, const float *weight, const float *bias, const double *sum,      \
-                                     const double *sq, int64_t n, int64_t rows, int64_t C, int64_t hw) {          \
-        bn_block_apply(out, mean, rstd, running_mean, running_var, inp, weight, bias, sum, sq, n, rows, C, hw, B16); \
+                                     const double *sq, int64_t n, int64_t rows, int64_t C, int64_t hw,            \
+                                     float momentum, double eps) {                                                 \
+        bn_block_apply(out, mean, rstd, running_mean, running_var, inp, weight, bias, sum, sq, n, rows, C, hw,      \
+                       momentum, eps, B16);                                                                         \
     }                                                                                                               \
     void remat_ref_bn_block_backward_sums##S(double *sdy, double *sdyx, const A *dout, const A *inp,              \
                                              const float *mean, const float *rstd, int64_t T, int64_t N,          \

@@ -95,18 +95,20 @@ void remat_ref_neuron_backward_bf16(uint16_t *dx, float *gv, const uint16_t *dsp
                                     remat_layer_type type, const remat_neuron_opts *o, int64_t t_steps, int64_t nf);
 
 /* Training-mode batch norm of [rows, C, hw] (hw = H*W, 1 for dense activations)
- * over C channels, statistics over the rows*hw positions of each (eps 1e-5,
- * momentum 0.1). mean, rstd [C]: saved for backward. running_mean/var: updated in
- * place unless NULL (a recomputation passes NULL: once per iteration). */
+ * over C channels, statistics over the rows*hw positions of each: rstd =
+ * 1/sqrt(var + eps) (in double), running = (1 - momentum) * running + momentum *
+ * statistic (in float; PyTorch's defaults momentum 0.1, eps 1e-5 are the model file's).
+ * mean, rstd [C]: saved for backward. running_mean/var: updated in place unless NULL
+ * (a recomputation passes NULL: once per iteration). */
 void remat_ref_batchnorm_forward(float *out, float *mean, float *rstd, float *running_mean, float *running_var,
                                  const float *inp, const float *weight, const float *bias, int64_t rows, int64_t C,
-                                 int64_t hw);
+                                 int64_t hw, float momentum, double eps);
 void remat_ref_batchnorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                                   const float *weight, const float *mean, const float *rstd, int64_t rows,
                                   int64_t C, int64_t hw);
 void remat_ref_batchnorm_forward_bf16(uint16_t *out, float *mean, float *rstd, float *running_mean,
                                       float *running_var, const uint16_t *inp, const float *weight, const float *bias,
-                                      int64_t rows, int64_t C, int64_t hw);
+                                      int64_t rows, int64_t C, int64_t hw, float momentum, double eps);
 void remat_ref_batchnorm_backward_bf16(uint16_t *dinp, float *dweight, float *dbias, const uint16_t *dout,
                                        const uint16_t *inp, const float *weight, const float *mean, const float *rstd,
                                        int64_t rows, int64_t C, int64_t hw);
@@ -228,7 +230,8 @@ void remat_ref_loss_backward_n_bf16(uint16_t *dout, const float *rate, const int
                                     int64_t N, int64_t nblk, int64_t C, int64_t hw);                               \
     void remat_ref_bn_block_apply##S(A *out, float *mean, float *rstd, float *running_mean, float *running_var,    \
                                      const A *inp, const float *weight, const float *bias, const double *sum,       \
-                                     const double *sq, int64_t n, int64_t rows, int64_t C, int64_t hw);            \
+                                     const double *sq, int64_t n, int64_t rows, int64_t C, int64_t hw,              \
+                                     float momentum, double eps);            \
     void remat_ref_bn_block_backward_sums##S(double *sdy, double *sdyx, const A *dout, const A *inp,               \
                                              const float *mean, const float *rstd, int64_t T, int64_t N,           \
                                              int64_t nblk, int64_t C, int64_t hw);                                 \

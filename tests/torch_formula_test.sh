@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# torch_formula_test.sh - remat's layers against PyTorch's formulas (tests/torch_formula_check.py):
+# one step of each model below, every gradient and running statistic compared with the
+# same network in PyTorch (bench/pytorch/snn.py, float64). Needs Debian's python3-torch and
+# python3-h5py (setup.sh installs them).
+set -u
+remat="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+cd "${TEST_SRCDIR:-.}/${TEST_WORKSPACE:-remat}" 2>/dev/null || true
+py=/usr/bin/python3
+if ! "$py" -c "import torch, h5py" 2>/dev/null; then
+  echo "FAIL: $py cannot import torch and h5py (setup.sh installs python3-torch python3-h5py)"; exit 1
+fi
+export PYTHONPATH="$PWD/bench/pytorch" OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+exec "$py" tests/torch_formula_check.py "$remat" data/models/tiny-dvs-options.json
