@@ -105,6 +105,15 @@ else
   echo "note: running as root, the read-only folder case is skipped (root writes anywhere)"
 fi
 expect 2 "No such file or directory" -- "$remat" run --model "$M" --trace "$tmp/missing/dir/t.h5"
+# ... refused before the run or search, not after it (nothing on stdout: no summary)
+for o in "$tmp/missing/dir/o.json" "$tmp" "" "$tmp/dangling.json"; do
+  ln -sf "$tmp/nowhere" "$tmp/dangling.json"
+  expect 2 "^remat search: --out: " -- "$remat" search --trace "$tmp/t.h5" --budget 1GiB --out "$o"
+  [ -s "$tmp/out" ] && bad "search --out '$o' ran the search before refusing the output" || ok
+  expect 2 "^remat run: --trace: " -- "$remat" run --model "$M" --trace "$o"
+  [ -s "$tmp/out" ] && bad "run --trace '$o' ran before refusing the output" || ok
+done
+rm -f "$tmp/dangling.json"
 
 # ---- a full disk: a file-size limit, the old file kept, no temporary left -----------
 cp "$tmp/t.orig" "$tmp/full.h5"

@@ -410,7 +410,9 @@ int remat_cmd_demo(int argc, char **argv) {
         char p[4096];
         snprintf(p, sizeof p, "%s/%s", out_dir, written[i]);
         const cli_file in = {"--model", model_path}, out = {"--out", p};
-        if (cli_refuse_overlap("demo", &in, 1, &out, 1)) return 2;
+        struct stat dir;
+        int exists = stat(out_dir, &dir) == 0; /* else demo creates it: nothing in it to check yet */
+        if ((exists ? cli_refuse_overlap : cli_refuse_same_file)("demo", &in, 1, &out, 1)) return 2;
     }
     static demo d;
     memset(&d, 0, sizeof d);

@@ -3,6 +3,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "tools/paths.h"
 
+#include "core/io/atomic_file.h"
+
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -60,6 +62,20 @@ static int refuse(const char *cmd, const cli_file *o, const cli_file *other) {
 }
 
 int cli_refuse_overlap(const char *cmd, const cli_file *in, int n_in, const cli_file *out, int n_out) {
+    int rc = cli_refuse_same_file(cmd, in, n_in, out, n_out);
+    /* every output writable, checked before the run or search, not after it */
+    for (int i = 0; i < n_out && rc == 0; i++) {
+        if (!out[i].path) continue;
+        remat_error err = {0};
+        if (remat_afile_check(out[i].path, &err) != REMAT_OK) {
+            fprintf(stderr, "remat %s: %s: %s\n", cmd, out[i].flag, err.msg);
+            rc = 2;
+        }
+    }
+    return rc;
+}
+
+int cli_refuse_same_file(const char *cmd, const cli_file *in, int n_in, const cli_file *out, int n_out) {
     for (int i = 0; i < n_out; i++) {
         if (!out[i].path) continue;
         ident oi = identify(out[i].path);

@@ -25,11 +25,15 @@ typedef struct cli_file {
     const char *path; /* NULL: not given, skipped */
 } cli_file;
 
-/* 0 when every output is distinct from every input and every other output; else
- * prints one line "remat <cmd>: <out path>: <out flag>: is the same file as <flag>
- * <path> (expected a different output path; nothing was written)" on stderr and
- * returns 2 (bad input). */
+/* 0 when every output is distinct from every input and every other output and can
+ * be written (remat_afile_check: a missing folder, a directory, a read-only file, a
+ * dangling link or an empty path is refused before any work); else prints one line
+ * "remat <cmd>: <out path>: <out flag>: is the same file as <flag> <path> (expected
+ * a different output path; nothing was written)" or "remat <cmd>: <flag>: <why>" on
+ * stderr and returns 2 (bad input). */
 int cli_refuse_overlap(const char *cmd, const cli_file *in, int n_in, const cli_file *out, int n_out);
+/* The identity part only (outputs in a folder the command creates later: demo). */
+int cli_refuse_same_file(const char *cmd, const cli_file *in, int n_in, const cli_file *out, int n_out);
 
 /* 1 when a and b name the same file by the identity above (0 when either cannot
  * be resolved, or is not a regular file or a new name). */

@@ -243,6 +243,16 @@ static remat_status open_temp_beside(remat_afile *a, remat_error *err) {
     return REMAT_OK;
 }
 
+remat_status remat_afile_check(const char *path, remat_error *err) {
+    remat_afile a;
+    remat_status st = resolve(&a, path, err);
+    if (st != REMAT_OK || a.direct) return st; /* a device or FIFO is written as it is: not opened here */
+    if ((st = open_temp_beside(&a, err)) != REMAT_OK) return st; /* the folder takes a new file */
+    close(a.fd);
+    drop_temp(&a);
+    return REMAT_OK;
+}
+
 /* ---- stream mode -------------------------------------------------------------- */
 
 static ssize_t cookie_write(void *c, const char *buf, size_t n) {

@@ -70,6 +70,12 @@ typedef struct remat_afile {
     char tmp[REMAT_AFILE_PATH_LEN];     /* the temporary ("" when direct in stream mode) */
 } remat_afile;
 
+/* Whether path can be written, before any work: the refusals of remat_afile_open
+ * (empty path, directory, read-only file, dangling link, block device, socket) and,
+ * for a file, a temporary created and removed in its folder (a missing or read-only
+ * folder). Writes nothing; a device or FIFO is not opened. */
+remat_status remat_afile_check(const char *path, remat_error *err);
+
 /* Opens path for writing through a temporary (stream mode: write to a->fp).
  * REMAT_ERR_INPUT "<path>: ..." for a destination refused above (empty path,
  * directory, read-only file, dangling link, block device, socket);
