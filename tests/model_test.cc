@@ -440,6 +440,9 @@ TEST(ModelParse, StrictJson) {
     }
     // integers are echoed exactly
     expect_refused(replace_once(base, "\"T\": 4", "\"T\": 2147483647"), "got 2147483647", "exact echo");
+    // beyond 2^53 a JSON number is a rounded double: echoed as an integer, and said so (was 9.22e+18)
+    expect_refused(replace_once(base, "\"T\": 4", "\"T\": 9223372036854775807"),
+                   "got 9223372036854775808 (as read: beyond 2^53 a JSON number is rounded)", "2^63 - 1");
 }
 
 TEST(ModelParse, AbsurdSizesRefusedBeforeAllocating) {

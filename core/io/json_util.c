@@ -74,8 +74,10 @@ const char *json_describe(const cJSON *v, char *buf, size_t len) {
     else if (cJSON_IsNull(v)) snprintf(buf, len, "null");
     else if (cJSON_IsTrue(v)) snprintf(buf, len, "true");
     else if (cJSON_IsFalse(v)) snprintf(buf, len, "false");
-    else if (cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble) && fabs(v->valuedouble) < 1e18)
-        snprintf(buf, len, "%.0f", v->valuedouble); /* integers echoed exactly */
+    else if (cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble) && fabs(v->valuedouble) <= 9007199254740992.0)
+        snprintf(buf, len, "%.0f", v->valuedouble); /* integers echoed exactly (up to 2^53, exact in a double) */
+    else if (cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble) && fabs(v->valuedouble) < 1e30)
+        snprintf(buf, len, "%.0f (as read: beyond 2^53 a JSON number is rounded)", v->valuedouble);
     else if (cJSON_IsNumber(v)) snprintf(buf, len, "%.9g", v->valuedouble);
     else if (cJSON_IsString(v)) snprintf(buf, len, "\"%s\"", json_sanitize(v->valuestring, tmp, sizeof tmp));
     else if (cJSON_IsArray(v)) snprintf(buf, len, "an array");
