@@ -817,3 +817,36 @@ TEST(LayerOptions, BatchNormMomentumAndEps) {
     for (const Case &c : cases)
         expect_refused(replace_once(kConv, R"({"name": "bn1", "type": "batchnorm"})", c.to), c.needle, c.needle);
 }
+
+TEST(LayerOptions, Conv2dPaddingSameAndValid) {
+    {
+        Parsed a(replace_once(kConv, R"("kernel": 3, "padding": 1, "bias": false})",
+                              R"("kernel": [3, 5], "padding": "same", "bias": false})"));
+        ASSERT_EQ(a.st, REMAT_OK) << a.err.msg;
+        EXPECT_EQ(a.m.layers[3].win.ph, 1);
+        EXPECT_EQ(a.m.layers[3].win.pw, 2);
+        EXPECT_EQ(a.m.layers[3].out.h, a.m.layers[3].in.h);  // "same": the input's H and W
+        EXPECT_EQ(a.m.layers[3].out.w, a.m.layers[3].in.w);
+    }
+    {
+        Parsed a(replace_once(kConv, R"("stride": 2, "padding": [1, 0]})", R"("stride": 2, "padding": "valid"})"));
+        ASSERT_EQ(a.st, REMAT_OK) << a.err.msg;
+        EXPECT_EQ(a.m.layers[0].win.ph, 0);
+        EXPECT_EQ(a.m.layers[0].out.h, (9 - 3) / 2 + 1);
+    }
+    struct Case {
+        const char *to, *needle;
+    } cases[] = {
+        {R"("kernel": 3, "padding": "full", "bias": false})",
+         "layers[3].padding: expected an integer, [h, w], \"same\" or \"valid\", got \"full\""},
+        {R"("kernel": 3, "stride": 2, "padding": "same", "bias": false})",
+         "layers[3].padding: expected stride 1 with \"same\" (as PyTorch), got stride [2, 2]"},
+        {R"("kernel": 2, "padding": "same", "bias": false})",
+         "layers[3].padding: expected an odd kernel with \"same\""},
+    };
+    for (const Case &c : cases)
+        expect_refused(replace_once(kConv, R"("kernel": 3, "padding": 1, "bias": false})", c.to), c.needle, c.needle);
+    // pooling takes numbers only, as PyTorch
+    expect_refused(replace_once(kConv, R"("kernel": 3, "stride": 2, "padding": 1})", R"("kernel": 3, "stride": 2, "padding": "same"})"),
+                   "layers[7].padding: expected an integer in [0, 4096] or [h, w] of them", "pool same");
+}

@@ -163,12 +163,16 @@ class Layer(torch.nn.Module):
             conv = self.kind == "conv2d"
             out = int(spec["out"])
             if conv:
-                self.k, self.s, self.p = _pair(spec["kernel"]), _pair(spec.get("stride", 1)), _pair(spec.get("padding", 0))
+                pad = spec.get("padding", 0)
+                self.k, self.s = _pair(spec["kernel"]), _pair(spec.get("stride", 1))
+                self.p = ((0, 0) if pad == "valid" else ((self.k[0] - 1) // 2, (self.k[1] - 1) // 2) if pad == "same"
+                          else _pair(pad))
                 fan_in = shape[0] * self.k[0] * self.k[1]
                 wshape = (out, shape[0]) + self.k
                 oh = (shape[1] + 2 * self.p[0] - self.k[0]) // self.s[0] + 1
                 ow = (shape[2] + 2 * self.p[1] - self.k[1]) // self.s[1] + 1
                 self.out_shape = (out, oh, ow)
+                self.pad_arg = pad if isinstance(pad, str) else self.p  # F.conv2d's own "same" / "valid"
             else:
                 fan_in = shape[0]
                 wshape = (out, shape[0])
@@ -207,7 +211,7 @@ class Layer(torch.nn.Module):
         if self.kind == "linear":
             return F.linear(x, self.weight, self.bias)
         if self.kind == "conv2d":
-            return back(F.conv2d(rows(x), self.weight, self.bias, stride=self.s, padding=self.p))
+            return back(F.conv2d(rows(x), self.weight, self.bias, stride=self.s, padding=self.pad_arg))
         if self.kind == "maxpool2d":
             return back(F.max_pool2d(rows(x), self.k, self.s, self.p))
         if self.kind == "avgpool2d":

@@ -9,7 +9,9 @@
  * - linear acts on flat [features] activations; conv2d, pooling and flatten on
  *   [C, H, W] ones; neurons, dropout, batch norm and add on either.
  * - conv2d is cross-correlation with zero padding, weight [out, in, kh, kw];
- *   output size floor((in + 2p - k) / s) + 1 (no dilation, no groups).
+ *   output size floor((in + 2p - k) / s) + 1 (no dilation, no groups); "padding":
+ *   "valid" is 0, "same" is (k - 1) / 2 (stride 1, odd kernels: PyTorch pads an even
+ *   kernel's sides unequally).
  * - pooling follows PyTorch's default ceil_mode = false, padding <= kernel / 2;
  *   average pooling counts padded zeros (count_include_pad = True).
  * - value classes: neurons emit BINARY spikes; add of two non-REAL tensors is
@@ -78,13 +80,48 @@ static int64_t window_out(int64_t in, int64_t k, int64_t s, int64_t pad) {
     return (in + 2 * pad - k) / s + 1;
 }
 
+/* conv2d's "padding": "valid" (none) or "same" (the output keeps the input's H and W:
+ * stride 1 and, since the padding is symmetric, an odd kernel). 1: handled, 0: not a
+ * string (read it as numbers), negative: st holds the error. */
+static int padding_string(const json_ctx *c, const cJSON *j, const char *p, remat_window *w, remat_status *st) {
+    const cJSON *v = json_member(j, "padding");
+    if (!v || !cJSON_IsString(v)) return 0;
+    char field[160];
+    json_path(field, sizeof field, p, "padding");
+    if (!strcmp(v->valuestring, "valid")) {
+        w->ph = w->pw = 0;
+        return 1;
+    }
+    if (strcmp(v->valuestring, "same")) {
+        *st = json_fail_value(c, field, v, "an integer, [h, w], \"same\" or \"valid\"");
+        return -1;
+    }
+    if (w->sh != 1 || w->sw != 1) {
+        *st = json_fail(c, field, "expected stride 1 with \"same\" (as PyTorch), got stride [%lld, %lld]",
+                        (long long)w->sh, (long long)w->sw);
+        return -1;
+    }
+    if (w->kh % 2 == 0 || w->kw % 2 == 0) {
+        *st = json_fail(c, field,
+                        "expected an odd kernel with \"same\" (an even one pads one side more, which remat's "
+                        "symmetric padding cannot express), got %lld x %lld",
+                        (long long)w->kh, (long long)w->kw);
+        return -1;
+    }
+    w->ph = (w->kh - 1) / 2;
+    w->pw = (w->kw - 1) / 2;
+    return 1;
+}
+
 /* Reads kernel/stride/padding and sets l->out's H, W (channels are the caller's). */
 static remat_status parse_window(const json_ctx *c, const cJSON *j, const char *p, remat_layer *l, int pool) {
     remat_window *w = &l->win;
     remat_status st;
     if ((st = get_pair(c, j, p, "kernel", 1, 0, 0, 1, &w->kh, &w->kw))) return st;
     if ((st = get_pair(c, j, p, "stride", 0, pool ? w->kh : 1, pool ? w->kw : 1, 1, &w->sh, &w->sw))) return st;
-    if ((st = get_pair(c, j, p, "padding", 0, 0, 0, 0, &w->ph, &w->pw))) return st;
+    int named = pool ? 0 : padding_string(c, j, p, w, &st);
+    if (named < 0) return st;
+    if (!named && (st = get_pair(c, j, p, "padding", 0, 0, 0, 0, &w->ph, &w->pw))) return st;
     char field[160];
     if (pool && (2 * w->ph > w->kh || 2 * w->pw > w->kw))
         return json_fail(c, json_path(field, sizeof field, p, "padding"),
