@@ -850,3 +850,29 @@ TEST(LayerOptions, Conv2dPaddingSameAndValid) {
     expect_refused(replace_once(kConv, R"("kernel": 3, "stride": 2, "padding": 1})", R"("kernel": 3, "stride": 2, "padding": "same"})"),
                    "layers[7].padding: expected an integer in [0, 4096] or [h, w] of them", "pool same");
 }
+
+TEST(LayerOptions, AdaptiveAvgPoolIsAnExactAveragePool) {
+    {
+        Parsed a(replace_once(kConv, R"({"name": "avg", "type": "avgpool2d", "kernel": 2})",
+                              R"({"name": "avg", "type": "adaptiveavgpool2d", "out": [1, 2]})"));
+        ASSERT_EQ(a.st, REMAT_OK) << a.err.msg;
+        const remat_layer &l = a.m.layers[8];  // reads [4, 3, 2]
+        EXPECT_EQ(l.out.h, 1);
+        EXPECT_EQ(l.out.w, 2);
+        EXPECT_EQ(l.win.kh, 3);
+        EXPECT_EQ(l.win.sh, 3);
+        EXPECT_EQ(l.win.kw, 1);
+        EXPECT_EQ(l.win.pw, 0);
+        remat_conv_geom g = remat_layer_geom(&l);
+        EXPECT_EQ(g.kh, 3);
+        EXPECT_STREQ(remat_layer_type_name(l.type), "adaptiveavgpool2d");
+    }
+    expect_refused(replace_once(kConv, R"({"name": "avg", "type": "avgpool2d", "kernel": 2})",
+                                R"({"name": "avg", "type": "adaptiveavgpool2d", "out": [2, 2]})"),
+                   "layers[8].out: expected an output that divides the input (3 x 2), got 2 x 2 (remat runs adaptive "
+                   "average pooling only where it is an exact average pool)",
+                   "adaptive not exact");
+    expect_refused(replace_once(kConv, R"({"name": "avg", "type": "avgpool2d", "kernel": 2})",
+                                R"({"name": "avg", "type": "adaptiveavgpool2d"})"),
+                   "layers[8].out: missing", "adaptive without out");
+}

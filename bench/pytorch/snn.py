@@ -187,6 +187,9 @@ class Layer(torch.nn.Module):
             self.p = _pair(spec.get("padding", 0))
             self.out_shape = (shape[0], (shape[1] + 2 * self.p[0] - self.k[0]) // self.s[0] + 1,
                               (shape[2] + 2 * self.p[1] - self.k[1]) // self.s[1] + 1)
+        elif self.kind == "adaptiveavgpool2d":
+            self.o = _pair(spec["out"])
+            self.out_shape = (shape[0],) + self.o
         elif self.kind == "flatten":
             self.out_shape = (int(math.prod(shape)),)
         elif self.kind == "batchnorm":
@@ -216,6 +219,8 @@ class Layer(torch.nn.Module):
             return back(F.max_pool2d(rows(x), self.k, self.s, self.p))
         if self.kind == "avgpool2d":
             return back(F.avg_pool2d(rows(x), self.k, self.s, self.p, count_include_pad=True))
+        if self.kind == "adaptiveavgpool2d":
+            return back(F.adaptive_avg_pool2d(rows(x), self.o))
         if self.kind == "flatten":
             return x.reshape(T, N, -1)
         if self.kind == "batchnorm":

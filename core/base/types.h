@@ -82,6 +82,7 @@ typedef enum remat_layer_type {
     REMAT_LAYER_MAXPOOL2D = 7,
     REMAT_LAYER_AVGPOOL2D = 8,
     REMAT_LAYER_FLATTEN = 9,
+    REMAT_LAYER_ADAPTIVEAVGPOOL2D = 10,
     REMAT_LAYER_COUNT
 } remat_layer_type;
 

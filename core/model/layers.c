@@ -13,7 +13,8 @@
  *   "valid" is 0, "same" is (k - 1) / 2 (stride 1, odd kernels: PyTorch pads an even
  *   kernel's sides unequally).
  * - pooling follows PyTorch's default ceil_mode = false, padding <= kernel / 2;
- *   average pooling counts padded zeros (count_include_pad = True).
+ *   average pooling counts padded zeros (count_include_pad = True); adaptive average
+ *   pooling only where the output divides the input (then an average pool).
  * - value classes: neurons emit BINARY spikes; add of two non-REAL tensors is
  *   INTEGER; max pooling, flatten and dropout with p = 0 keep their input's class;
  *   the rest are REAL.
@@ -185,6 +186,29 @@ static remat_status parse_pool(const json_ctx *c, const cJSON *j, const char *p,
     return st ? st : parse_window(c, j, p, l, 1);
 }
 
+/* adaptiveavgpool2d where it is an exact average pool: each output cell averages a
+ * (H/oh) x (W/ow) window, stride = window, no padding (PyTorch's adaptive bins are
+ * then exactly these windows); an output that does not divide the input is refused. */
+static remat_status parse_adaptive_pool(const json_ctx *c, const cJSON *j, const char *p, remat_layer *l) {
+    remat_status st = need_spatial(c, p, l);
+    if (st) return st;
+    int64_t oh, ow;
+    if ((st = get_pair(c, j, p, "out", 1, 0, 0, 1, &oh, &ow))) return st;
+    if (l->in.h % oh || l->in.w % ow) {
+        char field[160];
+        return json_fail(c, json_path(field, sizeof field, p, "out"),
+                         "expected an output that divides the input (%lld x %lld), got %lld x %lld (remat runs "
+                         "adaptive average pooling only where it is an exact average pool)",
+                         (long long)l->in.h, (long long)l->in.w, (long long)oh, (long long)ow);
+    }
+    remat_window *w = &l->win;
+    w->kh = w->sh = l->in.h / oh;
+    w->kw = w->sw = l->in.w / ow;
+    w->ph = w->pw = 0;
+    l->out = (remat_shape){l->in.c, oh, ow, 3};
+    return REMAT_OK;
+}
+
 static remat_status parse_flatten(const json_ctx *c, const cJSON *j, const char *p, remat_layer *l) {
     remat_status st = need_spatial(c, p, l);
     if (st) return st;
@@ -338,6 +362,8 @@ static const remat_layer_traits traits[] = {
                                .parse = parse_pool, .time_chunkable = 1, .windowed = 1},
     [REMAT_LAYER_FLATTEN] = {.name = "flatten", .fields = no_fields, .parse = parse_flatten, .time_chunkable = 1,
                              .out_values = values_same},
+    [REMAT_LAYER_ADAPTIVEAVGPOOL2D] = {.name = "adaptiveavgpool2d", .fields = FIELDS("out"),
+                                       .parse = parse_adaptive_pool, .time_chunkable = 1, .windowed = 1},
 };
 _Static_assert(sizeof traits / sizeof traits[0] == REMAT_LAYER_COUNT, "a traits entry for every layer type");
 
