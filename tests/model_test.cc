@@ -876,3 +876,38 @@ TEST(LayerOptions, AdaptiveAvgPoolIsAnExactAveragePool) {
                                 R"({"name": "avg", "type": "adaptiveavgpool2d"})"),
                    "layers[8].out: missing", "adaptive without out");
 }
+
+TEST(LayerOptions, PoolingCeilMode) {
+    // pool reads [4, 5, 4]: kernel 3, stride 2, padding 1 -> floor 3 x 2; ceil: 3 x 3? (5+2-3+1)/2+1 = 3,
+    // (4+2-3+1)/2+1 = 3, and the last window starts at 2*2-1 = 3 < 4 + 1: kept.
+    {
+        Parsed a(replace_once(kConv, R"("kernel": 3, "stride": 2, "padding": 1})",
+                              R"("kernel": 3, "stride": 2, "padding": 1, "ceil_mode": true})"));
+        ASSERT_EQ(a.st, REMAT_OK) << a.err.msg;
+        EXPECT_EQ(a.m.layers[7].out.h, 3);
+        EXPECT_EQ(a.m.layers[7].out.w, 3);
+    }
+    {
+        Parsed a(replace_once(kConv, R"("kernel": 3, "stride": 2, "padding": 1})",
+                              R"("kernel": 3, "stride": 2, "padding": 1, "ceil_mode": false})"));
+        ASSERT_EQ(a.st, REMAT_OK) << a.err.msg;
+        EXPECT_EQ(a.m.layers[7].out.h, 3);
+        EXPECT_EQ(a.m.layers[7].out.w, 2);
+    }
+    // PyTorch's rule: a window starting in the right padding is dropped (5 + 2p with k 2, s 2, p 1:
+    // ceil gives 4 windows, the 4th would start at 6 >= 5 + 1)
+    {
+        Parsed a(replace_once(kConv, R"("kernel": 3, "stride": 2, "padding": 1})",
+                              R"("kernel": 2, "stride": 2, "padding": 1, "ceil_mode": true})"));
+        ASSERT_EQ(a.st, REMAT_OK) << a.err.msg;
+        EXPECT_EQ(a.m.layers[7].out.h, 3);
+    }
+    expect_refused(replace_once(kConv, R"({"name": "avg", "type": "avgpool2d", "kernel": 2})",
+                                R"({"name": "avg", "type": "avgpool2d", "kernel": 2, "ceil_mode": true})"),
+                   "layers[8].ceil_mode: expected false for avgpool2d here: its last window would run past the padded "
+                   "input (3 x 2)",
+                   "avg ceil partial");
+    expect_refused(replace_once(kConv, R"("kernel": 3, "stride": 2, "padding": 1})",
+                                R"("kernel": 3, "stride": 2, "padding": 1, "ceil_mode": 1})"),
+                   "layers[7].ceil_mode: expected", "ceil_mode bool");
+}

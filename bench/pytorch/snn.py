@@ -185,8 +185,13 @@ class Layer(torch.nn.Module):
             self.k = _pair(spec["kernel"])
             self.s = _pair(spec.get("stride", spec["kernel"]))
             self.p = _pair(spec.get("padding", 0))
-            self.out_shape = (shape[0], (shape[1] + 2 * self.p[0] - self.k[0]) // self.s[0] + 1,
-                              (shape[2] + 2 * self.p[1] - self.k[1]) // self.s[1] + 1)
+            self.ceil = bool(spec.get("ceil_mode", False))
+
+            def out(n, k, s, p):  # PyTorch's pooling output size
+                o = (n + 2 * p - k + (s - 1 if self.ceil else 0)) // s + 1
+                return o - 1 if self.ceil and (o - 1) * s >= n + p else o
+            self.out_shape = (shape[0], out(shape[1], self.k[0], self.s[0], self.p[0]),
+                              out(shape[2], self.k[1], self.s[1], self.p[1]))
         elif self.kind == "adaptiveavgpool2d":
             self.o = _pair(spec["out"])
             self.out_shape = (shape[0],) + self.o
@@ -216,9 +221,9 @@ class Layer(torch.nn.Module):
         if self.kind == "conv2d":
             return back(F.conv2d(rows(x), self.weight, self.bias, stride=self.s, padding=self.pad_arg))
         if self.kind == "maxpool2d":
-            return back(F.max_pool2d(rows(x), self.k, self.s, self.p))
+            return back(F.max_pool2d(rows(x), self.k, self.s, self.p, ceil_mode=self.ceil))
         if self.kind == "avgpool2d":
-            return back(F.avg_pool2d(rows(x), self.k, self.s, self.p, count_include_pad=True))
+            return back(F.avg_pool2d(rows(x), self.k, self.s, self.p, ceil_mode=self.ceil, count_include_pad=True))
         if self.kind == "adaptiveavgpool2d":
             return back(F.adaptive_avg_pool2d(rows(x), self.o))
         if self.kind == "flatten":

@@ -12,7 +12,9 @@
  *   output size floor((in + 2p - k) / s) + 1 (no dilation, no groups); "padding":
  *   "valid" is 0, "same" is (k - 1) / 2 (stride 1, odd kernels: PyTorch pads an even
  *   kernel's sides unequally).
- * - pooling follows PyTorch's default ceil_mode = false, padding <= kernel / 2;
+ * - pooling as PyTorch, padding <= kernel / 2, "ceil_mode" (false) rounding the output
+ *   up (max pooling takes the in-bounds part of a last, partial window; average
+ *   pooling only where ceil_mode adds no window);
  *   average pooling counts padded zeros (count_include_pad = True); adaptive average
  *   pooling only where the output divides the input (then an average pool).
  * - value classes: neurons emit BINARY spikes; add of two non-REAL tensors is
@@ -75,10 +77,14 @@ static remat_status get_pair(const json_ctx *c, const cJSON *j, const char *p, c
     return REMAT_OK;
 }
 
-/* Output extent of a window; -1 when the window does not fit. */
-static int64_t window_out(int64_t in, int64_t k, int64_t s, int64_t pad) {
+/* Output extent of a window; -1 when the window does not fit. ceil: PyTorch's
+ * ceil_mode (rounded up, but the last window must start inside the input or its
+ * left padding). */
+static int64_t window_out(int64_t in, int64_t k, int64_t s, int64_t pad, int ceil) {
     if (in + 2 * pad < k) return -1;
-    return (in + 2 * pad - k) / s + 1;
+    int64_t o = (in + 2 * pad - k + (ceil ? s - 1 : 0)) / s + 1;
+    if (ceil && (o - 1) * s >= in + pad) o--;
+    return o;
 }
 
 /* conv2d's "padding": "valid" (none) or "same" (the output keeps the input's H and W:
@@ -130,7 +136,17 @@ static remat_status parse_window(const json_ctx *c, const cJSON *j, const char *
                          "padding up to [%lld, %lld]), got [%lld, %lld]",
                          (long long)w->kh, (long long)w->kw, (long long)(w->kh / 2), (long long)(w->kw / 2),
                          (long long)w->ph, (long long)w->pw);
-    int64_t oh = window_out(l->in.h, w->kh, w->sh, w->ph), ow = window_out(l->in.w, w->kw, w->sw, w->pw);
+    int ceil = 0;
+    if (pool && (st = json_get_bool(c, j, p, "ceil_mode", 0, 0, &ceil))) return st;
+    int64_t oh = window_out(l->in.h, w->kh, w->sh, w->ph, ceil), ow = window_out(l->in.w, w->kw, w->sw, w->pw, ceil);
+    /* average pooling divides by kh*kw (count_include_pad); PyTorch's ceil windows that
+     * run past the padded input divide by less: refused where ceil_mode adds them */
+    if (ceil && l->type == REMAT_LAYER_AVGPOOL2D &&
+        (oh != window_out(l->in.h, w->kh, w->sh, w->ph, 0) || ow != window_out(l->in.w, w->kw, w->sw, w->pw, 0)))
+        return json_fail(c, json_path(field, sizeof field, p, "ceil_mode"),
+                         "expected false for avgpool2d here: its last window would run past the padded input "
+                         "(%lld x %lld), where PyTorch divides by fewer than kernel elements (not supported)",
+                         (long long)(l->in.h + 2 * w->ph), (long long)(l->in.w + 2 * w->pw));
     if (oh < 1 || ow < 1)
         return json_fail(c, json_path(field, sizeof field, p, "kernel"),
                          "expected a kernel no larger than the padded input (%lld x %lld), got %lld x %lld",
@@ -355,10 +371,10 @@ static const remat_layer_traits traits[] = {
                             .parse = parse_conv, .param_names = weight_bias, .param_dims = dims_conv,
                             .fan_in = fan_in_conv, .max_params = 2, .n_trainable = 2, .optional_bias = 1,
                             .saves_input = 1, .time_chunkable = 1, .windowed = 1, .input_grad_optional = 1},
-    [REMAT_LAYER_MAXPOOL2D] = {.name = "maxpool2d", .fields = FIELDS("kernel", "stride", "padding"),
+    [REMAT_LAYER_MAXPOOL2D] = {.name = "maxpool2d", .fields = FIELDS("kernel", "stride", "padding", "ceil_mode"),
                                .parse = parse_pool, .saves_input = 1, .time_chunkable = 1, .windowed = 1,
                                .out_values = values_same},
-    [REMAT_LAYER_AVGPOOL2D] = {.name = "avgpool2d", .fields = FIELDS("kernel", "stride", "padding"),
+    [REMAT_LAYER_AVGPOOL2D] = {.name = "avgpool2d", .fields = FIELDS("kernel", "stride", "padding", "ceil_mode"),
                                .parse = parse_pool, .time_chunkable = 1, .windowed = 1},
     [REMAT_LAYER_FLATTEN] = {.name = "flatten", .fields = no_fields, .parse = parse_flatten, .time_chunkable = 1,
                              .out_values = values_same},
