@@ -185,6 +185,18 @@ case "$state" in ""|Z|X) ok;; *) bad "gnuplot outlived remat's SIGTERM (state $s
 no_temps "$tmp" "after SIGTERM"
 [ "$(cat "$tmp/fig.png")" = old ] && ok || bad "SIGTERM damaged the old image"
 
+# ---- a crash in the middle of a dump: no temporary left (was: a 0-byte *.remat-XXXXXX) --
+"$remat" run --model data/models/mlp-lif.json --dump "$tmp/crash.h5" >/dev/null 2>&1 & # no timeout: the signal goes to remat
+victim=$!
+for _ in $(seq 1 400); do ls "$tmp" | grep -q 'crash.h5.remat-' && break; sleep 0.02; done
+if ls "$tmp" | grep -q 'crash.h5.remat-'; then
+  kill -SEGV "$victim" 2>/dev/null; wait "$victim" 2>/dev/null
+  no_temps "$tmp" "after a crash (SIGSEGV) during a dump"
+  [ -e "$tmp/crash.h5" ] && bad "a crashed dump left crash.h5" || ok
+else
+  wait "$victim" 2>/dev/null; echo "note: the dump finished before its temporary was seen; the crash case is skipped"
+fi
+
 # ---- inputs that are folders or FIFOs: named, and never a hang ---------------------
 expect 2 "is a directory" -- "$remat" run --model "$tmp"
 expect 2 "is a directory" -- "$remat" simulate --trace "$tmp"

@@ -34,7 +34,9 @@
 enum { SLOT_FREE = 0, SLOT_CLAIMED = 1, SLOT_LIVE = 2 };
 static int slot_state[REMAT_AFILE_MAX_LIVE];
 static char slot_path[REMAT_AFILE_MAX_LIVE][REMAT_AFILE_PATH_LEN];
-static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP};
+/* the signals that end the process: a crash (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT)
+ * too, so that no temporary outlives it (a sanitizer's own handler is left in place) */
+static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 static mode_t process_umask;
 

@@ -5,8 +5,8 @@
  * temporary file in the destination's folder, "<path>.remat-XXXXXX", created with
  * O_EXCL (mkstemp: unique, never a user's file, two writers never share one); on
  * commit the temporary is flushed (fsync), renamed over the destination, and the
- * folder is flushed too. On any error, and on SIGINT, SIGTERM and SIGHUP while it
- * is open, the temporary is removed, so the destination is either the old file or
+ * folder is flushed too. On any error, and on SIGINT, SIGTERM, SIGHUP and a crash
+ * (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) while it is open, the temporary is removed, so the destination is either the old file or
  * the whole new one; a kill -9 leaves at most the uniquely named temporary.
  *
  * What each kind of destination becomes (docs/outputs.md):
