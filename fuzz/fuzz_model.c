@@ -7,6 +7,7 @@
  * remat_xmalloc accounting as well as by LeakSanitizer). Build and run: fuzz/run.sh. */
 #include <stdint.h>
 
+#include "core/model/layers.h"
 #include "core/model/model.h"
 #include "core/model/plan.h"
 #include "core/model/plan_grid.h"
@@ -43,8 +44,8 @@ static void check_model(const remat_model *m) {
         } else {
             FUZZ_CHECK(l->src2 == REMAT_SRC_NONE);
         }
-        if (l->type == REMAT_LAYER_CONV2D || l->type == REMAT_LAYER_MAXPOOL2D || l->type == REMAT_LAYER_AVGPOOL2D)
-            FUZZ_CHECK(l->in.nd == 3 && l->win.kh >= 1 && l->win.sh >= 1 && l->out.h >= 1 && l->out.w >= 1 &&
+        if (remat_layer_traits_of(l->type)->windowed)
+            FUZZ_CHECK(l->in.nd >= 2 && l->win.kh >= 1 && l->win.sh >= 1 && l->out.h >= 1 && l->out.w >= 1 &&
                        l->win.kh <= l->in.h + 2 * l->win.ph && l->win.kw <= l->in.w + 2 * l->win.pw);
         FUZZ_CHECK(remat_model_find_layer(m, l->name) == i);
         FUZZ_CHECK((int)l->out_values >= REMAT_VALUES_BINARY && (int)l->out_values <= REMAT_VALUES_REAL);

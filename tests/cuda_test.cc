@@ -1241,7 +1241,7 @@ bool run_step_on(remat_backend *be, const remat_model &m, const remat_plan &p, u
 class CudaExecutor : public CudaKernels {};
 
 const char *const kTinyModels[] = {"tiny-mlp-lif", "tiny-3block-if", "tiny-resnet-bn", "tiny-vgg-dvs",
-                                   "tiny-sew-resnet", "tiny-dvs-options"};
+                                   "tiny-sew-resnet", "tiny-dvs-options", "tiny-shd-conv1d"};
 
 TEST_F(CudaExecutor, TinyModelStepMatchesReference) {
     for (const char *name : kTinyModels) {

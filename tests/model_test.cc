@@ -289,7 +289,9 @@ TEST(ModelParse, BadInputs) {
         {R"({"name": "t",)", R"({"name": 7,)", "name: expected a name"},
         {R"("classes": 2)", R"("classes": 0)", "classes: expected an integer in [1,"},
         {R"("loss": "rate_mse")", R"("loss": "hinge")", R"(loss: expected one of "rate_mse", "rate_ce", got "hinge")"},
-        {R"("shape": [3])", R"("shape": [3, 2])", "input.shape: expected [features]"},
+        {R"("shape": [3])", R"("shape": [3, 2])",
+         "layers[0].type: expected a flat input for \"linear\" (layer \"fc1\" reads [3, 2]: add a flatten layer"},
+        {R"("shape": [3])", R"("shape": [3, 2, 2, 2])", "input.shape: expected [features], [C, L] or [C, H, W]"},
         {R"("shape": [3])", R"("shape": [0])", "input.shape[0]: expected an integer in [1,"},
         {R"("shape": [3])", R"("shape": 3)", "input.shape: expected [features]"},
         {R"("shape": [3], )", "", "input.shape: missing"},
@@ -720,7 +722,8 @@ TEST(ConvModels, BadShapesAndBranchesAreOneLineErrors) {
     struct Case {
         const char *from, *to, *needle;
     } cases[] = {
-        {R"("shape": [2, 9, 8])", R"("shape": [2, 9])", "input.shape: expected [features] or [C, H, W]"},
+        {R"("shape": [2, 9, 8])", R"("shape": [2, 9])",
+         "layers[0].type: expected a [C, H, W] input for \"conv2d\" (layer \"c1\" reads [2, 9])"},
         {R"("shape": [2, 9, 8])", R"("shape": [144])",
          "layers[0].type: expected a [C, H, W] input for \"conv2d\" (layer \"c1\" reads [144] features)"},
         {R"("kernel": [3, 2], "stride": 2)", R"("kernel": [12, 2], "stride": 2)",
@@ -910,4 +913,59 @@ TEST(LayerOptions, PoolingCeilMode) {
     expect_refused(replace_once(kConv, R"("kernel": 3, "stride": 2, "padding": 1})",
                                 R"("kernel": 3, "stride": 2, "padding": 1, "ceil_mode": 1})"),
                    "layers[7].ceil_mode: expected", "ceil_mode bool");
+}
+
+TEST(LayerOptions, Conv1dAndPoolingOverCL) {
+    const char *audio = R"({"name": "audio", "T": 2, "N": 2, "input": {"shape": [4, 16], "kind": "spikes"},
+      "classes": 3,
+      "layers": [
+        {"name": "c1", "type": "conv1d", "out": 6, "kernel": 5, "padding": "same"},
+        {"name": "bn1", "type": "batchnorm", "features": 6},
+        {"name": "sn1", "type": "lif"},
+        {"name": "p1", "type": "maxpool1d", "kernel": 2},
+        {"name": "c2", "type": "conv1d", "out": 8, "kernel": 3, "stride": 2, "padding": 1, "bias": false},
+        {"name": "p2", "type": "avgpool1d", "kernel": 2},
+        {"name": "fl", "type": "flatten"},
+        {"name": "fc", "type": "linear", "out": 3}
+      ],
+      "blocks": [{"name": "a", "layers": ["c1", "bn1", "sn1", "p1"]}, {"name": "h", "layers": ["c2", "p2", "fl", "fc"]}]})";
+    Parsed a(audio);
+    ASSERT_EQ(a.st, REMAT_OK) << a.err.msg;
+    EXPECT_EQ(a.m.in.nd, 2);
+    EXPECT_EQ(a.m.in_features, 64);
+    const remat_layer *L = a.m.layers;
+    EXPECT_EQ(L[0].out.c, 6);
+    EXPECT_EQ(L[0].out.w, 16);  // "same"
+    EXPECT_EQ(L[0].out.h, 1);
+    int64_t dims[4];
+    ASSERT_EQ(remat_layer_param_dims(&L[0], 0, dims), 3);  // PyTorch's Conv1d weight [out, in, k]
+    EXPECT_EQ(dims[0], 6);
+    EXPECT_EQ(dims[1], 4);
+    EXPECT_EQ(dims[2], 5);
+    EXPECT_EQ(remat_layer_fan_in(&L[0]), 4 * 5);
+    EXPECT_EQ(L[3].out.w, 8);
+    EXPECT_EQ(L[4].out.w, (8 + 2 - 3) / 2 + 1);
+    EXPECT_EQ(L[5].out.w, 2);
+    EXPECT_EQ(L[6].out_features, 16);
+    EXPECT_EQ(L[3].out_values, REMAT_VALUES_BINARY);  // max pooling keeps spikes
+    remat_conv_geom g = remat_layer_geom(&L[4]);
+    EXPECT_EQ(g.kh, 1);
+    EXPECT_EQ(g.kw, 3);
+    EXPECT_EQ(g.sw, 2);
+    EXPECT_EQ(g.pw, 1);
+    EXPECT_EQ(g.ph, 0);
+    struct Case {
+        const char *from, *to, *needle;
+    } cases[] = {
+        {R"("kernel": 5, "padding": "same"})", R"("kernel": [1, 5], "padding": "same"})", "layers[0].kernel: expected"},
+        {R"("shape": [4, 16])", R"("shape": [4, 16, 1])",
+         "layers[0].type: expected a [C, L] input for \"conv1d\" (layer \"c1\" reads [4, 16, 1])"},
+        {R"({"name": "p1", "type": "maxpool1d", "kernel": 2})", R"({"name": "p1", "type": "maxpool2d", "kernel": 2})",
+         "layers[3].type: expected a [C, H, W] input for \"maxpool2d\" (layer \"p1\" reads [6, 16])"},
+        {R"({"name": "fc", "type": "linear", "out": 3})", R"({"name": "fc", "type": "linear", "out": 3})", ""},
+    };
+    for (const Case &c : cases) {
+        if (!*c.needle) continue;
+        expect_refused(replace_once(audio, c.from, c.to), c.needle, c.needle);
+    }
 }

@@ -11,4 +11,4 @@ if ! "$py" -c "import torch, h5py" 2>/dev/null; then
   echo "FAIL: $py cannot import torch and h5py (setup.sh installs python3-torch python3-h5py)"; exit 1
 fi
 export PYTHONPATH="$PWD/python:$PWD/bench/pytorch" OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
-exec "$py" tests/torch_formula_check.py "$remat" data/models/tiny-dvs-options.json
+exec "$py" tests/torch_formula_check.py "$remat" data/models/tiny-dvs-options.json data/models/tiny-shd-conv1d.json

@@ -159,7 +159,23 @@ class Layer(torch.nn.Module):
         self.src = spec.get("input")
         self.src2 = spec.get("from")
         self.out_shape = tuple(shape)
-        if self.kind in ("linear", "conv2d"):
+        if self.kind == "conv1d":  # [C, L]
+            out, k, s = int(spec["out"]), int(spec["kernel"]), int(spec.get("stride", 1))
+            pad = spec.get("padding", 0)
+            p = 0 if pad == "valid" else (k - 1) // 2 if pad == "same" else int(pad)
+            self.s, self.pad_arg = s, pad if isinstance(pad, str) else p
+            self.out_shape = (out, (shape[1] + 2 * p - k) // s + 1)
+            bound = gain / math.sqrt(shape[0] * k)
+            self.weight = torch.nn.Parameter(torch.empty((out, shape[0], k)).uniform_(-bound, bound))
+            self.bias = (torch.nn.Parameter(torch.empty(out).uniform_(-bound, bound))
+                         if spec.get("bias", True) else None)
+        elif self.kind in ("maxpool1d", "avgpool1d"):
+            self.k = int(spec["kernel"])
+            self.s, self.p = int(spec.get("stride", spec["kernel"])), int(spec.get("padding", 0))
+            self.ceil = bool(spec.get("ceil_mode", False))
+            o = (shape[1] + 2 * self.p - self.k + (self.s - 1 if self.ceil else 0)) // self.s + 1
+            self.out_shape = (shape[0], o - 1 if self.ceil and (o - 1) * self.s >= shape[1] + self.p else o)
+        elif self.kind in ("linear", "conv2d"):
             conv = self.kind == "conv2d"
             out = int(spec["out"])
             if conv:
@@ -218,6 +234,12 @@ class Layer(torch.nn.Module):
         back = lambda t: t.reshape((T, N) + tuple(t.shape[1:]))  # noqa: E731
         if self.kind == "linear":
             return F.linear(x, self.weight, self.bias)
+        if self.kind == "conv1d":
+            return back(F.conv1d(rows(x), self.weight, self.bias, stride=self.s, padding=self.pad_arg))
+        if self.kind == "maxpool1d":
+            return back(F.max_pool1d(rows(x), self.k, self.s, self.p, ceil_mode=self.ceil))
+        if self.kind == "avgpool1d":
+            return back(F.avg_pool1d(rows(x), self.k, self.s, self.p, ceil_mode=self.ceil, count_include_pad=True))
         if self.kind == "conv2d":
             return back(F.conv2d(rows(x), self.weight, self.bias, stride=self.s, padding=self.pad_arg))
         if self.kind == "maxpool2d":

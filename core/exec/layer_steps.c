@@ -438,6 +438,10 @@ static const remat_layer_step steps[] = {
     [REMAT_LAYER_AVGPOOL2D] = {avgpool2d_fwd, avgpool2d_bwd, has_avgpool2d},
     [REMAT_LAYER_FLATTEN] = {flatten_fwd, flatten_bwd, NULL},
     [REMAT_LAYER_ADAPTIVEAVGPOOL2D] = {avgpool2d_fwd, avgpool2d_bwd, has_avgpool2d}, /* an exact average pool */
+    /* [C, L] layers: the 2-D steps and kernels over [C, 1, L] */
+    [REMAT_LAYER_CONV1D] = {conv2d_fwd, conv2d_bwd, has_conv2d},
+    [REMAT_LAYER_MAXPOOL1D] = {maxpool2d_fwd, maxpool2d_bwd, has_maxpool2d},
+    [REMAT_LAYER_AVGPOOL1D] = {avgpool2d_fwd, avgpool2d_bwd, has_avgpool2d},
 };
 _Static_assert(sizeof steps / sizeof steps[0] == REMAT_LAYER_COUNT, "an executor step for every layer type");
 

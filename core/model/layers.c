@@ -36,12 +36,25 @@ static const char *const surrogate_names[] = {"sigmoid", "atan"};
 
 /* ---- shared field readers -------------------------------------------------- */
 
+/* "[C, H, W]", "[C, L]" or "[features]" of shape s, in a message. */
+static const char *shape_text(char *buf, size_t n, remat_shape s) {
+    if (s.nd == 3) snprintf(buf, n, "[%lld, %lld, %lld]", (long long)s.c, (long long)s.h, (long long)s.w);
+    else if (s.nd == 2) snprintf(buf, n, "[%lld, %lld]", (long long)s.c, (long long)s.w);
+    else snprintf(buf, n, "[%lld] features", (long long)s.c);
+    return buf;
+}
+
+/* The input must have nd dimensions: 3 ([C, H, W]) or 2 ([C, L]). */
+static remat_status need_dims(const json_ctx *c, const char *p, const remat_layer *l, int nd) {
+    if (l->in.nd == nd) return REMAT_OK;
+    char field[160], got[96];
+    return json_fail(c, json_path(field, sizeof field, p, "type"), "expected a %s input for \"%s\" (layer \"%s\" reads %s)",
+                     nd == 3 ? "[C, H, W]" : "[C, L]", remat_layer_type_name(l->type), l->name,
+                     shape_text(got, sizeof got, l->in));
+}
+
 static remat_status need_spatial(const json_ctx *c, const char *p, const remat_layer *l) {
-    if (l->in.nd == 3) return REMAT_OK;
-    char field[160];
-    return json_fail(c, json_path(field, sizeof field, p, "type"),
-                     "expected a [C, H, W] input for \"%s\" (layer \"%s\" reads [%lld] features)",
-                     remat_layer_type_name(l->type), l->name, (long long)l->in.c);
+    return need_dims(c, p, l, 3);
 }
 
 /* An int or [h, w] in [lo, MAX_WINDOW]; absent: def_h, def_w (required: error). */
@@ -121,14 +134,29 @@ static int padding_string(const json_ctx *c, const cJSON *j, const char *p, rema
 }
 
 /* Reads kernel/stride/padding and sets l->out's H, W (channels are the caller's). */
+/* An integer along L of a 1-D layer ([C, L] held as [C, 1, L]). */
+static remat_status get_len(const json_ctx *c, const cJSON *j, const char *p, const char *key, int required,
+                            int64_t def, int64_t lo, int64_t *v) {
+    return json_get_int(c, j, p, key, required, def, lo, MAX_WINDOW, v);
+}
+
 static remat_status parse_window(const json_ctx *c, const cJSON *j, const char *p, remat_layer *l, int pool) {
     remat_window *w = &l->win;
     remat_status st;
-    if ((st = get_pair(c, j, p, "kernel", 1, 0, 0, 1, &w->kh, &w->kw))) return st;
-    if ((st = get_pair(c, j, p, "stride", 0, pool ? w->kh : 1, pool ? w->kw : 1, 1, &w->sh, &w->sw))) return st;
+    int one_d = l->in.nd == 2; /* kernel, stride, padding along L; H is 1 */
+    if (one_d) {
+        w->kh = w->sh = 1;
+        w->ph = 0;
+        if ((st = get_len(c, j, p, "kernel", 1, 0, 1, &w->kw))) return st;
+        if ((st = get_len(c, j, p, "stride", 0, pool ? w->kw : 1, 1, &w->sw))) return st;
+    } else {
+        if ((st = get_pair(c, j, p, "kernel", 1, 0, 0, 1, &w->kh, &w->kw))) return st;
+        if ((st = get_pair(c, j, p, "stride", 0, pool ? w->kh : 1, pool ? w->kw : 1, 1, &w->sh, &w->sw))) return st;
+    }
     int named = pool ? 0 : padding_string(c, j, p, w, &st);
     if (named < 0) return st;
-    if (!named && (st = get_pair(c, j, p, "padding", 0, 0, 0, 0, &w->ph, &w->pw))) return st;
+    if (!named && one_d && (st = get_len(c, j, p, "padding", 0, 0, 0, &w->pw))) return st;
+    if (!named && !one_d && (st = get_pair(c, j, p, "padding", 0, 0, 0, 0, &w->ph, &w->pw))) return st;
     char field[160];
     if (pool && (2 * w->ph > w->kh || 2 * w->pw > w->kw))
         return json_fail(c, json_path(field, sizeof field, p, "padding"),
@@ -141,7 +169,7 @@ static remat_status parse_window(const json_ctx *c, const cJSON *j, const char *
     int64_t oh = window_out(l->in.h, w->kh, w->sh, w->ph, ceil), ow = window_out(l->in.w, w->kw, w->sw, w->pw, ceil);
     /* average pooling divides by kh*kw (count_include_pad); PyTorch's ceil windows that
      * run past the padded input divide by less: refused where ceil_mode adds them */
-    if (ceil && l->type == REMAT_LAYER_AVGPOOL2D &&
+    if (ceil && (l->type == REMAT_LAYER_AVGPOOL2D || l->type == REMAT_LAYER_AVGPOOL1D) &&
         (oh != window_out(l->in.h, w->kh, w->sh, w->ph, 0) || ow != window_out(l->in.w, w->kw, w->sw, w->pw, 0)))
         return json_fail(c, json_path(field, sizeof field, p, "ceil_mode"),
                          "expected false for avgpool2d here: its last window would run past the padded input "
@@ -152,7 +180,7 @@ static remat_status parse_window(const json_ctx *c, const cJSON *j, const char *
                          "expected a kernel no larger than the padded input (%lld x %lld), got %lld x %lld",
                          (long long)(l->in.h + 2 * w->ph), (long long)(l->in.w + 2 * w->pw), (long long)w->kh,
                          (long long)w->kw);
-    l->out = (remat_shape){l->in.c, oh, ow, 3};
+    l->out = (remat_shape){l->in.c, oh, ow, l->in.nd};
     return REMAT_OK;
 }
 
@@ -173,11 +201,10 @@ static remat_status check_declared(const json_ctx *c, const cJSON *j, const char
 static remat_status parse_linear(const json_ctx *c, const cJSON *j, const char *p, remat_layer *l) {
     remat_status st;
     if (l->in.nd != 1) {
-        char field[160];
+        char field[160], got[96];
         return json_fail(c, json_path(field, sizeof field, p, "type"),
-                         "expected a flat input for \"linear\" (layer \"%s\" reads [%lld, %lld, %lld]: add a "
-                         "flatten layer before it)",
-                         l->name, (long long)l->in.c, (long long)l->in.h, (long long)l->in.w);
+                         "expected a flat input for \"linear\" (layer \"%s\" reads %s: add a flatten layer before it)",
+                         l->name, shape_text(got, sizeof got, l->in));
     }
     if ((st = check_declared(c, j, p, "in", l->in.c, "the width of its input"))) return st;
     int64_t out;
@@ -188,7 +215,7 @@ static remat_status parse_linear(const json_ctx *c, const cJSON *j, const char *
 
 static remat_status parse_conv(const json_ctx *c, const cJSON *j, const char *p, remat_layer *l) {
     remat_status st;
-    if ((st = need_spatial(c, p, l))) return st;
+    if ((st = need_dims(c, p, l, l->type == REMAT_LAYER_CONV1D ? 2 : 3))) return st;
     if ((st = check_declared(c, j, p, "in", l->in.c, "the channels of its input"))) return st;
     int64_t out;
     if ((st = json_get_int(c, j, p, "out", 1, 0, 1, MAX_FEATURES, &out))) return st;
@@ -198,7 +225,8 @@ static remat_status parse_conv(const json_ctx *c, const cJSON *j, const char *p,
 }
 
 static remat_status parse_pool(const json_ctx *c, const cJSON *j, const char *p, remat_layer *l) {
-    remat_status st = need_spatial(c, p, l);
+    int one_d = l->type == REMAT_LAYER_MAXPOOL1D || l->type == REMAT_LAYER_AVGPOOL1D;
+    remat_status st = need_dims(c, p, l, one_d ? 2 : 3);
     return st ? st : parse_window(c, j, p, l, 1);
 }
 
@@ -226,7 +254,7 @@ static remat_status parse_adaptive_pool(const json_ctx *c, const cJSON *j, const
 }
 
 static remat_status parse_flatten(const json_ctx *c, const cJSON *j, const char *p, remat_layer *l) {
-    remat_status st = need_spatial(c, p, l);
+    remat_status st = need_dims(c, p, l, l->in.nd == 2 ? 2 : 3);
     if (st) return st;
     l->out = (remat_shape){l->in.c * l->in.h * l->in.w, 1, 1, 1};
     return REMAT_OK;
@@ -240,7 +268,7 @@ static remat_status parse_same(const json_ctx *c, const cJSON *j, const char *p,
 static remat_status parse_batchnorm(const json_ctx *c, const cJSON *j, const char *p, remat_layer *l) {
     l->out = l->in;
     remat_status st = check_declared(c, j, p, "features", l->in.c,
-                                     l->in.nd == 3 ? "the channels of its input" : "the width of its input");
+                                     l->in.nd >= 2 ? "the channels of its input" : "the width of its input");
     if (st) return st;
     const cJSON *mo = json_member(j, "momentum");
     if (mo && cJSON_IsNull(mo))
@@ -315,6 +343,15 @@ static int dims_conv(const remat_layer *l, int i, int64_t dims[4]) {
     return 4;
 }
 
+/* conv1d: weight [out, in, k] (PyTorch's Conv1d; the kernels see [out, in, 1, k]). */
+static int dims_conv1d(const remat_layer *l, int i, int64_t dims[4]) {
+    dims[0] = l->out.c;
+    if (i == 1) return 1;
+    dims[1] = l->in.c;
+    dims[2] = l->win.kw;
+    return 3;
+}
+
 static int dims_channels(const remat_layer *l, int i, int64_t dims[4]) {
     (void)i;
     dims[0] = l->in.c;
@@ -380,6 +417,16 @@ static const remat_layer_traits traits[] = {
                              .out_values = values_same},
     [REMAT_LAYER_ADAPTIVEAVGPOOL2D] = {.name = "adaptiveavgpool2d", .fields = FIELDS("out"),
                                        .parse = parse_adaptive_pool, .time_chunkable = 1, .windowed = 1},
+    /* [C, L] layers (audio): the 2-D kernels over [C, 1, L] */
+    [REMAT_LAYER_CONV1D] = {.name = "conv1d", .fields = FIELDS("in", "out", "kernel", "stride", "padding", "bias"),
+                            .parse = parse_conv, .param_names = weight_bias, .param_dims = dims_conv1d,
+                            .fan_in = fan_in_conv, .max_params = 2, .n_trainable = 2, .optional_bias = 1,
+                            .saves_input = 1, .time_chunkable = 1, .windowed = 1, .input_grad_optional = 1},
+    [REMAT_LAYER_MAXPOOL1D] = {.name = "maxpool1d", .fields = FIELDS("kernel", "stride", "padding", "ceil_mode"),
+                               .parse = parse_pool, .saves_input = 1, .time_chunkable = 1, .windowed = 1,
+                               .out_values = values_same},
+    [REMAT_LAYER_AVGPOOL1D] = {.name = "avgpool1d", .fields = FIELDS("kernel", "stride", "padding", "ceil_mode"),
+                               .parse = parse_pool, .time_chunkable = 1, .windowed = 1},
 };
 _Static_assert(sizeof traits / sizeof traits[0] == REMAT_LAYER_COUNT, "a traits entry for every layer type");
 

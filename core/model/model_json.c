@@ -43,15 +43,15 @@ static remat_status parse_input(const json_ctx *c, const cJSON *root, remat_mode
     remat_status st = json_check_object(c, in, "input", allowed);
     if (st) return st;
     const cJSON *shape = json_member(in, "shape");
-    const char *want = "[features] or [C, H, W] (positive integers)";
+    const char *want = "[features], [C, L] or [C, H, W] (positive integers)";
     if (!shape) return json_fail(c, "input.shape", "missing (expected %s)", want);
     int nd = cJSON_IsArray(shape) ? cJSON_GetArraySize(shape) : 0;
-    if (cJSON_IsArray(shape) && nd != 1 && nd != 3)
+    if (cJSON_IsArray(shape) && (nd < 1 || nd > 3))
         return json_fail(c, "input.shape",
                          "expected %s, got %d dimension%s (one sample's shape: T and N are the model's \"T\" and "
                          "\"N\", not part of it)",
                          want, nd, nd == 1 ? "" : "s");
-    if (nd != 1 && nd != 3) return json_fail_value(c, "input.shape", shape, want);
+    if (nd < 1 || nd > 3) return json_fail_value(c, "input.shape", shape, want);
     int i = 0;
     for (const cJSON *dim = shape->child; dim; dim = dim->next, i++) {
         if (!cJSON_IsNumber(dim) || dim->valuedouble != floor(dim->valuedouble) || dim->valuedouble < 1 ||
@@ -64,7 +64,10 @@ static remat_status parse_input(const json_ctx *c, const cJSON *root, remat_mode
         m->in_shape[i] = (int64_t)dim->valuedouble;
     }
     m->in_ndim = nd;
-    m->in = nd == 1 ? (remat_shape){m->in_shape[0], 1, 1, 1} : (remat_shape){m->in_shape[0], m->in_shape[1], m->in_shape[2], 3};
+    /* [C, L] (audio: conv1d, 1-D pooling) is held as [C, 1, L] with nd 2 */
+    m->in = nd == 1   ? (remat_shape){m->in_shape[0], 1, 1, 1}
+            : nd == 2 ? (remat_shape){m->in_shape[0], 1, m->in_shape[1], 2}
+                      : (remat_shape){m->in_shape[0], m->in_shape[1], m->in_shape[2], 3};
     m->in_features = remat_mul_capped(remat_mul_capped(m->in.c, m->in.h, MAX_FEATURES * MAX_FEATURES), m->in.w,
                                      (int64_t)1 << 31);
     if (m->in_features < 0)
