@@ -193,6 +193,12 @@ __global__ void fill_bernoulli_kernel(T *__restrict__ out, int64_t n, float rate
     GRID_STRIDE(i, n) act_st(out, i, remat_rng_uniform(seed, stream, key, (uint64_t)i) < rate ? 1.0f : 0.0f);
 }
 
+template <typename T>
+__global__ void fill_counts_kernel(T *__restrict__ out, int64_t n, int32_t max, uint64_t seed, uint64_t stream,
+                                   uint64_t key) {
+    GRID_STRIDE(i, n) act_st(out, i, remat_count_of_uniform(remat_rng_uniform(seed, stream, key, (uint64_t)i), max));
+}
+
 __global__ void fill_labels_kernel(int32_t *__restrict__ labels, int64_t n, int64_t classes, uint64_t seed,
                                    uint64_t key) {
     GRID_STRIDE(i, n)
@@ -219,6 +225,14 @@ void remat_cuda_fill_bernoulli_bf16(remat_cuda_ctx *c, uint16_t *out, int64_t n,
                                     uint64_t stream, uint64_t key) {
     if (n <= 0) return;
     LAUNCH(fill_bernoulli_kernel<uint16_t>, n, out, n, rate, seed, stream, key);
+}
+void remat_cuda_fill_counts(remat_cuda_ctx *c, float *out, int64_t n, int32_t max, uint64_t seed, uint64_t stream,
+                            uint64_t key) {
+    LAUNCH(fill_counts_kernel<float>, n, out, n, max, seed, stream, key);
+}
+void remat_cuda_fill_counts_bf16(remat_cuda_ctx *c, uint16_t *out, int64_t n, int32_t max, uint64_t seed,
+                                 uint64_t stream, uint64_t key) {
+    LAUNCH(fill_counts_kernel<uint16_t>, n, out, n, max, seed, stream, key);
 }
 
 void remat_cuda_fill_labels(remat_cuda_ctx *c, int32_t *labels, int64_t n, int64_t classes, uint64_t seed,

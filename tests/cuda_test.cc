@@ -1166,6 +1166,23 @@ TEST_F(CudaKernels, EveryListedEntryIsSetAndProfiledUnderItsName) {
     ASSERT_EQ(remat_backend_cuda_set_profiling(&be, 0, &err), REMAT_OK) << err.msg;
 }
 
+TEST_F(CudaKernels, FillCountsMatchesReferenceBitForBit) {
+    const int64_t n = 10007;
+    for (int32_t mx : {1, 5, 255}) {
+        Floats ref(n);
+        remat_ref_fill_counts(ref.data(), n, mx, 3, 2, 9);
+        Dev d(&be, n * 4);
+        ops().fill_counts(be.ctx, d.f(), n, mx, 3, 2, 9);
+        EXPECT_BITS_EQ(d.get(n), ref, "counts max " << mx);
+        std::vector<uint16_t> rb(n), db(n);
+        remat_ref_fill_counts_bf16(rb.data(), n, mx, 3, 2, 9);
+        Dev d16(&be, n * 2);
+        ops().fill_counts_bf16(be.ctx, (uint16_t *)d16.p, n, mx, 3, 2, 9);
+        ops().to_host(be.ctx, db.data(), d16.p, n * 2);
+        EXPECT_EQ(rb, db) << "bf16 counts max " << mx;
+    }
+}
+
 TEST_F(CudaKernels, ClockIsMonotonicAndWaitsForQueuedWork) {
     double prev = ops().now(be.ctx);
     for (int i = 0; i < 100; i++) {

@@ -969,3 +969,25 @@ TEST(LayerOptions, Conv1dAndPoolingOverCL) {
         expect_refused(replace_once(audio, c.from, c.to), c.needle, c.needle);
     }
 }
+
+TEST(LayerOptions, CountsInput) {
+    {
+        Parsed a(replace_once(kConv, R"("kind": "spikes"})", R"("kind": "counts", "max": 7})"));
+        ASSERT_EQ(a.st, REMAT_OK) << a.err.msg;
+        EXPECT_EQ(a.m.input_counts_max, 7);
+        EXPECT_EQ(a.m.input_spikes, 0);
+        EXPECT_EQ(remat_model_input_values(&a.m), REMAT_VALUES_INTEGER);  // uint8 may store it, bit may not
+        EXPECT_EQ(a.m.blocks[0].in_values, REMAT_VALUES_INTEGER);
+    }
+    {
+        Parsed a(replace_once(kConv, R"("kind": "spikes"})", R"("kind": "counts", "max": 300})"));
+        ASSERT_EQ(a.st, REMAT_OK) << a.err.msg;
+        EXPECT_EQ(remat_model_input_values(&a.m), REMAT_VALUES_REAL);  // above uint8's range
+    }
+    expect_refused(replace_once(kConv, R"("kind": "spikes"})", R"("kind": "counts"})"), "input.max: missing",
+                   "counts without max");
+    expect_refused(replace_once(kConv, R"("kind": "spikes"})", R"("kind": "counts", "max": 0})"),
+                   "input.max: expected an integer in [1, 65535]", "max 0");
+    expect_refused(replace_once(kConv, R"("kind": "spikes"})", R"("kind": "spikes", "max": 3})"),
+                   "input.max: expected only with \"kind\": \"counts\"", "max with spikes");
+}

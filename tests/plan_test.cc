@@ -292,7 +292,7 @@ TEST(PlanParse, BadInputsTinyResnet) {
                    "blocks[0].splits[0]: expected no split at \"r1_lif2\" in block \"res1\": it would cut \"r1_add\" (add) from \"stem_drop\", which it reads (a segment reads only its own layers and its input)");
     for (const char *c : {"bit", "bool", "sparse"}) {
         std::string j = std::string(R"({"name": "res2", "checkpoint": true, "compressor": ")") + c + "\"}";
-        std::string needle = std::string("blocks[0].compressor: expected \"none\" or \"uint8\": the input of the segment starting at \"r2_fc1\" holds integer values (sums of spikes), \"") + c + "\" stores spikes only";
+        std::string needle = std::string("blocks[0].compressor: expected \"none\" or \"uint8\": the input of the segment starting at \"r2_fc1\" holds integer values (sums of spikes or event counts, at most 255), \"") + c + "\" stores spikes only";
         expect_refused(m, one(j.c_str()), needle.c_str());
     }
     // head: input INTEGER (uint8 fine), but a split after dropout p > 0 has a REAL input

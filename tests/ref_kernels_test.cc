@@ -870,3 +870,29 @@ TEST(Fill, UniformBernoulliLabels) {
 }
 
 }  // namespace
+
+// Event counts: integers in 0..max, every value drawn, the bf16 twin the same values.
+TEST(Fill, CountsAreIntegersInRangeAndBf16Exact) {
+    const int64_t n = 20000;
+    for (int32_t mx : {1, 3, 255}) {
+        std::vector<float> v(n);
+        std::vector<uint16_t> b(n);
+        remat_ref_fill_counts(v.data(), n, mx, 7, 2, 5);
+        remat_ref_fill_counts_bf16(b.data(), n, mx, 7, 2, 5);
+        std::vector<int64_t> seen(mx + 1, 0);
+        for (int64_t i = 0; i < n; i++) {
+            ASSERT_EQ(v[i], std::floor(v[i])) << i;
+            ASSERT_GE(v[i], 0.0f);
+            ASSERT_LE(v[i], (float)mx);
+            seen[(size_t)v[i]]++;
+            uint32_t bits = (uint32_t)b[i] << 16;
+            float w;
+            std::memcpy(&w, &bits, 4);
+            ASSERT_EQ(w, v[i]) << i;
+        }
+        if (mx < 16) {
+            for (int32_t k = 0; k <= mx; k++) EXPECT_NEAR((double)seen[k] / n, 1.0 / (mx + 1), 0.02) << k;
+        }
+    }
+    EXPECT_EQ(remat_count_of_uniform(0.99999994f, 255), 255.0f);  // rounds to 256: clamped
+}

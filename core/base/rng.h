@@ -8,6 +8,7 @@
 #ifndef REMAT_RNG_H
 #define REMAT_RNG_H
 
+#include <math.h>
 #include <stdint.h>
 
 #if defined(__CUDACC__)
@@ -43,6 +44,14 @@ REMAT_HOSTDEV float remat_rng_uniform(uint64_t seed, uint64_t stream, uint64_t k
     /* The top 24 bits fit an int32: its conversion vectorises (SSE2 cvtdq2ps), a
      * uint64's needs AVX-512DQ; the value is the same. */
     return (float)(int32_t)(remat_rng_bits(seed, stream, key, counter) >> 40) * (1.0f / 16777216.0f);
+}
+
+/* An event count in 0..max from a uniform u in [0, 1): floor(u * (max + 1)) in float,
+ * clamped to max (the product can round up to max + 1 just below u = 1). Exact
+ * integers, so bf16 stores them unchanged for max <= 256. */
+REMAT_HOSTDEV float remat_count_of_uniform(float u, int32_t max) {
+    const float v = floorf(u * (float)(max + 1));
+    return v > (float)max ? (float)max : v;
 }
 
 /* Key of a dropout mask: the iteration and the layer index (not the time step). */

@@ -86,7 +86,9 @@ extern "C" {
     X(void, fill_uniform##S, (A *out, int64_t n, float lo, float hi, uint64_t seed, uint64_t stream, uint64_t key), \
       (out, n, lo, hi, seed, stream, key))                                                                          \
     X(void, fill_bernoulli##S, (A *out, int64_t n, float rate, uint64_t seed, uint64_t stream, uint64_t key),       \
-      (out, n, rate, seed, stream, key))
+      (out, n, rate, seed, stream, key))                                                                            \
+    X(void, fill_counts##S, (A *out, int64_t n, int32_t max, uint64_t seed, uint64_t stream, uint64_t key),        \
+      (out, n, max, seed, stream, key))
 
 /* The data-parallel pieces (docs/determinism.md, "Data parallelism"): the blocked
  * reductions of batch norm and the loss, and dropout on a shard of the batch. Only

@@ -709,6 +709,9 @@ static remat_status make_batch(remat_session *s) {
         if (m->input_spikes)
             ACT_KERNEL(s, fill_bernoulli, s->be->ctx, s->input.ptr, s->input.elems, m->input_rate, s->o.seed,
                        REMAT_RNG_INPUT, (uint64_t)s->iter);
+        else if (m->input_counts_max > 0)
+            ACT_KERNEL(s, fill_counts, s->be->ctx, s->input.ptr, s->input.elems, m->input_counts_max, s->o.seed,
+                       REMAT_RNG_INPUT, (uint64_t)s->iter);
         else
             ACT_KERNEL(s, fill_uniform, s->be->ctx, s->input.ptr, s->input.elems, 0.0f, 1.0f, s->o.seed,
                        REMAT_RNG_INPUT, (uint64_t)s->iter);
@@ -723,7 +726,7 @@ static remat_status make_batch(remat_session *s) {
     else if (s->ops->has_data)
         s->ops->fill_labels(s->be->ctx, (int32_t *)s->labels.ptr, m->N, m->classes, s->o.seed, (uint64_t)s->iter);
     TRY(remat_ex_op_end(s, &op));
-    return note_nnz(s, &s->input, -1, m->input_spikes ? REMAT_VALUES_BINARY : REMAT_VALUES_REAL);
+    return note_nnz(s, &s->input, -1, remat_model_input_values(m));
 }
 
 /* The end of the autocast region (after the loss): the cast cache is cleared, so the

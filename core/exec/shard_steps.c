@@ -255,6 +255,10 @@ remat_status remat_ex_shard_input(remat_session *s) {
         remat_ref_fill_bernoulli_bf16(h, all, m->input_rate, s->o.seed, REMAT_RNG_INPUT, key);
     else if (m->input_spikes)
         remat_ref_fill_bernoulli(h, all, m->input_rate, s->o.seed, REMAT_RNG_INPUT, key);
+    else if (m->input_counts_max > 0 && s->bf16)
+        remat_ref_fill_counts_bf16(h, all, m->input_counts_max, s->o.seed, REMAT_RNG_INPUT, key);
+    else if (m->input_counts_max > 0)
+        remat_ref_fill_counts(h, all, m->input_counts_max, s->o.seed, REMAT_RNG_INPUT, key);
     else if (s->bf16)
         remat_ref_fill_uniform_bf16(h, all, 0.0f, 1.0f, s->o.seed, REMAT_RNG_INPUT, key);
     else

@@ -4,7 +4,7 @@
  *
  *   {
  *     "name": "mlp-lif", "T": 64, "N": 128,
- *     "input": {"shape": [128], "kind": "analog"},   // [features] or [C, H, W]; analog (U[0,1)) | spikes
+ *     "input": {"shape": [128], "kind": "analog"},   // [features], [C, L] or [C, H, W]; analog (U[0,1)) | spikes | counts (+ "max")
  *     "classes": 10, "loss": "rate_mse",
  *     "optimizer": {"type": "sgd", "lr": 0.1, "momentum": 0.9},
  *     "init_gain": 4.0,     // linear init U(-g/sqrt(in), g/sqrt(in)); default 1 (PyTorch)
@@ -119,7 +119,8 @@ typedef struct remat_model {
     int in_ndim;
     int64_t in_shape[4];
     remat_shape in;          /* the input's per-sample shape */
-    int input_spikes;        /* 1: Bernoulli(input_rate) spikes, 0: analog U[0,1) */
+    int input_spikes;        /* 1: Bernoulli(input_rate) spikes, 0: analog U[0,1) or counts */
+    int32_t input_counts_max; /* kind "counts": integer event counts drawn in 0..max; 0 otherwise */
     float input_rate;
     int64_t classes;
     remat_loss_type loss;
@@ -149,6 +150,10 @@ void remat_model_free(remat_model *m);
 /* The encoding of m's stored activations (layer outputs, the network input):
  * REMAT_ENC_BF16 in a bf16 model, else REMAT_ENC_F32 (docs/precision.md). */
 remat_encoding remat_model_act_encoding(const remat_model *m);
+
+/* What the network input can hold: BINARY (spikes), INTEGER (counts up to 255, which
+ * uint8 stores), else REAL. */
+remat_value_class remat_model_input_values(const remat_model *m);
 
 /* Index of the layer / block with that name, or -1. */
 int remat_model_find_layer(const remat_model *m, const char *name);

@@ -31,13 +31,13 @@
 
 static const char *const loss_names[] = {"rate_mse", "rate_ce"};
 static const char *const opt_names[] = {"sgd", "adam"};
-static const char *const kind_names[] = {"analog", "spikes"};
+static const char *const kind_names[] = {"analog", "spikes", "counts"};
 static const char *const precision_names[] = {"fp32", "bf16"}; /* remat_precision order */
 
 /* ---- top-level sections ------------------------------------------------- */
 
 static remat_status parse_input(const json_ctx *c, const cJSON *root, remat_model *m) {
-    static const char *const allowed[] = {"shape", "kind", "rate", NULL};
+    static const char *const allowed[] = {"shape", "kind", "rate", "max", NULL};
     const cJSON *in = json_member(root, "input");
     if (!in) return json_fail(c, "input", "missing (expected {\"shape\": [features], \"kind\": ...})");
     remat_status st = json_check_object(c, in, "input", allowed);
@@ -74,9 +74,20 @@ static remat_status parse_input(const json_ctx *c, const cJSON *root, remat_mode
         return json_fail(c, "input.shape", "expected at most 2^31 elements per sample, got %lld x %lld x %lld",
                          (long long)m->in.c, (long long)m->in.h, (long long)m->in.w);
     int kind = 0;
-    st = json_get_enum(c, in, "input", "kind", 0, kind_names, 2, 0, &kind);
+    st = json_get_enum(c, in, "input", "kind", 0, kind_names, 3, 0, &kind);
     if (st) return st;
-    m->input_spikes = kind;
+    m->input_spikes = kind == 1;
+    m->input_counts_max = 0;
+    if (kind != 2 && json_member(in, "max"))
+        return json_fail(c, "input.max", "expected only with \"kind\": \"counts\"");
+    if (kind == 2) { /* DVS frames: counts of events per pixel, drawn in 0..max */
+        if (json_member(in, "rate")) return json_fail(c, "input.rate", "expected only with \"kind\": \"spikes\"");
+        int64_t mx;
+        if ((st = json_get_int(c, in, "input", "max", 1, 0, 1, 65535, &mx))) return st;
+        m->input_counts_max = (int32_t)mx;
+        m->input_rate = 0.0f;
+        return REMAT_OK;
+    }
     if (!kind) {
         if (json_member(in, "rate"))
             return json_fail(c, "input.rate", "expected only with \"kind\": \"spikes\" (analog input is U[0,1))");
@@ -331,7 +342,7 @@ static remat_status parse_blocks(const json_ctx *c, const cJSON *root, remat_mod
 static int same_shape(remat_shape a, remat_shape b) { return a.c == b.c && a.h == b.h && a.w == b.w; }
 
 static remat_value_class source_values(const remat_model *m, int src) {
-    if (src == REMAT_SRC_INPUT) return m->input_spikes ? REMAT_VALUES_BINARY : REMAT_VALUES_REAL;
+    if (src == REMAT_SRC_INPUT) return remat_model_input_values(m);
     return m->layers[src].out_values;
 }
 
@@ -528,6 +539,12 @@ remat_status remat_model_load(const char *path, remat_model *out, remat_error *e
     st = remat_model_parse(text, len, path, out, err);
     remat_xfree(text);
     return st;
+}
+
+remat_value_class remat_model_input_values(const remat_model *m) {
+    if (m->input_spikes) return REMAT_VALUES_BINARY;
+    /* counts up to 255 fit the uint8 compressor; bit needs spikes */
+    return m->input_counts_max > 0 && m->input_counts_max <= 255 ? REMAT_VALUES_INTEGER : REMAT_VALUES_REAL;
 }
 
 remat_encoding remat_model_act_encoding(const remat_model *m) {

@@ -30,7 +30,7 @@
 static const char *value_class_words(remat_value_class v) {
     switch (v) {
     case REMAT_VALUES_BINARY: return "spikes (0 or 1)";
-    case REMAT_VALUES_INTEGER: return "integer values (sums of spikes)";
+    case REMAT_VALUES_INTEGER: return "integer values (sums of spikes or event counts, at most 255)";
     default: return "real values";
     }
 }

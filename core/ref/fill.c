@@ -22,6 +22,19 @@ REMAT_ACT_INLINE void fill_bernoulli(void *out, int64_t n, float rate, uint64_t 
         act_st(out, i, remat_rng_uniform(seed, stream, key, (uint64_t)i) < rate ? 1.0f : 0.0f, b16);
 }
 
+REMAT_ACT_INLINE void fill_counts(void *out, int64_t n, int32_t max, uint64_t seed, uint64_t stream, uint64_t key,
+                                  const int b16) {
+    for (int64_t i = 0; i < n; i++)
+        act_st(out, i, remat_count_of_uniform(remat_rng_uniform(seed, stream, key, (uint64_t)i), max), b16);
+}
+
+void remat_ref_fill_counts(float *out, int64_t n, int32_t max, uint64_t seed, uint64_t stream, uint64_t key) {
+    fill_counts(out, n, max, seed, stream, key, 0);
+}
+void remat_ref_fill_counts_bf16(uint16_t *out, int64_t n, int32_t max, uint64_t seed, uint64_t stream, uint64_t key) {
+    fill_counts(out, n, max, seed, stream, key, 1);
+}
+
 void remat_ref_fill_uniform(float *out, int64_t n, float lo, float hi, uint64_t seed, uint64_t stream, uint64_t key) {
     fill_uniform(out, n, lo, hi, seed, stream, key, 0);
 }

@@ -257,6 +257,10 @@ void remat_ref_fill_uniform_bf16(uint16_t *out, int64_t n, float lo, float hi, u
                                  uint64_t key);
 void remat_ref_fill_bernoulli_bf16(uint16_t *out, int64_t n, float rate, uint64_t seed, uint64_t stream,
                                    uint64_t key);
+/* Event counts (input.kind "counts"): out[i] = remat_count_of_uniform(u_i, max) (core/base/rng.h),
+ * u_i the uniform draw fill_uniform takes for element i. */
+void remat_ref_fill_counts(float *out, int64_t n, int32_t max, uint64_t seed, uint64_t stream, uint64_t key);
+void remat_ref_fill_counts_bf16(uint16_t *out, int64_t n, int32_t max, uint64_t seed, uint64_t stream, uint64_t key);
 
 /* dst[i] = src[i] rounded to bf16 (remat_f32_to_bf16, core/base/bf16.h: round to nearest
  * even, NaN kept quiet): the step's bf16 copies of linear/conv weights and biases in a
