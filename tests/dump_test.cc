@@ -19,7 +19,7 @@
 #include "core/io/dump_read.h"
 #include "core/exec/executor.h"
 #include "core/io/h5_util.h"
-#include "core/io/weights.h"
+#include "core/model/weights.h"
 #include "core/model/layers.h"
 #include "core/model/model.h"
 #include "core/model/plan.h"

@@ -9,7 +9,7 @@
 #include "core/model/plan.h"
 #include "core/base/status.h"
 #include "core/io/trace.h"
-#include "core/io/weights.h"
+#include "core/model/weights.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -37,7 +37,7 @@ int remat_tools_size_flags(const char *cmd, int T, int N);
  * reference backend ("ref" or NULL) the SIMD path its kernels use now (core/ref/simd.h;
  * "" on other backends). */
 void remat_tools_trace_host(remat_trace *t, const char *backend, int threads);
-/* --init: loads the initial parameters of m from path into w (core/io/weights.h). 0, or
+/* --init: loads the initial parameters of m from path into w (core/model/weights.h). 0, or
  * 2 after printing every mismatch on stderr, one line each ("remat run: w.h5: ..."). */
 int remat_tools_init_weights(const char *cmd, const char *path, const remat_model *m, remat_weights *w);
 /* The SIMD path the reference backend's kernels use now ("scalar", "avx2", "avx512"). */

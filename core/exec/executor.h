@@ -73,7 +73,7 @@ typedef struct remat_exec_opts {
     /* NULL: parameters start seeded (U(-g/sqrt(fan_in), g/sqrt(fan_in)), batch norm 1/0/0/1).
      * Else n_layers * REMAT_MAX_LAYER_PARAMS pointers, [layer * REMAT_MAX_LAYER_PARAMS + param]:
      * that parameter's initial values (remat_layer_param_elems floats), NULL keeping the seeded
-     * one (`--init`, core/io/weights.h). Copied at session init; the arrays may be freed after. */
+     * one (`--init`, core/model/weights.h). Copied at session init; the arrays may be freed after. */
     const float *const *init_values;
     /* Simulation hooks (dry backend). op_cost != NULL makes time virtual: each op
      * lasts op_cost(hook_ctx, op) seconds. nnz_oracle gives the non-zeros of the

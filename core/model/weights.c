@@ -1,5 +1,5 @@
 /* weights.c - initial parameters from an HDF5 file (weights.h). */
-#include "core/io/weights.h"
+#include "core/model/weights.h"
 
 #include <math.h>
 #include <stdarg.h>
