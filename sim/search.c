@@ -3,6 +3,8 @@
 
 #include "sim/search.h"
 
+#include "core/base/rng.h"
+
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -370,13 +372,6 @@ remat_status remat_search_note_evaluated(remat_search_budget_result *out, const 
     return REMAT_OK;
 }
 
-static uint64_t splitmix(uint64_t *x) {
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 static void apply_choice(remat_plan *p, const remat_block_options *opts, const int *choice) {
     for (int b = 0; b < p->n_blocks; b++) p->blocks[b] = opts[b].v[choice[b]];
 }
@@ -413,7 +408,7 @@ remat_status remat_search_budget(remat_sim *s, int64_t budget, const remat_searc
     /* check the chain model against full simulations of random plans */
     uint64_t rng = o->seed;
     for (int c = 0; c < o->check_plans && st == REMAT_OK; c++) {
-        for (int b = 0; b < nb; b++) choice[b] = (int)(splitmix(&rng) % (uint64_t)opts[b].n);
+        for (int b = 0; b < nb; b++) choice[b] = (int)(remat_rng_next(&rng) % (uint64_t)opts[b].n);
         double t;
         int64_t peak = remat_chain_peak(&chain, choice, &t);
         apply_choice(&p, opts, choice);

@@ -33,6 +33,24 @@ REMAT_HOSTDEV uint64_t remat_rng_mix(uint64_t z) {
     return z ^ (z >> 31);
 }
 
+/* The next value of a splitmix64 sequence whose state is *state (advanced): the
+ * one sequential generator (plan sampling, the search's random plans). */
+REMAT_HOSTDEV uint64_t remat_rng_next(uint64_t *state) {
+    uint64_t r = remat_rng_mix(*state);
+    *state += 0x9e3779b97f4a7c15ull;
+    return r;
+}
+
+/* A 64-bit hash of a key for open-addressing tables (murmur3's finaliser, first
+ * half): tables keyed by address or id use this one. */
+REMAT_HOSTDEV uint64_t remat_hash64(int64_t a) {
+    uint64_t x = (uint64_t)a;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return x;
+}
+
 /* 64 random bits for (seed, stream, key, counter). */
 REMAT_HOSTDEV uint64_t remat_rng_bits(uint64_t seed, uint64_t stream, uint64_t key, uint64_t counter) {
     uint64_t h = remat_rng_mix(seed ^ remat_rng_mix(stream * 0x100000001b3ull + key));

@@ -14,6 +14,8 @@
  */
 #include "core/io/ext_replay.h"
 
+#include "core/base/rng.h"
+
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,14 +28,6 @@ typedef struct id_map {
     int64_t *key, *val; /* val -1 empty, -2 deleted */
     int64_t cap, used;
 } id_map;
-
-static uint64_t mix(int64_t a) {
-    uint64_t x = (uint64_t)a;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return x;
-}
 
 static int idm_init(id_map *m, int64_t cap, remat_error *err) {
     m->key = remat_xmalloc((size_t)cap * sizeof(int64_t), err);
@@ -51,7 +45,7 @@ static void idm_free(id_map *m) {
 }
 
 static int64_t idm_slot(const id_map *m, int64_t k) {
-    int64_t mask = m->cap - 1, h = (int64_t)(mix(k) & (uint64_t)mask);
+    int64_t mask = m->cap - 1, h = (int64_t)(remat_hash64(k) & (uint64_t)mask);
     while (m->val[h] != -1) {
         if (m->val[h] >= 0 && m->key[h] == k) return h;
         h = (h + 1) & mask;
@@ -73,7 +67,7 @@ static int idm_put(id_map *m, int64_t k, int64_t v, remat_error *err) {
         }
         for (int64_t i = 0; i < m->cap; i++)
             if (m->val[i] >= 0) {
-                int64_t h = (int64_t)(mix(m->key[i]) & (uint64_t)(n.cap - 1));
+                int64_t h = (int64_t)(remat_hash64(m->key[i]) & (uint64_t)(n.cap - 1));
                 while (n.val[h] != -1) h = (h + 1) & (n.cap - 1);
                 n.key[h] = m->key[i];
                 n.val[h] = m->val[i];
@@ -82,7 +76,7 @@ static int idm_put(id_map *m, int64_t k, int64_t v, remat_error *err) {
         idm_free(m);
         *m = n;
     }
-    int64_t mask = m->cap - 1, h = (int64_t)(mix(k) & (uint64_t)mask);
+    int64_t mask = m->cap - 1, h = (int64_t)(remat_hash64(k) & (uint64_t)mask);
     while (m->val[h] >= 0) h = (h + 1) & mask;
     if (m->val[h] == -1) m->used++;
     m->key[h] = k;

@@ -2,6 +2,7 @@
 #include "core/io/ext_trace.h"
 
 #include "core/io/ext_record.h"
+#include "core/base/rng.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -160,14 +161,6 @@ typedef struct live_map {
     int64_t cap, used, live;
 } live_map;
 
-static uint64_t mix(int64_t a) {
-    uint64_t x = (uint64_t)a;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return x;
-}
-
 static int map_init(live_map *m, int64_t n, remat_error *err) {
     int64_t cap = 1024;
     while (cap < 2 * n + 16) cap *= 2;
@@ -180,7 +173,7 @@ static int map_init(live_map *m, int64_t n, remat_error *err) {
 }
 
 static int64_t map_find(const live_map *m, int64_t addr) {
-    int64_t mask = m->cap - 1, h = (int64_t)(mix(addr) & (uint64_t)mask);
+    int64_t mask = m->cap - 1, h = (int64_t)(remat_hash64(addr) & (uint64_t)mask);
     while (m->e[h].bytes != -1) {
         if (m->e[h].bytes >= 0 && m->e[h].addr == addr) return h;
         h = (h + 1) & mask;
@@ -193,7 +186,7 @@ static int map_rehash(live_map *m, remat_error *err) {
     if (!map_init(&n, m->live * 2 + 16, err)) return 0;
     for (int64_t i = 0; i < m->cap; i++) {
         if (m->e[i].bytes < 0) continue;
-        int64_t h = (int64_t)(mix(m->e[i].addr) & (uint64_t)(n.cap - 1));
+        int64_t h = (int64_t)(remat_hash64(m->e[i].addr) & (uint64_t)(n.cap - 1));
         while (n.e[h].bytes != -1) h = (h + 1) & (n.cap - 1);
         n.e[h] = m->e[i];
         n.used++;
@@ -212,7 +205,7 @@ static int map_put(live_map *m, const remat_ext_live *v, remat_error *err) {
         return 1;
     }
     if ((m->used + 1) * 2 > m->cap && !map_rehash(m, err)) return -1;
-    int64_t mask = m->cap - 1, h = (int64_t)(mix(v->addr) & (uint64_t)mask);
+    int64_t mask = m->cap - 1, h = (int64_t)(remat_hash64(v->addr) & (uint64_t)mask);
     while (m->e[h].bytes >= 0) h = (h + 1) & mask;
     if (m->e[h].bytes == -1) m->used++;
     m->e[h] = *v;

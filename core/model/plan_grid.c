@@ -5,6 +5,7 @@
  * the grid follows the plan rules wherever they change. */
 #include "core/model/plan_grid.h"
 #include "core/model/plan_notation.h"
+#include "core/base/rng.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -295,13 +296,6 @@ int64_t remat_plan_grid_product_size(const remat_model *m, remat_error *err) {
     return n;
 }
 
-static uint64_t splitmix(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 remat_status remat_plan_grid_random(const remat_model *m, uint64_t seed, int count, remat_plan_grid *out,
                                     remat_error *err) {
     grid_builder gb;
@@ -331,7 +325,7 @@ remat_status remat_plan_grid_random(const remat_model *m, uint64_t seed, int cou
             uint64_t state = seed;
             int64_t attempts = (int64_t)count * 64 + 64;
             while (st == REMAT_OK && out->n_plans < count && attempts-- > 0) {
-                for (int b = 0; b < m->n_blocks; b++) cur[b] = opts[b].v[splitmix(&state) % (uint64_t)opts[b].n];
+                for (int b = 0; b < m->n_blocks; b++) cur[b] = opts[b].v[remat_rng_next(&state) % (uint64_t)opts[b].n];
                 st = grid_push(&gb, cur);
             }
         }

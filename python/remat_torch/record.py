@@ -43,6 +43,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from remat_torch import _sj
+from remat_torch.profile import _walk
 from remat_torch._atomic import atomic_path
 
 EXT_FORMAT = "remat-external-alloc"
@@ -228,14 +229,6 @@ def _probe(net: nn.Module, x: torch.Tensor, labels: torch.Tensor, loss_fn: Calla
         for b, v in zip(net.buffers(), buffers):
             b.copy_(v)
     torch.set_rng_state(rng)
-
-
-def _walk(events):
-    stack = list(events)
-    while stack:
-        e = stack.pop()
-        yield e
-        stack.extend(e.children)
 
 
 def _allocation_events(prof) -> List[tuple]:
