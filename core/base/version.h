@@ -4,6 +4,6 @@
 #ifndef REMAT_BASE_VERSION_H
 #define REMAT_BASE_VERSION_H
 
-#define REMAT_VERSION "0.3.0"
+#define REMAT_VERSION "0.4.0"
 
 #endif
