@@ -33,7 +33,7 @@ __global__ void im2col_kernel(float *__restrict__ col, const T *__restrict__ x, 
         const int64_t k = e / P, p = e % P;
         const int64_t kx = k % g.kw, ky = (k / g.kw) % g.kh, ci = k / (g.kw * g.kh);
         const int64_t oy = p / g.w_out, ox = p % g.w_out;
-        const int64_t iy = oy * g.sh - g.ph + ky, ix = ox * g.sw - g.pw + kx;
+        const int64_t iy = oy * g.sh - g.ph + ky * (g.dh > 1 ? g.dh : 1), ix = ox * g.sw - g.pw + kx * (g.dw > 1 ? g.dw : 1);
         col[e] = (iy >= 0 && iy < g.h_in && ix >= 0 && ix < g.w_in) ? act_ld(x, (ci * g.h_in + iy) * g.w_in + ix) : 0.0f;
     }
 }
@@ -46,10 +46,10 @@ __global__ void col2im_add_kernel(T *__restrict__ dx, const float *__restrict__ 
         const int64_t ix = e % g.w_in, iy = (e / g.w_in) % g.h_in, ci = e / (g.w_in * g.h_in);
         float v = act_ld(dx, e);
         for (int64_t ky = 0; ky < g.kh; ky++) {
-            const int64_t ty = iy + g.ph - ky;
+            const int64_t ty = iy + g.ph - ky * (g.dh > 1 ? g.dh : 1);
             if (ty < 0 || ty % g.sh != 0 || ty / g.sh >= g.h_out) continue;
             for (int64_t kx = 0; kx < g.kw; kx++) {
-                const int64_t tx = ix + g.pw - kx;
+                const int64_t tx = ix + g.pw - kx * (g.dw > 1 ? g.dw : 1);
                 if (tx < 0 || tx % g.sw != 0 || tx / g.sw >= g.w_out) continue;
                 const int64_t k = (ci * g.kh + ky) * g.kw + kx;
                 v = v + dcol[k * P + (ty / g.sh) * g.w_out + tx / g.sw];

@@ -20,6 +20,7 @@
 namespace {
 
 using remat_test::conv_geom;
+using remat_test::dilated;
 
 std::vector<float> Rand(size_t n, unsigned seed, float lo = -1.0f, float hi = 1.0f) {
     std::mt19937 g(seed);
@@ -46,7 +47,8 @@ void ConvD(const remat_conv_geom& g, int64_t rows, const std::vector<double>& x,
                     for (int64_t c = 0; c < g.c_in; c++)
                         for (int64_t ky = 0; ky < g.kh; ky++)
                             for (int64_t kx = 0; kx < g.kw; kx++) {
-                                int64_t iy = oy * g.sh - g.ph + ky, ix = ox * g.sw - g.pw + kx;
+                                int64_t iy = oy * g.sh - g.ph + ky * remat_conv_dil_h(&g),
+                                        ix = ox * g.sw - g.pw + kx * remat_conv_dil_w(&g);
                                 if (iy < 0 || iy >= g.h_in || ix < 0 || ix >= g.w_in) continue;
                                 s += w[((o * g.c_in + c) * g.kh + ky) * g.kw + kx] *
                                      x[((r * g.c_in + c) * g.h_in + iy) * g.w_in + ix];
@@ -78,6 +80,7 @@ const remat_conv_geom kConvCases[] = {
     conv_geom(2, 5, 5, 3, 1, 1, 1, 1, 0, 0),  // 1x1 (a downsample path, stride 1)
     conv_geom(1, 4, 5, 2, 3, 3, 1, 2, 1, 1),  // padding on both sides, stride 2 in w
     conv_geom(2, 6, 6, 3, 2, 2, 2, 2, 0, 0),  // stride = kernel
+    dilated(conv_geom(2, 9, 8, 3, 3, 2, 1, 2, 2, 1), 2, 3),  // dilation 2 x 3 (PyTorch's Conv2d dilation)
 };
 
 TEST(Conv2d, ForwardAndBackwardMatchFiniteDifferences) {

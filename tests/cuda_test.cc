@@ -42,6 +42,7 @@
 namespace {
 
 using remat_test::conv_geom;
+using remat_test::dilated;
 
 using Floats = std::vector<float>;
 
@@ -733,7 +734,8 @@ TEST_F(CudaKernels, BatchNormMatchesReferenceBitForBit) {
 
 TEST_F(CudaKernels, Conv2dMatchesReferenceBitForBit) {
     const remat_conv_geom cases[] = {conv_geom(3, 9, 7, 5, 3, 3, 1, 1, 1, 1), conv_geom(4, 8, 8, 6, 1, 1, 2, 2, 0, 0),
-                                     conv_geom(2, 11, 10, 3, 7, 7, 2, 2, 3, 3), conv_geom(3, 6, 5, 70, 3, 2, 2, 1, 1, 0)};
+                                     conv_geom(2, 11, 10, 3, 7, 7, 2, 2, 3, 3), conv_geom(3, 6, 5, 70, 3, 2, 2, 1, 1, 0),
+                                     dilated(conv_geom(2, 9, 8, 3, 3, 2, 1, 2, 2, 1), 2, 3)};
     for (const remat_conv_geom &g : cases) {
         const int64_t T = 2, N = 3, rows = T * N, in_e = g.c_in * g.h_in * g.w_in, out_e = g.c_out * g.h_out * g.w_out;
         const int64_t wn = g.c_out * g.c_in * g.kh * g.kw;

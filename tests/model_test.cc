@@ -845,7 +845,7 @@ TEST(LayerOptions, Conv2dPaddingSameAndValid) {
         {R"("kernel": 3, "stride": 2, "padding": "same", "bias": false})",
          "layers[3].padding: expected stride 1 with \"same\" (as PyTorch), got stride [2, 2]"},
         {R"("kernel": 2, "padding": "same", "bias": false})",
-         "layers[3].padding: expected an odd kernel with \"same\""},
+         "layers[3].padding: expected an odd kernel (or an even dilation) with \"same\""},
     };
     for (const Case &c : cases)
         expect_refused(replace_once(kConv, R"("kernel": 3, "padding": 1, "bias": false})", c.to), c.needle, c.needle);
@@ -990,4 +990,35 @@ TEST(LayerOptions, CountsInput) {
                    "input.max: expected an integer in [1, 65535]", "max 0");
     expect_refused(replace_once(kConv, R"("kind": "spikes"})", R"("kind": "spikes", "max": 3})"),
                    "input.max: expected only with \"kind\": \"counts\"", "max with spikes");
+}
+
+TEST(LayerOptions, Conv2dDilation) {
+    {
+        Parsed a(replace_once(kConv, R"("kernel": 3, "padding": 1, "bias": false})",
+                              R"("kernel": 3, "padding": 2, "dilation": 2, "bias": false})"));
+        ASSERT_EQ(a.st, REMAT_OK) << a.err.msg;
+        const remat_layer &l = a.m.layers[3];  // reads [4, 5, 4]: (5 + 4 - 2*2 - 1) / 1 + 1 = 5
+        EXPECT_EQ(l.out.h, 5);
+        EXPECT_EQ(l.out.w, 4);
+        remat_conv_geom g = remat_layer_geom(&l);
+        EXPECT_EQ(g.dh, 2);
+        EXPECT_EQ(g.dw, 2);
+        EXPECT_EQ(remat_layer_fan_in(&l), 4 * 3 * 3);  // the taps, not the span
+    }
+    {   // "same" with an even kernel and an even dilation: symmetric, allowed
+        Parsed a(replace_once(kConv, R"("kernel": 3, "padding": 1, "bias": false})",
+                              R"("kernel": [2, 3], "padding": "same", "dilation": [2, 1], "bias": false})"));
+        ASSERT_EQ(a.st, REMAT_OK) << a.err.msg;
+        EXPECT_EQ(a.m.layers[3].win.ph, 1);
+        EXPECT_EQ(a.m.layers[3].out.h, a.m.layers[3].in.h);
+    }
+    expect_refused(replace_once(kConv, R"("kernel": 3, "padding": 1, "bias": false})",
+                                R"("kernel": 3, "padding": 1, "dilation": 0, "bias": false})"),
+                   "layers[3].dilation: expected an integer in [1, 4096] or [h, w] of them", "dilation 0");
+    expect_refused(replace_once(kConv, R"("kernel": 3, "padding": 1, "bias": false})",
+                                R"("kernel": 3, "padding": 0, "dilation": 4, "bias": false})"),
+                   "layers[3].kernel: expected a kernel no larger than the padded input (5 x 4), got 9 x 9", "span");
+    expect_refused(replace_once(kConv, R"("kernel": 3, "stride": 2, "padding": 1})",
+                                R"("kernel": 3, "stride": 2, "padding": 1, "dilation": 2})"),
+                   "layers[7].dilation: unknown field", "pool dilation");
 }

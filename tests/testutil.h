@@ -15,7 +15,7 @@
 namespace remat_test {
 
 // The window of a conv2d or pooling layer on a [ci, h, w] input with co output channels,
-// output size as PyTorch computes it (no dilation, floor); the square form takes one
+// output size as PyTorch computes it (no dilation: dilated() adds it; floor); the square form takes one
 // kernel size, stride and padding for both dimensions.
 inline remat_conv_geom conv_geom(int64_t ci, int64_t h, int64_t w, int64_t co, int64_t kh, int64_t kw, int64_t sh,
                                  int64_t sw, int64_t ph, int64_t pw) {
@@ -28,6 +28,13 @@ inline remat_conv_geom conv_geom(int64_t ci, int64_t h, int64_t w, int64_t co, i
 }
 inline remat_conv_geom conv_geom(int64_t ci, int64_t h, int64_t w, int64_t co, int64_t k, int64_t s, int64_t p) {
     return conv_geom(ci, h, w, co, k, k, s, s, p, p);
+}
+// g with dilation (dh, dw): the output size of the dilated kernel d*(k-1)+1.
+inline remat_conv_geom dilated(remat_conv_geom g, int64_t dh, int64_t dw) {
+    g.dh = dh, g.dw = dw;
+    g.h_out = (g.h_in + 2 * g.ph - dh * (g.kh - 1) - 1) / g.sh + 1;
+    g.w_out = (g.w_in + 2 * g.pw - dw * (g.kw - 1) - 1) / g.sw + 1;
+    return g;
 }
 
 // Path of a shipped model, e.g. model_path("tiny-mlp-lif") -> "data/models/tiny-mlp-lif.json".

@@ -161,10 +161,10 @@ class Layer(torch.nn.Module):
         self.out_shape = tuple(shape)
         if self.kind == "conv1d":  # [C, L]
             out, k, s = int(spec["out"]), int(spec["kernel"]), int(spec.get("stride", 1))
-            pad = spec.get("padding", 0)
-            p = 0 if pad == "valid" else (k - 1) // 2 if pad == "same" else int(pad)
+            pad, self.d = spec.get("padding", 0), int(spec.get("dilation", 1))
+            p = 0 if pad == "valid" else self.d * (k - 1) // 2 if pad == "same" else int(pad)
             self.s, self.pad_arg = s, pad if isinstance(pad, str) else p
-            self.out_shape = (out, (shape[1] + 2 * p - k) // s + 1)
+            self.out_shape = (out, (shape[1] + 2 * p - self.d * (k - 1) - 1) // s + 1)
             bound = gain / math.sqrt(shape[0] * k)
             self.weight = torch.nn.Parameter(torch.empty((out, shape[0], k)).uniform_(-bound, bound))
             self.bias = (torch.nn.Parameter(torch.empty(out).uniform_(-bound, bound))
@@ -180,13 +180,14 @@ class Layer(torch.nn.Module):
             out = int(spec["out"])
             if conv:
                 pad = spec.get("padding", 0)
-                self.k, self.s = _pair(spec["kernel"]), _pair(spec.get("stride", 1))
-                self.p = ((0, 0) if pad == "valid" else ((self.k[0] - 1) // 2, (self.k[1] - 1) // 2) if pad == "same"
+                self.k, self.s, self.d = _pair(spec["kernel"]), _pair(spec.get("stride", 1)), _pair(spec.get("dilation", 1))
+                self.p = ((0, 0) if pad == "valid" else
+                          (self.d[0] * (self.k[0] - 1) // 2, self.d[1] * (self.k[1] - 1) // 2) if pad == "same"
                           else _pair(pad))
                 fan_in = shape[0] * self.k[0] * self.k[1]
                 wshape = (out, shape[0]) + self.k
-                oh = (shape[1] + 2 * self.p[0] - self.k[0]) // self.s[0] + 1
-                ow = (shape[2] + 2 * self.p[1] - self.k[1]) // self.s[1] + 1
+                oh = (shape[1] + 2 * self.p[0] - self.d[0] * (self.k[0] - 1) - 1) // self.s[0] + 1
+                ow = (shape[2] + 2 * self.p[1] - self.d[1] * (self.k[1] - 1) - 1) // self.s[1] + 1
                 self.out_shape = (out, oh, ow)
                 self.pad_arg = pad if isinstance(pad, str) else self.p  # F.conv2d's own "same" / "valid"
             else:
@@ -235,13 +236,13 @@ class Layer(torch.nn.Module):
         if self.kind == "linear":
             return F.linear(x, self.weight, self.bias)
         if self.kind == "conv1d":
-            return back(F.conv1d(rows(x), self.weight, self.bias, stride=self.s, padding=self.pad_arg))
+            return back(F.conv1d(rows(x), self.weight, self.bias, stride=self.s, padding=self.pad_arg, dilation=self.d))
         if self.kind == "maxpool1d":
             return back(F.max_pool1d(rows(x), self.k, self.s, self.p, ceil_mode=self.ceil))
         if self.kind == "avgpool1d":
             return back(F.avg_pool1d(rows(x), self.k, self.s, self.p, ceil_mode=self.ceil, count_include_pad=True))
         if self.kind == "conv2d":
-            return back(F.conv2d(rows(x), self.weight, self.bias, stride=self.s, padding=self.pad_arg))
+            return back(F.conv2d(rows(x), self.weight, self.bias, stride=self.s, padding=self.pad_arg, dilation=self.d))
         if self.kind == "maxpool2d":
             return back(F.max_pool2d(rows(x), self.k, self.s, self.p, ceil_mode=self.ceil))
         if self.kind == "avgpool2d":

@@ -9,9 +9,9 @@
  * - linear acts on flat [features] activations; conv2d, pooling and flatten on
  *   [C, H, W] ones; neurons, dropout, batch norm and add on either.
  * - conv2d is cross-correlation with zero padding, weight [out, in, kh, kw];
- *   output size floor((in + 2p - k) / s) + 1 (no dilation, no groups); "padding":
- *   "valid" is 0, "same" is (k - 1) / 2 (stride 1, odd kernels: PyTorch pads an even
- *   kernel's sides unequally).
+ *   output size floor((in + 2p - d(k - 1) - 1) / s) + 1 with dilation d (no groups);
+ *   "padding": "valid" is 0, "same" is d(k - 1) / 2 (stride 1, d(k - 1) even: PyTorch
+ *   pads the sides unequally otherwise).
  * - pooling as PyTorch, padding <= kernel / 2, "ceil_mode" (false) rounding the output
  *   up (max pooling takes the in-bounds part of a last, partial window; average
  *   pooling only where ceil_mode adds no window);
@@ -121,15 +121,16 @@ static int padding_string(const json_ctx *c, const cJSON *j, const char *p, rema
                         (long long)w->sh, (long long)w->sw);
         return -1;
     }
-    if (w->kh % 2 == 0 || w->kw % 2 == 0) {
+    const int64_t th = w->dh * (w->kh - 1), tw = w->dw * (w->kw - 1); /* total padding "same" needs */
+    if (th % 2 || tw % 2) {
         *st = json_fail(c, field,
-                        "expected an odd kernel with \"same\" (an even one pads one side more, which remat's "
-                        "symmetric padding cannot express), got %lld x %lld",
+                        "expected an odd kernel (or an even dilation) with \"same\" (otherwise PyTorch pads one "
+                        "side more, which remat's symmetric padding cannot express), got %lld x %lld",
                         (long long)w->kh, (long long)w->kw);
         return -1;
     }
-    w->ph = (w->kh - 1) / 2;
-    w->pw = (w->kw - 1) / 2;
+    w->ph = th / 2;
+    w->pw = tw / 2;
     return 1;
 }
 
@@ -153,6 +154,9 @@ static remat_status parse_window(const json_ctx *c, const cJSON *j, const char *
         if ((st = get_pair(c, j, p, "kernel", 1, 0, 0, 1, &w->kh, &w->kw))) return st;
         if ((st = get_pair(c, j, p, "stride", 0, pool ? w->kh : 1, pool ? w->kw : 1, 1, &w->sh, &w->sw))) return st;
     }
+    w->dh = w->dw = 1;
+    if (!pool && one_d && (st = get_len(c, j, p, "dilation", 0, 1, 1, &w->dw))) return st;
+    if (!pool && !one_d && (st = get_pair(c, j, p, "dilation", 0, 1, 1, 1, &w->dh, &w->dw))) return st;
     int named = pool ? 0 : padding_string(c, j, p, w, &st);
     if (named < 0) return st;
     if (!named && one_d && (st = get_len(c, j, p, "padding", 0, 0, 0, &w->pw))) return st;
@@ -166,7 +170,9 @@ static remat_status parse_window(const json_ctx *c, const cJSON *j, const char *
                          (long long)w->ph, (long long)w->pw);
     int ceil = 0;
     if (pool && (st = json_get_bool(c, j, p, "ceil_mode", 0, 0, &ceil))) return st;
-    int64_t oh = window_out(l->in.h, w->kh, w->sh, w->ph, ceil), ow = window_out(l->in.w, w->kw, w->sw, w->pw, ceil);
+    /* a dilated kernel spans d*(k-1)+1 input positions */
+    const int64_t eh = w->dh * (w->kh - 1) + 1, ew = w->dw * (w->kw - 1) + 1;
+    int64_t oh = window_out(l->in.h, eh, w->sh, w->ph, ceil), ow = window_out(l->in.w, ew, w->sw, w->pw, ceil);
     /* average pooling divides by kh*kw (count_include_pad); PyTorch's ceil windows that
      * run past the padded input divide by less: refused where ceil_mode adds them */
     if (ceil && (l->type == REMAT_LAYER_AVGPOOL2D || l->type == REMAT_LAYER_AVGPOOL1D) &&
@@ -178,8 +184,8 @@ static remat_status parse_window(const json_ctx *c, const cJSON *j, const char *
     if (oh < 1 || ow < 1)
         return json_fail(c, json_path(field, sizeof field, p, "kernel"),
                          "expected a kernel no larger than the padded input (%lld x %lld), got %lld x %lld",
-                         (long long)(l->in.h + 2 * w->ph), (long long)(l->in.w + 2 * w->pw), (long long)w->kh,
-                         (long long)w->kw);
+                         (long long)(l->in.h + 2 * w->ph), (long long)(l->in.w + 2 * w->pw), (long long)eh,
+                         (long long)ew);
     l->out = (remat_shape){l->in.c, oh, ow, l->in.nd};
     return REMAT_OK;
 }
@@ -404,7 +410,8 @@ static const remat_layer_traits traits[] = {
                          .two_inputs = 1, .out_values = values_sum},
     [REMAT_LAYER_DROPOUT] = {.name = "dropout", .fields = FIELDS("p"), .parse = parse_dropout,
                              .time_chunkable = 1, .has_mask = 1, .out_values = values_dropout},
-    [REMAT_LAYER_CONV2D] = {.name = "conv2d", .fields = FIELDS("in", "out", "kernel", "stride", "padding", "bias"),
+    [REMAT_LAYER_CONV2D] = {.name = "conv2d",
+                            .fields = FIELDS("in", "out", "kernel", "stride", "padding", "dilation", "bias"),
                             .parse = parse_conv, .param_names = weight_bias, .param_dims = dims_conv,
                             .fan_in = fan_in_conv, .max_params = 2, .n_trainable = 2, .optional_bias = 1,
                             .saves_input = 1, .time_chunkable = 1, .windowed = 1, .input_grad_optional = 1},
@@ -418,7 +425,8 @@ static const remat_layer_traits traits[] = {
     [REMAT_LAYER_ADAPTIVEAVGPOOL2D] = {.name = "adaptiveavgpool2d", .fields = FIELDS("out"),
                                        .parse = parse_adaptive_pool, .time_chunkable = 1, .windowed = 1},
     /* [C, L] layers (audio): the 2-D kernels over [C, 1, L] */
-    [REMAT_LAYER_CONV1D] = {.name = "conv1d", .fields = FIELDS("in", "out", "kernel", "stride", "padding", "bias"),
+    [REMAT_LAYER_CONV1D] = {.name = "conv1d",
+                            .fields = FIELDS("in", "out", "kernel", "stride", "padding", "dilation", "bias"),
                             .parse = parse_conv, .param_names = weight_bias, .param_dims = dims_conv1d,
                             .fan_in = fan_in_conv, .max_params = 2, .n_trainable = 2, .optional_bias = 1,
                             .saves_input = 1, .time_chunkable = 1, .windowed = 1, .input_grad_optional = 1},
@@ -453,6 +461,7 @@ remat_conv_geom remat_layer_geom(const remat_layer *l) {
     g.c_in = l->in.c, g.h_in = l->in.h, g.w_in = l->in.w;
     g.c_out = l->out.c, g.h_out = l->out.h, g.w_out = l->out.w;
     g.kh = l->win.kh, g.kw = l->win.kw, g.sh = l->win.sh, g.sw = l->win.sw, g.ph = l->win.ph, g.pw = l->win.pw;
+    g.dh = l->win.dh, g.dw = l->win.dw;
     return g;
 }
 

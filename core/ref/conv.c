@@ -78,6 +78,8 @@ int64_t remat_conv2d_im2col_backward_ws_elems(const remat_conv_geom *g) {
 REMAT_ACT_INLINE void col_run(float *restrict dst, const void *plane, int64_t ky, int64_t kx, int64_t p, int64_t n,
                               const remat_conv_geom *g, const int b16) {
     int64_t oy = p / g->w_out, ox = p % g->w_out;
+    kx *= remat_conv_dil_w(g); /* the tap's offsets in the input */
+    ky *= remat_conv_dil_h(g);
     while (n > 0) {
         const int64_t len = n < g->w_out - ox ? n : g->w_out - ox;
         const int64_t iy = oy * g->sh - g->ph + ky;
@@ -249,13 +251,14 @@ static void col2im_plane(float *restrict dst, const float *restrict rows, int64_
     for (int64_t ky = 0; ky < g->kh; ky++)
         for (int64_t kx = 0; kx < g->kw; kx++) {
             const float *restrict row = rows + (ky * g->kw + kx) * ld;
+            const int64_t ey = ky * remat_conv_dil_h(g), ex = kx * remat_conv_dil_w(g);
             for (int64_t oy = 0; oy < g->h_out; oy++) {
-                const int64_t iy = oy * g->sh - g->ph + ky;
+                const int64_t iy = oy * g->sh - g->ph + ey;
                 if (iy < 0 || iy >= g->h_in) continue;
                 float *restrict d = dst + iy * g->w_in;
                 const float *restrict r = row + oy * g->w_out;
                 for (int64_t ox = 0; ox < g->w_out; ox++) {
-                    const int64_t ix = ox * g->sw - g->pw + kx;
+                    const int64_t ix = ox * g->sw - g->pw + ex;
                     if (ix >= 0 && ix < g->w_in) d[ix] = d[ix] + r[ox];
                 }
             }
@@ -279,12 +282,12 @@ static void col2im_plane_bf16(uint16_t *plane, const float *rows, int64_t ld, co
             const int64_t nx = g->w_in - x0 < COL2IM_ROW_MAX ? g->w_in - x0 : COL2IM_ROW_MAX;
             for (int64_t ix = 0; ix < nx; ix++) row[ix] = remat_bf16_to_f32(d[ix]);
             for (int64_t ky = 0; ky < g->kh; ky++) {
-                const int64_t ty = iy + g->ph - ky;
+                const int64_t ty = iy + g->ph - ky * remat_conv_dil_h(g);
                 if (ty < 0 || ty % g->sh != 0 || ty / g->sh >= g->h_out) continue;
                 for (int64_t kx = 0; kx < g->kw; kx++) {
                     const float *r = rows + (ky * g->kw + kx) * ld + (ty / g->sh) * g->w_out;
                     for (int64_t ox = 0; ox < g->w_out; ox++) {
-                        const int64_t ix = ox * g->sw - g->pw + kx - x0;
+                        const int64_t ix = ox * g->sw - g->pw + kx * remat_conv_dil_w(g) - x0;
                         if (ix >= 0 && ix < nx) row[ix] = row[ix] + r[ox];
                     }
                 }

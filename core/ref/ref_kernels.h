@@ -113,7 +113,8 @@ void remat_ref_batchnorm_backward_bf16(uint16_t *dinp, float *dweight, float *db
                                        const uint16_t *inp, const float *weight, const float *mean, const float *rstd,
                                        int64_t rows, int64_t C, int64_t hw);
 
-/* conv2d (conv.c): cross-correlation with zero padding, as PyTorch Conv2d.
+/* conv2d (conv.c): cross-correlation with zero padding and dilation (tap (ky, kx) reads
+ * input offset (ky * dh, kx * dw), remat_conv_dil_h/w), as PyTorch Conv2d.
  * inp [rows, c_in, h_in, w_in], out [rows, c_out, h_out, w_out], weight
  * [c_out, c_in, kh, kw], bias [c_out] or NULL. Each output element is one chain:
  * c = bias (or +0); for k = (ci, ky, kx) ascending: c = fma(w[o, k], x(k, pixel), c)
