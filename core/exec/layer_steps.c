@@ -168,48 +168,37 @@ static int has_conv2d(const remat_backend_ops *o) { return o->conv2d_forward && 
 
 /* ---- pooling ----------------------------------------------------------------------- */
 
+/* One pooling op (max: 1, average: 0) forward or backward; the kernels take the
+ * geometry, max pooling's backward also the saved input. */
+static remat_status pool_op(remat_session *s, int j, int64_t tc, int max, int backward, void *y, const void *x,
+                            const void *dout) {
+    const remat_layer *l = &s->m->layers[j];
+    remat_conv_geom g = remat_layer_geom(l);
+    int64_t rows = tc * s->m->N;
+    op_t op;
+    remat_ex_op_begin(s, &op, backward ? REMAT_OP_POOL_BWD : REMAT_OP_POOL_FWD, j, l->block, tc,
+                      rows * (backward ? l->in_features : l->out_features));
+    if (DATA(s) && !backward && max) ACT_KERNEL(s, maxpool2d_forward, s->be->ctx, y, x, rows, &g);
+    if (DATA(s) && !backward && !max) ACT_KERNEL(s, avgpool2d_forward, s->be->ctx, y, x, rows, &g);
+    if (DATA(s) && backward && max) ACT_KERNEL(s, maxpool2d_backward, s->be->ctx, y, dout, x, rows, &g);
+    if (DATA(s) && backward && !max) ACT_KERNEL(s, avgpool2d_backward, s->be->ctx, y, dout, rows, &g);
+    return remat_ex_op_end(s, &op);
+}
+
 static remat_status maxpool2d_fwd(remat_session *s, const remat_fwd_args *a) {
-    const remat_layer *l = &s->m->layers[a->j];
-    remat_conv_geom g = remat_layer_geom(l);
-    int64_t rows = a->tc * s->m->N;
-    op_t op;
-    remat_ex_op_begin(s, &op, REMAT_OP_POOL_FWD, a->j, l->block, a->tc, rows * l->out_features);
-    if (DATA(s)) ACT_KERNEL(s, maxpool2d_forward, s->be->ctx, a->out, a->in, rows, &g);
-    return remat_ex_op_end(s, &op);
+    return pool_op(s, a->j, a->tc, 1, 0, a->out, a->in, NULL);
 }
-
 static remat_status maxpool2d_bwd(remat_session *s, const remat_bwd_args *a) {
-    const remat_layer *l = &s->m->layers[a->j];
-    remat_conv_geom g = remat_layer_geom(l);
-    int64_t rows = a->tc * s->m->N;
-    op_t op;
-    remat_ex_op_begin(s, &op, REMAT_OP_POOL_BWD, a->j, l->block, a->tc, rows * l->in_features);
-    if (DATA(s)) ACT_KERNEL(s, maxpool2d_backward, s->be->ctx, a->dinp, a->dout, s->ls[a->j].in_ptr, rows, &g);
-    return remat_ex_op_end(s, &op);
+    return pool_op(s, a->j, a->tc, 1, 1, a->dinp, s->ls[a->j].in_ptr, a->dout);
 }
-
 static int has_maxpool2d(const remat_backend_ops *o) { return o->maxpool2d_forward && o->maxpool2d_backward; }
 
 static remat_status avgpool2d_fwd(remat_session *s, const remat_fwd_args *a) {
-    const remat_layer *l = &s->m->layers[a->j];
-    remat_conv_geom g = remat_layer_geom(l);
-    int64_t rows = a->tc * s->m->N;
-    op_t op;
-    remat_ex_op_begin(s, &op, REMAT_OP_POOL_FWD, a->j, l->block, a->tc, rows * l->out_features);
-    if (DATA(s)) ACT_KERNEL(s, avgpool2d_forward, s->be->ctx, a->out, a->in, rows, &g);
-    return remat_ex_op_end(s, &op);
+    return pool_op(s, a->j, a->tc, 0, 0, a->out, a->in, NULL);
 }
-
 static remat_status avgpool2d_bwd(remat_session *s, const remat_bwd_args *a) {
-    const remat_layer *l = &s->m->layers[a->j];
-    remat_conv_geom g = remat_layer_geom(l);
-    int64_t rows = a->tc * s->m->N;
-    op_t op;
-    remat_ex_op_begin(s, &op, REMAT_OP_POOL_BWD, a->j, l->block, a->tc, rows * l->in_features);
-    if (DATA(s)) ACT_KERNEL(s, avgpool2d_backward, s->be->ctx, a->dinp, a->dout, rows, &g);
-    return remat_ex_op_end(s, &op);
+    return pool_op(s, a->j, a->tc, 0, 1, a->dinp, NULL, a->dout);
 }
-
 static int has_avgpool2d(const remat_backend_ops *o) { return o->avgpool2d_forward && o->avgpool2d_backward; }
 
 /* ---- flatten: a copy forward, an accumulation backward ------------------------------- */
