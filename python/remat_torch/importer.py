@@ -351,9 +351,14 @@ def _layer(c: _Call) -> Dict[str, Any]:
         if not m.affine or not m.track_running_stats:
             raise _refuse(path, m, "affine=%s, track_running_stats=%s: expected both True" % (m.affine,
                                                                                              m.track_running_stats))
-        if abs(m.eps - 1e-5) > 1e-12 or m.momentum != 0.1:
-            raise _refuse(path, m, "eps=%g, momentum=%s: expected eps=1e-5, momentum=0.1" % (m.eps, m.momentum))
-        return {"type": "batchnorm", "features": int(m.num_features)}
+        if m.momentum is None:
+            raise _refuse(path, m, "momentum=None (a cumulative average): expected a momentum in [0, 1]")
+        d = {"type": "batchnorm", "features": int(m.num_features)}
+        if m.momentum != 0.1:
+            d["momentum"] = float(m.momentum)
+        if m.eps != 1e-5:
+            d["eps"] = float(m.eps)
+        return d
     if _is(m, "MaxPool2d", "AvgPool2d"):
         avg = _is(m, "AvgPool2d")
         if m.ceil_mode:

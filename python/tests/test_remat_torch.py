@@ -7,6 +7,7 @@ SpikingJelly is taken from ../shared/third_party/spikingjelly (or $REMAT_SPIKING
 that need it skip with that reason where it is absent. The remat binary is $REMAT_BIN (test.sh
 sets it; a missing one is then a failure) or bazel-bin/tools/remat.
 """
+import copy
 import json
 import os
 
@@ -162,6 +163,32 @@ class ImportTorchNN(unittest.TestCase):
             out = remat("run", "--model", write_model(m, "torchnn.json"), "--json")
             self.assertGreater(json.loads(out.stdout)["peak_live_bytes"], 0)
 
+    def test_batchnorm_momentum_and_eps(self):
+        torch.manual_seed(5)
+        net = self.seq(nn.Conv2d(2, 4, 3), nn.BatchNorm2d(4, momentum=0.3, eps=1e-3), nn.Flatten(), nn.Linear(64, 3))
+        m = remat_torch.to_model(net, (2, 6, 6), T=2, N=2)
+        bn = [l for l in m["layers"] if l["name"] == "body.1"][0]
+        self.assertEqual((bn["type"], bn["momentum"], bn["eps"]), ("batchnorm", 0.3, 1e-3))
+        plain = remat_torch.to_model(self.seq(nn.Conv2d(2, 4, 3), nn.BatchNorm2d(4), nn.Flatten(), nn.Linear(64, 3)),
+                                     (2, 6, 6), T=2, N=2)
+        self.assertNotIn("momentum", [l for l in plain["layers"] if l["name"] == "body.1"][0])
+        if not os.access(REMAT, os.X_OK):
+            return
+        # remat's step from the same weights: the running statistics PyTorch's training forward leaves
+        mp, wp, dp = write_model(m, "bnopt.json"), os.path.join(TMP, "bnopt_w.h5"), os.path.join(TMP, "bnopt.h5")
+        remat_torch.save_weights(net, m, wp)
+        remat("run", "--model", mp, "--init", wp, "--dump", dp)
+        import h5py
+        with h5py.File(dp, "r") as f:
+            x = torch.from_numpy(f["/input"][()])
+            after = {k: torch.from_numpy(f["/after/body.1/" + k][()]) for k in ("running_mean", "running_var")}
+        ref = copy.deepcopy(net).train()
+        with torch.no_grad():
+            ref(x)
+        for k, v in after.items():
+            want = getattr(ref.body[1], k)
+            self.assertLess(float((v.double() - want.double()).abs().max()), 1e-6 * float(want.abs().max()) + 1e-7, k)
+
     def refused(self, net, shape, *needles):
         with self.assertRaises(ValueError) as cm:
             remat_torch.to_model(net, shape, T=2, N=2)
@@ -196,8 +223,8 @@ class ImportTorchNN(unittest.TestCase):
         self.refused(self.seq(nn.Flatten(), nn.Dropout(0.5)), (1, 4, 4), "body.1 (Dropout)", "layer.Dropout")
         self.refused(self.seq(nn.AdaptiveAvgPool2d((7, 7)), nn.Flatten()), (1, 4, 4),
                      "body.0 (AdaptiveAvgPool2d)", "upsampling")
-        self.refused(self.seq(nn.Conv2d(4, 4, 3), nn.BatchNorm2d(4, momentum=0.3), nn.Flatten()), (4, 5, 5),
-                     "body.1 (BatchNorm2d)", "momentum")
+        self.refused(self.seq(nn.Conv2d(4, 4, 3), nn.BatchNorm2d(4, momentum=None), nn.Flatten()), (4, 5, 5),
+                     "body.1 (BatchNorm2d)", "momentum=None")
 
         class Scaled(nn.Module):
             def __init__(self):
