@@ -322,7 +322,7 @@ TEST_F(Answers, ModelMessagesNameTheRule) {
         << b.err;
     Proc s = with("\"shape\": [\n   2,", "\"shape\": [\n   1,\n   2,", "shape4");
     EXPECT_EQ(s.rc, 2);
-    EXPECT_TRUE(has(s.err, "input.shape: expected [features] or [C, H, W] (positive integers), got 4 dimensions"))
+    EXPECT_TRUE(has(s.err, "input.shape: expected [features], [C, L] or [C, H, W] (positive integers), got 4 dimensions"))
         << s.err;
     Proc p = with("\"type\": \"avgpool2d\",", "\"type\": \"avgpool2d\", \"padding\": 2,", "pad");
     EXPECT_EQ(p.rc, 2);
