@@ -7,7 +7,7 @@
 # running statistic and gradient after the steps, bit for bit) as one process; R = 3 is
 # refused; only rank 0 prints; simulate --ranks predicts every rank's peaks to the byte;
 # `mpirun -np R remat verify --grid` (R = 2, 3) prints the one-process report byte for
-# byte. Oversubscribed (CI has 2 cores) and allowed as root.
+# byte; `mpirun -np R remat run --dump` (R = 2, 4) writes the one-process dump byte for byte. Oversubscribed (CI has 2 cores) and allowed as root.
 set -u
 remat="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 cd "$(dirname "$0")/.."
@@ -86,6 +86,31 @@ for prec in fp32 bf16; do
     done
   done
 done
+
+# the gradient dump of a data-parallel step: rank 0 writes the global batch's dump (input and its
+# gradient gathered, labels, dropout masks, reduced gradients, running statistics), byte for byte
+# the one-process --dump with the same --reduce-blocks; batch norm + dropout under a checkpoint
+# plan, the conv model, a bf16 model
+for spec in "tiny-resnet-bn-fp32:data/plans/tiny-resnet-bn-ckpt.json" "tiny-vgg-dvs-fp32:" "tiny-mlp-lif-bf16:"; do
+  IFS=: read -r name plan <<< "$spec"
+  planarg=(); [ -n "$plan" ] && planarg=(--plan "$plan")
+  "$remat" run --model "$tmp/$name.json" --N 8 --reduce-blocks 8 "${planarg[@]}" --dump "$tmp/d1.h5" > /dev/null \
+    || { fail "dump $name: one process"; continue; }
+  for R in 2 4; do
+    rm -f "$tmp/dR.h5"
+    if ! mpi "$R" run --model "$tmp/$name.json" --N 8 --reduce-blocks 8 "${planarg[@]}" --dump "$tmp/dR.h5" \
+         > "$tmp/d.out" 2> "$tmp/d.err"; then
+      fail "dump $name R=$R: mpirun failed: $(head -3 "$tmp/d.err")"; continue
+    fi
+    if cmp -s "$tmp/d1.h5" "$tmp/dR.h5" && [ "$(grep -c 'gradient dump written' "$tmp/d.out")" = 1 ]; then
+      passes=$((passes+1))
+    else fail "dump $name R=$R: not the one-process dump byte for byte (or not one line from rank 0)"; fi
+  done
+done
+# --trace stays one-process: refused under mpirun with exit 2 naming the flag
+mpi 2 run --model data/models/tiny-mlp-lif.json --reduce-blocks 8 --trace "$tmp/t.h5" > /dev/null 2> "$tmp/et"
+code=$?
+if [ "$code" = 2 ] && grep -q -- "--trace" "$tmp/et" && [ ! -e "$tmp/t.h5" ]; then passes=$((passes+1)); else fail "--trace under mpirun: exit $code: $(head -2 "$tmp/et")"; fi
 
 fi
 

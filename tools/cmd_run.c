@@ -96,6 +96,7 @@ typedef struct rank_report {
 typedef struct shard_json {
     int blocks, size;
     const rank_report *ranks;
+    int has_crc; /* 0 for a dump step: the dump itself is the state to compare */
 } shard_json;
 
 static void print_json(const remat_model *m, const char *plan_path, const char *backend, int threads,
@@ -130,8 +131,9 @@ static void print_json(const remat_model *m, const char *plan_path, const char *
                (long long)r[i].end_of_forward_bytes, r[i].step_time_s, (long long)r[i].events);
     printf("]");
     if (sj) {
-        printf(",\"reduce_blocks\":%d,\"state_crc32\":\"%08llx\",\"ranks\":[", sj->blocks,
-               (unsigned long long)sj->ranks[0].state_crc);
+        printf(",\"reduce_blocks\":%d", sj->blocks);
+        if (sj->has_crc) printf(",\"state_crc32\":\"%08llx\"", (unsigned long long)sj->ranks[0].state_crc);
+        printf(",\"ranks\":[");
         for (int q = 0; q < sj->size; q++)
             printf("%s{\"rank\":%lld,\"N\":%lld,\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld}", q ? "," : "",
                    (long long)sj->ranks[q].rank, (long long)sj->ranks[q].n, (long long)sj->ranks[q].peak_live,
@@ -249,10 +251,10 @@ static int run_main(int argc, char **argv, const remat_tools_world *wd) {
         fprintf(stderr, "remat run: --dump: a dump records exactly one step (got --iters %d)\n", iters);
         return 2;
     }
-    if (sharded && (trace_path || dump_path)) {
-        fprintf(stderr, "remat run: %s: not written by a data-parallel run yet (expected it without --reduce-blocks "
-                        "and mpirun; remat simulate --ranks R predicts each rank's memory from a one-process trace)\n",
-                trace_path ? "--trace" : "--dump");
+    if (sharded && trace_path) { /* --dump is written by rank 0 for the global batch (docs/mpi.md) */
+        fprintf(stderr, "remat run: --trace: not written by a data-parallel run (a rank's trace holds the reduction's "
+                        "buffers, which simulate would replay as a one-process step; expected it without "
+                        "--reduce-blocks and mpirun: simulate --ranks R predicts each rank from that trace)\n");
         return 2;
     }
     remat_error err = {0};
@@ -314,7 +316,7 @@ static int run_main(int argc, char **argv, const remat_tools_world *wd) {
     remat_step_result *res = remat_xcalloc((size_t)iters, sizeof *res, &err);
     remat_status st = res ? REMAT_OK : REMAT_ERR_NOMEM;
     if (st == REMAT_OK && dump_path) {
-        cli_progress("run: one step of %s for the dump", m.name);
+        if (lead) cli_progress("run: one step of %s for the dump", m.name);
         st = remat_dump_run(&m, &p, &be, &o, dump_path, &res[0], &err);
     } else if (st == REMAT_OK) {
         remat_session *s = remat_session_init(mr, &p, &be, &o, &err);
@@ -352,7 +354,7 @@ static int run_main(int argc, char **argv, const remat_tools_world *wd) {
                                      (unsigned long long)reports[0].state_crc);
     }
     if (st == REMAT_OK && trace_path) st = remat_trace_write_h5(&trace, trace_path, &err);
-    shard_json sj = {blocks, wd->size, reports};
+    shard_json sj = {blocks, wd->size, reports, !dump_path};
     if (st == REMAT_OK && !lead) {
         /* rank 0 prints */
     } else if (st == REMAT_OK) {

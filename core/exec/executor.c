@@ -951,10 +951,8 @@ remat_status remat_session_get_dropout_mask(remat_session *s, int layer, float *
         return remat_error_set(err, REMAT_ERR_INPUT, "layer %d has no dropout mask", layer);
     if (!s->ops->has_data)
         return remat_error_set(err, REMAT_ERR_INPUT, "dropout mask: the %s backend holds no data", s->ops->name);
-    if (s->sample0 != 0)
-        return remat_error_set(err, REMAT_ERR_INPUT, "dropout mask: held by the first rank only");
     const remat_layer *l = &s->m->layers[layer];
-    int64_t nf = s->m->N * l->out_features;
+    int64_t nf = s->n_total * l->out_features; /* the mask is a function of the global sample */
     void *tmp = NULL;
     TRY(s->ops->segment_alloc(s->be->ctx, nf * 4, &tmp, err));
     uint64_t it = (uint64_t)(s->iter > 0 ? s->iter - 1 : 0);

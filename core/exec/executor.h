@@ -122,7 +122,8 @@ remat_status remat_session_get_grad(remat_session *s, int layer, int param, floa
 remat_status remat_session_get_input(remat_session *s, float *dst, remat_error *err);
 remat_status remat_session_get_labels(remat_session *s, int32_t *dst, remat_error *err);
 remat_status remat_session_get_input_grad(remat_session *s, float *dst, remat_error *err);
-/* [N, F] mask of a dropout layer at the last step: 0 or 1/(1-p). */
+/* [N, F] mask of a dropout layer at the last step: 0 or 1/(1-p). In a data-parallel
+ * session (o.shard) N is the global batch (every rank can draw every sample's mask). */
 remat_status remat_session_get_dropout_mask(remat_session *s, int layer, float *dst, remat_error *err);
 /* Number of steps run so far. */
 int remat_session_iter(const remat_session *s);
