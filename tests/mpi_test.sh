@@ -122,6 +122,10 @@ if "$remat" run --model data/models/tiny-mlp-lif.json --backend cuda --json > /d
     mpi 2 run --model "data/models/$name.json" --reduce-blocks 8 --iters 2 --backend cuda --json > "$tmp/r.json" 2>/dev/null
     if [ "$(key "$tmp/one.json")" = "$(key "$tmp/r.json")" ]; then passes=$((passes+1)); else fail "$name: 2 ranks on the CUDA backend differ from one reference process"; fi
   done
+  # and the dump of two CUDA ranks is the one-process CUDA dump byte for byte
+  "$remat" run --model data/models/tiny-resnet-bn.json --N 8 --reduce-blocks 8 --backend cuda --dump "$tmp/c1.h5" > /dev/null \
+    && mpi 2 run --model data/models/tiny-resnet-bn.json --N 8 --reduce-blocks 8 --backend cuda --dump "$tmp/c2.h5" > /dev/null 2>&1 \
+    && cmp -s "$tmp/c1.h5" "$tmp/c2.h5" && passes=$((passes+1)) || fail "dump of 2 CUDA ranks differs from one CUDA process"
 else
   echo "(no CUDA backend in this build: the CUDA ranks are checked by the --config=mpi --config=cudaemu build)"
 fi
