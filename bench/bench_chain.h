@@ -11,17 +11,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/base/clock.h"
 #include "core/exec/backend.h"
 #include "core/exec/executor.h"
 #include "core/model/model.h"
 #include "core/model/plan.h"
 #include "core/io/trace.h"
 
-static double bench_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* The JSON text of a chain of n blocks (caller frees with remat_xfree). */
 static char *bench_chain_json(int n, int width, int T, int N) {

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/base/clock.h"
 #include "core/base/rng.h"
 #include "core/base/status.h"
 #include "core/ref/ref_kernels.h"
@@ -47,11 +48,6 @@ static const shape shapes[] = {
     {"sew l4 512->512 7x7", 512, 7, 512, 3, 1, 1},
 };
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static remat_conv_geom geom(const shape *s) {
     remat_conv_geom g;
@@ -130,18 +126,18 @@ int main(int argc, char **argv) {
             openblas_set_num_threads(threads);
             double best[4] = {1e30, 1e30, 1e30, 1e30};
             for (int r = 0; r < reps; r++) {
-                double t0 = now_s();
+                double t0 = remat_now_s();
                 remat_ref_conv2d_forward(o1, x, w, NULL, fws, rows, &g);
-                double t1 = now_s();
+                double t1 = remat_now_s();
                 blas_forward(o2, x, w, col, rows, &g);
-                double t2 = now_s();
+                double t2 = remat_now_s();
                 memset(dx1, 0, (size_t)(rows * in_e) * 4), memset(dw1, 0, (size_t)wn * 4);
                 memset(dx2, 0, (size_t)(rows * in_e) * 4), memset(dw2, 0, (size_t)wn * 4);
-                double t3 = now_s();
+                double t3 = remat_now_s();
                 remat_ref_conv2d_backward(dx1, dw1, NULL, dy, x, w, bws, 1, rows, &g);
-                double t4 = now_s();
+                double t4 = remat_now_s();
                 blas_backward(dx2, dw2, dy, x, w, col, dcol, rows, &g);
-                double t5 = now_s();
+                double t5 = remat_now_s();
                 double t[4] = {t1 - t0, t2 - t1, t4 - t3, t5 - t4};
                 for (int q = 0; q < 4; q++) best[q] = fmin(best[q], t[q]);
             }

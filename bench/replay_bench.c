@@ -18,6 +18,7 @@
 
 #include <stdlib.h>
 
+#include "core/base/clock.h"
 #include "core/alloc/alloc_model.h"
 #include "sim/des.h"
 #include "sim/sim.h"
@@ -60,13 +61,13 @@ int main(int argc, char **argv) {
     remat_sim_free(s);
     so.iters = (int)((want + per_step - 1) / per_step) + 1;
     so.check_baseline = 0;
-    double t0 = bench_now();
+    double t0 = remat_now_s();
     s = remat_sim_init(&base, &so, &err);
     if (!s || remat_sim_set_plan(s, &plan, &err) != REMAT_OK || remat_sim_run(s, &err) != REMAT_OK) {
         fprintf(stderr, "replay_bench: %s\n", err.msg);
         return 1;
     }
-    double gen_s = bench_now() - t0;
+    double gen_s = remat_now_s() - t0;
     const remat_trace *t = remat_sim_trace(s);
     int64_t n = t->n_events;
 
@@ -76,9 +77,9 @@ int main(int argc, char **argv) {
     for (int r = 0; r < repeats; r++) {
         for (int k = 0; k < 2; k++) {
             remat_alloc_model *am = remat_alloc_model_init(kinds[k], NULL, &err);
-            double a = bench_now();
+            double a = remat_now_s();
             peaks[k] = remat_des_replay_flat(am, kinds[k], t->events, n, &err);
-            double d = bench_now() - a;
+            double d = remat_now_s() - a;
             remat_alloc_model_free(am);
             if (peaks[k] < 0) {
                 fprintf(stderr, "replay_bench: %s\n", err.msg);
@@ -90,9 +91,9 @@ int main(int argc, char **argv) {
         remat_des_iter_peaks *pk = remat_xcalloc((size_t)t->n_iters, sizeof *pk, &err);
         for (int64_t i = 0; i < n; i++) times[i] = t->events[i].time_s;
         remat_des_replay_opts ro = remat_des_replay_opts_default();
-        double a = bench_now();
+        double a = remat_now_s();
         remat_status st = remat_des_replay(t, times, &ro, pk, t->n_iters, &err);
-        double d = bench_now() - a;
+        double d = remat_now_s() - a;
         remat_xfree(times);
         remat_xfree(pk);
         if (st != REMAT_OK) {

@@ -17,6 +17,7 @@
 
 #include <stdlib.h>
 
+#include "core/base/clock.h"
 #include "sim/search.h"
 #include "sim/sim.h"
 
@@ -55,13 +56,13 @@ static int bench_chain(int blocks, int repeats, chain_row *row, remat_error *err
     row->n_eval = 200;
     double best = 1e30;
     for (int r = 0; r < repeats; r++) {
-        double a = bench_now();
+        double a = remat_now_s();
         for (int i = 0; i < row->n_eval; i++) {
             for (int b = 0; b < m.n_blocks; b++) p.blocks[b] = opts[b].v[rng_next(&x) % (uint64_t)opts[b].n];
             remat_search_figures f;
             if (remat_search_evaluate(s, &p, &f, err) != REMAT_OK) return 1;
         }
-        double d = bench_now() - a;
+        double d = remat_now_s() - a;
         if (d < best) best = d;
     }
     row->eval_s = best / row->n_eval;
@@ -79,9 +80,9 @@ static int bench_chain(int blocks, int repeats, chain_row *row, remat_error *err
     for (int q = 0; q < 2; q++) {
         row->search_s[q] = 1e30;
         for (int rep = 0; rep < repeats; rep++) {
-            double a = bench_now();
+            double a = remat_now_s();
             if (remat_search_budget(s, row->budget[q], NULL, &r, err) != REMAT_OK) return 1;
-            double d = bench_now() - a;
+            double d = remat_now_s() - a;
             if (d < row->search_s[q]) row->search_s[q] = d;
             row->found[q] = r.found;
             row->peak[q] = r.fig.peak;

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/base/clock.h"
 #include "cuda/cuda_internal.cuh"
 
 /* ---- errors ------------------------------------------------------------------- */
@@ -161,11 +162,6 @@ static void op_from_host(void *ctx, void *dst, const void *host_src, int64_t byt
     cudaCheck(cudaStreamSynchronize(c->stream));
 }
 
-static double host_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* The reference event moves forward every 8 s, so that the float milliseconds of
  * cudaEventElapsedTime keep sub-microsecond precision however long a run lasts. */
@@ -445,7 +441,7 @@ extern "C" remat_status remat_backend_cuda_init(remat_backend *out, int device, 
     INIT_CHECK(cudaEventCreate(&c->clock_cur));
     INIT_CHECK(cudaEventRecord(c->clock_ref, c->stream));
     INIT_CHECK(cudaStreamSynchronize(c->stream));
-    c->clock_base = host_seconds();
+    c->clock_base = remat_now_s();
     driver_mem(&c->free_at_init, &c->total_bytes);
     c->free_at_peak = c->free_at_init;
 

@@ -30,6 +30,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/base/clock.h"
+
 remat_figure_opts remat_figure_opts_default(void) {
     remat_figure_opts o;
     memset(&o, 0, sizeof o);
@@ -264,11 +266,6 @@ static double gnuplot_timeout_s(void) {
     return v; /* the command line refused a bad value before any work (remat_env_check) */
 }
 
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* What is wrong with the image gnuplot wrote, or NULL when it is whole: a PNG from
  * its signature to its IEND chunk, an SVG that ends in </svg>. */
@@ -337,7 +334,7 @@ static int collect(pid_t pid, int fd, double deadline, char **text, size_t *tn, 
     char chunk[4096];
     for (;;) {
         if (waitpid(pid, status, WNOHANG) == pid) break;
-        double left = deadline - now_s();
+        double left = deadline - remat_now_s();
         if (left <= 0) {
             kill(-pid, SIGKILL); /* gnuplot's process group: whatever it started goes too */
             kill(pid, SIGKILL);
@@ -458,7 +455,7 @@ remat_status remat_figure_render(const remat_figure_opts *o, remat_figure_files 
     char *text = NULL;
     size_t tn = 0;
     int status = 0;
-    int exited = collect(pid, pfd[0], now_s() + limit, &text, &tn, &status);
+    int exited = collect(pid, pfd[0], remat_now_s() + limit, &text, &tn, &status);
     if (text) text[tn] = 0;
     char line[480];
     first_line(text ? text : "", line, sizeof line);

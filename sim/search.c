@@ -9,14 +9,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/base/clock.h"
 #include "core/model/plan_notation.h"
 #include "sim/profile.h"
-
-double remat_search_now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* ---- evaluation and labels ---------------------------------------------------- */
 
@@ -386,7 +381,7 @@ remat_status remat_search_budget(remat_sim *s, int64_t budget, const remat_searc
     remat_search_budget_opts def = remat_search_budget_opts_default();
     if (!o) o = &def;
     memset(out, 0, sizeof *out);
-    double t_start = remat_search_now_s();
+    double t_start = remat_now_s();
     const remat_model *m = remat_sim_model(s);
     int nb = m->n_blocks;
     remat_block_options *opts = NULL;
@@ -527,7 +522,7 @@ remat_status remat_search_budget(remat_sim *s, int64_t budget, const remat_searc
         remat_xfree(chs);
     }
 done:
-    out->seconds = remat_search_now_s() - t_start;
+    out->seconds = remat_now_s() - t_start;
     remat_chain_free(&chain);
     remat_search_options_free(opts, nb);
     remat_plan_free(&p);

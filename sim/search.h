@@ -96,9 +96,6 @@ void remat_search_log_free(remat_search_log *l);
 remat_status remat_search_greedy(remat_sim *s, int level, remat_search_preset preset, remat_plan *out,
                                  remat_search_figures *fig, remat_search_log *log, remat_error *err);
 
-/* Seconds on the monotonic clock (the searches' timings). */
-double remat_search_now_s(void);
-
 /* ---- exact search under a budget ---------------------------------------------- */
 typedef struct remat_search_point {
     int64_t peak;           /* simulated, under the allocator */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/clock.h"
 #include "core/model/plan_grid.h"
 
 /* Appends a point (the front is sorted and pruned once, at the end). */
@@ -69,7 +70,7 @@ remat_status remat_search_budget_spans(remat_sim *s, int64_t budget, const remat
                                        remat_search_budget_result *out, remat_error *err) {
     remat_search_budget_opts def = remat_search_budget_opts_default();
     if (!o) o = &def;
-    const double t0 = remat_search_now_s();
+    const double t0 = remat_now_s();
     remat_status st = remat_search_budget(s, budget, o, out, err);
     if (st != REMAT_OK) return st;
     const remat_model *m = remat_sim_model(s);
@@ -129,6 +130,6 @@ remat_status remat_search_budget_spans(remat_sim *s, int64_t budget, const remat
     }
     if (st == REMAT_OK && o->front_points > 0) st = front_prune(out, err);
     remat_plan_grid_free(&g);
-    out->seconds = remat_search_now_s() - t0;
+    out->seconds = remat_now_s() - t0;
     return st;
 }

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/base/clock.h"
+
 remat_tune_opts remat_tune_opts_default(void) {
     remat_tune_opts o;
     memset(&o, 0, sizeof o);
@@ -300,8 +302,7 @@ static remat_status tune_side(tune_ctx *c, fits_fn fn, int64_t v0, int64_t max, 
 remat_status remat_tune(const remat_trace *base, const remat_tune_opts *o, int64_t budget, remat_tune_result *out,
                         remat_error *err) {
     memset(out, 0, sizeof *out);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    const double t0 = remat_now_s();
     tune_ctx c;
     memset(&c, 0, sizeof c);
     c.base = base;
@@ -333,8 +334,7 @@ remat_status remat_tune(const remat_trace *base, const remat_tune_opts *o, int64
     remat_xfree(c.cand);
     out->plain.at_max = out->plain.value == max;
     out->ckpt.at_max = out->ckpt.value == max;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    out->seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    out->seconds = remat_now_s() - t0;
     if (st != REMAT_OK) remat_tune_result_free(out);
     return st;
 }

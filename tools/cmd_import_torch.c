@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/base/clock.h"
 #include "core/io/ext_trace.h"
 #include "core/io/torch_snapshot.h"
 #include "tools/cli.h"
@@ -37,11 +38,6 @@ static const char *USAGE =
     "Exit status: 0 imported (and the check agreed exactly), 1 the check disagreed, 2 bad\n"
     "input (one line; no file written).";
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Options that take a value, so that their value is not taken for the snapshot. */
 static int takes_value(const char *arg) {
@@ -101,9 +97,9 @@ typedef struct writer {
 static int write_out(void *ctx) {
     writer *w = ctx;
     remat_error err = {0};
-    double t0 = now_s();
+    double t0 = remat_now_s();
     if (remat_ext_trace_write_h5(w->t, w->out, &err) != REMAT_OK) return cli_fail("import-torch", &err);
-    if (!w->quiet) print_summary(w->t, w->snap, w->out, w->bytes, w->import_s, now_s() - t0);
+    if (!w->quiet) print_summary(w->t, w->snap, w->out, w->bytes, w->import_s, remat_now_s() - t0);
     return 0;
 }
 
@@ -156,9 +152,9 @@ int remat_cmd_import_torch(int argc, char **argv) {
     remat_error err = {0};
     remat_ext_trace t;
     int64_t bytes = 0;
-    double t0 = now_s();
+    double t0 = remat_now_s();
     remat_status st = remat_torch_snapshot_load(snap, &t, &bytes, &err);
-    double t1 = now_s();
+    double t1 = remat_now_s();
     if (st != REMAT_OK) return cli_fail("import-torch", &err);
     /* with --check-allocator the file is written once the check has run: a check refused
      * as bad input (exit 2) leaves no file; exit 0 or 1 has written it */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/base/clock.h"
 #include "tools/cli.h"
 #include "tools/commands.h"
 #include "tools/run_common.h"
@@ -110,15 +111,10 @@ static int run_compressors(uint64_t seed, const char *large, int json) {
     return rc;
 }
 
-static double mono_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void grid_progress(void *ctx, int done, int total, const char *plan) {
     double *t0 = ctx;
-    double el = mono_now() - *t0;
+    double el = remat_now_s() - *t0;
     if (done > 0)
         cli_progress("verify --grid: plan %d/%d, %.0f s, about %.0f s left: %s", done + 1, total, el,
                      el / done * (total - done), plan);
@@ -426,7 +422,7 @@ int remat_cmd_verify(int argc, char **argv) {
         go.max_plans = max_plans_i;
         go.slice_i = slice_i;
         go.slice_n = slice_n;
-        double t0 = mono_now();
+        double t0 = remat_now_s();
         go.progress = world.rank == 0 ? grid_progress : NULL;
         go.progress_ctx = &t0;
         rc = run_grid(&m, &be, &cx, &go, json, all_rows, no_times, &world);

@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/base/clock.h"
+
 /* ---- small helpers ---- */
 
 static uint64_t mix64(uint64_t z) {
@@ -42,11 +44,6 @@ static float bitsf(uint32_t u) {
     return f;
 }
 
-static double wall_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static const remat_compressor k_comps[] = {REMAT_COMP_BOOL, REMAT_COMP_UINT8, REMAT_COMP_BIT, REMAT_COMP_SPARSE};
 #define N_COMPS ((int)(sizeof k_comps / sizeof k_comps[0]))
@@ -93,7 +90,7 @@ typedef struct ctx {
 
 static void group_end(ctx *x) {
     if (!x->g) return;
-    x->g->seconds = wall_now() - x->t0;
+    x->g->seconds = remat_now_s() - x->t0;
     x->rep->cases += x->g->cases;
     x->rep->failures += x->g->failures;
     x->g = NULL;
@@ -107,7 +104,7 @@ static void group_begin(ctx *x, remat_compressor c, const char *what) {
     snprintf(x->g->compressor, sizeof x->g->compressor, "%s", remat_compressor_name(c));
     snprintf(x->g->what, sizeof x->g->what, "%s", what);
     if (x->o->progress) x->o->progress(x->o->progress_ctx, x->g->compressor, what);
-    x->t0 = wall_now();
+    x->t0 = remat_now_s();
 }
 
 static void check_ok(ctx *x) {

@@ -13,13 +13,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/base/clock.h"
 #include "core/model/plan_grid.h"
 
-static double wall_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 remat_verify_grid_opts remat_verify_grid_opts_default(void) {
     remat_verify_grid_opts o;
@@ -190,7 +186,7 @@ remat_status remat_verify_grid_run(const remat_model *m, remat_backend *b, const
         return REMAT_ERR_NOMEM;
     }
 
-    double t0 = wall_now();
+    double t0 = remat_now_s();
     remat_verify_baseline bl;
     remat_status st = remat_verify_baseline_run(m, b, &o->v, &bl, err);
     if (st != REMAT_OK) {
@@ -209,7 +205,7 @@ remat_status remat_verify_grid_run(const remat_model *m, remat_backend *b, const
         st = verify_one(&bl, m, &spans.plans[i], b, o, before + i, &r[n], &n, slice_count(o, cap), err);
     remat_plan_grid_free(&spans);
     remat_verify_baseline_free(&bl);
-    summary->total_wall_s = wall_now() - t0;
+    summary->total_wall_s = remat_now_s() - t0;
     if (st != REMAT_OK) {
         remat_xfree(r);
         return st;

@@ -9,13 +9,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/base/clock.h"
 #include "verify/capture.h"
 
-static double wall_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 remat_verify_opts remat_verify_opts_default(void) {
     remat_verify_opts o;
@@ -36,9 +32,9 @@ remat_status remat_verify_baseline_run(const remat_model *m, remat_backend *b, c
     remat_exec_opts eo = remat_exec_opts_default();
     eo.seed = o->seed;
     eo.init_values = o->init_values;
-    double t0 = wall_now();
+    double t0 = remat_now_s();
     st = remat_verify_capture_run(m, &empty, b, &eo, &out->tensors, &out->res, err);
-    out->wall_s = wall_now() - t0;
+    out->wall_s = remat_now_s() - t0;
     out->seed = o->seed;
     remat_plan_free(&empty);
     if (st != REMAT_OK) remat_verify_baseline_free(out);
@@ -78,9 +74,9 @@ remat_status remat_verify_plan_against(const remat_verify_baseline *bl, const re
         out->compress_checked = 1;
     }
     remat_verify_set got = {0};
-    double t0 = wall_now();
+    double t0 = remat_now_s();
     remat_status st = remat_verify_capture_run(m, p, run_on, &eo, &got, &out->plan, err);
-    out->plan_wall_s = wall_now() - t0;
+    out->plan_wall_s = remat_now_s() - t0;
     if (o->check_compress) {
         remat_verify_check_backend_stats(&chk, &out->compress);
         chk.ops->destroy(chk.ctx);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/base/clock.h"
 #include "core/exec/backend.h"
 #include "core/codec/compress.h"
 #include "core/ref/ref_kernels.h"
@@ -63,11 +64,7 @@ static void ref_copy(void *ctx, void *dst, const void *src, int64_t bytes) {
     if (bytes > 0 && dst != src) memmove(dst, src, (size_t)bytes);
 }
 
-static double ref_now(void *ctx) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+static double ref_now(void *ctx) { return remat_now_s(); }
 
 static void ref_destroy(void *ctx) { remat_xfree(ctx); }
 

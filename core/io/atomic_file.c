@@ -29,6 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/base/clock.h"
+
 /* ---- the registry of live temporaries ------------------------------------- */
 
 enum { SLOT_FREE = 0, SLOT_CLAIMED = 1, SLOT_LIVE = 2 };
@@ -207,8 +209,8 @@ static int open_direct(remat_afile *a, remat_error *err) {
         return fd;
     }
     double limit = remat_fifo_wait_s();
-    struct timespec t0, now, nap = {0, 20 * 1000 * 1000};
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    struct timespec nap = {0, 20 * 1000 * 1000};
+    const double t0 = remat_now_s();
     for (;;) {
         int fd = open(a->target, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
         if (fd >= 0) {
@@ -221,8 +223,7 @@ static int open_direct(remat_afile *a, remat_error *err) {
             fail_io(a, err, NULL, errno);
             return -1;
         }
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if ((double)(now.tv_sec - t0.tv_sec) + 1e-9 * (double)(now.tv_nsec - t0.tv_nsec) >= limit) {
+        if (remat_now_s() - t0 >= limit) {
             remat_error_set(err, REMAT_ERR_IO, "%s: cannot write: a FIFO with no reader after %g s (limit: REMAT_FIFO_WAIT_S)", a->path, limit);
             return -1;
         }
