@@ -168,6 +168,42 @@ static int64_t prune(cand *v, int64_t n, int nit) {
 
 typedef struct stage { int32_t *parent, *opt; int64_t n; } stage;
 
+int64_t remat_chain_front_cap(int n_blocks) {
+    int64_t cap = REMAT_CHAIN_WORK / (n_blocks > 1 ? n_blocks : 1);
+    return cap < 64 ? 64 : cap;
+}
+
+/* Keeps at most cap (>= 3) of the n states of a front in place, in their order
+ * (contract in sim/chain.h): cap - 1 evenly spaced ones, ends included, and for
+ * several iterations the one with the least largest H (the first such). */
+static int64_t thin(cand *v, int64_t n, int64_t cap, int nit) {
+    if (n <= cap) return n;
+    int64_t keep = -1; /* written in order among the evenly spaced ones */
+    if (nit > 1) {
+        int64_t best = INT64_MAX;
+        for (int64_t i = 0; i < n; i++) {
+            int64_t mx = v[i].h[0];
+            for (int it = 1; it < nit; it++)
+                if (v[i].h[it] > mx) mx = v[i].h[it];
+            if (mx < best) {
+                best = mx;
+                keep = i;
+            }
+        }
+    }
+    int64_t k = 0, m = cap - 1; /* evenly spaced: j * (n - 1) / (m - 1), strictly increasing as n > m */
+    for (int64_t j = 0; j < m; j++) {
+        int64_t idx = j * (n - 1) / (m - 1);
+        if (keep >= 0 && keep < idx) { /* keep >= k: every index written so far is below it */
+            v[k++] = v[keep];
+            keep = -1;
+        }
+        if (idx == keep) keep = -1;
+        v[k++] = v[idx];
+    }
+    return k;
+}
+
 /* One iteration: the states of a stage are sorted by H ascending with time
  * strictly descending (the Pareto front). Each option maps the feasible prefix of
  * that front to a list sorted the same way; a k-way merge of those lists by (H,
@@ -273,6 +309,7 @@ static remat_status solve(const remat_chain *c, int64_t budget, int ignore_time,
     int max_opts = 1;
     for (int b = 0; b < nb; b++)
         if (c->n_opts[b] > max_opts) max_opts = c->n_opts[b];
+    const int64_t front_cap = remat_chain_front_cap(nb);
     remat_status st = REMAT_OK;
     stage *stages = remat_xcalloc((size_t)(nb + 1), sizeof *stages, err);
     int *kept = remat_xmalloc((size_t)max_opts * sizeof *kept, err);
@@ -325,6 +362,10 @@ static remat_status solve(const remat_chain *c, int64_t budget, int ignore_time,
             }
         }
         if (stats && n > stats->max_front) stats->max_front = n;
+        if (n > front_cap) {
+            n = thin(next, n, front_cap, nit);
+            if (stats) stats->thinned++;
+        }
         stages[b].parent = remat_xmalloc((size_t)(n ? n : 1) * sizeof(int32_t), err);
         stages[b].opt = remat_xmalloc((size_t)(n ? n : 1) * sizeof(int32_t), err);
         if (!stages[b].parent || !stages[b].opt) {
@@ -408,17 +449,32 @@ remat_status remat_chain_min_peak(const remat_chain *c, int *choice, int64_t *pe
     int64_t hi = remat_chain_peak(c, ch, NULL), lo = 0;
     for (int it = 0; it < c->n_iters; it++)
         if (c->fixed[it] > lo) lo = c->fixed[it];
+    int *at_hi = remat_xmalloc((size_t)(nb ? nb : 1) * sizeof *at_hi, err); /* a choice whose peak <= hi */
+    if (!at_hi) {
+        remat_xfree(ch);
+        return REMAT_ERR_NOMEM;
+    }
+    memcpy(at_hi, ch, (size_t)nb * sizeof *ch);
     remat_status st = REMAT_OK;
     while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2;
         int found = 0;
         if ((st = solve(c, mid, 1, ch, &found, NULL, err)) != REMAT_OK) break;
-        if (found) hi = mid;
-        else lo = mid + 1;
+        if (found) {
+            hi = mid;
+            memcpy(at_hi, ch, (size_t)nb * sizeof *ch);
+        } else {
+            lo = mid + 1;
+        }
     }
     int found = 0;
     if (st == REMAT_OK) st = remat_chain_solve(c, hi, choice, peak, time, &found, NULL, err);
-    if (st == REMAT_OK && !found) st = remat_error_set(err, REMAT_ERR_INTERNAL, "chain: min peak %lld not reachable", (long long)hi);
+    if (st == REMAT_OK && !found) { /* a thinned front lost the fastest one: the choice that reached hi */
+        memcpy(choice, at_hi, (size_t)nb * sizeof *ch);
+        int64_t p = remat_chain_peak(c, choice, time);
+        if (peak) *peak = p;
+    }
+    remat_xfree(at_hi);
     remat_xfree(ch);
     return st;
 }

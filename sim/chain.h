@@ -58,16 +58,34 @@ int64_t remat_chain_peak(const remat_chain *c, const int *choice, double *time);
 
 typedef struct remat_chain_stats {
     int64_t states;        /* states created over all stages */
-    int64_t max_front;     /* largest front kept at one stage */
+    int64_t max_front;     /* largest front at one stage (before thinning) */
     int64_t options_kept;  /* options left after removing dominated ones */
+    int64_t thinned;       /* stages whose front was thinned to remat_chain_front_cap */
 } remat_chain_stats;
+
+/* The most states the programme keeps over all its stages. The front of a stage
+ * grows with the number of blocks before it (measured: 128 blocks of linear+LIF
+ * reach 1,794 states, 512 blocks 2,083, and the search solves the programme some
+ * 60 times: budget rounds, the smallest peak's bisection, the Pareto front), so
+ * each stage keeps at most remat_chain_front_cap(n_blocks) = max(64,
+ * REMAT_CHAIN_WORK / n_blocks) states. A larger front is thinned
+ * deterministically: the states kept are evenly spaced over the front in its
+ * order (H ascending for one iteration, time ascending for several), both ends
+ * kept, and for several iterations the state with the least largest H as well.
+ * Below the cap nothing changes and the programme is exact; above it the
+ * programme's answer is a plan of the model (peak and time as computed) but not
+ * always the optimum, and stats->thinned says at how many stages it happened. */
+#define REMAT_CHAIN_WORK ((int64_t)1 << 18)
+int64_t remat_chain_front_cap(int n_blocks);
 
 /* Least time whose peak <= budget. *found = 0 when none fits (choice untouched).
  * choice gets n_blocks entries; peak/time (may be NULL) the winner's figures. */
 remat_status remat_chain_solve(const remat_chain *c, int64_t budget, int *choice, int64_t *peak, double *time,
                                int *found, remat_chain_stats *stats, remat_error *err);
 
-/* Smallest reachable peak, and the fastest choice that reaches it. */
+/* Smallest reachable peak, and the fastest choice that reaches it (above the cap
+ * of remat_chain_front_cap: the smallest the thinned programme reaches, and a
+ * choice that reaches it). */
 remat_status remat_chain_min_peak(const remat_chain *c, int *choice, int64_t *peak, double *time,
                                   remat_error *err);
 

@@ -323,6 +323,69 @@ TEST(ChainDp, MatchesBruteForceOnRandomChains) {
     }
 }
 
+// A long chain whose front outgrows the cap: each stage keeps at most
+// remat_chain_front_cap(n) states (REMAT_CHAIN_WORK), so the work is bounded by
+// the input, the stages thinned are counted, and the answer is still a plan of
+// the model that fits, found the same way every time.
+TEST(ChainDp, FrontIsThinnedAboveTheCap) {
+    for (int nit = 1; nit <= 2; nit++) {
+        const int nb = 4096;
+        const int64_t cap = remat_chain_front_cap(nb);
+        ASSERT_EQ(cap, std::max<int64_t>(64, REMAT_CHAIN_WORK / nb));
+        std::vector<int> n_opts(nb, 2);
+        remat_chain c;
+        ASSERT_EQ(remat_chain_init(&c, nb, n_opts.data(), nit, nullptr), REMAT_OK);
+        std::mt19937_64 rng(7);
+        int64_t lo = 0, hi = 0;
+        for (int b = 0; b < nb; b++) {
+            remat_chain_opt &st = c.opts[b][0], &ck = c.opts[b][1]; // stored: more bytes, no time
+            for (int it = 0; it < nit; it++) {
+                st.delta[it] = 1000 + (int64_t)(rng() % 1000) + it * (int64_t)(rng() % 50);
+                ck.delta[it] = 10 + (int64_t)(rng() % 10);
+                st.local[it] = ck.local[it] = 100;
+            }
+            ck.time = 1e-3 * (double)(1 + rng() % 1000);
+            lo += ck.delta[nit - 1];
+            hi += st.delta[nit - 1];
+        }
+        c.time0 = 1.0;
+        int64_t budget = lo + (hi - lo) / 3;
+        std::vector<int> ch(nb), ch2(nb);
+        remat_chain_stats stats;
+        int found = 0;
+        int64_t peak;
+        double t;
+        ASSERT_EQ(remat_chain_solve(&c, budget, ch.data(), &peak, &t, &found, &stats, nullptr), REMAT_OK);
+        ASSERT_TRUE(found) << "nit " << nit;
+        EXPECT_GT(stats.max_front, cap);        // the front did outgrow the cap ...
+        EXPECT_GT(stats.thinned, 0);            // ... and was thinned
+        EXPECT_LE(stats.states, (int64_t)nb * cap * 2); // at most cap states a stage, 2 options each
+        EXPECT_LE(peak, budget);
+        double t2;
+        EXPECT_EQ(remat_chain_peak(&c, ch.data(), &t2), peak);
+        EXPECT_DOUBLE_EQ(t2, t);
+        int found2 = 0;
+        int64_t peak2;
+        double t3;
+        ASSERT_EQ(remat_chain_solve(&c, budget, ch2.data(), &peak2, &t3, &found2, nullptr, nullptr), REMAT_OK);
+        EXPECT_EQ(ch, ch2); // deterministic
+        // the smallest peak and the front still answer with plans of the model
+        int64_t mp;
+        double mt;
+        ASSERT_EQ(remat_chain_min_peak(&c, ch2.data(), &mp, &mt, nullptr), REMAT_OK);
+        EXPECT_LE(mp, peak);
+        EXPECT_EQ(remat_chain_peak(&c, ch2.data(), nullptr), mp);
+        remat_chain_point *pts;
+        int *chs, np;
+        ASSERT_EQ(remat_chain_front(&c, 8, &pts, &chs, &np, nullptr), REMAT_OK);
+        EXPECT_GE(np, 2);
+        for (int i = 0; i < np; i++) EXPECT_EQ(remat_chain_peak(&c, chs + (size_t)i * nb, nullptr), pts[i].peak);
+        remat_xfree(pts);
+        remat_xfree(chs);
+        remat_chain_free(&c);
+    }
+}
+
 // Every plan of a shipped model's option product simulated: the chain model
 // predicts each plan's peak and time exactly, and the budget search's plan fits
 // and is no slower than any fitting plan of the enumeration.

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/base/clock.h"
 #include "core/io/atomic_file.h"
 #include "sim/torch_sim.h"
 #include "core/io/ext_trace.h"
@@ -54,6 +55,7 @@ typedef struct answer_ctx {
     int recorded_steps;           /* steps the trace holds */
     int N, T;                     /* --N, --T as given (0: as recorded): hints repeat them */
     int level;                    /* -1: budget mode */
+    double t0;                    /* when the command started (remat_now_s): its seconds */
 } answer_ctx;
 
 static void next_steps(const answer_ctx *a) {
@@ -247,6 +249,7 @@ static int run_budget(const answer_ctx *a, int64_t budget) {
     cli_progress("search: measuring the chain of %d blocks", m->n_blocks);
     remat_status st = remat_search_budget_spans(s, budget, NULL, &r, &err);
     cli_progress_done();
+    r.seconds = remat_now_s() - a->t0; /* the whole command: trace, baseline check, programme, spans */
     if (st != REMAT_OK) {
         remat_search_budget_result_free(&r);
         return cli_fail("search", &err);
@@ -283,9 +286,9 @@ static int run_budget(const answer_ctx *a, int64_t budget) {
         remat_search_front_json(stdout, r.front, r.n_front, &r.baseline, budget, &meta);
         printf(",\"search\":{\"blocks\":%d,\"options\":%lld,\"probes\":%d,\"simulations\":%lld,\"rounds\":%d,"
                "\"dp_states\":%lld,\"dp_max_front\":%lld,\"chain_checked\":%d,\"chain_mismatches\":%d,"
-               "\"span_candidates\":%lld,\"span_simulated\":%lld,\"seconds\":%.6f}}\n",
+               "\"dp_thinned\":%lld,\"span_candidates\":%lld,\"span_simulated\":%lld,\"seconds\":%.6f}}\n",
                m->n_blocks, (long long)r.options, r.probes, (long long)r.simulations, r.rounds, (long long)r.stats.states,
-               (long long)r.stats.max_front, r.checked, r.mismatches, (long long)r.span_candidates,
+               (long long)r.stats.max_front, r.checked, r.mismatches, (long long)r.stats.thinned, (long long)r.span_candidates,
                (long long)r.span_simulated, r.seconds);
     } else if (ok) {
         printf("budget search, model %s (T=%lld, N=%lld)\n", m->name, (long long)m->T, (long long)m->N);
@@ -320,6 +323,12 @@ static int run_budget(const answer_ctx *a, int64_t budget) {
                    "in all, REMAT_SPAN_WORK, so %lld plans of %d blocks)\n",
                    (long long)r.span_simulated, (long long)r.span_candidates, (long long)REMAT_SPAN_WORK,
                    (long long)(REMAT_SPAN_WORK / m->n_blocks < 64 ? 64 : REMAT_SPAN_WORK / m->n_blocks), m->n_blocks);
+        if (r.stats.thinned > 0)
+            printf("search: the programme kept at most %lld states at %lld of %d blocks (the limit: %lld states in "
+                   "all, REMAT_CHAIN_WORK), evenly spaced over each front: the plan is the best of the states kept, "
+                   "not always the optimum\n",
+                   (long long)remat_chain_front_cap(m->n_blocks), (long long)r.stats.thinned, m->n_blocks,
+                   (long long)REMAT_CHAIN_WORK);
         if (r.found && out) next_steps(a);
     }
     int rc = ok ? 0 : cli_fail("search", &err);
@@ -395,6 +404,7 @@ static int search_record(const char *path, remat_ext_trace *t, int64_t budget, r
 }
 
 int remat_cmd_search(int argc, char **argv) {
+    const double t0 = remat_now_s();
     const char *trace_path = NULL, *preset_name = NULL, *alloc_cfg = NULL, *out = NULL;
     const char *pareto = NULL, *executor = NULL;
     cli_budget_flags bf = CLI_BUDGET_FLAGS_INIT;
@@ -482,7 +492,7 @@ int remat_cmd_search(int argc, char **argv) {
         fprintf(stderr, "remat search: --preset: expected speed, balanced or memory, got '%s'\n", preset_name);
         return 2;
     }
-    answer_ctx a = {NULL, trace_path, "", {0}, CLI_OVERHEAD_NONE, out, pareto, json, 0, N, T, level};
+    answer_ctx a = {NULL, trace_path, "", {0}, CLI_OVERHEAD_NONE, out, pareto, json, 0, N, T, level, t0};
     remat_alloc_kind kind;
     /* both modes add the device overhead to what they report on the card (level answers too) */
     if ((rc = cli_budget_from_flags("search", &bf, 1, &a.budget, &kind, &a.src)) != 0) return rc;
