@@ -48,7 +48,7 @@ struct Opts {
 int parse(Args &a, Opts &o, int *help, std::string *out, std::string *errs) {
     testing::internal::CaptureStdout();
     testing::internal::CaptureStderr();
-    int rc = cli_parse(a.argc(), a.argv(), "usage: remat x --model M", o.v.data(), help);
+    int rc = remat_cli_parse(a.argc(), a.argv(), "usage: remat x --model M", o.v.data(), help);
     *out = testing::internal::GetCapturedStdout();
     *errs = testing::internal::GetCapturedStderr();
     return rc;
@@ -146,7 +146,7 @@ TEST(CliParse, ListOverflow) {
     Opts o;
     int help = 0;
     testing::internal::CaptureStderr();
-    int rc = cli_parse((int)p.size(), p.data(), "u", o.v.data(), &help);
+    int rc = remat_cli_parse((int)p.size(), p.data(), "u", o.v.data(), &help);
     std::string errs = testing::internal::GetCapturedStderr();
     EXPECT_EQ(rc, 2);
     EXPECT_NE(errs.find("--trace: given too often"), std::string::npos) << errs;
@@ -156,61 +156,61 @@ TEST(CliFail, ExitCodesAndLine) {
     remat_error e{};
     remat_error_set(&e, REMAT_ERR_INPUT, "m.json: layers[0].type: expected one of linear, if");
     testing::internal::CaptureStderr();
-    EXPECT_EQ(cli_fail("run", &e), 2);
+    EXPECT_EQ(remat_cli_fail("run", &e), 2);
     EXPECT_EQ(testing::internal::GetCapturedStderr(), "remat run: m.json: layers[0].type: expected one of linear, if\n");
 
     remat_error io{};
     remat_error_set(&io, REMAT_ERR_IO, "x.json: cannot open");
     testing::internal::CaptureStderr();
-    EXPECT_EQ(cli_fail("verify", &io), 2);
+    EXPECT_EQ(remat_cli_fail("verify", &io), 2);
     testing::internal::GetCapturedStderr();
 
     remat_error chk{};
     remat_error_set(&chk, REMAT_ERR_CHECK, "mismatch");
     testing::internal::CaptureStderr();
-    EXPECT_EQ(cli_fail("verify", &chk), 1);
+    EXPECT_EQ(remat_cli_fail("verify", &chk), 1);
     EXPECT_EQ(testing::internal::GetCapturedStderr(), "remat verify: mismatch\n");
 
     remat_error none{};
     testing::internal::CaptureStderr();
-    EXPECT_EQ(cli_fail("run", &none), 1);
+    EXPECT_EQ(remat_cli_fail("run", &none), 1);
     testing::internal::GetCapturedStderr();
 
     testing::internal::CaptureStderr();
-    EXPECT_EQ(cli_missing("run", "--model", "a model file"), 2);
+    EXPECT_EQ(remat_cli_missing("run", "--model", "a model file"), 2);
     EXPECT_EQ(testing::internal::GetCapturedStderr(), "remat run: --model: missing (expected a model file)\n");
 }
 
 TEST(CliFmt, Bytes) {
     char buf[64];
-    EXPECT_STREQ(cli_fmt_bytes(0, buf, sizeof buf), "0 B");
-    EXPECT_STREQ(cli_fmt_bytes(1023, buf, sizeof buf), "1023 B");
-    EXPECT_STREQ(cli_fmt_bytes(1024, buf, sizeof buf), "1.0 KiB (1024 B)");
-    EXPECT_STREQ(cli_fmt_bytes(129394688, buf, sizeof buf), "123.4 MiB (129394688 B)");
-    EXPECT_STREQ(cli_fmt_bytes(3LL << 40, buf, sizeof buf), "3.0 TiB (3298534883328 B)");
-    EXPECT_STREQ(cli_fmt_bytes(-2048, buf, sizeof buf), "-2.0 KiB (-2048 B)");
+    EXPECT_STREQ(remat_cli_fmt_bytes(0, buf, sizeof buf), "0 B");
+    EXPECT_STREQ(remat_cli_fmt_bytes(1023, buf, sizeof buf), "1023 B");
+    EXPECT_STREQ(remat_cli_fmt_bytes(1024, buf, sizeof buf), "1.0 KiB (1024 B)");
+    EXPECT_STREQ(remat_cli_fmt_bytes(129394688, buf, sizeof buf), "123.4 MiB (129394688 B)");
+    EXPECT_STREQ(remat_cli_fmt_bytes(3LL << 40, buf, sizeof buf), "3.0 TiB (3298534883328 B)");
+    EXPECT_STREQ(remat_cli_fmt_bytes(-2048, buf, sizeof buf), "-2.0 KiB (-2048 B)");
     // enough digits to tell a size from the budget it is compared with (issue 23)
-    EXPECT_STREQ(cli_fmt_bytes(8583643136LL, buf, sizeof buf), "7.994 GiB (8583643136 B)");
-    EXPECT_STREQ(cli_fmt_bytes(6400000000LL, buf, sizeof buf), "5.960 GiB (6400000000 B)");
-    EXPECT_STREQ(cli_fmt_bytes(3LL << 29, buf, sizeof buf), "1.5 GiB (1610612736 B)");
-    EXPECT_STREQ(cli_fmt_bytes(50000000, buf, sizeof buf), "47.68 MiB (50000000 B)");
+    EXPECT_STREQ(remat_cli_fmt_bytes(8583643136LL, buf, sizeof buf), "7.994 GiB (8583643136 B)");
+    EXPECT_STREQ(remat_cli_fmt_bytes(6400000000LL, buf, sizeof buf), "5.960 GiB (6400000000 B)");
+    EXPECT_STREQ(remat_cli_fmt_bytes(3LL << 29, buf, sizeof buf), "1.5 GiB (1610612736 B)");
+    EXPECT_STREQ(remat_cli_fmt_bytes(50000000, buf, sizeof buf), "47.68 MiB (50000000 B)");
     char tiny[6];
-    cli_fmt_bytes(129394688, tiny, sizeof tiny);
+    remat_cli_fmt_bytes(129394688, tiny, sizeof tiny);
     EXPECT_EQ(std::string(tiny), "123.4");  // truncated, still terminated
 }
 
 TEST(CliProgress, OnlyWhenAskedOrTerminal) {
     setenv("REMAT_PROGRESS", "0", 1);
     testing::internal::CaptureStderr();
-    cli_progress("step %d", 1);
-    cli_progress_done();
+    remat_cli_progress("step %d", 1);
+    remat_cli_progress_done();
     EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
 
     setenv("REMAT_PROGRESS", "1", 1);
     testing::internal::CaptureStderr();
-    cli_progress("step %d/%d", 10, 20);
-    cli_progress("step %d", 2);
-    cli_progress_done();
+    remat_cli_progress("step %d/%d", 10, 20);
+    remat_cli_progress("step %d", 2);
+    remat_cli_progress_done();
     std::string s = testing::internal::GetCapturedStderr();
     EXPECT_EQ(s, "\rstep 10/20\rstep 2    \rstep 2\n");
     unsetenv("REMAT_PROGRESS");
@@ -234,12 +234,12 @@ TEST(CliParse, RepeatedOptionIsAnError) {
 
 TEST(CliParse, SeedsAreDecimalUint64) {
     uint64_t v = 0;
-    EXPECT_TRUE(cli_parse_u64("0", &v));
+    EXPECT_TRUE(remat_cli_parse_u64("0", &v));
     EXPECT_EQ(v, 0u);
-    EXPECT_TRUE(cli_parse_u64("18446744073709551615", &v));
+    EXPECT_TRUE(remat_cli_parse_u64("18446744073709551615", &v));
     EXPECT_EQ(v, UINT64_MAX);
     for (const char *bad : {"", "-1", "+1", " 1", "1 ", "0x10", "18446744073709551616", "1e3"})
-        EXPECT_FALSE(cli_parse_u64(bad, &v)) << "'" << bad << "'";
+        EXPECT_FALSE(remat_cli_parse_u64(bad, &v)) << "'" << bad << "'";
 }
 
 // tools/paths.h: an output that is an input, by identity, not by name.
@@ -251,23 +251,23 @@ TEST(Paths, SameFileByIdentityNotName) {
     std::ofstream(d + "/other.json") << "{}";
     ASSERT_EQ(link((d + "/m.json").c_str(), (d + "/hard.json").c_str()), 0);
     ASSERT_EQ(symlink("m.json", (d + "/soft.json").c_str()), 0);
-    EXPECT_TRUE(cli_same_file((d + "/m.json").c_str(), (d + "/sub/../m.json").c_str()));
-    EXPECT_TRUE(cli_same_file((d + "/m.json").c_str(), (d + "/hard.json").c_str()));
-    EXPECT_TRUE(cli_same_file((d + "/m.json").c_str(), (d + "/soft.json").c_str()));
-    EXPECT_FALSE(cli_same_file((d + "/m.json").c_str(), (d + "/other.json").c_str()));
+    EXPECT_TRUE(remat_cli_same_file((d + "/m.json").c_str(), (d + "/sub/../m.json").c_str()));
+    EXPECT_TRUE(remat_cli_same_file((d + "/m.json").c_str(), (d + "/hard.json").c_str()));
+    EXPECT_TRUE(remat_cli_same_file((d + "/m.json").c_str(), (d + "/soft.json").c_str()));
+    EXPECT_FALSE(remat_cli_same_file((d + "/m.json").c_str(), (d + "/other.json").c_str()));
     /* two new names: the same folder and name */
-    EXPECT_TRUE(cli_same_file((d + "/new.json").c_str(), (d + "/sub/../new.json").c_str()));
-    EXPECT_FALSE(cli_same_file((d + "/new.json").c_str(), (d + "/new2.json").c_str()));
+    EXPECT_TRUE(remat_cli_same_file((d + "/new.json").c_str(), (d + "/sub/../new.json").c_str()));
+    EXPECT_FALSE(remat_cli_same_file((d + "/new.json").c_str(), (d + "/new2.json").c_str()));
     /* devices never collide */
-    EXPECT_FALSE(cli_same_file("/dev/null", "/dev/null"));
+    EXPECT_FALSE(remat_cli_same_file("/dev/null", "/dev/null"));
     std::string m = d + "/m.json", th5 = d + "/t.h5";
     const cli_file in[] = {{"--model", m.c_str()}, {"--plan", nullptr}};
     const cli_file ok[] = {{"--trace", th5.c_str()}, {"--dump", "/dev/null"}};
-    EXPECT_EQ(cli_refuse_overlap("run", in, 2, ok, 2), 0);
+    EXPECT_EQ(remat_cli_refuse_overlap("run", in, 2, ok, 2), 0);
     std::string hard = d + "/hard.json";
     const cli_file bad[] = {{"--trace", hard.c_str()}};
     testing::internal::CaptureStderr();
-    EXPECT_EQ(cli_refuse_overlap("run", in, 2, bad, 1), 2);
+    EXPECT_EQ(remat_cli_refuse_overlap("run", in, 2, bad, 1), 2);
     std::string e = testing::internal::GetCapturedStderr();
     EXPECT_NE(e.find("--trace: is the same file as --model"), std::string::npos) << e;
     EXPECT_EQ(std::count(e.begin(), e.end(), '\n'), 1) << e;

@@ -8,8 +8,8 @@
 
 #include "core/base/size.h"
 
-int cli_budget_from_flags(const char *cmd, const cli_budget_flags *f, int estimate_default, remat_budget *b,
-                          remat_alloc_kind *alloc, cli_overhead_source *src) {
+int remat_cli_budget_from_flags(const char *cmd, const cli_budget_flags *f, int estimate_default, remat_budget *b,
+                                remat_alloc_kind *alloc, cli_overhead_source *src) {
     int on = remat_budget_on_from_name(f->on);
     if (on < 0) {
         fprintf(stderr, "remat %s: --budget-on: expected reserved or live, got '%s'\n", cmd, f->on ? f->on : "");
@@ -27,8 +27,8 @@ int cli_budget_from_flags(const char *cmd, const cli_budget_flags *f, int estima
     return 0;
 }
 
-void cli_budget_use_trace(remat_budget *b, cli_overhead_source *src, int64_t device_total_bytes,
-                          int64_t device_free_at_init) {
+void remat_cli_budget_use_trace(remat_budget *b, cli_overhead_source *src, int64_t device_total_bytes,
+                                int64_t device_free_at_init) {
     if (*src != CLI_OVERHEAD_ESTIMATE || device_total_bytes <= 0 || device_free_at_init < 0 ||
         device_free_at_init > device_total_bytes)
         return;
@@ -56,29 +56,29 @@ static const char *source_words(cli_overhead_source src) {
     return "default";
 }
 
-int cli_budget_allocator_bytes(const char *cmd, const remat_budget *b, int64_t *out) {
+int remat_cli_budget_allocator_bytes(const char *cmd, const remat_budget *b, int64_t *out) {
     remat_error err = {0};
     if (remat_budget_allocator_bytes(b, out, &err) == REMAT_OK) return 0;
-    return cli_fail(cmd, &err);
+    return remat_cli_fail(cmd, &err);
 }
 
 static const char *on_words(remat_budget_on on) {
     return on == REMAT_BUDGET_ON_LIVE ? "peak live bytes" : "peak reserved bytes (caching allocator model)";
 }
 
-void cli_budget_print(FILE *f, const remat_budget *b, cli_overhead_source src) {
+void remat_cli_budget_print(FILE *f, const remat_budget *b, cli_overhead_source src) {
     char b1[64], b2[64], b3[64];
     if (b->total == REMAT_SIZE_INF) {
         fprintf(f, "budget none (inf), on %s\n", on_words(b->on));
         return;
     }
     fprintf(f, "budget %s on %s + device overhead %s (%s; --device-overhead): %s for the allocator\n",
-            cli_fmt_bytes(b->total, b1, sizeof b1), on_words(b->on), cli_fmt_bytes(b->overhead, b2, sizeof b2),
-            source_words(src),
-            cli_fmt_bytes(b->total - b->overhead, b3, sizeof b3));
+            remat_cli_fmt_bytes(b->total, b1, sizeof b1), on_words(b->on),
+            remat_cli_fmt_bytes(b->overhead, b2, sizeof b2), source_words(src),
+            remat_cli_fmt_bytes(b->total - b->overhead, b3, sizeof b3));
 }
 
-void cli_budget_json(FILE *f, int comma, const remat_budget *b, cli_overhead_source src) {
+void remat_cli_budget_json(FILE *f, int comma, const remat_budget *b, cli_overhead_source src) {
     int inf = b->total == REMAT_SIZE_INF;
     fprintf(f, "%s\"budget\":{\"total_bytes\":", comma ? "," : "");
     if (inf) fputs("null", f);
@@ -93,15 +93,15 @@ void cli_budget_json(FILE *f, int comma, const remat_budget *b, cli_overhead_sou
     fputc('}', f);
 }
 
-void cli_peaks_print(FILE *f, const remat_budget *b, int64_t peak_live, int64_t peak_reserved) {
+void remat_cli_peaks_print(FILE *f, const remat_budget *b, int64_t peak_live, int64_t peak_reserved) {
     char b1[64], b2[64], b3[64], b4[64];
     fprintf(f, "peak reserved %s, peak live %s; on the card %s with the device overhead %s\n",
-            cli_fmt_bytes(peak_reserved, b1, sizeof b1), cli_fmt_bytes(peak_live, b2, sizeof b2),
-            cli_fmt_bytes(remat_budget_needed(b, peak_live, peak_reserved), b3, sizeof b3),
-            cli_fmt_bytes(b->overhead, b4, sizeof b4));
+            remat_cli_fmt_bytes(peak_reserved, b1, sizeof b1), remat_cli_fmt_bytes(peak_live, b2, sizeof b2),
+            remat_cli_fmt_bytes(remat_budget_needed(b, peak_live, peak_reserved), b3, sizeof b3),
+            remat_cli_fmt_bytes(b->overhead, b4, sizeof b4));
 }
 
-void cli_prediction_note(FILE *f, const char *backend_of_times) {
+void remat_cli_prediction_note(FILE *f, const char *backend_of_times) {
     fprintf(f,
             "(predictions describe remat's own executor running this model (reference or CUDA backend, caching "
             "allocator model), not a PyTorch script of the same network, whose autograd and kernels hold other "
@@ -109,7 +109,7 @@ void cli_prediction_note(FILE *f, const char *backend_of_times) {
             backend_of_times && backend_of_times[0] ? backend_of_times : "ref");
 }
 
-void cli_steady_note(FILE *f, int simulated, int recorded) {
+void remat_cli_steady_note(FILE *f, int simulated, int recorded) {
     if (simulated >= REMAT_SIM_STEADY_ITERS)
         fprintf(f, "steady state: the worst of %d simulated steps (the trace holds %d; the first step creates the "
                    "optimiser state and the allocator's segments, every step from the second on repeats the last)\n",
@@ -147,7 +147,7 @@ static const step_trust STEP_TRUST[] = {
      "no benchmark yet"},
 };
 
-void cli_step_trust_note(FILE *f, int64_t rec_T, int64_t rec_N, int64_t T, int64_t N, int has_plan) {
+void remat_cli_step_trust_note(FILE *f, int64_t rec_T, int64_t rec_N, int64_t T, int64_t N, int has_plan) {
     int k = 0;
     if (T != rec_T) k = 4;
     else if (N > rec_N) k = 2;
@@ -157,18 +157,18 @@ void cli_step_trust_note(FILE *f, int64_t rec_T, int64_t rec_N, int64_t T, int64
             STEP_TRUST[k].error, STEP_TRUST[k].source);
 }
 
-void cli_steady_json(FILE *f, int simulated, int recorded) {
+void remat_cli_steady_json(FILE *f, int simulated, int recorded) {
     fprintf(f, ",\"steady_state\":%s,\"simulated_steps\":%d,\"recorded_steps\":%d,\"times_from\":\"%s\"",
             simulated >= REMAT_SIM_STEADY_ITERS ? "true" : "false", simulated, recorded,
             recorded > 1 ? "warm steps" : "first step");
 }
 
-int cli_simulated_steps(const remat_sim_opts *o, int recorded) {
+int remat_cli_simulated_steps(const remat_sim_opts *o, int recorded) {
     if (o->iters > 0) return o->iters;
     return o->steady && recorded < REMAT_SIM_STEADY_ITERS ? REMAT_SIM_STEADY_ITERS : recorded;
 }
 
-const char *cli_size_flags(char *buf, size_t len, int64_t N, int64_t T) {
+const char *remat_cli_size_flags(char *buf, size_t len, int64_t N, int64_t T) {
     int n = 0;
     buf[0] = '\0';
     if (N > 0) n = snprintf(buf, len, " --N %lld", (long long)N);
@@ -176,7 +176,7 @@ const char *cli_size_flags(char *buf, size_t len, int64_t N, int64_t T) {
     return buf;
 }
 
-void cli_chosen_for(char *buf, size_t len, const char *by, const remat_model *m, const remat_budget *b) {
+void remat_cli_chosen_for(char *buf, size_t len, const char *by, const remat_model *m, const remat_budget *b) {
     char total[32];
     if (b->total < 0 || b->total == REMAT_SIZE_INF) snprintf(total, sizeof total, "null");
     else snprintf(total, sizeof total, "%lld", (long long)b->total);
@@ -191,7 +191,7 @@ static int64_t member(const cJSON *o, const char *k, int64_t dflt) {
     return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : dflt;
 }
 
-int cli_plan_question_check(const char *cmd, const remat_plan *p, const remat_model *m, const remat_budget *b) {
+int remat_cli_plan_question_check(const char *cmd, const remat_plan *p, const remat_model *m, const remat_budget *b) {
     if (!p || !p->text || !p->text[0]) return 0;
     cJSON *root = cJSON_Parse(p->text);
     const cJSON *q = root ? cJSON_GetObjectItemCaseSensitive(root, "chosen_for") : NULL;
@@ -205,12 +205,12 @@ int cli_plan_question_check(const char *cmd, const remat_plan *p, const remat_mo
             char b1[64], b2[64];
             fprintf(stderr, "remat %s: warning: %s was chosen for N=%lld, T=%lld", cmd,
                     p->path && p->path[0] ? p->path : "the plan", (long long)N, (long long)T);
-            if (tot >= 0) fprintf(stderr, ", budget %s", cli_fmt_bytes(tot, b1, sizeof b1));
-            if (ov >= 0) fprintf(stderr, ", device overhead %s", cli_fmt_bytes(ov, b2, sizeof b2));
+            if (tot >= 0) fprintf(stderr, ", budget %s", remat_cli_fmt_bytes(tot, b1, sizeof b1));
+            if (ov >= 0) fprintf(stderr, ", device overhead %s", remat_cli_fmt_bytes(ov, b2, sizeof b2));
             fprintf(stderr, "; this answer is for N=%lld, T=%lld", (long long)m->N, (long long)m->T);
             if (b && b->total >= 0 && b->total != REMAT_SIZE_INF)
-                fprintf(stderr, ", budget %s, device overhead %s", cli_fmt_bytes(b->total, b1, sizeof b1),
-                        cli_fmt_bytes(b->overhead, b2, sizeof b2));
+                fprintf(stderr, ", budget %s, device overhead %s", remat_cli_fmt_bytes(b->total, b1, sizeof b1),
+                        remat_cli_fmt_bytes(b->overhead, b2, sizeof b2));
             fprintf(stderr, " (--N %lld --T %lld asks about the size it was chosen for)\n", (long long)N, (long long)T);
             warned = 1;
         }
@@ -219,7 +219,7 @@ int cli_plan_question_check(const char *cmd, const remat_plan *p, const remat_mo
     return warned;
 }
 
-void cli_alloc_config_note(const char *cmd, const char *text) {
+void remat_cli_alloc_config_note(const char *cmd, const char *text) {
     if (!text) return;
     char notes[512];
     remat_caching_config c;
@@ -231,7 +231,7 @@ void cli_alloc_config_note(const char *cmd, const char *text) {
             cmd, notes);
 }
 
-void cli_next(FILE *f, const char *fmt, ...) {
+void remat_cli_next(FILE *f, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     fputs("next: ", f);

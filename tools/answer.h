@@ -54,40 +54,40 @@ typedef enum cli_overhead_source {
  * REMAT_DEVICE_OVERHEAD_DEFAULT when estimate_default, else 0. Bad --budget-on or
  * --device-overhead: one line on stderr ("remat <cmd>: --budget-on: ..."), returns 2;
  * else 0. */
-int cli_budget_from_flags(const char *cmd, const cli_budget_flags *f, int estimate_default, remat_budget *b,
-                          remat_alloc_kind *alloc, cli_overhead_source *src);
+int remat_cli_budget_from_flags(const char *cmd, const cli_budget_flags *f, int estimate_default, remat_budget *b,
+                                remat_alloc_kind *alloc, cli_overhead_source *src);
 /* When the overhead is the estimate and the trace recorded the driver's view (a run
  * on a GPU), uses the measured overhead instead (device_total_bytes -
  * device_free_at_init). */
-void cli_budget_use_trace(remat_budget *b, cli_overhead_source *src, int64_t device_total_bytes,
-                          int64_t device_free_at_init);
+void remat_cli_budget_use_trace(remat_budget *b, cli_overhead_source *src, int64_t device_total_bytes,
+                                int64_t device_free_at_init);
 /* remat_budget_allocator_bytes, printing its error as "remat <cmd>: ..." (returns 2) or 0. */
-int cli_budget_allocator_bytes(const char *cmd, const remat_budget *b, int64_t *out);
+int remat_cli_budget_allocator_bytes(const char *cmd, const remat_budget *b, int64_t *out);
 
 /* "budget 8.0 GiB (8589934592 B) on peak reserved bytes (caching allocator model) + device overhead
  *  512.0 MiB (default estimate; --device-overhead): 7.5 GiB (...) for the allocator" */
-void cli_budget_print(FILE *f, const remat_budget *b, cli_overhead_source src);
+void remat_cli_budget_print(FILE *f, const remat_budget *b, cli_overhead_source src);
 /* "budget":{"total_bytes":..,"on":"reserved","device_overhead_bytes":..,"device_overhead_given":true,
  *           "device_overhead_source":"given|trace|estimate|none","allocator_bytes":..}
  * (total "inf" as null; preceded by a comma when comma). */
-void cli_budget_json(FILE *f, int comma, const remat_budget *b, cli_overhead_source src);
+void remat_cli_budget_json(FILE *f, int comma, const remat_budget *b, cli_overhead_source src);
 
 /* "peak reserved 48.0 MiB (..), peak live 45.82 MiB (..); on the card 560.0 MiB (..) with the device overhead
  *  512.0 MiB (..)": the peak under b's allocator plus b's overhead. */
-void cli_peaks_print(FILE *f, const remat_budget *b, int64_t peak_live, int64_t peak_reserved);
+void remat_cli_peaks_print(FILE *f, const remat_budget *b, int64_t peak_live, int64_t peak_reserved);
 
 /* The line each answer's header carries: predictions describe remat's own executor. */
-void cli_prediction_note(FILE *f, const char *backend_of_times);
+void remat_cli_prediction_note(FILE *f, const char *backend_of_times);
 
 /* The line each answer's header carries on what its figures describe: "steady state:
  * the worst of 2 simulated steps (the trace holds 1; ...)", and, when the trace holds
  * one step only, that its step times are a first step's (about 2x a warm step's). */
-void cli_steady_note(FILE *f, int simulated_steps, int recorded_steps);
+void remat_cli_steady_note(FILE *f, int simulated_steps, int recorded_steps);
 /* "steady_state":true,"simulated_steps":2,"recorded_steps":1,"times_from":"warm steps"|"first step"
  * (preceded by a comma). */
-void cli_steady_json(FILE *f, int simulated_steps, int recorded_steps);
+void remat_cli_steady_json(FILE *f, int simulated_steps, int recorded_steps);
 /* The steps a simulator under these options simulates for a trace of recorded_steps. */
-int cli_simulated_steps(const remat_sim_opts *o, int recorded_steps);
+int remat_cli_simulated_steps(const remat_sim_opts *o, int recorded_steps);
 
 /* How far to trust a predicted step time, one line: "step-time trust       <kind of
  * prediction>: such predictions were off by <measured error> (<where measured>)". The
@@ -95,29 +95,29 @@ int cli_simulated_steps(const remat_sim_opts *o, int recorded_steps);
  * recorded size, or a batch (N) or T other than the recorded one; the errors are those
  * bench/exp6_prediction.py and bench/exp16_step_predict.py measured (docs/benchmarks.md
  * sections 6 and 16), kept in one table in answer.c. */
-void cli_step_trust_note(FILE *f, int64_t rec_T, int64_t rec_N, int64_t T, int64_t N, int has_plan);
+void remat_cli_step_trust_note(FILE *f, int64_t rec_T, int64_t rec_N, int64_t T, int64_t N, int has_plan);
 
 /* " --N 160 --T 10": the size flags of a question (0: not given, left out), for hints. */
-const char *cli_size_flags(char *buf, size_t len, int64_t N, int64_t T);
+const char *remat_cli_size_flags(char *buf, size_t len, int64_t N, int64_t T);
 /* The "chosen_for" object a plan file written by search/tune records (core/model/plan.h):
  * by (e.g. "remat search --budget"), the model's T and N, the budget (total -1: none, null),
  * what it is compared with and the device overhead. */
-void cli_chosen_for(char *buf, size_t len, const char *by, const remat_model *m, const remat_budget *b);
+void remat_cli_chosen_for(char *buf, size_t len, const char *by, const remat_model *m, const remat_budget *b);
 /* When plan p records what it was chosen for and that differs from the question (model
  * m's T and N; b's budget and overhead when b is not NULL), one warning line on stderr:
  * "remat <cmd>: warning: P.json was chosen for N=160, T=10 (...); this answer is for
  * N=2, T=10". Returns 1 when it warned. */
-int cli_plan_question_check(const char *cmd, const remat_plan *p, const remat_model *m, const remat_budget *b);
+int remat_cli_plan_question_check(const char *cmd, const remat_plan *p, const remat_model *m, const remat_budget *b);
 
 /* With --allocator-config text that names PyTorch options the caching model does not
  * model (remat_caching_config_parse_notes), one line on stderr naming them:
  * "remat <cmd>: note: --allocator-config: garbage_collection_threshold,
  * roundup_power2_divisions are accepted but not modelled ...". Nothing for NULL text
  * or text that does not parse (the command reports that itself). */
-void cli_alloc_config_note(const char *cmd, const char *text);
+void remat_cli_alloc_config_note(const char *cmd, const char *text);
 
 /* "next: <text>" on stdout (the obvious next step of a command). */
-void cli_next(FILE *f, const char *fmt, ...)
+void remat_cli_next(FILE *f, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif

@@ -124,7 +124,7 @@ static int store_value(const char *cmd, const cli_option *o, const char *val) {
     return 2;
 }
 
-int cli_parse(int argc, char **argv, const char *usage, const cli_option *opts, int *help_shown) {
+int remat_cli_parse(int argc, char **argv, const char *usage, const cli_option *opts, int *help_shown) {
     const char *cmd = cmd_name(argv);
     if (help_shown) *help_shown = 0;
     for (int i = 1; i < argc; i++)
@@ -179,7 +179,7 @@ int cli_parse(int argc, char **argv, const char *usage, const cli_option *opts, 
     return 0;
 }
 
-int cli_fail(const char *cmd, const remat_error *err) {
+int remat_cli_fail(const char *cmd, const remat_error *err) {
     if (!err || err->status == REMAT_OK) {
         fprintf(stderr, "remat %s: internal error: failure without a message\n", cmd ? cmd : "?");
         return 1;
@@ -188,13 +188,13 @@ int cli_fail(const char *cmd, const remat_error *err) {
     return remat_status_exit_code(err->status);
 }
 
-int cli_missing(const char *cmd, const char *flag, const char *expected) {
+int remat_cli_missing(const char *cmd, const char *flag, const char *expected) {
     fprintf(stderr, "remat %s: %s: missing (expected %s)\n", cmd ? cmd : "?", flag ? flag : "?",
             expected ? expected : "a value");
     return 2;
 }
 
-const char *cli_fmt_bytes(int64_t bytes, char *buf, size_t len) {
+const char *remat_cli_fmt_bytes(int64_t bytes, char *buf, size_t len) {
     if (!buf || len == 0) return buf;
     static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
     double mag = bytes < 0 ? -(double)bytes : (double)bytes;
@@ -226,7 +226,7 @@ static int progress_enabled(void) {
     return isatty(2);
 }
 
-void cli_progress(const char *fmt, ...) {
+void remat_cli_progress(const char *fmt, ...) {
     if (!progress_enabled()) return;
     char line[256];
     va_list ap;
@@ -243,7 +243,7 @@ void cli_progress(const char *fmt, ...) {
     g_progress_len = n > 0 ? n : 1;
 }
 
-void cli_progress_done(void) {
+void remat_cli_progress_done(void) {
     if (g_progress_len > 0) {
         fputc('\n', stderr);
         fflush(stderr);
@@ -251,7 +251,7 @@ void cli_progress_done(void) {
     g_progress_len = 0;
 }
 
-int cli_check_sim_size(const char *cmd, int64_t N, int64_t T, int64_t max_N, int64_t max_T) {
+int remat_cli_check_sim_size(const char *cmd, int64_t N, int64_t T, int64_t max_N, int64_t max_T) {
     const char *flag = N > max_N ? "--N" : T > max_T ? "--T" : NULL;
     if (!flag) return 0;
     fprintf(stderr,
@@ -261,7 +261,7 @@ int cli_check_sim_size(const char *cmd, int64_t N, int64_t T, int64_t max_N, int
     return 2;
 }
 
-int cli_parse_u64(const char *s, uint64_t *out) {
+int remat_cli_parse_u64(const char *s, uint64_t *out) {
     if (!s || !*s) return 0;
     for (const char *p = s; *p; p++)
         if (*p < '0' || *p > '9') return 0;

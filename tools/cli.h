@@ -35,28 +35,28 @@ typedef struct cli_list { int n; const char *items[CLI_LIST_MAX]; } cli_list;
  * (the usage line, then one line per option) to stdout and returns 0 with *help_shown = 1.
  * Unknown flag, missing value, bad number, an option other than a STRING_LIST given
  * twice: one line on stderr, returns 2. */
-int cli_parse(int argc, char **argv, const char *usage, const cli_option *opts, int *help_shown);
+int remat_cli_parse(int argc, char **argv, const char *usage, const cli_option *opts, int *help_shown);
 /* A decimal 0..2^64-1 (digits only: no sign, blanks or hexadecimal): 1 and *out,
  * else 0. Every command's --seed is one of these (the trace schema's range). */
-int cli_parse_u64(const char *s, uint64_t *out);
+int remat_cli_parse_u64(const char *s, uint64_t *out);
 /* Prints "remat <cmd>: <msg>" on stderr and returns the exit code for err->status. */
-int cli_fail(const char *cmd, const remat_error *err);
+int remat_cli_fail(const char *cmd, const remat_error *err);
 /* 0 when --N and --T (0: as recorded) are within the simulator's limits
  * (REMAT_SIM_MAX_N, REMAT_SIM_MAX_T of sim/search.h, passed in); else prints
  * "remat <cmd>: --T: <v> is above <limit> (...)" and returns 2. */
-int cli_check_sim_size(const char *cmd, int64_t N, int64_t T, int64_t max_N, int64_t max_T);
+int remat_cli_check_sim_size(const char *cmd, int64_t N, int64_t T, int64_t max_N, int64_t max_T);
 /* Prints "remat <cmd>: <field>: missing (expected ...)" and returns 2. */
-int cli_missing(const char *cmd, const char *flag, const char *expected);
+int remat_cli_missing(const char *cmd, const char *flag, const char *expected);
 /* Human size: "123.4 MiB (129394688 B)" into buf. */
-const char *cli_fmt_bytes(int64_t bytes, char *buf, size_t len);
+const char *remat_cli_fmt_bytes(int64_t bytes, char *buf, size_t len);
 /* Progress line on stderr, only when stderr is a terminal (or REMAT_PROGRESS=1):
- * rewrites the current line; cli_progress_done ends it. */
-void cli_progress(const char *fmt, ...)
+ * rewrites the current line; remat_cli_progress_done ends it. */
+void remat_cli_progress(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
-void cli_progress_done(void);
+void remat_cli_progress_done(void);
 
 #ifdef __cplusplus
 }

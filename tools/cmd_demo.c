@@ -73,7 +73,7 @@ typedef struct demo {
 } demo;
 
 static void stage(int i, const char *what) {
-    cli_progress("demo [%d/%d] %s", i, STAGES, what);
+    remat_cli_progress("demo [%d/%d] %s", i, STAGES, what);
     /* the stages are the demo's narrative: on stdout, so that stderr holds only the
      * one error line of a failure (interfaces.md) */
     if (!isatty(2)) {
@@ -137,7 +137,7 @@ static remat_status search(demo *d) {
     }
     if (st == REMAT_OK && d->found.found) {
         char q[512];
-        cli_chosen_for(q, sizeof q, "remat demo", &d->m, &d->bud);
+        remat_cli_chosen_for(q, sizeof q, "remat demo", &d->m, &d->bud);
         char *text = remat_plan_to_json_for(&d->found.plan, &d->m, q, &d->err);
         if (!text) st = d->err.status;
         path_in(d, "plan.json", path, sizeof path);
@@ -284,14 +284,14 @@ static void summary(demo *d, FILE *f) {
     char b1[64], b2[64], b3[64], b4[64];
     const remat_step_result *a = &d->base_res, *p = &d->plan_res;
     fprintf(f, "remat demo: %s (T=%lld, N=%lld)\n", d->m.name, (long long)d->m.T, (long long)d->m.N);
-    cli_budget_print(f, &d->bud, d->src);
-    cli_steady_note(f, (int)d->base_trace.n_iters, (int)d->base_trace.n_iters);
+    remat_cli_budget_print(f, &d->bud, d->src);
+    remat_cli_steady_note(f, (int)d->base_trace.n_iters, (int)d->base_trace.n_iters);
     fprintf(f, "(predictions describe remat's own executor on its CPU reference backend, not a PyTorch script of "
                "the same network; step times were measured here, on %d reference-backend thread%s)\n\n",
             d->threads, d->threads == 1 ? "" : "s");
     if (!d->have_found || !d->found.found) {
         fprintf(f, "no plan fits the budget: the smallest predicted peak is %s\n",
-                cli_fmt_bytes(d->have_found ? d->found.min_peak : 0, b1, sizeof b1));
+                remat_cli_fmt_bytes(d->have_found ? d->found.min_peak : 0, b1, sizeof b1));
         return;
     }
     char label[1024];
@@ -365,7 +365,7 @@ static remat_status run_demo(demo *d, int plots) {
         stage(7, "drawing the figures (gnuplot)");
         st = figures(d);
     }
-    cli_progress_done();
+    remat_cli_progress_done();
     return st;
 }
 
@@ -398,7 +398,7 @@ int remat_cmd_demo(int argc, char **argv) {
         {"--no-plots", CLI_FLAG, &no_plots, "skip the figures"},
         {0},
     };
-    int rc = cli_parse(argc, argv, USAGE, opts, &help);
+    int rc = remat_cli_parse(argc, argv, USAGE, opts, &help);
     if (rc != 0 || help) return rc;
     if (threads < 1 || threads > 256) {
         fprintf(stderr, "remat demo: --threads: %d is out of range (expected 1..256)\n", threads);
@@ -412,13 +412,13 @@ int remat_cmd_demo(int argc, char **argv) {
         const cli_file in = {"--model", model_path}, out = {"--out", p};
         struct stat dir;
         int exists = stat(out_dir, &dir) == 0; /* else demo creates it: nothing in it to check yet */
-        if ((exists ? cli_refuse_overlap : cli_refuse_same_file)("demo", &in, 1, &out, 1)) return 2;
+        if ((exists ? remat_cli_refuse_overlap : remat_cli_refuse_same_file)("demo", &in, 1, &out, 1)) return 2;
     }
     static demo d;
     memset(&d, 0, sizeof d);
     d.dir = out_dir;
     remat_alloc_kind kind;
-    if ((rc = cli_budget_from_flags("demo", &bf, 0, &d.bud, &kind, &d.src)) != 0) return rc;
+    if ((rc = remat_cli_budget_from_flags("demo", &bf, 0, &d.bud, &kind, &d.src)) != 0) return rc;
     if (bf.budget == 0) {
         fprintf(stderr, "remat demo: --budget: expected a positive size\n");
         return 2;
@@ -442,7 +442,7 @@ int remat_cmd_demo(int argc, char **argv) {
         st = remat_error_set(&d.err, REMAT_ERR_IO, "--out: cannot create folder %s: %s", out_dir, strerror(errno));
     if (st == REMAT_OK) st = remat_tools_backend_open("ref", threads, &d.be, &d.err);
     if (st == REMAT_OK) st = run_demo(&d, !no_plots);
-    cli_progress_done();
+    remat_cli_progress_done();
     int code = 0;
     if (st == REMAT_OK || (st == REMAT_ERR_CHECK && d.n_figures < 4)) {
         summary(&d, stdout);
@@ -461,7 +461,7 @@ int remat_cmd_demo(int argc, char **argv) {
         if (st == REMAT_ERR_CHECK) code = 1;
         if (werr.status != REMAT_OK && code == 0) code = remat_status_exit_code(werr.status);
     } else {
-        code = cli_fail("demo", &d.err);
+        code = remat_cli_fail("demo", &d.err);
     }
     demo_free(&d);
     return code;

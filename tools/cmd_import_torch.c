@@ -47,8 +47,9 @@ static int takes_value(const char *arg) {
 static void print_summary(const remat_ext_trace *t, const char *snap, const char *out, int64_t bytes, double read_s,
                           double write_s) {
     char b1[64], b2[64];
-    printf("imported %s: %s in %.3f s (%.1f MB/s), wrote %s in %.3f s\n", snap, cli_fmt_bytes(bytes, b1, sizeof b1),
-           read_s, read_s > 0 ? (double)bytes / 1e6 / read_s : 0.0, out, write_s);
+    printf("imported %s: %s in %.3f s (%.1f MB/s), wrote %s in %.3f s\n", snap,
+           remat_cli_fmt_bytes(bytes, b1, sizeof b1), read_s, read_s > 0 ? (double)bytes / 1e6 / read_s : 0.0, out,
+           write_s);
     for (int32_t di = 0; di < t->n_devices; di++) {
         const remat_ext_device *d = &t->devices[di];
         int64_t per[REMAT_EXT_ACTION_COUNT] = {0};
@@ -69,7 +70,7 @@ static void print_summary(const remat_ext_trace *t, const char *snap, const char
             }
         printf("%s; %lld segments (%lld small), %lld blocks; at the end reserved %s, in use %s\n",
                d->n_events ? ")" : "", (long long)d->n_segments, (long long)small, (long long)d->n_blocks,
-               cli_fmt_bytes(reserved, b1, sizeof b1), cli_fmt_bytes(active, b2, sizeof b2));
+               remat_cli_fmt_bytes(reserved, b1, sizeof b1), remat_cli_fmt_bytes(active, b2, sizeof b2));
     }
     printf("labels: %d distinct (top %d frames of each allocation)\n", (int)t->n_labels, REMAT_TORCH_LABEL_FRAMES);
     printf("allocator settings: %s\n", t->settings_recorded ? t->allocator_settings : "not recorded");
@@ -98,7 +99,7 @@ static int write_out(void *ctx) {
     writer *w = ctx;
     remat_error err = {0};
     double t0 = remat_now_s();
-    if (remat_ext_trace_write_h5(w->t, w->out, &err) != REMAT_OK) return cli_fail("import-torch", &err);
+    if (remat_ext_trace_write_h5(w->t, w->out, &err) != REMAT_OK) return remat_cli_fail("import-torch", &err);
     if (!w->quiet) print_summary(w->t, w->snap, w->out, w->bytes, w->import_s, remat_now_s() - t0);
     return 0;
 }
@@ -134,10 +135,10 @@ int remat_cmd_import_torch(int argc, char **argv) {
         {"--json", CLI_FLAG, &json, "with --check-allocator: print the check as one JSON object"},
         {0},
     };
-    int rc = cli_parse(nrest, rest, USAGE, opts, &help);
+    int rc = remat_cli_parse(nrest, rest, USAGE, opts, &help);
     if (rc != 0 || help) return rc;
-    if (!snap) return cli_missing("import-torch", "SNAPSHOT.pickle", "the snapshot file to import");
-    if (!out) return cli_missing("import-torch", "--out", "the HDF5 file to write");
+    if (!snap) return remat_cli_missing("import-torch", "SNAPSHOT.pickle", "the snapshot file to import");
+    if (!out) return remat_cli_missing("import-torch", "--out", "the HDF5 file to write");
     if (!check && (what_if.n || json || device != -1)) {
         fprintf(stderr, "remat import-torch: --allocator-config/--device/--json: expected with --check-allocator\n");
         return 2;
@@ -148,14 +149,14 @@ int remat_cmd_import_torch(int argc, char **argv) {
     }
     const cli_file ins[] = {{"SNAPSHOT.pickle", snap}};
     const cli_file outs[] = {{"--out", out}};
-    if (cli_refuse_overlap("import-torch", ins, 1, outs, 1)) return 2;
+    if (remat_cli_refuse_overlap("import-torch", ins, 1, outs, 1)) return 2;
     remat_error err = {0};
     remat_ext_trace t;
     int64_t bytes = 0;
     double t0 = remat_now_s();
     remat_status st = remat_torch_snapshot_load(snap, &t, &bytes, &err);
     double t1 = remat_now_s();
-    if (st != REMAT_OK) return cli_fail("import-torch", &err);
+    if (st != REMAT_OK) return remat_cli_fail("import-torch", &err);
     /* with --check-allocator the file is written once the check has run: a check refused
      * as bad input (exit 2) leaves no file; exit 0 or 1 has written it */
     writer w = {&t, snap, out, bytes, t1 - t0, quiet || json};

@@ -57,10 +57,10 @@ static int report(const remat_figure_files *f, int data_only) {
 static int plot_ext(const char *path, int device, int max_points, const remat_figure_opts *fo, int data_only) {
     remat_ext_trace t;
     remat_error err = {0};
-    cli_progress("plot: reading %s", path);
+    remat_cli_progress("plot: reading %s", path);
     if (remat_ext_trace_read_h5(path, &t, &err) != REMAT_OK) {
-        cli_progress_done();
-        return cli_fail("plot", &err);
+        remat_cli_progress_done();
+        return remat_cli_fail("plot", &err);
     }
     if (device < 0) {
         device = 0;
@@ -71,10 +71,10 @@ static int plot_ext(const char *path, int device, int max_points, const remat_fi
     remat_status st = remat_ext_curve_build(&t, device, &c, &err);
     remat_figure_files files;
     if (st == REMAT_OK) {
-        cli_progress("plot: drawing %s", fo->out);
+        remat_cli_progress("plot: drawing %s", fo->out);
         st = remat_plot_ext(&t, &c, path, max_points, fo, &files, &err);
     }
-    cli_progress_done();
+    remat_cli_progress_done();
     if (st == REMAT_OK) {
         char b1[32], b2[32];
         printf("device %d: %lld events, peak allocated %s, peak reserved %s%s\n", (int)c.device, (long long)(c.n - 1),
@@ -93,7 +93,7 @@ static int plot_ext(const char *path, int device, int max_points, const remat_fi
     }
     remat_ext_curve_free(&c);
     remat_ext_trace_free(&t);
-    return st == REMAT_OK ? report(&files, data_only) : cli_fail("plot", &err);
+    return st == REMAT_OK ? report(&files, data_only) : remat_cli_fail("plot", &err);
 }
 
 /* The peak of one trace, layer by layer (the figure has the roles). */
@@ -148,17 +148,18 @@ int remat_cmd_plot(int argc, char **argv) {
         {"--data-only", CLI_FLAG, &data_only, "write FIG.dat and FIG.gp only; do not run gnuplot"},
         {0},
     };
-    int rc = cli_parse(argc, argv, USAGE, opts, &help);
+    int rc = remat_cli_parse(argc, argv, USAGE, opts, &help);
     if (rc != 0 || help) return rc;
-    if (!out) return cli_missing("plot", "--out", "the figure to write, FIG.png or FIG.svg");
+    if (!out) return remat_cli_missing("plot", "--out", "the figure to write, FIG.png or FIG.svg");
     int modes = (pareto != NULL) + (scaling != NULL) + (traces.n > 0 || breakdown);
-    if (modes == 0) return cli_missing("plot", "--trace", "a trace file (or --pareto FRONT.json, --scaling SCALING.json)");
+    if (modes == 0)
+        return remat_cli_missing("plot", "--trace", "a trace file (or --pareto FRONT.json, --scaling SCALING.json)");
     if (modes > 1) {
         fprintf(stderr, "remat plot: %s: expected one kind of figure (--trace/--breakdown, --pareto or --scaling), got several\n",
                 pareto ? "--pareto" : "--scaling");
         return 2;
     }
-    if (breakdown && traces.n == 0) return cli_missing("plot", "--trace", "the traces whose peaks to break down");
+    if (breakdown && traces.n == 0) return remat_cli_missing("plot", "--trace", "the traces whose peaks to break down");
     remat_curve_opts co = remat_curve_opts_default();
     if (xs && !parse_x(xs, &co.x)) {
         fprintf(stderr, "remat plot: --x: expected time or event, got '%s'\n", xs);
@@ -224,28 +225,28 @@ int remat_cmd_plot(int argc, char **argv) {
     remat_figure_files files;
     remat_error err = {0};
     remat_status st;
-    if ((st = remat_figure_files_init(&fo, &files, &err)) != REMAT_OK) return cli_fail("plot", &err);
+    if ((st = remat_figure_files_init(&fo, &files, &err)) != REMAT_OK) return remat_cli_fail("plot", &err);
     cli_file ins[REMAT_PLOT_MAX_INPUTS + 2];
     int n_in = 0;
     for (int i = 0; i < traces.n; i++) ins[n_in++] = (cli_file){"--trace", traces.items[i]};
     ins[n_in++] = (cli_file){"--pareto", pareto};
     ins[n_in++] = (cli_file){"--scaling", scaling};
     const cli_file outs[] = {{"--out", files.image}, {"--out (its data)", files.data}, {"--out (its script)", files.script}};
-    if (cli_refuse_overlap("plot", ins, n_in, outs, 3)) return 2;
+    if (remat_cli_refuse_overlap("plot", ins, n_in, outs, 3)) return 2;
 
     if (pareto) {
         remat_pareto p;
-        if ((st = remat_pareto_read(pareto, &p, &err)) != REMAT_OK) return cli_fail("plot", &err);
+        if ((st = remat_pareto_read(pareto, &p, &err)) != REMAT_OK) return remat_cli_fail("plot", &err);
         st = remat_plot_pareto(&p, pareto, &fo, &files, &err);
         remat_pareto_free(&p);
-        return st == REMAT_OK ? report(&files, data_only) : cli_fail("plot", &err);
+        return st == REMAT_OK ? report(&files, data_only) : remat_cli_fail("plot", &err);
     }
     if (scaling) {
         remat_scaling s;
-        if ((st = remat_scaling_read(scaling, &s, &err)) != REMAT_OK) return cli_fail("plot", &err);
+        if ((st = remat_scaling_read(scaling, &s, &err)) != REMAT_OK) return remat_cli_fail("plot", &err);
         st = remat_plot_scaling(&s, scaling, &fo, &files, &err);
         remat_scaling_free(&s);
-        return st == REMAT_OK ? report(&files, data_only) : cli_fail("plot", &err);
+        return st == REMAT_OK ? report(&files, data_only) : remat_cli_fail("plot", &err);
     }
 
     if (traces.n >= 1 && remat_ext_trace_is_ext_h5(traces.items[0])) {
@@ -263,7 +264,7 @@ int remat_cmd_plot(int argc, char **argv) {
     int loaded = 0;
     st = REMAT_OK;
     for (int i = 0; i < traces.n && st == REMAT_OK; i++) {
-        cli_progress("plot: reading %s", traces.items[i]);
+        remat_cli_progress("plot: reading %s", traces.items[i]);
         remat_trace_init(&tr[i]);
         st = remat_trace_read_h5(traces.items[i], &tr[i], &err);
         loaded = i + 1;
@@ -277,7 +278,7 @@ int remat_cmd_plot(int argc, char **argv) {
             so.N = N;
             so.steady = 1; /* the last step drawn by default is then one of the steady state */
             so.origin = traces.items[i];
-            cli_progress("plot: predicting %s at T=%d N=%d", traces.items[i], T, N);
+            remat_cli_progress("plot: predicting %s at T=%d N=%d", traces.items[i], T, N);
             sims[i] = remat_sim_init(&tr[i], &so, &err);
             if (!sims[i]) st = err.status;
             if (st == REMAT_OK) st = remat_sim_set_plan(sims[i], NULL, &err);
@@ -302,15 +303,15 @@ int remat_cmd_plot(int argc, char **argv) {
                "come from different clocks (--x time draws them on time anyway)\n");
     }
     if (st == REMAT_OK) {
-        cli_progress("plot: drawing %s", out);
+        remat_cli_progress("plot: drawing %s", out);
         st = breakdown ? remat_plot_breakdown(in, traces.n, &co, &fo, &files, &err)
                        : remat_plot_memory(in, traces.n, &co, &fo, &files, &err);
     }
-    cli_progress_done();
+    remat_cli_progress_done();
     for (int i = 0; st == REMAT_OK && breakdown && i < traces.n; i++) print_peak_layers(traces.items[i], in[i].trace, iter);
     for (int i = 0; i < loaded; i++) {
         remat_sim_free(sims[i]);
         remat_trace_free(&tr[i]);
     }
-    return st == REMAT_OK ? report(&files, data_only) : cli_fail("plot", &err);
+    return st == REMAT_OK ? report(&files, data_only) : remat_cli_fail("plot", &err);
 }

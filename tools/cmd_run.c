@@ -54,12 +54,12 @@ static void print_human(const remat_model *m, const remat_plan *plan, const char
     printf("\n");
     for (int i = 0; i < iters; i++)
         printf("  step %d: loss %.6f  peak live %s  time %.3f s\n", i + 1, r[i].loss,
-               cli_fmt_bytes(r[i].peak_live_bytes, b1, sizeof b1), r[i].step_time_s);
-    printf("peak live bytes       %s\n", cli_fmt_bytes(peak, b1, sizeof b1));
-    printf("peak reserved bytes   %s  (caching allocator model)\n", cli_fmt_bytes(reserved, b2, sizeof b2));
+               remat_cli_fmt_bytes(r[i].peak_live_bytes, b1, sizeof b1), r[i].step_time_s);
+    printf("peak live bytes       %s\n", remat_cli_fmt_bytes(peak, b1, sizeof b1));
+    printf("peak reserved bytes   %s  (caching allocator model)\n", remat_cli_fmt_bytes(reserved, b2, sizeof b2));
     printf("end of forward        %s  (of which compressed inputs %s)\n",
-           cli_fmt_bytes(last->end_of_forward_bytes, b3, sizeof b3),
-           cli_fmt_bytes(last->compressed_bytes, b4, sizeof b4));
+           remat_cli_fmt_bytes(last->end_of_forward_bytes, b3, sizeof b3),
+           remat_cli_fmt_bytes(last->compressed_bytes, b4, sizeof b4));
     printf("step time             %.3f s (last), %.3f s (best of %d)\n", last->step_time_s, tmin, iters);
     printf("recomputed layers     %d per step\n", last->recomputed_layers);
     printf("events                %lld per step\n", (long long)last->events);
@@ -75,16 +75,17 @@ static int cuda_driver_view(remat_backend *be, remat_cuda_info *info) {
 static void print_driver_human(const remat_cuda_info *ci, int64_t reserved) {
     char b1[64], b2[64], b3[64], b4[64], b5[64];
     printf("device                %s (sm_%d%d, %s total)\n", ci->device_name, ci->cc_major, ci->cc_minor,
-           cli_fmt_bytes(ci->total_bytes, b1, sizeof b1));
+           remat_cli_fmt_bytes(ci->total_bytes, b1, sizeof b1));
     printf("driver view           free at init %s, lowest free %s: %s used during the run\n",
-           cli_fmt_bytes(ci->free_at_init, b2, sizeof b2), cli_fmt_bytes(ci->free_at_peak, b3, sizeof b3),
-           cli_fmt_bytes(ci->free_at_init - ci->free_at_peak, b4, sizeof b4));
+           remat_cli_fmt_bytes(ci->free_at_init, b2, sizeof b2), remat_cli_fmt_bytes(ci->free_at_peak, b3, sizeof b3),
+           remat_cli_fmt_bytes(ci->free_at_init - ci->free_at_peak, b4, sizeof b4));
     printf("outside the allocator %s (cuBLAS workspace, scratch); segments %s vs model reserved %s\n",
-           cli_fmt_bytes(ci->internal_bytes, b5, sizeof b5), cli_fmt_bytes(ci->peak_segment_bytes, b1, sizeof b1),
-           cli_fmt_bytes(reserved, b2, sizeof b2));
-    printf("device overhead       %s (total - free at init: CUDA context, cuBLAS, remat's buffers, and any other "
-           "process on this GPU): pass it as --device-overhead to search, tune, simulate --sweep\n",
-           cli_fmt_bytes(ci->total_bytes - ci->free_at_init, b3, sizeof b3));
+           remat_cli_fmt_bytes(ci->internal_bytes, b5, sizeof b5),
+           remat_cli_fmt_bytes(ci->peak_segment_bytes, b1, sizeof b1), remat_cli_fmt_bytes(reserved, b2, sizeof b2));
+    printf(
+        "device overhead       %s (total - free at init: CUDA context, cuBLAS, remat's buffers, and any other "
+        "process on this GPU): pass it as --device-overhead to search, tune, simulate --sweep\n",
+        remat_cli_fmt_bytes(ci->total_bytes - ci->free_at_init, b3, sizeof b3));
 }
 
 /* What each rank reports to rank 0 after its steps. */
@@ -217,15 +218,15 @@ static int run_main(int argc, char **argv, const remat_tools_world *wd) {
          "sum over the batch in B fixed blocks of samples: bit-identical for every world size dividing B (default 1)"},
         {0},
     };
-    int rc = cli_parse(argc, argv, USAGE, opts, &help);
+    int rc = remat_cli_parse(argc, argv, USAGE, opts, &help);
     if (rc != 0 || help) return rc;
-    cli_alloc_config_note("run", alloc_cfg);
+    remat_cli_alloc_config_note("run", alloc_cfg);
     const int lead = wd->rank == 0; /* rank 0 alone prints and writes */
     int sharded = blocks != 1 || wd->size > 1;
-    if (!model_path) return cli_missing("run", "--model", "a model file, e.g. data/models/mlp-lif.json");
+    if (!model_path) return remat_cli_missing("run", "--model", "a model file, e.g. data/models/mlp-lif.json");
     const cli_file ins[] = {{"--model", model_path}, {"--plan", plan_path}, {"--init", init_path}};
     const cli_file outs[] = {{"--trace", trace_path}, {"--dump", dump_path}};
-    if (cli_refuse_overlap("run", ins, 3, outs, 2)) return 2;
+    if (remat_cli_refuse_overlap("run", ins, 3, outs, 2)) return 2;
     if (iters < 1 || iters > 100000) {
         fprintf(stderr, "remat run: --iters: %d is out of range (expected 1..100000)\n", iters);
         return 2;
@@ -234,7 +235,7 @@ static int run_main(int argc, char **argv, const remat_tools_world *wd) {
         fprintf(stderr, "remat run: --threads: %d is out of range (expected 1..256)\n", threads);
         return 2;
     }
-    if (seed_s && !cli_parse_u64(seed_s, &seed)) {
+    if (seed_s && !remat_cli_parse_u64(seed_s, &seed)) {
         fprintf(stderr, "remat run: --seed: '%s' is not a seed (expected a decimal 0..2^64-1)\n", seed_s);
         return 2;
     }
@@ -261,8 +262,9 @@ static int run_main(int argc, char **argv, const remat_tools_world *wd) {
     remat_model m;
     remat_plan p;
     if ((rc = remat_tools_size_flags("run", T, N)) != 0) return rc;
-    if (remat_tools_load_sized(model_path, plan_path, T, N, &m, &p, &err) != REMAT_OK) return cli_fail("run", &err);
-    cli_plan_question_check("run", &p, &m, NULL);
+    if (remat_tools_load_sized(model_path, plan_path, T, N, &m, &p, &err) != REMAT_OK)
+        return remat_cli_fail("run", &err);
+    remat_cli_plan_question_check("run", &p, &m, NULL);
     remat_weights w;
     memset(&w, 0, sizeof w);
     if (init_path && (rc = remat_tools_init_weights("run", init_path, &m, &w)) != 0) {
@@ -283,7 +285,7 @@ static int run_main(int argc, char **argv, const remat_tools_world *wd) {
             remat_weights_free(&w);
             remat_plan_free(&p);
             remat_model_free(&m);
-            return cli_fail("run", &err);
+            return remat_cli_fail("run", &err);
         }
         o.shard = &shard;
     }
@@ -295,7 +297,7 @@ static int run_main(int argc, char **argv, const remat_tools_world *wd) {
         remat_plan_free(&p);
         remat_model_free(&ml);
         remat_model_free(&m);
-        return cli_fail("run", &err);
+        return remat_cli_fail("run", &err);
     }
     remat_backend be;
     memset(&be, 0, sizeof be);
@@ -304,7 +306,7 @@ static int run_main(int argc, char **argv, const remat_tools_world *wd) {
         remat_plan_free(&p);
         remat_model_free(&ml);
         remat_model_free(&m);
-        return cli_fail("run", &err);
+        return remat_cli_fail("run", &err);
     }
     remat_trace trace;
     remat_trace_init(&trace);
@@ -316,7 +318,7 @@ static int run_main(int argc, char **argv, const remat_tools_world *wd) {
     remat_step_result *res = remat_xcalloc((size_t)iters, sizeof *res, &err);
     remat_status st = res ? REMAT_OK : REMAT_ERR_NOMEM;
     if (st == REMAT_OK && dump_path) {
-        if (lead) cli_progress("run: one step of %s for the dump", m.name);
+        if (lead) remat_cli_progress("run: one step of %s for the dump", m.name);
         st = remat_dump_run(&m, &p, &be, &o, dump_path, &res[0], &err);
     } else if (st == REMAT_OK) {
         remat_session *s = remat_session_init(mr, &p, &be, &o, &err);
@@ -324,13 +326,13 @@ static int run_main(int argc, char **argv, const remat_tools_world *wd) {
         remat_error ignored = {0};
         if (s && !strcmp(backend, "cuda")) (void)remat_backend_cuda_reset_peak(&be, &ignored);
         for (int i = 0; s && i < iters && st == REMAT_OK; i++) {
-            if (lead) cli_progress("run: step %d/%d of %s", i + 1, iters, m.name);
+            if (lead) remat_cli_progress("run: step %d/%d of %s", i + 1, iters, m.name);
             st = remat_session_step(s, 1, &res[i], &err);
         }
         if (s && st == REMAT_OK && sharded) st = state_crc(s, mr, &crc, &err);
         remat_session_free(s);
     }
-    cli_progress_done();
+    remat_cli_progress_done();
     remat_cuda_info ci;
     int have_ci = st == REMAT_OK && !strcmp(backend, "cuda") && cuda_driver_view(&be, &ci);
     if (have_ci && ci.total_bytes > 0 && ci.free_at_init >= 0) { /* the driver's view goes into the trace */
@@ -373,11 +375,12 @@ static int run_main(int argc, char **argv, const remat_tools_world *wd) {
         if (!json && trace_path) printf("trace written to %s (%lld events)\n", trace_path, (long long)trace.n_events);
         if (!json && dump_path) printf("gradient dump written to %s\n", dump_path);
         if (!json && trace_path && remat_plan_is_empty(&p))
-            cli_next(stdout, "remat search --trace %s --budget 8GiB --out plan.json   (a plan for your card)", trace_path);
+            remat_cli_next(stdout, "remat search --trace %s --budget 8GiB --out plan.json   (a plan for your card)",
+                           trace_path);
         else if (!json && !remat_plan_is_empty(&p)) {
             char sz[64];
-            cli_next(stdout, "remat verify --model %s --plan '%s'%s   (prove it bit-identical)", model_path,
-                     plan_path ? plan_path : "", cli_size_flags(sz, sizeof sz, N, T));
+            remat_cli_next(stdout, "remat verify --model %s --plan '%s'%s   (prove it bit-identical)", model_path,
+                           plan_path ? plan_path : "", remat_cli_size_flags(sz, sizeof sz, N, T));
         }
     }
     remat_xfree(res);
@@ -388,5 +391,5 @@ static int run_main(int argc, char **argv, const remat_tools_world *wd) {
     remat_plan_free(&p);
     if (sharded) remat_model_free(&ml);
     remat_model_free(&m);
-    return st == REMAT_OK ? 0 : cli_fail("run", &err);
+    return st == REMAT_OK ? 0 : remat_cli_fail("run", &err);
 }

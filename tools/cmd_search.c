@@ -60,10 +60,11 @@ typedef struct answer_ctx {
 
 static void next_steps(const answer_ctx *a) {
     char sz[64];
-    cli_size_flags(sz, sizeof sz, a->N, a->T);
-    cli_next(stdout, "remat simulate --trace %s --plan %s%s   (the plan's memory curve)", a->trace_path, a->out, sz);
-    cli_next(stdout, "remat run --model M.json --plan %s%s --trace P.h5   (run it for real)", a->out, sz);
-    cli_next(stdout, "remat verify --model M.json --plan %s%s   (prove the gradients bit-identical)", a->out, sz);
+    remat_cli_size_flags(sz, sizeof sz, a->N, a->T);
+    remat_cli_next(stdout, "remat simulate --trace %s --plan %s%s   (the plan's memory curve)", a->trace_path, a->out,
+                   sz);
+    remat_cli_next(stdout, "remat run --model M.json --plan %s%s --trace P.h5   (run it for real)", a->out, sz);
+    remat_cli_next(stdout, "remat verify --model M.json --plan %s%s   (prove the gradients bit-identical)", a->out, sz);
 }
 
 /* Where the floor plan's peak sits: the event at the live-bytes maximum of its
@@ -111,9 +112,11 @@ static void print_floor_reason(const answer_ctx *a, const remat_model *m, const 
     if (bn[0]) printf("; time chunks (k > 1) are not allowed in blocks with batch norm (%s)", bn);
     if (add[0]) printf("; blocks ending in add (%s) take no split and no span", add);
     char sz[64];
-    printf("; try a larger --budget, a smaller --N or --T (`remat tune --trace %s --budget B%s` finds the largest N "
-           "that fits)%s\n",
-           a->trace_path, cli_size_flags(sz, sizeof sz, 0, a->T), a->budget.overhead > 0 ? ", or a measured --device-overhead" : "");
+    printf(
+        "; try a larger --budget, a smaller --N or --T (`remat tune --trace %s --budget B%s` finds the largest N "
+        "that fits)%s\n",
+        a->trace_path, remat_cli_size_flags(sz, sizeof sz, 0, a->T),
+        a->budget.overhead > 0 ? ", or a measured --device-overhead" : "");
 }
 
 static int write_plan(const answer_ctx *a, const char *path, const remat_plan *p, const remat_model *m,
@@ -121,7 +124,7 @@ static int write_plan(const answer_ctx *a, const char *path, const remat_plan *p
     char by[64], q[512];
     if (a->level >= 0) snprintf(by, sizeof by, "remat search --level %d", a->level);
     else snprintf(by, sizeof by, "remat search --budget");
-    cli_chosen_for(q, sizeof q, by, m, &a->budget);
+    remat_cli_chosen_for(q, sizeof q, by, m, &a->budget);
     char *text = remat_plan_to_json_for(p, m, q, err);
     if (!text) return 0;
     int ok = remat_afile_write_all(path, text, strlen(text), err) == REMAT_OK;
@@ -146,8 +149,9 @@ static void print_plan_json(const remat_plan *p, const remat_model *m) {
 static void print_compare(const char *what, const remat_search_figures *f, const remat_search_figures *b) {
     char b1[64], b2[64];
     printf("%-22s peak %s (%.1f %% of baseline %s), step time %.6f s (%+.1f %%)\n", what,
-           cli_fmt_bytes(f->peak, b1, sizeof b1), b->peak > 0 ? 100.0 * (double)f->peak / (double)b->peak : 0.0,
-           cli_fmt_bytes(b->peak, b2, sizeof b2), f->time_s, b->time_s > 0 ? 100.0 * (f->time_s / b->time_s - 1) : 0);
+           remat_cli_fmt_bytes(f->peak, b1, sizeof b1), b->peak > 0 ? 100.0 * (double)f->peak / (double)b->peak : 0.0,
+           remat_cli_fmt_bytes(b->peak, b2, sizeof b2), f->time_s,
+           b->time_s > 0 ? 100.0 * (f->time_s / b->time_s - 1) : 0);
 }
 
 /* With --ranks: the world the figures are each rank's of ("ranks", "reduce_blocks", the
@@ -168,12 +172,12 @@ static int run_level(const answer_ctx *a, int level, int preset) {
     remat_search_figures fig, base;
     remat_search_log log = {0};
     const remat_model *m = remat_sim_model(s);
-    cli_progress("search: level %d", level);
+    remat_cli_progress("search: level %d", level);
     remat_status st = remat_search_greedy(s, level, (remat_search_preset)preset, &p, &fig, &log, &err);
-    cli_progress_done();
+    remat_cli_progress_done();
     if (st != REMAT_OK) {
         remat_search_log_free(&log);
-        return cli_fail("search", &err);
+        return remat_cli_fail("search", &err);
     }
     base.peak = log.steps[0].peak;
     base.time_s = log.steps[0].time_s;
@@ -198,7 +202,7 @@ static int run_level(const answer_ctx *a, int level, int preset) {
         print_ranks_json(s);
         printf("\"label\":");
         remat_json_string(stdout, label);
-        cli_steady_json(stdout, remat_sim_results(s)->n_iters, a->recorded_steps);
+        remat_cli_steady_json(stdout, remat_sim_results(s)->n_iters, a->recorded_steps);
         printf(",");
         print_plan_json(&p, m);
         printf(",\"peak_bytes\":%lld,\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld,"
@@ -219,16 +223,16 @@ static int run_level(const answer_ctx *a, int level, int preset) {
         printf("greedy search, level %d, model %s (T=%lld, N=%lld), peak = %s\n", level, m->name, (long long)m->T,
                (long long)m->N,
                a->budget.on == REMAT_BUDGET_ON_LIVE ? "peak live bytes" : "peak reserved bytes (caching model)");
-        cli_steady_note(stdout, remat_sim_results(s)->n_iters, a->recorded_steps);
-        cli_prediction_note(stdout, a->backend);
+        remat_cli_steady_note(stdout, remat_sim_results(s)->n_iters, a->recorded_steps);
+        remat_cli_prediction_note(stdout, a->backend);
         for (int i = 0; i < log.n; i++)
             printf("  L%d %-46s peak %-28s %.6f s  %s\n", log.steps[i].level, log.steps[i].what,
-                   cli_fmt_bytes(log.steps[i].peak, b1, sizeof b1), log.steps[i].time_s,
+                   remat_cli_fmt_bytes(log.steps[i].peak, b1, sizeof b1), log.steps[i].time_s,
                    log.steps[i].kept ? "kept" : "undone");
         printf("plan                   %s\n", label);
         print_compare("predicted", &fig, &base);
         printf("%-22s ", "");
-        cli_peaks_print(stdout, &a->budget, fig.peak_live, fig.peak_reserved);
+        remat_cli_peaks_print(stdout, &a->budget, fig.peak_live, fig.peak_reserved);
         if (out) printf("plan written to %s\n", out);
         if (pareto) printf("steps written to %s\n", pareto);
         if (out) next_steps(a);
@@ -236,7 +240,7 @@ static int run_level(const answer_ctx *a, int level, int preset) {
     remat_xfree(pts);
     remat_search_log_free(&log);
     remat_plan_free(&p);
-    return ok ? 0 : cli_fail("search", &err);
+    return ok ? 0 : remat_cli_fail("search", &err);
 }
 
 static int run_budget(const answer_ctx *a, int64_t budget) {
@@ -246,13 +250,13 @@ static int run_budget(const answer_ctx *a, int64_t budget) {
     remat_error err = {0};
     remat_search_budget_result r;
     const remat_model *m = remat_sim_model(s);
-    cli_progress("search: measuring the chain of %d blocks", m->n_blocks);
+    remat_cli_progress("search: measuring the chain of %d blocks", m->n_blocks);
     remat_status st = remat_search_budget_spans(s, budget, NULL, &r, &err);
-    cli_progress_done();
+    remat_cli_progress_done();
     r.seconds = remat_now_s() - a->t0; /* the whole command: trace, baseline check, programme, spans */
     if (st != REMAT_OK) {
         remat_search_budget_result_free(&r);
-        return cli_fail("search", &err);
+        return remat_cli_fail("search", &err);
     }
     char label[1024], b1[64], b2[64];
     remat_plan_notation(&r.plan, m, label, sizeof label);
@@ -270,8 +274,8 @@ static int run_budget(const answer_ctx *a, int64_t budget) {
         printf("{\"mode\":\"budget\",");
         print_ranks_json(s);
         printf("\"budget_bytes\":%lld", (long long)(budget == REMAT_SIZE_INF ? -1 : budget));
-        cli_steady_json(stdout, remat_sim_results(s)->n_iters, a->recorded_steps);
-        cli_budget_json(stdout, 1, &a->budget, a->src);
+        remat_cli_steady_json(stdout, remat_sim_results(s)->n_iters, a->recorded_steps);
+        remat_cli_budget_json(stdout, 1, &a->budget, a->src);
         printf(",\"fits\":%s,\"needed_bytes\":%lld,\"label\":", r.found ? "true" : "false",
                (long long)remat_budget_needed(&a->budget, r.fig.peak_live, r.fig.peak_reserved));
         remat_json_string(stdout, label);
@@ -292,25 +296,24 @@ static int run_budget(const answer_ctx *a, int64_t budget) {
                (long long)r.span_simulated, r.seconds);
     } else if (ok) {
         printf("budget search, model %s (T=%lld, N=%lld)\n", m->name, (long long)m->T, (long long)m->N);
-        cli_budget_print(stdout, &a->budget, a->src);
-        cli_steady_note(stdout, remat_sim_results(s)->n_iters, a->recorded_steps);
-        cli_prediction_note(stdout, a->backend);
+        remat_cli_budget_print(stdout, &a->budget, a->src);
+        remat_cli_steady_note(stdout, remat_sim_results(s)->n_iters, a->recorded_steps);
+        remat_cli_prediction_note(stdout, a->backend);
         printf("Pareto front (predicted %s against step time overhead):\n",
                a->budget.on == REMAT_BUDGET_ON_LIVE ? "peak live bytes" : "peak reserved bytes");
         for (int i = 0; i < r.n_front; i++)
             printf("  %s %-28s %+7.1f %%  %s\n", r.front[i].chosen ? "*" : " ",
-                   cli_fmt_bytes(r.front[i].peak, b1, sizeof b1),
-                   r.baseline.time_s > 0 ? 100.0 * (r.front[i].time_s / r.baseline.time_s - 1) : 0.0,
-                   r.front[i].label);
+                   remat_cli_fmt_bytes(r.front[i].peak, b1, sizeof b1),
+                   r.baseline.time_s > 0 ? 100.0 * (r.front[i].time_s / r.baseline.time_s - 1) : 0.0, r.front[i].label);
         if (r.found) {
             printf("plan                   %s\n", label);
             print_compare("predicted", &r.fig, &r.baseline);
             printf("%-22s ", "");
-            cli_peaks_print(stdout, &a->budget, r.fig.peak_live, r.fig.peak_reserved);
+            remat_cli_peaks_print(stdout, &a->budget, r.fig.peak_live, r.fig.peak_reserved);
             if (out) printf("plan written to %s\n", out);
         } else {
             printf("nothing fits %s for the allocator; the smallest reachable peak is %s (plan %s)\n",
-                   cli_fmt_bytes(budget, b1, sizeof b1), cli_fmt_bytes(r.min_peak, b2, sizeof b2), label);
+                   remat_cli_fmt_bytes(budget, b1, sizeof b1), remat_cli_fmt_bytes(r.min_peak, b2, sizeof b2), label);
             print_floor_reason(a, m, label, &r.plan);
         }
         if (pareto) printf("front written to %s\n", pareto);
@@ -331,7 +334,7 @@ static int run_budget(const answer_ctx *a, int64_t budget) {
                    (long long)REMAT_CHAIN_WORK);
         if (r.found && out) next_steps(a);
     }
-    int rc = ok ? 0 : cli_fail("search", &err);
+    int rc = ok ? 0 : remat_cli_fail("search", &err);
     if (ok && !r.found) {
         fprintf(stderr,
                 "remat search: --budget: nothing fits %lld B (%lld B for the allocator after the device overhead); the smallest reachable "
@@ -349,18 +352,18 @@ static int search_record(const char *path, remat_ext_trace *t, int64_t budget, r
                          int json) {
     remat_error err = {0};
     remat_model m;
-    if (remat_torch_sim_model(t, path, &m, &err) != REMAT_OK) return cli_fail("search", &err);
+    if (remat_torch_sim_model(t, path, &m, &err) != REMAT_OK) return remat_cli_fail("search", &err);
     remat_torch_search_result r;
-    cli_progress("search: predicting plans of %d blocks on %s", m.n_blocks, path);
+    remat_cli_progress("search: predicting plans of %d blocks on %s", m.n_blocks, path);
     remat_status st = remat_torch_search(t, &m, budget, how, path, &r, &err);
-    cli_progress_done();
+    remat_cli_progress_done();
     char label[1024] = "";
     int ok = st == REMAT_OK;
     if (ok) remat_plan_notation(&r.plan, &m, label, sizeof label);
     if (ok && r.found && out) {
         remat_budget bud = {budget, 0, REMAT_BUDGET_ON_LIVE};
         char q[512];
-        cli_chosen_for(q, sizeof q, "remat search --budget", &m, &bud);
+        remat_cli_chosen_for(q, sizeof q, "remat search --budget", &m, &bud);
         char *text = remat_plan_to_json_for(&r.plan, &m, q, &err);
         ok = text && remat_afile_write_all(out, text, strlen(text), &err) == REMAT_OK;
         remat_xfree(text);
@@ -381,25 +384,28 @@ static int search_record(const char *path, remat_ext_trace *t, int64_t budget, r
         char b1[64], b2[64], b3[64];
         printf("budget search, model %s (T=%lld, N=%lld), from %s\n", m.name, (long long)m.T, (long long)m.N, path);
         printf("execution             %s; plans as %s runs them\n", t->record->execution, remat_torch_exec_label(how));
-        printf("budget                %s on peak live bytes (a CPU recording has no caching allocator and no device "
-               "overhead)\n",
-               cli_fmt_bytes(budget, b1, sizeof b1));
+        printf(
+            "budget                %s on peak live bytes (a CPU recording has no caching allocator and no device "
+            "overhead)\n",
+            remat_cli_fmt_bytes(budget, b1, sizeof b1));
         printf("plans evaluated       %lld (whole blocks; the fewest replayed bytes wins: the recording times no "
                "kernels)\n",
                (long long)r.evaluated);
         printf("%-21s %s\n", r.found ? "plan" : "lowest peak plan", label[0] ? label : "no checkpointing");
-        printf("peak live bytes       %s  (no checkpointing: %s)\n", cli_fmt_bytes(r.pred.peak_live_bytes, b2, sizeof b2),
-               cli_fmt_bytes(r.plain.peak_live_bytes, b3, sizeof b3));
+        printf("peak live bytes       %s  (no checkpointing: %s)\n",
+               remat_cli_fmt_bytes(r.pred.peak_live_bytes, b2, sizeof b2),
+               remat_cli_fmt_bytes(r.plain.peak_live_bytes, b3, sizeof b3));
         printf("replayed              %lld allocations, %lld B\n", (long long)r.pred.replayed_allocations,
                (long long)r.pred.replayed_bytes);
         if (!r.found)
-            printf("nothing fits: the lowest predicted peak is %s\n", cli_fmt_bytes(r.pred.peak_live_bytes, b1, sizeof b1));
+            printf("nothing fits: the lowest predicted peak is %s\n",
+                   remat_cli_fmt_bytes(r.pred.peak_live_bytes, b1, sizeof b1));
         else if (out)
-            cli_next(stdout, "remat simulate --trace %s --plan %s   (the plan's figures)", path, out);
+            remat_cli_next(stdout, "remat simulate --trace %s --plan %s   (the plan's figures)", path, out);
     }
     remat_plan_free(&r.plan);
     remat_model_free(&m);
-    if (!ok) return cli_fail("search", &err);
+    if (!ok) return remat_cli_fail("search", &err);
     return r.found ? 0 : 1;
 }
 
@@ -426,19 +432,19 @@ int remat_cmd_search(int argc, char **argv) {
         {"--reduce-blocks", CLI_INT, &blocks, "with --ranks: the reduction blocks (default: R)"},
         {0},
     };
-    int rc = cli_parse(argc, argv, USAGE, opts, &help);
+    int rc = remat_cli_parse(argc, argv, USAGE, opts, &help);
     if (rc != 0 || help) return rc;
     if (ranks < 0 || ranks > 4096 || blocks < 0) {
         fprintf(stderr, "remat search: --%s: %d is out of range (expected 1..4096)\n",
                 ranks < 0 || ranks > 4096 ? "ranks" : "reduce-blocks", ranks < 0 || ranks > 4096 ? ranks : blocks);
         return 2;
     }
-    cli_alloc_config_note("search", alloc_cfg);
-    if (!trace_path) return cli_missing("search", "--trace", "a baseline trace recorded by remat run --trace");
+    remat_cli_alloc_config_note("search", alloc_cfg);
+    if (!trace_path) return remat_cli_missing("search", "--trace", "a baseline trace recorded by remat run --trace");
     const cli_file ins[] = {{"--trace", trace_path}};
     const cli_file outs[] = {{"--out", out}, {"--pareto", pareto}};
-    if (cli_refuse_overlap("search", ins, 1, outs, 2)) return 2;
-    if (cli_check_sim_size("search", N, T, REMAT_SIM_MAX_N, REMAT_SIM_MAX_T)) return 2;
+    if (remat_cli_refuse_overlap("search", ins, 1, outs, 2)) return 2;
+    if (remat_cli_check_sim_size("search", N, T, REMAT_SIM_MAX_N, REMAT_SIM_MAX_T)) return 2;
     int64_t budget = bf.budget;
     if (level != INT_MIN && (level < 0 || level > 4)) {
         fprintf(stderr, "remat search: --level: expected 0..4, got %d\n", level);
@@ -495,22 +501,22 @@ int remat_cmd_search(int argc, char **argv) {
     answer_ctx a = {NULL, trace_path, "", {0}, CLI_OVERHEAD_NONE, out, pareto, json, 0, N, T, level, t0};
     remat_alloc_kind kind;
     /* both modes add the device overhead to what they report on the card (level answers too) */
-    if ((rc = cli_budget_from_flags("search", &bf, 1, &a.budget, &kind, &a.src)) != 0) return rc;
+    if ((rc = remat_cli_budget_from_flags("search", &bf, 1, &a.budget, &kind, &a.src)) != 0) return rc;
     int64_t alloc_budget = -1; /* after reading the trace: it may hold the measured overhead */
     remat_error err = {0};
     remat_sim_opts so;
     if (remat_sim_opts_from_flags(kind == REMAT_ALLOC_CACHING ? "caching" : "exact", alloc_cfg, N, T, iters, &so,
                                   &err) != REMAT_OK)
-        return cli_fail("search", &err);
+        return remat_cli_fail("search", &err);
     so.ranks = ranks; /* every candidate is simulated as one rank: its share and the reduction's buffers */
     so.reduce_blocks = blocks;
     remat_trace trace;
     remat_sim *s = NULL;
-    cli_progress("search: reading %s and checking it against the executor", trace_path);
+    remat_cli_progress("search: reading %s and checking it against the executor", trace_path);
     if (remat_sim_open(trace_path, &so, &trace, &s, &err) != REMAT_OK) {
-        cli_progress_done();
+        remat_cli_progress_done();
         remat_trace_free(&trace);
-        return cli_fail("search", &err);
+        return remat_cli_fail("search", &err);
     }
     if (budget > 0 && iters == 0 && trace.n_iters > REMAT_CHAIN_MAX_ITERS) { /* the chain model holds 8 steps */
         remat_sim_free(s);
@@ -518,14 +524,14 @@ int remat_cmd_search(int argc, char **argv) {
         so.origin = trace_path;
         if (!(s = remat_sim_init(&trace, &so, &err))) {
             remat_trace_free(&trace);
-            return cli_fail("search", &err);
+            return remat_cli_fail("search", &err);
         }
     }
     a.s = s;
     a.backend = trace.backend;
     a.recorded_steps = (int)trace.n_iters;
-    cli_budget_use_trace(&a.budget, &a.src, trace.device_total_bytes, trace.device_free_at_init);
-    if (budget >= 0 && (rc = cli_budget_allocator_bytes("search", &a.budget, &alloc_budget)) != 0) {
+    remat_cli_budget_use_trace(&a.budget, &a.src, trace.device_total_bytes, trace.device_free_at_init);
+    if (budget >= 0 && (rc = remat_cli_budget_allocator_bytes("search", &a.budget, &alloc_budget)) != 0) {
         remat_sim_free(s);
         remat_trace_free(&trace);
         return rc;

@@ -79,8 +79,8 @@ static void print_human(const remat_sim *s, const char *trace_path, const remat_
            (long long)(sh ? sh->n_total : m->N), label);
     if (plan_path && strcmp(plan_path, label) != 0) printf(" (%s)", plan_path);
     printf(", %d step%s, from %s\n", r->n_iters, r->n_iters == 1 ? "" : "s", trace_path);
-    cli_steady_note(stdout, r->n_iters, (int)trace->n_iters);
-    cli_prediction_note(stdout, backend);
+    remat_cli_steady_note(stdout, r->n_iters, (int)trace->n_iters);
+    remat_cli_prediction_note(stdout, backend);
     print_recorded_on(trace);
     remat_print_rates(stdout, "simulate", trace, remat_sim_base_model(s)); /* the recorded step's */
     if (sh && !g_ddp)
@@ -95,32 +95,34 @@ static void print_human(const remat_sim *s, const char *trace_path, const remat_
                sh->ranks, (long long)m->N);
         printf("  gradient buckets    %d (first capped at %lld B, then %lld B): %s%s\n", g_ddp->n_buckets,
                (long long)g_ddp_opts.first_bucket_bytes, (long long)g_ddp_opts.bucket_cap_bytes,
-               cli_fmt_bytes(g_ddp->bucket_bytes, d1, sizeof d1),
+               remat_cli_fmt_bytes(g_ddp->bucket_bytes, d1, sizeof d1),
                g_ddp_opts.bucket_view ? " (gradient_as_bucket_view: the gradients themselves, nothing added)"
                                       : " more live (a second copy of the gradients)");
         printf("  their segments      %s more reserved (caching allocator model)\n",
-               cli_fmt_bytes(g_ddp->extra_reserved, d2, sizeof d2));
+               remat_cli_fmt_bytes(g_ddp->extra_reserved, d2, sizeof d2));
         printf("  NCCL (estimate)     %s outside the allocator (%d channels x 2 x NCCL_BUFFSIZE 4 MiB)\n",
-               cli_fmt_bytes(g_ddp->nccl_bytes, d3, sizeof d3), g_ddp_opts.nccl_channels);
-        printf("peak live + DDP       %s\n", cli_fmt_bytes(r->peak_live_bytes + g_ddp->extra_live, d1, sizeof d1));
+               remat_cli_fmt_bytes(g_ddp->nccl_bytes, d3, sizeof d3), g_ddp_opts.nccl_channels);
+        printf("peak live + DDP       %s\n",
+               remat_cli_fmt_bytes(r->peak_live_bytes + g_ddp->extra_live, d1, sizeof d1));
         printf("peak reserved + DDP   %s\n",
-               cli_fmt_bytes(r->peak_reserved_bytes + g_ddp->extra_reserved, d2, sizeof d2));
+               remat_cli_fmt_bytes(r->peak_reserved_bytes + g_ddp->extra_reserved, d2, sizeof d2));
     }
-    printf("peak live bytes       %s\n", cli_fmt_bytes(r->peak_live_bytes, b1, sizeof b1));
-    printf("peak reserved bytes   %s  (caching allocator model)\n", cli_fmt_bytes(r->peak_reserved_bytes, b2, sizeof b2));
+    printf("peak live bytes       %s\n", remat_cli_fmt_bytes(r->peak_live_bytes, b1, sizeof b1));
+    printf("peak reserved bytes   %s  (caching allocator model)\n",
+           remat_cli_fmt_bytes(r->peak_reserved_bytes, b2, sizeof b2));
     printf("end of forward        %s  (of which compressed inputs %s)\n",
-           cli_fmt_bytes(r->end_of_forward_bytes, b3, sizeof b3), cli_fmt_bytes(r->compressed_bytes, b4, sizeof b4));
+           remat_cli_fmt_bytes(r->end_of_forward_bytes, b3, sizeof b3),
+           remat_cli_fmt_bytes(r->compressed_bytes, b4, sizeof b4));
     printf("step time             %.6f s", r->step_time_s);
     const remat_model *bm = remat_sim_base_model(s);
     if (base > 0 && bm->T == m->T && bm->N == m->N)
         printf("  (baseline measured %.6f s, %+.1f %%)", base, 100.0 * (r->step_time_s / base - 1.0));
     printf("\n");
-    cli_step_trust_note(stdout, bm->T, bm->N, m->T, m->N, !remat_plan_is_empty(remat_sim_plan(s)));
+    remat_cli_step_trust_note(stdout, bm->T, bm->N, m->T, m->N, !remat_plan_is_empty(remat_sim_plan(s)));
     printf("recomputed layers     %d per step\n", r->recomputed_layers);
     printf("events                %lld per step\n",
            (long long)(r->n_iters > 0 ? r->iters[r->n_iters - 1].events : 0));
-    printf("allocator             %s (peak %s)\n", alloc,
-           cli_fmt_bytes(remat_sim_peak(s), b1, sizeof b1));
+    printf("allocator             %s (peak %s)\n", alloc, remat_cli_fmt_bytes(remat_sim_peak(s), b1, sizeof b1));
     if (r->estimated_ops || r->unpriced_ops || r->nnz_estimated || r->delayed_frees)
         printf("notes                 %lld ops priced per element, %lld unpriced, %lld spike counts estimated, "
                "%lld frees delayed by the copy stream\n",
@@ -150,7 +152,7 @@ static void print_json(const remat_sim *s, const remat_trace *trace, const char 
            r->step_time_s, (long long)r->events, (long long)r->trace_events,
            r->recomputed_layers, (long long)r->estimated_ops, (long long)r->unpriced_ops,
            (long long)r->nnz_estimated);
-    cli_steady_json(stdout, r->n_iters, (int)trace->n_iters);
+    remat_cli_steady_json(stdout, r->n_iters, (int)trace->n_iters);
     if (r->recorded_by_earlier[0]) {
         printf(",\"recorded_by_earlier\":");
         remat_json_string(stdout, r->recorded_by_earlier);
@@ -289,17 +291,17 @@ static int run_sweep(const remat_trace *trace, const char *trace_path, const rem
     remat_budget bud;
     remat_alloc_kind kind;
     cli_overhead_source src;
-    int rc = cli_budget_from_flags("simulate", bf, bf->budget >= 0, &bud, &kind, &src);
+    int rc = remat_cli_budget_from_flags("simulate", bf, bf->budget >= 0, &bud, &kind, &src);
     if (rc) return rc;
-    cli_budget_use_trace(&bud, &src, trace->device_total_bytes, trace->device_free_at_init);
+    remat_cli_budget_use_trace(&bud, &src, trace->device_total_bytes, trace->device_free_at_init);
     int64_t alloc_budget = 0;
-    if (bf->budget >= 0 && (rc = cli_budget_allocator_bytes("simulate", &bud, &alloc_budget)) != 0) return rc;
+    if (bf->budget >= 0 && (rc = remat_cli_budget_allocator_bytes("simulate", &bud, &alloc_budget)) != 0) return rc;
     sweep_row rows[SWEEP_MAX];
     char plan_label[1024] = "";
     remat_status st = REMAT_OK;
     int64_t fixed = 0; /* the other dimension, as simulated */
     for (int i = 0; i < nv && st == REMAT_OK; i++) {
-        cli_progress("simulate --sweep: %c=%lld (%d of %d)", dim, (long long)vals[i], i + 1, nv);
+        remat_cli_progress("simulate --sweep: %c=%lld (%d of %d)", dim, (long long)vals[i], i + 1, nv);
         remat_sim_opts so = *base_so;
         so.allocator = kind;
         so.check_baseline = i == 0;
@@ -324,8 +326,8 @@ static int run_sweep(const remat_trace *trace, const char *trace_path, const rem
         }
         remat_sim_free(s);
     }
-    cli_progress_done();
-    if (st != REMAT_OK) return cli_fail("simulate", &err);
+    remat_cli_progress_done();
+    if (st != REMAT_OK) return remat_cli_fail("simulate", &err);
     const int on_live = bud.on == REMAT_BUDGET_ON_LIVE;
     /* the scaling file and its figure */
     remat_scaling sc;
@@ -365,13 +367,13 @@ static int run_sweep(const remat_trace *trace, const char *trace_path, const rem
         st = remat_plot_scaling(&sc, json_path, &fo, &files, &err);
     }
     remat_scaling_free(&sc);
-    if (st != REMAT_OK && st != REMAT_ERR_CHECK) return cli_fail("simulate", &err);
+    if (st != REMAT_OK && st != REMAT_ERR_CHECK) return remat_cli_fail("simulate", &err);
     int gnuplot_failed = st == REMAT_ERR_CHECK;
     char b1[64], b2[64];
     if (json) {
         printf("{\"sweep\":\"%c\",\"fixed\":{\"%c\":%lld}", dim, dim == 'T' ? 'N' : 'T', (long long)fixed);
-        cli_steady_json(stdout, cli_simulated_steps(base_so, (int)trace->n_iters), (int)trace->n_iters);
-        cli_budget_json(stdout, 1, &bud, src);
+        remat_cli_steady_json(stdout, remat_cli_simulated_steps(base_so, (int)trace->n_iters), (int)trace->n_iters);
+        remat_cli_budget_json(stdout, 1, &bud, src);
         printf(",\"plan\":");
         remat_json_string(stdout, plan_path ? plan_label : "");
         printf(",\"scaling\":");
@@ -393,16 +395,16 @@ static int run_sweep(const remat_trace *trace, const char *trace_path, const rem
     } else {
         printf("predicted peak against %c at %c=%lld, from %s\n", dim, dim == 'T' ? 'N' : 'T', (long long)fixed,
                trace_path);
-        if (bf->budget >= 0) cli_budget_print(stdout, &bud, src);
-        cli_steady_note(stdout, cli_simulated_steps(base_so, (int)trace->n_iters), (int)trace->n_iters);
-        cli_prediction_note(stdout, trace->backend);
+        if (bf->budget >= 0) remat_cli_budget_print(stdout, &bud, src);
+        remat_cli_steady_note(stdout, remat_cli_simulated_steps(base_so, (int)trace->n_iters), (int)trace->n_iters);
+        remat_cli_prediction_note(stdout, trace->backend);
         {
             /* the rows' step times: the trust of the kind of the farthest row from the recording */
             int64_t fT = trace->T, fN = trace->N, *x = dim == 'T' ? &fT : &fN;
             const int64_t rec = *x;
             for (int i = 0; i < nv; i++)
                 if (rows[i].v != rec && (*x == rec || rows[i].v > *x)) *x = rows[i].v;
-            cli_step_trust_note(stdout, trace->T, trace->N, fT, fN, plan_path != NULL);
+            remat_cli_step_trust_note(stdout, trace->T, trace->N, fT, fN, plan_path != NULL);
         }
         for (int q = 0; q < (plan_path ? 2 : 1); q++) {
             printf("%s:\n  %8c %22s %22s %12s%s\n", q ? plan_label : "baseline (no checkpointing)", dim, "peak live",
@@ -422,7 +424,7 @@ static int run_sweep(const remat_trace *trace, const char *trace_path, const rem
         else
             printf("wrote %s (data %s, script %s, numbers %s)\n", files.image, files.data, files.script, json_path);
     }
-    if (gnuplot_failed) return cli_fail("simulate", &err);
+    if (gnuplot_failed) return remat_cli_fail("simulate", &err);
     return 0;
 }
 
@@ -454,7 +456,7 @@ static int simulate_record(const char *path, remat_ext_trace *t, const char *pla
     int have_plan = 0;
     remat_torch_pred r;
     remat_status st = remat_torch_sim_model(t, path, &m, &err);
-    if (st != REMAT_OK) return cli_fail("simulate", &err);
+    if (st != REMAT_OK) return remat_cli_fail("simulate", &err);
     if (plan_path) {
         st = remat_plan_load_arg(plan_path, &m, &p, &err);
         have_plan = st == REMAT_OK;
@@ -497,19 +499,21 @@ static int simulate_record(const char *path, remat_ext_trace *t, const char *pla
         printf("execution             %s; the plan as %s runs it\n", rec->execution, remat_torch_exec_label(how));
         char where[256];
         peak_where(t, &m, &r, where, sizeof where);
-        printf("peak live bytes       %s  (%s)\n", cli_fmt_bytes(r.peak_live_bytes, b1, sizeof b1), where);
-        printf("recorded plain peak   %s\n", cli_fmt_bytes(r.recorded_peak_live_bytes, b1, sizeof b1));
+        printf("peak live bytes       %s  (%s)\n", remat_cli_fmt_bytes(r.peak_live_bytes, b1, sizeof b1), where);
+        printf("recorded plain peak   %s\n", remat_cli_fmt_bytes(r.recorded_peak_live_bytes, b1, sizeof b1));
         printf("end of forward        %s  (of which compressed inputs %s)\n",
-               cli_fmt_bytes(r.end_of_forward_bytes, b1, sizeof b1), cli_fmt_bytes(r.compressed_bytes, b1 + 32, 32));
+               remat_cli_fmt_bytes(r.end_of_forward_bytes, b1, sizeof b1),
+               remat_cli_fmt_bytes(r.compressed_bytes, b1 + 32, 32));
         printf("recomputed            %lld allocations replayed in %d unit%s\n", (long long)r.replayed_allocations,
                r.units, r.units == 1 ? "" : "s");
         printf("peak reserved bytes   not predicted (a CPU recording has no caching allocator)\n");
         printf("step time             not predicted (the recording times allocations, not kernels)\n");
-        if (have_plan) cli_next(stdout, "python3 -m remat_torch record ... --plan '%s'   (measure it)", plan_path);
+        if (have_plan)
+            remat_cli_next(stdout, "python3 -m remat_torch record ... --plan '%s'   (measure it)", plan_path);
     }
     if (have_plan) remat_plan_free(&p);
     remat_model_free(&m);
-    return st == REMAT_OK ? 0 : cli_fail("simulate", &err);
+    return st == REMAT_OK ? 0 : remat_cli_fail("simulate", &err);
 }
 
 /* An imported stream: the allocator check (tools/ext_report.h); what-ifs ';'-separated. */
@@ -527,7 +531,7 @@ static int simulate_ext(const char *path, const char *alloc_cfg, int json) {
     }
     remat_ext_trace t;
     remat_error err = {0};
-    if (remat_ext_trace_read_h5(path, &t, &err) != REMAT_OK) return cli_fail("simulate", &err);
+    if (remat_ext_trace_read_h5(path, &t, &err) != REMAT_OK) return remat_cli_fail("simulate", &err);
     int rc = remat_ext_report("simulate", path, &t, -1, &what_if, json, 0, NULL, NULL);
     remat_ext_trace_free(&t);
     return rc;
@@ -567,7 +571,7 @@ int remat_cmd_simulate(int argc, char **argv) {
         {"--ddp-nccl-channels", CLI_INT, &ddp_channels, "with --ddp: NCCL channels for its buffer estimate (default 2)"},
         {0},
     };
-    int rc = cli_parse(argc, argv, USAGE, opts, &help);
+    int rc = remat_cli_parse(argc, argv, USAGE, opts, &help);
     if (rc != 0 || help) return rc;
     if (ranks < 0 || ranks > 4096 || blocks < 0) {
         fprintf(stderr, "remat simulate: --%s: %d is out of range (expected 1..4096)\n", ranks < 0 || ranks > 4096 ?
@@ -592,16 +596,16 @@ int remat_cmd_simulate(int argc, char **argv) {
         fprintf(stderr, "remat simulate: --ranks: not with --sweep yet (expected one of them)\n");
         return 2;
     }
-    cli_alloc_config_note("simulate", alloc_cfg);
-    if (!trace_path) return cli_missing("simulate", "--trace", "a baseline trace recorded by remat run --trace");
+    remat_cli_alloc_config_note("simulate", alloc_cfg);
+    if (!trace_path) return remat_cli_missing("simulate", "--trace", "a baseline trace recorded by remat run --trace");
     const cli_file ins[] = {{"--trace", trace_path}, {"--plan", plan_path}};
     const cli_file outs[] = {{"--out", out_path}};
-    if (cli_refuse_overlap("simulate", ins, 2, outs, 1)) return 2;
-    if (cli_check_sim_size("simulate", N, T, REMAT_SIM_MAX_N, REMAT_SIM_MAX_T)) return 2;
+    if (remat_cli_refuse_overlap("simulate", ins, 2, outs, 1)) return 2;
+    if (remat_cli_check_sim_size("simulate", N, T, REMAT_SIM_MAX_N, REMAT_SIM_MAX_T)) return 2;
     if (remat_ext_trace_is_ext_h5(trace_path)) {
         remat_ext_trace et;
         remat_error e2 = {0};
-        if (remat_ext_trace_read_h5(trace_path, &et, &e2) != REMAT_OK) return cli_fail("simulate", &e2);
+        if (remat_ext_trace_read_h5(trace_path, &et, &e2) != REMAT_OK) return remat_cli_fail("simulate", &e2);
         if (et.record) {
             if (N || T || iters || copy_stream || out_path || sweep || strcmp(alloc, "exact") || alloc_cfg) {
                 fprintf(stderr, "remat simulate: %s: a recorded PyTorch step takes only --plan and --json (rescaling, "
@@ -658,7 +662,8 @@ int remat_cmd_simulate(int argc, char **argv) {
         }
     remat_error err = {0};
     remat_sim_opts so;
-    if (remat_sim_opts_from_flags(alloc, alloc_cfg, N, T, iters, &so, &err) != REMAT_OK) return cli_fail("simulate", &err);
+    if (remat_sim_opts_from_flags(alloc, alloc_cfg, N, T, iters, &so, &err) != REMAT_OK)
+        return remat_cli_fail("simulate", &err);
     so.copy_stream = copy_stream;
     so.ranks = ranks;
     so.reduce_blocks = blocks;
@@ -669,7 +674,7 @@ int remat_cmd_simulate(int argc, char **argv) {
         so.origin = trace_path;
         if (remat_trace_read_h5(trace_path, &tr, &err) != REMAT_OK) {
             remat_trace_free(&tr);
-            return cli_fail("simulate", &err);
+            return remat_cli_fail("simulate", &err);
         }
         char deffig[16];
         snprintf(deffig, sizeof deffig, "sweep-%c.png", dim);
@@ -679,7 +684,7 @@ int remat_cmd_simulate(int argc, char **argv) {
     }
     remat_trace trace;
     remat_sim *s = NULL;
-    cli_progress("simulate: reading %s and checking it against the executor", trace_path);
+    remat_cli_progress("simulate: reading %s and checking it against the executor", trace_path);
     remat_status st = remat_sim_open(trace_path, &so, &trace, &s, &err);
     remat_plan p;
     int have_plan = 0;
@@ -689,12 +694,12 @@ int remat_cmd_simulate(int argc, char **argv) {
     }
     if (st == REMAT_OK && rates) st = set_rates(s, rates, &err);
     if (st == REMAT_OK) st = remat_sim_set_plan(s, have_plan ? &p : NULL, &err);
-    if (st == REMAT_OK && have_plan) cli_plan_question_check("simulate", &p, remat_sim_model(s), NULL);
+    if (st == REMAT_OK && have_plan) remat_cli_plan_question_check("simulate", &p, remat_sim_model(s), NULL);
     if (st == REMAT_OK) {
-        cli_progress("simulate: running the plan on the dry backend");
+        remat_cli_progress("simulate: running the plan on the dry backend");
         st = remat_sim_run(s, &err);
     }
-    cli_progress_done();
+    remat_cli_progress_done();
     remat_ddp_bytes ddp_bytes;
     if (st == REMAT_OK && ddp && remat_sim_shard(s)) {
         g_ddp_opts = remat_ddp_opts_default();
@@ -716,14 +721,15 @@ int remat_cmd_simulate(int argc, char **argv) {
             printf("predicted trace written to %s (%lld events)\n", out_path,
                    (long long)remat_sim_trace(s)->n_events);
         char sz[64];
-        cli_size_flags(sz, sizeof sz, N, T);
+        remat_cli_size_flags(sz, sizeof sz, N, T);
         if (!json && have_plan)
-            cli_next(stdout, "remat run --model M.json --plan '%s'%s --trace P.h5   (measure it)", plan_path, sz);
+            remat_cli_next(stdout, "remat run --model M.json --plan '%s'%s --trace P.h5   (measure it)", plan_path, sz);
         else if (!json)
-            cli_next(stdout, "remat search --trace %s --budget 8GiB%s   (a plan that fits a budget)", trace_path, sz);
+            remat_cli_next(stdout, "remat search --trace %s --budget 8GiB%s   (a plan that fits a budget)", trace_path,
+                           sz);
     }
     if (have_plan) remat_plan_free(&p);
     remat_sim_free(s);
     remat_trace_free(&trace);
-    return st == REMAT_OK ? 0 : cli_fail("simulate", &err);
+    return st == REMAT_OK ? 0 : remat_cli_fail("simulate", &err);
 }

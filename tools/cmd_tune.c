@@ -50,7 +50,7 @@ static remat_status confirm(const remat_trace *base, const remat_sim_opts *sim, 
     o.no_input_grad = base->no_input_grad;
     if (alloc_cfg) st = remat_caching_config_parse(alloc_cfg, &o.caching, err);
     else if (base->allocator_config[0]) st = remat_caching_config_parse(base->allocator_config, &o.caching, err);
-    int iters = cli_simulated_steps(sim, (int)base->n_iters); /* the steps the prediction describes */
+    int iters = remat_cli_simulated_steps(sim, (int)base->n_iters); /* the steps the prediction describes */
     remat_step_result *res = st == REMAT_OK ? remat_xcalloc((size_t)iters, sizeof *res, err) : NULL;
     if (st == REMAT_OK && !res) st = REMAT_ERR_NOMEM;
     if (st == REMAT_OK) st = remat_exec_run(&r->model, &r->plan, &be, &o, iters, res, err);
@@ -93,8 +93,8 @@ static void json_threshold(const remat_tune_side *s) {
 }
 
 static void tune_progress(void *ctx, int64_t value, int checkpointed, int probes_done) {
-    cli_progress("tune: probe %d: %s=%lld %s", probes_done + 1, (const char *)ctx, (long long)value,
-                 checkpointed ? "with checkpointing" : "plain");
+    remat_cli_progress("tune: probe %d: %s=%lld %s", probes_done + 1, (const char *)ctx, (long long)value,
+                       checkpointed ? "with checkpointing" : "plain");
 }
 
 int remat_cmd_tune(int argc, char **argv) {
@@ -118,18 +118,18 @@ int remat_cmd_tune(int argc, char **argv) {
          "each rank of mpirun -np R remat run --reduce-blocks R: N is a rank's share (docs/mpi.md)"},
         {0},
     };
-    int rc = cli_parse(argc, argv, USAGE, opts, &help);
+    int rc = remat_cli_parse(argc, argv, USAGE, opts, &help);
     if (rc != 0 || help) return rc;
     if (ranks < 0 || ranks > 4096 || (ranks > 1 && confirm_run)) {
         fprintf(stderr, "remat tune: --ranks: %s\n", ranks > 1 && confirm_run ? "not with --confirm (it runs one process)"
                                                                               : "out of range (expected 1..4096)");
         return 2;
     }
-    cli_alloc_config_note("tune", alloc_cfg);
-    if (!trace_path) return cli_missing("tune", "--trace", "a baseline trace recorded by remat run --trace");
+    remat_cli_alloc_config_note("tune", alloc_cfg);
+    if (!trace_path) return remat_cli_missing("tune", "--trace", "a baseline trace recorded by remat run --trace");
     const cli_file ins[] = {{"--trace", trace_path}};
     const cli_file outs[] = {{"--out", out}};
-    if (cli_refuse_overlap("tune", ins, 1, outs, 1)) return 2;
+    if (remat_cli_refuse_overlap("tune", ins, 1, outs, 1)) return 2;
     if (remat_ext_trace_is_ext_h5(trace_path)) {
         remat_ext_trace et;
         remat_error e2 = {0};
@@ -143,7 +143,7 @@ int remat_cmd_tune(int argc, char **argv) {
             return 2;
         }
     }
-    if (bf.budget < 0) return cli_missing("tune", "--budget", "a positive memory budget, e.g. 8GiB or 8GB");
+    if (bf.budget < 0) return remat_cli_missing("tune", "--budget", "a positive memory budget, e.g. 8GiB or 8GB");
     if (bf.budget == 0) {
         fprintf(stderr, "remat tune: --budget: expected a positive memory budget, e.g. 8GiB or 8GB, got 0\n");
         return 2;
@@ -169,7 +169,7 @@ int remat_cmd_tune(int argc, char **argv) {
     remat_alloc_kind kind;
     int64_t budget;
     cli_overhead_source src;
-    if ((rc = cli_budget_from_flags("tune", &bf, 1, &bud, &kind, &src)) != 0) return rc;
+    if ((rc = remat_cli_budget_from_flags("tune", &bf, 1, &bud, &kind, &src)) != 0) return rc;
     const char *alloc = kind == REMAT_ALLOC_CACHING ? "caching" : "exact";
     if (threads < 1 || threads > 256) {
         fprintf(stderr, "remat tune: --threads: %d is out of range (expected 1..256)\n", threads);
@@ -180,10 +180,10 @@ int remat_cmd_tune(int argc, char **argv) {
     remat_trace_init(&trace);
     if (remat_trace_read_h5(trace_path, &trace, &err) != REMAT_OK) {
         remat_trace_free(&trace);
-        return cli_fail("tune", &err);
+        return remat_cli_fail("tune", &err);
     }
-    cli_budget_use_trace(&bud, &src, trace.device_total_bytes, trace.device_free_at_init);
-    if ((rc = cli_budget_allocator_bytes("tune", &bud, &budget)) != 0) {
+    remat_cli_budget_use_trace(&bud, &src, trace.device_total_bytes, trace.device_free_at_init);
+    if ((rc = remat_cli_budget_allocator_bytes("tune", &bud, &budget)) != 0) {
         remat_trace_free(&trace);
         return rc;
     }
@@ -202,12 +202,12 @@ int remat_cmd_tune(int argc, char **argv) {
     remat_tune_result r;
     to.progress = tune_progress;
     to.progress_ctx = (void *)dim;
-    cli_progress("tune: searching the largest %s", dim);
+    remat_cli_progress("tune: searching the largest %s", dim);
     remat_status st = remat_tune(&trace, &to, budget, &r, &err);
-    cli_progress_done();
+    remat_cli_progress_done();
     if (st != REMAT_OK) {
         remat_trace_free(&trace);
-        return cli_fail("tune", &err);
+        return remat_cli_fail("tune", &err);
     }
     /* reserved 20 % or more above live at the answer: what expandable segments would give */
     remat_tune_result ex;
@@ -226,24 +226,24 @@ int remat_cmd_tune(int argc, char **argv) {
         remat_caching_config_format(&excfg, ex_cfg, sizeof ex_cfg);
         remat_tune_opts xo = to;
         xo.sim.allocator_config = ex_cfg;
-        cli_progress("tune: the same with expandable segments");
+        remat_cli_progress("tune: the same with expandable segments");
         remat_error xe = {0};
         have_ex = remat_tune(&trace, &xo, budget, &ex, &xe) == REMAT_OK;
-        cli_progress_done();
+        remat_cli_progress_done();
     }
     measured meas;
     int confirmed = 0;
     if (confirm_run && r.have_plan) {
-        cli_progress("tune: running %s=%lld once on %s", dim, (long long)r.ckpt.value, backend);
+        remat_cli_progress("tune: running %s=%lld once on %s", dim, (long long)r.ckpt.value, backend);
         st = confirm(&trace, &to.sim, &r, backend, threads, alloc_cfg, &meas, &err);
-        cli_progress_done();
+        remat_cli_progress_done();
         confirmed = st == REMAT_OK;
     }
     char label[1024] = "";
     if (st == REMAT_OK && r.have_plan) remat_plan_notation(&r.plan, &r.model, label, sizeof label);
     if (st == REMAT_OK && out && r.have_plan) {
         char q[512];
-        cli_chosen_for(q, sizeof q, "remat tune", &r.model, &bud);
+        remat_cli_chosen_for(q, sizeof q, "remat tune", &r.model, &bud);
         char *text = remat_plan_to_json_for(&r.plan, &r.model, q, &err);
         st = text ? remat_afile_write_all(out, text, strlen(text), &err) : err.status;
         remat_xfree(text);
@@ -251,8 +251,8 @@ int remat_cmd_tune(int argc, char **argv) {
     if (st == REMAT_OK && json) {
         printf("{\"dim\":\"%s\",\"budget_bytes\":%lld,\"allocator\":\"%s\"", dim, (long long)budget, alloc);
         if (ranks > 1) printf(",\"ranks\":%d,\"reduce_blocks\":%d", ranks, ranks); /* values: each rank's */
-        cli_budget_json(stdout, 1, &bud, src);
-        cli_steady_json(stdout, cli_simulated_steps(&to.sim, (int)trace.n_iters), (int)trace.n_iters);
+        remat_cli_budget_json(stdout, 1, &bud, src);
+        remat_cli_steady_json(stdout, remat_cli_simulated_steps(&to.sim, (int)trace.n_iters), (int)trace.n_iters);
         printf(",\"max\":%lld,\"plain\":{\"value\":%lld,\"at_max\":%s,\"peak_bytes\":%lld,\"peak_live_bytes\":%lld,"
                "\"peak_reserved_bytes\":%lld,\"step_time_s\":%.9g",
                (long long)r.max_value, (long long)r.plain.value, r.plain.at_max ? "true" : "false",
@@ -293,13 +293,13 @@ int remat_cmd_tune(int argc, char **argv) {
             printf("per rank: %d ranks (mpirun -np %d remat run --reduce-blocks %d); the budget is each rank's and "
                    "%s each rank's share (the batch is %d x N), its reduction buffers included\n",
                    ranks, ranks, ranks, to.dim_T ? "N the whole batch; T is" : "N below is", ranks);
-        cli_budget_print(stdout, &bud, src);
-        cli_steady_note(stdout, cli_simulated_steps(&to.sim, (int)trace.n_iters), (int)trace.n_iters);
-        cli_prediction_note(stdout, trace.backend);
+        remat_cli_budget_print(stdout, &bud, src);
+        remat_cli_steady_note(stdout, remat_cli_simulated_steps(&to.sim, (int)trace.n_iters), (int)trace.n_iters);
+        remat_cli_prediction_note(stdout, trace.backend);
         if (r.plain.value > 0) {
             printf("  plain backpropagation  %s=%-8lld step time %.6f s, ", dim, (long long)r.plain.value,
                    r.plain.fig.time_s);
-            cli_peaks_print(stdout, &bud, r.plain.fig.peak_live, r.plain.fig.peak_reserved);
+            remat_cli_peaks_print(stdout, &bud, r.plain.fig.peak_live, r.plain.fig.peak_reserved);
             print_threshold(dim, &r.plain);
         } else {
             printf("  plain backpropagation  nothing fits (not even %s=1)\n", dim);
@@ -307,7 +307,7 @@ int remat_cmd_tune(int argc, char **argv) {
         if (r.ckpt.value > 0) {
             printf("  with checkpointing     %s=%-8lld step time %.6f s, plan %s, ", dim, (long long)r.ckpt.value,
                    r.ckpt.fig.time_s, label);
-            cli_peaks_print(stdout, &bud, r.ckpt.fig.peak_live, r.ckpt.fig.peak_reserved);
+            remat_cli_peaks_print(stdout, &bud, r.ckpt.fig.peak_live, r.ckpt.fig.peak_reserved);
             print_threshold(dim, &r.ckpt);
         } else {
             printf("  with checkpointing     nothing fits (not even %s=1)\n", dim);
@@ -317,11 +317,14 @@ int remat_cmd_tune(int argc, char **argv) {
                    (long long)r.max_value, r.plain.at_max ? "even plain backpropagation" : "checkpointing", dim,
                    (long long)r.max_value);
         if (confirmed)
-            printf("  confirmed on %s: measured peak live %s (predicted %s), reserved %s (predicted %lld B), "
-                   "step time %.6f s (predicted %.6f s, %+.1f %%)\n",
-                   backend, cli_fmt_bytes(meas.peak_live, b1, sizeof b1), cli_fmt_bytes(r.ckpt.fig.peak_live, b2, sizeof b2),
-                   cli_fmt_bytes(meas.peak_reserved, b3, sizeof b3), (long long)r.ckpt.fig.peak_reserved, meas.step_time_s,
-                   r.ckpt.fig.time_s, meas.step_time_s > 0 ? 100.0 * (r.ckpt.fig.time_s / meas.step_time_s - 1) : 0.0);
+            printf(
+                "  confirmed on %s: measured peak live %s (predicted %s), reserved %s (predicted %lld B), "
+                "step time %.6f s (predicted %.6f s, %+.1f %%)\n",
+                backend, remat_cli_fmt_bytes(meas.peak_live, b1, sizeof b1),
+                remat_cli_fmt_bytes(r.ckpt.fig.peak_live, b2, sizeof b2),
+                remat_cli_fmt_bytes(meas.peak_reserved, b3, sizeof b3), (long long)r.ckpt.fig.peak_reserved,
+                meas.step_time_s, r.ckpt.fig.time_s,
+                meas.step_time_s > 0 ? 100.0 * (r.ckpt.fig.time_s / meas.step_time_s - 1) : 0.0);
         if (have_ex)
             printf("  reserved is %.0f %% above live at %s=%lld (%s): with expandable segments "
                    "(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; --allocator-config expandable_segments=1) "
@@ -332,11 +335,12 @@ int remat_cmd_tune(int argc, char **argv) {
         if (out && r.have_plan) printf("plan written to %s\n", out);
         printf("(%d sizes simulated in %.3f s)\n", r.evaluations + ex.evaluations, r.seconds + ex.seconds);
         if (out && r.have_plan && !confirmed)
-            cli_next(stdout, "remat run --model M.json --N %lld --T %lld --plan %s --trace P.h5   (or remat tune with "
-                     "--confirm: run it once)",
-                     (long long)r.model.N, (long long)r.model.T, out);
+            remat_cli_next(stdout,
+                           "remat run --model M.json --N %lld --T %lld --plan %s --trace P.h5   (or remat tune with "
+                           "--confirm: run it once)",
+                           (long long)r.model.N, (long long)r.model.T, out);
     }
-    rc = st == REMAT_OK ? 0 : cli_fail("tune", &err);
+    rc = st == REMAT_OK ? 0 : remat_cli_fail("tune", &err);
     if (st == REMAT_OK && r.ckpt.value == 0) {
         fprintf(stderr, "remat tune: --budget: nothing fits %lld B (%lld B for the allocator after the device overhead), not even %s=1\n",
                 (long long)bud.total, (long long)budget, dim);

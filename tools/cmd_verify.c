@@ -70,7 +70,7 @@ static int parse_fault(const char *s, remat_fault *out) {
 
 static void compress_progress(void *ctx, const char *comp, const char *group) {
     (void)ctx;
-    cli_progress("verify --compressors: %s: %s", comp, group);
+    remat_cli_progress("verify --compressors: %s: %s", comp, group);
 }
 
 static int run_compressors(uint64_t seed, const char *large, int json) {
@@ -85,7 +85,7 @@ static int run_compressors(uint64_t seed, const char *large, int json) {
         o.large_elems = REMAT_COMPRESS_MAX_ELEMS;
     } else {
         uint64_t v;
-        if (!cli_parse_u64(large, &v) || v > (uint64_t)REMAT_COMPRESS_MAX_ELEMS) {
+        if (!remat_cli_parse_u64(large, &v) || v > (uint64_t)REMAT_COMPRESS_MAX_ELEMS) {
             fprintf(stderr, "remat verify: --large: '%s' is not an element count (expected 0..%" PRId64
                             ", auto or max)\n",
                     large, REMAT_COMPRESS_MAX_ELEMS);
@@ -95,12 +95,12 @@ static int run_compressors(uint64_t seed, const char *large, int json) {
     }
     remat_error err = {0};
     remat_verify_compress_report *r = remat_xmalloc(sizeof *r, &err);
-    if (!r) return cli_fail("verify", &err);
+    if (!r) return remat_cli_fail("verify", &err);
     remat_status st = remat_verify_compressors_run(&o, r, &err);
-    cli_progress_done();
+    remat_cli_progress_done();
     if (st != REMAT_OK) {
         remat_xfree(r);
-        return cli_fail("verify", &err);
+        return remat_cli_fail("verify", &err);
     }
     if (json)
         remat_verify_compress_print_json(stdout, r);
@@ -116,10 +116,10 @@ static void grid_progress(void *ctx, int done, int total, const char *plan) {
     double *t0 = ctx;
     double el = remat_now_s() - *t0;
     if (done > 0)
-        cli_progress("verify --grid: plan %d/%d, %.0f s, about %.0f s left: %s", done + 1, total, el,
-                     el / done * (total - done), plan);
+        remat_cli_progress("verify --grid: plan %d/%d, %.0f s, about %.0f s left: %s", done + 1, total, el,
+                           el / done * (total - done), plan);
     else
-        cli_progress("verify --grid: plan %d/%d: %s", done + 1, total, plan);
+        remat_cli_progress("verify --grid: plan %d/%d: %s", done + 1, total, plan);
 }
 
 /* Every rank's rows to every rank, in the grid's order (one broadcast per rank). */
@@ -164,14 +164,14 @@ static int run_grid(const remat_model *m, remat_backend *be, const remat_verify_
     int n = 0;
     remat_verify_grid_summary sum;
     remat_status st = remat_verify_grid_run(m, be, o, &rows, &n, &sum, &err);
-    cli_progress_done();
+    remat_cli_progress_done();
     if (st == REMAT_OK && w->size > 1) { /* the ranks' slices: one grid on every rank */
         st = gather_rows(w, &rows, &n, &err);
         sum.slice_i = sum.slice_n = 0;
     }
     if (st != REMAT_OK) {
         remat_xfree(rows);
-        return cli_fail("verify", &err);
+        return remat_cli_fail("verify", &err);
     }
     sum.no_times = no_times;
     if (w->rank == 0) print_grid(cx, &sum, rows, n, json, all_rows);
@@ -183,7 +183,7 @@ static int run_grid(const remat_model *m, remat_backend *be, const remat_verify_
 static int run_merge(const cli_list *files, int json, int all_rows, int no_times) {
     remat_error err = {0};
     remat_verify_grid_merged g;
-    if (remat_verify_grid_merge(files->items, files->n, &g, &err) != REMAT_OK) return cli_fail("verify", &err);
+    if (remat_verify_grid_merge(files->items, files->n, &g, &err) != REMAT_OK) return remat_cli_fail("verify", &err);
     remat_verify_context cx = {&g.model, NULL, NULL, g.backend, g.seed, g.threads, g.equivalence_only,
                                REMAT_VERIFY_TABLE_NONE};
     if (no_times) g.summary.no_times = 1;
@@ -197,7 +197,7 @@ static int run_dumps(const char *a, const char *b, int json, int table) {
     remat_error err = {0};
     remat_verify_dump_result r;
     remat_status st = remat_verify_dumps(a, b, &r, &err);
-    if (st != REMAT_OK) return cli_fail("verify", &err);
+    if (st != REMAT_OK) return remat_cli_fail("verify", &err);
     if (json)
         remat_verify_dump_print_json(stdout, a, b, &r);
     else
@@ -212,10 +212,10 @@ static int run_plan(const remat_model *m, const remat_plan *p, const char *plan_
                     int table) {
     remat_error err = {0};
     remat_verify_result r;
-    cli_progress("verify: %s: baseline and plan, one step each", m->name);
+    remat_cli_progress("verify: %s: baseline and plan, one step each", m->name);
     remat_status st = remat_verify_plan_run(m, p, be, o, &r, &err);
-    cli_progress_done();
-    if (st != REMAT_OK) return cli_fail("verify", &err);
+    remat_cli_progress_done();
+    if (st != REMAT_OK) return remat_cli_fail("verify", &err);
     remat_verify_context cx = {m, p, plan_path, backend, o->seed, !strcmp(backend, "ref") ? threads : 0, eq_only,
                                table};
     if (json) {
@@ -270,16 +270,16 @@ int remat_cmd_verify(int argc, char **argv) {
         {"--json", CLI_FLAG, &json, "print one JSON object instead of the table"},
         {0},
     };
-    int rc = cli_parse(argc, argv, USAGE, opts, &help);
+    int rc = remat_cli_parse(argc, argv, USAGE, opts, &help);
     if (rc != 0 || help) return rc;
 
     uint64_t seed = 1, sample_seed;
-    if (seed_s && !cli_parse_u64(seed_s, &seed)) {
+    if (seed_s && !remat_cli_parse_u64(seed_s, &seed)) {
         fprintf(stderr, "remat verify: --seed: '%s' is not a seed (expected a decimal 0..2^64-1)\n", seed_s);
         return 2;
     }
     sample_seed = seed;
-    if (sample_seed_s && !cli_parse_u64(sample_seed_s, &sample_seed)) {
+    if (sample_seed_s && !remat_cli_parse_u64(sample_seed_s, &sample_seed)) {
         fprintf(stderr, "remat verify: --sample-seed: '%s' is not a seed (expected a decimal 0..2^64-1)\n",
                 sample_seed_s);
         return 2;
@@ -329,12 +329,13 @@ int remat_cmd_verify(int argc, char **argv) {
         fprintf(stderr, "remat verify: --large: only with --compressors\n");
         return 2;
     }
-    if (!model_path) return cli_missing("verify", "--model", "a model file, e.g. data/models/mlp-lif.json");
+    if (!model_path) return remat_cli_missing("verify", "--model", "a model file, e.g. data/models/mlp-lif.json");
     if (grid && plan_path) {
         fprintf(stderr, "remat verify: --grid: verifies every plan (expected no --plan)\n");
         return 2;
     }
-    if (!grid && !plan_path) return cli_missing("verify", "--plan", "a plan file, or --grid for every valid plan");
+    if (!grid && !plan_path)
+        return remat_cli_missing("verify", "--plan", "a plan file, or --grid for every valid plan");
     if (all_rows && !grid) {
         fprintf(stderr, "remat verify: --all-rows: only with --grid\n");
         return 2;
@@ -388,7 +389,7 @@ int remat_cmd_verify(int argc, char **argv) {
     }
     if (remat_tools_load_sized(model_path, plan_path, T, N, &m, &p, &err) != REMAT_OK) {
         remat_tools_world_close(&world);
-        return cli_fail("verify", &err);
+        return remat_cli_fail("verify", &err);
     }
     remat_weights w;
     memset(&w, 0, sizeof w);
@@ -405,7 +406,7 @@ int remat_cmd_verify(int argc, char **argv) {
         remat_plan_free(&p);
         remat_model_free(&m);
         remat_tools_world_close(&world);
-        return cli_fail("verify", &err);
+        return remat_cli_fail("verify", &err);
     }
     remat_verify_opts o = remat_verify_opts_default();
     o.seed = seed;

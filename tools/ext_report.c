@@ -37,10 +37,12 @@ static void print_human(const remat_ext_replay *r) {
         printf("%s\n", r->first_mismatch_free_count ? ")" : "");
     }
     printf("  reserved at the end: predicted %s, recorded %s (%s)\n",
-           cli_fmt_bytes(r->reserved_end_predicted, b1, sizeof b1), cli_fmt_bytes(r->reserved_end_recorded, b2, sizeof b2),
+           remat_cli_fmt_bytes(r->reserved_end_predicted, b1, sizeof b1),
+           remat_cli_fmt_bytes(r->reserved_end_recorded, b2, sizeof b2),
            r->reserved_end_predicted == r->reserved_end_recorded ? "exact" : "differs");
-    printf("  peak reserved: predicted %s, recorded %s\n", cli_fmt_bytes(r->peak_reserved_predicted, b1, sizeof b1),
-           cli_fmt_bytes(r->peak_reserved_recorded, b2, sizeof b2));
+    printf("  peak reserved: predicted %s, recorded %s\n",
+           remat_cli_fmt_bytes(r->peak_reserved_predicted, b1, sizeof b1),
+           remat_cli_fmt_bytes(r->peak_reserved_recorded, b2, sizeof b2));
     printf("  segment events: %lld recorded, reserved bytes equal after %lld of them; segment_alloc: %lld recorded, "
            "%lld matched by a model segment of the same size; the model created %lld segments\n",
            (long long)r->segment_events_recorded, (long long)r->segment_events_reserved_matched,
@@ -111,7 +113,7 @@ static int fail_in(const char *cmd, const char *origin, remat_error *err) {
             err->msg[o + 2 + (n < room ? n : room)] = 0;
         }
     }
-    return cli_fail(cmd, err);
+    return remat_cli_fail(cmd, err);
 }
 
 int remat_ext_report(const char *cmd, const char *origin, const remat_ext_trace *t, int device,
@@ -136,7 +138,7 @@ int remat_ext_report(const char *cmd, const char *origin, const remat_ext_trace 
     if ((n_dev && !res) || (n_cfg && !wi)) {
         remat_xfree(res);
         remat_xfree(wi);
-        return cli_fail(cmd, &err);
+        return remat_cli_fail(cmd, &err);
     }
     remat_status st = REMAT_OK;
     int k = 0, first_dev = -1;

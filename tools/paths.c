@@ -49,7 +49,7 @@ static int same(const ident *a, const ident *b) {
     return a->kind == 1 || strcmp(a->name, b->name) == 0;
 }
 
-int cli_same_file(const char *a, const char *b) {
+int remat_cli_same_file(const char *a, const char *b) {
     ident x = identify(a), y = identify(b);
     return same(&x, &y);
 }
@@ -61,8 +61,8 @@ static int refuse(const char *cmd, const cli_file *o, const cli_file *other) {
     return 2;
 }
 
-int cli_refuse_overlap(const char *cmd, const cli_file *in, int n_in, const cli_file *out, int n_out) {
-    int rc = cli_refuse_same_file(cmd, in, n_in, out, n_out);
+int remat_cli_refuse_overlap(const char *cmd, const cli_file *in, int n_in, const cli_file *out, int n_out) {
+    int rc = remat_cli_refuse_same_file(cmd, in, n_in, out, n_out);
     /* every output writable, checked before the run or search, not after it */
     for (int i = 0; i < n_out && rc == 0; i++) {
         if (!out[i].path) continue;
@@ -75,7 +75,7 @@ int cli_refuse_overlap(const char *cmd, const cli_file *in, int n_in, const cli_
     return rc;
 }
 
-int cli_refuse_same_file(const char *cmd, const cli_file *in, int n_in, const cli_file *out, int n_out) {
+int remat_cli_refuse_same_file(const char *cmd, const cli_file *in, int n_in, const cli_file *out, int n_out) {
     for (int i = 0; i < n_out; i++) {
         if (!out[i].path) continue;
         ident oi = identify(out[i].path);

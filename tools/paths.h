@@ -11,7 +11,7 @@
  *
  *   const cli_file in[] = {{"--model", model}, {"--plan", plan}};
  *   const cli_file out[] = {{"--trace", trace}, {"--dump", dump}};
- *   if (cli_refuse_overlap("run", in, 2, out, 2)) return 2;
+ *   if (remat_cli_refuse_overlap("run", in, 2, out, 2)) return 2;
  */
 #ifndef REMAT_TOOLS_PATHS_H
 #define REMAT_TOOLS_PATHS_H
@@ -31,13 +31,13 @@ typedef struct cli_file {
  * "remat <cmd>: <out path>: <out flag>: is the same file as <flag> <path> (expected
  * a different output path; nothing was written)" or "remat <cmd>: <flag>: <why>" on
  * stderr and returns 2 (bad input). */
-int cli_refuse_overlap(const char *cmd, const cli_file *in, int n_in, const cli_file *out, int n_out);
+int remat_cli_refuse_overlap(const char *cmd, const cli_file *in, int n_in, const cli_file *out, int n_out);
 /* The identity part only (outputs in a folder the command creates later: demo). */
-int cli_refuse_same_file(const char *cmd, const cli_file *in, int n_in, const cli_file *out, int n_out);
+int remat_cli_refuse_same_file(const char *cmd, const cli_file *in, int n_in, const cli_file *out, int n_out);
 
 /* 1 when a and b name the same file by the identity above (0 when either cannot
  * be resolved, or is not a regular file or a new name). */
-int cli_same_file(const char *a, const char *b);
+int remat_cli_same_file(const char *a, const char *b);
 
 #ifdef __cplusplus
 }

@@ -213,7 +213,7 @@ static void value(scan *c, int depth) {
     else syntax(c);
 }
 
-int json_strict_fault(const char *text, size_t len, size_t *at, char *why, size_t why_len) {
+int remat_json_strict_fault(const char *text, size_t len, size_t *at, char *why, size_t why_len) {
     scan c = {(const unsigned char *)text, len, 0, 0, 0, 0, why, why_len};
     if (why_len) why[0] = 0;
     value(&c, 0);

@@ -16,6 +16,6 @@
 /* 0 when text[0..len) has none of the faults above (other syntax errors are left to
  * the parser: 0 too); else 1, with *at the offset of the offending byte and why a
  * short phrase ("a number with a leading zero", ...) in why[0..why_len). */
-int json_strict_fault(const char *text, size_t len, size_t *at, char *why, size_t why_len);
+int remat_json_strict_fault(const char *text, size_t len, size_t *at, char *why, size_t why_len);
 
 #endif

@@ -28,7 +28,7 @@ typedef struct json_ctx {
 } json_ctx;
 
 /* Installs the remat_xmalloc hooks into cJSON (once; later calls do nothing). */
-void json_install_hooks(void);
+void remat_json_install_hooks(void);
 
 /* Parses text[0..len) (need not be NUL-terminated). On success *root owns the tree
  * (free with cJSON_Delete) and, if copy is not NULL, *copy owns a NUL-terminated
@@ -36,27 +36,27 @@ void json_install_hooks(void);
  * what strict JSON refuses and cJSON accepts (core/io/json_strict.h: leading
  * zeros, raw control characters, invalid UTF-8, \u0000, deep nesting), trailing
  * garbage and a root that is not an object; errors name the line and column. */
-remat_status json_parse_root(const char *text, size_t len, const char *origin, cJSON **root, char **copy,
-                             remat_error *err);
+remat_status remat_json_parse_root(const char *text, size_t len, const char *origin, cJSON **root, char **copy,
+                                   remat_error *err);
 
 /* Reads a whole file; *text owns a NUL-terminated buffer (remat_xfree). Files over
  * 64 MiB are refused. REMAT_ERR_IO when the file cannot be read. */
-remat_status json_read_file(const char *path, char **text, size_t *len, remat_error *err);
+remat_status remat_json_read_file(const char *path, char **text, size_t *len, remat_error *err);
 
 /* "<prefix>.<key>" or "<key>" when prefix is empty, into buf. */
-const char *json_path(char *buf, size_t len, const char *prefix, const char *key);
+const char *remat_json_path(char *buf, size_t len, const char *prefix, const char *key);
 /* "<prefix>[<i>]" into buf. */
-const char *json_index_path(char *buf, size_t len, const char *prefix, int i);
+const char *remat_json_index_path(char *buf, size_t len, const char *prefix, int i);
 
 /* Printable, single-line, at most 40 characters of s into buf. */
-const char *json_sanitize(const char *s, char *buf, size_t len);
+const char *remat_json_sanitize(const char *s, char *buf, size_t len);
 /* Short description of a value for "got ...": "a string \"x\"", "the number 3", "null". */
-const char *json_describe(const cJSON *v, char *buf, size_t len);
+const char *remat_json_describe(const cJSON *v, char *buf, size_t len);
 
 /* Fails with "<origin>: <field>: expected <expected>, got <description of v>". */
-remat_status json_fail_value(const json_ctx *c, const char *field, const cJSON *v, const char *expected);
+remat_status remat_json_fail_value(const json_ctx *c, const char *field, const cJSON *v, const char *expected);
 /* Fails with "<origin>: <field>: <fmt...>". */
-remat_status json_fail(const json_ctx *c, const char *field, const char *fmt, ...)
+remat_status remat_json_fail(const json_ctx *c, const char *field, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
@@ -64,37 +64,37 @@ remat_status json_fail(const json_ctx *c, const char *field, const char *fmt, ..
 
 /* Requires obj to be an object whose keys are all in `allowed` (NULL-terminated)
  * and appear once. `what` names obj in messages (its path, or "" for the root). */
-remat_status json_check_object(const json_ctx *c, const cJSON *obj, const char *what, const char *const *allowed);
+remat_status remat_json_check_object(const json_ctx *c, const cJSON *obj, const char *what, const char *const *allowed);
 
 /* The member `key` of obj, or NULL when absent. */
-const cJSON *json_member(const cJSON *obj, const char *key);
+const cJSON *remat_json_member(const cJSON *obj, const char *key);
 
 /* Integer field in [min, max]. Absent: *out = def when !required, else an error. */
-remat_status json_get_int(const json_ctx *c, const cJSON *obj, const char *prefix, const char *key, int required,
-                          int64_t def, int64_t min, int64_t max, int64_t *out);
+remat_status remat_json_get_int(const json_ctx *c, const cJSON *obj, const char *prefix, const char *key, int required,
+                                int64_t def, int64_t min, int64_t max, int64_t *out);
 /* Finite number field. Absent: *out = def when !required, else an error. Range checks
  * are the caller's (they differ: > 1, >= 0, < 1 ...). */
-remat_status json_get_number(const json_ctx *c, const cJSON *obj, const char *prefix, const char *key, int required,
-                             double def, double *out);
-/* A number that must also be a finite float (json_get_number, then the range). */
-remat_status json_get_float(const json_ctx *c, const cJSON *obj, const char *prefix, const char *key, double def,
-                            float *out);
+remat_status remat_json_get_number(const json_ctx *c, const cJSON *obj, const char *prefix, const char *key,
+                                   int required, double def, double *out);
+/* A number that must also be a finite float (remat_json_get_number, then the range). */
+remat_status remat_json_get_float(const json_ctx *c, const cJSON *obj, const char *prefix, const char *key, double def,
+                                  float *out);
 /* "<origin>: <prefix>.<key>: expected <expected>, got <the value>" (REMAT_ERR_INPUT). */
-remat_status json_fail_range(const json_ctx *c, const cJSON *obj, const char *prefix, const char *key,
-                             const char *expected);
+remat_status remat_json_fail_range(const json_ctx *c, const cJSON *obj, const char *prefix, const char *key,
+                                   const char *expected);
 /* Boolean field. */
-remat_status json_get_bool(const json_ctx *c, const cJSON *obj, const char *prefix, const char *key, int required,
-                           int def, int *out);
+remat_status remat_json_get_bool(const json_ctx *c, const cJSON *obj, const char *prefix, const char *key, int required,
+                                 int def, int *out);
 /* One of names[0..n) as a string; *out is its index. */
-remat_status json_get_enum(const json_ctx *c, const cJSON *obj, const char *prefix, const char *key, int required,
-                           const char *const *names, int n, int def, int *out);
+remat_status remat_json_get_enum(const json_ctx *c, const cJSON *obj, const char *prefix, const char *key, int required,
+                                 const char *const *names, int n, int def, int *out);
 /* A name: 1..63 characters of [A-Za-z0-9_.-] (they become HDF5 path components). */
-remat_status json_get_name(const json_ctx *c, const cJSON *obj, const char *prefix, const char *key, char *out,
-                           size_t out_len);
+remat_status remat_json_get_name(const json_ctx *c, const cJSON *obj, const char *prefix, const char *key, char *out,
+                                 size_t out_len);
 /* The same check on an array element / any value (field is its full path). */
-remat_status json_check_name(const json_ctx *c, const cJSON *v, const char *field, char *out, size_t out_len);
+remat_status remat_json_check_name(const json_ctx *c, const cJSON *v, const char *field, char *out, size_t out_len);
 
 /* Copy of s through remat_xmalloc (NULL on failure with err set). */
-char *json_strdup(const char *s, remat_error *err);
+char *remat_json_strdup(const char *s, remat_error *err);
 
 #endif

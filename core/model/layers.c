@@ -48,9 +48,9 @@ static const char *shape_text(char *buf, size_t n, remat_shape s) {
 static remat_status need_dims(const json_ctx *c, const char *p, const remat_layer *l, int nd) {
     if (l->in.nd == nd) return REMAT_OK;
     char field[160], got[96];
-    return json_fail(c, json_path(field, sizeof field, p, "type"), "expected a %s input for \"%s\" (layer \"%s\" reads %s)",
-                     nd == 3 ? "[C, H, W]" : "[C, L]", remat_layer_type_name(l->type), l->name,
-                     shape_text(got, sizeof got, l->in));
+    return remat_json_fail(c, remat_json_path(field, sizeof field, p, "type"),
+                           "expected a %s input for \"%s\" (layer \"%s\" reads %s)", nd == 3 ? "[C, H, W]" : "[C, L]",
+                           remat_layer_type_name(l->type), l->name, shape_text(got, sizeof got, l->in));
 }
 
 static remat_status need_spatial(const json_ctx *c, const char *p, const remat_layer *l) {
@@ -61,19 +61,19 @@ static remat_status need_spatial(const json_ctx *c, const char *p, const remat_l
 static remat_status get_pair(const json_ctx *c, const cJSON *j, const char *p, const char *key, int required,
                              int64_t def_h, int64_t def_w, int64_t lo, int64_t *h, int64_t *w) {
     char field[160], expected[96];
-    json_path(field, sizeof field, p, key);
+    remat_json_path(field, sizeof field, p, key);
     snprintf(expected, sizeof expected, "an integer in [%lld, %lld] or [h, w] of them", (long long)lo,
              (long long)MAX_WINDOW);
-    const cJSON *v = json_member(j, key);
+    const cJSON *v = remat_json_member(j, key);
     if (!v) {
-        if (required) return json_fail(c, field, "missing (expected %s)", expected);
+        if (required) return remat_json_fail(c, field, "missing (expected %s)", expected);
         *h = def_h;
         *w = def_w;
         return REMAT_OK;
     }
     const cJSON *a = v, *b = v;
     if (cJSON_IsArray(v)) {
-        if (cJSON_GetArraySize(v) != 2) return json_fail_value(c, field, v, expected);
+        if (cJSON_GetArraySize(v) != 2) return remat_json_fail_value(c, field, v, expected);
         a = v->child;
         b = v->child->next;
     }
@@ -82,7 +82,7 @@ static remat_status get_pair(const json_ctx *c, const cJSON *j, const char *p, c
     for (int i = 0; i < 2; i++) {
         double d = cJSON_IsNumber(e[i]) ? e[i]->valuedouble : -1.0;
         if (!cJSON_IsNumber(e[i]) || d != floor(d) || d < (double)lo || d > (double)MAX_WINDOW)
-            return json_fail_value(c, field, v, expected);
+            return remat_json_fail_value(c, field, v, expected);
         out[i] = (int64_t)d;
     }
     *h = out[0];
@@ -104,29 +104,29 @@ static int64_t window_out(int64_t in, int64_t k, int64_t s, int64_t pad, int cei
  * stride 1 and, since the padding is symmetric, an odd kernel). 1: handled, 0: not a
  * string (read it as numbers), negative: st holds the error. */
 static int padding_string(const json_ctx *c, const cJSON *j, const char *p, remat_window *w, remat_status *st) {
-    const cJSON *v = json_member(j, "padding");
+    const cJSON *v = remat_json_member(j, "padding");
     if (!v || !cJSON_IsString(v)) return 0;
     char field[160];
-    json_path(field, sizeof field, p, "padding");
+    remat_json_path(field, sizeof field, p, "padding");
     if (!strcmp(v->valuestring, "valid")) {
         w->ph = w->pw = 0;
         return 1;
     }
     if (strcmp(v->valuestring, "same")) {
-        *st = json_fail_value(c, field, v, "an integer, [h, w], \"same\" or \"valid\"");
+        *st = remat_json_fail_value(c, field, v, "an integer, [h, w], \"same\" or \"valid\"");
         return -1;
     }
     if (w->sh != 1 || w->sw != 1) {
-        *st = json_fail(c, field, "expected stride 1 with \"same\" (as PyTorch), got stride [%lld, %lld]",
-                        (long long)w->sh, (long long)w->sw);
+        *st = remat_json_fail(c, field, "expected stride 1 with \"same\" (as PyTorch), got stride [%lld, %lld]",
+                              (long long)w->sh, (long long)w->sw);
         return -1;
     }
     const int64_t th = w->dh * (w->kh - 1), tw = w->dw * (w->kw - 1); /* total padding "same" needs */
     if (th % 2 || tw % 2) {
-        *st = json_fail(c, field,
-                        "expected an odd kernel (or an even dilation) with \"same\" (otherwise PyTorch pads one "
-                        "side more, which remat's symmetric padding cannot express), got %lld x %lld",
-                        (long long)w->kh, (long long)w->kw);
+        *st = remat_json_fail(c, field,
+                              "expected an odd kernel (or an even dilation) with \"same\" (otherwise PyTorch pads one "
+                              "side more, which remat's symmetric padding cannot express), got %lld x %lld",
+                              (long long)w->kh, (long long)w->kw);
         return -1;
     }
     w->ph = th / 2;
@@ -138,7 +138,7 @@ static int padding_string(const json_ctx *c, const cJSON *j, const char *p, rema
 /* An integer along L of a 1-D layer ([C, L] held as [C, 1, L]). */
 static remat_status get_len(const json_ctx *c, const cJSON *j, const char *p, const char *key, int required,
                             int64_t def, int64_t lo, int64_t *v) {
-    return json_get_int(c, j, p, key, required, def, lo, MAX_WINDOW, v);
+    return remat_json_get_int(c, j, p, key, required, def, lo, MAX_WINDOW, v);
 }
 
 static remat_status parse_window(const json_ctx *c, const cJSON *j, const char *p, remat_layer *l, int pool) {
@@ -163,13 +163,13 @@ static remat_status parse_window(const json_ctx *c, const cJSON *j, const char *
     if (!named && !one_d && (st = get_pair(c, j, p, "padding", 0, 0, 0, 0, &w->ph, &w->pw))) return st;
     char field[160];
     if (pool && (2 * w->ph > w->kh || 2 * w->pw > w->kw))
-        return json_fail(c, json_path(field, sizeof field, p, "padding"),
-                         "expected a padding of at most half the kernel in each dimension (kernel [%lld, %lld]: "
-                         "padding up to [%lld, %lld]), got [%lld, %lld]",
-                         (long long)w->kh, (long long)w->kw, (long long)(w->kh / 2), (long long)(w->kw / 2),
-                         (long long)w->ph, (long long)w->pw);
+        return remat_json_fail(c, remat_json_path(field, sizeof field, p, "padding"),
+                               "expected a padding of at most half the kernel in each dimension (kernel [%lld, %lld]: "
+                               "padding up to [%lld, %lld]), got [%lld, %lld]",
+                               (long long)w->kh, (long long)w->kw, (long long)(w->kh / 2), (long long)(w->kw / 2),
+                               (long long)w->ph, (long long)w->pw);
     int ceil = 0;
-    if (pool && (st = json_get_bool(c, j, p, "ceil_mode", 0, 0, &ceil))) return st;
+    if (pool && (st = remat_json_get_bool(c, j, p, "ceil_mode", 0, 0, &ceil))) return st;
     /* a dilated kernel spans d*(k-1)+1 input positions */
     const int64_t eh = w->dh * (w->kh - 1) + 1, ew = w->dw * (w->kw - 1) + 1;
     int64_t oh = window_out(l->in.h, eh, w->sh, w->ph, ceil), ow = window_out(l->in.w, ew, w->sw, w->pw, ceil);
@@ -177,15 +177,15 @@ static remat_status parse_window(const json_ctx *c, const cJSON *j, const char *
      * run past the padded input divide by less: refused where ceil_mode adds them */
     if (ceil && (l->type == REMAT_LAYER_AVGPOOL2D || l->type == REMAT_LAYER_AVGPOOL1D) &&
         (oh != window_out(l->in.h, w->kh, w->sh, w->ph, 0) || ow != window_out(l->in.w, w->kw, w->sw, w->pw, 0)))
-        return json_fail(c, json_path(field, sizeof field, p, "ceil_mode"),
-                         "expected false for avgpool2d here: its last window would run past the padded input "
-                         "(%lld x %lld), where PyTorch divides by fewer than kernel elements (not supported)",
-                         (long long)(l->in.h + 2 * w->ph), (long long)(l->in.w + 2 * w->pw));
+        return remat_json_fail(c, remat_json_path(field, sizeof field, p, "ceil_mode"),
+                               "expected false for avgpool2d here: its last window would run past the padded input "
+                               "(%lld x %lld), where PyTorch divides by fewer than kernel elements (not supported)",
+                               (long long)(l->in.h + 2 * w->ph), (long long)(l->in.w + 2 * w->pw));
     if (oh < 1 || ow < 1)
-        return json_fail(c, json_path(field, sizeof field, p, "kernel"),
-                         "expected a kernel no larger than the padded input (%lld x %lld), got %lld x %lld",
-                         (long long)(l->in.h + 2 * w->ph), (long long)(l->in.w + 2 * w->pw), (long long)eh,
-                         (long long)ew);
+        return remat_json_fail(c, remat_json_path(field, sizeof field, p, "kernel"),
+                               "expected a kernel no larger than the padded input (%lld x %lld), got %lld x %lld",
+                               (long long)(l->in.h + 2 * w->ph), (long long)(l->in.w + 2 * w->pw), (long long)eh,
+                               (long long)ew);
     l->out = (remat_shape){l->in.c, oh, ow, l->in.nd};
     return REMAT_OK;
 }
@@ -194,12 +194,12 @@ static remat_status parse_window(const json_ctx *c, const cJSON *j, const char *
 static remat_status check_declared(const json_ctx *c, const cJSON *j, const char *p, const char *key,
                                    int64_t actual, const char *what) {
     int64_t declared;
-    remat_status st = json_get_int(c, j, p, key, 0, actual, 1, MAX_FEATURES, &declared);
+    remat_status st = remat_json_get_int(c, j, p, key, 0, actual, 1, MAX_FEATURES, &declared);
     if (st) return st;
     if (declared == actual) return REMAT_OK;
     char field[160];
-    return json_fail(c, json_path(field, sizeof field, p, key), "expected %lld (%s), got %lld", (long long)actual,
-                     what, (long long)declared);
+    return remat_json_fail(c, remat_json_path(field, sizeof field, p, key), "expected %lld (%s), got %lld",
+                           (long long)actual, what, (long long)declared);
 }
 
 /* ---- per-type readers ------------------------------------------------------ */
@@ -208,15 +208,16 @@ static remat_status parse_linear(const json_ctx *c, const cJSON *j, const char *
     remat_status st;
     if (l->in.nd != 1) {
         char field[160], got[96];
-        return json_fail(c, json_path(field, sizeof field, p, "type"),
-                         "expected a flat input for \"linear\" (layer \"%s\" reads %s: add a flatten layer before it)",
-                         l->name, shape_text(got, sizeof got, l->in));
+        return remat_json_fail(
+            c, remat_json_path(field, sizeof field, p, "type"),
+            "expected a flat input for \"linear\" (layer \"%s\" reads %s: add a flatten layer before it)", l->name,
+            shape_text(got, sizeof got, l->in));
     }
     if ((st = check_declared(c, j, p, "in", l->in.c, "the width of its input"))) return st;
     int64_t out;
-    if ((st = json_get_int(c, j, p, "out", 1, 0, 1, MAX_FEATURES, &out))) return st;
+    if ((st = remat_json_get_int(c, j, p, "out", 1, 0, 1, MAX_FEATURES, &out))) return st;
     l->out = (remat_shape){out, 1, 1, 1};
-    return json_get_bool(c, j, p, "bias", 0, 1, &l->has_bias);
+    return remat_json_get_bool(c, j, p, "bias", 0, 1, &l->has_bias);
 }
 
 static remat_status parse_conv(const json_ctx *c, const cJSON *j, const char *p, remat_layer *l) {
@@ -224,10 +225,10 @@ static remat_status parse_conv(const json_ctx *c, const cJSON *j, const char *p,
     if ((st = need_dims(c, p, l, l->type == REMAT_LAYER_CONV1D ? 2 : 3))) return st;
     if ((st = check_declared(c, j, p, "in", l->in.c, "the channels of its input"))) return st;
     int64_t out;
-    if ((st = json_get_int(c, j, p, "out", 1, 0, 1, MAX_FEATURES, &out))) return st;
+    if ((st = remat_json_get_int(c, j, p, "out", 1, 0, 1, MAX_FEATURES, &out))) return st;
     if ((st = parse_window(c, j, p, l, 0))) return st;
     l->out.c = out;
-    return json_get_bool(c, j, p, "bias", 0, 1, &l->has_bias);
+    return remat_json_get_bool(c, j, p, "bias", 0, 1, &l->has_bias);
 }
 
 static remat_status parse_pool(const json_ctx *c, const cJSON *j, const char *p, remat_layer *l) {
@@ -246,10 +247,10 @@ static remat_status parse_adaptive_pool(const json_ctx *c, const cJSON *j, const
     if ((st = get_pair(c, j, p, "out", 1, 0, 0, 1, &oh, &ow))) return st;
     if (l->in.h % oh || l->in.w % ow) {
         char field[160];
-        return json_fail(c, json_path(field, sizeof field, p, "out"),
-                         "expected an output that divides the input (%lld x %lld), got %lld x %lld (remat runs "
-                         "adaptive average pooling only where it is an exact average pool)",
-                         (long long)l->in.h, (long long)l->in.w, (long long)oh, (long long)ow);
+        return remat_json_fail(c, remat_json_path(field, sizeof field, p, "out"),
+                               "expected an output that divides the input (%lld x %lld), got %lld x %lld (remat runs "
+                               "adaptive average pooling only where it is an exact average pool)",
+                               (long long)l->in.h, (long long)l->in.w, (long long)oh, (long long)ow);
     }
     remat_window *w = &l->win;
     w->kh = w->sh = l->in.h / oh;
@@ -276,15 +277,15 @@ static remat_status parse_batchnorm(const json_ctx *c, const cJSON *j, const cha
     remat_status st = check_declared(c, j, p, "features", l->in.c,
                                      l->in.nd >= 2 ? "the channels of its input" : "the width of its input");
     if (st) return st;
-    const cJSON *mo = json_member(j, "momentum");
+    const cJSON *mo = remat_json_member(j, "momentum");
     if (mo && cJSON_IsNull(mo))
-        return json_fail_range(c, j, p, "momentum",
-                               "a number in [0, 1] (null, PyTorch's cumulative average, is not supported)");
+        return remat_json_fail_range(c, j, p, "momentum",
+                                     "a number in [0, 1] (null, PyTorch's cumulative average, is not supported)");
     double mom, eps;
-    if ((st = json_get_number(c, j, p, "momentum", 0, 0.1, &mom))) return st;
-    if (!(mom >= 0.0 && mom <= 1.0)) return json_fail_range(c, j, p, "momentum", "a number in [0, 1]");
-    if ((st = json_get_number(c, j, p, "eps", 0, 1e-5, &eps))) return st;
-    if (!(eps > 0.0 && eps <= 1.0)) return json_fail_range(c, j, p, "eps", "a number in (0, 1]");
+    if ((st = remat_json_get_number(c, j, p, "momentum", 0, 0.1, &mom))) return st;
+    if (!(mom >= 0.0 && mom <= 1.0)) return remat_json_fail_range(c, j, p, "momentum", "a number in [0, 1]");
+    if ((st = remat_json_get_number(c, j, p, "eps", 0, 1e-5, &eps))) return st;
+    if (!(eps > 0.0 && eps <= 1.0)) return remat_json_fail_range(c, j, p, "eps", "a number in (0, 1]");
     l->bn.momentum = (float)mom;
     l->bn.eps = eps;
     return REMAT_OK;
@@ -292,9 +293,10 @@ static remat_status parse_batchnorm(const json_ctx *c, const cJSON *j, const cha
 
 static remat_status parse_dropout(const json_ctx *c, const cJSON *j, const char *p, remat_layer *l) {
     double pr;
-    remat_status st = json_get_number(c, j, p, "p", 0, 0.5, &pr);
+    remat_status st = remat_json_get_number(c, j, p, "p", 0, 0.5, &pr);
     if (st) return st;
-    if (!(pr >= 0.0 && pr < 1.0 && (float)pr < 1.0f)) return json_fail_range(c, j, p, "p", "a probability in [0, 1)");
+    if (!(pr >= 0.0 && pr < 1.0 && (float)pr < 1.0f))
+        return remat_json_fail_range(c, j, p, "p", "a probability in [0, 1)");
     l->p = (float)pr;
     l->out = l->in;
     return REMAT_OK;
@@ -305,30 +307,30 @@ static remat_status parse_neuron(const json_ctx *c, const cJSON *j, const char *
     int lif = l->type == REMAT_LAYER_LIF;
     remat_status st;
     l->out = l->in;
-    if ((st = json_get_float(c, j, p, "v_threshold", 1.0, &n->v_threshold))) return st;
-    const cJSON *vr = json_member(j, "v_reset");
+    if ((st = remat_json_get_float(c, j, p, "v_threshold", 1.0, &n->v_threshold))) return st;
+    const cJSON *vr = remat_json_member(j, "v_reset");
     if (vr && cJSON_IsNull(vr)) {
         n->soft_reset = 1;
         n->v_reset = 0.0f;
     } else {
         if (vr && !cJSON_IsNumber(vr))
-            return json_fail_range(c, j, p, "v_reset", "a number (hard reset) or null (soft reset)");
-        if ((st = json_get_float(c, j, p, "v_reset", 0.0, &n->v_reset))) return st;
+            return remat_json_fail_range(c, j, p, "v_reset", "a number (hard reset) or null (soft reset)");
+        if ((st = remat_json_get_float(c, j, p, "v_reset", 0.0, &n->v_reset))) return st;
     }
-    if ((st = json_get_bool(c, j, p, "detach_reset", 0, 0, &n->detach_reset))) return st;
+    if ((st = remat_json_get_bool(c, j, p, "detach_reset", 0, 0, &n->detach_reset))) return st;
     int sg = 0;
-    if ((st = json_get_enum(c, j, p, "surrogate", 0, surrogate_names, 2, 0, &sg))) return st;
+    if ((st = remat_json_get_enum(c, j, p, "surrogate", 0, surrogate_names, 2, 0, &sg))) return st;
     n->surrogate = (remat_surrogate)sg;
-    if ((st = json_get_float(c, j, p, "alpha", sg == REMAT_SURROGATE_ATAN ? 2.0 : 4.0, &n->alpha))) return st;
-    if (!(n->alpha > 0.0f)) return json_fail_range(c, j, p, "alpha", "a number > 0");
+    if ((st = remat_json_get_float(c, j, p, "alpha", sg == REMAT_SURROGATE_ATAN ? 2.0 : 4.0, &n->alpha))) return st;
+    if (!(n->alpha > 0.0f)) return remat_json_fail_range(c, j, p, "alpha", "a number > 0");
     if (!lif) {
         n->tau = 0.0f;
         n->decay_input = 0;
         return REMAT_OK;
     }
-    if ((st = json_get_float(c, j, p, "tau", 2.0, &n->tau))) return st;
-    if (!(n->tau > 1.0f)) return json_fail_range(c, j, p, "tau", "a number > 1");
-    return json_get_bool(c, j, p, "decay_input", 0, 1, &n->decay_input);
+    if ((st = remat_json_get_float(c, j, p, "tau", 2.0, &n->tau))) return st;
+    if (!(n->tau > 1.0f)) return remat_json_fail_range(c, j, p, "tau", "a number > 1");
+    return remat_json_get_bool(c, j, p, "decay_input", 0, 1, &n->decay_input);
 }
 
 /* ---- parameter shapes, fan-in and value classes ---------------------------- */

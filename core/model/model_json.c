@@ -38,20 +38,20 @@ static const char *const precision_names[] = {"fp32", "bf16"}; /* remat_precisio
 
 static remat_status parse_input(const json_ctx *c, const cJSON *root, remat_model *m) {
     static const char *const allowed[] = {"shape", "kind", "rate", "max", NULL};
-    const cJSON *in = json_member(root, "input");
-    if (!in) return json_fail(c, "input", "missing (expected {\"shape\": [features], \"kind\": ...})");
-    remat_status st = json_check_object(c, in, "input", allowed);
+    const cJSON *in = remat_json_member(root, "input");
+    if (!in) return remat_json_fail(c, "input", "missing (expected {\"shape\": [features], \"kind\": ...})");
+    remat_status st = remat_json_check_object(c, in, "input", allowed);
     if (st) return st;
-    const cJSON *shape = json_member(in, "shape");
+    const cJSON *shape = remat_json_member(in, "shape");
     const char *want = "[features], [C, L] or [C, H, W] (positive integers)";
-    if (!shape) return json_fail(c, "input.shape", "missing (expected %s)", want);
+    if (!shape) return remat_json_fail(c, "input.shape", "missing (expected %s)", want);
     int nd = cJSON_IsArray(shape) ? cJSON_GetArraySize(shape) : 0;
     if (cJSON_IsArray(shape) && (nd < 1 || nd > 3))
-        return json_fail(c, "input.shape",
-                         "expected %s, got %d dimension%s (one sample's shape: T and N are the model's \"T\" and "
-                         "\"N\", not part of it)",
-                         want, nd, nd == 1 ? "" : "s");
-    if (nd < 1 || nd > 3) return json_fail_value(c, "input.shape", shape, want);
+        return remat_json_fail(c, "input.shape",
+                               "expected %s, got %d dimension%s (one sample's shape: T and N are the model's \"T\" and "
+                               "\"N\", not part of it)",
+                               want, nd, nd == 1 ? "" : "s");
+    if (nd < 1 || nd > 3) return remat_json_fail_value(c, "input.shape", shape, want);
     int i = 0;
     for (const cJSON *dim = shape->child; dim; dim = dim->next, i++) {
         if (!cJSON_IsNumber(dim) || dim->valuedouble != floor(dim->valuedouble) || dim->valuedouble < 1 ||
@@ -59,7 +59,7 @@ static remat_status parse_input(const json_ctx *c, const cJSON *root, remat_mode
             char expected[64], field[32];
             snprintf(expected, sizeof expected, "an integer in [1, %lld]", (long long)MAX_FEATURES);
             snprintf(field, sizeof field, "input.shape[%d]", i);
-            return json_fail_value(c, field, dim, expected);
+            return remat_json_fail_value(c, field, dim, expected);
         }
         m->in_shape[i] = (int64_t)dim->valuedouble;
     }
@@ -71,33 +71,34 @@ static remat_status parse_input(const json_ctx *c, const cJSON *root, remat_mode
     m->in_features = remat_mul_capped(remat_mul_capped(m->in.c, m->in.h, MAX_FEATURES * MAX_FEATURES), m->in.w,
                                      (int64_t)1 << 31);
     if (m->in_features < 0)
-        return json_fail(c, "input.shape", "expected at most 2^31 elements per sample, got %lld x %lld x %lld",
-                         (long long)m->in.c, (long long)m->in.h, (long long)m->in.w);
+        return remat_json_fail(c, "input.shape", "expected at most 2^31 elements per sample, got %lld x %lld x %lld",
+                               (long long)m->in.c, (long long)m->in.h, (long long)m->in.w);
     int kind = 0;
-    st = json_get_enum(c, in, "input", "kind", 0, kind_names, 3, 0, &kind);
+    st = remat_json_get_enum(c, in, "input", "kind", 0, kind_names, 3, 0, &kind);
     if (st) return st;
     m->input_spikes = kind == 1;
     m->input_counts_max = 0;
-    if (kind != 2 && json_member(in, "max"))
-        return json_fail(c, "input.max", "expected only with \"kind\": \"counts\"");
+    if (kind != 2 && remat_json_member(in, "max"))
+        return remat_json_fail(c, "input.max", "expected only with \"kind\": \"counts\"");
     if (kind == 2) { /* DVS frames: counts of events per pixel, drawn in 0..max */
-        if (json_member(in, "rate")) return json_fail(c, "input.rate", "expected only with \"kind\": \"spikes\"");
+        if (remat_json_member(in, "rate"))
+            return remat_json_fail(c, "input.rate", "expected only with \"kind\": \"spikes\"");
         int64_t mx;
-        if ((st = json_get_int(c, in, "input", "max", 1, 0, 1, 65535, &mx))) return st;
+        if ((st = remat_json_get_int(c, in, "input", "max", 1, 0, 1, 65535, &mx))) return st;
         m->input_counts_max = (int32_t)mx;
         m->input_rate = 0.0f;
         return REMAT_OK;
     }
     if (!kind) {
-        if (json_member(in, "rate"))
-            return json_fail(c, "input.rate", "expected only with \"kind\": \"spikes\" (analog input is U[0,1))");
+        if (remat_json_member(in, "rate"))
+            return remat_json_fail(c, "input.rate", "expected only with \"kind\": \"spikes\" (analog input is U[0,1))");
         m->input_rate = 0.0f;
         return REMAT_OK;
     }
     double rate;
-    st = json_get_number(c, in, "input", "rate", 0, 0.3, &rate);
+    st = remat_json_get_number(c, in, "input", "rate", 0, 0.3, &rate);
     if (st) return st;
-    if (!(rate > 0.0 && rate <= 1.0)) return json_fail_range(c, in, "input", "rate", "a probability in (0, 1]");
+    if (!(rate > 0.0 && rate <= 1.0)) return remat_json_fail_range(c, in, "input", "rate", "a probability in (0, 1]");
     m->input_rate = (float)rate;
     return REMAT_OK;
 }
@@ -105,36 +106,42 @@ static remat_status parse_input(const json_ctx *c, const cJSON *root, remat_mode
 static remat_status parse_optimizer(const json_ctx *c, const cJSON *root, remat_model *m) {
     static const char *const allowed[] = {"type", "lr", "momentum", "beta1", "beta2", "eps", NULL};
     remat_optimizer *o = &m->optimizer;
-    const cJSON *j = json_member(root, "optimizer");
+    const cJSON *j = remat_json_member(root, "optimizer");
     int type = REMAT_OPT_SGD;
     if (j) {
-        remat_status st = json_check_object(c, j, "optimizer", allowed);
+        remat_status st = remat_json_check_object(c, j, "optimizer", allowed);
         if (st) return st;
-        st = json_get_enum(c, j, "optimizer", "type", 1, opt_names, 2, 0, &type);
+        st = remat_json_get_enum(c, j, "optimizer", "type", 1, opt_names, 2, 0, &type);
         if (st) return st;
     }
     o->type = (remat_optimizer_type)type;
     const char *p = "optimizer";
     remat_status st;
     if (type == REMAT_OPT_SGD) {
-        if (j && (json_member(j, "beta1") || json_member(j, "beta2") || json_member(j, "eps")))
-            return json_fail(c, json_member(j, "beta1") ? "optimizer.beta1"
-                                : json_member(j, "beta2") ? "optimizer.beta2" : "optimizer.eps",
-                             "expected only with \"type\": \"adam\"");
-        if ((st = json_get_float(c, j, p, "lr", 0.1, &o->lr))) return st;
-        if ((st = json_get_float(c, j, p, "momentum", 0.9, &o->momentum))) return st;
-        if (!(o->momentum >= 0.0f && o->momentum < 1.0f)) return json_fail_range(c, j, p, "momentum", "a number in [0, 1)");
+        if (j && (remat_json_member(j, "beta1") || remat_json_member(j, "beta2") || remat_json_member(j, "eps")))
+            return remat_json_fail(c,
+                                   remat_json_member(j, "beta1")   ? "optimizer.beta1"
+                                   : remat_json_member(j, "beta2") ? "optimizer.beta2"
+                                                                   : "optimizer.eps",
+                                   "expected only with \"type\": \"adam\"");
+        if ((st = remat_json_get_float(c, j, p, "lr", 0.1, &o->lr))) return st;
+        if ((st = remat_json_get_float(c, j, p, "momentum", 0.9, &o->momentum))) return st;
+        if (!(o->momentum >= 0.0f && o->momentum < 1.0f))
+            return remat_json_fail_range(c, j, p, "momentum", "a number in [0, 1)");
     } else {
-        if (json_member(j, "momentum")) return json_fail(c, "optimizer.momentum", "expected only with \"type\": \"sgd\"");
-        if ((st = json_get_float(c, j, p, "lr", 1e-3, &o->lr))) return st;
-        if ((st = json_get_float(c, j, p, "beta1", 0.9, &o->beta1))) return st;
-        if ((st = json_get_float(c, j, p, "beta2", 0.999, &o->beta2))) return st;
-        if ((st = json_get_float(c, j, p, "eps", 1e-8, &o->eps))) return st;
-        if (!(o->beta1 >= 0.0f && o->beta1 < 1.0f)) return json_fail_range(c, j, p, "beta1", "a number in [0, 1)");
-        if (!(o->beta2 >= 0.0f && o->beta2 < 1.0f)) return json_fail_range(c, j, p, "beta2", "a number in [0, 1)");
-        if (!(o->eps > 0.0f)) return json_fail_range(c, j, p, "eps", "a number > 0");
+        if (remat_json_member(j, "momentum"))
+            return remat_json_fail(c, "optimizer.momentum", "expected only with \"type\": \"sgd\"");
+        if ((st = remat_json_get_float(c, j, p, "lr", 1e-3, &o->lr))) return st;
+        if ((st = remat_json_get_float(c, j, p, "beta1", 0.9, &o->beta1))) return st;
+        if ((st = remat_json_get_float(c, j, p, "beta2", 0.999, &o->beta2))) return st;
+        if ((st = remat_json_get_float(c, j, p, "eps", 1e-8, &o->eps))) return st;
+        if (!(o->beta1 >= 0.0f && o->beta1 < 1.0f))
+            return remat_json_fail_range(c, j, p, "beta1", "a number in [0, 1)");
+        if (!(o->beta2 >= 0.0f && o->beta2 < 1.0f))
+            return remat_json_fail_range(c, j, p, "beta2", "a number in [0, 1)");
+        if (!(o->eps > 0.0f)) return remat_json_fail_range(c, j, p, "eps", "a number > 0");
     }
-    if (!(o->lr > 0.0f)) return json_fail_range(c, j, p, "lr", "a number > 0");
+    if (!(o->lr > 0.0f)) return remat_json_fail_range(c, j, p, "lr", "a number > 0");
     return REMAT_OK;
 }
 
@@ -144,11 +151,11 @@ static remat_status parse_optimizer(const json_ctx *c, const cJSON *root, remat_
  * an earlier layer of this model. Absent: *src stays as it is. */
 static remat_status parse_source(const json_ctx *c, const cJSON *j, const char *p, const char *key,
                                  const remat_model *m, int *src) {
-    const cJSON *v = json_member(j, key);
+    const cJSON *v = remat_json_member(j, key);
     if (!v) return REMAT_OK;
     char field[160], name[REMAT_NAME_LEN];
-    json_path(field, sizeof field, p, key);
-    remat_status st = json_check_name(c, v, field, name, sizeof name);
+    remat_json_path(field, sizeof field, p, key);
+    remat_status st = remat_json_check_name(c, v, field, name, sizeof name);
     if (st) return st;
     if (!strcmp(name, "input")) {
         *src = REMAT_SRC_INPUT;
@@ -161,13 +168,13 @@ static remat_status parse_source(const json_ctx *c, const cJSON *j, const char *
     }
     const char *what = "no such layer";
     for (const cJSON *o = j; o; o = o->next) { /* this layer and the later ones */
-        const cJSON *n = json_member(o, "name");
+        const cJSON *n = remat_json_member(o, "name");
         if (cJSON_IsString(n) && !strcmp(n->valuestring, name)) {
             what = o == j ? "the layer itself" : "a later layer";
             break;
         }
     }
-    return json_fail(c, field, "expected an earlier layer or \"input\", got \"%s\" (%s)", name, what);
+    return remat_json_fail(c, field, "expected an earlier layer or \"input\", got \"%s\" (%s)", name, what);
 }
 
 /* The index of the block of `blocks` (the file's array, not yet parsed) that lists the
@@ -196,11 +203,12 @@ static remat_status early_branch_check(const json_ctx *c, const cJSON *blocks, c
     const cJSON *bn = bo ? cJSON_GetObjectItemCaseSensitive(bo, "name") : NULL;
     char field[48];
     snprintf(field, sizeof field, "layers[%d].%s", i, key);
-    return json_fail(c, field,
-                     "expected a layer of block \"%s\" or its input (\"%s\"), got \"%s\" (a branch stays inside its "
-                     "block)",
-                     cJSON_IsString(bn) ? bn->valuestring : "?", first > 0 ? m->layers[first - 1].name : "input",
-                     src == REMAT_SRC_INPUT ? "input" : m->layers[src].name);
+    return remat_json_fail(
+        c, field,
+        "expected a layer of block \"%s\" or its input (\"%s\"), got \"%s\" (a branch stays inside its "
+        "block)",
+        cJSON_IsString(bn) ? bn->valuestring : "?", first > 0 ? m->layers[first - 1].name : "input",
+        src == REMAT_SRC_INPUT ? "input" : m->layers[src].name);
 }
 
 static remat_shape source_shape(const remat_model *m, int src) {
@@ -212,34 +220,34 @@ static remat_shape source_shape(const remat_model *m, int src) {
 static remat_status parse_layer(const json_ctx *c, const cJSON *j, int i, remat_model *m, const cJSON *blocks) {
     remat_layer *l = &m->layers[i];
     char p[32];
-    json_index_path(p, sizeof p, "layers", i);
-    if (!cJSON_IsObject(j)) return json_fail_value(c, p, j, "a layer object {\"name\": ..., \"type\": ...}");
-    remat_status st = json_get_name(c, j, p, "name", l->name, sizeof l->name);
+    remat_json_index_path(p, sizeof p, "layers", i);
+    if (!cJSON_IsObject(j)) return remat_json_fail_value(c, p, j, "a layer object {\"name\": ..., \"type\": ...}");
+    remat_status st = remat_json_get_name(c, j, p, "name", l->name, sizeof l->name);
     if (st) return st;
     if (!strcmp(l->name, "input")) {
         char field[48];
-        return json_fail(c, json_path(field, sizeof field, p, "name"),
-                         "expected a name other than \"input\" (it names the network input)");
+        return remat_json_fail(c, remat_json_path(field, sizeof field, p, "name"),
+                               "expected a name other than \"input\" (it names the network input)");
     }
     const char *type_names[REMAT_LAYER_COUNT];
     for (int t = 0; t < REMAT_LAYER_COUNT; t++) type_names[t] = remat_layer_type_name((remat_layer_type)t);
     int type;
-    if ((st = json_get_enum(c, j, p, "type", 1, type_names, REMAT_LAYER_COUNT, 0, &type))) return st;
+    if ((st = remat_json_get_enum(c, j, p, "type", 1, type_names, REMAT_LAYER_COUNT, 0, &type))) return st;
     l->type = (remat_layer_type)type;
     const remat_layer_traits *tr = remat_layer_traits_of(l->type);
     const char *allowed[MAX_ALLOWED] = {"name", "type", "input"};
     int na = 3;
     for (const char *const *f = tr->fields; *f && na + 1 < MAX_ALLOWED; f++) allowed[na++] = *f;
     allowed[na] = NULL;
-    if ((st = json_check_object(c, j, p, allowed))) return st;
+    if ((st = remat_json_check_object(c, j, p, allowed))) return st;
     l->src = i - 1;
     l->src2 = REMAT_SRC_NONE;
     if ((st = parse_source(c, j, p, "input", m, &l->src))) return st;
-    if (json_member(j, "input") && (st = early_branch_check(c, blocks, m, i, l->src, "input"))) return st;
+    if (remat_json_member(j, "input") && (st = early_branch_check(c, blocks, m, i, l->src, "input"))) return st;
     if (tr->two_inputs) {
         l->src2 = -3; /* the block's input, resolved with the blocks */
         if ((st = parse_source(c, j, p, "from", m, &l->src2))) return st;
-        if (json_member(j, "from") && (st = early_branch_check(c, blocks, m, i, l->src2, "from"))) return st;
+        if (remat_json_member(j, "from") && (st = early_branch_check(c, blocks, m, i, l->src2, "from"))) return st;
     }
     l->in = source_shape(m, l->src);
     if ((st = tr->parse(c, j, p, l))) return st;
@@ -247,34 +255,34 @@ static remat_status parse_layer(const json_ctx *c, const cJSON *j, int i, remat_
     l->out_features = l->out.c * l->out.h * l->out.w;
     if (l->out_features > ((int64_t)1 << 31)) {
         char field[48];
-        return json_fail(c, json_path(field, sizeof field, p, "type"),
-                         "expected at most 2^31 elements per sample, got %lld x %lld x %lld", (long long)l->out.c,
-                         (long long)l->out.h, (long long)l->out.w);
+        return remat_json_fail(c, remat_json_path(field, sizeof field, p, "type"),
+                               "expected at most 2^31 elements per sample, got %lld x %lld x %lld", (long long)l->out.c,
+                               (long long)l->out.h, (long long)l->out.w);
     }
     return REMAT_OK;
 }
 
 static remat_status parse_layers(const json_ctx *c, const cJSON *root, remat_model *m, remat_error *err) {
-    const cJSON *arr = json_member(root, "layers");
-    if (!arr) return json_fail(c, "layers", "missing (expected an array of layers)");
+    const cJSON *arr = remat_json_member(root, "layers");
+    if (!arr) return remat_json_fail(c, "layers", "missing (expected an array of layers)");
     char expected[64];
     snprintf(expected, sizeof expected, "an array of 1 to %d layers", MAX_LAYERS);
-    if (!cJSON_IsArray(arr)) return json_fail_value(c, "layers", arr, expected);
+    if (!cJSON_IsArray(arr)) return remat_json_fail_value(c, "layers", arr, expected);
     int n = cJSON_GetArraySize(arr);
-    if (n < 1 || n > MAX_LAYERS) return json_fail(c, "layers", "expected %s, got %d", expected, n);
+    if (n < 1 || n > MAX_LAYERS) return remat_json_fail(c, "layers", "expected %s, got %d", expected, n);
     m->layers = remat_xcalloc((size_t)n, sizeof *m->layers, err);
     if (!m->layers) return REMAT_ERR_NOMEM;
     int i = 0;
     for (const cJSON *j = arr->child; j; j = j->next, i++) {
         m->n_layers = i; /* the layers parsed so far are the ones a source may name */
-        remat_status st = parse_layer(c, j, i, m, json_member(root, "blocks"));
+        remat_status st = parse_layer(c, j, i, m, remat_json_member(root, "blocks"));
         if (st) return st;
         for (int k = 0; k < i; k++)
             if (!strcmp(m->layers[k].name, m->layers[i].name)) {
                 char field[48];
                 snprintf(field, sizeof field, "layers[%d].name", i);
-                return json_fail(c, field, "expected a unique name, got \"%s\" (also layers[%d])", m->layers[i].name,
-                                 k);
+                return remat_json_fail(c, field, "expected a unique name, got \"%s\" (also layers[%d])",
+                                       m->layers[i].name, k);
             }
     }
     m->n_layers = n;
@@ -285,12 +293,13 @@ static remat_status parse_layers(const json_ctx *c, const cJSON *root, remat_mod
 
 static remat_status parse_blocks(const json_ctx *c, const cJSON *root, remat_model *m, remat_error *err) {
     static const char *const allowed[] = {"name", "layers", NULL};
-    const cJSON *arr = json_member(root, "blocks");
-    if (!arr) return json_fail(c, "blocks", "missing (expected an array of blocks)");
-    if (!cJSON_IsArray(arr)) return json_fail_value(c, "blocks", arr, "an array of blocks");
+    const cJSON *arr = remat_json_member(root, "blocks");
+    if (!arr) return remat_json_fail(c, "blocks", "missing (expected an array of blocks)");
+    if (!cJSON_IsArray(arr)) return remat_json_fail_value(c, "blocks", arr, "an array of blocks");
     int n = cJSON_GetArraySize(arr);
     if (n < 1 || n > m->n_layers)
-        return json_fail(c, "blocks", "expected 1 to %d blocks (one layer at least each), got %d", m->n_layers, n);
+        return remat_json_fail(c, "blocks", "expected 1 to %d blocks (one layer at least each), got %d", m->n_layers,
+                               n);
     m->blocks = remat_xcalloc((size_t)n, sizeof *m->blocks, err);
     if (!m->blocks) return REMAT_ERR_NOMEM;
     m->n_blocks = n;
@@ -298,35 +307,37 @@ static remat_status parse_blocks(const json_ctx *c, const cJSON *root, remat_mod
     int b = 0;
     for (const cJSON *j = arr->child; j; j = j->next, b++) {
         char p[32], field[160];
-        json_index_path(p, sizeof p, "blocks", b);
-        remat_status st = json_check_object(c, j, p, allowed);
+        remat_json_index_path(p, sizeof p, "blocks", b);
+        remat_status st = remat_json_check_object(c, j, p, allowed);
         if (st) return st;
         remat_block *blk = &m->blocks[b];
-        if ((st = json_get_name(c, j, p, "name", blk->name, sizeof blk->name))) return st;
+        if ((st = remat_json_get_name(c, j, p, "name", blk->name, sizeof blk->name))) return st;
         for (int k = 0; k < b; k++)
             if (!strcmp(m->blocks[k].name, blk->name))
-                return json_fail(c, json_path(field, sizeof field, p, "name"),
-                                 "expected a unique name, got \"%s\" (also blocks[%d])", blk->name, k);
-        const cJSON *ls = json_member(j, "layers");
-        json_path(field, sizeof field, p, "layers");
-        if (!ls) return json_fail(c, field, "missing (expected an array of layer names)");
+                return remat_json_fail(c, remat_json_path(field, sizeof field, p, "name"),
+                                       "expected a unique name, got \"%s\" (also blocks[%d])", blk->name, k);
+        const cJSON *ls = remat_json_member(j, "layers");
+        remat_json_path(field, sizeof field, p, "layers");
+        if (!ls) return remat_json_fail(c, field, "missing (expected an array of layer names)");
         if (!cJSON_IsArray(ls) || cJSON_GetArraySize(ls) < 1)
-            return json_fail_value(c, field, ls, "a non-empty array of layer names");
+            return remat_json_fail_value(c, field, ls, "a non-empty array of layer names");
         blk->first_layer = next;
         int li = 0;
         for (const cJSON *e = ls->child; e; e = e->next, li++) {
             char ef[192], name[REMAT_NAME_LEN];
             snprintf(ef, sizeof ef, "%s[%d]", field, li);
-            if ((st = json_check_name(c, e, ef, name, sizeof name))) return st;
+            if ((st = remat_json_check_name(c, e, ef, name, sizeof name))) return st;
             int idx = remat_model_find_layer(m, name);
-            if (idx < 0) return json_fail(c, ef, "expected a layer of this model, got \"%s\"", name);
+            if (idx < 0) return remat_json_fail(c, ef, "expected a layer of this model, got \"%s\"", name);
             if (next >= m->n_layers || idx != next) {
                 if (idx < next)
-                    return json_fail(c, ef, "expected each layer in one block only, got \"%s\" a second time", name);
-                return json_fail(c, ef,
-                                 "expected \"%s\" (blocks are consecutive runs covering every layer in order), got "
-                                 "\"%s\"",
-                                 m->layers[next].name, name);
+                    return remat_json_fail(c, ef, "expected each layer in one block only, got \"%s\" a second time",
+                                           name);
+                return remat_json_fail(
+                    c, ef,
+                    "expected \"%s\" (blocks are consecutive runs covering every layer in order), got "
+                    "\"%s\"",
+                    m->layers[next].name, name);
             }
             m->layers[idx].block = b;
             next++;
@@ -334,8 +345,8 @@ static remat_status parse_blocks(const json_ctx *c, const cJSON *root, remat_mod
         blk->n_layers = next - blk->first_layer;
     }
     if (next != m->n_layers)
-        return json_fail(c, "blocks", "expected every layer in a block, but \"%s\" and later layers are in none",
-                         m->layers[next].name);
+        return remat_json_fail(c, "blocks", "expected every layer in a block, but \"%s\" and later layers are in none",
+                               m->layers[next].name);
     return REMAT_OK;
 }
 
@@ -352,11 +363,12 @@ static remat_status check_source(const json_ctx *c, const remat_model *m, int i,
     if (src >= blk->first_layer - 1) return REMAT_OK;
     char field[48];
     snprintf(field, sizeof field, "layers[%d].%s", i, key);
-    return json_fail(c, field,
-                     "expected a layer of block \"%s\" or its input (\"%s\"), got \"%s\" (a branch stays inside its "
-                     "block)",
-                     blk->name, blk->first_layer > 0 ? m->layers[blk->first_layer - 1].name : "input",
-                     src == REMAT_SRC_INPUT ? "input" : m->layers[src].name);
+    return remat_json_fail(
+        c, field,
+        "expected a layer of block \"%s\" or its input (\"%s\"), got \"%s\" (a branch stays inside its "
+        "block)",
+        blk->name, blk->first_layer > 0 ? m->layers[blk->first_layer - 1].name : "input",
+        src == REMAT_SRC_INPUT ? "input" : m->layers[src].name);
 }
 
 /* The rules of `add` with its default operand (the block input): after at least
@@ -367,11 +379,12 @@ static remat_status check_default_add(const json_ctx *c, const remat_model *m, i
     if (i != blk->first_layer && i == blk->first_layer + blk->n_layers - 1) return REMAT_OK;
     char field[48];
     snprintf(field, sizeof field, "layers[%d].type", i);
-    return json_fail(c, field,
-                     "expected \"add\" as the last layer of its block after at least one other (it sums the block "
-                     "input and the layer before it; name the operand with \"from\" otherwise); \"%s\" is %s of "
-                     "block \"%s\"",
-                     l->name, i == blk->first_layer ? "the first layer" : "not the last layer", blk->name);
+    return remat_json_fail(
+        c, field,
+        "expected \"add\" as the last layer of its block after at least one other (it sums the block "
+        "input and the layer before it; name the operand with \"from\" otherwise); \"%s\" is %s of "
+        "block \"%s\"",
+        l->name, i == blk->first_layer ? "the first layer" : "not the last layer", blk->name);
 }
 
 /* Sources, value classes, block flags and the structural rules of branches. */
@@ -393,21 +406,23 @@ static remat_status derive(const json_ctx *c, remat_model *m) {
                 char field[48];
                 snprintf(field, sizeof field, "layers[%d].type", i);
                 if (l->src2 == blk->first_layer - 1 && l->in.nd != 3 && o.nd != 3)
-                    return json_fail(c, field,
-                                     "expected the input width of \"add\" (%lld) to equal the width of the input of "
-                                     "block \"%s\" (%lld)",
-                                     (long long)l->in_features, blk->name, (long long)o.c);
+                    return remat_json_fail(
+                        c, field,
+                        "expected the input width of \"add\" (%lld) to equal the width of the input of "
+                        "block \"%s\" (%lld)",
+                        (long long)l->in_features, blk->name, (long long)o.c);
                 if (l->src2 == blk->first_layer - 1)
-                    return json_fail(c, field,
-                                     "expected the input of \"add\" ([%lld, %lld, %lld]) to have the shape [C, H, W] "
-                                     "of the input of block \"%s\" ([%lld, %lld, %lld])",
-                                     (long long)l->in.c, (long long)l->in.h, (long long)l->in.w, blk->name,
-                                     (long long)o.c, (long long)o.h, (long long)o.w);
-                return json_fail(c, field,
-                                 "expected the input of \"add\" ([%lld, %lld, %lld]) and its \"from\" operand "
-                                 "\"%s\" ([%lld, %lld, %lld]) to have the same shape",
-                                 (long long)l->in.c, (long long)l->in.h, (long long)l->in.w,
-                                 m->layers[l->src2].name, (long long)o.c, (long long)o.h, (long long)o.w);
+                    return remat_json_fail(
+                        c, field,
+                        "expected the input of \"add\" ([%lld, %lld, %lld]) to have the shape [C, H, W] "
+                        "of the input of block \"%s\" ([%lld, %lld, %lld])",
+                        (long long)l->in.c, (long long)l->in.h, (long long)l->in.w, blk->name, (long long)o.c,
+                        (long long)o.h, (long long)o.w);
+                return remat_json_fail(c, field,
+                                       "expected the input of \"add\" ([%lld, %lld, %lld]) and its \"from\" operand "
+                                       "\"%s\" ([%lld, %lld, %lld]) to have the same shape",
+                                       (long long)l->in.c, (long long)l->in.h, (long long)l->in.w,
+                                       m->layers[l->src2].name, (long long)o.c, (long long)o.h, (long long)o.w);
             }
         }
         if (l->src != i - 1 || tr->two_inputs) blk->has_add = 1;
@@ -428,18 +443,18 @@ static remat_status derive(const json_ctx *c, remat_model *m) {
         if (!read) {
             char field[48];
             snprintf(field, sizeof field, "layers[%d]", i);
-            return json_fail(c, field,
-                             "expected every layer but the last to be read by a later one, but nothing reads the "
-                             "output of \"%s\" (a later layer's \"input\" skips it)",
-                             m->layers[i].name);
+            return remat_json_fail(c, field,
+                                   "expected every layer but the last to be read by a later one, but nothing reads the "
+                                   "output of \"%s\" (a later layer's \"input\" skips it)",
+                                   m->layers[i].name);
         }
     }
     const remat_layer *last = &m->layers[m->n_layers - 1];
     if (last->out_features != m->classes) {
         char field[48];
         snprintf(field, sizeof field, "layers[%d]", m->n_layers - 1);
-        return json_fail(c, field, "expected the last layer (\"%s\") to output classes = %lld features, got %lld",
-                         last->name, (long long)m->classes, (long long)last->out_features);
+        return remat_json_fail(c, field, "expected the last layer (\"%s\") to output classes = %lld features, got %lld",
+                               last->name, (long long)m->classes, (long long)last->out_features);
     }
     return REMAT_OK;
 }
@@ -449,9 +464,9 @@ static remat_status check_sizes(const json_ctx *c, const remat_model *m) {
     int64_t rows = remat_mul_capped(m->T, m->N, TENSOR_BYTES_LIMIT);
     if (rows < 0 || remat_mul_capped(remat_mul_capped(rows, m->in_features, TENSOR_BYTES_LIMIT), 4,
                                     TENSOR_BYTES_LIMIT) < 0)
-        return json_fail(c, "input.shape",
-                         "expected T*N*features*4 bytes under 1 TiB, got T=%lld, N=%lld, features=%lld",
-                         (long long)m->T, (long long)m->N, (long long)m->in_features);
+        return remat_json_fail(c, "input.shape",
+                               "expected T*N*features*4 bytes under 1 TiB, got T=%lld, N=%lld, features=%lld",
+                               (long long)m->T, (long long)m->N, (long long)m->in_features);
     for (int i = 0; i < m->n_layers; i++) {
         const remat_layer *l = &m->layers[i];
         int64_t w = l->out_features > l->in_features ? l->out_features : l->in_features;
@@ -460,17 +475,17 @@ static remat_status check_sizes(const json_ctx *c, const remat_model *m) {
         char field[48];
         snprintf(field, sizeof field, "layers[%d]", i);
         if (act < 0)
-            return json_fail(c, field,
-                             "expected activations under 1 TiB, got T*N*features*4 with T=%lld, N=%lld, "
-                             "features=%lld",
-                             (long long)m->T, (long long)m->N, (long long)w);
+            return remat_json_fail(c, field,
+                                   "expected activations under 1 TiB, got T*N*features*4 with T=%lld, N=%lld, "
+                                   "features=%lld",
+                                   (long long)m->T, (long long)m->N, (long long)w);
         if (remat_layer_n_params(l) > 0) {
             int64_t dims[4], n = 1;
             int nd = remat_layer_param_dims(l, 0, dims);
             for (int d = 0; d < nd; d++) n = n < 0 ? -1 : remat_mul_capped(n, dims[d], TENSOR_BYTES_LIMIT / 4);
             if (n < 0)
-                return json_fail(c, field, "expected a weight under 1 TiB, got in=%lld x out=%lld floats",
-                                 (long long)l->in_features, (long long)l->out_features);
+                return remat_json_fail(c, field, "expected a weight under 1 TiB, got in=%lld x out=%lld floats",
+                                       (long long)l->in_features, (long long)l->out_features);
         }
     }
     return REMAT_OK;
@@ -479,26 +494,26 @@ static remat_status check_sizes(const json_ctx *c, const remat_model *m) {
 static remat_status parse_model(const json_ctx *c, const cJSON *root, remat_model *m, remat_error *err) {
     static const char *const allowed[] = {"name", "description", "T", "N", "input", "classes", "loss",
                                           "optimizer", "init_gain", "precision", "layers", "blocks", NULL};
-    remat_status st = json_check_object(c, root, "", allowed);
+    remat_status st = remat_json_check_object(c, root, "", allowed);
     if (st) return st;
-    if ((st = json_get_name(c, root, "", "name", m->name, sizeof m->name))) return st;
-    const cJSON *d = json_member(root, "description");
-    if (d && !cJSON_IsString(d)) return json_fail_value(c, "description", d, "a string");
-    if ((st = json_get_int(c, root, "", "T", 1, 0, 1, MAX_T, &m->T))) return st;
-    if ((st = json_get_int(c, root, "", "N", 1, 0, 1, MAX_N, &m->N))) return st;
+    if ((st = remat_json_get_name(c, root, "", "name", m->name, sizeof m->name))) return st;
+    const cJSON *d = remat_json_member(root, "description");
+    if (d && !cJSON_IsString(d)) return remat_json_fail_value(c, "description", d, "a string");
+    if ((st = remat_json_get_int(c, root, "", "T", 1, 0, 1, MAX_T, &m->T))) return st;
+    if ((st = remat_json_get_int(c, root, "", "N", 1, 0, 1, MAX_N, &m->N))) return st;
     if ((st = parse_input(c, root, m))) return st;
-    if ((st = json_get_int(c, root, "", "classes", 1, 0, 1, MAX_FEATURES, &m->classes))) return st;
+    if ((st = remat_json_get_int(c, root, "", "classes", 1, 0, 1, MAX_FEATURES, &m->classes))) return st;
     int loss = 0;
-    if ((st = json_get_enum(c, root, "", "loss", 0, loss_names, 2, 0, &loss))) return st;
+    if ((st = remat_json_get_enum(c, root, "", "loss", 0, loss_names, 2, 0, &loss))) return st;
     m->loss = (remat_loss_type)loss;
     if ((st = parse_optimizer(c, root, m))) return st;
     double gain = 1.0;
-    if ((st = json_get_number(c, root, "", "init_gain", 0, 1.0, &gain))) return st;
+    if ((st = remat_json_get_number(c, root, "", "init_gain", 0, 1.0, &gain))) return st;
     if (!(gain > 0.0 && gain <= 100.0))
-        return json_fail_value(c, "init_gain", json_member(root, "init_gain"), "a number in (0, 100]");
+        return remat_json_fail_value(c, "init_gain", remat_json_member(root, "init_gain"), "a number in (0, 100]");
     m->init_gain = (float)gain;
     int precision = REMAT_PRECISION_FP32;
-    if ((st = json_get_enum(c, root, "", "precision", 0, precision_names, 2, REMAT_PRECISION_FP32, &precision)))
+    if ((st = remat_json_get_enum(c, root, "", "precision", 0, precision_names, 2, REMAT_PRECISION_FP32, &precision)))
         return st;
     m->precision = (remat_precision)precision;
     if ((st = parse_layers(c, root, m, err))) return st;
@@ -515,14 +530,14 @@ remat_status remat_model_parse(const char *text, size_t len, const char *origin,
     json_ctx c = {origin, err};
     cJSON *root = NULL;
     char *copy = NULL;
-    remat_status st = json_parse_root(text, len, origin, &root, &copy, err);
+    remat_status st = remat_json_parse_root(text, len, origin, &root, &copy, err);
     if (st) return st;
     st = parse_model(&c, root, out, err);
     cJSON_Delete(root);
     if (st == REMAT_OK) {
         out->text = copy;
         copy = NULL;
-        out->path = json_strdup(origin, err);
+        out->path = remat_json_strdup(origin, err);
         if (!out->path) st = REMAT_ERR_NOMEM;
     }
     remat_xfree(copy);
@@ -534,7 +549,7 @@ remat_status remat_model_load(const char *path, remat_model *out, remat_error *e
     if (out) memset(out, 0, sizeof *out);
     char *text = NULL;
     size_t len = 0;
-    remat_status st = json_read_file(path, &text, &len, err);
+    remat_status st = remat_json_read_file(path, &text, &len, err);
     if (st) return st;
     st = remat_model_parse(text, len, path, out, err);
     remat_xfree(text);
@@ -553,8 +568,8 @@ remat_encoding remat_model_act_encoding(const remat_model *m) {
 
 /* The model text with "T" and "N" replaced (a copy through remat_xmalloc). */
 static char *rescaled_text(const char *text, int64_t T, int64_t N, const char *origin, remat_error *err) {
-    if (!text || !text[0]) return json_strdup("", err);
-    json_install_hooks();
+    if (!text || !text[0]) return remat_json_strdup("", err);
+    remat_json_install_hooks();
     cJSON *root = cJSON_Parse(text);
     if (!root) {
         remat_error_set(err, REMAT_ERR_INTERNAL, "%s: (file): the stored model text no longer parses", origin);
@@ -568,7 +583,7 @@ static char *rescaled_text(const char *text, int64_t T, int64_t N, const char *o
         remat_error_set(err, REMAT_ERR_NOMEM, "out of memory printing the rescaled model");
         return NULL;
     }
-    char *copy = json_strdup(printed, err);
+    char *copy = remat_json_strdup(printed, err);
     cJSON_free(printed);
     return copy;
 }
@@ -579,10 +594,9 @@ remat_status remat_model_rescale(const remat_model *m, int64_t T, int64_t N, rem
     const char *origin = m->path && m->path[0] ? m->path : "<model>";
     json_ctx c = {origin, err};
     if (T < 0 || T > MAX_T)
-        return json_fail(&c, "T", "expected an integer in [1, %lld], got %lld", (long long)MAX_T,
-                         (long long)T);
+        return remat_json_fail(&c, "T", "expected an integer in [1, %lld], got %lld", (long long)MAX_T, (long long)T);
     if (N < 0 || N > MAX_N)
-        return json_fail(&c, "N", "expected an integer in [1, %lld], got %lld", (long long)MAX_N, (long long)N);
+        return remat_json_fail(&c, "N", "expected an integer in [1, %lld], got %lld", (long long)MAX_N, (long long)N);
     *out = *m;
     out->layers = NULL;
     out->blocks = NULL;
@@ -600,7 +614,7 @@ remat_status remat_model_rescale(const remat_model *m, int64_t T, int64_t N, rem
     }
     out->layers = remat_xmalloc((size_t)m->n_layers * sizeof *m->layers, err);
     out->blocks = remat_xmalloc((size_t)m->n_blocks * sizeof *m->blocks, err);
-    out->path = json_strdup(origin, err);
+    out->path = remat_json_strdup(origin, err);
     if (out->layers && out->blocks && out->path) {
         memcpy(out->layers, m->layers, (size_t)m->n_layers * sizeof *m->layers);
         memcpy(out->blocks, m->blocks, (size_t)m->n_blocks * sizeof *m->blocks);

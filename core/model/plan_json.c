@@ -49,66 +49,68 @@ static remat_status check_block_plan(const json_ctx *c, const remat_model *m, in
     char field[160], buf[96];
     int span = bp->span > 1 ? bp->span : 1;
     if (bp->span < 0 || (span > 1 && b + span > m->n_blocks))
-        return json_fail(c, json_path(field, sizeof field, prefix, "span"),
-                         "expected 1 .. %d (blocks from \"%s\" to the last), got %d", m->n_blocks - b, blk->name,
-                         bp->span);
+        return remat_json_fail(c, remat_json_path(field, sizeof field, prefix, "span"),
+                               "expected 1 .. %d (blocks from \"%s\" to the last), got %d", m->n_blocks - b, blk->name,
+                               bp->span);
     if (span > 1 && !bp->checkpoint)
-        return json_fail(c, json_path(field, sizeof field, prefix, "span"),
-                         "expected 1 on block \"%s\", which is not checkpointed (set \"checkpoint\": true), got %d",
-                         blk->name, bp->span);
+        return remat_json_fail(
+            c, remat_json_path(field, sizeof field, prefix, "span"),
+            "expected 1 on block \"%s\", which is not checkpointed (set \"checkpoint\": true), got %d", blk->name,
+            bp->span);
     /* The unit: layers of blocks b .. b+span-1. */
     int first = blk->first_layer, end = m->blocks[b + span - 1].first_layer + m->blocks[b + span - 1].n_layers;
     int has_bn = 0;
     for (int q = b; q < b + span; q++) has_bn |= m->blocks[q].has_batchnorm;
     if (bp->k < 1)
-        return json_fail(c, json_path(field, sizeof field, prefix, "k"), "expected an integer >= 1, got %d", bp->k);
+        return remat_json_fail(c, remat_json_path(field, sizeof field, prefix, "k"), "expected an integer >= 1, got %d",
+                               bp->k);
     if ((int)bp->compressor < 0 || bp->compressor >= REMAT_COMP_COUNT)
-        return json_fail(c, json_path(field, sizeof field, prefix, "compressor"),
-                         "expected one of none, bool, uint8, bit, sparse, got code %d", (int)bp->compressor);
+        return remat_json_fail(c, remat_json_path(field, sizeof field, prefix, "compressor"),
+                               "expected one of none, bool, uint8, bit, sparse, got code %d", (int)bp->compressor);
     if (bp->n_splits < 0 || bp->n_splits > REMAT_MAX_SPLITS)
-        return json_fail(c, json_path(field, sizeof field, prefix, "splits"), "expected at most %d splits, got %d",
-                         REMAT_MAX_SPLITS, bp->n_splits);
+        return remat_json_fail(c, remat_json_path(field, sizeof field, prefix, "splits"),
+                               "expected at most %d splits, got %d", REMAT_MAX_SPLITS, bp->n_splits);
     if (!bp->checkpoint) {
         if (bp->compressor != REMAT_COMP_NONE)
-            return json_fail(c, json_path(field, sizeof field, prefix, "compressor"),
-                             "expected \"none\" on block \"%s\", which is not checkpointed (set \"checkpoint\": "
-                             "true), got \"%s\"",
-                             blk->name, remat_compressor_name(bp->compressor));
+            return remat_json_fail(c, remat_json_path(field, sizeof field, prefix, "compressor"),
+                                   "expected \"none\" on block \"%s\", which is not checkpointed (set \"checkpoint\": "
+                                   "true), got \"%s\"",
+                                   blk->name, remat_compressor_name(bp->compressor));
         if (bp->k != 1)
-            return json_fail(c, json_path(field, sizeof field, prefix, "k"),
-                             "expected 1 on block \"%s\", which is not checkpointed (set \"checkpoint\": true), "
-                             "got %d",
-                             blk->name, bp->k);
+            return remat_json_fail(c, remat_json_path(field, sizeof field, prefix, "k"),
+                                   "expected 1 on block \"%s\", which is not checkpointed (set \"checkpoint\": true), "
+                                   "got %d",
+                                   blk->name, bp->k);
         if (bp->n_splits)
-            return json_fail(c, json_path(field, sizeof field, prefix, "splits"),
-                             "expected no splits on block \"%s\", which is not checkpointed (set \"checkpoint\": "
-                             "true)",
-                             blk->name);
+            return remat_json_fail(c, remat_json_path(field, sizeof field, prefix, "splits"),
+                                   "expected no splits on block \"%s\", which is not checkpointed (set \"checkpoint\": "
+                                   "true)",
+                                   blk->name);
         return REMAT_OK;
     }
     if (bp->k > m->T || m->T % bp->k != 0)
-        return json_fail(c, json_path(field, sizeof field, prefix, "k"), "expected a divisor of T = %lld, got %d",
-                         (long long)m->T, bp->k);
+        return remat_json_fail(c, remat_json_path(field, sizeof field, prefix, "k"),
+                               "expected a divisor of T = %lld, got %d", (long long)m->T, bp->k);
     if (bp->k > 1 && has_bn)
-        return json_fail(c, json_path(field, sizeof field, prefix, "k"),
-                         "expected 1 because block \"%s\"%s has batch norm (time chunks would change batch-norm "
-                         "statistics), got %d",
-                         blk->name, span > 1 ? " or a block of its span" : "", bp->k);
+        return remat_json_fail(c, remat_json_path(field, sizeof field, prefix, "k"),
+                               "expected 1 because block \"%s\"%s has batch norm (time chunks would change batch-norm "
+                               "statistics), got %d",
+                               blk->name, span > 1 ? " or a block of its span" : "", bp->k);
     for (int j = 0; j < bp->n_splits; j++) {
         int s = bp->splits[j];
         char sf[192];
         snprintf(sf, sizeof sf, "%s.splits[%d]", prefix, j);
         if (s <= first || s >= end)
-            return json_fail(c, sf, "expected a layer of block \"%s\"%s after its first layer \"%s\", got %s",
-                             blk->name, span > 1 ? " or its span" : "", m->layers[first].name,
-                             layer_name_or_index(m, s, buf, sizeof buf));
+            return remat_json_fail(c, sf, "expected a layer of block \"%s\"%s after its first layer \"%s\", got %s",
+                                   blk->name, span > 1 ? " or its span" : "", m->layers[first].name,
+                                   layer_name_or_index(m, s, buf, sizeof buf));
         for (int q = 0; q < j; q++)
             if (bp->splits[q] == s)
-                return json_fail(c, sf, "expected each split once, got %s again (also splits[%d])",
-                                 layer_name_or_index(m, s, buf, sizeof buf), q);
+                return remat_json_fail(c, sf, "expected each split once, got %s again (also splits[%d])",
+                                       layer_name_or_index(m, s, buf, sizeof buf), q);
         if (require_sorted && j > 0 && bp->splits[j - 1] > s)
-            return json_fail(c, sf, "expected splits in layer order, got %s after %s",
-                             layer_name_or_index(m, s, buf, sizeof buf), m->layers[bp->splits[j - 1]].name);
+            return remat_json_fail(c, sf, "expected splits in layer order, got %s after %s",
+                                   layer_name_or_index(m, s, buf, sizeof buf), m->layers[bp->splits[j - 1]].name);
     }
     /* No split cuts a branch: each segment reads only its own layers and its input. */
     for (int j = 0; j < bp->n_splits; j++) {
@@ -116,12 +118,12 @@ static remat_status check_block_plan(const json_ctx *c, const remat_model *m, in
         if (remat_segment_reads_outside(m, a, end, &reader, &source)) {
             char sf[192];
             snprintf(sf, sizeof sf, "%s.splits[%d]", prefix, j);
-            return json_fail(c, sf,
-                             "expected no split at \"%s\" in block \"%s\": it would cut \"%s\" (%s) from \"%s\", "
-                             "which it reads (a segment reads only its own layers and its input)",
-                             m->layers[a].name, blk->name, m->layers[reader].name,
-                             remat_layer_type_name(m->layers[reader].type),
-                             source == REMAT_SRC_INPUT ? "input" : m->layers[source].name);
+            return remat_json_fail(c, sf,
+                                   "expected no split at \"%s\" in block \"%s\": it would cut \"%s\" (%s) from \"%s\", "
+                                   "which it reads (a segment reads only its own layers and its input)",
+                                   m->layers[a].name, blk->name, m->layers[reader].name,
+                                   remat_layer_type_name(m->layers[reader].type),
+                                   source == REMAT_SRC_INPUT ? "input" : m->layers[source].name);
         }
     }
     /* Every segment input must be representable by the compressor. */
@@ -129,27 +131,28 @@ static remat_status check_block_plan(const json_ctx *c, const remat_model *m, in
         int sfirst = j < 0 ? blk->first_layer : bp->splits[j];
         remat_value_class v = j < 0 ? blk->in_values : m->layers[sfirst - 1].out_values;
         const char *seg = m->layers[sfirst].name;
-        json_path(field, sizeof field, prefix, "compressor");
+        remat_json_path(field, sizeof field, prefix, "compressor");
         remat_compressor comp = bp->compressor;
         if ((comp == REMAT_COMP_BIT || comp == REMAT_COMP_BOOL || comp == REMAT_COMP_SPARSE) &&
             v != REMAT_VALUES_BINARY)
-            return json_fail(c, field,
-                             "expected %s: the input of the segment starting at \"%s\" holds %s, \"%s\" stores "
-                             "spikes only",
-                             v == REMAT_VALUES_INTEGER ? "\"none\" or \"uint8\"" : "\"none\"", seg,
-                             value_class_words(v), remat_compressor_name(comp));
+            return remat_json_fail(c, field,
+                                   "expected %s: the input of the segment starting at \"%s\" holds %s, \"%s\" stores "
+                                   "spikes only",
+                                   v == REMAT_VALUES_INTEGER ? "\"none\" or \"uint8\"" : "\"none\"", seg,
+                                   value_class_words(v), remat_compressor_name(comp));
         if (comp == REMAT_COMP_UINT8 && v == REMAT_VALUES_REAL)
-            return json_fail(c, field,
-                             "expected \"none\": the input of the segment starting at \"%s\" holds real values, "
-                             "\"uint8\" stores small integers only",
-                             seg);
+            return remat_json_fail(c, field,
+                                   "expected \"none\": the input of the segment starting at \"%s\" holds real values, "
+                                   "\"uint8\" stores small integers only",
+                                   seg);
         if (comp == REMAT_COMP_SPARSE) {
             int64_t elems = m->T * m->N * m->layers[sfirst].in_features;
             if (elems > (int64_t)UINT32_MAX)
-                return json_fail(c, field,
-                                 "expected at most 2^32 - 1 elements for \"sparse\" (uint32 positions), the input "
-                                 "of \"%s\" has %lld",
-                                 seg, (long long)elems);
+                return remat_json_fail(
+                    c, field,
+                    "expected at most 2^32 - 1 elements for \"sparse\" (uint32 positions), the input "
+                    "of \"%s\" has %lld",
+                    seg, (long long)elems);
         }
     }
     return REMAT_OK;
@@ -203,8 +206,8 @@ remat_status remat_plan_init_empty(const remat_model *m, remat_plan *out, remat_
     memset(out, 0, sizeof *out);
     remat_status st = alloc_blocks(m, out, err);
     if (st == REMAT_OK) {
-        out->text = json_strdup("", err);
-        out->path = json_strdup("", err);
+        out->text = remat_json_strdup("", err);
+        out->path = remat_json_strdup("", err);
         if (!out->text || !out->path) st = REMAT_ERR_NOMEM;
     }
     if (st) remat_plan_free(out);
@@ -221,12 +224,12 @@ static remat_status parse_entry(const json_ctx *c, const remat_model *m, const c
     static const char *const allowed[] = {"name", "checkpoint", "compressor", "k", "splits", "span", NULL};
     static const char *const comp_names[] = {"none", "bool", "uint8", "bit", "sparse"};
     char p[32], field[160];
-    json_index_path(p, sizeof p, "blocks", i);
-    remat_status st = json_check_object(c, j, p, allowed);
+    remat_json_index_path(p, sizeof p, "blocks", i);
+    remat_status st = remat_json_check_object(c, j, p, allowed);
     if (st) return st;
     char name[REMAT_NAME_LEN];
-    if ((st = json_get_name(c, j, p, "name", name, sizeof name))) return st;
-    json_path(field, sizeof field, p, "name");
+    if ((st = remat_json_get_name(c, j, p, "name", name, sizeof name))) return st;
+    remat_json_path(field, sizeof field, p, "name");
     int b = remat_model_find_block(m, name);
     if (b < 0) {
         char list[256];
@@ -234,43 +237,45 @@ static remat_status parse_entry(const json_ctx *c, const remat_model *m, const c
         list[0] = '\0';
         for (int q = 0; q < m->n_blocks && o < sizeof list; q++)
             o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", q ? ", " : "", m->blocks[q].name);
-        return json_fail(c, field, "expected a block of model \"%s\" (one of: %s), got \"%s\"", m->name, list, name);
+        return remat_json_fail(c, field, "expected a block of model \"%s\" (one of: %s), got \"%s\"", m->name, list,
+                               name);
     }
     if (seen[b] >= 0)
-        return json_fail(c, field, "expected each block once, got \"%s\" again (also blocks[%d])", name, seen[b]);
+        return remat_json_fail(c, field, "expected each block once, got \"%s\" again (also blocks[%d])", name, seen[b]);
     seen[b] = i;
     remat_block_plan *bp = &out->blocks[b];
-    if ((st = json_get_bool(c, j, p, "checkpoint", 0, 0, &bp->checkpoint))) return st;
+    if ((st = remat_json_get_bool(c, j, p, "checkpoint", 0, 0, &bp->checkpoint))) return st;
     int comp = REMAT_COMP_NONE;
-    if ((st = json_get_enum(c, j, p, "compressor", 0, comp_names, REMAT_COMP_COUNT, REMAT_COMP_NONE, &comp)))
+    if ((st = remat_json_get_enum(c, j, p, "compressor", 0, comp_names, REMAT_COMP_COUNT, REMAT_COMP_NONE, &comp)))
         return st;
     bp->compressor = (remat_compressor)comp;
     int64_t k;
-    if ((st = json_get_int(c, j, p, "k", 0, 1, 1, INT64_MAX, &k))) return st;
+    if ((st = remat_json_get_int(c, j, p, "k", 0, 1, 1, INT64_MAX, &k))) return st;
     if (k > m->T)
-        return json_fail(c, json_path(field, sizeof field, p, "k"), "expected a divisor of T = %lld, got %lld",
-                         (long long)m->T, (long long)k);
+        return remat_json_fail(c, remat_json_path(field, sizeof field, p, "k"),
+                               "expected a divisor of T = %lld, got %lld", (long long)m->T, (long long)k);
     bp->k = (int)k;
     int64_t span;
-    if ((st = json_get_int(c, j, p, "span", 0, 1, 1, m->n_blocks, &span))) return st;
+    if ((st = remat_json_get_int(c, j, p, "span", 0, 1, 1, m->n_blocks, &span))) return st;
     bp->span = (int)span;
-    const cJSON *sp = json_member(j, "splits");
+    const cJSON *sp = remat_json_member(j, "splits");
     if (sp) {
-        json_path(field, sizeof field, p, "splits");
-        if (!cJSON_IsArray(sp)) return json_fail_value(c, field, sp, "an array of layer names");
+        remat_json_path(field, sizeof field, p, "splits");
+        if (!cJSON_IsArray(sp)) return remat_json_fail_value(c, field, sp, "an array of layer names");
         int n = cJSON_GetArraySize(sp);
         if (n > REMAT_MAX_SPLITS)
-            return json_fail(c, field, "expected at most %d splits, got %d", REMAT_MAX_SPLITS, n);
+            return remat_json_fail(c, field, "expected at most %d splits, got %d", REMAT_MAX_SPLITS, n);
         int q = 0;
         for (const cJSON *e = sp->child; e; e = e->next, q++) {
             char ef[192], lname[REMAT_NAME_LEN];
             snprintf(ef, sizeof ef, "%s[%d]", field, q);
-            if ((st = json_check_name(c, e, ef, lname, sizeof lname))) return st;
+            if ((st = remat_json_check_name(c, e, ef, lname, sizeof lname))) return st;
             int idx = remat_model_find_layer(m, lname);
             if (idx < 0)
-                return json_fail(c, ef, "expected a layer of block \"%s\"%s after its first layer \"%s\", got \"%s\"",
-                                 m->blocks[b].name, bp->span > 1 ? " or its span" : "",
-                                 m->layers[m->blocks[b].first_layer].name, lname);
+                return remat_json_fail(c, ef,
+                                       "expected a layer of block \"%s\"%s after its first layer \"%s\", got \"%s\"",
+                                       m->blocks[b].name, bp->span > 1 ? " or its span" : "",
+                                       m->layers[m->blocks[b].first_layer].name, lname);
             bp->splits[q] = idx;
         }
         bp->n_splits = n;
@@ -284,29 +289,31 @@ static remat_status parse_plan(const json_ctx *c, const cJSON *root, const remat
                                remat_error *err) {
     static const char *const allowed[] = {"model", "description", "chosen_for", "blocks", NULL};
     static const char *const question[] = {"by", "T", "N", "budget_bytes", "budget_on", "device_overhead_bytes", NULL};
-    remat_status st = json_check_object(c, root, "", allowed);
+    remat_status st = remat_json_check_object(c, root, "", allowed);
     if (st) return st;
-    const cJSON *cf = json_member(root, "chosen_for"); /* what search/tune chose the plan for (checked by tools) */
-    if (cf && !cJSON_IsObject(cf)) return json_fail_value(c, "chosen_for", cf, "an object (by, T, N, budget_bytes, ...)");
-    if (cf && (st = json_check_object(c, cf, "chosen_for", question))) return st;
+    const cJSON *cf =
+        remat_json_member(root, "chosen_for"); /* what search/tune chose the plan for (checked by tools) */
+    if (cf && !cJSON_IsObject(cf))
+        return remat_json_fail_value(c, "chosen_for", cf, "an object (by, T, N, budget_bytes, ...)");
+    if (cf && (st = remat_json_check_object(c, cf, "chosen_for", question))) return st;
     for (const cJSON *f = cf ? cf->child : NULL; f; f = f->next) {
         char field[64];
         int text = !strcmp(f->string, "by") || !strcmp(f->string, "budget_on");
         if (text ? !cJSON_IsString(f) : !(cJSON_IsNumber(f) || (cJSON_IsNull(f) && !strcmp(f->string, "budget_bytes"))))
-            return json_fail_value(c, json_path(field, sizeof field, "chosen_for", f->string), f,
-                                   text ? "a string" : "a number");
+            return remat_json_fail_value(c, remat_json_path(field, sizeof field, "chosen_for", f->string), f,
+                                         text ? "a string" : "a number");
     }
-    const cJSON *mn = json_member(root, "model");
+    const cJSON *mn = remat_json_member(root, "model");
     if (mn && (!cJSON_IsString(mn) || strcmp(mn->valuestring, m->name) != 0)) {
         char expected[128];
         snprintf(expected, sizeof expected, "\"%s\" (the name of the model the plan is used with)", m->name);
-        return json_fail_value(c, "model", mn, expected);
+        return remat_json_fail_value(c, "model", mn, expected);
     }
-    const cJSON *d = json_member(root, "description");
-    if (d && !cJSON_IsString(d)) return json_fail_value(c, "description", d, "a string");
-    const cJSON *arr = json_member(root, "blocks");
-    if (!arr) return json_fail(c, "blocks", "missing (expected an array of block plans, [] for none)");
-    if (!cJSON_IsArray(arr)) return json_fail_value(c, "blocks", arr, "an array of block plans");
+    const cJSON *d = remat_json_member(root, "description");
+    if (d && !cJSON_IsString(d)) return remat_json_fail_value(c, "description", d, "a string");
+    const cJSON *arr = remat_json_member(root, "blocks");
+    if (!arr) return remat_json_fail(c, "blocks", "missing (expected an array of block plans, [] for none)");
+    if (!cJSON_IsArray(arr)) return remat_json_fail_value(c, "blocks", arr, "an array of block plans");
     if ((st = alloc_blocks(m, out, err))) return st;
     int *seen = remat_xmalloc((size_t)(m->n_blocks > 0 ? m->n_blocks : 1) * sizeof *seen, err);
     if (!seen) return REMAT_ERR_NOMEM;
@@ -317,10 +324,10 @@ static remat_status parse_plan(const json_ctx *c, const cJSON *root, const remat
         for (int q = b + 1; q < b + out->blocks[b].span && q < m->n_blocks; q++) {
             if (seen[q] < 0) continue;
             char entry[32], field[64];
-            json_index_path(entry, sizeof entry, "blocks", seen[q]);
-            st = json_fail(c, json_path(field, sizeof field, entry, "name"),
-                           "expected a block outside the span of \"%s\" (span %d covers \"%s\"), got \"%s\"",
-                           m->blocks[b].name, out->blocks[b].span, m->blocks[q].name, m->blocks[q].name);
+            remat_json_index_path(entry, sizeof entry, "blocks", seen[q]);
+            st = remat_json_fail(c, remat_json_path(field, sizeof field, entry, "name"),
+                                 "expected a block outside the span of \"%s\" (span %d covers \"%s\"), got \"%s\"",
+                                 m->blocks[b].name, out->blocks[b].span, m->blocks[q].name, m->blocks[q].name);
             break;
         }
     }
@@ -337,14 +344,14 @@ remat_status remat_plan_parse(const char *text, size_t len, const char *origin, 
     json_ctx c = {origin, err};
     cJSON *root = NULL;
     char *copy = NULL;
-    remat_status st = json_parse_root(text, len, origin, &root, &copy, err);
+    remat_status st = remat_json_parse_root(text, len, origin, &root, &copy, err);
     if (st) return st;
     st = parse_plan(&c, root, m, out, err);
     cJSON_Delete(root);
     if (st == REMAT_OK) {
         out->text = copy;
         copy = NULL;
-        out->path = json_strdup(origin, err);
+        out->path = remat_json_strdup(origin, err);
         if (!out->path) st = REMAT_ERR_NOMEM;
     }
     remat_xfree(copy);
@@ -356,7 +363,7 @@ remat_status remat_plan_load(const char *path, const remat_model *m, remat_plan 
     if (out) memset(out, 0, sizeof *out);
     char *text = NULL;
     size_t len = 0;
-    remat_status st = json_read_file(path, &text, &len, err);
+    remat_status st = remat_json_read_file(path, &text, &len, err);
     if (st) return st;
     st = remat_plan_parse(text, len, path, m, out, err);
     remat_xfree(text);
@@ -367,19 +374,19 @@ remat_status remat_plan_validate(const remat_plan *p, const remat_model *m, cons
     json_ctx c = {origin && origin[0] ? origin : "<plan>", err};
     if (!p || !m) return remat_error_set(err, REMAT_ERR_INTERNAL, "remat_plan_validate: null plan or model");
     if (p->n_blocks != m->n_blocks || (p->n_blocks > 0 && !p->blocks))
-        return json_fail(&c, "blocks", "expected %d block plans (one per block of model \"%s\"), got %d",
-                         m->n_blocks, m->name, p->blocks ? p->n_blocks : 0);
+        return remat_json_fail(&c, "blocks", "expected %d block plans (one per block of model \"%s\"), got %d",
+                               m->n_blocks, m->name, p->blocks ? p->n_blocks : 0);
     for (int b = 0; b < m->n_blocks; b++) {
         char prefix[32];
-        json_index_path(prefix, sizeof prefix, "blocks", b);
+        remat_json_index_path(prefix, sizeof prefix, "blocks", b);
         remat_status st = check_block_plan(&c, m, b, &p->blocks[b], prefix, 1);
         if (st) return st;
         for (int q = b + 1; q < b + p->blocks[b].span && q < m->n_blocks; q++) {
             const remat_block_plan *cq = &p->blocks[q];
             if (cq->checkpoint || cq->span > 1) {
-                json_index_path(prefix, sizeof prefix, "blocks", q);
-                return json_fail(&c, prefix, "expected block \"%s\" stored: it is covered by the span of \"%s\"",
-                                 m->blocks[q].name, m->blocks[b].name);
+                remat_json_index_path(prefix, sizeof prefix, "blocks", q);
+                return remat_json_fail(&c, prefix, "expected block \"%s\" stored: it is covered by the span of \"%s\"",
+                                       m->blocks[q].name, m->blocks[b].name);
             }
         }
     }
