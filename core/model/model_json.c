@@ -192,6 +192,20 @@ static int listed_block(const cJSON *blocks, const char *name) {
 /* The branch rule at the layer that breaks it (before its shapes are checked against a
  * source it may not read): a source named by `key` must be a layer of the reader's
  * block or the block's input. Layers 0..i are parsed; the blocks come from the file. */
+/* The branch rule's refusal: layer i's source (key) lies before the block named
+ * block, whose input is first_name. Every name is echoed sanitised (a block name is
+ * not checked yet when the early check runs). */
+static remat_status fail_branch(const json_ctx *c, int i, const char *key, const char *block, const char *first_name,
+                                const char *src_name) {
+    char field[48], b[48], f[48], s[48];
+    snprintf(field, sizeof field, "layers[%d].%s", i, key);
+    return remat_json_fail(c, field,
+                           "expected a layer of block \"%s\" or its input (\"%s\"), got \"%s\" (a branch stays "
+                           "inside its block)",
+                           remat_json_sanitize(block, b, sizeof b), remat_json_sanitize(first_name, f, sizeof f),
+                           remat_json_sanitize(src_name, s, sizeof s));
+}
+
 static remat_status early_branch_check(const json_ctx *c, const cJSON *blocks, const remat_model *m, int i, int src,
                                        const char *key) {
     int b = listed_block(blocks, m->layers[i].name);
@@ -201,14 +215,9 @@ static remat_status early_branch_check(const json_ctx *c, const cJSON *blocks, c
     if (src >= first - 1) return REMAT_OK;
     const cJSON *bo = cJSON_GetArrayItem(blocks, b);
     const cJSON *bn = bo ? cJSON_GetObjectItemCaseSensitive(bo, "name") : NULL;
-    char field[48];
-    snprintf(field, sizeof field, "layers[%d].%s", i, key);
-    return remat_json_fail(
-        c, field,
-        "expected a layer of block \"%s\" or its input (\"%s\"), got \"%s\" (a branch stays inside its "
-        "block)",
-        cJSON_IsString(bn) ? bn->valuestring : "?", first > 0 ? m->layers[first - 1].name : "input",
-        src == REMAT_SRC_INPUT ? "input" : m->layers[src].name);
+    return fail_branch(c, i, key, cJSON_IsString(bn) ? bn->valuestring : "?",
+                       first > 0 ? m->layers[first - 1].name : "input",
+                       src == REMAT_SRC_INPUT ? "input" : m->layers[src].name);
 }
 
 static remat_shape source_shape(const remat_model *m, int src) {
@@ -361,14 +370,8 @@ static remat_value_class source_values(const remat_model *m, int src) {
 static remat_status check_source(const json_ctx *c, const remat_model *m, int i, int src, const char *key) {
     const remat_block *blk = &m->blocks[m->layers[i].block];
     if (src >= blk->first_layer - 1) return REMAT_OK;
-    char field[48];
-    snprintf(field, sizeof field, "layers[%d].%s", i, key);
-    return remat_json_fail(
-        c, field,
-        "expected a layer of block \"%s\" or its input (\"%s\"), got \"%s\" (a branch stays inside its "
-        "block)",
-        blk->name, blk->first_layer > 0 ? m->layers[blk->first_layer - 1].name : "input",
-        src == REMAT_SRC_INPUT ? "input" : m->layers[src].name);
+    return fail_branch(c, i, key, blk->name, blk->first_layer > 0 ? m->layers[blk->first_layer - 1].name : "input",
+                       src == REMAT_SRC_INPUT ? "input" : m->layers[src].name);
 }
 
 /* The rules of `add` with its default operand (the block input): after at least
