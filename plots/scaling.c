@@ -20,6 +20,13 @@ void remat_scaling_free(remat_scaling *s) {
     memset(s, 0, sizeof *s);
 }
 
+remat_status remat_scaling_series_alloc(remat_scaling_series *s, int n, remat_error *err) {
+    s->n = n;
+    s->x = remat_xcalloc((size_t)n, sizeof(double), err);
+    s->peak_bytes = remat_xcalloc((size_t)n, sizeof(int64_t), err);
+    return s->x && s->peak_bytes ? REMAT_OK : REMAT_ERR_NOMEM;
+}
+
 static const char *fit_name(remat_scaling_fit f) {
     return f == REMAT_FIT_LINEAR ? "linear" : f == REMAT_FIT_SQRT ? "sqrt" : "none";
 }

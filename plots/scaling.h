@@ -77,6 +77,8 @@ remat_status remat_scaling_read(const char *path, remat_scaling *out, remat_erro
 /* Writes the format above (fit written when fit_given), through <path>.tmp + rename. */
 remat_status remat_scaling_write(const char *path, const remat_scaling *s, remat_error *err);
 void remat_scaling_free(remat_scaling *s);
+/* s->x and s->peak_bytes: n zeroes each (owned by s); s->n = n. REMAT_ERR_NOMEM. */
+remat_status remat_scaling_series_alloc(remat_scaling_series *s, int n, remat_error *err);
 
 /* Least squares y = a + b*g(x), g = x or sqrt(x). Returns 0 (a, b untouched) when
  * fewer than two distinct x. */

@@ -26,11 +26,13 @@
 #include "sim/search.h"
 #include "sim/sim.h"
 #include "sim/span_search.h"
+#include "sim/sweep.h"
 #include "tools/answer.h"
 #include "tools/cli.h"
 #include "tools/paths.h"
 #include "tools/commands.h"
 #include "tools/run_common.h"
+#include "tools/sweep_scaling.h"
 #include "verify/plan_check.h"
 
 extern const char remat_default_model_json[];
@@ -157,71 +159,32 @@ static remat_status search(demo *d) {
     return st;
 }
 
-/* Largest divisor of T not above sqrt(T). */
-static int sqrt_divisor(int64_t T) {
-    int best = 1;
-    for (int k = 1; (int64_t)k * k <= T; k++)
-        if (T % k == 0) best = k;
-    return best;
+/* The sweep's plan at each T: checkpointing along time (sim/sweep.h); ctx: the flag
+ * cleared where a model refuses time chunks. */
+static remat_status along_time_plan(void *ctx, const remat_model *m, remat_plan *out, remat_error *err) {
+    return remat_sweep_plan_along_time(m, out, (int *)ctx, err);
 }
 
 /* Stage 6: peak against T, from the simulator's rescaling of the baseline trace. */
 static remat_status scaling(demo *d) {
     static const int64_t Ts[] = {16, 32, 64, 128, 256};
-    const int n = (int)(sizeof Ts / sizeof Ts[0]);
+    enum { NT = (int)(sizeof Ts / sizeof Ts[0]) };
+    int along_time = 1; /* every T took the span with k ~ sqrt(T) */
+    remat_sweep_opts o = {'T', Ts, NT, along_time_plan, &along_time, NULL, NULL};
+    remat_sim_opts so = remat_sim_opts_default();
+    so.steady = 1;
+    so.origin = "baseline.h5";
+    remat_sweep_row rows[NT];
+    int64_t fixed = 0;
+    remat_status st = remat_sim_sweep(&d->base_trace, &so, &o, rows, &fixed, &d->err);
     remat_scaling *sc = &d->scaling;
-    memset(sc, 0, sizeof *sc);
-    snprintf(sc->x_name, sizeof sc->x_name, "T");
-    sc->at_N = d->m.N;
-    sc->n_series = 2;
+    if (st == REMAT_OK) st = remat_tools_sweep_scaling(&o, rows, fixed, 1, 1, sc, &d->err);
+    if (st != REMAT_OK) return st;
     snprintf(sc->series[0].name, sizeof sc->series[0].name, "plain backpropagation");
     snprintf(sc->series[1].name, sizeof sc->series[1].name, "checkpointing along time (one span, k ~ sqrt(T))");
     sc->series[0].fit = REMAT_FIT_LINEAR;
     sc->series[1].fit = REMAT_FIT_SQRT;
-    for (int q = 0; q < 2; q++) {
-        sc->series[q].fit_given = 1;
-        sc->series[q].n = n;
-        sc->series[q].x = remat_xcalloc((size_t)n, sizeof(double), &d->err);
-        sc->series[q].peak_bytes = remat_xcalloc((size_t)n, sizeof(int64_t), &d->err);
-        if (!sc->series[q].x || !sc->series[q].peak_bytes) return REMAT_ERR_NOMEM;
-    }
-    int along_time = 1; /* every T took the span with k ~ sqrt(T) */
-    for (int i = 0; i < n; i++) {
-        remat_sim_opts so = remat_sim_opts_default();
-        so.steady = 1;
-        so.T = Ts[i];
-        so.origin = "baseline.h5";
-        remat_sim *s = remat_sim_init(&d->base_trace, &so, &d->err);
-        if (!s) return d->err.status;
-        const remat_model *m = remat_sim_model(s);
-        remat_plan p;
-        remat_status st = remat_plan_init_empty(m, &p, &d->err);
-        remat_search_figures f;
-        if (st == REMAT_OK) st = remat_search_evaluate(s, &p, &f, &d->err);
-        if (st == REMAT_OK) {
-            sc->series[0].x[i] = (double)Ts[i];
-            sc->series[0].peak_bytes[i] = f.peak_live;
-            p.blocks[0].checkpoint = 1;
-            p.blocks[0].span = m->n_blocks;
-            p.blocks[0].k = sqrt_divisor(m->T);
-            /* uncompressed: the unit's input is the batch, which stays alive anyway */
-            p.blocks[0].compressor = REMAT_COMP_NONE;
-            remat_error quiet = {0};
-            if (remat_plan_validate(&p, m, "<demo>", &quiet) != REMAT_OK) { /* e.g. batch norm: no chunks */
-                p.blocks[0].k = 1;
-                p.blocks[0].span = 1;
-                along_time = 0;
-            }
-            st = remat_search_evaluate(s, &p, &f, &d->err);
-        }
-        if (st == REMAT_OK) {
-            sc->series[1].x[i] = (double)Ts[i];
-            sc->series[1].peak_bytes[i] = f.peak_live;
-        }
-        remat_plan_free(&p);
-        remat_sim_free(s);
-        if (st != REMAT_OK) return st;
-    }
+    sc->series[0].fit_given = sc->series[1].fit_given = 1;
     if (!along_time) { /* batch norm: no time chunks; say what was drawn, and fit what it is */
         snprintf(sc->series[1].name, sizeof sc->series[1].name,
                  "first block checkpointed (batch norm: no time chunks, no span)");

@@ -15,13 +15,14 @@
 #include "sim/ddp.h"
 #include "core/base/size.h"
 #include "plots/scaling.h"
-#include "sim/search.h"
+#include "sim/sweep.h"
 #include "tools/answer.h"
 #include "tools/rates.h"
 #include "tools/cli.h"
 #include "tools/paths.h"
 #include "tools/commands.h"
 #include "tools/ext_report.h"
+#include "tools/sweep_scaling.h"
 
 static const char *USAGE =
     "usage: remat simulate --trace BASE.h5 [--plan P.json] [--allocator exact|caching]\n"
@@ -247,11 +248,6 @@ static remat_status set_rates(remat_sim *s, const char *text, remat_error *err) 
 
 #define SWEEP_MAX 32
 
-typedef struct sweep_row {
-    int64_t v;
-    remat_search_figures base, plan;
-} sweep_row;
-
 /* "T=16,32,64" -> dim 'T' and the values (ascending, distinct, positive). 0 or 2. */
 static int parse_sweep(const char *text, char *dim, int64_t *v, int *n) {
     *n = 0;
@@ -281,6 +277,25 @@ bad:
     return 2;
 }
 
+/* The sweep's plan at each value: the --plan file on the rescaled model; its notation
+ * kept for the table and the figure. */
+typedef struct sweep_plan {
+    const char *path;
+    char label[1024];
+} sweep_plan;
+
+static remat_status load_plan(void *ctx, const remat_model *m, remat_plan *out, remat_error *err) {
+    sweep_plan *sp = ctx;
+    remat_status st = remat_plan_load_arg(sp->path, m, out, err);
+    if (st == REMAT_OK) remat_plan_notation(out, m, sp->label, sizeof sp->label);
+    return st;
+}
+
+static void sweep_progress(void *ctx, char dim, int64_t v, int i, int n) {
+    (void)ctx;
+    remat_cli_progress("simulate --sweep: %c=%lld (%d of %d)", dim, (long long)v, i + 1, n);
+}
+
 /* The sweep: for each value, the baseline (no checkpointing) and, with a plan, the
  * plan, rescaled from the trace; the table on stdout (or --json), the scaling file
  * and its figure (plots/scaling.h) at fig_path, the budget drawn as a line. */
@@ -296,61 +311,28 @@ static int run_sweep(const remat_trace *trace, const char *trace_path, const rem
     remat_cli_budget_use_trace(&bud, &src, trace->device_total_bytes, trace->device_free_at_init);
     int64_t alloc_budget = 0;
     if (bf->budget >= 0 && (rc = remat_cli_budget_allocator_bytes("simulate", &bud, &alloc_budget)) != 0) return rc;
-    sweep_row rows[SWEEP_MAX];
-    char plan_label[1024] = "";
-    remat_status st = REMAT_OK;
+    remat_sweep_row rows[SWEEP_MAX];
+    sweep_plan sp = {plan_path, ""};
+    remat_sweep_opts o = {dim, vals, nv, plan_path ? load_plan : NULL, &sp, sweep_progress, NULL};
+    remat_sim_opts so = *base_so;
+    so.allocator = kind;
+    so.check_baseline = 1;
     int64_t fixed = 0; /* the other dimension, as simulated */
-    for (int i = 0; i < nv && st == REMAT_OK; i++) {
-        remat_cli_progress("simulate --sweep: %c=%lld (%d of %d)", dim, (long long)vals[i], i + 1, nv);
-        remat_sim_opts so = *base_so;
-        so.allocator = kind;
-        so.check_baseline = i == 0;
-        if (dim == 'T') so.T = vals[i];
-        else so.N = vals[i];
-        remat_sim *s = remat_sim_init(trace, &so, &err);
-        if (!s) {
-            st = err.status;
-            break;
-        }
-        fixed = dim == 'T' ? remat_sim_model(s)->N : remat_sim_model(s)->T;
-        rows[i].v = vals[i];
-        st = remat_search_evaluate(s, NULL, &rows[i].base, &err);
-        if (st == REMAT_OK && plan_path) {
-            remat_plan p;
-            st = remat_plan_load_arg(plan_path, remat_sim_model(s), &p, &err);
-            if (st == REMAT_OK) {
-                remat_plan_notation(&p, remat_sim_model(s), plan_label, sizeof plan_label);
-                st = remat_search_evaluate(s, &p, &rows[i].plan, &err);
-                remat_plan_free(&p);
-            }
-        }
-        remat_sim_free(s);
-    }
+    remat_status st = remat_sim_sweep(trace, &so, &o, rows, &fixed, &err);
     remat_cli_progress_done();
     if (st != REMAT_OK) return remat_cli_fail("simulate", &err);
+    const char *plan_label = sp.label;
     const int on_live = bud.on == REMAT_BUDGET_ON_LIVE;
     /* the scaling file and its figure */
     remat_scaling sc;
-    memset(&sc, 0, sizeof sc);
-    snprintf(sc.x_name, sizeof sc.x_name, "%c", dim);
-    if (dim == 'T') sc.at_N = fixed;
-    else sc.at_T = fixed;
+    st = remat_tools_sweep_scaling(&o, rows, fixed, on_live, plan_path != NULL, &sc, &err);
     snprintf(sc.y_name, sizeof sc.y_name, "%s", on_live ? "peak live memory" : "peak reserved memory");
     sc.budget_bytes = bf->budget >= 0 && alloc_budget != REMAT_SIZE_INF ? alloc_budget : 0;
-    sc.n_series = plan_path ? 2 : 1;
     snprintf(sc.series[0].name, sizeof sc.series[0].name, "baseline (no checkpointing)");
-    if (plan_path) snprintf(sc.series[1].name, sizeof sc.series[1].name, "%.120s", plan_label);
-    for (int q = 0; q < sc.n_series && st == REMAT_OK; q++) {
-        sc.series[q].n = nv;
-        sc.series[q].x = remat_xcalloc((size_t)nv, sizeof(double), &err);
-        sc.series[q].peak_bytes = remat_xcalloc((size_t)nv, sizeof(int64_t), &err);
-        if (!sc.series[q].x || !sc.series[q].peak_bytes) st = REMAT_ERR_NOMEM;
-        for (int i = 0; st == REMAT_OK && i < nv; i++) {
-            const remat_search_figures *f = q ? &rows[i].plan : &rows[i].base;
-            sc.series[q].x[i] = (double)rows[i].v;
-            sc.series[q].peak_bytes[i] = on_live ? f->peak_live : f->peak_reserved;
-        }
-        sc.series[q].fit = q ? remat_scaling_best_fit(&sc.series[q]) : REMAT_FIT_LINEAR;
+    sc.series[0].fit = REMAT_FIT_LINEAR;
+    if (plan_path) {
+        snprintf(sc.series[1].name, sizeof sc.series[1].name, "%.120s", plan_label);
+        if (st == REMAT_OK) sc.series[1].fit = remat_scaling_best_fit(&sc.series[1]);
     }
     char json_path[4096];
     snprintf(json_path, sizeof json_path, "%s", fig);
