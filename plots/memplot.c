@@ -33,7 +33,7 @@ static size_t utf8_len(const char *s) {
 /* Copies at most max characters (UTF-8 aware), ending in "..." when cut. */
 static void shorten(const char *s, size_t max, char *buf, size_t len) {
     if (utf8_len(s) <= max) {
-        snprintf(buf, len, "%s", s);
+        snprintf(buf, len, "%.*s", (int)(len - 1), s); /* the precision: as "%s" cut at len */
         return;
     }
     size_t chars = 0, i = 0;
@@ -190,159 +190,177 @@ static void write_series(FILE *fp, const remat_trace *t, const remat_series *s, 
     }
 }
 
-remat_status remat_plot_memory(const remat_plot_input *in, int n, const remat_curve_opts *co,
-                               const remat_figure_opts *fo, remat_figure_files *files, remat_error *err) {
-    remat_figure_opts fdef = remat_figure_opts_default();
-    if (!fo) fo = &fdef;
-    remat_status st = remat_figure_files_init(fo, files, err);
-    if (st != REMAT_OK) return st;
-    remat_plot_item items[REMAT_PLOT_MAX_INPUTS];
-    if ((st = remat_plot_items_build(in, n, co, items, err)) != REMAT_OK) return st;
-
-    const int xtime = items[0].curve.xkind == REMAT_CURVE_X_TIME;
-    double xmax = 0.0, ymax = 0.0;
-    int any_reserved = 0, same_iter = 1;
-    for (int i = 0; i < n; i++) {
-        const remat_mem_curve *c = &items[i].curve;
-        if (c->x_end > xmax) xmax = c->x_end;
-        if ((double)c->live.peak > ymax) ymax = (double)c->live.peak;
-        if (c->has_reserved && (double)c->reserved.peak > ymax) ymax = (double)c->reserved.peak;
-        if (c->has_reserved) any_reserved = 1;
-        if (c->iter != items[0].curve.iter) same_iter = 0;
-    }
-    if (xmax <= 0.0) xmax = 1.0;
-    if (ymax <= 0.0) ymax = 1.0;
-    remat_unit yu = remat_unit_bytes(ymax);
-    remat_unit xu = xtime ? remat_unit_seconds(xmax) : (remat_unit){1.0, "events"};
-
-    /* ---- data file ---- */
-    remat_afile af;
-    if ((st = remat_afile_open(&af, files->data, err)) != REMAT_OK) goto out;
-    FILE *fp = af.fp;
+/* What the phases of remat_plot_memory share: the inputs, the ranges, the data
+ * blocks' indices, the layout in screen fractions and the placed peak labels. */
+typedef struct memfig {
+    const remat_plot_input *in;
+    const remat_plot_item *items;
+    int n, xtime, any_reserved, same_iter;
+    double xmax, ymax, ytop;
+    remat_unit xu, yu; /* from the curves' ranges (before the budget line widens ymax) */
+    int64_t budget;
     int live_idx[REMAT_PLOT_MAX_INPUTS], res_idx[REMAT_PLOT_MAX_INPUTS], ph_idx[REMAT_PLOT_MAX_INPUTS];
+    /* layout */
+    double W, H, cw, lh, L, R, title_y, key_top, MT, SB, ST, MB;
+    int entries, rows;
+    char strip_lab[REMAT_PLOT_MAX_INPUTS][40];
+    char key_title[REMAT_PLOT_MAX_INPUTS][2][200];
+    peak_label labels[2 * REMAT_PLOT_MAX_INPUTS];
+    int nl;
+} memfig;
+
+/* The x and y ranges, whether any trace has a reserved curve, whether all show the same iteration. */
+static void memfig_ranges(memfig *g) {
+    g->xmax = 0.0;
+    g->ymax = 0.0;
+    g->any_reserved = 0;
+    g->same_iter = 1;
+    for (int i = 0; i < g->n; i++) {
+        const remat_mem_curve *c = &g->items[i].curve;
+        if (c->x_end > g->xmax) g->xmax = c->x_end;
+        if ((double)c->live.peak > g->ymax) g->ymax = (double)c->live.peak;
+        if (c->has_reserved && (double)c->reserved.peak > g->ymax) g->ymax = (double)c->reserved.peak;
+        if (c->has_reserved) g->any_reserved = 1;
+        if (c->iter != g->items[0].curve.iter) g->same_iter = 0;
+    }
+    if (g->xmax <= 0.0) g->xmax = 1.0;
+    if (g->ymax <= 0.0) g->ymax = 1.0;
+    g->yu = remat_unit_bytes(g->ymax);
+    g->xu = g->xtime ? remat_unit_seconds(g->xmax) : (remat_unit){1.0, "events"};
+}
+
+/* The data file: per trace a live block, a reserved block (when modelled) and a phase block. */
+static void memfig_put_data(FILE *fp, memfig *g) {
     int block = 0;
     fprintf(fp, "# remat plot: memory over one training iteration; data blocks (gnuplot `index`) below.\n");
     fprintf(fp, "# x is %s; memory in bytes; phase: 0 init 1 forward 2 recompute 3 loss 4 backward 5 optimizer;\n",
-            xtime ? "seconds since the iteration's first event" : "events of the iteration applied so far");
+            g->xtime ? "seconds since the iteration's first event" : "events of the iteration applied so far");
     fprintf(fp, "# event: the trace's event index after which the value holds (-1: before the iteration)\n");
-    for (int i = 0; i < n; i++) {
-        const remat_mem_curve *c = &items[i].curve;
-        const remat_trace *t = in[i].trace;
+    for (int i = 0; i < g->n; i++) {
+        const remat_mem_curve *c = &g->items[i].curve;
+        const remat_trace *t = g->in[i].trace;
         if (block) fprintf(fp, "\n\n");
-        live_idx[i] = block++;
-        fprintf(fp, "# index %d: live bytes of ", live_idx[i]);
-        remat_gp_put_string(fp, items[i].label);
+        g->live_idx[i] = block++;
+        fprintf(fp, "# index %d: live bytes of ", g->live_idx[i]);
+        remat_gp_put_string(fp, g->items[i].label);
         fprintf(fp, " (");
-        remat_gp_put_string(fp, in[i].origin ? in[i].origin : "");
+        remat_gp_put_string(fp, g->in[i].origin ? g->in[i].origin : "");
         fprintf(fp, "), iteration %d, %lld points kept of %lld\n", c->iter, (long long)c->live.n, (long long)c->live.n_full);
         fprintf(fp, "# x live_bytes event phase block layer\n");
-        write_series(fp, t, &c->live, xtime);
-        res_idx[i] = -1;
+        write_series(fp, t, &c->live, g->xtime);
+        g->res_idx[i] = -1;
         if (c->has_reserved) {
             fprintf(fp, "\n\n");
-            res_idx[i] = block++;
-            fprintf(fp, "# index %d: reserved bytes (caching allocator model) of ", res_idx[i]);
-            remat_gp_put_string(fp, items[i].label);
+            g->res_idx[i] = block++;
+            fprintf(fp, "# index %d: reserved bytes (caching allocator model) of ", g->res_idx[i]);
+            remat_gp_put_string(fp, g->items[i].label);
             fprintf(fp, ", %lld points kept of %lld\n", (long long)c->reserved.n, (long long)c->reserved.n_full);
             fprintf(fp, "# x reserved_bytes event phase block layer\n");
-            write_series(fp, t, &c->reserved, xtime);
+            write_series(fp, t, &c->reserved, g->xtime);
         }
         fprintf(fp, "\n\n");
-        ph_idx[i] = block++;
-        fprintf(fp, "# index %d: phases of ", ph_idx[i]);
-        remat_gp_put_string(fp, items[i].label);
+        g->ph_idx[i] = block++;
+        fprintf(fp, "# index %d: phases of ", g->ph_idx[i]);
+        remat_gp_put_string(fp, g->items[i].label);
         fprintf(fp, "\n# x0 x1 phase row\n");
         for (int64_t k = 0; k < c->n_spans; k++)
             fprintf(fp, "%.9g %.9g %d %d\n", c->spans[k].x0, c->spans[k].x1, c->spans[k].phase, i);
     }
-    if ((st = remat_afile_commit(&af, err)) != REMAT_OK) goto out;
+}
 
-    /* ---- layout (pixels -> screen fractions) ---- */
-    const double W = fo->width > 0 ? fo->width : 1280, H = fo->height > 0 ? fo->height : 720;
-    const double cw = char_px(files->format), lh = line_px(files->format);
-    char strip_lab[REMAT_PLOT_MAX_INPUTS][40];
+/* Layout (pixels -> screen fractions): margins from the strip labels, key rows from the key titles. */
+static void memfig_layout(memfig *g, const remat_figure_opts *fo, remat_fig_format format) {
+    const int n = g->n;
+    g->W = fo->width > 0 ? fo->width : 1280;
+    g->H = fo->height > 0 ? fo->height : 720;
+    g->cw = char_px(format);
+    g->lh = line_px(format);
     size_t strip_chars = 5;
     for (int i = 0; i < n; i++) {
-        if (n == 1) snprintf(strip_lab[i], sizeof strip_lab[i], "phase");
-        else shorten(items[i].label, 18, strip_lab[i], sizeof strip_lab[i]);
-        if (utf8_len(strip_lab[i]) > strip_chars) strip_chars = utf8_len(strip_lab[i]);
+        if (n == 1) snprintf(g->strip_lab[i], sizeof g->strip_lab[i], "phase");
+        else shorten(g->items[i].label, 18, g->strip_lab[i], sizeof g->strip_lab[i]);
+        if (utf8_len(g->strip_lab[i]) > strip_chars) strip_chars = utf8_len(g->strip_lab[i]);
     }
-    double lpx = fmax(78.0, (double)strip_chars * cw + 22.0);
-    double L = lpx / W, R = 1.0 - 28.0 / W;
-    int entries = 0;
+    double lpx = fmax(78.0, (double)strip_chars * g->cw + 22.0);
+    g->L = lpx / g->W;
+    g->R = 1.0 - 28.0 / g->W;
+    g->entries = 0;
     size_t longest = 0;
-    char key_title[REMAT_PLOT_MAX_INPUTS][2][200];
     for (int i = 0; i < n; i++) {
         if (n == 1) {
-            snprintf(key_title[i][0], sizeof key_title[i][0], "live bytes");
-            snprintf(key_title[i][1], sizeof key_title[i][1], "reserved bytes (caching allocator model)");
+            snprintf(g->key_title[i][0], sizeof g->key_title[i][0], "live bytes");
+            snprintf(g->key_title[i][1], sizeof g->key_title[i][1], "reserved bytes (caching allocator model)");
         } else {
-            snprintf(key_title[i][0], sizeof key_title[i][0], "%s: live", items[i].label);
-            snprintf(key_title[i][1], sizeof key_title[i][1], "%s: reserved", items[i].label);
+            snprintf(g->key_title[i][0], sizeof g->key_title[i][0], "%s: live", g->items[i].label);
+            snprintf(g->key_title[i][1], sizeof g->key_title[i][1], "%s: reserved", g->items[i].label);
         }
-        for (int r = 0; r < 1 + items[i].curve.has_reserved; r++) {
-            entries++;
-            if (utf8_len(key_title[i][r]) > longest) longest = utf8_len(key_title[i][r]);
+        for (int r = 0; r < 1 + g->items[i].curve.has_reserved; r++) {
+            g->entries++;
+            if (utf8_len(g->key_title[i][r]) > longest) longest = utf8_len(g->key_title[i][r]);
         }
     }
-    double entry_px = ((double)longest + 8.0) * cw;
-    int cols = entries < 2 ? 1 : (int)fmin(3.0, floor((R - L) * W / entry_px));
+    double entry_px = ((double)longest + 8.0) * g->cw;
+    int cols = g->entries < 2 ? 1 : (int)fmin(3.0, floor((g->R - g->L) * g->W / entry_px));
     if (cols < 1) cols = 1;
-    if (cols > entries) cols = entries;
+    if (cols > g->entries) cols = g->entries;
     /* with reserved curves and room for two columns: live curves in the first column,
      * reserved in the second, one row per trace (the key fills column by column) */
-    int rows = any_reserved && cols >= 2 ? n : (entries + cols - 1) / cols;
-    double title_y = 1.0 - 18.0 / H;
-    double key_top = 1.0 - 34.0 / H;
-    double MT = key_top - (rows * (lh + 2.0) + 10.0) / H;
-    double SB = 84.0 / H;
-    double strip_row = fmax(16.0, fmin(24.0, 0.06 * H / n));
-    double ST = SB + (n * strip_row + 4.0) / H;
-    double MB = ST + 10.0 / H;
+    g->rows = g->any_reserved && cols >= 2 ? n : (g->entries + cols - 1) / cols;
+    g->title_y = 1.0 - 18.0 / g->H;
+    g->key_top = 1.0 - 34.0 / g->H;
+    g->MT = g->key_top - (g->rows * (g->lh + 2.0) + 10.0) / g->H;
+    g->SB = 84.0 / g->H;
+    double strip_row = fmax(16.0, fmin(24.0, 0.06 * g->H / n));
+    g->ST = g->SB + (n * strip_row + 4.0) / g->H;
+    g->MB = g->ST + 10.0 / g->H;
+}
 
-    /* ---- peak labels ---- */
-    int64_t budget = co ? co->budget_bytes : 0; /* co may be NULL: the defaults */
-    if (budget > 0 && (double)budget > ymax) ymax = (double)budget;
-    double ytop = ymax * (n > 1 || any_reserved ? 1.28 : 1.18);
-    peak_label labels[2 * REMAT_PLOT_MAX_INPUTS];
-    int nl = 0;
+/* Peak labels: one per curve, texts from the model's site names, placed off the curves. */
+static void memfig_peak_labels(memfig *g) {
+    const int n = g->n;
+    if (g->budget > 0 && (double)g->budget > g->ymax) g->ymax = (double)g->budget;
+    g->ytop = g->ymax * (n > 1 || g->any_reserved ? 1.28 : 1.18);
+    g->nl = 0;
     for (int r = 0; r < 2; r++)
         for (int i = 0; i < n; i++) {
-            const remat_mem_curve *c = &items[i].curve;
+            const remat_mem_curve *c = &g->items[i].curve;
             if (r == 1 && !c->has_reserved) continue;
             const remat_series *s = r ? &c->reserved : &c->live;
-            peak_label *pl = &labels[nl++];
+            peak_label *pl = &g->labels[g->nl++];
             memset(pl, 0, sizeof *pl);
             pl->trace = i;
             pl->reserved = r;
             pl->x = s->x[s->peak_i];
             pl->bytes = (double)s->peak;
-            pl->px = pl->x / xmax;
-            pl->py = pl->bytes / ytop;
+            pl->px = pl->x / g->xmax;
+            pl->py = pl->bytes / g->ytop;
             char v[32], site[160];
             remat_fmt_bytes_short(s->peak, v, sizeof v);
             if (r == 0) {
-                remat_plot_site_label(items[i].has_model ? &items[i].model : NULL, &c->live_site, site, sizeof site);
+                remat_plot_site_label(g->items[i].has_model ? &g->items[i].model : NULL, &c->live_site, site,
+                                      sizeof site);
                 snprintf(pl->text, sizeof pl->text, "peak %s at %s", v, site);
             } else {
                 snprintf(pl->text, sizeof pl->text, "reserved peak %s", v);
             }
         }
-    double pw = (R - L) * W, ph = (MT - MB) * H;
+    double pw = (g->R - g->L) * g->W, ph = (g->MT - g->MB) * g->H;
     gcurve curves[2 * REMAT_PLOT_MAX_INPUTS];
     int nc = 0;
     for (int i = 0; i < n; i++)
-        for (int r = 0; r < 1 + items[i].curve.has_reserved; r++) {
-            const remat_series *s = r ? &items[i].curve.reserved : &items[i].curve.live;
-            curves[nc++] = (gcurve){s->x, s->bytes, s->n, xmax, ytop};
+        for (int r = 0; r < 1 + g->items[i].curve.has_reserved; r++) {
+            const remat_series *s = r ? &g->items[i].curve.reserved : &g->items[i].curve.live;
+            curves[nc++] = (gcurve){s->x, s->bytes, s->n, g->xmax, g->ytop};
         }
-    place_labels(labels, nl, cw / pw, (lh + 4.0) / ph, 7.0 / pw, 7.0 / ph, curves, nc, 2.2 * lh / pw, ph / pw);
+    place_labels(g->labels, g->nl, g->cw / pw, (g->lh + 4.0) / ph, 7.0 / pw, 7.0 / ph, curves, nc, 2.2 * g->lh / pw,
+                 ph / pw);
+}
 
-    /* ---- script ---- */
-    if ((st = remat_afile_open(&af, files->script, err)) != REMAT_OK) goto out;
-    fp = af.fp;
+/* The script's head: terminal, data file, units, colours, margins. */
+static void memfig_put_head(FILE *fp, const memfig *g, const remat_figure_files *files, const remat_figure_opts *fo) {
+    const remat_unit xu = g->xu, yu = g->yu;
     remat_gp_put_header(fp, files, "remat plot: memory over one training iteration.",
-                        xtime ? " (bytes, seconds)" : " (bytes, event counts)");
+                        g->xtime ? " (bytes, seconds)" : " (bytes, event counts)");
     remat_gp_put_terminal(fp, files, fo);
     fprintf(fp, "dat = ");
     remat_gp_put_path(fp, files->data_name);
@@ -350,42 +368,49 @@ remat_status remat_plot_memory(const remat_plot_input *in, int n, const remat_cu
     fprintf(fp, "\n# units: data / yscale is drawn, in ylab\nyscale = %s\nylab = \"%s\"\n",
             remat_gp_real(yu.scale, ys, sizeof ys), yu.name);
     fprintf(fp, "xscale = %s\nxlab = \"%s\"\n", remat_gp_real(xu.scale, xs, sizeof xs), xu.name);
-    fprintf(fp, "ytop = %.17g / yscale\nxmax = %.17g / xscale\n", ytop, xmax);
-    for (int i = 0; i < n; i++) fprintf(fp, "c%d = \"%s\"   # colour of trace %d\n", i + 1, remat_plot_trace_color(i), i + 1);
+    fprintf(fp, "ytop = %.17g / yscale\nxmax = %.17g / xscale\n", g->ytop, g->xmax);
+    for (int i = 0; i < g->n; i++)
+        fprintf(fp, "c%d = \"%s\"   # colour of trace %d\n", i + 1, remat_plot_trace_color(i), i + 1);
     put_phase_funcs(fp);
     fprintf(fp, "set style textbox opaque fc rgb \"white\" noborder margins 2,1\n");
     fprintf(fp, "set multiplot\n");
-    fprintf(fp, "set lmargin at screen %.4f\nset rmargin at screen %.4f\n", L, R);
+    fprintf(fp, "set lmargin at screen %.4f\nset rmargin at screen %.4f\n", g->L, g->R);
+}
+
+/* The curve panel: title, key, budget line, peak labels, the curves. */
+static void memfig_put_curves(FILE *fp, const memfig *g, const remat_figure_opts *fo) {
+    const int n = g->n;
     char title[400], model_name[REMAT_NAME_LEN + 40] = "";
     for (int i = 0; i < n && !model_name[0]; i++)
-        if (items[i].has_model)
-            snprintf(model_name, sizeof model_name, " - model %s (T=%lld, N=%lld)", items[i].model.name,
-                     (long long)items[i].model.T, (long long)items[i].model.N);
+        if (g->items[i].has_model)
+            snprintf(model_name, sizeof model_name, " - model %s (T=%lld, N=%lld)", g->items[i].model.name,
+                     (long long)g->items[i].model.T, (long long)g->items[i].model.N);
     if (fo->title && fo->title[0]) snprintf(title, sizeof title, "%s", fo->title);
-    else if (same_iter) snprintf(title, sizeof title, "Memory over training iteration %d%s", items[0].curve.iter, model_name);
+    else if (g->same_iter)
+        snprintf(title, sizeof title, "Memory over training iteration %d%s", g->items[0].curve.iter, model_name);
     else snprintf(title, sizeof title, "Memory over the last training iteration%s", model_name);
     fprintf(fp, "\n# ---- curve panel\n");
     fprintf(fp, "set label 1000 ");
     remat_gp_put_string(fp, title);
-    fprintf(fp, " at screen 0.5, screen %.4f center font \",13\"\n", title_y);
-    fprintf(fp, "set tmargin at screen %.4f\nset bmargin at screen %.4f\n", MT, MB);
-    fprintf(fp, "set key at screen %.4f, screen %.4f left top vertical maxrows %d Left reverse samplen 3 spacing 1.15 width 2\n", L,
-            key_top, rows);
+    fprintf(fp, " at screen 0.5, screen %.4f center font \",13\"\n", g->title_y);
+    fprintf(fp, "set tmargin at screen %.4f\nset bmargin at screen %.4f\n", g->MT, g->MB);
+    fprintf(fp, "set key at screen %.4f, screen %.4f left top vertical maxrows %d Left reverse samplen 3 spacing 1.15 width 2\n",
+            g->L, g->key_top, g->rows);
     fprintf(fp, "set xrange [0:xmax]\nset yrange [0:ytop]\nset format x \"\"\nunset xlabel\n");
-    if (budget > 0) { /* what the card holds for the allocator: the line a curve must stay under */
+    if (g->budget > 0) { /* what the card holds for the allocator: the line a curve must stay under */
         char b[32], t[64];
-        fprintf(fp, "budget = %lld / yscale\n", (long long)budget);
+        fprintf(fp, "budget = %lld / yscale\n", (long long)g->budget);
         fprintf(fp, "set arrow 990 from graph 0, first budget to graph 1, first budget nohead dt (8,5) lw 1.2 lc rgb "
                     "\"#888888\" back\n");
-        snprintf(t, sizeof t, "budget %s", remat_fmt_bytes_short(budget, b, sizeof b));
+        snprintf(t, sizeof t, "budget %s", remat_fmt_bytes_short(g->budget, b, sizeof b));
         fprintf(fp, "set label 990 ");
         remat_gp_put_string(fp, t);
         fprintf(fp, " at graph 0.01, first budget offset 0,0.7 left tc rgb \"#555555\" front\n");
     }
     fprintf(fp, "set ylabel \"memory (\".ylab.\")\"\nset format y \"%%g\"\n");
     fprintf(fp, "set grid xtics ytics lc rgb \"#d0d0d0\" lt 1 lw 0.6\nset tics out nomirror\nset border 3\n");
-    for (int k = 0; k < nl; k++) {
-        peak_label *pl = &labels[k];
+    for (int k = 0; k < g->nl; k++) {
+        const peak_label *pl = &g->labels[k];
         const char *col = remat_plot_trace_color(pl->trace);
         fprintf(fp, "set label %d \"\" at first %.9g/xscale, first %.17g/yscale point pt %d ps 1.3 lc rgb c%d front\n",
                 2 * k + 1, pl->x, pl->bytes, pl->reserved ? 6 : 7, pl->trace + 1);
@@ -403,46 +428,51 @@ remat_status remat_plot_memory(const remat_plot_input *in, int n, const remat_cu
     if (n == 1)
         fprintf(fp, "  dat index %d using (($1+$2)/2/xscale):(ytop/2):(($2-$1)/2/xscale):(ytop/2):(phase_bg($3)) "
                     "with boxxyerror fs solid 1.0 noborder lc rgb variable notitle, \\\n",
-                ph_idx[0]);
-    int curves_left = entries;
+                g->ph_idx[0]);
+    int curves_left = g->entries;
     for (int r = 0; r < 2; r++)
         for (int i = 0; i < n; i++) {
             if (r == 0)
-                fprintf(fp, "  dat index %d using ($1/xscale):($2/yscale) with steps lw 2 lc rgb c%d title ", live_idx[i],
-                        i + 1);
-            else if (res_idx[i] >= 0)
+                fprintf(fp, "  dat index %d using ($1/xscale):($2/yscale) with steps lw 2 lc rgb c%d title ",
+                        g->live_idx[i], i + 1);
+            else if (g->res_idx[i] >= 0)
                 fprintf(fp, "  dat index %d using ($1/xscale):($2/yscale) with steps lw 1.3 dt (6,4) lc rgb c%d title ",
-                        res_idx[i], i + 1);
+                        g->res_idx[i], i + 1);
             else
                 continue;
-            remat_gp_put_string(fp, key_title[i][r]);
+            remat_gp_put_string(fp, g->key_title[i][r]);
             fprintf(fp, "%s\n", --curves_left > 0 ? ", \\" : "");
         }
+}
 
+/* The phase strip: one row per trace, the x axis label, a key of the phases present. */
+static void memfig_put_strip(FILE *fp, const memfig *g) {
+    const int n = g->n;
     fprintf(fp, "\n# ---- phase strip (one row per trace)\n");
     fprintf(fp, "unset label\nunset arrow\n");
-    fprintf(fp, "set tmargin at screen %.4f\nset bmargin at screen %.4f\n", ST, SB);
+    fprintf(fp, "set tmargin at screen %.4f\nset bmargin at screen %.4f\n", g->ST, g->SB);
     fprintf(fp, "set yrange [%g:-0.5]\nset ytics (", n - 0.5);
     for (int i = 0; i < n; i++) {
         if (i) fprintf(fp, ", ");
-        remat_gp_put_string(fp, strip_lab[i]);
+        remat_gp_put_string(fp, g->strip_lab[i]);
         fprintf(fp, " %d", i);
     }
     fprintf(fp, ") scale 0\nunset ylabel\nset format x \"%%g\"\nset border 1\nunset grid\n");
-    if (xtime) fprintf(fp, "set xlabel \"time since the start of the iteration (\".xlab.\")\" offset 0,0.4\n");
+    if (g->xtime) fprintf(fp, "set xlabel \"time since the start of the iteration (\".xlab.\")\" offset 0,0.4\n");
     else fprintf(fp, "set xlabel \"allocation events since the start of the iteration\" offset 0,0.4\n");
-    fprintf(fp, "set key at screen 0.5, screen %.4f center bottom horizontal maxcols 8 maxrows 1 samplen 1.2 spacing 1 width 1\n", 4.0 / H);
+    fprintf(fp, "set key at screen 0.5, screen %.4f center bottom horizontal maxcols 8 maxrows 1 samplen 1.2 spacing 1 width 1\n",
+            4.0 / g->H);
     int present[REMAT_PHASE_COUNT + 1] = {0};
     for (int i = 0; i < n; i++)
-        for (int64_t k = 0; k < items[i].curve.n_spans; k++) {
-            int p = items[i].curve.spans[k].phase;
+        for (int64_t k = 0; k < g->items[i].curve.n_spans; k++) {
+            int p = g->items[i].curve.spans[k].phase;
             present[p < REMAT_PHASE_COUNT ? p : REMAT_PHASE_COUNT] = 1;
         }
     fprintf(fp, "plot \\\n");
     for (int i = 0; i < n; i++)
         fprintf(fp, "  dat index %d using (($1+$2)/2/xscale):4:(($2-$1)/2/xscale):(0.4):(phase_fg($3)) "
                     "with boxxyerror fs solid 1.0 noborder lc rgb variable notitle, \\\n",
-                ph_idx[i]);
+                g->ph_idx[i]);
     int first = 1;
     for (int p = 0; p <= REMAT_PHASE_COUNT; p++) {
         if (!present[p]) continue;
@@ -451,6 +481,34 @@ remat_status remat_plot_memory(const remat_plot_input *in, int n, const remat_cu
         first = 0;
     }
     fprintf(fp, "\nunset multiplot\n");
+}
+
+remat_status remat_plot_memory(const remat_plot_input *in, int n, const remat_curve_opts *co,
+                               const remat_figure_opts *fo, remat_figure_files *files, remat_error *err) {
+    remat_figure_opts fdef = remat_figure_opts_default();
+    if (!fo) fo = &fdef;
+    remat_status st = remat_figure_files_init(fo, files, err);
+    if (st != REMAT_OK) return st;
+    remat_plot_item items[REMAT_PLOT_MAX_INPUTS];
+    if ((st = remat_plot_items_build(in, n, co, items, err)) != REMAT_OK) return st;
+    memfig g;
+    memset(&g, 0, sizeof g);
+    g.in = in;
+    g.items = items;
+    g.n = n;
+    g.xtime = items[0].curve.xkind == REMAT_CURVE_X_TIME;
+    g.budget = co ? co->budget_bytes : 0; /* co may be NULL: the defaults */
+    memfig_ranges(&g);
+    remat_afile af;
+    if ((st = remat_afile_open(&af, files->data, err)) != REMAT_OK) goto out;
+    memfig_put_data(af.fp, &g);
+    if ((st = remat_afile_commit(&af, err)) != REMAT_OK) goto out;
+    memfig_layout(&g, fo, files->format);
+    memfig_peak_labels(&g);
+    if ((st = remat_afile_open(&af, files->script, err)) != REMAT_OK) goto out;
+    memfig_put_head(af.fp, &g, files, fo);
+    memfig_put_curves(af.fp, &g, fo);
+    memfig_put_strip(af.fp, &g);
     if ((st = remat_afile_commit(&af, err)) != REMAT_OK) goto out;
     st = remat_figure_render(fo, files, err);
 out:
