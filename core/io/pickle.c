@@ -42,6 +42,10 @@ typedef struct parser {
     remat_pk_ref *dense;
     uint32_t n_dense, cap_dense;
     uint32_t n_keys;           /* distinct keys (MEMOIZE's next key: len(memo)) */
+    /* the opcode being read: its byte, its offset, the position after what is read so far */
+    const uint8_t *data;
+    size_t size, pos, off;
+    uint8_t op;
 } parser;
 
 /* ---- opcode names ----------------------------------------------------------- */
@@ -257,30 +261,251 @@ static inline uint64_t rd_le(const uint8_t *s, int n) {
     return v;
 }
 
-/* ---- the main loop ---------------------------------------------------------------- */
+/* ---- the opcodes, by kind ------------------------------------------------------------ */
 
-#define NEED(k)                                                                                    \
-    do {                                                                                           \
-        if ((size_t)(k) > size - pos) {                                                            \
-            st = fail(&p, REMAT_ERR_INPUT, off, op, "truncated (the file ends inside its argument)"); \
-            goto done;                                                                             \
-        }                                                                                          \
+/* Each returns REMAT_OK or the error it set; p->pos moves past the opcode's argument. */
+#define NEED(k)                                                                                          \
+    do {                                                                                                 \
+        if ((size_t)(k) > p->size - p->pos)                                                              \
+            return fail(p, REMAT_ERR_INPUT, p->off, p->op, "truncated (the file ends inside its argument)"); \
     } while (0)
-#define REFUSE(what)                                    \
-    do {                                                \
-        st = fail(&p, REMAT_ERR_INPUT, off, op, what);  \
-        goto done;                                      \
-    } while (0)
-#define CHECK(x)                                                               \
-    do {                                                                       \
-        if (!(x)) {                                                            \
-            st = p.err && p.err->status ? p.err->status : REMAT_ERR_NOMEM;     \
-            goto done;                                                         \
-        }                                                                      \
+#define REFUSE(what) return fail(p, REMAT_ERR_INPUT, p->off, p->op, what)
+#define CHECK(x)                                                              \
+    do {                                                                      \
+        if (!(x)) return p->err && p->err->status ? p->err->status : REMAT_ERR_NOMEM; \
     } while (0)
 
 /* The position of the innermost mark, popped. UINT32_MAX if none. */
 static uint32_t pop_mark(parser *p) { return p->n_marks ? p->marks[--p->n_marks] : END32; }
+
+static remat_status push_int(parser *p, int64_t i) {
+    remat_pk_ref v = new_node(p, REMAT_PK_INT);
+    CHECK(v != REMAT_PK_NIL);
+    p->doc->nodes[v].v.i = i;
+    CHECK(push(p, v));
+    return REMAT_OK;
+}
+
+/* BININT, BININT1, BININT2; LONG1, LONG4 (little-endian two's complement of n bytes). */
+static remat_status op_int(parser *p) {
+    const uint8_t op = p->op;
+    if (op == 'J' || op == 'K' || op == 'M') {
+        int k = op == 'J' ? 4 : op == 'K' ? 1 : 2;
+        NEED(k);
+        uint64_t u = rd_le(p->data + p->pos, k);
+        p->pos += (size_t)k;
+        return push_int(p, op == 'J' ? (int64_t)(int32_t)(uint32_t)u : (int64_t)u);
+    }
+    size_t k = op == 0x8a ? 1 : 4;
+    NEED(k);
+    uint64_t n = rd_le(p->data + p->pos, (int)k);
+    p->pos += k;
+    NEED(n);
+    const uint8_t *s = p->data + p->pos;
+    /* bytes beyond 8 must be pure sign extension */
+    int neg = n > 0 && (s[n - 1] & 0x80);
+    for (uint64_t i = 8; i < n; i++)
+        if (s[i] != (neg ? 0xff : 0x00)) REFUSE("integer wider than 64 bits");
+    uint64_t u = 0;
+    int used = n < 8 ? (int)n : 8;
+    for (int i = used - 1; i >= 0; i--) u = u << 8 | s[i];
+    if (neg && used < 8) u |= ~(uint64_t)0 << (8 * used);
+    if (n > 8 && ((u >> 63) != (uint64_t)neg)) REFUSE("integer wider than 64 bits");
+    p->pos += (size_t)n;
+    return push_int(p, (int64_t)u);
+}
+
+/* NEWTRUE, NEWFALSE; BINFLOAT (big-endian IEEE double); the strings and bytes (a length of
+ * 1, 4 or 8 bytes, then the bytes, kept in place). */
+static remat_status op_scalar(parser *p) {
+    const uint8_t op = p->op;
+    remat_pk_ref v;
+    if (op == 0x88 || op == 0x89) {
+        CHECK((v = new_node(p, REMAT_PK_BOOL)) != REMAT_PK_NIL);
+        p->doc->nodes[v].v.i = op == 0x88;
+    } else if (op == 'G') {
+        NEED(8);
+        uint64_t u = 0;
+        for (int i = 0; i < 8; i++) u = u << 8 | p->data[p->pos + (size_t)i];
+        p->pos += 8;
+        CHECK((v = new_node(p, REMAT_PK_FLOAT)) != REMAT_PK_NIL);
+        memcpy(&p->doc->nodes[v].v.f, &u, 8);
+    } else {
+        int k = (op == 0x8c || op == 'C') ? 1 : (op == 'X' || op == 'B') ? 4 : 8;
+        NEED(k);
+        uint64_t n = rd_le(p->data + p->pos, k);
+        p->pos += (size_t)k;
+        if (n > p->size - p->pos) REFUSE("length runs past the end of the file");
+        v = new_node(p, (op == 0x8c || op == 'X' || op == 0x8d) ? REMAT_PK_STR : REMAT_PK_BYTES);
+        CHECK(v != REMAT_PK_NIL);
+        p->doc->nodes[v].n = (uint32_t)n;
+        p->doc->nodes[v].v.u.a = (uint32_t)p->pos;
+        p->pos += (size_t)n;
+    }
+    CHECK(push(p, v));
+    return REMAT_OK;
+}
+
+/* BINPUT, LONG_BINPUT, MEMOIZE (key = len(memo)); BINGET, LONG_BINGET. */
+static remat_status op_memo(parser *p) {
+    const uint8_t op = p->op;
+    if (op == 0x94) {
+        if (!p->sp) REFUSE("nothing on the stack to memoize");
+        CHECK(memo_put(p, p->n_keys, p->stack[p->sp - 1]));
+        return REMAT_OK;
+    }
+    int k = op == 'q' || op == 'h' ? 1 : 4;
+    NEED(k);
+    uint32_t key = (uint32_t)rd_le(p->data + p->pos, k);
+    p->pos += (size_t)k;
+    if (op == 'q' || op == 'r') {
+        if (!p->sp) REFUSE("nothing on the stack to memoize");
+        if (key == UINT32_MAX) REFUSE("memo key out of range");
+        CHECK(memo_put(p, key, p->stack[p->sp - 1]));
+        return REMAT_OK;
+    }
+    remat_pk_ref v = key == UINT32_MAX ? REMAT_PK_NIL : memo_get(p, key);
+    if (v == REMAT_PK_NIL) REFUSE("memo key not defined");
+    CHECK(push(p, v));
+    return REMAT_OK;
+}
+
+/* The stack: empty containers and None pushed, MARK, POP (the top value, or the innermost
+ * mark when it is on top), POP_MARK, DUP. */
+static remat_status op_stack(parser *p) {
+    switch (p->op) {
+    case '}': CHECK(push(p, new_node(p, REMAT_PK_DICT))); break;
+    case ']': CHECK(push(p, new_node(p, REMAT_PK_LIST))); break;
+    case ')': CHECK(push(p, new_node(p, REMAT_PK_TUPLE))); break;
+    case 'N': CHECK(push(p, new_node(p, REMAT_PK_NONE))); break;
+    case '(':
+        CHECK(grow((void **)&p->marks, &p->cap_marks, p->n_marks + 1, sizeof(uint32_t), p->err));
+        p->marks[p->n_marks++] = p->sp;
+        break;
+    case '0':
+        if (p->n_marks && p->marks[p->n_marks - 1] == p->sp) p->n_marks--;
+        else if (p->sp) p->sp--;
+        else REFUSE("nothing on the stack");
+        break;
+    case '1': {
+        uint32_t m = pop_mark(p);
+        if (m == END32) REFUSE("no mark");
+        p->sp = m;
+        break;
+    }
+    default: /* '2' */
+        if (!p->sp) REFUSE("nothing on the stack");
+        CHECK(push(p, p->stack[p->sp - 1]));
+        break;
+    }
+    return REMAT_OK;
+}
+
+/* The values stack[first..sp) into container c: key/value pairs for a dict. */
+static remat_status add_items(parser *p, remat_pk_ref c, int is_dict, uint32_t first) {
+    if (is_dict) {
+        if ((p->sp - first) % 2) REFUSE("odd number of values for a dict");
+        for (uint32_t i = first; i < p->sp; i += 2) CHECK(add_entry(p, c, p->stack[i], p->stack[i + 1]));
+    } else {
+        for (uint32_t i = first; i < p->sp; i++) CHECK(add_entry(p, c, REMAT_PK_NIL, p->stack[i]));
+    }
+    p->sp = first;
+    return REMAT_OK;
+}
+
+/* TUPLE1-3 (the top values), TUPLE, LIST, DICT (the values above the mark): a new container. */
+static remat_status op_build(parser *p) {
+    const uint8_t op = p->op;
+    uint32_t first;
+    if (op == 't' || op == 'l' || op == 'd') {
+        first = pop_mark(p);
+        if (first == END32) REFUSE("no mark");
+    } else {
+        uint32_t k = (uint32_t)(op - 0x84);
+        if (p->sp < k) REFUSE("not enough values on the stack");
+        first = p->sp - k;
+    }
+    remat_pk_type t = op == 'l' ? REMAT_PK_LIST : op == 'd' ? REMAT_PK_DICT : REMAT_PK_TUPLE;
+    if (t == REMAT_PK_DICT && (p->sp - first) % 2) REFUSE("odd number of values for a dict");
+    remat_pk_ref c = new_node(p, t);
+    CHECK(c != REMAT_PK_NIL);
+    remat_status st = add_items(p, c, t == REMAT_PK_DICT, first);
+    if (st != REMAT_OK) return st;
+    CHECK(push(p, c));
+    return REMAT_OK;
+}
+
+/* APPEND, APPENDS, SETITEM, SETITEMS: values into the list or dict under them. */
+static remat_status op_append(parser *p) {
+    const uint8_t op = p->op;
+    uint32_t first;
+    if (op == 'a') {
+        if (p->sp < 2) REFUSE("not enough values on the stack");
+        first = p->sp - 1;
+    } else if (op == 's') {
+        if (p->sp < 3) REFUSE("not enough values on the stack");
+        first = p->sp - 2;
+    } else {
+        first = pop_mark(p);
+        if (first == END32) REFUSE("no mark");
+        if (first == 0) REFUSE("no container under the mark");
+    }
+    remat_pk_ref c = p->stack[first - 1];
+    int is_dict = op == 's' || op == 'u';
+    remat_pk_type want = is_dict ? REMAT_PK_DICT : REMAT_PK_LIST;
+    if (p->doc->nodes[c].type != want)
+        REFUSE(is_dict ? "expected a dict under the items" : "expected a list under the items");
+    return add_items(p, c, is_dict, first);
+}
+
+/* One opcode at p->pos. *stopped set by STOP. */
+static remat_status op_step(parser *p, int *stopped) {
+    p->off = p->pos;
+    const uint8_t op = p->op = p->data[p->pos++];
+    switch (op) {
+    case 0x80: /* PROTO */
+        NEED(1);
+        if (p->data[p->pos] < 2 || p->data[p->pos] > 5) REFUSE("expected protocol 2 to 5");
+        p->doc->protocol = p->data[p->pos++];
+        return REMAT_OK;
+    case 0x95: /* FRAME: an 8-byte length; frames only group opcodes */
+        NEED(8);
+        if (rd_le(p->data + p->pos, 8) > p->size - p->pos - 8)
+            REFUSE("frame length runs past the end of the file (truncated?)");
+        p->pos += 8;
+        return REMAT_OK;
+    case '.': /* STOP */
+        if (p->sp != 1) REFUSE(p->sp ? "expected one value on the stack, found several" : "nothing on the stack");
+        p->doc->root = p->stack[0];
+        *stopped = 1;
+        return REMAT_OK;
+    case '}': case ']': case ')': case 'N': case '(': case '0': case '1': case '2':
+        return op_stack(p);
+    case 'J': case 'K': case 'M': case 0x8a: case 0x8b:
+        return op_int(p);
+    case 0x88: case 0x89: case 'G': case 0x8c: case 'X': case 0x8d: case 'C': case 'B': case 0x8e: case 0x96:
+        return op_scalar(p);
+    case 'q': case 'r': case 0x94: case 'h': case 'j':
+        return op_memo(p);
+    case 0x85: case 0x86: case 0x87: case 't': case 'l': case 'd':
+        return op_build(p);
+    case 'a': case 'e': case 's': case 'u':
+        return op_append(p);
+    case 'c': case 0x93: case 'R': case 'b': case 'i': case 'o': case 0x81: case 0x92:
+    case 0x82: case 0x83: case 0x84: case 'P': case 'Q': case 0x97: case 0x98:
+        REFUSE("refused: it would import a name or call code (a memory snapshot holds plain data only)");
+    case 'I': case 'L': case 'F': case 'S': case 'T': case 'U': case 'V': case 'p': case 'g':
+        REFUSE("refused: a protocol 0/1 text opcode (expected protocol 2 to 5)");
+    case 0x8f: case 0x90: case 0x91:
+        REFUSE("refused: sets are not part of a memory snapshot");
+    default:
+        REFUSE("not a pickle opcode");
+    }
+}
+
+#undef NEED
+#undef REFUSE
+#undef CHECK
 
 remat_status remat_pk_parse(const uint8_t *data, size_t size, const char *origin, remat_pk_doc *doc,
                             remat_error *err) {
@@ -294,223 +519,20 @@ remat_status remat_pk_parse(const uint8_t *data, size_t size, const char *origin
     p.origin = origin ? origin : "pickle";
     remat_error local = {REMAT_OK, {0}};
     p.err = err ? err : &local;
+    p.data = data;
+    p.size = size;
     remat_status st = REMAT_OK;
-    size_t pos = 0, off = 0;
-    uint8_t op = 0;
     int stopped = 0;
-    if (size >= UINT32_MAX) {
+    if (size >= UINT32_MAX)
         st = remat_error_set(p.err, REMAT_ERR_INPUT, "%s: pickle: %zu bytes, expected under 4 GiB", p.origin, size);
-        goto done;
-    }
-    if (size == 0) {
+    else if (size == 0)
         st = remat_error_set(p.err, REMAT_ERR_INPUT, "%s: pickle: empty file, expected a pickle", p.origin);
-        goto done;
-    }
-    while (!stopped) {
-        if (pos >= size) {
+    while (st == REMAT_OK && !stopped) {
+        if (p.pos >= size)
             st = remat_error_set(p.err, REMAT_ERR_INPUT, "%s: pickle: truncated at offset %zu (no STOP opcode)",
                                  p.origin, size);
-            goto done;
-        }
-        off = pos;
-        op = data[pos++];
-        switch (op) {
-        case 0x80: /* PROTO */
-            NEED(1);
-            if (data[pos] < 2 || data[pos] > 5) REFUSE("expected protocol 2 to 5");
-            doc->protocol = data[pos++];
-            break;
-        case 0x95: /* FRAME: an 8-byte length; frames only group opcodes */
-            NEED(8);
-            if (rd_le(data + pos, 8) > size - pos - 8) REFUSE("frame length runs past the end of the file (truncated?)");
-            pos += 8;
-            break;
-        case '.': /* STOP */
-            if (p.sp != 1) REFUSE(p.sp ? "expected one value on the stack, found several" : "nothing on the stack");
-            doc->root = p.stack[0];
-            stopped = 1;
-            break;
-        case '}': CHECK(push(&p, new_node(&p, REMAT_PK_DICT))); break;
-        case ']': CHECK(push(&p, new_node(&p, REMAT_PK_LIST))); break;
-        case ')': CHECK(push(&p, new_node(&p, REMAT_PK_TUPLE))); break;
-        case 'N': CHECK(push(&p, new_node(&p, REMAT_PK_NONE))); break;
-        case 0x88:
-        case 0x89: {
-            remat_pk_ref v = new_node(&p, REMAT_PK_BOOL);
-            CHECK(v != REMAT_PK_NIL);
-            doc->nodes[v].v.i = op == 0x88;
-            CHECK(push(&p, v));
-            break;
-        }
-        case '(':
-            CHECK(grow((void **)&p.marks, &p.cap_marks, p.n_marks + 1, sizeof(uint32_t), p.err));
-            p.marks[p.n_marks++] = p.sp;
-            break;
-        case 'J':
-        case 'K':
-        case 'M': {
-            int k = op == 'J' ? 4 : op == 'K' ? 1 : 2;
-            NEED(k);
-            uint64_t u = rd_le(data + pos, k);
-            pos += (size_t)k;
-            remat_pk_ref v = new_node(&p, REMAT_PK_INT);
-            CHECK(v != REMAT_PK_NIL);
-            doc->nodes[v].v.i = op == 'J' ? (int64_t)(int32_t)(uint32_t)u : (int64_t)u;
-            CHECK(push(&p, v));
-            break;
-        }
-        case 0x8a:
-        case 0x8b: { /* LONG1, LONG4: little-endian two's complement of n bytes */
-            size_t k = op == 0x8a ? 1 : 4;
-            NEED(k);
-            uint64_t n = rd_le(data + pos, (int)k);
-            pos += k;
-            NEED(n);
-            const uint8_t *s = data + pos;
-            /* bytes beyond 8 must be pure sign extension */
-            int neg = n > 0 && (s[n - 1] & 0x80);
-            for (uint64_t i = 8; i < n; i++)
-                if (s[i] != (neg ? 0xff : 0x00)) REFUSE("integer wider than 64 bits");
-            uint64_t u = 0;
-            int used = n < 8 ? (int)n : 8;
-            for (int i = used - 1; i >= 0; i--) u = u << 8 | s[i];
-            if (neg && used < 8) u |= ~(uint64_t)0 << (8 * used);
-            if (n > 8 && ((u >> 63) != (uint64_t)neg)) REFUSE("integer wider than 64 bits");
-            pos += (size_t)n;
-            remat_pk_ref v = new_node(&p, REMAT_PK_INT);
-            CHECK(v != REMAT_PK_NIL);
-            doc->nodes[v].v.i = (int64_t)u;
-            CHECK(push(&p, v));
-            break;
-        }
-        case 'G': { /* BINFLOAT: big-endian IEEE double */
-            NEED(8);
-            uint64_t u = 0;
-            for (int i = 0; i < 8; i++) u = u << 8 | data[pos + (size_t)i];
-            pos += 8;
-            remat_pk_ref v = new_node(&p, REMAT_PK_FLOAT);
-            CHECK(v != REMAT_PK_NIL);
-            memcpy(&doc->nodes[v].v.f, &u, 8);
-            CHECK(push(&p, v));
-            break;
-        }
-        case 0x8c: case 'X': case 0x8d: case 'C': case 'B': case 0x8e: case 0x96: {
-            int k = (op == 0x8c || op == 'C') ? 1 : (op == 'X' || op == 'B') ? 4 : 8;
-            NEED(k);
-            uint64_t n = rd_le(data + pos, k);
-            pos += (size_t)k;
-            if (n > size - pos) REFUSE("length runs past the end of the file");
-            remat_pk_ref v = new_node(&p, (op == 0x8c || op == 'X' || op == 0x8d) ? REMAT_PK_STR : REMAT_PK_BYTES);
-            CHECK(v != REMAT_PK_NIL);
-            doc->nodes[v].n = (uint32_t)n;
-            doc->nodes[v].v.u.a = (uint32_t)pos;
-            pos += (size_t)n;
-            CHECK(push(&p, v));
-            break;
-        }
-        case 'q':
-        case 'r': {
-            int k = op == 'q' ? 1 : 4;
-            NEED(k);
-            uint32_t key = (uint32_t)rd_le(data + pos, k);
-            pos += (size_t)k;
-            if (!p.sp) REFUSE("nothing on the stack to memoize");
-            if (key == UINT32_MAX) REFUSE("memo key out of range");
-            CHECK(memo_put(&p, key, p.stack[p.sp - 1]));
-            break;
-        }
-        case 0x94: /* MEMOIZE: key = len(memo) */
-            if (!p.sp) REFUSE("nothing on the stack to memoize");
-            CHECK(memo_put(&p, p.n_keys, p.stack[p.sp - 1]));
-            break;
-        case 'h':
-        case 'j': {
-            int k = op == 'h' ? 1 : 4;
-            NEED(k);
-            uint32_t key = (uint32_t)rd_le(data + pos, k);
-            pos += (size_t)k;
-            remat_pk_ref v = key == UINT32_MAX ? REMAT_PK_NIL : memo_get(&p, key);
-            if (v == REMAT_PK_NIL) REFUSE("memo key not defined");
-            CHECK(push(&p, v));
-            break;
-        }
-        case '0': /* POP: the top value, or the innermost mark when it is on top */
-            if (p.n_marks && p.marks[p.n_marks - 1] == p.sp) p.n_marks--;
-            else if (p.sp) p.sp--;
-            else REFUSE("nothing on the stack");
-            break;
-        case '1': { /* POP_MARK */
-            uint32_t m = pop_mark(&p);
-            if (m == END32) REFUSE("no mark");
-            p.sp = m;
-            break;
-        }
-        case '2':
-            if (!p.sp) REFUSE("nothing on the stack");
-            CHECK(push(&p, p.stack[p.sp - 1]));
-            break;
-        case 0x85: case 0x86: case 0x87: case 't': case 'l': case 'd': {
-            uint32_t first;
-            if (op == 't' || op == 'l' || op == 'd') {
-                first = pop_mark(&p);
-                if (first == END32) REFUSE("no mark");
-            } else {
-                uint32_t k = (uint32_t)(op - 0x84);
-                if (p.sp < k) REFUSE("not enough values on the stack");
-                first = p.sp - k;
-            }
-            remat_pk_type t = op == 'l' ? REMAT_PK_LIST : op == 'd' ? REMAT_PK_DICT : REMAT_PK_TUPLE;
-            if (t == REMAT_PK_DICT && (p.sp - first) % 2) REFUSE("odd number of values for a dict");
-            remat_pk_ref c = new_node(&p, t);
-            CHECK(c != REMAT_PK_NIL);
-            if (t == REMAT_PK_DICT) {
-                for (uint32_t i = first; i < p.sp; i += 2) CHECK(add_entry(&p, c, p.stack[i], p.stack[i + 1]));
-            } else {
-                for (uint32_t i = first; i < p.sp; i++) CHECK(add_entry(&p, c, REMAT_PK_NIL, p.stack[i]));
-            }
-            p.sp = first;
-            CHECK(push(&p, c));
-            break;
-        }
-        case 'a': case 'e': case 's': case 'u': {
-            uint32_t first;
-            if (op == 'a') {
-                if (p.sp < 2) REFUSE("not enough values on the stack");
-                first = p.sp - 1;
-            } else if (op == 's') {
-                if (p.sp < 3) REFUSE("not enough values on the stack");
-                first = p.sp - 2;
-            } else {
-                first = pop_mark(&p);
-                if (first == END32) REFUSE("no mark");
-                if (first == 0) REFUSE("no container under the mark");
-            }
-            remat_pk_ref c = p.stack[first - 1];
-            int is_dict = op == 's' || op == 'u';
-            remat_pk_type want = is_dict ? REMAT_PK_DICT : REMAT_PK_LIST;
-            if (doc->nodes[c].type != want)
-                REFUSE(is_dict ? "expected a dict under the items" : "expected a list under the items");
-            if (is_dict) {
-                if ((p.sp - first) % 2) REFUSE("odd number of values for a dict");
-                for (uint32_t i = first; i < p.sp; i += 2) CHECK(add_entry(&p, c, p.stack[i], p.stack[i + 1]));
-            } else {
-                for (uint32_t i = first; i < p.sp; i++) CHECK(add_entry(&p, c, REMAT_PK_NIL, p.stack[i]));
-            }
-            p.sp = first;
-            break;
-        }
-        case 'c': case 0x93: case 'R': case 'b': case 'i': case 'o': case 0x81: case 0x92:
-        case 0x82: case 0x83: case 0x84: case 'P': case 'Q': case 0x97: case 0x98:
-            REFUSE("refused: it would import a name or call code (a memory snapshot holds plain data only)");
-        case 'I': case 'L': case 'F': case 'S': case 'T': case 'U': case 'V': case 'p': case 'g':
-            REFUSE("refused: a protocol 0/1 text opcode (expected protocol 2 to 5)");
-        case 0x8f: case 0x90: case 0x91:
-            REFUSE("refused: sets are not part of a memory snapshot");
-        default:
-            REFUSE("not a pickle opcode");
-        }
+        else st = op_step(&p, &stopped);
     }
-done:
     remat_xfree(p.stack);
     remat_xfree(p.marks);
     remat_xfree(p.memo);
