@@ -97,257 +97,306 @@ static void tune_progress(void *ctx, int64_t value, int checkpointed, int probes
                        checkpointed ? "with checkpointing" : "plain");
 }
 
-int remat_cmd_tune(int argc, char **argv) {
-    const char *trace_path = NULL, *dim = "N", *alloc_cfg = NULL, *out = NULL, *backend = "ref";
-    cli_budget_flags bf = CLI_BUDGET_FLAGS_INIT;
-    int confirm_run = 0, threads = 1, json = 0, help = 0, max_value = 0, N = 0, T = 0, ranks = 0;
-    const cli_option opts[] = {
-        {"--trace", CLI_STRING, &trace_path, "baseline trace (remat run --trace, no plan)"},
-        CLI_BUDGET_OPTIONS(bf, "memory budget (see --budget-on, --device-overhead)"),
-        {"--dim", CLI_STRING, &dim, "N (batch size, default) or T (time steps)"},
-        {"--N", CLI_INT, &N, "with --dim T: the batch size to tune T at (default: as recorded)"},
-        {"--T", CLI_INT, &T, "with --dim N: the number of time steps to tune N at (default: as recorded)"},
-        {"--max", CLI_INT, &max_value, "largest value to try, a count (default and limit: 2^20 for N, 2^16 for T)"},
-        {"--allocator-config", CLI_STRING, &alloc_cfg, "caching allocator settings (default: the trace's)"},
-        {"--out", CLI_STRING, &out, "write the checkpoint plan for the tuned size (JSON plan file)"},
-        {"--confirm", CLI_FLAG, &confirm_run, "run the checkpointed configuration once and compare"},
-        {"--backend", CLI_STRING, &backend, "backend of --confirm: ref (default) or cuda"},
-        {"--threads", CLI_INT, &threads, "reference-backend threads for --confirm (default 1)"},
-        {"--json", CLI_FLAG, &json, "print one JSON object instead of the summary"},
-        {"--ranks", CLI_INT, &ranks,
-         "each rank of mpirun -np R remat run --reduce-blocks R: N is a rank's share (docs/mpi.md)"},
-        {0},
-    };
-    int rc = remat_cli_parse(argc, argv, USAGE, opts, &help);
-    if (rc != 0 || help) return rc;
-    if (ranks < 0 || ranks > 4096 || (ranks > 1 && confirm_run)) {
-        fprintf(stderr, "remat tune: --ranks: %s\n", ranks > 1 && confirm_run ? "not with --confirm (it runs one process)"
-                                                                              : "out of range (expected 1..4096)");
+/* The command's flags, and what the phases below hand each other. */
+typedef struct tune_cmd {
+    const char *trace_path, *dim, *alloc_cfg, *out, *backend;
+    cli_budget_flags bf;
+    int confirm_run, threads, json, max_value, N, T, ranks;
+    remat_budget bud;
+    remat_alloc_kind kind;
+    cli_overhead_source src;
+    int64_t budget;
+    remat_trace trace;
+    remat_tune_opts to;
+    remat_tune_result r, ex; /* ex: the same with expandable segments (have_ex) */
+    int have_ex, confirmed;
+    const remat_tune_side *at; /* the side the expandable-segments note speaks of */
+    measured meas;
+    char label[1024];
+} tune_cmd;
+
+/* The flags' values checked (the trace not read yet): 0, or 2 with one line on stderr. */
+static int check_flags(tune_cmd *c) {
+    if (c->ranks < 0 || c->ranks > 4096 || (c->ranks > 1 && c->confirm_run)) {
+        fprintf(stderr, "remat tune: --ranks: %s\n",
+                c->ranks > 1 && c->confirm_run ? "not with --confirm (it runs one process)"
+                                               : "out of range (expected 1..4096)");
         return 2;
     }
-    remat_cli_alloc_config_note("tune", alloc_cfg);
-    if (!trace_path) return remat_cli_missing("tune", "--trace", "a baseline trace recorded by remat run --trace");
-    const cli_file ins[] = {{"--trace", trace_path}};
-    const cli_file outs[] = {{"--out", out}};
+    remat_cli_alloc_config_note("tune", c->alloc_cfg);
+    if (!c->trace_path) return remat_cli_missing("tune", "--trace", "a baseline trace recorded by remat run --trace");
+    const cli_file ins[] = {{"--trace", c->trace_path}};
+    const cli_file outs[] = {{"--out", c->out}};
     if (remat_cli_refuse_overlap("tune", ins, 1, outs, 1)) return 2;
-    if (remat_ext_trace_is_ext_h5(trace_path)) {
+    if (remat_ext_trace_is_ext_h5(c->trace_path)) {
         remat_ext_trace et;
         remat_error e2 = {0};
-        int rec = remat_ext_trace_read_h5(trace_path, &et, &e2) == REMAT_OK && et.record;
+        int rec = remat_ext_trace_read_h5(c->trace_path, &et, &e2) == REMAT_OK && et.record;
         remat_ext_trace_free(&et);
         if (rec) {
             fprintf(stderr, "remat tune: %s: a recorded PyTorch step is not rescaled to other N or T (that is exact "
                             "only when every allocation is linear in N, which needs two recordings to check; not "
                             "implemented): record at the batch you train with and use remat search --budget\n",
-                    trace_path);
+                    c->trace_path);
             return 2;
         }
     }
-    if (bf.budget < 0) return remat_cli_missing("tune", "--budget", "a positive memory budget, e.g. 8GiB or 8GB");
-    if (bf.budget == 0) {
+    if (c->bf.budget < 0) return remat_cli_missing("tune", "--budget", "a positive memory budget, e.g. 8GiB or 8GB");
+    if (c->bf.budget == 0) {
         fprintf(stderr, "remat tune: --budget: expected a positive memory budget, e.g. 8GiB or 8GB, got 0\n");
         return 2;
     }
-    if (strcmp(backend, "ref") && strcmp(backend, "cuda")) {
-        fprintf(stderr, "remat tune: --backend: expected ref or cuda, got '%.40s'\n", backend);
+    if (strcmp(c->backend, "ref") && strcmp(c->backend, "cuda")) {
+        fprintf(stderr, "remat tune: --backend: expected ref or cuda, got '%.40s'\n", c->backend);
         return 2;
     }
+    const char *dim = c->dim;
     if (strcmp(dim, "N") && strcmp(dim, "T")) {
         fprintf(stderr, "remat tune: --dim: expected N or T, got '%s'\n", dim);
         return 2;
     }
-    if (max_value < 0 || N < 0 || T < 0) {
-        fprintf(stderr, "remat tune: --max/--N/--T: expected positive counts, got %d/%d/%d\n", max_value, N, T);
+    if (c->max_value < 0 || c->N < 0 || c->T < 0) {
+        fprintf(stderr, "remat tune: --max/--N/--T: expected positive counts, got %d/%d/%d\n", c->max_value, c->N,
+                c->T);
         return 2;
     }
-    if ((dim[0] == 'N' && N) || (dim[0] == 'T' && T)) {
+    if ((dim[0] == 'N' && c->N) || (dim[0] == 'T' && c->T)) {
         fprintf(stderr, "remat tune: --%s: is the tuned dimension (expected --%s only with --dim %s)\n", dim, dim,
                 dim[0] == 'N' ? "T" : "N");
         return 2;
     }
-    remat_budget bud;
-    remat_alloc_kind kind;
-    int64_t budget;
-    cli_overhead_source src;
-    if ((rc = remat_cli_budget_from_flags("tune", &bf, 1, &bud, &kind, &src)) != 0) return rc;
-    const char *alloc = kind == REMAT_ALLOC_CACHING ? "caching" : "exact";
-    if (threads < 1 || threads > 256) {
-        fprintf(stderr, "remat tune: --threads: %d is out of range (expected 1..256)\n", threads);
+    int rc = remat_cli_budget_from_flags("tune", &c->bf, 1, &c->bud, &c->kind, &c->src);
+    if (rc) return rc;
+    if (c->threads < 1 || c->threads > 256) {
+        fprintf(stderr, "remat tune: --threads: %d is out of range (expected 1..256)\n", c->threads);
         return 2;
     }
-    remat_error err = {0};
-    remat_trace trace;
-    remat_trace_init(&trace);
-    if (remat_trace_read_h5(trace_path, &trace, &err) != REMAT_OK) {
-        remat_trace_free(&trace);
-        return remat_cli_fail("tune", &err);
-    }
-    remat_cli_budget_use_trace(&bud, &src, trace.device_total_bytes, trace.device_free_at_init);
-    if ((rc = remat_cli_budget_allocator_bytes("tune", &bud, &budget)) != 0) {
-        remat_trace_free(&trace);
-        return rc;
-    }
-    remat_tune_opts to = remat_tune_opts_default();
-    to.dim_T = dim[0] == 'T';
-    to.max_value = max_value;
-    to.sim.allocator = kind;
-    to.sim.N = N;
-    to.sim.T = T;
-    to.sim.ranks = ranks;
-    to.sim.reduce_blocks = ranks > 1 ? ranks : 0; /* one block per rank: every share is whole blocks */
-    to.sim.allocator_config = alloc_cfg;
-    to.sim.origin = trace_path;
-    to.sim.steady = 1;
-    if (trace.n_iters > REMAT_CHAIN_MAX_ITERS) to.sim.iters = REMAT_CHAIN_MAX_ITERS;
-    remat_tune_result r;
-    to.progress = tune_progress;
-    to.progress_ctx = (void *)dim;
-    remat_cli_progress("tune: searching the largest %s", dim);
-    remat_status st = remat_tune(&trace, &to, budget, &r, &err);
-    remat_cli_progress_done();
-    if (st != REMAT_OK) {
-        remat_trace_free(&trace);
-        return remat_cli_fail("tune", &err);
-    }
-    /* reserved 20 % or more above live at the answer: what expandable segments would give */
-    remat_tune_result ex;
-    memset(&ex, 0, sizeof ex);
-    int have_ex = 0;
-    char ex_cfg[1024];
+    return 0;
+}
+
+/* The tuner's options from the flags. */
+static void tune_opts(tune_cmd *c) {
+    remat_tune_opts *to = &c->to;
+    *to = remat_tune_opts_default();
+    to->dim_T = c->dim[0] == 'T';
+    to->max_value = c->max_value;
+    to->sim.allocator = c->kind;
+    to->sim.N = c->N;
+    to->sim.T = c->T;
+    to->sim.ranks = c->ranks;
+    to->sim.reduce_blocks = c->ranks > 1 ? c->ranks : 0; /* one block per rank: every share is whole blocks */
+    to->sim.allocator_config = c->alloc_cfg;
+    to->sim.origin = c->trace_path;
+    to->sim.steady = 1;
+    if (c->trace.n_iters > REMAT_CHAIN_MAX_ITERS) to->sim.iters = REMAT_CHAIN_MAX_ITERS;
+    to->progress = tune_progress;
+    to->progress_ctx = (void *)c->dim;
+}
+
+/* Reserved 20 % or more above live at the answer: what expandable segments would give (c->ex). */
+static void tune_expandable(tune_cmd *c) {
 #define FRAGMENTED(s) ((s)->value > 0 && (s)->fig.peak_reserved >= (s)->fig.peak_live + (s)->fig.peak_live / 5)
-    const remat_tune_side *at = FRAGMENTED(&r.ckpt) ? &r.ckpt : &r.plain;
+    c->at = FRAGMENTED(&c->r.ckpt) ? &c->r.ckpt : &c->r.plain;
     remat_caching_config excfg;
     remat_error pe = {0};
     /* the settings in force with expandable segments on (each setting once in the text) */
-    int ex_ok = remat_caching_config_parse(alloc_cfg ? alloc_cfg : trace.allocator_config, &excfg, &pe) == REMAT_OK &&
+    int ex_ok = remat_caching_config_parse(c->alloc_cfg ? c->alloc_cfg : c->trace.allocator_config, &excfg, &pe) ==
+                    REMAT_OK &&
                 !excfg.expandable_segments;
-    if (bud.on == REMAT_BUDGET_ON_RESERVED && FRAGMENTED(at) && ex_ok) {
+    if (c->bud.on == REMAT_BUDGET_ON_RESERVED && FRAGMENTED(c->at) && ex_ok) {
+        char ex_cfg[1024];
         excfg.expandable_segments = 1;
         remat_caching_config_format(&excfg, ex_cfg, sizeof ex_cfg);
-        remat_tune_opts xo = to;
+        remat_tune_opts xo = c->to;
         xo.sim.allocator_config = ex_cfg;
         remat_cli_progress("tune: the same with expandable segments");
         remat_error xe = {0};
-        have_ex = remat_tune(&trace, &xo, budget, &ex, &xe) == REMAT_OK;
+        c->have_ex = remat_tune(&c->trace, &xo, c->budget, &c->ex, &xe) == REMAT_OK;
         remat_cli_progress_done();
     }
-    measured meas;
-    int confirmed = 0;
-    if (confirm_run && r.have_plan) {
-        remat_cli_progress("tune: running %s=%lld once on %s", dim, (long long)r.ckpt.value, backend);
-        st = confirm(&trace, &to.sim, &r, backend, threads, alloc_cfg, &meas, &err);
-        remat_cli_progress_done();
-        confirmed = st == REMAT_OK;
-    }
-    char label[1024] = "";
-    if (st == REMAT_OK && r.have_plan) remat_plan_notation(&r.plan, &r.model, label, sizeof label);
-    if (st == REMAT_OK && out && r.have_plan) {
-        char q[512];
-        remat_cli_chosen_for(q, sizeof q, "remat tune", &r.model, &bud);
-        char *text = remat_plan_to_json_for(&r.plan, &r.model, q, &err);
-        st = text ? remat_afile_write_all(out, text, strlen(text), &err) : err.status;
+#undef FRAGMENTED
+}
+
+/* --json: one object. */
+static void print_json(tune_cmd *c, remat_error *err) {
+    const remat_tune_result *r = &c->r;
+    printf("{\"dim\":\"%s\",\"budget_bytes\":%lld,\"allocator\":\"%s\"", c->dim, (long long)c->budget,
+           c->kind == REMAT_ALLOC_CACHING ? "caching" : "exact");
+    if (c->ranks > 1) printf(",\"ranks\":%d,\"reduce_blocks\":%d", c->ranks, c->ranks); /* values: each rank's */
+    remat_cli_budget_json(stdout, 1, &c->bud, c->src);
+    remat_cli_steady_json(stdout, remat_cli_simulated_steps(&c->to.sim, (int)c->trace.n_iters), (int)c->trace.n_iters);
+    printf(",\"max\":%lld,\"plain\":{\"value\":%lld,\"at_max\":%s,\"peak_bytes\":%lld,\"peak_live_bytes\":%lld,"
+           "\"peak_reserved_bytes\":%lld,\"step_time_s\":%.9g",
+           (long long)r->max_value, (long long)r->plain.value, r->plain.at_max ? "true" : "false",
+           (long long)r->plain.fig.peak, (long long)r->plain.fig.peak_live, (long long)r->plain.fig.peak_reserved,
+           r->plain.fig.time_s);
+    json_threshold(&r->plain);
+    printf("},\"checkpointed\":{\"value\":%lld,\"at_max\":%s,"
+           "\"peak_bytes\":%lld,\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld,\"step_time_s\":%.9g",
+           (long long)r->ckpt.value, r->ckpt.at_max ? "true" : "false", (long long)r->ckpt.fig.peak,
+           (long long)r->ckpt.fig.peak_live, (long long)r->ckpt.fig.peak_reserved, r->ckpt.fig.time_s);
+    json_threshold(&r->ckpt);
+    printf(",\"label\":");
+    remat_json_string(stdout, c->label);
+    if (r->have_plan) {
+        char *text = remat_plan_to_json(&r->plan, &r->model, err);
+        printf(",\"plan\":%s", text ? text : "null");
         remat_xfree(text);
     }
-    if (st == REMAT_OK && json) {
-        printf("{\"dim\":\"%s\",\"budget_bytes\":%lld,\"allocator\":\"%s\"", dim, (long long)budget, alloc);
-        if (ranks > 1) printf(",\"ranks\":%d,\"reduce_blocks\":%d", ranks, ranks); /* values: each rank's */
-        remat_cli_budget_json(stdout, 1, &bud, src);
-        remat_cli_steady_json(stdout, remat_cli_simulated_steps(&to.sim, (int)trace.n_iters), (int)trace.n_iters);
-        printf(",\"max\":%lld,\"plain\":{\"value\":%lld,\"at_max\":%s,\"peak_bytes\":%lld,\"peak_live_bytes\":%lld,"
-               "\"peak_reserved_bytes\":%lld,\"step_time_s\":%.9g",
-               (long long)r.max_value, (long long)r.plain.value, r.plain.at_max ? "true" : "false",
-               (long long)r.plain.fig.peak, (long long)r.plain.fig.peak_live, (long long)r.plain.fig.peak_reserved,
-               r.plain.fig.time_s);
-        json_threshold(&r.plain);
-        printf("},\"checkpointed\":{\"value\":%lld,\"at_max\":%s,"
-               "\"peak_bytes\":%lld,\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld,\"step_time_s\":%.9g",
-               (long long)r.ckpt.value, r.ckpt.at_max ? "true" : "false", (long long)r.ckpt.fig.peak,
-               (long long)r.ckpt.fig.peak_live, (long long)r.ckpt.fig.peak_reserved, r.ckpt.fig.time_s);
-        json_threshold(&r.ckpt);
-        printf(",\"label\":");
-        remat_json_string(stdout, label);
-        if (r.have_plan) {
-            char *text = remat_plan_to_json(&r.plan, &r.model, &err);
-            printf(",\"plan\":%s", text ? text : "null");
-            remat_xfree(text);
-        }
-        printf("}");
-        if (confirmed)
-            printf(",\"confirm\":{\"backend\":\"%s\",\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld,"
-                   "\"step_time_s\":%.9g,\"predicted_peak_live_bytes\":%lld,\"predicted_peak_reserved_bytes\":%lld,"
-                   "\"predicted_step_time_s\":%.9g}",
-                   backend, (long long)meas.peak_live, (long long)meas.peak_reserved, meas.step_time_s,
-                   (long long)r.ckpt.fig.peak_live, (long long)r.ckpt.fig.peak_reserved, r.ckpt.fig.time_s);
-        if (have_ex)
-            printf(",\"expandable_segments\":{\"plain\":%lld,\"checkpointed\":%lld}", (long long)ex.plain.value,
-                   (long long)ex.ckpt.value);
-        printf(",\"evaluations\":%d,\"seconds\":%.6f}\n", r.evaluations + ex.evaluations, r.seconds + ex.seconds);
-    } else if (st == REMAT_OK) {
-        char b1[64], b2[64], b3[64];
-        printf("largest %s that fits, from %s (recorded %s=%lld", dim, trace_path, dim,
-               (long long)(to.dim_T ? trace.T : trace.N));
-        if (to.dim_T) printf(", at N=%lld", (long long)(N ? N : trace.N));
-        else printf(", at T=%lld", (long long)(T ? T : trace.T));
-        printf("):\n");
-        if (ranks > 1)
-            printf("per rank: %d ranks (mpirun -np %d remat run --reduce-blocks %d); the budget is each rank's and "
-                   "%s each rank's share (the batch is %d x N), its reduction buffers included\n",
-                   ranks, ranks, ranks, to.dim_T ? "N the whole batch; T is" : "N below is", ranks);
-        remat_cli_budget_print(stdout, &bud, src);
-        remat_cli_steady_note(stdout, remat_cli_simulated_steps(&to.sim, (int)trace.n_iters), (int)trace.n_iters);
-        remat_cli_prediction_note(stdout, trace.backend);
-        if (r.plain.value > 0) {
-            printf("  plain backpropagation  %s=%-8lld step time %.6f s, ", dim, (long long)r.plain.value,
-                   r.plain.fig.time_s);
-            remat_cli_peaks_print(stdout, &bud, r.plain.fig.peak_live, r.plain.fig.peak_reserved);
-            print_threshold(dim, &r.plain);
-        } else {
-            printf("  plain backpropagation  nothing fits (not even %s=1)\n", dim);
-        }
-        if (r.ckpt.value > 0) {
-            printf("  with checkpointing     %s=%-8lld step time %.6f s, plan %s, ", dim, (long long)r.ckpt.value,
-                   r.ckpt.fig.time_s, label);
-            remat_cli_peaks_print(stdout, &bud, r.ckpt.fig.peak_live, r.ckpt.fig.peak_reserved);
-            print_threshold(dim, &r.ckpt);
-        } else {
-            printf("  with checkpointing     nothing fits (not even %s=1)\n", dim);
-        }
-        if (r.plain.at_max || r.ckpt.at_max)
-            printf("  stopped at --max %lld: %s fits at %s=%lld, larger values were not tried (raise --max)\n",
-                   (long long)r.max_value, r.plain.at_max ? "even plain backpropagation" : "checkpointing", dim,
-                   (long long)r.max_value);
-        if (confirmed)
-            printf(
-                "  confirmed on %s: measured peak live %s (predicted %s), reserved %s (predicted %lld B), "
-                "step time %.6f s (predicted %.6f s, %+.1f %%)\n",
-                backend, remat_cli_fmt_bytes(meas.peak_live, b1, sizeof b1),
-                remat_cli_fmt_bytes(r.ckpt.fig.peak_live, b2, sizeof b2),
-                remat_cli_fmt_bytes(meas.peak_reserved, b3, sizeof b3), (long long)r.ckpt.fig.peak_reserved,
-                meas.step_time_s, r.ckpt.fig.time_s,
-                meas.step_time_s > 0 ? 100.0 * (r.ckpt.fig.time_s / meas.step_time_s - 1) : 0.0);
-        if (have_ex)
-            printf("  reserved is %.0f %% above live at %s=%lld (%s): with expandable segments "
-                   "(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; --allocator-config expandable_segments=1) "
-                   "plain backpropagation reaches %s=%lld and checkpointing %s=%lld (predicted)\n",
-                   100.0 * ((double)at->fig.peak_reserved / (double)at->fig.peak_live - 1.0), dim, (long long)at->value,
-                   at == &r.plain ? "plain backpropagation" : "with checkpointing",
-                   dim, (long long)ex.plain.value, dim, (long long)ex.ckpt.value);
-        if (out && r.have_plan) printf("plan written to %s\n", out);
-        printf("(%d sizes simulated in %.3f s)\n", r.evaluations + ex.evaluations, r.seconds + ex.seconds);
-        if (out && r.have_plan && !confirmed)
-            remat_cli_next(stdout,
-                           "remat run --model M.json --N %lld --T %lld --plan %s --trace P.h5   (or remat tune with "
-                           "--confirm: run it once)",
-                           (long long)r.model.N, (long long)r.model.T, out);
+    printf("}");
+    if (c->confirmed)
+        printf(",\"confirm\":{\"backend\":\"%s\",\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld,"
+               "\"step_time_s\":%.9g,\"predicted_peak_live_bytes\":%lld,\"predicted_peak_reserved_bytes\":%lld,"
+               "\"predicted_step_time_s\":%.9g}",
+               c->backend, (long long)c->meas.peak_live, (long long)c->meas.peak_reserved, c->meas.step_time_s,
+               (long long)r->ckpt.fig.peak_live, (long long)r->ckpt.fig.peak_reserved, r->ckpt.fig.time_s);
+    if (c->have_ex)
+        printf(",\"expandable_segments\":{\"plain\":%lld,\"checkpointed\":%lld}", (long long)c->ex.plain.value,
+               (long long)c->ex.ckpt.value);
+    printf(",\"evaluations\":%d,\"seconds\":%.6f}\n", r->evaluations + c->ex.evaluations, r->seconds + c->ex.seconds);
+}
+
+/* One side's line: "plain backpropagation  N=... step time ..., peaks" and its threshold. */
+static void print_side(const tune_cmd *c, const remat_tune_side *s, const char *name, const char *plan) {
+    if (s->value > 0) {
+        printf("  %-22s %s=%-8lld step time %.6f s, %s%s%s", name, c->dim, (long long)s->value, s->fig.time_s,
+               plan ? "plan " : "", plan ? plan : "", plan ? ", " : "");
+        remat_cli_peaks_print(stdout, &c->bud, s->fig.peak_live, s->fig.peak_reserved);
+        print_threshold(c->dim, s);
+    } else {
+        printf("  %-22s nothing fits (not even %s=1)\n", name, c->dim);
     }
+}
+
+/* The summary. */
+static void print_human(const tune_cmd *c) {
+    const remat_tune_result *r = &c->r;
+    const char *dim = c->dim;
+    char b1[64], b2[64], b3[64];
+    printf("largest %s that fits, from %s (recorded %s=%lld", dim, c->trace_path, dim,
+           (long long)(c->to.dim_T ? c->trace.T : c->trace.N));
+    if (c->to.dim_T) printf(", at N=%lld", (long long)(c->N ? c->N : c->trace.N));
+    else printf(", at T=%lld", (long long)(c->T ? c->T : c->trace.T));
+    printf("):\n");
+    if (c->ranks > 1)
+        printf("per rank: %d ranks (mpirun -np %d remat run --reduce-blocks %d); the budget is each rank's and "
+               "%s each rank's share (the batch is %d x N), its reduction buffers included\n",
+               c->ranks, c->ranks, c->ranks, c->to.dim_T ? "N the whole batch; T is" : "N below is", c->ranks);
+    remat_cli_budget_print(stdout, &c->bud, c->src);
+    remat_cli_steady_note(stdout, remat_cli_simulated_steps(&c->to.sim, (int)c->trace.n_iters), (int)c->trace.n_iters);
+    remat_cli_prediction_note(stdout, c->trace.backend);
+    print_side(c, &r->plain, "plain backpropagation", NULL);
+    print_side(c, &r->ckpt, "with checkpointing", c->label);
+    if (r->plain.at_max || r->ckpt.at_max)
+        printf("  stopped at --max %lld: %s fits at %s=%lld, larger values were not tried (raise --max)\n",
+               (long long)r->max_value, r->plain.at_max ? "even plain backpropagation" : "checkpointing", dim,
+               (long long)r->max_value);
+    if (c->confirmed)
+        printf("  confirmed on %s: measured peak live %s (predicted %s), reserved %s (predicted %lld B), "
+               "step time %.6f s (predicted %.6f s, %+.1f %%)\n",
+               c->backend, remat_cli_fmt_bytes(c->meas.peak_live, b1, sizeof b1),
+               remat_cli_fmt_bytes(r->ckpt.fig.peak_live, b2, sizeof b2),
+               remat_cli_fmt_bytes(c->meas.peak_reserved, b3, sizeof b3), (long long)r->ckpt.fig.peak_reserved,
+               c->meas.step_time_s, r->ckpt.fig.time_s,
+               c->meas.step_time_s > 0 ? 100.0 * (r->ckpt.fig.time_s / c->meas.step_time_s - 1) : 0.0);
+    if (c->have_ex)
+        printf("  reserved is %.0f %% above live at %s=%lld (%s): with expandable segments "
+               "(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; --allocator-config expandable_segments=1) "
+               "plain backpropagation reaches %s=%lld and checkpointing %s=%lld (predicted)\n",
+               100.0 * ((double)c->at->fig.peak_reserved / (double)c->at->fig.peak_live - 1.0), dim,
+               (long long)c->at->value, c->at == &r->plain ? "plain backpropagation" : "with checkpointing", dim,
+               (long long)c->ex.plain.value, dim, (long long)c->ex.ckpt.value);
+    if (c->out && r->have_plan) printf("plan written to %s\n", c->out);
+    printf("(%d sizes simulated in %.3f s)\n", r->evaluations + c->ex.evaluations, r->seconds + c->ex.seconds);
+    if (c->out && r->have_plan && !c->confirmed)
+        remat_cli_next(stdout,
+                       "remat run --model M.json --N %lld --T %lld --plan %s --trace P.h5   (or remat tune with "
+                       "--confirm: run it once)",
+                       (long long)r->model.N, (long long)r->model.T, c->out);
+}
+
+/* After the search: --confirm, the plan's notation, --out. */
+static remat_status tune_finish(tune_cmd *c, remat_error *err) {
+    remat_status st = REMAT_OK;
+    remat_tune_result *r = &c->r;
+    if (c->confirm_run && r->have_plan) {
+        remat_cli_progress("tune: running %s=%lld once on %s", c->dim, (long long)r->ckpt.value, c->backend);
+        st = confirm(&c->trace, &c->to.sim, r, c->backend, c->threads, c->alloc_cfg, &c->meas, err);
+        remat_cli_progress_done();
+        c->confirmed = st == REMAT_OK;
+    }
+    if (st == REMAT_OK && r->have_plan) remat_plan_notation(&r->plan, &r->model, c->label, sizeof c->label);
+    if (st == REMAT_OK && c->out && r->have_plan) {
+        char q[512];
+        remat_cli_chosen_for(q, sizeof q, "remat tune", &r->model, &c->bud);
+        char *text = remat_plan_to_json_for(&r->plan, &r->model, q, err);
+        st = text ? remat_afile_write_all(c->out, text, strlen(text), err) : err->status;
+        remat_xfree(text);
+    }
+    return st;
+}
+
+int remat_cmd_tune(int argc, char **argv) {
+    tune_cmd c;
+    memset(&c, 0, sizeof c);
+    c.dim = "N";
+    c.backend = "ref";
+    c.bf = (cli_budget_flags)CLI_BUDGET_FLAGS_INIT;
+    c.threads = 1;
+    int help = 0;
+    const cli_option opts[] = {
+        {"--trace", CLI_STRING, &c.trace_path, "baseline trace (remat run --trace, no plan)"},
+        CLI_BUDGET_OPTIONS(c.bf, "memory budget (see --budget-on, --device-overhead)"),
+        {"--dim", CLI_STRING, &c.dim, "N (batch size, default) or T (time steps)"},
+        {"--N", CLI_INT, &c.N, "with --dim T: the batch size to tune T at (default: as recorded)"},
+        {"--T", CLI_INT, &c.T, "with --dim N: the number of time steps to tune N at (default: as recorded)"},
+        {"--max", CLI_INT, &c.max_value, "largest value to try, a count (default and limit: 2^20 for N, 2^16 for T)"},
+        {"--allocator-config", CLI_STRING, &c.alloc_cfg, "caching allocator settings (default: the trace's)"},
+        {"--out", CLI_STRING, &c.out, "write the checkpoint plan for the tuned size (JSON plan file)"},
+        {"--confirm", CLI_FLAG, &c.confirm_run, "run the checkpointed configuration once and compare"},
+        {"--backend", CLI_STRING, &c.backend, "backend of --confirm: ref (default) or cuda"},
+        {"--threads", CLI_INT, &c.threads, "reference-backend threads for --confirm (default 1)"},
+        {"--json", CLI_FLAG, &c.json, "print one JSON object instead of the summary"},
+        {"--ranks", CLI_INT, &c.ranks,
+         "each rank of mpirun -np R remat run --reduce-blocks R: N is a rank's share (docs/mpi.md)"},
+        {0},
+    };
+    int rc = remat_cli_parse(argc, argv, USAGE, opts, &help);
+    if (rc != 0 || help) return rc;
+    if ((rc = check_flags(&c)) != 0) return rc;
+    remat_error err = {0};
+    remat_trace_init(&c.trace);
+    if (remat_trace_read_h5(c.trace_path, &c.trace, &err) != REMAT_OK) {
+        remat_trace_free(&c.trace);
+        return remat_cli_fail("tune", &err);
+    }
+    remat_cli_budget_use_trace(&c.bud, &c.src, c.trace.device_total_bytes, c.trace.device_free_at_init);
+    if ((rc = remat_cli_budget_allocator_bytes("tune", &c.bud, &c.budget)) != 0) {
+        remat_trace_free(&c.trace);
+        return rc;
+    }
+    tune_opts(&c);
+    remat_cli_progress("tune: searching the largest %s", c.dim);
+    remat_status st = remat_tune(&c.trace, &c.to, c.budget, &c.r, &err);
+    remat_cli_progress_done();
+    if (st != REMAT_OK) {
+        remat_trace_free(&c.trace);
+        return remat_cli_fail("tune", &err);
+    }
+    tune_expandable(&c);
+    st = tune_finish(&c, &err);
+    if (st == REMAT_OK && c.json) print_json(&c, &err);
+    else if (st == REMAT_OK) print_human(&c);
     rc = st == REMAT_OK ? 0 : remat_cli_fail("tune", &err);
-    if (st == REMAT_OK && r.ckpt.value == 0) {
-        fprintf(stderr, "remat tune: --budget: nothing fits %lld B (%lld B for the allocator after the device overhead), not even %s=1\n",
-                (long long)bud.total, (long long)budget, dim);
+    if (st == REMAT_OK && c.r.ckpt.value == 0) {
+        fprintf(stderr,
+                "remat tune: --budget: nothing fits %lld B (%lld B for the allocator after the device overhead), not "
+                "even %s=1\n",
+                (long long)c.bud.total, (long long)c.budget, c.dim);
         rc = 1;
     }
-    remat_tune_result_free(&r);
-    if (have_ex) remat_tune_result_free(&ex);
-    remat_trace_free(&trace);
+    remat_tune_result_free(&c.r);
+    if (c.have_ex) remat_tune_result_free(&c.ex);
+    remat_trace_free(&c.trace);
     return rc;
 }
