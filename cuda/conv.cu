@@ -11,6 +11,9 @@
  *  - weight gradient: P_t chained over the step's samples by gemm_nt (accumulating
  *    from the second sample), then dweight += P_t, t descending; the bias partial of
  *    a step is one thread per channel summing (n, p) ascending from +0.
+ * Groups: the GEMMs, im2col and col2im run once per group (ascending) on its channel
+ * slice (conv_group: c_in / G and c_out / G channels, contiguous in every tensor), as
+ * the reference does; K = (c_in / G) kh kw.
  * The workspace is col | dcol | P_t | bias partial, remat_conv2d_im2col_*_ws_elems
  * floats: the backend sets conv_im2col (backend.h), so the executor allocates that.
  * bf16 storage: the same kernels over uint16_t activations (kernel_bodies.h act_ld /
@@ -82,11 +85,19 @@ __global__ void conv_add_into_kernel(float *__restrict__ d, const float *__restr
         d[e] = d[e] + s[e];
 }
 
+/* One group's geometry: c_in / G input and c_out / G output channels, no groups. */
+static remat_conv_geom conv_group(const remat_conv_geom *g) {
+    remat_conv_geom s = *g;
+    s.c_in /= remat_conv_groups(g), s.c_out /= remat_conv_groups(g), s.groups = 1;
+    return s;
+}
+
 template <typename T>
 static void conv2d_forward(remat_cuda_ctx *c, T *out, const T *inp, const T *weight, const T *bias, float *ws,
                            int64_t rows, const remat_conv_geom *g) {
-    const int64_t K = g->c_in * g->kh * g->kw, P = g->h_out * g->w_out;
-    const int64_t in_e = g->c_in * g->h_in * g->w_in, out_e = g->c_out * P;
+    const remat_conv_geom s = conv_group(g);
+    const int64_t K = s.c_in * g->kh * g->kw, P = g->h_out * g->w_out, plane = g->h_in * g->w_in;
+    const int64_t in_e = g->c_in * plane, out_e = g->c_out * P;
     for (int64_t r = 0; r < rows; r++) {
         T *o = out + r * out_e;
         if (bias) {
@@ -94,38 +105,44 @@ static void conv2d_forward(remat_cuda_ctx *c, T *out, const T *inp, const T *wei
                                                                                                      g->c_out, P);
             cudaCheckLaunch();
         }
-        REMAT_LAUNCH(remat_cuda_blocks(K * P), REMAT_CUDA_THREADS, 0, c->stream, im2col_kernel<T>)(ws, inp + r * in_e,
-                                                                                            *g);
-        cudaCheckLaunch();
-        remat_cuda_gemm_typed(c, REMAT_CUDA_NN, o, weight, (const float *)ws, g->c_out, P, K, bias ? 1 : 0);
+        for (int64_t gi = 0; gi < remat_conv_groups(g); gi++) {
+            REMAT_LAUNCH(remat_cuda_blocks(K * P), REMAT_CUDA_THREADS, 0, c->stream, im2col_kernel<T>)(
+                ws, inp + r * in_e + gi * s.c_in * plane, s);
+            cudaCheckLaunch();
+            remat_cuda_gemm_typed(c, REMAT_CUDA_NN, o + gi * s.c_out * P, weight + gi * s.c_out * K,
+                                  (const float *)ws, s.c_out, P, K, bias ? 1 : 0);
+        }
     }
 }
 
 template <typename T>
 static void conv2d_backward(remat_cuda_ctx *c, T *dinp, float *dweight, float *dbias, const T *dout, const T *inp,
                             const T *weight, float *ws, int64_t t_steps, int64_t N, const remat_conv_geom *g) {
-    const int64_t K = g->c_in * g->kh * g->kw, P = g->h_out * g->w_out;
-    const int64_t in_e = g->c_in * g->h_in * g->w_in, out_e = g->c_out * P;
+    const remat_conv_geom s = conv_group(g);
+    const int64_t K = s.c_in * g->kh * g->kw, P = g->h_out * g->w_out, plane = g->h_in * g->w_in;
+    const int64_t in_e = g->c_in * plane, out_e = g->c_out * P, G = remat_conv_groups(g);
     float *col = ws, *dcol = ws + K * P, *pw = ws + 2 * K * P, *pb = pw + g->c_out * K;
     for (int64_t t = t_steps - 1; t >= 0; t--) {
         for (int64_t n = 0; n < N; n++) {
             const int64_t r = t * N + n;
             const T *dy = dout + r * out_e;
-            if (dweight) {
+            for (int64_t gi = 0; dweight && gi < G; gi++) {
                 REMAT_LAUNCH(remat_cuda_blocks(K * P), REMAT_CUDA_THREADS, 0, c->stream, im2col_kernel<T>)(
-                    col, inp + r * in_e, *g);
+                    col, inp + r * in_e + gi * s.c_in * plane, s);
                 cudaCheckLaunch();
-                remat_cuda_gemm_typed(c, REMAT_CUDA_NT, pw, dy, (const float *)col, g->c_out, K, P, n > 0);
+                remat_cuda_gemm_typed(c, REMAT_CUDA_NT, pw + gi * s.c_out * K, dy + gi * s.c_out * P,
+                                      (const float *)col, s.c_out, K, P, n > 0);
             }
             if (dbias) {
                 REMAT_LAUNCH(remat_cuda_blocks(g->c_out), REMAT_CUDA_THREADS, 0, c->stream, bias_partial_kernel<T>)(
                     pb, dy, g->c_out, P, n == 0);
                 cudaCheckLaunch();
             }
-            if (dinp) {
-                remat_cuda_gemm_typed(c, REMAT_CUDA_TN, dcol, weight, dy, K, P, g->c_out, 0);
-                REMAT_LAUNCH(remat_cuda_blocks(in_e), REMAT_CUDA_THREADS, 0, c->stream, col2im_add_kernel<T>)(
-                    dinp + r * in_e, dcol, *g);
+            for (int64_t gi = 0; dinp && gi < G; gi++) {
+                remat_cuda_gemm_typed(c, REMAT_CUDA_TN, dcol, weight + gi * s.c_out * K, dy + gi * s.c_out * P, K, P,
+                                      s.c_out, 0);
+                REMAT_LAUNCH(remat_cuda_blocks(s.c_in * plane), REMAT_CUDA_THREADS, 0, c->stream, col2im_add_kernel<T>)(
+                    dinp + r * in_e + gi * s.c_in * plane, dcol, s);
                 cudaCheckLaunch();
             }
         }

@@ -147,11 +147,10 @@ TEST(Bf16FiniteDifferences, Linear) {
 }
 
 
-TEST(Bf16FiniteDifferences, Conv2d) {
+void CheckConv(const char *name, const remat_conv_geom geo) {
     const int64_t T = 2, N = 2, rows = T * N;
-    const remat_conv_geom geo = conv_geom(2, 5, 5, 3, 3, 1, 1);
     const int64_t in_n = rows * geo.c_in * geo.h_in * geo.w_in, out_n = rows * geo.c_out * geo.h_out * geo.w_out;
-    LayerCase c{"conv2d", {Rand(in_n, 4), Rand(geo.c_out * geo.c_in * 9, 5), Rand(geo.c_out, 6)}, out_n,
+    LayerCase c{name, {Rand(in_n, 4), Rand(remat_test::conv_weight_elems(geo), 5), Rand(geo.c_out, 6)}, out_n,
                 [=](const Vecs &v, float *y) {
                     std::vector<float> ws((size_t)remat_ref_conv2d_forward_ws_elems(&geo));
                     remat_ref_conv2d_forward(y, v[0].data(), v[1].data(), v[2].data(), ws.data(), rows, &geo);
@@ -163,6 +162,12 @@ TEST(Bf16FiniteDifferences, Conv2d) {
                 },
                 true};
     Check(c);
+}
+
+TEST(Bf16FiniteDifferences, Conv2d) { CheckConv("conv2d", conv_geom(2, 5, 5, 3, 3, 1, 1)); }
+TEST(Bf16FiniteDifferences, Conv2dGroups) {
+    CheckConv("conv2d groups 2", remat_test::grouped(conv_geom(4, 5, 5, 4, 3, 1, 1), 2));
+    CheckConv("conv2d depthwise", remat_test::grouped(conv_geom(3, 5, 5, 3, 3, 1, 1), 3));
 }
 
 TEST(Bf16FiniteDifferences, AvgPool) {

@@ -26,6 +26,7 @@ namespace {
 
 using remat_test::conv_geom;
 using remat_test::dilated;
+using remat_test::grouped;
 
 using B16 = std::vector<uint16_t>;
 using F32 = std::vector<float>;
@@ -115,10 +116,11 @@ TEST(Bf16Storage, LinearLongChain) {
 TEST(Bf16Storage, Conv2d) {
     // the last: rows wider than col2im's stack row (4096 columns), added in two pieces
     const remat_conv_geom gs[] = {conv_geom(3, 9, 7, 5, 3, 1, 1), conv_geom(4, 8, 8, 6, 3, 2, 1), conv_geom(6, 7, 7, 4, 1, 2, 0),
-                                  conv_geom(1, 2, 4101, 2, 3, 1, 1), dilated(conv_geom(2, 9, 8, 3, 3, 2, 1, 2, 2, 1), 2, 3)};
+                                  conv_geom(1, 2, 4101, 2, 3, 1, 1), dilated(conv_geom(2, 9, 8, 3, 3, 2, 1, 2, 2, 1), 2, 3),
+                                  grouped(conv_geom(4, 8, 7, 6, 3, 1, 1), 2), grouped(conv_geom(3, 7, 7, 6, 3, 2, 1), 3)};
     for (const remat_conv_geom &g : gs) {
         const int64_t T = 2, N = 3, rows = T * N, ie = g.c_in * g.h_in * g.w_in, oe = g.c_out * g.h_out * g.w_out;
-        const int64_t K = g.c_in * g.kh * g.kw;
+        const int64_t K = g.c_in / remat_conv_groups(&g) * g.kh * g.kw;
         const B16 x = Rand(rows * ie, 21), w = Rand(g.c_out * K, 22), b = Rand(g.c_out, 23);
         F32 ws((size_t)remat_ref_conv2d_backward_ws_elems(&g));
         B16 y((size_t)(rows * oe));

@@ -5,7 +5,7 @@
 // storage. The geometries reach every blocking edge: several dcol channel blocks, a
 // dcol sample block cut short, samples smaller and larger than a GEMM tile, a weight-
 // gradient K (samples x pixels) that crosses GEMM K blocks inside a sample, strides,
-// padding and non-square kernels.
+// padding, non-square kernels and groups (depthwise included).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -19,6 +19,7 @@
 #include "tests/testutil.h"
 
 using remat_test::conv_geom;
+using remat_test::grouped;
 
 namespace {
 
@@ -62,24 +63,29 @@ struct Def {  // the contract, written out
     F out, dx, dw, db;
 };
 
+// With G groups: K = (c_in / G) kh kw, k's channel ci within the group of output
+// channel o (its input channels start at gx(o)); dcol's chain over the group's outputs.
 Def definition(const remat_conv_geom &g, int64_t T, int64_t N, const F &x, const F &w, const F &b, const F &dy,
                const F &dx0, const F &dw0, const F &db0, bool b16) {
-    const int64_t K = g.c_in * g.kh * g.kw, P = g.h_out * g.w_out, rows = T * N;
+    const int64_t G = remat_conv_groups(&g), cg = g.c_in / G, og = g.c_out / G;
+    const int64_t K = cg * g.kh * g.kw, P = g.h_out * g.w_out, rows = T * N, plane = g.h_in * g.w_in;
     const int64_t ie = g.c_in * g.h_in * g.w_in, oe = g.c_out * P;
+    auto gx = [&](int64_t o) { return o / og * cg * plane; };
     Def d{F((size_t)(rows * oe)), dx0, dw0, db0};
     for (int64_t r = 0; r < rows; r++)
         for (int64_t o = 0; o < g.c_out; o++)
             for (int64_t p = 0; p < P; p++) {
                 float c = b[o];
-                for (int64_t k = 0; k < K; k++) c = std::fma(w[o * K + k], colv(&x[r * ie], g, k, p), c);
+                for (int64_t k = 0; k < K; k++) c = std::fma(w[o * K + k], colv(&x[r * ie + gx(o)], g, k, p), c);
                 d.out[r * oe + o * P + p] = c;
             }
-    for (int64_t r = 0; r < rows; r++)  // dcol, then the scatter in (k, p) order
-        for (int64_t k = 0; k < K; k++)
+    for (int64_t r = 0; r < rows; r++)  // dcol, then the scatter in (k, p) order, per group
+        for (int64_t q = 0; q < G * K; q++)
             for (int64_t p = 0; p < P; p++) {
+                const int64_t gi = q / K, k = q % K;
                 float c = 0.0f;
-                for (int64_t o = 0; o < g.c_out; o++) c = std::fma(w[o * K + k], dy[r * oe + o * P + p], c);
-                const int64_t kx = k % g.kw, ky = (k / g.kw) % g.kh, ci = k / (g.kw * g.kh);
+                for (int64_t o = gi * og; o < (gi + 1) * og; o++) c = std::fma(w[o * K + k], dy[r * oe + o * P + p], c);
+                const int64_t kx = k % g.kw, ky = (k / g.kw) % g.kh, ci = gi * cg + k / (g.kw * g.kh);
                 const int64_t iy = (p / g.w_out) * g.sh - g.ph + ky, ix = (p % g.w_out) * g.sw - g.pw + kx;
                 if (iy < 0 || iy >= g.h_in || ix < 0 || ix >= g.w_in) continue;
                 float &e = d.dx[r * ie + (ci * g.h_in + iy) * g.w_in + ix];
@@ -92,7 +98,7 @@ Def definition(const remat_conv_geom &g, int64_t T, int64_t N, const F &x, const
                 float c = 0.0f;
                 for (int64_t n = 0; n < N; n++)
                     for (int64_t p = 0; p < P; p++)
-                        c = std::fma(dy[(t * N + n) * oe + o * P + p], colv(&x[(t * N + n) * ie], g, k, p), c);
+                        c = std::fma(dy[(t * N + n) * oe + o * P + p], colv(&x[(t * N + n) * ie + gx(o)], g, k, p), c);
                 if (N > 0) d.dw[o * K + k] = d.dw[o * K + k] + c;
             }
             float s = 0.0f;
@@ -126,12 +132,15 @@ const Case kCases[] = {
     {conv_geom(2, 11, 10, 3, 7, 5, 2, 2, 3, 2), 2, 2},   // stride 2, non-square kernel, padding
     {conv_geom(3, 7, 6, 70, 3, 2, 2, 1, 1, 0), 1, 11},   // c_out 70: M edge tiles; K = 11 x 12 pixels
     {conv_geom(6, 5, 5, 13, 2, 2, 1, 2, 0, 1), 2, 9},    // weight-gradient K = 9 x 24 = 216 > the AVX-512 K block
+    {grouped(conv_geom(50, 6, 5, 10, 3, 3, 1, 1, 1, 1), 2), 2, 3},  // 2 groups of 225 rows of k: two dcol blocks each
+    {grouped(conv_geom(8, 9, 9, 16, 3, 3, 2, 2, 1, 1), 8), 1, 5},   // depthwise, channel multiplier 2, stride 2
+    {grouped(conv_geom(6, 1, 40, 9, 1, 5, 1, 1, 0, 2), 3), 2, 4},   // conv1d ([C, 1, L]), 3 groups of 2 -> 3
 };
 
 template <bool B16>
 void run_case(const Case &c, int threads, remat_simd path) {
     const remat_conv_geom &g = c.g;
-    const int64_t K = g.c_in * g.kh * g.kw, P = g.h_out * g.w_out, rows = c.T * c.N;
+    const int64_t K = g.c_in / remat_conv_groups(&g) * g.kh * g.kw, P = g.h_out * g.w_out, rows = c.T * c.N;
     const int64_t ie = g.c_in * g.h_in * g.w_in, oe = g.c_out * P;
     F x = uniform(rows * ie, -1, 1, 11), w = uniform(g.c_out * K, -1, 1, 12), b = uniform(g.c_out, -1, 1, 13);
     F dy = uniform(rows * oe, -1, 1, 14), dx0 = uniform(rows * ie, -0.5f, 0.5f, 15);
@@ -157,7 +166,8 @@ void run_case(const Case &c, int threads, remat_simd path) {
     }
     remat_ref_set_threads(1);
     const std::string where = std::string(remat_ref_simd_name(path)) + " threads " + std::to_string(threads) +
-                              " c_in " + std::to_string(g.c_in) + " P " + std::to_string(P) + (B16 ? " bf16" : " f32");
+                              " c_in " + std::to_string(g.c_in) + " groups " + std::to_string(remat_conv_groups(&g)) +
+                              " P " + std::to_string(P) + (B16 ? " bf16" : " f32");
     expect_bits(out, d.out, "forward", where);
     expect_bits(dx, d.dx, "input gradient", where);
     expect_bits(dw, d.dw, "weight gradient", where);
@@ -190,6 +200,10 @@ TEST(ConvImplicit, WorkspaceIsSmallerThanTheColumnMatrix) {
     const remat_conv_geom g = conv_geom(128, 64, 64, 128, 3, 3, 1, 1, 1, 1);
     EXPECT_EQ(remat_ref_conv2d_backward_ws_elems(&g), 22 * 9 * 4096 + 128 * 1152 + 128);
     EXPECT_EQ(remat_conv2d_im2col_backward_ws_elems(&g), 2 * 1152 * 4096 + 128 * 1152 + 128);
+    // depthwise: K = 9; dcol of one channel, P_t the weight's 128 x 9
+    const remat_conv_geom dw = grouped(g, 128);
+    EXPECT_EQ(remat_ref_conv2d_backward_ws_elems(&dw), 9 * 4096 + 128 * 9 + 128);
+    EXPECT_EQ(remat_conv2d_im2col_backward_ws_elems(&dw), 2 * 9 * 4096 + 128 * 9 + 128);
 }
 
 }  // namespace

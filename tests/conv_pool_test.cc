@@ -20,7 +20,9 @@
 namespace {
 
 using remat_test::conv_geom;
+using remat_test::conv_weight_elems;
 using remat_test::dilated;
+using remat_test::grouped;
 
 std::vector<float> Rand(size_t n, unsigned seed, float lo = -1.0f, float hi = 1.0f) {
     std::mt19937 g(seed);
@@ -35,22 +37,24 @@ bool BitsEqual(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 
-// Direct convolution in double.
+// Direct convolution in double (PyTorch's grouped formula: output channel o reads the
+// cg = c_in / G input channels of its group, weight [c_out, cg, kh, kw]).
 void ConvD(const remat_conv_geom& g, int64_t rows, const std::vector<double>& x, const std::vector<double>& w,
            const std::vector<double>* b, std::vector<double>* y) {
     y->assign(rows * g.c_out * g.h_out * g.w_out, 0.0);
+    const int64_t G = remat_conv_groups(&g), cg = g.c_in / G;
     for (int64_t r = 0; r < rows; r++)
         for (int64_t o = 0; o < g.c_out; o++)
             for (int64_t oy = 0; oy < g.h_out; oy++)
                 for (int64_t ox = 0; ox < g.w_out; ox++) {
                     double s = b ? (*b)[o] : 0.0;
-                    for (int64_t c = 0; c < g.c_in; c++)
+                    for (int64_t c = o / (g.c_out / G) * cg; c < (o / (g.c_out / G) + 1) * cg; c++)
                         for (int64_t ky = 0; ky < g.kh; ky++)
                             for (int64_t kx = 0; kx < g.kw; kx++) {
                                 int64_t iy = oy * g.sh - g.ph + ky * remat_conv_dil_h(&g),
                                         ix = ox * g.sw - g.pw + kx * remat_conv_dil_w(&g);
                                 if (iy < 0 || iy >= g.h_in || ix < 0 || ix >= g.w_in) continue;
-                                s += w[((o * g.c_in + c) * g.kh + ky) * g.kw + kx] *
+                                s += w[((o * cg + c % cg) * g.kh + ky) * g.kw + kx] *
                                      x[((r * g.c_in + c) * g.h_in + iy) * g.w_in + ix];
                             }
                     (*y)[((r * g.c_out + o) * g.h_out + oy) * g.w_out + ox] = s;
@@ -81,16 +85,19 @@ const remat_conv_geom kConvCases[] = {
     conv_geom(1, 4, 5, 2, 3, 3, 1, 2, 1, 1),  // padding on both sides, stride 2 in w
     conv_geom(2, 6, 6, 3, 2, 2, 2, 2, 0, 0),  // stride = kernel
     dilated(conv_geom(2, 9, 8, 3, 3, 2, 1, 2, 2, 1), 2, 3),  // dilation 2 x 3 (PyTorch's Conv2d dilation)
+    grouped(conv_geom(4, 6, 5, 6, 3, 3, 1, 1, 1, 1), 2),      // 2 groups: 2 input, 3 output channels each
+    grouped(conv_geom(3, 5, 6, 6, 3, 2, 2, 1, 1, 0), 3),      // depthwise (groups = c_in), channel multiplier 2
+    grouped(dilated(conv_geom(4, 1, 11, 4, 1, 3, 1, 2, 0, 1), 1, 2), 4),  // depthwise conv1d ([C, 1, L]), dilated
 };
 
 TEST(Conv2d, ForwardAndBackwardMatchFiniteDifferences) {
     for (const remat_conv_geom& g : kConvCases) {
         SCOPED_TRACE(testing::Message() << "c_in " << g.c_in << " " << g.h_in << "x" << g.w_in << " k " << g.kh
                                         << "x" << g.kw << " s " << g.sh << "," << g.sw << " p " << g.ph << ","
-                                        << g.pw);
+                                        << g.pw << " groups " << remat_conv_groups(&g));
         const int64_t T = 2, N = 3, rows = T * N;
         const int64_t in_e = g.c_in * g.h_in * g.w_in, out_e = g.c_out * g.h_out * g.w_out;
-        auto x = Rand(rows * in_e, 1), w = Rand(g.c_out * g.c_in * g.kh * g.kw, 2), b = Rand(g.c_out, 3);
+        auto x = Rand(rows * in_e, 1), w = Rand(conv_weight_elems(g), 2), b = Rand(g.c_out, 3);
         auto gy = Rand(rows * out_e, 4);
         std::vector<float> y(rows * out_e), ws(remat_ref_conv2d_forward_ws_elems(&g));
         remat_ref_conv2d_forward(y.data(), x.data(), w.data(), b.data(), ws.data(), rows, &g);

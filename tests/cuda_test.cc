@@ -43,6 +43,7 @@ namespace {
 
 using remat_test::conv_geom;
 using remat_test::dilated;
+using remat_test::grouped;
 
 using Floats = std::vector<float>;
 
@@ -735,10 +736,12 @@ TEST_F(CudaKernels, BatchNormMatchesReferenceBitForBit) {
 TEST_F(CudaKernels, Conv2dMatchesReferenceBitForBit) {
     const remat_conv_geom cases[] = {conv_geom(3, 9, 7, 5, 3, 3, 1, 1, 1, 1), conv_geom(4, 8, 8, 6, 1, 1, 2, 2, 0, 0),
                                      conv_geom(2, 11, 10, 3, 7, 7, 2, 2, 3, 3), conv_geom(3, 6, 5, 70, 3, 2, 2, 1, 1, 0),
-                                     dilated(conv_geom(2, 9, 8, 3, 3, 2, 1, 2, 2, 1), 2, 3)};
+                                     dilated(conv_geom(2, 9, 8, 3, 3, 2, 1, 2, 2, 1), 2, 3),
+                                     grouped(conv_geom(4, 8, 7, 6, 3, 3, 1, 1, 1, 1), 2),
+                                     grouped(conv_geom(3, 9, 8, 6, 3, 3, 2, 2, 1, 1), 3)};  // depthwise
     for (const remat_conv_geom &g : cases) {
         const int64_t T = 2, N = 3, rows = T * N, in_e = g.c_in * g.h_in * g.w_in, out_e = g.c_out * g.h_out * g.w_out;
-        const int64_t wn = g.c_out * g.c_in * g.kh * g.kw;
+        const int64_t wn = remat_test::conv_weight_elems(g);
         const Floats x = uniform(rows * in_e, -1, 1, 81), w = uniform(wn, -1, 1, 82), b = uniform(g.c_out, -1, 1, 83);
         for (int bias = 0; bias < 2; bias++) {
             Floats out(rows * out_e), ws(remat_ref_conv2d_forward_ws_elems(&g));
@@ -1051,52 +1054,53 @@ TEST_F(CudaKernels, Bf16TwinsMatchReferenceBitForBit) {
         std::memcpy(v.data(), raw.data(), n * 2);
         return v;
     };
-    const remat_conv_geom g = conv_geom(3, 9, 7, 4, 3, 2, 1);
-    const int64_t T = 2, N = 3, rows = T * N, ie = g.c_in * g.h_in * g.w_in, oe = g.c_out * g.h_out * g.w_out;
-    const int64_t K = g.c_in * g.kh * g.kw, pe = g.c_in * g.h_out * g.w_out;
-    const std::vector<uint16_t> x = b16(uniform(rows * ie, -1.0f, 1.0f, 301)), w = b16(uniform(g.c_out * K, -1.0f, 1.0f, 302)),
-                                bias = b16(uniform(g.c_out, -1.0f, 1.0f, 303)), dy = b16(uniform(rows * oe, -1.0f, 1.0f, 304)),
-                                dx0 = b16(uniform(rows * ie, -1.0f, 1.0f, 305)), dp = b16(uniform(rows * pe, -1.0f, 1.0f, 306));
-    const int64_t wsn = remat_ref_conv2d_backward_ws_elems(&g);
-    Floats ws((size_t)wsn), dwr(g.c_out * K, 0.5f), dbr(g.c_out, 0.25f);
-    std::vector<uint16_t> y((size_t)(rows * oe)), dx = dx0;
-    remat_ref_conv2d_forward_bf16(y.data(), x.data(), w.data(), bias.data(), ws.data(), rows, &g);
-    remat_ref_conv2d_backward_bf16(dx.data(), dwr.data(), dbr.data(), dy.data(), x.data(), w.data(), ws.data(), T, N,
-                                   &g);
-    Dev dX(&be, rows * ie * 2), dW(&be, g.c_out * K * 2), dB(&be, g.c_out * 2), dY(&be, rows * oe * 2),
-        dDY(&be, rows * oe * 2), dDX(&be, rows * ie * 2), dWS(&be, remat_conv2d_im2col_backward_ws_elems(&g) * 4), dDW(&be, Floats(g.c_out * K, 0.5f)),
-        dDB(&be, Floats(g.c_out, 0.25f));
-    dX.put(x), dW.put(w), dB.put(bias), dDY.put(dy), dDX.put(dx0);
-    ops().conv2d_forward_bf16(be.ctx, (uint16_t *)dY.p, (uint16_t *)dX.p, (uint16_t *)dW.p, (uint16_t *)dB.p,
-                              dWS.f(), rows, &g);
-    ops().conv2d_backward_bf16(be.ctx, (uint16_t *)dDX.p, dDW.f(), dDB.f(), (uint16_t *)dDY.p, (uint16_t *)dX.p,
-                               (uint16_t *)dW.p, dWS.f(), T, N, &g);
-    EXPECT_EQ(get16(dY, (size_t)(rows * oe)), y) << "conv forward";
-    EXPECT_EQ(get16(dDX, (size_t)(rows * ie)), dx) << "conv dinp";
-    EXPECT_BITS_EQ(dDW.get(g.c_out * K), dwr, "conv dweight");
-    EXPECT_BITS_EQ(dDB.get(g.c_out), dbr, "conv dbias");
-    for (int max = 0; max < 2; max++) {
-        std::vector<uint16_t> py((size_t)(rows * pe)), pdx = dx0;
-        remat_conv_geom pg = g;
-        pg.c_out = g.c_in;
-        if (max) {
-            remat_ref_maxpool2d_forward_bf16(py.data(), x.data(), rows, &pg);
-            remat_ref_maxpool2d_backward_bf16(pdx.data(), dp.data(), x.data(), rows, &pg);
-        } else {
-            remat_ref_avgpool2d_forward_bf16(py.data(), x.data(), rows, &pg);
-            remat_ref_avgpool2d_backward_bf16(pdx.data(), dp.data(), rows, &pg);
+    for (const remat_conv_geom &g : {conv_geom(3, 9, 7, 4, 3, 2, 1), grouped(conv_geom(3, 9, 7, 6, 3, 2, 1), 3)}) {
+        const int64_t T = 2, N = 3, rows = T * N, ie = g.c_in * g.h_in * g.w_in, oe = g.c_out * g.h_out * g.w_out;
+        const int64_t K = g.c_in / remat_conv_groups(&g) * g.kh * g.kw, pe = g.c_in * g.h_out * g.w_out;
+        const std::vector<uint16_t> x = b16(uniform(rows * ie, -1.0f, 1.0f, 301)), w = b16(uniform(g.c_out * K, -1.0f, 1.0f, 302)),
+                                    bias = b16(uniform(g.c_out, -1.0f, 1.0f, 303)), dy = b16(uniform(rows * oe, -1.0f, 1.0f, 304)),
+                                    dx0 = b16(uniform(rows * ie, -1.0f, 1.0f, 305)), dp = b16(uniform(rows * pe, -1.0f, 1.0f, 306));
+        const int64_t wsn = remat_ref_conv2d_backward_ws_elems(&g);
+        Floats ws((size_t)wsn), dwr(g.c_out * K, 0.5f), dbr(g.c_out, 0.25f);
+        std::vector<uint16_t> y((size_t)(rows * oe)), dx = dx0;
+        remat_ref_conv2d_forward_bf16(y.data(), x.data(), w.data(), bias.data(), ws.data(), rows, &g);
+        remat_ref_conv2d_backward_bf16(dx.data(), dwr.data(), dbr.data(), dy.data(), x.data(), w.data(), ws.data(), T, N,
+                                       &g);
+        Dev dX(&be, rows * ie * 2), dW(&be, g.c_out * K * 2), dB(&be, g.c_out * 2), dY(&be, rows * oe * 2),
+            dDY(&be, rows * oe * 2), dDX(&be, rows * ie * 2), dWS(&be, remat_conv2d_im2col_backward_ws_elems(&g) * 4), dDW(&be, Floats(g.c_out * K, 0.5f)),
+            dDB(&be, Floats(g.c_out, 0.25f));
+        dX.put(x), dW.put(w), dB.put(bias), dDY.put(dy), dDX.put(dx0);
+        ops().conv2d_forward_bf16(be.ctx, (uint16_t *)dY.p, (uint16_t *)dX.p, (uint16_t *)dW.p, (uint16_t *)dB.p,
+                                  dWS.f(), rows, &g);
+        ops().conv2d_backward_bf16(be.ctx, (uint16_t *)dDX.p, dDW.f(), dDB.f(), (uint16_t *)dDY.p, (uint16_t *)dX.p,
+                                   (uint16_t *)dW.p, dWS.f(), T, N, &g);
+        EXPECT_EQ(get16(dY, (size_t)(rows * oe)), y) << "conv forward";
+        EXPECT_EQ(get16(dDX, (size_t)(rows * ie)), dx) << "conv dinp";
+        EXPECT_BITS_EQ(dDW.get(g.c_out * K), dwr, "conv dweight");
+        EXPECT_BITS_EQ(dDB.get(g.c_out), dbr, "conv dbias");
+        for (int max = 0; max < 2; max++) {
+            std::vector<uint16_t> py((size_t)(rows * pe)), pdx = dx0;
+            remat_conv_geom pg = g;
+            pg.c_out = g.c_in;
+            if (max) {
+                remat_ref_maxpool2d_forward_bf16(py.data(), x.data(), rows, &pg);
+                remat_ref_maxpool2d_backward_bf16(pdx.data(), dp.data(), x.data(), rows, &pg);
+            } else {
+                remat_ref_avgpool2d_forward_bf16(py.data(), x.data(), rows, &pg);
+                remat_ref_avgpool2d_backward_bf16(pdx.data(), dp.data(), rows, &pg);
+            }
+            Dev dPY(&be, rows * pe * 2), dPG(&be, rows * pe * 2), dPDX(&be, rows * ie * 2);
+            dPG.put(dp), dPDX.put(dx0);
+            if (max) {
+                ops().maxpool2d_forward_bf16(be.ctx, (uint16_t *)dPY.p, (uint16_t *)dX.p, rows, &pg);
+                ops().maxpool2d_backward_bf16(be.ctx, (uint16_t *)dPDX.p, (uint16_t *)dPG.p, (uint16_t *)dX.p, rows, &pg);
+            } else {
+                ops().avgpool2d_forward_bf16(be.ctx, (uint16_t *)dPY.p, (uint16_t *)dX.p, rows, &pg);
+                ops().avgpool2d_backward_bf16(be.ctx, (uint16_t *)dPDX.p, (uint16_t *)dPG.p, rows, &pg);
+            }
+            EXPECT_EQ(get16(dPY, (size_t)(rows * pe)), py) << (max ? "maxpool forward" : "avgpool forward");
+            EXPECT_EQ(get16(dPDX, (size_t)(rows * ie)), pdx) << (max ? "maxpool backward" : "avgpool backward");
         }
-        Dev dPY(&be, rows * pe * 2), dPG(&be, rows * pe * 2), dPDX(&be, rows * ie * 2);
-        dPG.put(dp), dPDX.put(dx0);
-        if (max) {
-            ops().maxpool2d_forward_bf16(be.ctx, (uint16_t *)dPY.p, (uint16_t *)dX.p, rows, &pg);
-            ops().maxpool2d_backward_bf16(be.ctx, (uint16_t *)dPDX.p, (uint16_t *)dPG.p, (uint16_t *)dX.p, rows, &pg);
-        } else {
-            ops().avgpool2d_forward_bf16(be.ctx, (uint16_t *)dPY.p, (uint16_t *)dX.p, rows, &pg);
-            ops().avgpool2d_backward_bf16(be.ctx, (uint16_t *)dPDX.p, (uint16_t *)dPG.p, rows, &pg);
-        }
-        EXPECT_EQ(get16(dPY, (size_t)(rows * pe)), py) << (max ? "maxpool forward" : "avgpool forward");
-        EXPECT_EQ(get16(dPDX, (size_t)(rows * ie)), pdx) << (max ? "maxpool backward" : "avgpool backward");
     }
     const int64_t n = 4097;
     const std::vector<uint16_t> s = b16(spikes(n, 0.3, 307));

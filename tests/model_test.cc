@@ -1028,3 +1028,37 @@ TEST(LayerOptions, Conv2dDilation) {
                                 R"("kernel": 3, "stride": 2, "padding": 1, "dilation": 2})"),
                    "layers[7].dilation: unknown field", "pool dilation");
 }
+
+TEST(LayerOptions, Conv2dGroups) {
+    {   // c2 reads [4, 5, 4]: 2 groups of 2 input channels, weight [4, 2, 3, 3]
+        Parsed a(replace_once(kConv, R"("kernel": 3, "padding": 1, "bias": false})",
+                              R"("kernel": 3, "padding": 1, "groups": 2, "bias": false})"));
+        ASSERT_EQ(a.st, REMAT_OK) << a.err.msg;
+        const remat_layer &l = a.m.layers[3];
+        int64_t dims[4];
+        ASSERT_EQ(remat_layer_param_dims(&l, 0, dims), 4);
+        EXPECT_EQ(dims[0], 4);
+        EXPECT_EQ(dims[1], 2);
+        EXPECT_EQ(remat_layer_fan_in(&l), 2 * 3 * 3);  // PyTorch's: weight.size(1) * kh * kw
+        EXPECT_EQ(remat_layer_geom(&l).groups, 2);
+        EXPECT_EQ(l.out.c, 4);
+    }
+    {   // depthwise: groups = in channels; out a multiple of it
+        Parsed a(replace_once(kConv, R"("kernel": 3, "padding": 1, "bias": false})",
+                              R"("kernel": 3, "padding": 1, "groups": 4, "bias": false})"));
+        ASSERT_EQ(a.st, REMAT_OK) << a.err.msg;
+        int64_t dims[4];
+        ASSERT_EQ(remat_layer_param_dims(&a.m.layers[3], 0, dims), 4);
+        EXPECT_EQ(dims[1], 1);
+    }
+    expect_refused(replace_once(kConv, R"("kernel": 3, "padding": 1, "bias": false})",
+                                R"("kernel": 3, "padding": 1, "groups": 3, "bias": false})"),
+                   "layers[3].groups: expected a divisor of both the input channels (4) and \"out\" (4), got 3",
+                   "groups 3");
+    expect_refused(replace_once(kConv, R"("kernel": 3, "padding": 1, "bias": false})",
+                                R"("kernel": 3, "padding": 1, "groups": 0, "bias": false})"),
+                   "layers[3].groups: expected an integer", "groups 0");
+    expect_refused(replace_once(kConv, R"("kernel": 3, "stride": 2, "padding": 1})",
+                                R"("kernel": 3, "stride": 2, "padding": 1, "groups": 2})"),
+                   "layers[7].groups: unknown field", "pool groups");
+}

@@ -36,6 +36,15 @@ inline remat_conv_geom dilated(remat_conv_geom g, int64_t dh, int64_t dw) {
     g.w_out = (g.w_in + 2 * g.pw - dw * (g.kw - 1) - 1) / g.sw + 1;
     return g;
 }
+// g with G groups (G divides c_in and c_out; G = c_in: depthwise).
+inline remat_conv_geom grouped(remat_conv_geom g, int64_t G) {
+    g.groups = G;
+    return g;
+}
+// Elements of a conv weight [c_out, c_in / G, kh, kw].
+inline int64_t conv_weight_elems(const remat_conv_geom &g) {
+    return g.c_out * (g.c_in / remat_conv_groups(&g)) * g.kh * g.kw;
+}
 
 // Path of a shipped model, e.g. model_path("tiny-mlp-lif") -> "data/models/tiny-mlp-lif.json".
 std::string model_path(const std::string &name);

@@ -164,9 +164,10 @@ class Layer(torch.nn.Module):
             pad, self.d = spec.get("padding", 0), int(spec.get("dilation", 1))
             p = 0 if pad == "valid" else self.d * (k - 1) // 2 if pad == "same" else int(pad)
             self.s, self.pad_arg = s, pad if isinstance(pad, str) else p
+            self.groups = int(spec.get("groups", 1))
             self.out_shape = (out, (shape[1] + 2 * p - self.d * (k - 1) - 1) // s + 1)
-            bound = gain / math.sqrt(shape[0] * k)
-            self.weight = torch.nn.Parameter(torch.empty((out, shape[0], k)).uniform_(-bound, bound))
+            bound = gain / math.sqrt(shape[0] // self.groups * k)
+            self.weight = torch.nn.Parameter(torch.empty((out, shape[0] // self.groups, k)).uniform_(-bound, bound))
             self.bias = (torch.nn.Parameter(torch.empty(out).uniform_(-bound, bound))
                          if spec.get("bias", True) else None)
         elif self.kind in ("maxpool1d", "avgpool1d"):
@@ -184,8 +185,9 @@ class Layer(torch.nn.Module):
                 self.p = ((0, 0) if pad == "valid" else
                           (self.d[0] * (self.k[0] - 1) // 2, self.d[1] * (self.k[1] - 1) // 2) if pad == "same"
                           else _pair(pad))
-                fan_in = shape[0] * self.k[0] * self.k[1]
-                wshape = (out, shape[0]) + self.k
+                self.groups = int(spec.get("groups", 1))
+                fan_in = shape[0] // self.groups * self.k[0] * self.k[1]
+                wshape = (out, shape[0] // self.groups) + self.k
                 oh = (shape[1] + 2 * self.p[0] - self.d[0] * (self.k[0] - 1) - 1) // self.s[0] + 1
                 ow = (shape[2] + 2 * self.p[1] - self.d[1] * (self.k[1] - 1) - 1) // self.s[1] + 1
                 self.out_shape = (out, oh, ow)
@@ -236,13 +238,15 @@ class Layer(torch.nn.Module):
         if self.kind == "linear":
             return F.linear(x, self.weight, self.bias)
         if self.kind == "conv1d":
-            return back(F.conv1d(rows(x), self.weight, self.bias, stride=self.s, padding=self.pad_arg, dilation=self.d))
+            return back(F.conv1d(rows(x), self.weight, self.bias, stride=self.s, padding=self.pad_arg, dilation=self.d,
+                                 groups=self.groups))
         if self.kind == "maxpool1d":
             return back(F.max_pool1d(rows(x), self.k, self.s, self.p, ceil_mode=self.ceil))
         if self.kind == "avgpool1d":
             return back(F.avg_pool1d(rows(x), self.k, self.s, self.p, ceil_mode=self.ceil, count_include_pad=True))
         if self.kind == "conv2d":
-            return back(F.conv2d(rows(x), self.weight, self.bias, stride=self.s, padding=self.pad_arg, dilation=self.d))
+            return back(F.conv2d(rows(x), self.weight, self.bias, stride=self.s, padding=self.pad_arg, dilation=self.d,
+                                 groups=self.groups))
         if self.kind == "maxpool2d":
             return back(F.max_pool2d(rows(x), self.k, self.s, self.p, ceil_mode=self.ceil))
         if self.kind == "avgpool2d":

@@ -9,7 +9,9 @@
  * - linear acts on flat [features] activations; conv2d, pooling and flatten on
  *   [C, H, W] ones; neurons, dropout, batch norm and add on either.
  * - conv2d is cross-correlation with zero padding, weight [out, in, kh, kw];
- *   output size floor((in + 2p - d(k - 1) - 1) / s) + 1 with dilation d (no groups);
+ *   output size floor((in + 2p - d(k - 1) - 1) / s) + 1 with dilation d; "groups" G
+ *   (dividing in and out) splits both into G slices, output slice g reading input
+ *   slice g only, weight [out, in / G, kh, kw] (G = in: depthwise);
  *   "padding": "valid" is 0, "same" is d(k - 1) / 2 (stride 1, d(k - 1) even: PyTorch
  *   pads the sides unequally otherwise).
  * - pooling as PyTorch, padding <= kernel / 2, "ceil_mode" (false) rounding the output
@@ -228,6 +230,13 @@ static remat_status parse_conv(const json_ctx *c, const cJSON *j, const char *p,
     if ((st = remat_json_get_int(c, j, p, "out", 1, 0, 1, MAX_FEATURES, &out))) return st;
     if ((st = parse_window(c, j, p, l, 0))) return st;
     l->out.c = out;
+    if ((st = remat_json_get_int(c, j, p, "groups", 0, 1, 1, MAX_FEATURES, &l->win.groups))) return st;
+    if (l->in.c % l->win.groups || out % l->win.groups) {
+        char field[160];
+        return remat_json_fail(c, remat_json_path(field, sizeof field, p, "groups"),
+                               "expected a divisor of both the input channels (%lld) and \"out\" (%lld), got %lld",
+                               (long long)l->in.c, (long long)out, (long long)l->win.groups);
+    }
     return remat_json_get_bool(c, j, p, "bias", 0, 1, &l->has_bias);
 }
 
@@ -342,20 +351,23 @@ static int dims_linear(const remat_layer *l, int i, int64_t dims[4]) {
     return 2;
 }
 
+static int64_t conv_groups(const remat_layer *l) { return l->win.groups > 1 ? l->win.groups : 1; }
+
+/* conv2d: weight [out, in / groups, kh, kw], bias [out]. */
 static int dims_conv(const remat_layer *l, int i, int64_t dims[4]) {
     dims[0] = l->out.c;
     if (i == 1) return 1;
-    dims[1] = l->in.c;
+    dims[1] = l->in.c / conv_groups(l);
     dims[2] = l->win.kh;
     dims[3] = l->win.kw;
     return 4;
 }
 
-/* conv1d: weight [out, in, k] (PyTorch's Conv1d; the kernels see [out, in, 1, k]). */
+/* conv1d: weight [out, in / groups, k] (PyTorch's Conv1d; the kernels see [out, in / groups, 1, k]). */
 static int dims_conv1d(const remat_layer *l, int i, int64_t dims[4]) {
     dims[0] = l->out.c;
     if (i == 1) return 1;
-    dims[1] = l->in.c;
+    dims[1] = l->in.c / conv_groups(l);
     dims[2] = l->win.kw;
     return 3;
 }
@@ -367,7 +379,7 @@ static int dims_channels(const remat_layer *l, int i, int64_t dims[4]) {
 }
 
 static int64_t fan_in_linear(const remat_layer *l) { return l->in.c; }
-static int64_t fan_in_conv(const remat_layer *l) { return l->in.c * l->win.kh * l->win.kw; }
+static int64_t fan_in_conv(const remat_layer *l) { return l->in.c / conv_groups(l) * l->win.kh * l->win.kw; }
 
 static remat_value_class values_spikes(const remat_layer *l, remat_value_class in, remat_value_class in2) {
     (void)l, (void)in, (void)in2;
@@ -413,7 +425,7 @@ static const remat_layer_traits traits[] = {
     [REMAT_LAYER_DROPOUT] = {.name = "dropout", .fields = FIELDS("p"), .parse = parse_dropout,
                              .time_chunkable = 1, .has_mask = 1, .out_values = values_dropout},
     [REMAT_LAYER_CONV2D] = {.name = "conv2d",
-                            .fields = FIELDS("in", "out", "kernel", "stride", "padding", "dilation", "bias"),
+                            .fields = FIELDS("in", "out", "kernel", "stride", "padding", "dilation", "groups", "bias"),
                             .parse = parse_conv, .param_names = weight_bias, .param_dims = dims_conv,
                             .fan_in = fan_in_conv, .max_params = 2, .n_trainable = 2, .optional_bias = 1,
                             .saves_input = 1, .time_chunkable = 1, .windowed = 1, .input_grad_optional = 1},
@@ -428,7 +440,7 @@ static const remat_layer_traits traits[] = {
                                        .parse = parse_adaptive_pool, .time_chunkable = 1, .windowed = 1},
     /* [C, L] layers (audio): the 2-D kernels over [C, 1, L] */
     [REMAT_LAYER_CONV1D] = {.name = "conv1d",
-                            .fields = FIELDS("in", "out", "kernel", "stride", "padding", "dilation", "bias"),
+                            .fields = FIELDS("in", "out", "kernel", "stride", "padding", "dilation", "groups", "bias"),
                             .parse = parse_conv, .param_names = weight_bias, .param_dims = dims_conv1d,
                             .fan_in = fan_in_conv, .max_params = 2, .n_trainable = 2, .optional_bias = 1,
                             .saves_input = 1, .time_chunkable = 1, .windowed = 1, .input_grad_optional = 1},
@@ -463,7 +475,7 @@ remat_conv_geom remat_layer_geom(const remat_layer *l) {
     g.c_in = l->in.c, g.h_in = l->in.h, g.w_in = l->in.w;
     g.c_out = l->out.c, g.h_out = l->out.h, g.w_out = l->out.w;
     g.kh = l->win.kh, g.kw = l->win.kw, g.sh = l->win.sh, g.sw = l->win.sw, g.ph = l->win.ph, g.pw = l->win.pw;
-    g.dh = l->win.dh, g.dw = l->win.dw;
+    g.dh = l->win.dh, g.dw = l->win.dw, g.groups = l->win.groups;
     return g;
 }
 

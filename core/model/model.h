@@ -66,6 +66,7 @@ typedef struct remat_window {
     int64_t sh, sw;   /* stride (conv default 1, pooling default = kernel) */
     int64_t ph, pw;   /* zero padding (default 0) */
     int64_t dh, dw;   /* conv dilation (default 1) */
+    int64_t groups;   /* conv groups (default 1): in and out channels in that many slices */
 } remat_window;
 
 /* The geometry of a conv2d or pooling layer over one sample, as the kernels take it
@@ -75,12 +76,16 @@ typedef struct remat_conv_geom {
     int64_t c_out, h_out, w_out;
     int64_t kh, kw, sh, sw, ph, pw;
     int64_t dh, dw;   /* conv dilation: kernel tap (ky, kx) reads offset (ky*dh, kx*dw); 0 or 1: none */
+    int64_t groups;   /* conv groups: output channel o reads input channels of slice o / (c_out / groups)
+                       * only, weight [c_out, c_in / groups, kh, kw]; 0 or 1: none */
 } remat_conv_geom;
 
 /* The dilation of a geometry along H and W (a zero field, as a geometry built
  * without it has, is 1). */
 static inline int64_t remat_conv_dil_h(const remat_conv_geom *g) { return g->dh > 1 ? g->dh : 1; }
 static inline int64_t remat_conv_dil_w(const remat_conv_geom *g) { return g->dw > 1 ? g->dw : 1; }
+/* The groups of a geometry (a zero field is 1). */
+static inline int64_t remat_conv_groups(const remat_conv_geom *g) { return g->groups > 1 ? g->groups : 1; }
 
 /* Where a layer reads an operand: a layer index, or REMAT_SRC_INPUT (the network input). */
 #define REMAT_SRC_INPUT (-1)

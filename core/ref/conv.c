@@ -1,5 +1,5 @@
-/* conv.c - the reference conv2d: cross-correlation with zero padding, as PyTorch
- * Conv2d (no dilation, no groups), as implicit GEMMs on the deterministic driver
+/* conv.c - the reference conv2d: cross-correlation with zero padding, dilation and
+ * groups, as PyTorch Conv2d, as implicit GEMMs on the deterministic driver
  * (gemm.c): the column matrix col_n[k][p] of sample n (k = (ci * kh + ky) * kw + kx,
  * p = oy * w_out + ox, padded positions +0) is never written whole; the GEMM's packers
  * (remat_gemm_desc, gemm_kernel.h) read its panels straight from the input.
@@ -19,6 +19,10 @@
  *    the step's samples and pixels), then dweight += P_t in descending t; the bias
  *    gradient of a step is summed over (n, p) ascending from +0, then added in
  *    descending t.
+ * Groups: each of the three GEMMs runs once per group (ascending) on that group's channel
+ * slice (conv_group: the geometry of c_in / G input and c_out / G output channels, the
+ * tensors' per-sample strides kept in conv_pack), K = (c_in / G) kh kw; an element's
+ * chain is the one above over its own group's (ci, ky, kx) or output channels.
  * Memory: the workspace (a dcol block, P_t, the bias partial) is the caller's, so the
  * executor counts it as an allocation of the step; the GEMM's packing buffers are its
  * own (bounded by its cache blocking).
@@ -35,8 +39,15 @@
 #include "core/ref/gemm_kernel.h"
 #include "core/ref/ref_kernels.h"
 
-static int64_t conv_k(const remat_conv_geom *g) { return g->c_in * g->kh * g->kw; }
+static int64_t conv_k(const remat_conv_geom *g) { return g->c_in / remat_conv_groups(g) * g->kh * g->kw; }
 static int64_t conv_p(const remat_conv_geom *g) { return g->h_out * g->w_out; }
+
+/* One group's geometry: c_in / G input and c_out / G output channels, no groups. */
+static remat_conv_geom conv_group(const remat_conv_geom *g) {
+    remat_conv_geom s = *g;
+    s.c_in /= remat_conv_groups(g), s.c_out /= remat_conv_groups(g), s.groups = 1;
+    return s;
+}
 
 /* dcol blocks: about CONV_DCOL_ROWS rows of k (whole input channels) by about
  * CONV_DCOL_COLS columns (whole samples). Enough rows that packing dout per block is a
@@ -61,7 +72,8 @@ static int64_t dcol_samples(const remat_conv_geom *g) {
 int64_t remat_ref_conv2d_forward_ws_elems(const remat_conv_geom *g) { return 0; }
 
 int64_t remat_ref_conv2d_backward_ws_elems(const remat_conv_geom *g) {
-    return dcol_channels(g) * g->kh * g->kw * dcol_samples(g) * conv_p(g) + g->c_out * conv_k(g) + g->c_out;
+    const remat_conv_geom s = conv_group(g);
+    return dcol_channels(&s) * g->kh * g->kw * dcol_samples(&s) * conv_p(g) + g->c_out * conv_k(g) + g->c_out;
 }
 
 /* The im2col sizes (cuda/conv.cu's workspace: col | dcol | P_t | bias partial). */
@@ -116,9 +128,9 @@ REMAT_ACT_INLINE void col_run(float *restrict dst, const void *plane, int64_t ky
 
 /* Columns [j, j + n) of the matrix [col_0 | col_1 | ...] (samples side by side, P
  * columns each), row k: dst[0 .. n). */
-REMAT_ACT_INLINE void cols_run(float *restrict dst, const void *x, int64_t k, int64_t j, int64_t n,
+REMAT_ACT_INLINE void cols_run(float *restrict dst, const void *x, int64_t in_e, int64_t k, int64_t j, int64_t n,
                                const remat_conv_geom *g, const int b16) {
-    const int64_t P = conv_p(g), khw = g->kh * g->kw, in_e = g->c_in * g->h_in * g->w_in;
+    const int64_t P = conv_p(g), khw = g->kh * g->kw;
     const int64_t ci = k / khw, ky = (k % khw) / g->kw, kx = k % g->kw;
     while (n > 0) {
         const int64_t s = j / P, p = j % P, len = n < P - p ? n : P - p;
@@ -128,8 +140,9 @@ REMAT_ACT_INLINE void cols_run(float *restrict dst, const void *x, int64_t k, in
 }
 
 typedef struct conv_pack {
-    const void *x;  /* the first sample's input (col) or output gradient (dout) */
-    const remat_conv_geom *g;
+    const void *x;  /* the first sample's input (col) or output gradient (dout), at its group's first channel */
+    const remat_conv_geom *g; /* the group's geometry (conv_group) */
+    int64_t in_e, out_e;      /* elements per sample of the whole input and output */
 } conv_pack;
 
 /* Forward's B: B(k, j) = col of sample j / P, row k, column j % P. One k row of the
@@ -139,7 +152,7 @@ REMAT_ACT_INLINE void pack_col_b(const void *ctx, float *dst, int width, int64_t
     const conv_pack *c = ctx;
     for (int64_t k = 0; k < kc; k++) {
         float *row = dst + k * width;
-        cols_run(row, c->x, k0 + k, first, count, c->g, b16);
+        cols_run(row, c->x, c->in_e, k0 + k, first, count, c->g, b16);
         for (int64_t q = count; q < width; q++) row[q] = 0.0f;
     }
 }
@@ -166,7 +179,7 @@ REMAT_ACT_INLINE void pack_colt_b(const void *ctx, float *dst, int width, int64_
         const int64_t qn = kc - q0 < CONV_RUN_MAX ? kc - q0 : CONV_RUN_MAX;
         float *d = dst + q0 * width;
         for (int64_t r = 0; r < count; r++) {
-            cols_run(run, c->x, first + r, k0 + q0, qn, c->g, b16);
+            cols_run(run, c->x, c->in_e, first + r, k0 + q0, qn, c->g, b16);
             put_run(d, run, width, r, qn);
         }
         for (int64_t r = count; r < width; r++)
@@ -184,7 +197,7 @@ static void pack_colt_b_bf16(const void *c, float *d, int w, int64_t f, int64_t 
 REMAT_ACT_INLINE void pack_dout_a(const void *ctx, float *dst, int width, int64_t first, int64_t count, int64_t k0,
                                   int64_t kc, const int b16) {
     const conv_pack *c = ctx;
-    const int64_t P = conv_p(c->g), out_e = c->g->c_out * P;
+    const int64_t P = conv_p(c->g), out_e = c->out_e;
     float run[CONV_RUN_MAX];
     for (int64_t q0 = 0; q0 < kc; q0 += CONV_RUN_MAX) {
         const int64_t qn = kc - q0 < CONV_RUN_MAX ? kc - q0 : CONV_RUN_MAX;
@@ -216,7 +229,7 @@ static void pack_dout_a_bf16(const void *c, float *d, int w, int64_t f, int64_t 
 REMAT_ACT_INLINE void pack_dout_b(const void *ctx, float *dst, int width, int64_t first, int64_t count, int64_t k0,
                                   int64_t kc, const int b16) {
     const conv_pack *c = ctx;
-    const int64_t P = conv_p(c->g), out_e = c->g->c_out * P;
+    const int64_t P = conv_p(c->g), out_e = c->out_e;
     for (int64_t k = 0; k < kc; k++) {
         float *row = dst + k * width;
         for (int64_t q = 0, n; q < count; q += n) {
@@ -240,7 +253,7 @@ static void pack_dout_b_bf16(const void *c, float *d, int w, int64_t f, int64_t 
 
 void remat_ref_im2col(float *restrict col, const float *restrict x, const remat_conv_geom *g) {
     const int64_t K = conv_k(g), P = conv_p(g);
-    for (int64_t k = 0; k < K; k++) cols_run(col + k * P, x, k, 0, P, g, 0);
+    for (int64_t k = 0; k < K; k++) cols_run(col + k * P, x, 0, k, 0, P, g, 0);
 }
 
 /* ---- col2im -------------------------------------------------------------------- */
@@ -309,35 +322,41 @@ REMAT_ACT_INLINE void conv2d_forward(void *out, const void *inp, const void *wei
             for (int64_t c = 0; c < g->c_out; c++)
                 for (int64_t p = 0; p < P; p++) act_st(o, c * P + p, act_ld(bias, c, b16), b16);
         }
-    const conv_pack pk = {inp, g};
-    remat_gemm_desc d;
-    memset(&d, 0, sizeof d);
-    d.C = out, d.c16 = b16, d.ldc = P, d.c_group = P, d.c_group_stride = out_e;
-    d.A = weight, d.a16 = b16, d.a_rs = K, d.a_cs = 1;
-    d.pack_b = b16 ? pack_col_b_bf16 : pack_col_b_f32, d.pack_b_ctx = &pk;
-    d.M = g->c_out, d.N = rows * P, d.K = K, d.accumulate = bias ? 1 : 0;
-    remat_gemm_desc_run(&d);
+    const remat_conv_geom s = conv_group(g);
+    for (int64_t gi = 0; gi < remat_conv_groups(g); gi++) {
+        const conv_pack pk = {act_cat(inp, gi * s.c_in * g->h_in * g->w_in, b16), &s, g->c_in * g->h_in * g->w_in, out_e};
+        remat_gemm_desc d;
+        memset(&d, 0, sizeof d);
+        d.C = act_at(out, gi * s.c_out * P, b16), d.c16 = b16, d.ldc = P, d.c_group = P, d.c_group_stride = out_e;
+        d.A = act_cat(weight, gi * s.c_out * K, b16), d.a16 = b16, d.a_rs = K, d.a_cs = 1;
+        d.pack_b = b16 ? pack_col_b_bf16 : pack_col_b_f32, d.pack_b_ctx = &pk;
+        d.M = s.c_out, d.N = rows * P, d.K = K, d.accumulate = bias ? 1 : 0;
+        remat_gemm_desc_run(&d);
+    }
 }
 
-/* dinp of samples [r0, r0 + rn) (rows of the call), through dcol blocks in ws. */
+/* dinp of samples [r0, r0 + rn) (rows of the call), group gi's channels (geometry s,
+ * conv_group), through dcol blocks in ws. */
 REMAT_ACT_INLINE void conv2d_dinp(void *dinp, const void *dout, const void *weight, float *dcol, int64_t r0,
-                                  int64_t rn, const remat_conv_geom *g, const int b16) {
+                                  int64_t rn, const remat_conv_geom *g, const remat_conv_geom *s, int64_t gi,
+                                  const int b16) {
     const int64_t K = conv_k(g), P = conv_p(g), khw = g->kh * g->kw, plane = g->h_in * g->w_in;
-    const int64_t in_e = g->c_in * plane, out_e = g->c_out * P, cpb = dcol_channels(g), ld = rn * P;
-    const conv_pack pk = {act_cat(dout, r0 * out_e, b16), g};
-    for (int64_t c0 = 0; c0 < g->c_in; c0 += cpb) {
-        const int64_t cn = g->c_in - c0 < cpb ? g->c_in - c0 : cpb;
+    const int64_t in_e = g->c_in * plane, out_e = g->c_out * P, cpb = dcol_channels(s), ld = rn * P;
+    const int64_t ci0 = gi * s->c_in; /* the group's first input channel */
+    const conv_pack pk = {act_cat(dout, r0 * out_e + gi * s->c_out * P, b16), s, in_e, out_e};
+    for (int64_t c0 = 0; c0 < s->c_in; c0 += cpb) {
+        const int64_t cn = s->c_in - c0 < cpb ? s->c_in - c0 : cpb;
         remat_gemm_desc d;
         memset(&d, 0, sizeof d);
         d.C = dcol, d.ldc = ld;
-        d.A = act_cat(weight, c0 * khw, b16), d.a16 = b16, d.a_rs = 1, d.a_cs = K;
+        d.A = act_cat(weight, gi * s->c_out * K + c0 * khw, b16), d.a16 = b16, d.a_rs = 1, d.a_cs = K;
         d.pack_b = b16 ? pack_dout_b_bf16 : pack_dout_b_f32, d.pack_b_ctx = &pk;
-        d.M = cn * khw, d.N = ld, d.K = g->c_out;
+        d.M = cn * khw, d.N = ld, d.K = s->c_out;
         remat_gemm_desc_run(&d);
-        for (int64_t s = 0; s < rn; s++)
+        for (int64_t r = 0; r < rn; r++)
             for (int64_t c = 0; c < cn; c++) {
-                const float *rows = dcol + c * khw * ld + s * P;
-                const int64_t e = (r0 + s) * in_e + (c0 + c) * plane;
+                const float *rows = dcol + c * khw * ld + r * P;
+                const int64_t e = (r0 + r) * in_e + (ci0 + c0 + c) * plane;
                 if (b16) col2im_plane_bf16((uint16_t *)dinp + e, rows, ld, g);
                 else col2im_plane((float *)dinp + e, rows, ld, g);
             }
@@ -347,18 +366,21 @@ REMAT_ACT_INLINE void conv2d_dinp(void *dinp, const void *dout, const void *weig
 REMAT_ACT_INLINE void conv2d_backward(void *dinp, float *dweight, float *dbias, const void *dout, const void *inp,
                                       const void *weight, float *ws, int64_t t_steps, int64_t N,
                                       const remat_conv_geom *g, const int b16) {
-    const int64_t K = conv_k(g), P = conv_p(g), spb = dcol_samples(g);
+    const remat_conv_geom sg = conv_group(g);
+    const int64_t K = conv_k(g), P = conv_p(g), spb = dcol_samples(&sg), G = remat_conv_groups(g);
     const int64_t in_e = g->c_in * g->h_in * g->w_in, out_e = g->c_out * P;
-    float *dcol = ws, *pw = ws + dcol_channels(g) * g->kh * g->kw * spb * P, *pb = pw + g->c_out * K;
+    float *dcol = ws, *pw = ws + dcol_channels(&sg) * g->kh * g->kw * spb * P, *pb = pw + g->c_out * K;
     for (int64_t t = t_steps - 1; t >= 0; t--) {
-        if (dweight && N > 0) {
-            const conv_pack pa = {act_cat(dout, t * N * out_e, b16), g}, pbk = {act_cat(inp, t * N * in_e, b16), g};
+        for (int64_t gi = 0; dweight && N > 0 && gi < G; gi++) {
+            const conv_pack pa = {act_cat(dout, t * N * out_e + gi * sg.c_out * P, b16), &sg, in_e, out_e},
+                            pbk = {act_cat(inp, t * N * in_e + gi * sg.c_in * g->h_in * g->w_in, b16), &sg, in_e,
+                                   out_e};
             remat_gemm_desc d;
             memset(&d, 0, sizeof d);
-            d.C = pw, d.ldc = K;
+            d.C = pw + gi * sg.c_out * K, d.ldc = K;
             d.pack_a = b16 ? pack_dout_a_bf16 : pack_dout_a_f32, d.pack_a_ctx = &pa;
             d.pack_b = b16 ? pack_colt_b_bf16 : pack_colt_b_f32, d.pack_b_ctx = &pbk;
-            d.M = g->c_out, d.N = K, d.K = N * P;
+            d.M = sg.c_out, d.N = K, d.K = N * P;
             remat_gemm_desc_run(&d);
         }
         if (dbias) {
@@ -379,7 +401,9 @@ REMAT_ACT_INLINE void conv2d_backward(void *dinp, float *dweight, float *dbias, 
     }
     if (dinp)
         for (int64_t r0 = 0; r0 < t_steps * N; r0 += spb)
-            conv2d_dinp(dinp, dout, weight, dcol, r0, t_steps * N - r0 < spb ? t_steps * N - r0 : spb, g, b16);
+            for (int64_t gi = 0; gi < G; gi++)
+                conv2d_dinp(dinp, dout, weight, dcol, r0, t_steps * N - r0 < spb ? t_steps * N - r0 : spb, g, &sg, gi,
+                            b16);
 }
 
 void remat_ref_conv2d_forward(float *out, const float *inp, const float *weight, const float *bias, float *ws,

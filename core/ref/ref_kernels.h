@@ -113,12 +113,17 @@ void remat_ref_batchnorm_backward_bf16(uint16_t *dinp, float *dweight, float *db
                                        const uint16_t *inp, const float *weight, const float *mean, const float *rstd,
                                        int64_t rows, int64_t C, int64_t hw);
 
-/* conv2d (conv.c): cross-correlation with zero padding and dilation (tap (ky, kx) reads
- * input offset (ky * dh, kx * dw), remat_conv_dil_h/w), as PyTorch Conv2d.
+/* conv2d (conv.c): cross-correlation with zero padding, dilation (tap (ky, kx) reads
+ * input offset (ky * dh, kx * dw), remat_conv_dil_h/w) and groups (G =
+ * remat_conv_groups: output channel o reads input channels [gi * c_in / G, (gi + 1) *
+ * c_in / G), gi = o / (c_out / G)), as PyTorch Conv2d.
  * inp [rows, c_in, h_in, w_in], out [rows, c_out, h_out, w_out], weight
- * [c_out, c_in, kh, kw], bias [c_out] or NULL. Each output element is one chain:
- * c = bias (or +0); for k = (ci, ky, kx) ascending: c = fma(w[o, k], x(k, pixel), c)
- * (an implicit GEMM: the column matrix's panels are packed from inp), whatever rows is.
+ * [c_out, c_in / G, kh, kw], bias [c_out] or NULL. Each output element is one chain:
+ * c = bias (or +0); for k = (ci, ky, kx) ascending, ci over the group's c_in / G
+ * channels: c = fma(w[o, k], x(gi * c_in / G + ci, ky, kx, pixel), c) (an implicit GEMM
+ * per group: the column matrix's panels are packed from inp), whatever rows is.
+ * Backward chains as below, each over the element's own group (dinp: over the group's
+ * c_out / G output channels).
  * ws: remat_ref_conv2d_forward_ws_elems(g) floats (0: forward needs none). */
 int64_t remat_ref_conv2d_forward_ws_elems(const remat_conv_geom *g);
 void remat_ref_conv2d_forward(float *out, const float *inp, const float *weight, const float *bias, float *ws,
@@ -145,7 +150,8 @@ void remat_ref_conv2d_backward_bf16(uint16_t *dinp, float *dweight, float *dbias
 
 /* The column matrix of one sample x[c_in, h_in, w_in]: col[k][p], k = (ci*kh + ky)*kw + kx,
  * p = oy*w_out + ox, padded positions +0 (K*P floats). col2im_add: dx += the
- * columns scattered back, in (k, p) order. (conv.c; exposed for the benchmark.) */
+ * columns scattered back, in (k, p) order. (conv.c; exposed for the benchmark; g
+ * without groups.) */
 void remat_ref_im2col(float *col, const float *x, const remat_conv_geom *g);
 void remat_ref_col2im_add(float *dx, const float *dcol, const remat_conv_geom *g);
 
