@@ -7,6 +7,7 @@
 #include "core/base/clock.h"
 #include "core/io/atomic_file.h"
 #include "sim/torch_sim.h"
+#include "tools/record_args.h"
 #include "core/io/ext_trace.h"
 #include "core/io/ext_record.h"
 #include "core/base/size.h"
@@ -27,6 +28,8 @@ static const char *USAGE =
     "                    [--budget-on reserved|live] [--device-overhead SIZE] [--allocator-config K=V,...]\n"
     "                    [--N n] [--T t] [--iters n] [--ranks R [--reduce-blocks B]] [--out P.json]\n"
     "                    [--pareto FRONT.json] [--json]\n"
+    "       remat search --trace STEP.h5 --budget SIZE [--N n --second-trace STEP2.h5] [--executor E]\n"
+    "                    [--out P.json] [--json]\n"
     "\n"
     "Chooses a checkpoint plan with the simulator (no model runs), from a trace recorded by\n"
     "`remat run --trace` without a plan. Predictions describe remat's own executor (reference or\n"
@@ -41,6 +44,10 @@ static const char *USAGE =
     "                 estimate) are at most B. Exact dynamic programming over the chain of blocks,\n"
     "                 confirmed by a full simulation. Prints the Pareto front of peak against\n"
     "                 time; exit 1 when nothing fits (with the smallest reachable peak and why).\n"
+    "On a PyTorch step recorded by `python3 -m remat_torch record` (docs/pytorch-record.md):\n"
+    "the whole-block plan with the fewest replayed bytes whose predicted peak live bytes fit,\n"
+    "as remat_torch.apply_plan runs it; --N with --second-trace (the same step recorded at\n"
+    "another batch size) searches at batch size n, where every allocation is linear in N.\n"
     "Sizes: 8GB = 8*10^9 B, 8GiB = 8*2^30 B, plain bytes, inf.";
 
 /* What one search answers about, shared by both modes. */
@@ -412,7 +419,7 @@ static int search_record(const char *path, remat_ext_trace *t, int64_t budget, r
 int remat_cmd_search(int argc, char **argv) {
     const double t0 = remat_now_s();
     const char *trace_path = NULL, *preset_name = NULL, *alloc_cfg = NULL, *out = NULL;
-    const char *pareto = NULL, *executor = NULL;
+    const char *pareto = NULL, *executor = NULL, *second = NULL;
     cli_budget_flags bf = CLI_BUDGET_FLAGS_INIT;
     int level = INT_MIN, N = 0, T = 0, iters = 0, json = 0, help = 0, ranks = 0, blocks = 0; /* INT_MIN: not given */
     const cli_option opts[] = {
@@ -427,6 +434,7 @@ int remat_cmd_search(int argc, char **argv) {
         {"--out", CLI_STRING, &out, "write the chosen plan (JSON plan file)"},
         {"--pareto", CLI_STRING, &pareto, "write the Pareto front (or the greedy steps) as JSON"},
         {"--executor", CLI_STRING, &executor, "a recorded PyTorch step: apply_plan (default) or torch-nonreentrant"},
+        {"--second-trace", CLI_STRING, &second, REMAT_CLI_SECOND_TRACE_HELP},
         {"--json", CLI_FLAG, &json, "print one JSON object instead of the summary"},
         {"--ranks", CLI_INT, &ranks, "plans for each rank of mpirun -np R remat run --reduce-blocks B (docs/mpi.md)"},
         {"--reduce-blocks", CLI_INT, &blocks, "with --ranks: the reduction blocks (default: R)"},
@@ -441,9 +449,9 @@ int remat_cmd_search(int argc, char **argv) {
     }
     remat_cli_alloc_config_note("search", alloc_cfg);
     if (!trace_path) return remat_cli_missing("search", "--trace", "a baseline trace recorded by remat run --trace");
-    const cli_file ins[] = {{"--trace", trace_path}};
+    const cli_file ins[] = {{"--trace", trace_path}, {"--second-trace", second}};
     const cli_file outs[] = {{"--out", out}, {"--pareto", pareto}};
-    if (remat_cli_refuse_overlap("search", ins, 1, outs, 2)) return 2;
+    if (remat_cli_refuse_overlap("search", ins, 2, outs, 2)) return 2;
     if (remat_cli_check_sim_size("search", N, T, REMAT_SIM_MAX_N, REMAT_SIM_MAX_T)) return 2;
     int64_t budget = bf.budget;
     if (level != INT_MIN && (level < 0 || level > 4)) {
@@ -469,12 +477,16 @@ int remat_cmd_search(int argc, char **argv) {
         remat_ext_trace et;
         remat_error e2 = {0};
         if (remat_ext_trace_read_h5(trace_path, &et, &e2) == REMAT_OK && et.record) {
-            if (level >= 0 || N || T || iters || alloc_cfg || pareto || bf.overhead >= 0 || strcmp(bf.on, "reserved")) {
+            if (level >= 0 || T || iters || alloc_cfg || pareto || bf.overhead >= 0 || strcmp(bf.on, "reserved")) {
                 fprintf(stderr, "remat search: %s: a recorded PyTorch step takes only --budget (on peak live bytes), "
-                                "--out and --json\n",
+                                "--N with --second-trace, --executor, --out and --json\n",
                         trace_path);
                 remat_ext_trace_free(&et);
                 return 2;
+            }
+            if ((rc = remat_cli_record_rescale("search", trace_path, &et, second, N, 1, NULL)) != 0) {
+                remat_ext_trace_free(&et);
+                return rc;
             }
             int how = executor ? remat_torch_exec_from_name(executor) : REMAT_TORCH_APPLY_PLAN;
             if (how < 0) {
@@ -489,8 +501,9 @@ int remat_cmd_search(int argc, char **argv) {
         }
         remat_ext_trace_free(&et);
     }
-    if (executor) {
-        fprintf(stderr, "remat search: --executor: only with a PyTorch step recorded by python3 -m remat_torch record\n");
+    if (executor || second) {
+        fprintf(stderr, "remat search: --%s: only with a PyTorch step recorded by python3 -m remat_torch record\n",
+                executor ? "executor" : "second-trace");
         return 2;
     }
     int preset = remat_search_preset_from_name(preset_name);

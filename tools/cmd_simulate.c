@@ -23,9 +23,11 @@
 #include "tools/commands.h"
 #include "tools/ext_report.h"
 #include "tools/sweep_scaling.h"
+#include "tools/record_args.h"
 
 static const char *USAGE =
     "usage: remat simulate --trace BASE.h5 [--plan P.json] [--allocator exact|caching]\n"
+    "       remat simulate --trace STEP.h5 [--plan P] [--N n --second-trace STEP2.h5] [--executor E] [--json]\n"
     "                      [--allocator-config K=V,...] [--N n] [--T t] [--iters n] [--copy-stream]\n"
     "                      [--out PRED.h5] [--ranks R [--reduce-blocks B]] [--json]\n"
     "       remat simulate --trace BASE.h5 --sweep T=v1,v2,...|N=v1,... [--plan P] [--figure FIG.png]\n"
@@ -50,8 +52,10 @@ static const char *USAGE =
     "\n"
     "With a PyTorch step recorded by `python3 -m remat_torch record` (or remat_torch.record),\n"
     "predicts the peak live bytes of that PyTorch step under --plan as remat_torch.apply_plan\n"
-    "runs it (docs/simulator.md, \"Recorded PyTorch steps\"); the answer names the execution\n"
-    "it describes (\"PyTorch 1.13 on CPU, recorded\").";
+    "runs it (docs/pytorch-record.md); the answer names the execution it describes\n"
+    "(\"PyTorch 1.13 on CPU, recorded\"). --N n --second-trace B.h5 (the same step recorded at\n"
+    "another batch size) predicts it at batch size n, only where every allocation is the same\n"
+    "in both recordings or proportional to N (else refused, naming the first that is not).";
 
 /* Where the trace was recorded: "ref backend, 2 threads, simd avx2" (the simd part
  * when the trace records it), "cuda backend". */
@@ -521,7 +525,7 @@ static int simulate_ext(const char *path, const char *alloc_cfg, int json) {
 
 int remat_cmd_simulate(int argc, char **argv) {
     const char *trace_path = NULL, *plan_path = NULL, *alloc = "exact", *alloc_cfg = NULL, *out_path = NULL;
-    const char *sweep = NULL, *figure = NULL, *executor = NULL, *rates = NULL;
+    const char *sweep = NULL, *figure = NULL, *executor = NULL, *rates = NULL, *second = NULL;
     cli_budget_flags bf = CLI_BUDGET_FLAGS_INIT;
     int N = 0, T = 0, iters = 0, copy_stream = 0, json = 0, help = 0, data_only = 0, ranks = 0, blocks = 0;
     int ddp = 0, ddp_view = 0, ddp_bucket_mb = 25, ddp_channels = 2;
@@ -529,6 +533,7 @@ int remat_cmd_simulate(int argc, char **argv) {
         {"--trace", CLI_STRING, &trace_path, "baseline trace (remat run --trace, no plan)"},
         {"--executor", CLI_STRING, &executor, "a recorded PyTorch step: apply_plan (default, remat_torch.apply_plan) or "
                                               "torch-nonreentrant (torch.utils.checkpoint, use_reentrant=False)"},
+        {"--second-trace", CLI_STRING, &second, REMAT_CLI_SECOND_TRACE_HELP},
         {"--plan", CLI_STRING, &plan_path, "plan file (JSON) or plan notation ('b1:bit/k4,b2'); none = no checkpointing"},
         {"--allocator", CLI_STRING, &alloc, "exact (live bytes, default) or caching (reserved bytes): the peak reported as peak_bytes"},
         {"--allocator-config", CLI_STRING, &alloc_cfg, "caching allocator settings (default: the trace's), e.g. max_split_size=64MiB"},
@@ -580,21 +585,26 @@ int remat_cmd_simulate(int argc, char **argv) {
     }
     remat_cli_alloc_config_note("simulate", alloc_cfg);
     if (!trace_path) return remat_cli_missing("simulate", "--trace", "a baseline trace recorded by remat run --trace");
-    const cli_file ins[] = {{"--trace", trace_path}, {"--plan", plan_path}};
+    const cli_file ins[] = {{"--trace", trace_path}, {"--plan", plan_path}, {"--second-trace", second}};
     const cli_file outs[] = {{"--out", out_path}};
-    if (remat_cli_refuse_overlap("simulate", ins, 2, outs, 1)) return 2;
+    if (remat_cli_refuse_overlap("simulate", ins, 3, outs, 1)) return 2;
     if (remat_cli_check_sim_size("simulate", N, T, REMAT_SIM_MAX_N, REMAT_SIM_MAX_T)) return 2;
     if (remat_ext_trace_is_ext_h5(trace_path)) {
         remat_ext_trace et;
         remat_error e2 = {0};
         if (remat_ext_trace_read_h5(trace_path, &et, &e2) != REMAT_OK) return remat_cli_fail("simulate", &e2);
         if (et.record) {
-            if (N || T || iters || copy_stream || out_path || sweep || strcmp(alloc, "exact") || alloc_cfg) {
-                fprintf(stderr, "remat simulate: %s: a recorded PyTorch step takes only --plan and --json (rescaling, "
-                                "--sweep, --out and the caching allocator need a GPU recording or remat's own trace)\n",
+            if (T || iters || copy_stream || out_path || sweep || strcmp(alloc, "exact") || alloc_cfg) {
+                fprintf(stderr, "remat simulate: %s: a recorded PyTorch step takes only --plan, --N with "
+                                "--second-trace, and --json (--T, --sweep, --out and the caching allocator need a GPU "
+                                "recording or remat's own trace)\n",
                         trace_path);
                 remat_ext_trace_free(&et);
                 return 2;
+            }
+            if ((rc = remat_cli_record_rescale("simulate", trace_path, &et, second, N, 1, NULL)) != 0) {
+                remat_ext_trace_free(&et);
+                return rc;
             }
             int how = executor ? remat_torch_exec_from_name(executor) : REMAT_TORCH_APPLY_PLAN;
             if (how < 0) {
@@ -608,15 +618,16 @@ int remat_cmd_simulate(int argc, char **argv) {
             return rc;
         }
         remat_ext_trace_free(&et);
-        if (plan_path || N || T || iters || copy_stream || out_path || sweep) {
+        if (plan_path || N || T || iters || copy_stream || out_path || sweep || second) {
             fprintf(stderr, "remat simulate: %s: an imported allocation stream takes only --allocator caching, "
                             "--allocator-config and --json (no plan, rescaling or output trace)\n", trace_path);
             return 2;
         }
         return simulate_ext(trace_path, alloc_cfg, json);
     }
-    if (executor) {
-        fprintf(stderr, "remat simulate: --executor: only with a PyTorch step recorded by python3 -m remat_torch record\n");
+    if (executor || second) {
+        fprintf(stderr, "remat simulate: --%s: only with a PyTorch step recorded by python3 -m remat_torch record\n",
+                executor ? "executor" : "second-trace");
         return 2;
     }
     if (!sweep && (figure || data_only || bf.budget >= 0 || bf.overhead >= 0 || strcmp(bf.on, "reserved"))) {

@@ -15,6 +15,7 @@
 #include "tools/answer.h"
 #include "tools/cli.h"
 #include "tools/paths.h"
+#include "tools/record_args.h"
 #include "tools/commands.h"
 #include "tools/run_common.h"
 
@@ -22,6 +23,8 @@ static const char *USAGE =
     "usage: remat tune --trace BASE.h5 --budget SIZE [--dim N|T] [--N n] [--T t] [--max COUNT]\n"
     "                  [--budget-on reserved|live] [--device-overhead SIZE] [--allocator-config K=V,...]\n"
     "                  [--out P.json] [--confirm] [--backend ref|cuda] [--threads n] [--json]\n"
+    "       remat tune --trace STEP.h5 --second-trace STEP2.h5 --budget SIZE [--max COUNT]\n"
+    "                  [--executor apply_plan|torch-nonreentrant] [--out P.json] [--json]\n"
     "\n"
     "Finds the largest batch size N (or number of time steps T with --dim T, at the recorded N\n"
     "or --N) that fits the budget, once with plain backpropagation and once with the fastest\n"
@@ -31,7 +34,12 @@ static const char *USAGE =
     "default 512 MiB, an estimate of the CUDA context and cuBLAS workspace) are at most the\n"
     "budget. Predictions describe remat's own executor (reference or CUDA backend), not a\n"
     "PyTorch script of the same network. --confirm runs the checkpointed configuration once\n"
-    "for real and prints measured against predicted.";
+    "for real and prints measured against predicted.\n"
+    "On a PyTorch step recorded by `python3 -m remat_torch record` at two batch sizes (--trace\n"
+    "and --second-trace, docs/pytorch-record.md): the largest N whose predicted peak live bytes\n"
+    "fit, plain and with remat search's plan, exact where every allocation is the same in both\n"
+    "recordings or proportional to N (else refused, naming the first that is not); T is not\n"
+    "rescaled.";
 
 typedef struct measured {
     int64_t peak_live, peak_reserved;
@@ -100,6 +108,8 @@ static void tune_progress(void *ctx, int64_t value, int checkpointed, int probes
 /* The command's flags, and what the phases below hand each other. */
 typedef struct tune_cmd {
     const char *trace_path, *dim, *alloc_cfg, *out, *backend;
+    const char *second, *executor; /* a recorded PyTorch step (tools/record_args.h) */
+    int done;                      /* answered already (a recorded step) */
     cli_budget_flags bf;
     int confirm_run, threads, json, max_value, N, T, ranks;
     remat_budget bud;
@@ -125,21 +135,37 @@ static int check_flags(tune_cmd *c) {
     }
     remat_cli_alloc_config_note("tune", c->alloc_cfg);
     if (!c->trace_path) return remat_cli_missing("tune", "--trace", "a baseline trace recorded by remat run --trace");
-    const cli_file ins[] = {{"--trace", c->trace_path}};
+    const cli_file ins[] = {{"--trace", c->trace_path}, {"--second-trace", c->second}};
     const cli_file outs[] = {{"--out", c->out}};
-    if (remat_cli_refuse_overlap("tune", ins, 1, outs, 1)) return 2;
+    if (remat_cli_refuse_overlap("tune", ins, 2, outs, 1)) return 2;
     if (remat_ext_trace_is_ext_h5(c->trace_path)) {
         remat_ext_trace et;
         remat_error e2 = {0};
-        int rec = remat_ext_trace_read_h5(c->trace_path, &et, &e2) == REMAT_OK && et.record;
-        remat_ext_trace_free(&et);
-        if (rec) {
-            fprintf(stderr, "remat tune: %s: a recorded PyTorch step is not rescaled to other N or T (that is exact "
-                            "only when every allocation is linear in N, which needs two recordings to check; not "
-                            "implemented): record at the batch you train with and use remat search --budget\n",
-                    c->trace_path);
-            return 2;
+        if (remat_ext_trace_read_h5(c->trace_path, &et, &e2) == REMAT_OK && et.record) {
+            int rc = 2;
+            if (c->bf.budget <= 0 || c->dim[0] != 'N' || c->N || c->T || c->confirm_run || c->ranks > 1 ||
+                c->alloc_cfg || c->bf.overhead >= 0 || strcmp(c->bf.on, "reserved"))
+                fprintf(stderr, "remat tune: %s: a recorded PyTorch step takes --budget (on peak live bytes), "
+                                "--second-trace, --max, --executor, --out and --json (%s)\n",
+                        c->trace_path,
+                        c->bf.budget <= 0 ? "expected a positive --budget"
+                        : c->dim[0] != 'N' || c->T ? "T is not rescaled: another T changes which allocations the "
+                                                     "step makes"
+                        : c->confirm_run ? "measure the plan with python3 -m remat_torch record --plan"
+                                         : "no caching allocator, ranks or device overhead on a CPU recording");
+            else
+                rc = remat_cli_tune_record(c->trace_path, &et, c->second, c->bf.budget, c->max_value, c->executor,
+                                           c->out, c->json);
+            remat_ext_trace_free(&et);
+            c->done = 1;
+            return rc;
         }
+        remat_ext_trace_free(&et);
+    }
+    if (c->second || c->executor) {
+        fprintf(stderr, "remat tune: --%s: only with a PyTorch step recorded by python3 -m remat_torch record\n",
+                c->second ? "second-trace" : "executor");
+        return 2;
     }
     if (c->bf.budget < 0) return remat_cli_missing("tune", "--budget", "a positive memory budget, e.g. 8GiB or 8GB");
     if (c->bf.budget == 0) {
@@ -346,6 +372,10 @@ int remat_cmd_tune(int argc, char **argv) {
     int help = 0;
     const cli_option opts[] = {
         {"--trace", CLI_STRING, &c.trace_path, "baseline trace (remat run --trace, no plan)"},
+        {"--second-trace", CLI_STRING, &c.second,
+         "a recorded PyTorch step: the same step recorded at another batch size (needed to tune N on it: exact only "
+         "where every allocation is constant or proportional to N, else refused)"},
+        {"--executor", CLI_STRING, &c.executor, "a recorded PyTorch step: apply_plan (default) or torch-nonreentrant"},
         CLI_BUDGET_OPTIONS(c.bf, "memory budget (see --budget-on, --device-overhead)"),
         {"--dim", CLI_STRING, &c.dim, "N (batch size, default) or T (time steps)"},
         {"--N", CLI_INT, &c.N, "with --dim T: the batch size to tune T at (default: as recorded)"},
@@ -363,7 +393,7 @@ int remat_cmd_tune(int argc, char **argv) {
     };
     int rc = remat_cli_parse(argc, argv, USAGE, opts, &help);
     if (rc != 0 || help) return rc;
-    if ((rc = check_flags(&c)) != 0) return rc;
+    if ((rc = check_flags(&c)) != 0 || c.done) return rc;
     remat_error err = {0};
     remat_trace_init(&c.trace);
     if (remat_trace_read_h5(c.trace_path, &c.trace, &err) != REMAT_OK) {

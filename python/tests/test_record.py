@@ -222,6 +222,108 @@ class RecordTest(unittest.TestCase):
         self.assertEqual(rc, 0, err)
 
 
+class _AffineAlloc(nn.Module):
+    """Allocates N + 3 floats per call: neither the same at every N nor proportional to it."""
+
+    def forward(self, x):
+        return x * torch.ones(x.shape[1] + 3)[:x.shape[1]].view(1, -1, *([1] * (x.dim() - 2)))
+
+
+def run_json(*args):
+    p = subprocess.run([REMAT] + list(args), capture_output=True, text=True)
+    return p.returncode, (json.loads(p.stdout) if p.returncode in (0, 1) and p.stdout.startswith("{") else None), p.stderr
+
+
+@unittest.skipUnless(HAVE_SJ, "SpikingJelly not on PYTHONPATH (../shared/third_party/spikingjelly absent)")
+class RescaleTest(unittest.TestCase):
+    """--N from two recordings (N = 1 and N = 2, the second batch the first's sample twice) against a real
+    recording at N = 4 (the sample four times): every prediction exact to the byte."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="remat_rescale.")
+        torch.manual_seed(1)
+        x1 = (torch.rand(4, 1, 2, 8, 8) < 0.3).float()
+        cls.path, cls.peak = {}, {}
+        for n in (1, 2, 4):
+            net = tiny_conv_snn()
+            model = remat_torch.to_model(net, input_shape=(2, 8, 8), T=4, N=n, input_kind="spikes")
+            opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+            cls.path[n] = os.path.join(cls.tmp, "n%d.h5" % n)
+            s = R.record(net, x1.repeat(1, n, 1, 1, 1), torch.tensor([3] * n), out=cls.path[n], steps=2,
+                         optimizer=opt, model=model)
+            cls.peak[n] = s["steps"][-1]["peak_live_bytes"]
+        for n in (1, 2):  # a network with an allocation that is not linear in N
+            torch.manual_seed(0)
+            net = nn.Sequential(layer.Linear(16, 8), _AffineAlloc(), neuron.LIFNode())
+            functional.set_step_mode(net, "m")
+            cls.path["odd%d" % n] = os.path.join(cls.tmp, "odd%d.h5" % n)
+            R.record(net, torch.rand(4, n, 16), torch.zeros(n, dtype=torch.long), out=cls.path["odd%d" % n], steps=1,
+                     classes=8)
+
+    def test_rescaled_is_the_recording(self):
+        a, b, c = self.path[1], self.path[2], self.path[4]
+        for plan in ["", "stem", "b2", "stem,b2,head", "stem:bit,b2", "b2:bool", "stem:sparse", "stem/span2",
+                     "stem/split@2"]:
+            extra = ["--plan", plan] if plan else []
+            rc, want, err = run_json("simulate", "--trace", c, "--json", *extra)
+            self.assertEqual(rc, 0, err)
+            for first, second in ((a, b), (b, a)):
+                rc, got, err = run_json("simulate", "--trace", first, "--second-trace", second, "--N", "4", "--json",
+                                        *extra)
+                self.assertEqual(rc, 0, err)
+                self.assertEqual(got["N"], 4)
+                self.assertIn("rescaled to N = 4", got["execution"])
+                for k in ("peak_live_bytes", "end_of_forward_bytes", "compressed_bytes", "replayed_allocations",
+                          "events", "live_at_start_bytes"):
+                    self.assertEqual(got[k], want[k], (plan, k))
+            if not plan:  # and the recorder's own measurement of the step at N = 4
+                self.assertEqual(got["peak_live_bytes"], self.peak[4])
+        rc, got, err = run_json("search", "--trace", a, "--second-trace", b, "--N", "4", "--budget",
+                                "%dB" % self.peak[2], "--json")
+        rc2, want, _ = run_json("search", "--trace", c, "--budget", "%dB" % self.peak[2], "--json")
+        self.assertEqual((rc, got["plan_notation"], got["peak_live_bytes"]),
+                         (rc2, want["plan_notation"], want["peak_live_bytes"]), err)
+
+    def test_tune(self):
+        """The budget is the measured peak at N = 4: plain backpropagation fits up to N = 4 exactly."""
+        rc, j, err = run_json("tune", "--trace", self.path[1], "--second-trace", self.path[2], "--budget",
+                              "%dB" % self.peak[4], "--json")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(j["plain"]["value"], 4)
+        self.assertEqual(j["plain"]["peak_live_bytes"], self.peak[4])
+        self.assertGreaterEqual(j["checkpointed"]["value"], 4)
+        self.assertIn("recorded at N = 1 and N = 2", j["execution"])
+        rc, j2, err = run_json("tune", "--trace", self.path[1], "--second-trace", self.path[2], "--budget",
+                               "%dB" % (self.peak[4] - 1), "--json")
+        self.assertEqual(j2["plain"]["value"], 3)
+        p = subprocess.run([REMAT, "tune", "--trace", self.path[1], "--second-trace", self.path[2], "--budget", "1MiB"],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("on CPU, recorded at N = 1 and N = 2", p.stdout)
+        self.assertIn("with checkpointing", p.stdout)
+
+    def refused(self, args, *words):
+        p = subprocess.run([REMAT] + args, capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        for w in words:
+            self.assertIn(w, p.stderr)
+        return p.stderr
+
+    def test_refusals(self):
+        a, b = self.path[1], self.path[2]
+        self.refused(["simulate", "--trace", a, "--N", "4"], "--second-trace")
+        self.refused(["simulate", "--trace", a, "--second-trace", b], "--N")
+        self.refused(["simulate", "--trace", a, "--second-trace", a, "--N", "4"], "two different batch sizes")
+        self.refused(["tune", "--trace", a, "--budget", "1MiB"], "--second-trace")
+        self.refused(["tune", "--trace", a, "--second-trace", b, "--budget", "1MiB", "--dim", "T"], "T is not rescaled")
+        err = self.refused(["simulate", "--trace", self.path["odd1"], "--second-trace", self.path["odd2"], "--N", "4"],
+                           "odd2.h5", "/devices/0/events/size", "module '1'", "16 B at N = 1", "20 B at N = 2",
+                           "neither the same")
+        self.assertIn("forward", err)
+
+
 @unittest.skipUnless(HAVE_SJ, "SpikingJelly not on PYTHONPATH (../shared/third_party/spikingjelly absent)")
 class AgainstRealityTest(unittest.TestCase):
     """Predicted peak (from the plain recording) against the peak measured by recording the
