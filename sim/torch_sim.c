@@ -84,6 +84,9 @@ typedef struct unit {
     int64_t pfs, pfe;           /* its forward in the probe (no saved tensors); -1: no probe */
     int64_t gy_sid;             /* storage of the gradient of its output (-1) */
     int64_t bn_bytes;           /* batch-norm statistics of its layers */
+    int k;                      /* time chunks; k > 1: read from the chunk probe for k */
+    int32_t q0, q1;             /* k > 1: the modules of its first and last layers */
+    int64_t mk_cb, mk_ce;       /* k > 1: mark indices of that probe's chunks_begin / chunks_end */
 } unit;
 
 typedef struct step_marks {
@@ -162,7 +165,8 @@ static remat_status find_step(const remat_ext_record *r, const char *origin, ste
 
 /* The units of plan p: each checkpointed block (with its span), cut at its splits. */
 static remat_status plan_units(const remat_ext_trace *t, const remat_model *m, const remat_plan *p,
-                               const step_marks *sm, const char *origin, unit **out, int *n_out, remat_error *err) {
+                               remat_torch_exec how, const step_marks *sm, const char *origin, unit **out, int *n_out,
+                               remat_error *err) {
     const remat_ext_record *r = t->record;
     *out = NULL;
     *n_out = 0;
@@ -174,13 +178,35 @@ static remat_status plan_units(const remat_ext_trace *t, const remat_model *m, c
     for (int b = 0; b < p->n_blocks && st == REMAT_OK; b++) {
         const remat_block_plan *bp = &p->blocks[b];
         if (!bp->checkpoint) continue;
-        if (bp->k > 1) {
-            st = BAD("%s: blocks[%d].k: time chunks (k = %d) are not predicted for a recorded PyTorch step (the "
-                     "recording marks each time step of a neuron, not of the layers between them); expected k = 1",
+        if (bp->k > 1 && how != REMAT_TORCH_APPLY_PLAN) {
+            st = BAD("%s: blocks[%d].k: time chunks (k = %d) are run by remat_torch.apply_plan, not by "
+                     "torch.utils.checkpoint; expected k = 1 with --executor torch-nonreentrant",
                      origin, b, bp->k);
             break;
         }
-
+        int64_t mk_cb = -1, mk_ce = -1;
+        if (bp->k > 1) {
+            char have[128] = "";
+            size_t hl = 0;
+            for (int64_t q = 0; q < r->n_marks; q++) {
+                if (r->marks[q].kind != REMAT_REC_CHUNKS_BEGIN) continue;
+                if (r->marks[q].tstep == bp->k && mk_cb < 0) mk_cb = q;
+                if (hl + 16 < sizeof have) hl += (size_t)snprintf(have + hl, sizeof have - hl, "%s%d", hl ? ", " : "",
+                                                                  r->marks[q].tstep);
+            }
+            for (int64_t q = mk_cb + 1; mk_cb >= 0 && q < r->n_marks && mk_ce == -1; q++) {
+                if (r->marks[q].kind == REMAT_REC_CHUNKS_BEGIN) break;
+                if (r->marks[q].kind == REMAT_REC_CHUNKS_END) mk_ce = r->marks[q].tstep == bp->k ? q : -2;
+            }
+            if (mk_ce < -1) mk_cb = mk_ce = -1; /* the probe failed (the recording's notes say why) */
+            if (mk_cb < 0) mk_ce = -1;
+            if (mk_ce < 0) {
+                st = BAD("%s: blocks[%d].k: time chunks (k = %d) are predicted from the recording's chunk probe for "
+                         "k = %d, which it lacks (it has %s; record with the model file and chunks including %d)",
+                         origin, b, bp->k, bp->k, hl ? have : "none", bp->k);
+                break;
+            }
+        }
         int span = bp->span > 1 ? bp->span : 1;
         int first = m->blocks[b].first_layer;
         int last_b = b + span - 1;
@@ -194,6 +220,17 @@ static remat_status plan_units(const remat_ext_trace *t, const remat_model *m, c
             x->l0 = starts[sg];
             x->l1 = starts[sg + 1] - 1;
             x->comp = bp->compressor;
+            x->k = bp->k > 1 ? bp->k : 1;
+            x->mk_cb = mk_cb;
+            x->mk_ce = mk_ce;
+            x->q0 = module_of(r, x->l0, -1);
+            x->q1 = module_of(r, x->l1, -1);
+            if (x->k > 1 && (x->q0 < 0 || x->q1 < 0)) {
+                st = BAD("%s: blocks[%d].k: time chunks need the first and last layers of each segment to be modules "
+                         "(layer '%s' is not: an add or a flatten done by the network's forward)",
+                         origin, b, m->layers[x->q0 < 0 ? x->l0 : x->l1].name);
+                break;
+            }
             /* the module whose forward opens / closes the unit: the block's own module when
              * the unit starts / ends with it (a residual block's add runs inside it) */
             int32_t qa = sg == 0 ? module_of(r, -1, b) : -1;
@@ -296,6 +333,185 @@ static int64_t compressed_bytes(remat_compressor c, int64_t numel, int64_t nnz) 
     return 0;
 }
 
+/* ---- time chunks (k > 1): the unit's allocations read from the chunk probe for k ----
+ *
+ * The probe (record.py's _chunk_probe) ran the whole network as one apply_plan segment of
+ * k chunks, so each layer's allocations on T/k steps, without and with autograd's saved
+ * tensors, and in backward, are in it. For a unit of layers l0..l1 the prediction takes:
+ * forward, for each chunk c = 0..k-1, the probe's events from l0's fwd_begin to l1's
+ * fwd_end of forward chunk c (the unit's own forward window in the step is dropped);
+ * backward, for c = k-1..0, those of the recomputation of chunk c (l0's fwd_begin to l1's
+ * fwd_end) and of its backward (l1's bwd_begin to l0's bwd_end, or the chunk's end), in
+ * place of the step's backward window of the unit. A storage freed elsewhere in the probe
+ * ends at the same place relative to the unit's chunks (before a chunk: at its start;
+ * between its windows; after it: at its end); then apply_plan's own lifetimes: a chunk's
+ * output ends after the concatenation of all of them (the unit's output, which keeps its
+ * recorded lifetime), the state a forward chunk leaves is kept by the Function (the
+ * boundary states) until the graph is freed, the last chunk's as the step's own final
+ * state was, the gradient of each chunk's input until the concatenation at the backward's
+ * end (the unit's input gradient, recorded lifetime), each chunk's recomputed output to
+ * the chunk's end; one RNG state per forward chunk until the graph is freed. */
+typedef struct cspan {
+    int64_t begin, end;   /* positions of its chunk_begin / chunk_end marks */
+    int64_t alo, ahi;     /* forward window [alo, ahi): l0's fwd_begin .. l1's fwd_end */
+    int64_t blo, bhi;     /* backward window (backward spans only; blo = bhi: none) */
+    int64_t y_sid, gx_sid;/* l1's output in the window, the gradient of l0's input (-1) */
+    int64_t slot0;        /* its first slot */
+} cspan;
+
+/* Slots of a span: start, the a window's events, gap, the b window's events, end. */
+static int64_t span_slots(const cspan *c) { return 3 + (c->ahi - c->alo) + (c->bhi - c->blo); }
+
+/* The slot of probe position f among spans sp[0..k-1] (in execution order); -1 after the last. */
+static int64_t span_slot(const cspan *sp, int k, int64_t f) {
+    for (int c = 0; c < k; c++) {
+        const cspan *x = &sp[c];
+        const int64_t la = x->ahi - x->alo;
+        if (f < x->alo) return x->slot0;
+        if (f < x->ahi) return x->slot0 + 1 + (f - x->alo);
+        if (f < x->blo) return x->slot0 + 1 + la;
+        if (f < x->bhi) return x->slot0 + 2 + la + (f - x->blo);
+        if (c + 1 < k ? f < sp[c + 1].begin : f < x->end) return x->slot0 + 2 + la + (x->bhi - x->blo);
+    }
+    return -1;
+}
+
+/* The chunk spans of unit u in its probe: fw[0..k-1] forward (chunks 0..k-1), bw[0..k-1]
+ * backward (chunks k-1..0). 0 when the probe does not have them. */
+static int chunk_spans(const remat_ext_record *r, const unit *u, cspan *fw, cspan *bw) {
+    int nf = 0, nb = 0;
+    cspan *cur = NULL;
+    for (int64_t q = u->mk_cb; q <= u->mk_ce; q++) {
+        const remat_rec_mark *k = &r->marks[q];
+        if (k->kind == REMAT_REC_CHUNK_BEGIN) {
+            if (nb >= u->k) return 0;
+            cur = nf < u->k ? &fw[nf++] : &bw[nb++];
+            cur->begin = k->event;
+            cur->alo = cur->ahi = cur->blo = cur->bhi = -1;
+            cur->y_sid = cur->gx_sid = -1;
+        } else if (!cur) {
+            continue;
+        } else if (k->kind == REMAT_REC_CHUNK_END) {
+            cur->end = k->event;
+            if (cur->alo < 0 || cur->ahi < 0) return 0;
+            if (cur >= bw && cur < bw + u->k) {
+                if (cur->blo < 0) return 0;
+                if (cur->bhi < 0) cur->bhi = k->event;
+            } else {
+                cur->blo = cur->bhi = cur->ahi;
+            }
+            cur = NULL;
+        } else if (k->kind == REMAT_REC_FWD_BEGIN && k->module == u->q0 && cur->alo < 0) {
+            cur->alo = k->event;
+        } else if (k->kind == REMAT_REC_FWD_END && k->module == u->q1 && cur->alo >= 0 && cur->ahi < 0) {
+            cur->ahi = k->event;
+            cur->y_sid = k->storage;
+        } else if (k->kind == REMAT_REC_BWD_BEGIN && k->module == u->q1 && cur->ahi >= 0 && cur->blo < 0) {
+            cur->blo = k->event;
+        } else if (k->kind == REMAT_REC_BWD_END && k->module == u->q0 && cur->blo >= 0 && cur->bhi < 0) {
+            cur->bhi = k->event;
+            cur->gx_sid = k->storage;
+        }
+    }
+    return nf == u->k && nb == u->k && !cur;
+}
+
+static double slot_key(double lo, double hi, int64_t slot, int64_t nslots) {
+    return lo + (hi - lo) * (double)(slot + 1) / (double)(nslots + 1);
+}
+
+/* The points of a unit with k > 1 (its step windows are suppressed by the caller). */
+static int chunk_points(const remat_ext_trace *t, const unit *u, cspan *fw, cspan *bw, const int64_t *apos,
+                        const int64_t *fpos, const double *fkey, double graph_end, points *ps, remat_torch_pred *out,
+                        remat_error *err) {
+    const remat_ext_device *d = &t->devices[0];
+    const remat_ext_record *r = t->record;
+    const int64_t n = d->n_events;
+    const int k = u->k;
+    /* forward */
+    int64_t ns = 0;
+    for (int c = 0; c < k; c++) fw[c].slot0 = ns, ns += span_slots(&fw[c]);
+    const int64_t fcat = ns, fend = ns + 1, fn = ns + 2;
+    const double flo = u->fs - 0.14, fhi = u->fs - 0.01;
+    /* the step's own final state (allocated in the unit's forward, outliving its backward): the last chunk's
+     * state takes its lifetime, in order */
+    int64_t next_survivor = u->fs;
+    for (int c = 0; c < k; c++) {
+        if (!add_point(ps, slot_key(flo, fhi, fw[c].slot0, fn), r->rng_state_bytes, err) ||
+            !add_point(ps, graph_end, -r->rng_state_bytes, err))
+            return 0;
+        for (int64_t i = fw[c].alo; i < fw[c].ahi; i++) {
+            int64_t s = r->events[i].storage;
+            if (d->events[i].action != REMAT_EXT_ALLOC || s < 0) continue;
+            double fk;
+            int64_t sl = fpos[s] < n ? span_slot(fw, k, fpos[s]) : -1;
+            if (s == fw[c].y_sid) fk = slot_key(flo, fhi, fend, fn);
+            else if (sl >= 0) fk = slot_key(flo, fhi, sl, fn);
+            else if (c < k - 1) fk = graph_end; /* a boundary state, kept by the Function */
+            else {
+                fk = graph_end;
+                for (; next_survivor < u->fe; next_survivor++) {
+                    int64_t q = r->events[next_survivor].storage;
+                    if (d->events[next_survivor].action != REMAT_EXT_ALLOC || q < 0 || q == u->out_sid ||
+                        fpos[q] < u->be)
+                        continue;
+                    if (d->events[next_survivor].size == d->events[i].size) fk = fkey[q];
+                    else out->probe_mismatches++;
+                    next_survivor++;
+                    break;
+                }
+            }
+            if (!add_point(ps, slot_key(flo, fhi, fw[c].slot0 + 1 + (i - fw[c].alo), fn), d->events[i].size, err) ||
+                (isfinite(fk) && !add_point(ps, fk, -d->events[i].size, err)))
+                return 0;
+        }
+    }
+    if (u->out_sid >= 0 && apos[u->out_sid] >= u->fs && apos[u->out_sid] < u->fe) { /* torch.cat of the chunks */
+        int64_t b = d->events[apos[u->out_sid]].size;
+        if (!add_point(ps, slot_key(flo, fhi, fcat, fn), b, err) ||
+            (isfinite(fkey[u->out_sid]) && !add_point(ps, fkey[u->out_sid], -b, err)))
+            return 0;
+    }
+    /* backward: the decompressed input, the RNG state around it, then each chunk recomputed and backpropagated */
+    if (u->comp != REMAT_COMP_NONE) {
+        int64_t b = u->in_sid >= 0 ? d->events[apos[u->in_sid]].size : 4 * u->in_numel;
+        if (!add_point(ps, u->bs - 0.19, b, err) || !add_point(ps, u->be - 0.25, -b, err)) return 0;
+    }
+    if ((u->bn_bytes && (!add_point(ps, u->bs - 0.185, u->bn_bytes, err) ||
+                         !add_point(ps, u->be - 0.25, -u->bn_bytes, err))) ||
+        !add_point(ps, u->bs - 0.18, r->rng_state_bytes, err) || !add_point(ps, u->be - 0.25, -r->rng_state_bytes, err))
+        return 0;
+    ns = 0;
+    for (int c = 0; c < k; c++) bw[c].slot0 = ns, ns += span_slots(&bw[c]);
+    const int64_t bcat = ns, bend = ns + 1, bn = ns + 2;
+    const double blo = u->bs - 0.17, bhi = u->bs - 0.005;
+    for (int c = 0; c < k; c++) {
+        for (int w = 0; w < 2; w++) {
+            const int64_t lo = w ? bw[c].blo : bw[c].alo, hi = w ? bw[c].bhi : bw[c].ahi;
+            const int64_t at0 = bw[c].slot0 + 1 + (w ? 1 + (bw[c].ahi - bw[c].alo) : 0);
+            for (int64_t i = lo; i < hi; i++) {
+                int64_t s = r->events[i].storage;
+                if (d->events[i].action != REMAT_EXT_ALLOC || s < 0) continue;
+                int64_t sl = fpos[s] < n ? span_slot(bw, k, fpos[s]) : -1;
+                if (s == bw[c].gx_sid || sl < 0) sl = bend; /* the input's gradient: until the concatenation */
+                else if (s == bw[c].y_sid) sl = bw[c].slot0 + span_slots(&bw[c]) - 1; /* to the chunk's end */
+                if (!add_point(ps, slot_key(blo, bhi, at0 + (i - lo), bn), d->events[i].size, err) ||
+                    !add_point(ps, slot_key(blo, bhi, sl, bn), -d->events[i].size, err))
+                    return 0;
+                if (!w) out->replayed_allocations++, out->replayed_bytes += d->events[i].size;
+            }
+        }
+    }
+    for (int64_t i = u->bs; i < u->be; i++) { /* what the unit's backward leaves (its input's gradient): torch.cat */
+        int64_t s = r->events[i].storage;
+        if (d->events[i].action != REMAT_EXT_ALLOC || s < 0 || fpos[s] < u->be) continue;
+        if (!add_point(ps, slot_key(blo, bhi, bcat, bn), d->events[i].size, err) ||
+            (isfinite(fkey[s]) && !add_point(ps, fkey[s], -d->events[i].size, err)))
+            return 0;
+    }
+    return 1;
+}
+
 remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m, const remat_plan *p,
                                  remat_torch_exec how, const char *origin, remat_torch_pred *out, remat_error *err) {
     const int apply = how == REMAT_TORCH_APPLY_PLAN;
@@ -310,7 +526,7 @@ remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m,
     if (st != REMAT_OK) return st;
     unit *units = NULL;
     int nu = 0;
-    st = plan_units(t, m, p, &sm, origin, &units, &nu, err);
+    st = plan_units(t, m, p, how, &sm, origin, &units, &nu, err);
     if (st != REMAT_OK) return st;
     /* storages: alloc and free positions (n: not freed in the window), packs */
     int64_t *apos = remat_xmalloc((size_t)(ns + 1) * sizeof(int64_t), err);
@@ -324,9 +540,14 @@ remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m,
         if (units[ui].fe - units[ui].fs + 1 > longest) longest = units[ui].fe - units[ui].fs + 1;
     int64_t *gap = remat_xmalloc((size_t)longest * sizeof(int64_t), err);
     int64_t *pa = remat_xmalloc((size_t)longest * sizeof(int64_t), err);
+    int kmax = 1;
+    for (int ui = 0; ui < nu; ui++)
+        if (units[ui].k > kmax) kmax = units[ui].k;
+    unsigned char *suppress = remat_xcalloc((size_t)(ns + 1), 1, err); /* storages a time-chunked unit replaces */
+    cspan *spans = remat_xcalloc((size_t)nu * 2 * (size_t)kmax + 1, sizeof *spans, err);
     points ps = {0};
     ps.unit = -1;
-    if (!apos || !fpos || !fkey || !pack_lo || !pack_hi || !fkey_rec || !gap || !pa) {
+    if (!apos || !fpos || !fkey || !pack_lo || !pack_hi || !fkey_rec || !gap || !pa || !suppress || !spans) {
         st = REMAT_ERR_NOMEM;
         goto done;
     }
@@ -344,6 +565,20 @@ remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m,
         if (k > pack_hi[mk->storage]) pack_hi[mk->storage] = k;
     }
     for (int64_t s = 0; s < ns; s++) fkey[s] = fkey_rec[s] = fpos[s] < n ? (double)fpos[s] : INFINITY;
+    for (int ui = 0; ui < nu; ui++) { /* time chunks: the unit's forward and backward windows come from the probe */
+        const unit *u = &units[ui];
+        if (u->k < 2) continue;
+        if (!chunk_spans(r, u, spans + (size_t)ui * 2 * kmax, spans + (size_t)ui * 2 * kmax + u->k)) {
+            st = BAD("%s: /record/marks: the chunk probe for k = %d does not run '%s' .. '%s' once per chunk (expected "
+                     "the forward of each chunk, then its recomputation and backward, last to first)",
+                     origin, u->k, module_name(t, u->q0), module_name(t, u->q1));
+            goto done;
+        }
+        for (int64_t i = u->fs; i < u->be; i++) {
+            int64_t s = r->events[i].storage;
+            if (s >= 0 && d->events[i].action == REMAT_EXT_ALLOC && (i < u->fe || i >= u->bs)) suppress[s] = 1;
+        }
+    }
 
     /* apply_plan keeps the compressed input and the RNG state as attributes of the Function's context: they
      * end with the autograd graph, when the step drops its output and loss (just before the step ends) */
@@ -356,7 +591,7 @@ remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m,
         for (int64_t i = u->fs, a = 0; i < u->fe; i++)
             if (d->events[i].action == REMAT_EXT_ALLOC) pa[a++] = i;
         if (!probed && u->pfs >= 0) out->probe_mismatches++;
-        for (int64_t i = u->fs; i < u->fe; i++) {
+        for (int64_t i = u->fs; i < u->fe && u->k < 2; i++) {
             int64_t s = r->events[i].storage;
             if (d->events[i].action == REMAT_EXT_ALLOC) j++;
             if (s < 0 || d->events[i].action != REMAT_EXT_ALLOC || fpos[s] < u->fe || s == u->out_sid) continue;
@@ -374,8 +609,8 @@ remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m,
             out->compressed_bytes += cb;
         }
         if (apply) { /* the Function keeps the RNG state of the forward, and its gradient input to the end */
-            if (!add_point(&ps, u->fs - 0.15, r->rng_state_bytes, err) ||
-                !add_point(&ps, graph_end, -r->rng_state_bytes, err)) {
+            if ((u->k < 2 && !add_point(&ps, u->fs - 0.15, r->rng_state_bytes, err)) ||
+                (u->k < 2 && !add_point(&ps, graph_end, -r->rng_state_bytes, err))) {
                 st = REMAT_ERR_NOMEM;
                 goto done;
             }
@@ -397,6 +632,7 @@ remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m,
         int64_t s = r->events[i].storage;
         int ok = 1;
         if (e->action == REMAT_EXT_ALLOC) {
+            if (suppress[s]) continue;
             ok = add_point(&ps, (double)i, e->size, err);
             if (ok && isfinite(fkey[s])) ok = add_point(&ps, fkey[s], -e->size, err);
         } else if (s < 0) {
@@ -413,6 +649,14 @@ remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m,
         const int64_t len = u->fe - u->fs;
         const double base = u->bs - 0.2, step = 0.2 / (double)(len + 3);
         ps.unit = ui;
+        if (u->k > 1) {
+            cspan *sp = spans + (size_t)ui * 2 * kmax;
+            if (!chunk_points(t, u, sp, sp + u->k, apos, fpos, fkey, graph_end, &ps, out, err)) {
+                st = REMAT_ERR_NOMEM;
+                goto done;
+            }
+            continue;
+        }
         int64_t na = 0, j = -1, fe_run = u->fe;
         int probed = probe_gaps(t, u, gap, &na);
         for (int64_t i = u->fs, a = 0; i < u->fe; i++)
@@ -512,6 +756,8 @@ done:
     remat_xfree(fkey_rec);
     remat_xfree(gap);
     remat_xfree(pa);
+    remat_xfree(suppress);
+    remat_xfree(spans);
     remat_xfree(units);
     return st;
 }

@@ -35,8 +35,11 @@
  * recomputation starts and the recomputed one lives on; a storage saved only for a part
  * of the graph that no gradient reaches ends in the replay where the probe ended it; the
  * output ends with the replay.
- * Refused, with the reason: time chunks (k > 1) (the recording does not yet say which
- * allocations of a layer belong to which time step for layers that are not neurons),
+ * Time chunks (k > 1, apply_plan only): the unit's forward and backward are read from the
+ * recording's chunk probe for k (the network run as one apply_plan segment of k chunks,
+ * marked at each chunk), as torch_sim.c's "time chunks" section says.
+ * Refused, with the reason: time chunks without the chunk probe for that k (recorded
+ * without the model file, or with chunks= excluding it) or under torch-nonreentrant,
  * the sparse compressor where the recording did not count the input's non-zeros (it
  * counts them, 4 B each, for every model layer and block), a unit whose first or last
  * layer has no module in the recording, a module run twice in a step.

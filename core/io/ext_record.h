@@ -38,6 +38,10 @@ typedef enum remat_rec_mark_kind {
     REMAT_REC_PACK,       /* autograd saved storage for module (saved_tensors_hooks' pack) */
     REMAT_REC_PROBE_BEGIN,/* after the steps: one more forward and loss in which autograd saves nothing */
     REMAT_REC_PROBE_END,  /* (its step is steps); its module marks say where each storage ends unsaved */
+    REMAT_REC_CHUNKS_BEGIN, /* after the probe: a chunk probe for k = tstep time chunks (the network run as one */
+    REMAT_REC_CHUNK_BEGIN,  /* apply_plan segment of k chunks); chunk tstep starts (forward: 0..k-1, then */
+    REMAT_REC_CHUNK_END,    /* backward: k-1..0) / ends */
+    REMAT_REC_CHUNKS_END,
     REMAT_REC_MARK_COUNT
 } remat_rec_mark_kind;
 

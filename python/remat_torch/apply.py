@@ -340,11 +340,15 @@ class _Segment(torch.autograd.Function):
         ctx.bounds, ctx.rngs = [], []
         outs = []
         for c in range(k):
+            if seg.on_chunk:
+                seg.on_chunk(0, c)
             ctx.bounds.append(_snapshot(seg.steps))
             ctx.rngs.append(_rng_state(x.device))
             env = {seg.input: x[c * Tc:(c + 1) * Tc] if k > 1 else x}
             outs.append(_run(seg.steps, env))
             del env
+            if seg.on_chunk:
+                seg.on_chunk(1, c)
         if seg.compressor == "none":
             ctx.save_for_backward(x)
             ctx.packed = None
@@ -368,6 +372,8 @@ class _Segment(torch.autograd.Function):
         outer_rng = _rng_state(ctx.device)
         try:
             for c in range(k - 1, -1, -1):
+                if seg.on_chunk:
+                    seg.on_chunk(0, c)
                 snap = ctx.bounds[c]
                 leaves: Dict[Tuple[int, str], torch.Tensor] = {}
                 if c > 0:  # the boundary potentials become leaves, to collect their gradient
@@ -395,6 +401,8 @@ class _Segment(torch.autograd.Function):
                 carry = {key: leaf.grad for key, leaf in leaves.items() if leaf.grad is not None}
                 gx[c] = xc.grad if ctx.x_grad else None
                 del yc, outs, grads
+                if seg.on_chunk:
+                    seg.on_chunk(1, c)
         finally:
             _set_rng(outer_rng, ctx.device)
             for m, bufs in bn_saved:  # the recomputation must not move the running statistics
@@ -407,8 +415,12 @@ class _Segment(torch.autograd.Function):
 
 
 class _SegmentSpec:
-    def __init__(self, steps, input_name, compressor, k, where):
+    """on_chunk(0 or 1, c): called as chunk c starts (0) and ends (1), in forward and in backward (remat_torch.record's
+    chunk probe marks the allocation stream there); None in apply_plan's own segments."""
+
+    def __init__(self, steps, input_name, compressor, k, where, on_chunk=None):
         self.steps, self.input, self.compressor, self.k, self.where = steps, input_name, compressor, k, where
+        self.on_chunk = on_chunk
 
 
 class PlannedModule(nn.Module):

@@ -51,10 +51,12 @@ EXT_VERSION = 2
 
 # mark kinds (the /record/marks attribute kind_names lists them in this order)
 MARK_KINDS = ("step_begin", "step_end", "phase", "fwd_begin", "fwd_end", "bwd_begin", "bwd_end",
-              "tstep_fwd", "tstep_bwd", "pack", "probe_begin", "probe_end", "ignore_begin", "ignore_end")
+              "tstep_fwd", "tstep_bwd", "pack", "probe_begin", "probe_end", "chunks_begin", "chunk_begin",
+              "chunk_end", "chunks_end", "ignore_begin", "ignore_end")
 PHASES = ("other", "forward", "loss", "backward", "optimizer")
 (K_STEP_BEGIN, K_STEP_END, K_PHASE, K_FWD_BEGIN, K_FWD_END, K_BWD_BEGIN, K_BWD_END, K_TSTEP_FWD, K_TSTEP_BWD,
- K_PACK, K_PROBE_BEGIN, K_PROBE_END, K_IGNORE_BEGIN, K_IGNORE_END) = range(len(MARK_KINDS))
+ K_PACK, K_PROBE_BEGIN, K_PROBE_END, K_CHUNKS_BEGIN, K_CHUNK_BEGIN, K_CHUNK_END, K_CHUNKS_END, K_IGNORE_BEGIN,
+ K_IGNORE_END) = range(len(MARK_KINDS))
 P_OTHER, P_FORWARD, P_LOSS, P_BACKWARD, P_OPTIMIZER = range(len(PHASES))
 
 
@@ -231,6 +233,76 @@ def _probe(net: nn.Module, x: torch.Tensor, labels: torch.Tensor, loss_fn: Calla
     torch.set_rng_state(rng)
 
 
+def _chunk_steps(net: nn.Module, model: Optional[dict], x: torch.Tensor, chunks, notes: List[str]):
+    """(the layers of net as apply_plan runs them, the chunk counts to probe); ([], []) without a model."""
+    if not model or hasattr(net, "_program"):  # no model file, or a PlannedModule (its layers are net's)
+        return [], []
+    T = int(x.shape[0])
+    ks = [k for k in range(2, T + 1) if T % k == 0] if chunks is None else list(chunks)
+    for k in ks:
+        if not isinstance(k, int) or k < 2 or T % k:
+            raise ValueError("record: chunks: expected divisors of T = %d above 1, got %r" % (T, k))
+    if not ks:
+        return [], []
+    from remat_torch import apply as A
+    try:
+        steps = [s for kind, item in A.apply_plan(net, model, None)._program for s in item]
+    except ValueError as e:
+        notes.append("no chunk probe (time chunks are not predicted): %s" % e)
+        return [], []
+    return steps, ks
+
+
+def _chunk_probe(net: nn.Module, steps, x: torch.Tensor, k: int, marks: _Marks, step: int,
+                 notes: List[str]) -> None:
+    """The time chunks' probe for k chunks: the whole network run as one segment of
+    ``remat_torch.apply_plan`` with k time chunks (its autograd Function: the forward
+    chunk by chunk, then, in backward, each chunk recomputed and backpropagated, last
+    to first), marked at every chunk's start and end; the gradient of the output is
+    ones. Every layer thus runs on T/k steps exactly as inside a chunked unit, so the
+    unit's allocations are read from here (sim/torch_sim.h). Parameters' gradients,
+    buffers, neurons' state and the random generator are put back afterwards."""
+    from remat_torch import apply as A
+    params = [p for p in net.parameters()]
+    grads = [p.grad.detach().clone() if p.grad is not None else None for p in params]
+    buffers = [b.detach().clone() for b in net.buffers()]
+    rng = torch.get_rng_state()
+    spec = A._SegmentSpec(steps, "input", "none", k, "record: chunk probe (k=%d)" % k,
+                          on_chunk=lambda end, c: marks.mark(K_CHUNK_END if end else K_CHUNK_BEGIN, tstep=c))
+    # batch norm in eval mode: a unit with time chunks holds none (apply_plan refuses it), and on T/k steps of a
+    # small batch training-mode statistics may not exist (one value per channel)
+    bns = [m for m in net.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.training]
+    anchor = torch.empty(0, requires_grad=True)
+    marks.step = step
+    _sj.reset(net)
+    marks.mark(K_CHUNKS_BEGIN, tstep=k)
+    try:
+        for m in bns:
+            m.eval()
+        y = A._Segment.apply(spec, x.detach(), anchor)
+        g = torch.ones_like(y)
+        y.backward(g)
+        del y, g
+        marks.mark(K_CHUNKS_END, tstep=k)
+    except (RuntimeError, ValueError) as e:
+        marks.mark(K_CHUNKS_END, tstep=-1)  # the sim finds no probe for k
+        notes.append("no chunk probe for k = %d (time chunks of %d are not predicted): %s"
+                     % (k, k, str(e).splitlines()[0] if str(e) else type(e).__name__))
+    finally:
+        for m in bns:
+            m.train()
+        _sj.reset(net)
+        with torch.no_grad():
+            for p, g0 in zip(params, grads):
+                if g0 is None:
+                    p.grad = None
+                else:
+                    p.grad.copy_(g0)
+            for b, v in zip(net.buffers(), buffers):
+                b.copy_(v)
+        torch.set_rng_state(rng)
+
+
 def _allocation_events(prof) -> List[tuple]:
     """(ptr, signed bytes, total_allocated, time_ns) of every CPU allocator event, in
     the allocator's order: by time, ties put in the order the running total implies."""
@@ -281,7 +353,8 @@ def _model_maps(model: Optional[dict]):
 
 def record(net: nn.Module, x: torch.Tensor, labels: torch.Tensor, out: Optional[str] = "step.h5", steps: int = 2,
            loss: Union[str, Callable] = "rate_mse", optimizer: Optional[torch.optim.Optimizer] = None,
-           model: Optional[Union[dict, str]] = None, classes: Optional[int] = None) -> dict:
+           model: Optional[Union[dict, str]] = None, classes: Optional[int] = None,
+           chunks: Optional[Sequence[int]] = None) -> dict:
     """Runs ``steps`` real training steps of ``net`` on the CPU and writes them to ``out``.
 
     Each step: zero the gradients (when ``optimizer`` is given), forward ``net(x)``
@@ -295,6 +368,11 @@ def record(net: nn.Module, x: torch.Tensor, labels: torch.Tensor, out: Optional[
     qualified names, let ``remat simulate --trace out --plan P`` apply a plan written in
     them. Without it the trace still records every module, but only the plain step can
     be predicted.
+
+    ``chunks``: the time-chunk counts k for which a chunk probe is recorded (the whole
+    network run as one ``apply_plan`` segment of k chunks, after the steps), so that
+    plans with ``/k`` can be predicted; default every divisor of T above 1 (with
+    ``model``), ``()`` none.
 
     Returns ``{"execution": ..., "live_before_bytes": ..., "steps": [{"peak_live_bytes",
     "live_at_start", "events"}...]}``: per step, the peak of live tensor bytes (the
@@ -340,6 +418,8 @@ def record(net: nn.Module, x: torch.Tensor, labels: torch.Tensor, out: Optional[
     before_storages = _unique_storages(before)
     live_before = sum(before_storages.values())
 
+    pre_notes: List[str] = []
+    chunk_steps, chunk_ks = _chunk_steps(net, model, x, chunks, pre_notes)
     marks = _Marks()
     names = set()
     if model:
@@ -368,11 +448,15 @@ def record(net: nn.Module, x: torch.Tensor, labels: torch.Tensor, out: Optional[
                     del y, L
                     marks.mark(K_STEP_END)
                 _probe(net, x, labels, loss_fn, marks, steps)
+                for k in chunk_ks:
+                    _chunk_probe(net, chunk_steps, x, k, marks, steps, pre_notes)
+                    hooks.fwd_stack.clear()
             marks.enabled = False
     finally:
         hooks.remove()
     stream = _allocation_events(prof)
     rec = _assemble(stream, marks.rows, hooks.names, model, before_storages)
+    rec["notes"] = pre_notes + rec["notes"]
     rec["mod_bn_bytes"] = hooks.bn_bytes
     rec["rng_state_bytes"] = int(torch.get_rng_state().numel())
     rec["execution"] = execution_label("cpu")

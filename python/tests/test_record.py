@@ -34,8 +34,9 @@ def tiny_conv_snn():
     return net
 
 
-def simulate(trace, plan=None):
-    cmd = [REMAT, "simulate", "--trace", trace, "--json"] + (["--plan", plan] if plan else [])
+def simulate(trace, plan=None, executor=None):
+    cmd = [REMAT, "simulate", "--trace", trace, "--json"] + (["--plan", plan] if plan else []) + \
+        (["--executor", executor] if executor else [])
     p = subprocess.run(cmd, capture_output=True, text=True)
     return p.returncode, p.stdout, p.stderr
 
@@ -100,10 +101,20 @@ class RecordTest(unittest.TestCase):
         self.assertEqual(json.loads(out1)["compressed_bytes"], (4 * 2 * 2 * 8 * 8 + 7) // 8)
 
     def test_refusals_name_the_reason(self):
-        rc, out, err = simulate(self.trace, "head/k2")
+        rc, out, err = simulate(self.trace, "head/k2", executor="torch-nonreentrant")
         self.assertEqual(rc, 2)
         self.assertIn("time chunks", err)
         self.assertEqual(len(err.strip().splitlines()), 1)
+        # a recording without the chunk probes cannot predict time chunks
+        bare = os.path.join(self.tmp, "nochunks.h5")
+        net = tiny_conv_snn()
+        R.record(net, self.x, self.labels, out=bare, steps=1, model=self.model, chunks=())
+        rc, out, err = simulate(bare, "head/k2")
+        self.assertEqual(rc, 2)
+        self.assertIn("chunk probe for k = 2", err)
+        self.assertEqual(len(err.strip().splitlines()), 1)
+        rc, out, err = simulate(bare, "head")
+        self.assertEqual(rc, 0, err)
         rc, out, err = simulate(self.trace, "stem:sparse")  # the recording counted the input's spikes
         self.assertEqual(rc, 0, err)
         self.assertEqual(json.loads(out)["compressed_bytes"], 4 * int(self.x.count_nonzero()))
@@ -343,7 +354,7 @@ class AgainstRealityTest(unittest.TestCase):
 
     def test_conv_apply_plan(self):
         self.check("conv", ["stem", "stem,b2,head", "stem:bit,b2", "b2:bool", "stem:uint8", "b2:sparse",
-                            "stem/span2", "stem/split@2"])
+                            "stem/span2", "stem/split@2", "head/k2", "stem,head:bit/k4"])
 
     def test_conv_torch_checkpoint(self):
         self.check("conv", ["stem", "stem,b2,head"], executor="torch-nonreentrant")
