@@ -104,6 +104,21 @@ static remat_status same_record(const remat_ext_trace *a, const remat_ext_trace 
     return same_model(ra, rb, pa, pb, err);
 }
 
+/* The recording up to its chunk probes (time chunks: not rescaled, a kernel may take another path on T/k steps
+ * of another batch; the rescaled trace has none, so /k plans on it are refused): events and marks before the
+ * first chunks_begin mark. */
+static void before_chunk_probes(const remat_ext_trace *t, int64_t *n_events, int64_t *n_marks) {
+    const remat_ext_record *r = t->record;
+    *n_events = t->devices[0].n_events;
+    *n_marks = r->n_marks;
+    for (int64_t m = 0; m < r->n_marks; m++)
+        if (r->marks[m].kind == REMAT_REC_CHUNKS_BEGIN) {
+            *n_events = r->marks[m].event;
+            *n_marks = m;
+            return;
+        }
+}
+
 remat_status remat_torch_linear_check(const remat_ext_trace *a, const char *origin_a, const remat_ext_trace *b,
                                       const char *origin_b, remat_torch_linear *out, remat_error *err) {
     memset(out, 0, sizeof *out);
@@ -112,12 +127,14 @@ remat_status remat_torch_linear_check(const remat_ext_trace *a, const char *orig
     const remat_ext_record *ra = a->record, *rb = b->record;
     const remat_ext_device *da = &a->devices[0], *db = &b->devices[0];
     const int64_t Na = ra->N, Nb = rb->N, g = gcd64(Na, Nb), na = Na / g, nb = Nb / g;
-    if (da->n_events != db->n_events || ra->n_marks != rb->n_marks)
+    int64_t n, nm, n_b, nm_b;
+    before_chunk_probes(a, &n, &nm);
+    before_chunk_probes(b, &n_b, &nm_b);
+    if (n != n_b || nm != nm_b)
         return BAD("%s: /devices/0/events: %lld events and %lld marks at N = %lld, %s has %lld and %lld at N = %lld: "
                    "the two recordings did not run the same allocations; expected the same step at two batch sizes",
-                   origin_b, (long long)db->n_events, (long long)rb->n_marks, (long long)Nb, origin_a,
-                   (long long)da->n_events, (long long)ra->n_marks, (long long)Na);
-    const int64_t n = da->n_events, nm = ra->n_marks;
+                   origin_b, (long long)n_b, (long long)nm_b, (long long)Nb, origin_a, (long long)n, (long long)nm,
+                   (long long)Na);
     snprintf(out->origin_a, sizeof out->origin_a, "%s", origin_a);
     snprintf(out->origin_b, sizeof out->origin_b, "%s", origin_b);
     snprintf(out->execution, sizeof out->execution, "%s", ra->execution);
@@ -224,8 +241,12 @@ static int at_n(int64_t s, int per_sample, int64_t Na, int64_t N, int64_t *out) 
 
 remat_status remat_torch_linear_apply(const remat_torch_linear *L, int64_t N, remat_ext_trace *t, remat_error *err) {
     remat_ext_record *r = t->record;
-    if (!r || t->n_devices < 1 || t->devices[0].n_events != L->n_events || r->n_marks != L->n_marks)
+    int64_t n_cut = -1, nm_cut = -1;
+    if (r && t->n_devices >= 1) before_chunk_probes(t, &n_cut, &nm_cut);
+    if (!r || t->n_devices < 1 || n_cut != L->n_events || nm_cut != L->n_marks)
         return remat_error_set(err, REMAT_ERR_INTERNAL, "remat_torch_linear_apply: not the trace of the check");
+    t->devices[0].n_events = r->n_events = n_cut; /* the chunk probes are not rescaled */
+    r->n_marks = nm_cut;
     if (N < 1 || N > REMAT_EXT_MAX_TOTAL_BYTES / 2)
         return BAD("--N: %lld: expected a positive batch size", (long long)N);
     remat_ext_device *d = &t->devices[0];
