@@ -105,12 +105,9 @@ static double block_forward_time(remat_sim *s, int b) {
     return sum / (t->n_iters > 0 ? t->n_iters : 1);
 }
 
-remat_status remat_search_greedy(remat_sim *s, int level, remat_search_preset preset, remat_plan *out,
-                                 remat_search_figures *fig, remat_search_log *log, remat_error *err) {
-    const remat_model *m = remat_sim_model(s);
+/* The levels' work, bounded by the input: each candidate is one simulation of every block. */
+static remat_status level_work_check(const remat_model *m, int level, remat_error *err) {
     int nb = m->n_blocks;
-    if (level < 0 || level > 4) return remat_error_set(err, REMAT_ERR_INPUT, "level: expected 0..4, got %d", level);
-    /* the work, bounded by the input: each candidate is one simulation of every block */
     int64_t divisors = 0, per_block = 0, most_layers = 0;
     for (int64_t k = 2; k <= m->T; k++) divisors += m->T % k == 0;
     for (int b = 0; b < nb; b++)
@@ -123,152 +120,195 @@ remat_status remat_search_greedy(remat_sim *s, int level, remat_search_preset pr
                                "limit of %lld (REMAT_LEVEL_WORK: the levels try each block in turn, so the work grows "
                                "as blocks^2); --budget searches larger models",
                                level, (long long)sims, nb, (long long)work, (long long)REMAT_LEVEL_WORK);
-    remat_status st = remat_plan_init_empty(m, out, err);
+    return REMAT_OK;
+}
+
+/* What the greedy levels hand each other: the plan so far and its figures, a candidate,
+ * scratch for orders and costs. */
+typedef struct greedy {
+    remat_sim *s;
+    const remat_model *m;
+    int nb;
+    remat_plan *out, cand;
+    int *order;
+    double *cost;
+    remat_search_figures cur;
+    remat_search_log *log;
+    char what[160];
+} greedy;
+
+/* Level 1: checkpoint blocks by input size, largest first (the preset's share), each with
+ * the compressor that stores least among those that validate. */
+static remat_status level_checkpoint(greedy *g, remat_search_preset preset, remat_error *err) {
+    const remat_model *m = g->m;
+    int nb = g->nb, *order = g->order;
+    remat_plan *out = g->out;
+    for (int b = 0; b < nb; b++) order[b] = b;
+    for (int i = 1; i < nb; i++) { /* stable insertion sort, descending input size */
+        int x = order[i], j = i;
+        while (j > 0 && block_input_elems(m, order[j - 1]) < block_input_elems(m, x)) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = x;
+    }
+    int pct = preset == REMAT_PRESET_SPEED ? 50 : preset == REMAT_PRESET_BALANCED ? 75 : 100;
+    int count = (nb * pct + 99) / 100;
+    size_t used = 0;
+    g->what[0] = '\0';
+    for (int i = 0; i < count; i++) {
+        int b = order[i];
+        static const remat_compressor prefer[] = {REMAT_COMP_BIT, REMAT_COMP_SPARSE, REMAT_COMP_BOOL,
+                                                  REMAT_COMP_UINT8, REMAT_COMP_NONE};
+        remat_compressor best = REMAT_COMP_NONE;
+        int64_t best_size = INT64_MAX;
+        for (int q = 0; q < 5; q++) {
+            out->blocks[b].checkpoint = 1;
+            out->blocks[b].compressor = prefer[q];
+            if (!plan_valid(out, m)) continue;
+            int64_t sz = compressed_size(g->s, m, b, prefer[q]);
+            if (sz < best_size) {
+                best_size = sz;
+                best = prefer[q];
+            }
+        }
+        out->blocks[b].checkpoint = 1;
+        out->blocks[b].compressor = best;
+        int n = snprintf(g->what + used, sizeof g->what - used, "%s%s(%s)", used ? " " : "checkpoint ",
+                         m->blocks[b].name, remat_compressor_name(best));
+        if (n > 0 && used + (size_t)n < sizeof g->what) used += (size_t)n;
+    }
+    remat_status st = remat_search_evaluate(g->s, out, &g->cur, err);
+    if (st == REMAT_OK) st = log_step(g->log, 1, g->what, &g->cur, 1, err);
+    return st;
+}
+
+/* Level 2 (lv 2: spatial splits) or 3 (time chunks) on checkpointed block b: the best
+ * candidate (lowest peak, then least time), kept when it lowers the peak. */
+static remat_status level_refine_block(greedy *g, int lv, const remat_block_options *opts, int b, remat_error *err) {
+    const remat_model *m = g->m;
+    remat_plan *out = g->out;
+    remat_block_plan keep = out->blocks[b], best_bp = keep;
+    remat_search_figures best = g->cur, f;
+    remat_status st = REMAT_OK;
+    int tried = 0;
+    int n_try = lv == 2 ? opts[b].n : (int)m->T;
+    for (int i = 0; i < n_try; i++) {
+        remat_block_plan bp = keep;
+        if (lv == 2) {
+            const remat_block_plan *o = &opts[b].v[i];
+            if (!o->checkpoint || o->n_splits == 0 || o->compressor != keep.compressor || o->k != keep.k) continue;
+            bp.n_splits = o->n_splits;
+            memcpy(bp.splits, o->splits, sizeof bp.splits);
+        } else {
+            int k = i + 1;
+            if (k <= 1 || m->T % k || k == keep.k) continue;
+            bp.k = k;
+        }
+        memcpy(g->cand.blocks, out->blocks, (size_t)g->nb * sizeof *g->cand.blocks);
+        g->cand.blocks[b] = bp;
+        if (!plan_valid(&g->cand, m)) continue;
+        if ((st = remat_search_evaluate(g->s, &g->cand, &f, err)) != REMAT_OK) return st;
+        if (!tried || f.peak < best.peak || (f.peak == best.peak && f.time_s < best.time_s)) {
+            best = f;
+            best_bp = bp;
+        }
+        tried++;
+    }
+    if (!tried) return REMAT_OK;
+    int kept = best.peak < g->cur.peak;
+    if (lv == 2) snprintf(g->what, sizeof g->what, "split %s into %d segments", m->blocks[b].name, best_bp.n_splits + 1);
+    else snprintf(g->what, sizeof g->what, "time chunks k=%d on %s", best_bp.k, m->blocks[b].name);
+    if (kept) {
+        out->blocks[b] = best_bp;
+        g->cur = best;
+    }
+    return log_step(g->log, lv, g->what, &best, kept, err);
+}
+
+/* Level 2 or 3 over every checkpointed block, then the plan evaluated again. */
+static remat_status level_refine(greedy *g, int lv, remat_error *err) {
+    remat_block_options *opts = NULL;
+    remat_status st = REMAT_OK;
+    if (lv == 2 && (st = remat_search_block_options(g->m, &opts, err)) != REMAT_OK) return st;
+    for (int b = 0; b < g->nb && st == REMAT_OK; b++)
+        if (g->out->blocks[b].checkpoint) st = level_refine_block(g, lv, opts, b, err);
+    remat_search_options_free(opts, g->nb);
+    if (st == REMAT_OK) st = remat_search_evaluate(g->s, g->out, &g->cur, err);
+    return st;
+}
+
+/* Level 4: restore checkpointed blocks, costliest forward first, where the peak does not rise. */
+static remat_status level_restore(greedy *g, remat_error *err) {
+    int n = 0, nb = g->nb, *order = g->order;
+    double *cost = g->cost;
+    remat_plan *out = g->out;
+    remat_search_figures f;
+    remat_status st = REMAT_OK;
+    for (int b = 0; b < nb; b++)
+        if (out->blocks[b].checkpoint) {
+            cost[b] = block_forward_time(g->s, b);
+            order[n++] = b;
+        }
+    for (int i = 1; i < n; i++) {
+        int x = order[i], j = i;
+        while (j > 0 && cost[order[j - 1]] < cost[x]) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = x;
+    }
+    for (int i = 0; i < n && st == REMAT_OK; i++) {
+        int b = order[i];
+        memcpy(g->cand.blocks, out->blocks, (size_t)nb * sizeof *g->cand.blocks);
+        memset(&g->cand.blocks[b], 0, sizeof g->cand.blocks[b]);
+        g->cand.blocks[b].compressor = REMAT_COMP_NONE;
+        g->cand.blocks[b].k = 1;
+        if ((st = remat_search_evaluate(g->s, &g->cand, &f, err)) != REMAT_OK) break;
+        int kept = f.peak <= g->cur.peak;
+        snprintf(g->what, sizeof g->what, "restore %s (forward %.3g ms)", g->m->blocks[b].name, cost[b] * 1e3);
+        if (kept) {
+            out->blocks[b] = g->cand.blocks[b];
+            g->cur = f;
+        }
+        st = log_step(g->log, 4, g->what, &f, kept, err);
+    }
+    if (st == REMAT_OK) st = remat_search_evaluate(g->s, out, &g->cur, err);
+    return st;
+}
+
+remat_status remat_search_greedy(remat_sim *s, int level, remat_search_preset preset, remat_plan *out,
+                                 remat_search_figures *fig, remat_search_log *log, remat_error *err) {
+    const remat_model *m = remat_sim_model(s);
+    int nb = m->n_blocks;
+    if (level < 0 || level > 4) return remat_error_set(err, REMAT_ERR_INPUT, "level: expected 0..4, got %d", level);
+    remat_status st = level_work_check(m, level, err);
     if (st != REMAT_OK) return st;
-    remat_plan cand;
-    if ((st = remat_plan_init_empty(m, &cand, err)) != REMAT_OK) {
+    if ((st = remat_plan_init_empty(m, out, err)) != REMAT_OK) return st;
+    greedy g;
+    memset(&g, 0, sizeof g);
+    g.s = s;
+    g.m = m;
+    g.nb = nb;
+    g.out = out;
+    g.log = log;
+    if ((st = remat_plan_init_empty(m, &g.cand, err)) != REMAT_OK) {
         remat_plan_free(out);
         return st;
     }
-    int *order = remat_xmalloc((size_t)(nb ? nb : 1) * sizeof *order, err);
-    double *cost = remat_xmalloc((size_t)(nb ? nb : 1) * sizeof *cost, err);
-    remat_search_figures cur, f;
-    char what[160];
-    if (!order || !cost) {
-        st = REMAT_ERR_NOMEM;
-        goto done;
-    }
-    if ((st = remat_search_evaluate(s, out, &cur, err)) != REMAT_OK) goto done;
-    if ((st = log_step(log, 0, "baseline (nothing checkpointed)", &cur, 1, err)) != REMAT_OK) goto done;
-
-    if (level >= 1) { /* checkpoint blocks by input size, largest first */
-        for (int b = 0; b < nb; b++) order[b] = b;
-        for (int i = 1; i < nb; i++) { /* stable insertion sort, descending input size */
-            int x = order[i], j = i;
-            while (j > 0 && block_input_elems(m, order[j - 1]) < block_input_elems(m, x)) {
-                order[j] = order[j - 1];
-                j--;
-            }
-            order[j] = x;
-        }
-        int pct = preset == REMAT_PRESET_SPEED ? 50 : preset == REMAT_PRESET_BALANCED ? 75 : 100;
-        int count = (nb * pct + 99) / 100;
-        size_t used = 0;
-        what[0] = '\0';
-        for (int i = 0; i < count; i++) {
-            int b = order[i];
-            static const remat_compressor prefer[] = {REMAT_COMP_BIT, REMAT_COMP_SPARSE, REMAT_COMP_BOOL,
-                                                      REMAT_COMP_UINT8, REMAT_COMP_NONE};
-            remat_compressor best = REMAT_COMP_NONE;
-            int64_t best_size = INT64_MAX;
-            for (int q = 0; q < 5; q++) {
-                out->blocks[b].checkpoint = 1;
-                out->blocks[b].compressor = prefer[q];
-                if (!plan_valid(out, m)) continue;
-                int64_t sz = compressed_size(s, m, b, prefer[q]);
-                if (sz < best_size) {
-                    best_size = sz;
-                    best = prefer[q];
-                }
-            }
-            out->blocks[b].checkpoint = 1;
-            out->blocks[b].compressor = best;
-            int n = snprintf(what + used, sizeof what - used, "%s%s(%s)", used ? " " : "checkpoint ",
-                             m->blocks[b].name, remat_compressor_name(best));
-            if (n > 0 && used + (size_t)n < sizeof what) used += (size_t)n;
-        }
-        if ((st = remat_search_evaluate(s, out, &cur, err)) != REMAT_OK) goto done;
-        if ((st = log_step(log, 1, what, &cur, 1, err)) != REMAT_OK) goto done;
-    }
-
-    for (int lv = 2; lv <= 3 && lv <= level; lv++) { /* 2: spatial splits; 3: time chunks */
-        remat_block_options *opts = NULL;
-        if (lv == 2 && (st = remat_search_block_options(m, &opts, err)) != REMAT_OK) goto done;
-        for (int b = 0; b < nb && st == REMAT_OK; b++) {
-            if (!out->blocks[b].checkpoint) continue;
-            remat_block_plan keep = out->blocks[b], best_bp = keep;
-            remat_search_figures best = cur;
-            int tried = 0;
-            int n_try = lv == 2 ? opts[b].n : (int)m->T;
-            for (int i = 0; i < n_try && st == REMAT_OK; i++) {
-                remat_block_plan bp = keep;
-                if (lv == 2) {
-                    const remat_block_plan *o = &opts[b].v[i];
-                    if (!o->checkpoint || o->n_splits == 0 || o->compressor != keep.compressor || o->k != keep.k)
-                        continue;
-                    bp.n_splits = o->n_splits;
-                    memcpy(bp.splits, o->splits, sizeof bp.splits);
-                } else {
-                    int k = i + 1;
-                    if (k <= 1 || m->T % k || k == keep.k) continue;
-                    bp.k = k;
-                }
-                memcpy(cand.blocks, out->blocks, (size_t)nb * sizeof *cand.blocks);
-                cand.blocks[b] = bp;
-                if (!plan_valid(&cand, m)) continue;
-                if ((st = remat_search_evaluate(s, &cand, &f, err)) != REMAT_OK) break;
-                /* the best candidate: lowest peak, then least time */
-                if (!tried || f.peak < best.peak || (f.peak == best.peak && f.time_s < best.time_s)) {
-                    best = f;
-                    best_bp = bp;
-                }
-                tried++;
-            }
-            if (st != REMAT_OK || !tried) continue;
-            int kept = best.peak < cur.peak;
-            if (lv == 2)
-                snprintf(what, sizeof what, "split %s into %d segments", m->blocks[b].name, best_bp.n_splits + 1);
-            else
-                snprintf(what, sizeof what, "time chunks k=%d on %s", best_bp.k, m->blocks[b].name);
-            if (kept) {
-                out->blocks[b] = best_bp;
-                cur = best;
-            }
-            st = log_step(log, lv, what, &best, kept, err);
-        }
-        remat_search_options_free(opts, nb);
-        if (st != REMAT_OK) goto done;
-        if ((st = remat_search_evaluate(s, out, &cur, err)) != REMAT_OK) goto done;
-    }
-
-    if (level >= 4) { /* restore checkpointed blocks, costliest forward first, where the peak does not rise */
-        int n = 0;
-        for (int b = 0; b < nb; b++)
-            if (out->blocks[b].checkpoint) {
-                cost[b] = block_forward_time(s, b);
-                order[n++] = b;
-            }
-        for (int i = 1; i < n; i++) {
-            int x = order[i], j = i;
-            while (j > 0 && cost[order[j - 1]] < cost[x]) {
-                order[j] = order[j - 1];
-                j--;
-            }
-            order[j] = x;
-        }
-        for (int i = 0; i < n && st == REMAT_OK; i++) {
-            int b = order[i];
-            memcpy(cand.blocks, out->blocks, (size_t)nb * sizeof *cand.blocks);
-            memset(&cand.blocks[b], 0, sizeof cand.blocks[b]);
-            cand.blocks[b].compressor = REMAT_COMP_NONE;
-            cand.blocks[b].k = 1;
-            if ((st = remat_search_evaluate(s, &cand, &f, err)) != REMAT_OK) break;
-            int kept = f.peak <= cur.peak;
-            snprintf(what, sizeof what, "restore %s (forward %.3g ms)", m->blocks[b].name, cost[b] * 1e3);
-            if (kept) {
-                out->blocks[b] = cand.blocks[b];
-                cur = f;
-            }
-            st = log_step(log, 4, what, &f, kept, err);
-        }
-        if (st == REMAT_OK) st = remat_search_evaluate(s, out, &cur, err);
-    }
-done:
-    if (st == REMAT_OK && fig) *fig = cur;
+    g.order = remat_xmalloc((size_t)(nb ? nb : 1) * sizeof *g.order, err);
+    g.cost = remat_xmalloc((size_t)(nb ? nb : 1) * sizeof *g.cost, err);
+    if (!g.order || !g.cost) st = REMAT_ERR_NOMEM;
+    if (st == REMAT_OK) st = remat_search_evaluate(s, out, &g.cur, err);
+    if (st == REMAT_OK) st = log_step(log, 0, "baseline (nothing checkpointed)", &g.cur, 1, err);
+    if (st == REMAT_OK && level >= 1) st = level_checkpoint(&g, preset, err);
+    for (int lv = 2; st == REMAT_OK && lv <= 3 && lv <= level; lv++) st = level_refine(&g, lv, err);
+    if (st == REMAT_OK && level >= 4) st = level_restore(&g, err);
+    if (st == REMAT_OK && fig) *fig = g.cur;
     if (st != REMAT_OK) remat_plan_free(out);
-    remat_plan_free(&cand);
-    remat_xfree(order);
-    remat_xfree(cost);
+    remat_plan_free(&g.cand);
+    remat_xfree(g.order);
+    remat_xfree(g.cost);
     return st;
 }
 
@@ -376,156 +416,196 @@ static double rel_diff(double a, double b) {
     return m > 0 ? d / m : d;
 }
 
+/* What the phases of the budget search hand each other. */
+typedef struct budget_search {
+    remat_sim *s;
+    const remat_model *m;
+    int nb;
+    remat_block_options *opts;
+    remat_chain chain;
+    int *choice;
+    remat_plan p; /* the plan of choice, simulated */
+    remat_search_budget_result *out;
+} budget_search;
+
+/* Simulates the plan of bs->choice into *f; noted among the evaluated plans when note is set. */
+static remat_status simulate_choice(budget_search *bs, const int *choice, int note, remat_search_figures *f,
+                                    remat_error *err) {
+    apply_choice(&bs->p, bs->opts, choice);
+    remat_status st = remat_search_evaluate(bs->s, &bs->p, f, err);
+    if (st == REMAT_OK && note) st = remat_search_note_evaluated(bs->out, &bs->p, bs->m, f, err);
+    if (st == REMAT_OK) bs->out->simulations++;
+    return st;
+}
+
+/* The answer's plan: a copy of bs->p. */
+static remat_status keep_plan(budget_search *bs, remat_error *err) {
+    remat_plan_free(&bs->out->plan);
+    remat_status st = remat_plan_init_empty(bs->m, &bs->out->plan, err);
+    if (st == REMAT_OK) memcpy(bs->out->plan.blocks, bs->p.blocks, (size_t)bs->nb * sizeof *bs->p.blocks);
+    return st;
+}
+
+/* Checks the chain model against full simulations of random plans. */
+static remat_status check_chain(budget_search *bs, const remat_search_budget_opts *o, remat_error *err) {
+    uint64_t rng = o->seed;
+    for (int c = 0; c < o->check_plans; c++) {
+        for (int b = 0; b < bs->nb; b++) bs->choice[b] = (int)(remat_rng_next(&rng) % (uint64_t)bs->opts[b].n);
+        double t;
+        int64_t peak = remat_chain_peak(&bs->chain, bs->choice, &t);
+        remat_search_figures f;
+        remat_status st = simulate_choice(bs, bs->choice, 1, &f, err);
+        if (st != REMAT_OK) return st;
+        bs->out->checked++;
+        if (f.peak_live != peak || rel_diff(f.time_s, t) > 1e-9) bs->out->mismatches++;
+    }
+    return REMAT_OK;
+}
+
+/* Solve, confirm, tighten: the chain model's plan under the budget, simulated; where the
+ * simulation exceeds the budget, the model's budget lowered by the excess and solved again. */
+static remat_status solve_rounds(budget_search *bs, int64_t budget, int max_rounds, remat_error *err) {
+    remat_search_budget_result *out = bs->out;
+    int64_t dp_budget = budget;
+    out->min_peak = INT64_MAX;
+    for (int round = 0; round < max_rounds; round++) {
+        int found = 0;
+        remat_chain_stats cs;
+        remat_status st = remat_chain_solve(&bs->chain, dp_budget, bs->choice, NULL, NULL, &found, &cs, err);
+        if (st != REMAT_OK) return st;
+        if (round == 0) out->stats = cs;
+        out->rounds = round + 1;
+        if (!found) break;
+        remat_search_figures f;
+        if ((st = simulate_choice(bs, bs->choice, 1, &f, err)) != REMAT_OK) return st;
+        if (f.peak <= budget) {
+            out->found = 1;
+            out->fig = f;
+            return keep_plan(bs, err);
+        }
+        if (f.peak < out->min_peak) out->min_peak = f.peak;
+        dp_budget -= f.peak - budget; /* the model under-estimated by this much here */
+    }
+    return REMAT_OK;
+}
+
+/* Nothing fits: the smallest peak the chain model reaches, simulated. */
+static remat_status smallest_peak(budget_search *bs, remat_error *err) {
+    int64_t mp;
+    remat_status st = remat_chain_min_peak(&bs->chain, bs->choice, &mp, NULL, err);
+    remat_search_figures f;
+    if (st == REMAT_OK) st = simulate_choice(bs, bs->choice, 0, &f, err);
+    if (st != REMAT_OK) return st;
+    bs->out->fig = f;
+    if (f.peak < bs->out->min_peak) bs->out->min_peak = f.peak;
+    return keep_plan(bs, err);
+}
+
+/* The front's points no other simulated point beats (under the caching model the simulated
+ * reserved peaks need not follow the chain model's live-byte order), peak descending. */
+static void front_prune(remat_search_budget_result *out) {
+    int k = 0;
+    for (int i = 0; i < out->n_front; i++) {
+        const remat_search_point *x = &out->front[i];
+        int beaten = 0;
+        for (int j = 0; j < out->n_front && !beaten && !x->chosen; j++) {
+            const remat_search_point *y = &out->front[j];
+            beaten = j != i && y->peak <= x->peak && y->time_s <= x->time_s &&
+                     (y->peak < x->peak || y->time_s < x->time_s || j < i);
+        }
+        if (!beaten) out->front[k++] = *x;
+    }
+    out->n_front = k;
+    for (int i = 1; i < k; i++) /* peak descending */
+        for (int j = i; j > 0 && out->front[j - 1].peak < out->front[j].peak; j--) {
+            remat_search_point tmp = out->front[j];
+            out->front[j] = out->front[j - 1];
+            out->front[j - 1] = tmp;
+        }
+}
+
+/* The Pareto front of the chain model, each point simulated; the chosen plan marked (added
+ * when the front lacks it). */
+static remat_status simulate_front(budget_search *bs, int front_points, remat_error *err) {
+    remat_search_budget_result *out = bs->out;
+    const remat_model *m = bs->m;
+    remat_chain_point *pts = NULL;
+    int *chs = NULL, np = 0;
+    remat_status st = remat_chain_front(&bs->chain, front_points, &pts, &chs, &np, err);
+    if (st != REMAT_OK) return st;
+    out->front = remat_xcalloc((size_t)np + 1, sizeof *out->front, err);
+    if (!out->front) st = REMAT_ERR_NOMEM;
+    char chosen[160];
+    remat_plan_notation(&out->plan, m, chosen, sizeof chosen);
+    int have_chosen = 0;
+    for (int i = 0; i < np && st == REMAT_OK; i++) {
+        remat_search_figures f;
+        if ((st = simulate_choice(bs, chs + (size_t)i * bs->nb, 1, &f, err)) != REMAT_OK) break;
+        if (!out->found && f.peak < out->min_peak) {
+            /* nothing fits: under the caching model a front point can sit below the
+             * chain model's own floor; the smallest simulated peak is the answer */
+            out->min_peak = f.peak;
+            out->fig = f;
+            memcpy(out->plan.blocks, bs->p.blocks, (size_t)bs->nb * sizeof *bs->p.blocks);
+        }
+        remat_search_point *x = &out->front[out->n_front++];
+        x->peak = f.peak;
+        x->time_s = f.time_s;
+        remat_plan_notation(&bs->p, m, x->label, sizeof x->label);
+        x->chosen = out->found && !have_chosen && !strcmp(x->label, chosen);
+        have_chosen |= x->chosen;
+    }
+    if (st == REMAT_OK && out->found && !have_chosen) {
+        remat_search_point *x = &out->front[out->n_front++];
+        x->peak = out->fig.peak;
+        x->time_s = out->fig.time_s;
+        x->chosen = 1;
+        snprintf(x->label, sizeof x->label, "%s", chosen);
+        for (int i = out->n_front - 1; i > 0 && out->front[i - 1].peak < out->front[i].peak; i--) {
+            remat_search_point tmp = out->front[i];
+            out->front[i] = out->front[i - 1];
+            out->front[i - 1] = tmp;
+        }
+    }
+    if (out->front) front_prune(out);
+    remat_xfree(pts);
+    remat_xfree(chs);
+    return st;
+}
+
 remat_status remat_search_budget(remat_sim *s, int64_t budget, const remat_search_budget_opts *o,
                                  remat_search_budget_result *out, remat_error *err) {
     remat_search_budget_opts def = remat_search_budget_opts_default();
     if (!o) o = &def;
     memset(out, 0, sizeof *out);
     double t_start = remat_now_s();
-    const remat_model *m = remat_sim_model(s);
-    int nb = m->n_blocks;
-    remat_block_options *opts = NULL;
-    remat_chain chain;
-    memset(&chain, 0, sizeof chain);
-    int *choice = remat_xmalloc((size_t)(nb ? nb : 1) * sizeof *choice, err);
-    remat_plan p;
-    memset(&p, 0, sizeof p);
-    remat_status st = choice ? remat_plan_init_empty(m, &p, err) : REMAT_ERR_NOMEM;
-    if (st != REMAT_OK) goto done;
-    if ((st = remat_search_evaluate(s, &p, &out->baseline, err)) != REMAT_OK) goto done;
-    if ((st = remat_search_note_evaluated(out, &p, m, &out->baseline, err)) != REMAT_OK) goto done;
-    out->simulations++;
-    if ((st = remat_search_block_options(m, &opts, err)) != REMAT_OK) goto done;
-    for (int b = 0; b < nb; b++) out->options += opts[b].n;
-    if ((st = remat_search_build_chain(s, opts, &chain, &out->probes, err)) != REMAT_OK) goto done;
-    out->simulations += out->probes;
-
-    /* check the chain model against full simulations of random plans */
-    uint64_t rng = o->seed;
-    for (int c = 0; c < o->check_plans && st == REMAT_OK; c++) {
-        for (int b = 0; b < nb; b++) choice[b] = (int)(remat_rng_next(&rng) % (uint64_t)opts[b].n);
-        double t;
-        int64_t peak = remat_chain_peak(&chain, choice, &t);
-        apply_choice(&p, opts, choice);
-        remat_search_figures f;
-        if ((st = remat_search_evaluate(s, &p, &f, err)) != REMAT_OK) break;
-        if ((st = remat_search_note_evaluated(out, &p, m, &f, err)) != REMAT_OK) break;
+    budget_search bs;
+    memset(&bs, 0, sizeof bs);
+    bs.s = s;
+    bs.m = remat_sim_model(s);
+    bs.nb = bs.m->n_blocks;
+    bs.out = out;
+    bs.choice = remat_xmalloc((size_t)(bs.nb ? bs.nb : 1) * sizeof *bs.choice, err);
+    remat_status st = bs.choice ? remat_plan_init_empty(bs.m, &bs.p, err) : REMAT_ERR_NOMEM;
+    if (st == REMAT_OK) st = remat_search_evaluate(s, &bs.p, &out->baseline, err);
+    if (st == REMAT_OK) st = remat_search_note_evaluated(out, &bs.p, bs.m, &out->baseline, err);
+    if (st == REMAT_OK) {
         out->simulations++;
-        out->checked++;
-        if (f.peak_live != peak || rel_diff(f.time_s, t) > 1e-9) out->mismatches++;
+        st = remat_search_block_options(bs.m, &bs.opts, err);
     }
-    if (st != REMAT_OK) goto done;
-
-    /* solve, confirm, tighten */
-    int64_t dp_budget = budget;
-    out->min_peak = INT64_MAX;
-    for (int round = 0; round < o->max_rounds; round++) {
-        int found = 0;
-        remat_chain_stats cs;
-        if ((st = remat_chain_solve(&chain, dp_budget, choice, NULL, NULL, &found, &cs, err)) != REMAT_OK) goto done;
-        if (round == 0) out->stats = cs;
-        out->rounds = round + 1;
-        if (!found) break;
-        apply_choice(&p, opts, choice);
-        remat_search_figures f;
-        if ((st = remat_search_evaluate(s, &p, &f, err)) != REMAT_OK) goto done;
-        if ((st = remat_search_note_evaluated(out, &p, m, &f, err)) != REMAT_OK) goto done;
-        out->simulations++;
-        if (f.peak <= budget) {
-            out->found = 1;
-            out->fig = f;
-            remat_plan_free(&out->plan);
-            if ((st = remat_plan_init_empty(m, &out->plan, err)) != REMAT_OK) goto done;
-            memcpy(out->plan.blocks, p.blocks, (size_t)nb * sizeof *p.blocks);
-            break;
-        }
-        if (f.peak < out->min_peak) out->min_peak = f.peak;
-        dp_budget -= f.peak - budget; /* the model under-estimated by this much here */
+    for (int b = 0; st == REMAT_OK && b < bs.nb; b++) out->options += bs.opts[b].n;
+    if (st == REMAT_OK) st = remat_search_build_chain(s, bs.opts, &bs.chain, &out->probes, err);
+    if (st == REMAT_OK) {
+        out->simulations += out->probes;
+        st = check_chain(&bs, o, err);
     }
-    if (!out->found) { /* the smallest peak the chain model reaches, simulated */
-        int64_t mp;
-        if ((st = remat_chain_min_peak(&chain, choice, &mp, NULL, err)) != REMAT_OK) goto done;
-        apply_choice(&p, opts, choice);
-        remat_search_figures f;
-        if ((st = remat_search_evaluate(s, &p, &f, err)) != REMAT_OK) goto done;
-        out->simulations++;
-        out->fig = f;
-        if (f.peak < out->min_peak) out->min_peak = f.peak;
-        remat_plan_free(&out->plan);
-        if ((st = remat_plan_init_empty(m, &out->plan, err)) != REMAT_OK) goto done;
-        memcpy(out->plan.blocks, p.blocks, (size_t)nb * sizeof *p.blocks);
-    }
-
-    /* the Pareto front of the chain model, each point simulated */
-    if (o->front_points > 0) {
-        remat_chain_point *pts = NULL;
-        int *chs = NULL, np = 0;
-        if ((st = remat_chain_front(&chain, o->front_points, &pts, &chs, &np, err)) != REMAT_OK) goto done;
-        out->front = remat_xcalloc((size_t)np + 1, sizeof *out->front, err);
-        if (!out->front) st = REMAT_ERR_NOMEM;
-        char chosen[160];
-        remat_plan_notation(&out->plan, m, chosen, sizeof chosen);
-        int have_chosen = 0;
-        for (int i = 0; i < np && st == REMAT_OK; i++) {
-            apply_choice(&p, opts, chs + (size_t)i * nb);
-            remat_search_figures f;
-            if ((st = remat_search_evaluate(s, &p, &f, err)) != REMAT_OK) break;
-            if ((st = remat_search_note_evaluated(out, &p, m, &f, err)) != REMAT_OK) break;
-            out->simulations++;
-            if (!out->found && f.peak < out->min_peak) {
-                /* nothing fits: under the caching model a front point can sit below the
-                 * chain model's own floor; the smallest simulated peak is the answer */
-                out->min_peak = f.peak;
-                out->fig = f;
-                memcpy(out->plan.blocks, p.blocks, (size_t)nb * sizeof *p.blocks);
-            }
-            remat_search_point *x = &out->front[out->n_front++];
-            x->peak = f.peak;
-            x->time_s = f.time_s;
-            remat_plan_notation(&p, m, x->label, sizeof x->label);
-            x->chosen = out->found && !have_chosen && !strcmp(x->label, chosen);
-            have_chosen |= x->chosen;
-        }
-        if (st == REMAT_OK && out->found && !have_chosen) {
-            remat_search_point *x = &out->front[out->n_front++];
-            x->peak = out->fig.peak;
-            x->time_s = out->fig.time_s;
-            x->chosen = 1;
-            snprintf(x->label, sizeof x->label, "%s", chosen);
-            for (int i = out->n_front - 1; i > 0 && out->front[i - 1].peak < out->front[i].peak; i--) {
-                remat_search_point tmp = out->front[i];
-                out->front[i] = out->front[i - 1];
-                out->front[i - 1] = tmp;
-            }
-        }
-        /* keep the points no other simulated point beats (under the caching model the
-         * simulated reserved peaks need not follow the chain model's live-byte order) */
-        int k = 0;
-        for (int i = 0; i < out->n_front; i++) {
-            const remat_search_point *x = &out->front[i];
-            int beaten = 0;
-            for (int j = 0; j < out->n_front && !beaten && !x->chosen; j++) {
-                const remat_search_point *y = &out->front[j];
-                beaten = j != i && y->peak <= x->peak && y->time_s <= x->time_s &&
-                         (y->peak < x->peak || y->time_s < x->time_s || j < i);
-            }
-            if (!beaten) out->front[k++] = *x;
-        }
-        out->n_front = k;
-        for (int i = 1; i < k; i++) /* peak descending */
-            for (int j = i; j > 0 && out->front[j - 1].peak < out->front[j].peak; j--) {
-                remat_search_point tmp = out->front[j];
-                out->front[j] = out->front[j - 1];
-                out->front[j - 1] = tmp;
-            }
-        remat_xfree(pts);
-        remat_xfree(chs);
-    }
-done:
+    if (st == REMAT_OK) st = solve_rounds(&bs, budget, o->max_rounds, err);
+    if (st == REMAT_OK && !out->found) st = smallest_peak(&bs, err);
+    if (st == REMAT_OK && o->front_points > 0) st = simulate_front(&bs, o->front_points, err);
     out->seconds = remat_now_s() - t_start;
-    remat_chain_free(&chain);
-    remat_search_options_free(opts, nb);
-    remat_plan_free(&p);
-    remat_xfree(choice);
+    remat_chain_free(&bs.chain);
+    remat_search_options_free(bs.opts, bs.nb);
+    remat_plan_free(&bs.p);
+    remat_xfree(bs.choice);
     return st;
 }
