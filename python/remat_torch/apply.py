@@ -455,7 +455,7 @@ class PlannedModule(nn.Module):
         for kind, item in self._program:
             if kind == "segment" and item.k > 1:
                 out += [s.name for s in item.steps
-                        if s.kind == "module" and isinstance(s.module, (nn.Conv2d, nn.Linear))]
+                        if s.kind == "module" and isinstance(s.module, (nn.Conv2d, nn.Conv1d, nn.Linear))]
         return out
 
     def extra_repr(self) -> str:

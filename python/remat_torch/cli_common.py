@@ -64,8 +64,8 @@ def shape_arg(text: str):
         dims = tuple(int(d) for d in text.split(","))
     except ValueError:
         dims = ()
-    if len(dims) not in (1, 3) or min(dims) < 1:
-        raise argparse.ArgumentTypeError("expected C,H,W or FEATURES (positive integers), got %r" % text)
+    if len(dims) not in (1, 2, 3) or min(dims) < 1:
+        raise argparse.ArgumentTypeError("expected C,H,W, C,L or FEATURES (positive integers), got %r" % text)
     return dims
 
 

@@ -12,7 +12,7 @@ def main(argv) -> int:
                                              "--init).")
     cli_common.add_factory_args(ap)
     ap.add_argument("--input-shape", required=True, type=cli_common.shape_arg, metavar="C,H,W",
-                    help="one sample's shape (C,H,W or FEATURES)")
+                    help="one sample's shape (C,H,W, C,L or FEATURES)")
     ap.add_argument("--T", type=int, required=True, help="time steps")
     ap.add_argument("--N", type=int, required=True, help="batch size")
     ap.add_argument("--input-kind", choices=["analog", "spikes"], default="analog")

@@ -30,8 +30,10 @@ from remat_torch import _sj
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,62}$")
 
-SUPPORTED = ("torch.nn Conv2d, Linear, BatchNorm2d, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d (identity or an exact "
-             "average pool), Flatten, Dropout(p=0), Sequential and residual +; SpikingJelly activation_based layer.* "
+SUPPORTED = ("torch.nn Conv2d, Conv1d (groups, dilation, zero padding), Linear, BatchNorm2d, BatchNorm1d, MaxPool2d, "
+             "AvgPool2d, MaxPool1d, AvgPool1d (ceil_mode where it adds no partial average window), AdaptiveAvgPool2d "
+             "(identity or an exact average pool), Flatten, Dropout(p=0), Sequential and residual +; SpikingJelly "
+             "activation_based layer.* "
              "of those, layer.Dropout, layer.SeqToANNContainer, neuron.IFNode / LIFNode (surrogate ATan or Sigmoid), "
              "multi-step mode")
 
@@ -45,6 +47,13 @@ def _pair(v) -> Tuple[int, int]:
     if isinstance(v, (tuple, list)):
         return int(v[0]), int(v[1])
     return int(v), int(v)
+
+
+def _single(v) -> int:
+    """A 1-d module's size argument (an int or a 1-tuple)."""
+    if isinstance(v, (tuple, list)):
+        return int(v[0])
+    return int(v)
 
 
 def _one(v):
@@ -63,8 +72,8 @@ def _is(m: Any, *names: str) -> bool:
 
 def is_leaf(m: nn.Module) -> bool:
     """A module the importer maps to one remat layer (its forward is not followed)."""
-    return (_is(m, "Conv2d", "Linear", "BatchNorm2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "Flatten",
-                "Dropout") or _sj.is_neuron(m) or (len(list(m.children())) == 0 and not _is(m, "Sequential",
+    return (_is(m, "Conv2d", "Conv1d", "Linear", "BatchNorm2d", "BatchNorm1d", "MaxPool2d", "AvgPool2d", "MaxPool1d",
+                "AvgPool1d", "AdaptiveAvgPool2d", "Flatten", "Dropout") or _sj.is_neuron(m) or (len(list(m.children())) == 0 and not _is(m, "Sequential",
                                                                                                "ModuleList",
                                                                                                "Identity")))
 
@@ -321,61 +330,17 @@ def _layer(c: _Call) -> Dict[str, Any]:
             if not m.decay_input:
                 d["decay_input"] = False
         return d
-    if _is(m, "Conv2d"):
-        if m.groups != 1:
-            raise _refuse(path, m, "groups=%d: expected 1" % m.groups)
-        if _pair(m.dilation) != (1, 1):
-            raise _refuse(path, m, "dilation=%s: expected 1" % (m.dilation,))
-        if m.padding_mode != "zeros":
-            raise _refuse(path, m, "padding_mode=%r: expected 'zeros'" % m.padding_mode)
-        k = _pair(m.kernel_size)
-        if isinstance(m.padding, str):
-            if m.padding == "valid":
-                p = (0, 0)
-            elif k[0] % 2 == 1 and k[1] % 2 == 1 and _pair(m.stride) == (1, 1):
-                p = (k[0] // 2, k[1] // 2)
-            else:
-                raise _refuse(path, m, "padding='same' with an even kernel: expected numeric padding")
-        else:
-            p = _pair(m.padding)
-        if len(c.in_sample) != 3:
-            raise _refuse(path, m, "input of shape %s per sample, expected [C, H, W]" % list(c.in_sample))
-        return {"type": "conv2d", "in": int(m.in_channels), "out": int(m.out_channels), "kernel": _one(k),
-                "stride": _one(_pair(m.stride)), "padding": _one(p), "bias": m.bias is not None}
+    if _is(m, "Conv2d", "Conv1d"):
+        return _conv(c)
     if _is(m, "Linear"):
         if len(c.in_sample) != 1:
             raise _refuse(path, m, "input of shape %s per sample, expected a flat [features] (flatten first)"
                           % list(c.in_sample))
         return {"type": "linear", "in": int(m.in_features), "out": int(m.out_features), "bias": m.bias is not None}
-    if _is(m, "BatchNorm2d"):
-        if not m.affine or not m.track_running_stats:
-            raise _refuse(path, m, "affine=%s, track_running_stats=%s: expected both True" % (m.affine,
-                                                                                             m.track_running_stats))
-        if m.momentum is None:
-            raise _refuse(path, m, "momentum=None (a cumulative average): expected a momentum in [0, 1]")
-        d = {"type": "batchnorm", "features": int(m.num_features)}
-        if m.momentum != 0.1:
-            d["momentum"] = float(m.momentum)
-        if m.eps != 1e-5:
-            d["eps"] = float(m.eps)
-        return d
-    if _is(m, "MaxPool2d", "AvgPool2d"):
-        avg = _is(m, "AvgPool2d")
-        if m.ceil_mode:
-            raise _refuse(path, m, "ceil_mode=True: expected False")
-        if avg and (not m.count_include_pad or m.divisor_override is not None):
-            raise _refuse(path, m, "expected count_include_pad=True and no divisor_override")
-        if not avg and (_pair(m.dilation) != (1, 1) or m.return_indices):
-            raise _refuse(path, m, "expected dilation=1 and return_indices=False")
-        k = _pair(m.kernel_size)
-        s = _pair(m.stride if m.stride is not None else m.kernel_size)
-        d = {"type": "avgpool2d" if avg else "maxpool2d", "kernel": _one(k)}
-        if s != k:
-            d["stride"] = _one(s)
-        p = _pair(m.padding)
-        if p != (0, 0):
-            d["padding"] = _one(p)
-        return d
+    if _is(m, "BatchNorm2d", "BatchNorm1d"):
+        return _batchnorm(c)
+    if _is(m, "MaxPool2d", "AvgPool2d", "MaxPool1d", "AvgPool1d"):
+        return _pool(c)
     if _is(m, "AdaptiveAvgPool2d"):
         C, H, W = c.in_sample
         o = m.output_size
@@ -384,10 +349,10 @@ def _layer(c: _Call) -> Dict[str, Any]:
             raise _refuse(path, m, "output %dx%d from a %dx%d input: expected an input size that is a multiple of "
                                    "the output size (an upsampling or uneven adaptive pool has no remat equivalent)"
                           % (oh, ow, H, W))
-        return {"type": "avgpool2d", "kernel": _one((H // oh, W // ow))}
+        return {"type": "adaptiveavgpool2d", "out": _one((oh, ow))}
     if _is(m, "Flatten"):
-        if len(c.in_sample) != 3 or len(c.out_sample) != 1:
-            raise _refuse(path, m, "flattens %s into %s per sample, expected [C, H, W] -> [C*H*W]"
+        if len(c.in_sample) not in (2, 3) or len(c.out_sample) != 1:
+            raise _refuse(path, m, "flattens %s into %s per sample, expected [C, H, W] -> [C*H*W] or [C, L] -> [C*L]"
                           % (list(c.in_sample), list(c.out_sample)))
         return {"type": "flatten"}
     if _is(m, "Dropout"):
@@ -400,10 +365,97 @@ def _layer(c: _Call) -> Dict[str, Any]:
     raise _refuse(path, m, "no remat equivalent")
 
 
+def _conv(c: _Call) -> Dict[str, Any]:
+    """Conv2d / Conv1d (and layer.*): conv2d on [C, H, W], conv1d on [C, L]; groups, dilation, zero padding
+    (numeric, 'valid', or 'same' where the total padding d * (k - 1) is even: remat pads both sides alike)."""
+    m, path = c.module, c.name
+    one_d = _is(m, "Conv1d")
+    if m.padding_mode != "zeros":
+        raise _refuse(path, m, "padding_mode=%r: expected 'zeros'" % m.padding_mode)
+    if len(c.in_sample) != (2 if one_d else 3):
+        raise _refuse(path, m, "input of shape %s per sample, expected %s" % (list(c.in_sample),
+                                                                              "[C, L]" if one_d else "[C, H, W]"))
+    dims = (lambda v: (1, _single(v))) if one_d else _pair  # a 1-d conv as H = 1
+    k, s, d = dims(m.kernel_size), dims(m.stride), dims(m.dilation)
+    if isinstance(m.padding, str):
+        if m.padding == "valid":
+            p = (0, 0)
+        elif all(di * (ki - 1) % 2 == 0 for di, ki in zip(d, k)):  # PyTorch's 'same' (stride 1): symmetric
+            p = (d[0] * (k[0] - 1) // 2, d[1] * (k[1] - 1) // 2)
+        else:
+            raise _refuse(path, m, "padding='same' with dilation * (kernel - 1) odd (PyTorch pads one side more): "
+                                   "expected numeric padding")
+    else:
+        p = (0, _single(m.padding)) if one_d else _pair(m.padding)
+    pick = (lambda v: v[1]) if one_d else _one
+    out = {"type": "conv1d" if one_d else "conv2d", "in": int(m.in_channels), "out": int(m.out_channels),
+           "kernel": pick(k), "stride": pick(s), "padding": pick(p)}
+    if d != (1, 1):
+        out["dilation"] = pick(d)
+    if m.groups != 1:
+        out["groups"] = int(m.groups)
+    out["bias"] = m.bias is not None
+    return out
+
+
+def _batchnorm(c: _Call) -> Dict[str, Any]:
+    """BatchNorm2d on [C, H, W], BatchNorm1d on [C] or [C, L] (and layer.*): per channel over T*N (and the
+    positions), momentum and eps carried."""
+    m, path = c.module, c.name
+    if not m.affine or not m.track_running_stats:
+        raise _refuse(path, m, "affine=%s, track_running_stats=%s: expected both True" % (m.affine,
+                                                                                         m.track_running_stats))
+    if m.momentum is None:
+        raise _refuse(path, m, "momentum=None (a cumulative average): expected a momentum in [0, 1]")
+    d = {"type": "batchnorm", "features": int(m.num_features)}
+    if m.momentum != 0.1:
+        d["momentum"] = float(m.momentum)
+    if m.eps != 1e-5:
+        d["eps"] = float(m.eps)
+    return d
+
+
+def _pool(c: _Call) -> Dict[str, Any]:
+    """MaxPool2d / AvgPool2d on [C, H, W], MaxPool1d / AvgPool1d on [C, L] (and layer.*), ceil_mode included
+    (for an average pool only where it adds no window: PyTorch divides a window past the padded input by less)."""
+    m, path = c.module, c.name
+    avg, one_d = _is(m, "AvgPool2d", "AvgPool1d"), _is(m, "MaxPool1d", "AvgPool1d")
+    if avg and (not m.count_include_pad or getattr(m, "divisor_override", None) is not None):
+        raise _refuse(path, m, "expected count_include_pad=True and no divisor_override")
+    dims = (lambda v: (1, _single(v))) if one_d else _pair  # a 1-d pool as H = 1 (no padding along H)
+    if not avg and (dims(m.dilation) != (1, 1) or m.return_indices):
+        raise _refuse(path, m, "expected dilation=1 and return_indices=False")
+    if len(c.in_sample) != (2 if one_d else 3):
+        raise _refuse(path, m, "input of shape %s per sample, expected %s" % (list(c.in_sample),
+                                                                              "[C, L]" if one_d else "[C, H, W]"))
+    k = dims(m.kernel_size)
+    s = dims(m.stride if m.stride is not None else m.kernel_size)
+    p = (0, _single(m.padding)) if one_d else _pair(m.padding)
+    pick = (lambda v: v[1]) if one_d else _one
+    kind = ("avgpool" if avg else "maxpool") + ("1d" if one_d else "2d")
+    if m.ceil_mode and avg:
+        size = (1,) + tuple(c.in_sample[1:]) if one_d else tuple(c.in_sample[1:])
+
+        def n_out(n, kk, ss, pp, ceil):
+            o = (n + 2 * pp - kk + (ss - 1 if ceil else 0)) // ss + 1
+            return o - 1 if ceil and (o - 1) * ss >= n + pp else o
+        if any(n_out(n, kk, ss, pp, True) != n_out(n, kk, ss, pp, False) for n, kk, ss, pp in zip(size, k, s, p)):
+            raise _refuse(path, m, "ceil_mode=True adds a last window past the padded input, which PyTorch divides "
+                                   "by fewer than kernel elements: expected ceil_mode=False here")
+    d = {"type": kind, "kernel": pick(k)}
+    if s != k:
+        d["stride"] = pick(s)
+    if p != (0, 0):
+        d["padding"] = pick(p)
+    if m.ceil_mode:
+        d["ceil_mode"] = True
+    return d
+
+
 # --- blocks ----------------------------------------------------------------------------------------------------
 
-_WEIGHT = ("conv2d", "linear")
-_ENDS = ("if", "lif", "add", "maxpool2d", "avgpool2d")
+_WEIGHT = ("conv2d", "conv1d", "linear")
+_ENDS = ("if", "lif", "add", "maxpool2d", "avgpool2d", "maxpool1d", "avgpool1d", "adaptiveavgpool2d")
 
 
 def _valid_cuts(layers: List[Dict[str, Any]], srcs: List[List[str]]) -> List[bool]:
@@ -512,8 +564,8 @@ def to_model(net: nn.Module, input_shape: Sequence[int], T: int, N: int, *, name
     """
     T, N = int(T), int(N)
     shape = tuple(int(d) for d in input_shape)
-    if len(shape) not in (1, 3):
-        raise ValueError("input_shape: expected (features,) or (C, H, W), got %s" % (shape,))
+    if len(shape) not in (1, 2, 3):
+        raise ValueError("input_shape: expected (features,), (C, L) or (C, H, W), got %s" % (shape,))
     if loss not in ("rate_mse", "rate_ce"):
         raise ValueError("loss: expected rate_mse or rate_ce, got %r" % loss)
     if input_kind not in ("analog", "spikes"):

@@ -2,8 +2,9 @@
 
 The file is HDF5 with the layout of a gradient dump's ``/params`` (docs/trace-schema.md):
 ``/params/<layer>/<name>`` float32 in the parameter's real shape (a conv weight
-``[out, in, kh, kw]``, a linear weight ``[out, in]``, batch norm ``weight``, ``bias``,
-``running_mean``, ``running_var`` ``[C]``), and the root string attribute ``model``
+``[out, in / groups, kh, kw]``, a conv1d weight ``[out, in / groups, k]``, a linear weight
+``[out, in]``, batch norm ``weight``, ``bias``, ``running_mean``, ``running_var`` ``[C]``),
+and the root string attribute ``model``
 (the model file's text). A gradient dump is therefore a valid ``--init`` file too.
 """
 from typing import Any, Dict, Iterator, Tuple
@@ -14,7 +15,7 @@ import torch.nn as nn
 from remat_torch._atomic import atomic_path
 from remat_torch.importer import model_text
 
-_PARAMS = {"conv2d": ("weight", "bias"), "linear": ("weight", "bias"),
+_PARAMS = {"conv2d": ("weight", "bias"), "conv1d": ("weight", "bias"), "linear": ("weight", "bias"),
            "batchnorm": ("weight", "bias", "running_mean", "running_var")}
 
 

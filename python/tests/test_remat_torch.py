@@ -153,11 +153,11 @@ class ImportTorchNN(unittest.TestCase):
         m = remat_torch.to_model(Net(), (3, 8, 8), T=2, N=2)
         types = [(l["name"], l["type"]) for l in m["layers"]]
         self.assertEqual(types, [("stem", "conv2d"), ("res.conv", "conv2d"), ("res.bn", "batchnorm"),
-                                 ("res.add", "add"), ("pool", "avgpool2d"), ("gap", "avgpool2d"),
+                                 ("res.add", "add"), ("pool", "avgpool2d"), ("gap", "adaptiveavgpool2d"),
                                  ("flatten", "flatten"), ("fc", "linear")])
         self.assertEqual(m["layers"][0]["padding"], 1)  # 'same' with a 3x3 kernel
         self.assertEqual(m["layers"][1]["input"] if "input" in m["layers"][1] else None, None)
-        self.assertEqual(m["layers"][5]["kernel"], 2)  # 4x4 -> 2x2: an exact average pool
+        self.assertEqual(m["layers"][5]["out"], 2)  # 4x4 -> 2x2: an exact average pool
         self.assertEqual(m["classes"], 5)
         if os.access(REMAT, os.X_OK):
             out = remat("run", "--model", write_model(m, "torchnn.json"), "--json")
@@ -211,11 +211,11 @@ class ImportTorchNN(unittest.TestCase):
         return S()
 
     def test_refusals_name_the_module_its_type_and_why(self):
-        self.refused(self.seq(nn.Conv2d(4, 4, 3, groups=2), nn.Flatten(), nn.Linear(64, 3)), (4, 6, 6),
-                     "body.0 (Conv2d)", "groups=2")
-        self.refused(self.seq(nn.Conv2d(4, 4, 3, dilation=2), nn.Flatten()), (4, 8, 8), "body.0 (Conv2d)",
-                     "dilation")
-        self.refused(self.seq(nn.MaxPool2d(2, ceil_mode=True), nn.Flatten()), (4, 5, 5), "body.0 (MaxPool2d)",
+        self.refused(self.seq(nn.Conv2d(4, 4, 3, padding_mode="circular"), nn.Flatten()), (4, 6, 6),
+                     "body.0 (Conv2d)", "padding_mode='circular'")
+        self.refused(self.seq(nn.MaxPool2d(2, dilation=2), nn.Flatten()), (4, 8, 8), "body.0 (MaxPool2d)",
+                     "dilation=1")
+        self.refused(self.seq(nn.AvgPool2d(2, ceil_mode=True), nn.Flatten()), (4, 5, 5), "body.0 (AvgPool2d)",
                      "ceil_mode")
         self.refused(self.seq(nn.Flatten(), nn.LayerNorm(16)), (1, 4, 4), "body.1 (LayerNorm)",
                      "no remat equivalent")
@@ -258,7 +258,7 @@ class ImportSpikingJelly(unittest.TestCase):
         self.assertEqual(by["sn1"], {"name": "sn1", "type": "if", "detach_reset": True, "surrogate": "atan"})
         self.assertEqual(by["layer2.0.downsample.0"]["input"], "layer1.1.add")
         self.assertEqual(by["layer2.0.add"], {"name": "layer2.0.add", "type": "add", "from": "layer2.0.sn2"})
-        self.assertEqual(by["avgpool"]["kernel"], 1)  # AdaptiveAvgPool2d((1, 1)) of a 1x1 map
+        self.assertEqual((by["avgpool"]["type"], by["avgpool"]["out"]), ("adaptiveavgpool2d", 1))  # of a 1x1 map
         self.assertEqual(len(m["layers"]), 72)
 
     def test_vgg_lif_fields(self):
