@@ -228,213 +228,248 @@ static int run_plan(const remat_model *m, const remat_plan *p, const char *plan_
     return rc;
 }
 
-int remat_cmd_verify(int argc, char **argv) {
-    const char *model_path = NULL, *plan_path = NULL, *backend = "ref", *seed_s = NULL, *fault_s = NULL;
-    const char *large = NULL, *sample_seed_s = NULL, *init_path = NULL;
-    int threads = 1, json = 0, help = 0, grid = 0, sample = -1, compressors = 0, no_check = 0, all_rows = 0; /* -1: no --sample */
-    int eq_only = 0, quiet = 0, all_tensors = 0, T = 0, N = 0;
-    int max_plans_i = 20000;
-    cli_list dumps = {0}, merges = {0};
-    const char *slice_s = NULL;
-    int no_times = 0;
-    const cli_option opts[] = {
-        {"--model", CLI_STRING, &model_path, "model file (JSON)"},
-        {"--plan", CLI_STRING, &plan_path, "plan file (JSON) or plan notation ('b1:bit/k4,b2') to verify against plain backpropagation"},
-        {"--T", CLI_INT, &T, "number of time steps (default: the model file's)"},
-        {"--N", CLI_INT, &N, "batch size (default: the model file's)"},
-        {"--equivalence-only", CLI_FLAG, &eq_only,
-         "the verdict and exit code say whether the plan is bit-identical, whatever its memory does"},
-        {"--quiet", CLI_FLAG, &quiet, "no per-tensor table"},
-        {"--all-tensors", CLI_FLAG, &all_tensors, "list every tensor (default: the differing ones and a count)"},
-        {"--grid", CLI_FLAG, &grid, "verify every valid plan of the model instead of one"},
-        {"--sample", CLI_INT, &sample, "with --grid: verify a seeded random sample of K plans"},
-        {"--sample-seed", CLI_STRING, &sample_seed_s, "with --sample: seed of the sample (default: --seed)"},
-        {"--max-plans", CLI_INT, &max_plans_i, "with --grid: refuse a full grid or a --sample of more plans than this (default 20000)"},
-        {"--all-rows", CLI_FLAG, &all_rows, "with --grid: print every row (default: at most 200, then failures and best)"},
-        {"--compressors", CLI_FLAG, &compressors, "check the compressors alone over adversarial inputs"},
-        {"--large", CLI_STRING, &large,
-         "with --compressors: elements of the large bit round trip (default 268435459; auto: the largest that "
-         "fits in memory; max: 4294967295; 0: skip)"},
-        {"--backend", CLI_STRING, &backend, "ref (default) or cuda; baseline and plan run on the same one"},
-        {"--seed", CLI_STRING, &seed_s, "seed of parameters, input, labels, dropout (default 1)"},
-        {"--init", CLI_STRING, &init_path, "initial parameters and batch-norm statistics for both runs (HDF5)"},
-        {"--threads", CLI_INT, &threads, "reference-backend threads (default 1)"},
-        {"--no-compress-check", CLI_FLAG, &no_check, "skip the per-compression losslessness check (faster)"},
-        {"--fault", CLI_STRING, &fault_s,
-         "break the contract on purpose in the plan run, to see verify catch it: reorder-wgrad, redraw-dropout, "
-         "bn-double-update, lossy-compress"},
-        {"--dump", CLI_STRING_LIST, &dumps, "a gradient dump (HDF5); give two to compare them bit for bit"},
-        {"--slice", CLI_STRING, &slice_s, "with --grid: verify slice i of n (the plans at places q with q % n == i)"},
-        {"--merge", CLI_STRING_LIST, &merges, "a slice's --grid --json report; give every slice to report the grid"},
-        {"--no-times", CLI_FLAG, &no_times, "--json without the measured times (byte-identical reports)"},
-        {"--json", CLI_FLAG, &json, "print one JSON object instead of the table"},
-        {0},
-    };
-    int rc = remat_cli_parse(argc, argv, USAGE, opts, &help);
-    if (rc != 0 || help) return rc;
+/* The command's flags, and what the phases below hand each other. */
+typedef struct verify_cmd {
+    const char *model_path, *plan_path, *backend, *seed_s, *fault_s, *large, *sample_seed_s, *init_path, *slice_s;
+    int threads, json, grid, sample, compressors, no_check, all_rows; /* sample -1: no --sample */
+    int eq_only, quiet, all_tensors, T, N, max_plans_i, no_times;
+    cli_list dumps, merges;
+    uint64_t seed, sample_seed;
+    remat_fault fault;
+    int table, slice_i, slice_n;
+} verify_cmd;
 
-    uint64_t seed = 1, sample_seed;
-    if (seed_s && !remat_cli_parse_u64(seed_s, &seed)) {
-        fprintf(stderr, "remat verify: --seed: '%s' is not a seed (expected a decimal 0..2^64-1)\n", seed_s);
+/* Seeds, threads, --fault, the table: 0, or 2 with one line on stderr. */
+static int check_common(verify_cmd *c) {
+    c->seed = 1;
+    if (c->seed_s && !remat_cli_parse_u64(c->seed_s, &c->seed)) {
+        fprintf(stderr, "remat verify: --seed: '%s' is not a seed (expected a decimal 0..2^64-1)\n", c->seed_s);
         return 2;
     }
-    sample_seed = seed;
-    if (sample_seed_s && !remat_cli_parse_u64(sample_seed_s, &sample_seed)) {
+    c->sample_seed = c->seed;
+    if (c->sample_seed_s && !remat_cli_parse_u64(c->sample_seed_s, &c->sample_seed)) {
         fprintf(stderr, "remat verify: --sample-seed: '%s' is not a seed (expected a decimal 0..2^64-1)\n",
-                sample_seed_s);
+                c->sample_seed_s);
         return 2;
     }
-    if (threads < 1 || threads > 256) {
-        fprintf(stderr, "remat verify: --threads: %d is out of range (expected 1..256)\n", threads);
+    if (c->threads < 1 || c->threads > 256) {
+        fprintf(stderr, "remat verify: --threads: %d is out of range (expected 1..256)\n", c->threads);
         return 2;
     }
-    remat_fault fault = REMAT_FAULT_NONE;
-    if (fault_s && !parse_fault(fault_s, &fault)) {
+    c->fault = REMAT_FAULT_NONE;
+    if (c->fault_s && !parse_fault(c->fault_s, &c->fault)) {
         fprintf(stderr,
                 "remat verify: --fault: '%s' is not a fault (expected none, reorder-wgrad, redraw-dropout, "
                 "bn-double-update or lossy-compress)\n",
-                fault_s);
+                c->fault_s);
         return 2;
     }
-    if (quiet && all_tensors) {
+    if (c->quiet && c->all_tensors) {
         fprintf(stderr, "remat verify: --quiet: prints no table (expected --quiet or --all-tensors, not both)\n");
         return 2;
     }
-    int table = quiet ? REMAT_VERIFY_TABLE_NONE : all_tensors ? REMAT_VERIFY_TABLE_ALL : REMAT_VERIFY_TABLE_DIFFERING;
-    if (dumps.n) {
-        if (dumps.n != 2 || model_path || plan_path || grid || compressors || init_path) {
+    c->table = c->quiet ? REMAT_VERIFY_TABLE_NONE : c->all_tensors ? REMAT_VERIFY_TABLE_ALL : REMAT_VERIFY_TABLE_DIFFERING;
+    return 0;
+}
+
+/* --dump, --merge and --compressors, which run without a model: *done set when one ran
+ * (its exit status returned), else 0. */
+static int run_alone(const verify_cmd *c, int *done) {
+    *done = 1;
+    if (c->dumps.n) {
+        if (c->dumps.n != 2 || c->model_path || c->plan_path || c->grid || c->compressors || c->init_path) {
             fprintf(stderr, "remat verify: --dump: expected exactly two dumps and no --model, --plan, --grid, "
                             "--compressors or --init (got %d dump%s)\n",
-                    dumps.n, dumps.n == 1 ? "" : "s");
+                    c->dumps.n, c->dumps.n == 1 ? "" : "s");
             return 2;
         }
-        return run_dumps(dumps.items[0], dumps.items[1], json, table);
+        return run_dumps(c->dumps.items[0], c->dumps.items[1], c->json, c->table);
     }
-    if (merges.n) {
-        if (model_path || plan_path || grid || compressors || init_path || slice_s) {
+    if (c->merges.n) {
+        if (c->model_path || c->plan_path || c->grid || c->compressors || c->init_path || c->slice_s) {
             fprintf(stderr, "remat verify: --merge: joins slice reports alone (expected no --model, --plan, --grid, "
                             "--slice or --init)\n");
             return 2;
         }
-        return run_merge(&merges, json, all_rows, no_times);
+        return run_merge(&c->merges, c->json, c->all_rows, c->no_times);
     }
-    if (compressors) {
-        if (model_path || plan_path || grid || init_path) {
+    if (c->compressors) {
+        if (c->model_path || c->plan_path || c->grid || c->init_path) {
             fprintf(stderr, "remat verify: --compressors: runs alone (expected no --model, --plan or --grid)\n");
             return 2;
         }
-        return run_compressors(seed, large, json);
+        return run_compressors(c->seed, c->large, c->json);
     }
-    if (large) {
+    *done = 0;
+    return 0;
+}
+
+/* The flags of one plan or a grid: 0, or 2 with one line on stderr. */
+static int check_model_flags(verify_cmd *c) {
+    if (c->large) {
         fprintf(stderr, "remat verify: --large: only with --compressors\n");
         return 2;
     }
-    if (!model_path) return remat_cli_missing("verify", "--model", "a model file, e.g. data/models/mlp-lif.json");
-    if (grid && plan_path) {
+    if (!c->model_path) return remat_cli_missing("verify", "--model", "a model file, e.g. data/models/mlp-lif.json");
+    if (c->grid && c->plan_path) {
         fprintf(stderr, "remat verify: --grid: verifies every plan (expected no --plan)\n");
         return 2;
     }
-    if (!grid && !plan_path)
+    if (!c->grid && !c->plan_path)
         return remat_cli_missing("verify", "--plan", "a plan file, or --grid for every valid plan");
-    if (all_rows && !grid) {
+    if (c->all_rows && !c->grid) {
         fprintf(stderr, "remat verify: --all-rows: only with --grid\n");
         return 2;
     }
-    if (max_plans_i < 1) {
-        fprintf(stderr, "remat verify: --max-plans: %d (expected 1 or more)\n", max_plans_i);
+    if (c->max_plans_i < 1) {
+        fprintf(stderr, "remat verify: --max-plans: %d (expected 1 or more)\n", c->max_plans_i);
         return 2;
     }
-    if (sample == 0 || sample < -1 || (sample > 0 && !grid)) {
-        fprintf(stderr, "remat verify: --sample: %d (expected a positive count, with --grid)\n", sample);
+    if (c->sample == 0 || c->sample < -1 || (c->sample > 0 && !c->grid)) {
+        fprintf(stderr, "remat verify: --sample: %d (expected a positive count, with --grid)\n", c->sample);
         return 2;
     }
-    if (sample < 0) sample = 0; /* not given: the full grid */
-    int slice_i = 0, slice_n = 0;
+    if (c->sample < 0) c->sample = 0; /* not given: the full grid */
     char tail;
-    if (slice_s && (!grid || sscanf(slice_s, "%d/%d%c", &slice_i, &slice_n, &tail) != 2 || slice_n < 1 ||
-                    slice_n > 1000000 || slice_i < 0 || slice_i >= slice_n)) {
-        fprintf(stderr, "remat verify: --slice: '%s' (expected i/n with 0 <= i < n, with --grid)\n", slice_s);
+    if (c->slice_s && (!c->grid || sscanf(c->slice_s, "%d/%d%c", &c->slice_i, &c->slice_n, &tail) != 2 ||
+                       c->slice_n < 1 || c->slice_n > 1000000 || c->slice_i < 0 || c->slice_i >= c->slice_n)) {
+        fprintf(stderr, "remat verify: --slice: '%s' (expected i/n with 0 <= i < n, with --grid)\n", c->slice_s);
         return 2;
     }
-    if (no_times && !grid) {
+    if (c->no_times && !c->grid) {
         fprintf(stderr, "remat verify: --no-times: only with --grid or --merge\n");
         return 2;
     }
-    remat_tools_world world; /* under mpirun the grid's plans are dealt over the ranks */
-    memset(&world, 0, sizeof world);
-    world.size = 1;
-    if ((rc = remat_tools_world_open("verify", &world)) != 0) return rc;
-    if (world.size > 1 && !grid) {
+    return 0;
+}
+
+/* Under mpirun the grid's plans are dealt over the ranks: the world opened, its rank the slice. */
+static int open_world(verify_cmd *c, remat_tools_world *world) {
+    memset(world, 0, sizeof *world);
+    world->size = 1;
+    int rc = remat_tools_world_open("verify", world);
+    if (rc != 0) return rc;
+    if (world->size > 1 && !c->grid) {
         fprintf(stderr, "remat verify: --plan: one plan is not dealt over ranks (expected --grid under mpirun, or "
                         "one process)\n");
-        remat_tools_world_close(&world);
+        remat_tools_world_close(world);
         return 2;
     }
-    if (world.size > 1 && slice_s) {
+    if (world->size > 1 && c->slice_s) {
         fprintf(stderr, "remat verify: --slice: not under mpirun (the ranks are the slices)\n");
-        remat_tools_world_close(&world);
+        remat_tools_world_close(world);
         return 2;
     }
-    if (world.size > 1) {
-        slice_i = world.rank;
-        slice_n = world.size;
+    if (world->size > 1) {
+        c->slice_i = world->rank;
+        c->slice_n = world->size;
     }
+    return 0;
+}
 
+/* The model, the plan, --init and the backend loaded; the plan or the grid verified
+ * (*ran set once it ran: a failure before it is not a rank's to abort the world for). */
+static int run_model(const verify_cmd *c, const remat_tools_world *world, int *ran) {
     remat_error err = {0};
     remat_model m;
     remat_plan p;
-    if ((rc = remat_tools_size_flags("verify", T, N)) != 0) {
-        remat_tools_world_close(&world);
-        return rc;
-    }
-    if (remat_tools_load_sized(model_path, plan_path, T, N, &m, &p, &err) != REMAT_OK) {
-        remat_tools_world_close(&world);
+    int rc = remat_tools_size_flags("verify", c->T, c->N);
+    if (rc != 0) return rc;
+    if (remat_tools_load_sized(c->model_path, c->plan_path, c->T, c->N, &m, &p, &err) != REMAT_OK)
         return remat_cli_fail("verify", &err);
-    }
     remat_weights w;
     memset(&w, 0, sizeof w);
-    if (init_path && (rc = remat_tools_init_weights("verify", init_path, &m, &w)) != 0) {
-        remat_plan_free(&p);
-        remat_model_free(&m);
-        remat_tools_world_close(&world);
-        return rc;
-    }
     remat_backend be;
     memset(&be, 0, sizeof be);
-    if (remat_tools_backend_open(backend, threads, &be, &err) != REMAT_OK) {
-        remat_weights_free(&w);
-        remat_plan_free(&p);
-        remat_model_free(&m);
-        remat_tools_world_close(&world);
-        return remat_cli_fail("verify", &err);
+    if (c->init_path && (rc = remat_tools_init_weights("verify", c->init_path, &m, &w)) != 0) goto out;
+    if (remat_tools_backend_open(c->backend, c->threads, &be, &err) != REMAT_OK) {
+        rc = remat_cli_fail("verify", &err);
+        goto out;
     }
     remat_verify_opts o = remat_verify_opts_default();
-    o.seed = seed;
-    o.fault = fault;
-    o.check_compress = !no_check;
+    o.seed = c->seed;
+    o.fault = c->fault;
+    o.check_compress = !c->no_check;
     o.init_values = (const float *const *)w.values;
-    if (grid) {
-        remat_verify_context cx = {&m, NULL, NULL, backend, seed, !strcmp(backend, "ref") ? threads : 0, eq_only,
-                                   REMAT_VERIFY_TABLE_NONE};
+    *ran = 1;
+    if (c->grid) {
+        remat_verify_context cx = {&m, NULL, NULL, c->backend, c->seed, !strcmp(c->backend, "ref") ? c->threads : 0,
+                                   c->eq_only, REMAT_VERIFY_TABLE_NONE};
         remat_verify_grid_opts go = remat_verify_grid_opts_default();
         go.v = o;
-        go.sample = sample;
-        go.sample_seed = sample_seed;
-        go.max_plans = max_plans_i;
-        go.slice_i = slice_i;
-        go.slice_n = slice_n;
+        go.sample = c->sample;
+        go.sample_seed = c->sample_seed;
+        go.max_plans = c->max_plans_i;
+        go.slice_i = c->slice_i;
+        go.slice_n = c->slice_n;
         double t0 = remat_now_s();
-        go.progress = world.rank == 0 ? grid_progress : NULL;
+        go.progress = world->rank == 0 ? grid_progress : NULL;
         go.progress_ctx = &t0;
-        rc = run_grid(&m, &be, &cx, &go, json, all_rows, no_times, &world);
+        rc = run_grid(&m, &be, &cx, &go, c->json, c->all_rows, c->no_times, world);
     } else {
-        rc = run_plan(&m, &p, plan_path, &be, backend, threads, &o, json, eq_only, table);
+        rc = run_plan(&m, &p, c->plan_path, &be, c->backend, c->threads, &o, c->json, c->eq_only, c->table);
     }
     remat_backend_free(&be);
+out:
     remat_weights_free(&w);
     remat_plan_free(&p);
     remat_model_free(&m);
-    if (rc != 0 && rc != 1 && world.size > 1) remat_tools_world_abort(&world, rc);
+    return rc;
+}
+
+int remat_cmd_verify(int argc, char **argv) {
+    verify_cmd c;
+    memset(&c, 0, sizeof c);
+    c.backend = "ref";
+    c.threads = 1;
+    c.sample = -1;
+    c.max_plans_i = 20000;
+    int help = 0;
+    const cli_option opts[] = {
+        {"--model", CLI_STRING, &c.model_path, "model file (JSON)"},
+        {"--plan", CLI_STRING, &c.plan_path, "plan file (JSON) or plan notation ('b1:bit/k4,b2') to verify against plain backpropagation"},
+        {"--T", CLI_INT, &c.T, "number of time steps (default: the model file's)"},
+        {"--N", CLI_INT, &c.N, "batch size (default: the model file's)"},
+        {"--equivalence-only", CLI_FLAG, &c.eq_only,
+         "the verdict and exit code say whether the plan is bit-identical, whatever its memory does"},
+        {"--quiet", CLI_FLAG, &c.quiet, "no per-tensor table"},
+        {"--all-tensors", CLI_FLAG, &c.all_tensors, "list every tensor (default: the differing ones and a count)"},
+        {"--grid", CLI_FLAG, &c.grid, "verify every valid plan of the model instead of one"},
+        {"--sample", CLI_INT, &c.sample, "with --grid: verify a seeded random sample of K plans"},
+        {"--sample-seed", CLI_STRING, &c.sample_seed_s, "with --sample: seed of the sample (default: --seed)"},
+        {"--max-plans", CLI_INT, &c.max_plans_i, "with --grid: refuse a full grid or a --sample of more plans than this (default 20000)"},
+        {"--all-rows", CLI_FLAG, &c.all_rows, "with --grid: print every row (default: at most 200, then failures and best)"},
+        {"--compressors", CLI_FLAG, &c.compressors, "check the compressors alone over adversarial inputs"},
+        {"--large", CLI_STRING, &c.large,
+         "with --compressors: elements of the large bit round trip (default 268435459; auto: the largest that "
+         "fits in memory; max: 4294967295; 0: skip)"},
+        {"--backend", CLI_STRING, &c.backend, "ref (default) or cuda; baseline and plan run on the same one"},
+        {"--seed", CLI_STRING, &c.seed_s, "seed of parameters, input, labels, dropout (default 1)"},
+        {"--init", CLI_STRING, &c.init_path, "initial parameters and batch-norm statistics for both runs (HDF5)"},
+        {"--threads", CLI_INT, &c.threads, "reference-backend threads (default 1)"},
+        {"--no-compress-check", CLI_FLAG, &c.no_check, "skip the per-compression losslessness check (faster)"},
+        {"--fault", CLI_STRING, &c.fault_s,
+         "break the contract on purpose in the plan run, to see verify catch it: reorder-wgrad, redraw-dropout, "
+         "bn-double-update, lossy-compress"},
+        {"--dump", CLI_STRING_LIST, &c.dumps, "a gradient dump (HDF5); give two to compare them bit for bit"},
+        {"--slice", CLI_STRING, &c.slice_s, "with --grid: verify slice i of n (the plans at places q with q % n == i)"},
+        {"--merge", CLI_STRING_LIST, &c.merges, "a slice's --grid --json report; give every slice to report the grid"},
+        {"--no-times", CLI_FLAG, &c.no_times, "--json without the measured times (byte-identical reports)"},
+        {"--json", CLI_FLAG, &c.json, "print one JSON object instead of the table"},
+        {0},
+    };
+    int rc = remat_cli_parse(argc, argv, USAGE, opts, &help);
+    if (rc != 0 || help) return rc;
+    if ((rc = check_common(&c)) != 0) return rc;
+    int done = 0;
+    rc = run_alone(&c, &done);
+    if (done) return rc;
+    if ((rc = check_model_flags(&c)) != 0) return rc;
+    remat_tools_world world;
+    if ((rc = open_world(&c, &world)) != 0) return rc;
+    int ran = 0;
+    rc = run_model(&c, &world, &ran);
+    if (ran && rc != 0 && rc != 1 && world.size > 1) remat_tools_world_abort(&world, rc);
     remat_tools_world_close(&world);
     return rc;
 }
