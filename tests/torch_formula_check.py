@@ -7,7 +7,8 @@ For each model: `remat run --model M --dump D.h5` writes one step (parameters be
 input, labels, gradients, batch-norm statistics after it). The same network is built
 in PyTorch from the model file (bench/pytorch/snn.py: F.conv2d, F.batch_norm, ...,
 the multi-step neurons of docs/determinism.md) in float64, loaded with the dump's
-parameters, run on the dump's input and labels; every gradient and every running
+parameters and dropout masks (/masks/<layer>: remat draws them from its own counter-based
+generator, which torch's cannot reproduce), run on the dump's input and labels; every gradient and every running
 statistic must agree with remat's to a relative 1e-4 of its largest magnitude (remat
 computes in float32), the loss to 1e-5.
 """
@@ -50,6 +51,8 @@ def check(remat, path):
                 for pname, ds in grp.items():
                     t = getattr(layers[lname], pname)
                     t.copy_(torch.from_numpy(ds[()]).reshape(t.shape))
+        for lname, ds in (f["masks"].items() if "masks" in f else ()):
+            layers[lname].mask = torch.from_numpy(ds[()]).double()
         x = torch.from_numpy(f["input"][()]).double().requires_grad_(True)
         labels = torch.from_numpy(f["labels"][()]).long()
         loss = net.loss(net(x), labels)
@@ -61,7 +64,7 @@ def check(remat, path):
             for pname, ds in grp.items():
                 ok &= close("%s grad %s/%s" % (spec["name"], lname, pname), ds[()], getattr(layers[lname], pname).grad)
         ok &= close("%s grad input" % spec["name"], f["grads/input"][()], x.grad)
-        for lname, grp in f["after"].items():
+        for lname, grp in (f["after"].items() if "after" in f else ()):  # no batch norm: none
             for pname, ds in grp.items():
                 ok &= close("%s after %s/%s" % (spec["name"], lname, pname), ds[()], getattr(layers[lname], pname))
         return ok

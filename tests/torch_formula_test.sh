@@ -11,4 +11,7 @@ if ! "$py" -c "import torch, h5py" 2>/dev/null; then
   echo "FAIL: $py cannot import torch and h5py (setup.sh installs python3-torch python3-h5py)"; exit 1
 fi
 export PYTHONPATH="$PWD/python:$PWD/bench/pytorch" OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
-exec "$py" tests/torch_formula_check.py "$remat" data/models/tiny-dvs-options.json data/models/tiny-shd-conv1d.json
+# every shipped tiny model: tiny-vgg-dvs's dropout takes the dump's mask (remat's generator, not torch's)
+exec "$py" tests/torch_formula_check.py "$remat" data/models/tiny-dvs-options.json data/models/tiny-shd-conv1d.json \
+  data/models/tiny-vgg-dvs.json data/models/tiny-mlp-lif.json data/models/tiny-3block-if.json \
+  data/models/tiny-resnet-bn.json data/models/tiny-sew-resnet.json

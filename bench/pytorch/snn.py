@@ -18,14 +18,16 @@ model here computes what `remat run` computes on the reference backend:
 - add: SEW ADD, block input + block output;
 - dropout: one inverted mask [N, C] shared by every time step (SpikingJelly multi-step
   dropout). torch.utils.checkpoint restores the RNG state, so a recomputation draws the
-  same mask;
+  same mask; a layer's `mask` attribute, when set (remat's /masks/<layer> of a dump),
+  is used instead of a drawn one, which is how a check compares one step with remat's;
 - loss: rate = mean over t of the output; rate_mse or rate_ce;
 - optimiser: SGD with momentum or Adam as the model file says;
 - init: linear weight and bias ~ U(-g/sqrt(in), g/sqrt(in)) with g = init_gain;
   input: Bernoulli(rate) spikes or U(0, 1) analog values; labels uniform.
 
 Random numbers come from torch's generator, not remat's counter-based one, so losses
-differ from remat's bit for bit; shapes, the work done and what is kept for backward are
+differ from remat's (unless the input, parameters and dropout masks are remat's, as
+tests/torch_formula_check.py sets them); shapes, the work done and what is kept for backward are
 the same, which is what the memory and time comparison needs.
 
 Checkpointing: `checkpoint=True` wraps every block in
@@ -227,6 +229,7 @@ class Layer(torch.nn.Module):
             self.cfg = neuron_cfg(spec)
         elif self.kind == "dropout":
             self.p = float(spec.get("p", 0.5))
+            self.mask = None  # a given mask [N, ...] (0 or 1/(1-p)) instead of a drawn one
         elif self.kind != "add":
             raise ValueError("bench/pytorch/snn.py: layer type %r is not supported" % self.kind)
 
@@ -266,6 +269,8 @@ class Layer(torch.nn.Module):
         # dropout: one mask [N, ...] for all T
         if self.p == 0.0:
             return x
+        if self.mask is not None:
+            return x * self.mask.to(x.dtype).reshape(x.shape[1:])
         mask = torch.empty(x.shape[1:], dtype=x.dtype).bernoulli_(1.0 - self.p).div_(1.0 - self.p)
         return x * mask
 
