@@ -117,86 +117,69 @@ static void print_peak_layers(const char *path, const remat_trace *t, int iter) 
     if (have) remat_model_free(&m);
 }
 
-int remat_cmd_plot(int argc, char **argv) {
-    cli_list traces = {0}, labels = {0};
-    const char *out = NULL, *xs = NULL, *pareto = NULL, *scaling = NULL, *title = NULL;
-    cli_list Ts = {0}, Ns = {0};
-    int64_t budget = -1;
-    int device = -1, iter = -1, data_only = 0, breakdown = 0, no_reserved = 0, max_points = 4000, width = 0, height = 0, help = 0;
-    const cli_option opts[] = {
-        {"--trace", CLI_STRING_LIST, &traces, "trace file (HDF5) to draw; repeat to overlay several"},
-        {"--label", CLI_STRING_LIST, &labels, "legend name of the trace at the same position (default: its plan)"},
-        {"--out", CLI_STRING, &out, "figure to write: FIG.png or FIG.svg (FIG.gp and FIG.dat go next to it)"},
-        {"--x", CLI_STRING, &xs,
-         "x axis of memory curves: time (default) or event (the default when simulated and measured traces are "
-         "overlaid: their clocks differ)"},
-        {"--iter", CLI_INT, &iter, "training iteration to draw, from 0 (default: the last)"},
-        {"--device", CLI_INT, &device, "imported streams: the device to draw (default: the first with events)"},
-        {"--max-points", CLI_INT, &max_points, "points per curve after reduction (default 4000, at least 8)"},
-        {"--no-reserved", CLI_FLAG, &no_reserved, "draw live bytes only (no caching-allocator replay)"},
-        {"--breakdown", CLI_FLAG, &breakdown, "draw the peak of each trace split by role, as stacked bars"},
-        {"--T", CLI_STRING_LIST, &Ts,
-         "draw each baseline trace as the simulator predicts it at this T (no model runs); once for every trace, or "
-         "once per --trace in order (0: as recorded)"},
-        {"--N", CLI_STRING_LIST, &Ns, "the same for the batch size: once for every trace, or once per --trace"},
-        {"--budget", CLI_SIZE, &budget, "a memory budget, drawn as a dashed line over the memory curves"},
-        {"--pareto", CLI_STRING, &pareto, "draw a search's Pareto front from this JSON file"},
-        {"--scaling", CLI_STRING, &scaling, "draw peak against T (or N) from this JSON file"},
-        {"--title", CLI_STRING, &title, "figure title (default: made from the inputs)"},
-        {"--width", CLI_INT, &width, "image width in pixels (default 1280)"},
-        {"--height", CLI_INT, &height, "image height in pixels (default 720)"},
-        {"--data-only", CLI_FLAG, &data_only, "write FIG.dat and FIG.gp only; do not run gnuplot"},
-        {0},
-    };
-    int rc = remat_cli_parse(argc, argv, USAGE, opts, &help);
-    if (rc != 0 || help) return rc;
-    if (!out) return remat_cli_missing("plot", "--out", "the figure to write, FIG.png or FIG.svg");
-    int modes = (pareto != NULL) + (scaling != NULL) + (traces.n > 0 || breakdown);
+/* The command's flags, and what the phases below hand each other. */
+typedef struct plot_cmd {
+    cli_list traces, labels, Ts, Ns;
+    const char *out, *xs, *pareto, *scaling, *title;
+    int64_t budget;
+    int device, iter, data_only, breakdown, no_reserved, max_points, width, height;
+    int Tv[REMAT_PLOT_MAX_INPUTS], Nv[REMAT_PLOT_MAX_INPUTS]; /* --T, --N per trace (0: as recorded) */
+    remat_curve_opts co;
+} plot_cmd;
+
+/* The figure kind, the curve and image flags: 0, or 2 with one line on stderr. */
+static int check_flags(plot_cmd *c) {
+    if (!c->out) return remat_cli_missing("plot", "--out", "the figure to write, FIG.png or FIG.svg");
+    int modes = (c->pareto != NULL) + (c->scaling != NULL) + (c->traces.n > 0 || c->breakdown);
     if (modes == 0)
         return remat_cli_missing("plot", "--trace", "a trace file (or --pareto FRONT.json, --scaling SCALING.json)");
     if (modes > 1) {
         fprintf(stderr, "remat plot: %s: expected one kind of figure (--trace/--breakdown, --pareto or --scaling), got several\n",
-                pareto ? "--pareto" : "--scaling");
+                c->pareto ? "--pareto" : "--scaling");
         return 2;
     }
-    if (breakdown && traces.n == 0) return remat_cli_missing("plot", "--trace", "the traces whose peaks to break down");
-    remat_curve_opts co = remat_curve_opts_default();
-    if (xs && !parse_x(xs, &co.x)) {
-        fprintf(stderr, "remat plot: --x: expected time or event, got '%s'\n", xs);
+    if (c->breakdown && c->traces.n == 0) return remat_cli_missing("plot", "--trace", "the traces whose peaks to break down");
+    if (c->xs && !parse_x(c->xs, &c->co.x)) {
+        fprintf(stderr, "remat plot: --x: expected time or event, got '%s'\n", c->xs);
         return 2;
     }
-    if (iter < -1) {
-        fprintf(stderr, "remat plot: --iter: expected 0 or more, got %d\n", iter);
+    if (c->iter < -1) {
+        fprintf(stderr, "remat plot: --iter: expected 0 or more, got %d\n", c->iter);
         return 2;
     }
-    if (max_points < 8) {
-        fprintf(stderr, "remat plot: --max-points: expected 8 or more, got %d\n", max_points);
+    if (c->max_points < 8) {
+        fprintf(stderr, "remat plot: --max-points: expected 8 or more, got %d\n", c->max_points);
         return 2;
     }
+    int width = c->width, height = c->height;
     if (width < 0 || height < 0 || width > 20000 || height > 20000 || (width && width < 320) || (height && height < 240)) {
         fprintf(stderr, "remat plot: --width/--height: expected 320..20000 x 240..20000 pixels, got %d x %d\n", width, height);
         return 2;
     }
-    if (labels.n > traces.n) {
-        fprintf(stderr, "remat plot: --label: given %d times for %d traces (expected at most one per --trace)\n", labels.n,
-                traces.n);
+    if (c->labels.n > c->traces.n) {
+        fprintf(stderr, "remat plot: --label: given %d times for %d traces (expected at most one per --trace)\n",
+                c->labels.n, c->traces.n);
         return 2;
     }
-    if (traces.n > REMAT_PLOT_MAX_INPUTS) {
-        fprintf(stderr, "remat plot: --trace: given %d times (expected at most %d)\n", traces.n, REMAT_PLOT_MAX_INPUTS);
+    if (c->traces.n > REMAT_PLOT_MAX_INPUTS) {
+        fprintf(stderr, "remat plot: --trace: given %d times (expected at most %d)\n", c->traces.n, REMAT_PLOT_MAX_INPUTS);
         return 2;
     }
-    int Tv[REMAT_PLOT_MAX_INPUTS] = {0}, Nv[REMAT_PLOT_MAX_INPUTS] = {0};
-    for (int q = 0; q < 2; q++) { /* --T, --N: one value for all, or one per trace */
-        const cli_list *l = q ? &Ns : &Ts;
-        int *v = q ? Nv : Tv;
+    return 0;
+}
+
+/* --T, --N: one value for all traces, or one per trace, into c->Tv, c->Nv: 0, or 2. */
+static int parse_sizes(plot_cmd *c) {
+    for (int q = 0; q < 2; q++) {
+        const cli_list *l = q ? &c->Ns : &c->Ts;
+        int *v = q ? c->Nv : c->Tv;
         if (l->n == 0) continue;
-        if (traces.n == 0 || (l->n != 1 && l->n != traces.n)) {
+        if (c->traces.n == 0 || (l->n != 1 && l->n != c->traces.n)) {
             fprintf(stderr, "remat plot: --%c: given %d times for %d traces (expected once for all, or once per --trace)\n",
-                    q ? 'N' : 'T', l->n, traces.n);
+                    q ? 'N' : 'T', l->n, c->traces.n);
             return 2;
         }
-        for (int i = 0; i < traces.n; i++) {
+        for (int i = 0; i < c->traces.n; i++) {
             const char *s = l->items[l->n == 1 ? 0 : i];
             char *end;
             long x = strtol(s, &end, 10);
@@ -208,110 +191,169 @@ int remat_cmd_plot(int argc, char **argv) {
             v[i] = (int)x;
         }
     }
-    if (budget == 0 || budget == REMAT_SIZE_INF || (budget > 0 && (traces.n == 0 || breakdown))) {
-        fprintf(stderr, "remat plot: --budget: expected a positive finite size, with --trace memory curves\n");
-        return 2;
+    return 0;
+}
+
+/* Trace i as the simulator predicts it at --T/--N (owned by *sim), labelled with its size
+ * unless --label named it. */
+static remat_status predict_at(const plot_cmd *c, int i, remat_trace *tr, remat_sim **sim, remat_plot_input *in,
+                               char *label, size_t len, remat_error *err) {
+    const char *path = c->traces.items[i];
+    int T = c->Tv[i], N = c->Nv[i];
+    remat_sim_opts so = remat_sim_opts_default();
+    so.T = T;
+    so.N = N;
+    so.steady = 1; /* the last step drawn by default is then one of the steady state */
+    so.origin = path;
+    remat_cli_progress("plot: predicting %s at T=%d N=%d", path, T, N);
+    remat_status st = REMAT_OK;
+    *sim = remat_sim_init(tr, &so, err);
+    if (!*sim) st = err->status;
+    if (st == REMAT_OK) st = remat_sim_set_plan(*sim, NULL, err);
+    if (st == REMAT_OK) st = remat_sim_run(*sim, err);
+    if (st == REMAT_OK) in->trace = remat_sim_trace(*sim);
+    if (st == REMAT_OK && !in->label) { /* say which size each curve is at */
+        const remat_model *pm = remat_sim_model(*sim);
+        const char *base = strrchr(path, '/');
+        snprintf(label, len, "predicted at T=%lld, N=%lld from %.200s", (long long)pm->T, (long long)pm->N,
+                 base ? base + 1 : path);
+        in->label = label;
     }
-    co.budget_bytes = budget > 0 ? budget : 0;
-    co.iter = iter;
-    co.max_points = max_points;
-    co.reserved = !no_reserved;
-    remat_figure_opts fo = remat_figure_opts_default();
-    fo.out = out;
-    fo.title = title;
-    fo.data_only = data_only;
-    fo.width = width;
-    fo.height = height;
-    remat_figure_files files;
+    return st;
+}
+
+/* Memory curves or the breakdown of the traces (each read, or predicted at another size). */
+static int plot_traces(plot_cmd *c, const remat_figure_opts *fo, remat_figure_files *files) {
+    const cli_list *traces = &c->traces;
     remat_error err = {0};
-    remat_status st;
-    if ((st = remat_figure_files_init(&fo, &files, &err)) != REMAT_OK) return remat_cli_fail("plot", &err);
-    cli_file ins[REMAT_PLOT_MAX_INPUTS + 2];
-    int n_in = 0;
-    for (int i = 0; i < traces.n; i++) ins[n_in++] = (cli_file){"--trace", traces.items[i]};
-    ins[n_in++] = (cli_file){"--pareto", pareto};
-    ins[n_in++] = (cli_file){"--scaling", scaling};
-    const cli_file outs[] = {{"--out", files.image}, {"--out (its data)", files.data}, {"--out (its script)", files.script}};
-    if (remat_cli_refuse_overlap("plot", ins, n_in, outs, 3)) return 2;
-
-    if (pareto) {
-        remat_pareto p;
-        if ((st = remat_pareto_read(pareto, &p, &err)) != REMAT_OK) return remat_cli_fail("plot", &err);
-        st = remat_plot_pareto(&p, pareto, &fo, &files, &err);
-        remat_pareto_free(&p);
-        return st == REMAT_OK ? report(&files, data_only) : remat_cli_fail("plot", &err);
-    }
-    if (scaling) {
-        remat_scaling s;
-        if ((st = remat_scaling_read(scaling, &s, &err)) != REMAT_OK) return remat_cli_fail("plot", &err);
-        st = remat_plot_scaling(&s, scaling, &fo, &files, &err);
-        remat_scaling_free(&s);
-        return st == REMAT_OK ? report(&files, data_only) : remat_cli_fail("plot", &err);
-    }
-
-    if (traces.n >= 1 && remat_ext_trace_is_ext_h5(traces.items[0])) {
-        if (traces.n > 1 || breakdown) {
-            fprintf(stderr, "remat plot: --trace: %s is an imported allocation stream: expected it alone, without "
-                            "--breakdown (its figure holds its own breakdown)\n", traces.items[0]);
-            return 2;
-        }
-        return plot_ext(traces.items[0], device, max_points, &fo, data_only);
-    }
     remat_trace tr[REMAT_PLOT_MAX_INPUTS];
     remat_plot_input in[REMAT_PLOT_MAX_INPUTS];
     remat_sim *sims[REMAT_PLOT_MAX_INPUTS] = {0}; /* with --T/--N: the predicted traces' owners */
     static char rescaled_label[REMAT_PLOT_MAX_INPUTS][256];
     int loaded = 0;
-    st = REMAT_OK;
-    for (int i = 0; i < traces.n && st == REMAT_OK; i++) {
-        remat_cli_progress("plot: reading %s", traces.items[i]);
+    remat_status st = REMAT_OK;
+    for (int i = 0; i < traces->n && st == REMAT_OK; i++) {
+        remat_cli_progress("plot: reading %s", traces->items[i]);
         remat_trace_init(&tr[i]);
-        st = remat_trace_read_h5(traces.items[i], &tr[i], &err);
+        st = remat_trace_read_h5(traces->items[i], &tr[i], &err);
         loaded = i + 1;
         in[i].trace = &tr[i];
-        in[i].origin = traces.items[i];
-        in[i].label = i < labels.n ? labels.items[i] : NULL;
-        if (st == REMAT_OK && (Tv[i] || Nv[i])) { /* the simulator's prediction at the other size */
-            int T = Tv[i], N = Nv[i];
-            remat_sim_opts so = remat_sim_opts_default();
-            so.T = T;
-            so.N = N;
-            so.steady = 1; /* the last step drawn by default is then one of the steady state */
-            so.origin = traces.items[i];
-            remat_cli_progress("plot: predicting %s at T=%d N=%d", traces.items[i], T, N);
-            sims[i] = remat_sim_init(&tr[i], &so, &err);
-            if (!sims[i]) st = err.status;
-            if (st == REMAT_OK) st = remat_sim_set_plan(sims[i], NULL, &err);
-            if (st == REMAT_OK) st = remat_sim_run(sims[i], &err);
-            if (st == REMAT_OK) in[i].trace = remat_sim_trace(sims[i]);
-            if (st == REMAT_OK && !in[i].label) { /* say which size each curve is at */
-                const remat_model *pm = remat_sim_model(sims[i]);
-                const char *base = strrchr(traces.items[i], '/');
-                snprintf(rescaled_label[i], sizeof rescaled_label[i], "predicted at T=%lld, N=%lld from %.200s",
-                         (long long)pm->T, (long long)pm->N, base ? base + 1 : traces.items[i]);
-                in[i].label = rescaled_label[i];
-            }
-        }
+        in[i].origin = traces->items[i];
+        in[i].label = i < c->labels.n ? c->labels.items[i] : NULL;
+        if (st == REMAT_OK && (c->Tv[i] || c->Nv[i])) /* the simulator's prediction at the other size */
+            st = predict_at(c, i, &tr[i], &sims[i], &in[i], rescaled_label[i], sizeof rescaled_label[i], &err);
     }
     int mixed = 0; /* simulated (or rescaled) and measured traces overlaid */
-    for (int i = 0; st == REMAT_OK && i < traces.n; i++)
-        for (int k = 0; k < traces.n; k++)
+    for (int i = 0; st == REMAT_OK && i < traces->n; i++)
+        for (int k = 0; k < traces->n; k++)
             mixed |= !strcmp(in[i].trace->backend, "sim") && strcmp(in[k].trace->backend, "sim");
-    if (st == REMAT_OK && mixed && !xs && !breakdown) {
-        co.x = REMAT_CURVE_X_EVENT;
+    if (st == REMAT_OK && mixed && !c->xs && !c->breakdown) {
+        c->co.x = REMAT_CURVE_X_EVENT;
         printf("x axis: allocation events, not time: the overlay mixes simulated and measured traces, whose times "
                "come from different clocks (--x time draws them on time anyway)\n");
     }
     if (st == REMAT_OK) {
-        remat_cli_progress("plot: drawing %s", out);
-        st = breakdown ? remat_plot_breakdown(in, traces.n, &co, &fo, &files, &err)
-                       : remat_plot_memory(in, traces.n, &co, &fo, &files, &err);
+        remat_cli_progress("plot: drawing %s", c->out);
+        st = c->breakdown ? remat_plot_breakdown(in, traces->n, &c->co, fo, files, &err)
+                          : remat_plot_memory(in, traces->n, &c->co, fo, files, &err);
     }
     remat_cli_progress_done();
-    for (int i = 0; st == REMAT_OK && breakdown && i < traces.n; i++) print_peak_layers(traces.items[i], in[i].trace, iter);
+    for (int i = 0; st == REMAT_OK && c->breakdown && i < traces->n; i++)
+        print_peak_layers(traces->items[i], in[i].trace, c->iter);
     for (int i = 0; i < loaded; i++) {
         remat_sim_free(sims[i]);
         remat_trace_free(&tr[i]);
     }
-    return st == REMAT_OK ? report(&files, data_only) : remat_cli_fail("plot", &err);
+    return st == REMAT_OK ? report(files, c->data_only) : remat_cli_fail("plot", &err);
+}
+
+/* --pareto or --scaling: the file read and drawn. */
+static int plot_file(const plot_cmd *c, const remat_figure_opts *fo, remat_figure_files *files) {
+    remat_error err = {0};
+    remat_status st;
+    if (c->pareto) {
+        remat_pareto p;
+        if ((st = remat_pareto_read(c->pareto, &p, &err)) != REMAT_OK) return remat_cli_fail("plot", &err);
+        st = remat_plot_pareto(&p, c->pareto, fo, files, &err);
+        remat_pareto_free(&p);
+    } else {
+        remat_scaling s;
+        if ((st = remat_scaling_read(c->scaling, &s, &err)) != REMAT_OK) return remat_cli_fail("plot", &err);
+        st = remat_plot_scaling(&s, c->scaling, fo, files, &err);
+        remat_scaling_free(&s);
+    }
+    return st == REMAT_OK ? report(files, c->data_only) : remat_cli_fail("plot", &err);
+}
+
+int remat_cmd_plot(int argc, char **argv) {
+    plot_cmd c;
+    memset(&c, 0, sizeof c);
+    c.budget = -1;
+    c.device = -1;
+    c.iter = -1;
+    c.max_points = 4000;
+    c.co = remat_curve_opts_default();
+    int help = 0;
+    const cli_option opts[] = {
+        {"--trace", CLI_STRING_LIST, &c.traces, "trace file (HDF5) to draw; repeat to overlay several"},
+        {"--label", CLI_STRING_LIST, &c.labels, "legend name of the trace at the same position (default: its plan)"},
+        {"--out", CLI_STRING, &c.out, "figure to write: FIG.png or FIG.svg (FIG.gp and FIG.dat go next to it)"},
+        {"--x", CLI_STRING, &c.xs,
+         "x axis of memory curves: time (default) or event (the default when simulated and measured traces are "
+         "overlaid: their clocks differ)"},
+        {"--iter", CLI_INT, &c.iter, "training iteration to draw, from 0 (default: the last)"},
+        {"--device", CLI_INT, &c.device, "imported streams: the device to draw (default: the first with events)"},
+        {"--max-points", CLI_INT, &c.max_points, "points per curve after reduction (default 4000, at least 8)"},
+        {"--no-reserved", CLI_FLAG, &c.no_reserved, "draw live bytes only (no caching-allocator replay)"},
+        {"--breakdown", CLI_FLAG, &c.breakdown, "draw the peak of each trace split by role, as stacked bars"},
+        {"--T", CLI_STRING_LIST, &c.Ts,
+         "draw each baseline trace as the simulator predicts it at this T (no model runs); once for every trace, or "
+         "once per --trace in order (0: as recorded)"},
+        {"--N", CLI_STRING_LIST, &c.Ns, "the same for the batch size: once for every trace, or once per --trace"},
+        {"--budget", CLI_SIZE, &c.budget, "a memory budget, drawn as a dashed line over the memory curves"},
+        {"--pareto", CLI_STRING, &c.pareto, "draw a search's Pareto front from this JSON file"},
+        {"--scaling", CLI_STRING, &c.scaling, "draw peak against T (or N) from this JSON file"},
+        {"--title", CLI_STRING, &c.title, "figure title (default: made from the inputs)"},
+        {"--width", CLI_INT, &c.width, "image width in pixels (default 1280)"},
+        {"--height", CLI_INT, &c.height, "image height in pixels (default 720)"},
+        {"--data-only", CLI_FLAG, &c.data_only, "write FIG.dat and FIG.gp only; do not run gnuplot"},
+        {0},
+    };
+    int rc = remat_cli_parse(argc, argv, USAGE, opts, &help);
+    if (rc != 0 || help) return rc;
+    if ((rc = check_flags(&c)) != 0 || (rc = parse_sizes(&c)) != 0) return rc;
+    if (c.budget == 0 || c.budget == REMAT_SIZE_INF || (c.budget > 0 && (c.traces.n == 0 || c.breakdown))) {
+        fprintf(stderr, "remat plot: --budget: expected a positive finite size, with --trace memory curves\n");
+        return 2;
+    }
+    c.co.budget_bytes = c.budget > 0 ? c.budget : 0;
+    c.co.iter = c.iter;
+    c.co.max_points = c.max_points;
+    c.co.reserved = !c.no_reserved;
+    remat_figure_opts fo = remat_figure_opts_default();
+    fo.out = c.out;
+    fo.title = c.title;
+    fo.data_only = c.data_only;
+    fo.width = c.width;
+    fo.height = c.height;
+    remat_figure_files files;
+    remat_error err = {0};
+    if (remat_figure_files_init(&fo, &files, &err) != REMAT_OK) return remat_cli_fail("plot", &err);
+    cli_file ins[REMAT_PLOT_MAX_INPUTS + 2];
+    int n_in = 0;
+    for (int i = 0; i < c.traces.n; i++) ins[n_in++] = (cli_file){"--trace", c.traces.items[i]};
+    ins[n_in++] = (cli_file){"--pareto", c.pareto};
+    ins[n_in++] = (cli_file){"--scaling", c.scaling};
+    const cli_file outs[] = {{"--out", files.image}, {"--out (its data)", files.data}, {"--out (its script)", files.script}};
+    if (remat_cli_refuse_overlap("plot", ins, n_in, outs, 3)) return 2;
+    if (c.pareto || c.scaling) return plot_file(&c, &fo, &files);
+    if (c.traces.n >= 1 && remat_ext_trace_is_ext_h5(c.traces.items[0])) {
+        if (c.traces.n > 1 || c.breakdown) {
+            fprintf(stderr, "remat plot: --trace: %s is an imported allocation stream: expected it alone, without "
+                            "--breakdown (its figure holds its own breakdown)\n", c.traces.items[0]);
+            return 2;
+        }
+        return plot_ext(c.traces.items[0], c.device, c.max_points, &fo, c.data_only);
+    }
+    return plot_traces(&c, &fo, &files);
 }
