@@ -49,29 +49,8 @@ static const char *role_color(remat_role r) {
     return (int)r >= 0 && r < REMAT_ROLE_COUNT ? c[r] : "#888888";
 }
 
-remat_status remat_plot_breakdown(const remat_plot_input *in, int n, const remat_curve_opts *co,
-                                  const remat_figure_opts *fo, remat_figure_files *files, remat_error *err) {
-    remat_figure_opts fdef = remat_figure_opts_default();
-    if (!fo) fo = &fdef;
-    remat_status st = remat_figure_files_init(fo, files, err);
-    if (st != REMAT_OK) return st;
-    remat_plot_item items[REMAT_PLOT_MAX_INPUTS];
-    remat_curve_opts o = co ? *co : remat_curve_opts_default();
-    o.reserved = 0; /* the breakdown is of live bytes */
-    if ((st = remat_plot_items_build(in, n, &o, items, err)) != REMAT_OK) return st;
-
-    double ymax = 1.0;
-    int used[REMAT_ROLE_COUNT] = {0};
-    for (int i = 0; i < n; i++) {
-        if ((double)items[i].curve.live.peak > ymax) ymax = (double)items[i].curve.live.peak;
-        for (int r = 0; r < REMAT_ROLE_COUNT; r++)
-            if (items[i].curve.by_role_at_peak[r] != 0) used[r] = 1;
-    }
-    remat_unit yu = remat_unit_bytes(ymax);
-
-    remat_afile af;
-    if ((st = remat_afile_open(&af, files->data, err)) != REMAT_OK) goto out;
-    FILE *fp = af.fp;
+/* The data file: one row per trace (its bytes by role at the peak), the segments' labels, the totals. */
+static void breakdown_put_data(FILE *fp, const remat_plot_item *items, int n, double ymax) {
     fprintf(fp, "# remat plot --breakdown: live bytes at each trace's live peak, by role (bytes).\n");
     fprintf(fp, "# index 0: one row per trace: bar, iteration, peak_bytes, then one column per role:\n# bar iter peak");
     for (int k = 0; k < REMAT_ROLE_COUNT; k++) fprintf(fp, " %s", remat_role_name(stack_order[k]));
@@ -104,27 +83,22 @@ remat_status remat_plot_breakdown(const remat_plot_input *in, int n, const remat
         fprintf(fp, "%d %lld \"%s\"\n", i, (long long)items[i].curve.live.peak,
                 remat_fmt_bytes_short(items[i].curve.live.peak, b, sizeof b));
     }
-    if ((st = remat_afile_commit(&af, err)) != REMAT_OK) goto out;
+}
 
-    if ((st = remat_afile_open(&af, files->script, err)) != REMAT_OK) goto out;
-    fp = af.fp;
-    remat_gp_put_header(fp, files, "remat plot --breakdown: the peak of each trace split by what the memory holds.", " (bytes)");
-    remat_gp_put_terminal(fp, files, fo);
-    fprintf(fp, "dat = ");
-    remat_gp_put_path(fp, files->data_name);
+/* The script: stacked bars, one per trace, one colour per role used. */
+static void breakdown_put_script(FILE *fp, const remat_plot_item *items, int n, double ymax, const int *used,
+                                 const remat_figure_files *files, const remat_figure_opts *fo) {
+    remat_unit yu = remat_unit_bytes(ymax);
+    remat_gp_put_open(fp, files, fo, "remat plot --breakdown: the peak of each trace split by what the memory holds.",
+                      " (bytes)");
     char ys[48];
     fprintf(fp, "\nyscale = %s\nylab = \"%s\"\nytop = %.17g / yscale\n", remat_gp_real(yu.scale, ys, sizeof ys), yu.name,
             ymax * 1.12);
-    char title[400], model_name[REMAT_NAME_LEN + 40] = "";
-    for (int i = 0; i < n && !model_name[0]; i++)
-        if (items[i].has_model)
-            snprintf(model_name, sizeof model_name, " - model %s (T=%lld, N=%lld)", items[i].model.name,
-                     (long long)items[i].model.T, (long long)items[i].model.N);
-    if (fo->title && fo->title[0]) snprintf(title, sizeof title, "%s", fo->title);
-    else snprintf(title, sizeof title, "What the peak holds%s", model_name);
-    fprintf(fp, "set title ");
-    remat_gp_put_string(fp, title);
-    fprintf(fp, " font \",13\"\n");
+    char title[400], model_name[REMAT_NAME_LEN + 40];
+    remat_plot_items_model_name(items, n, model_name, sizeof model_name);
+    if (!remat_figure_title_given(fo, title, sizeof title))
+        snprintf(title, sizeof title, "What the peak holds%s", model_name);
+    remat_gp_put_title(fp, title);
     fprintf(fp, "set style data histograms\nset style histogram rowstacked gap 1\n");
     fprintf(fp, "set style fill solid 0.95 border rgb \"white\"\nset boxwidth %.2f\n", n == 1 ? 0.35 : 0.6);
     fprintf(fp, "set yrange [0:ytop]\nset xrange [-0.6:%g]\n", n - 0.4);
@@ -153,9 +127,35 @@ remat_status remat_plot_breakdown(const remat_plot_input *in, int n, const remat
     if (first) fprintf(fp, "  dat index 0 using ($3/yscale) lc rgb \"#888888\" title \"(nothing live)\"");
     fprintf(fp, ", \\\n  dat index 1 using 1:($2/yscale):3 with labels font \",9\" tc rgb \"#202020\" notitle");
     fprintf(fp, ", \\\n  dat index 2 using 1:($2/yscale):3 with labels offset 0,0.8 font \",11\" notitle\n");
-    if ((st = remat_afile_commit(&af, err)) != REMAT_OK) goto out;
-    st = remat_figure_render(fo, files, err);
-out:
+}
+
+remat_status remat_plot_breakdown(const remat_plot_input *in, int n, const remat_curve_opts *co,
+                                  const remat_figure_opts *fo, remat_figure_files *files, remat_error *err) {
+    remat_figure_opts fdef = remat_figure_opts_default();
+    if (!fo) fo = &fdef;
+    remat_status st = remat_figure_files_init(fo, files, err);
+    if (st != REMAT_OK) return st;
+    remat_plot_item items[REMAT_PLOT_MAX_INPUTS];
+    remat_curve_opts o = co ? *co : remat_curve_opts_default();
+    o.reserved = 0; /* the breakdown is of live bytes */
+    if ((st = remat_plot_items_build(in, n, &o, items, err)) != REMAT_OK) return st;
+    double ymax = 1.0;
+    int used[REMAT_ROLE_COUNT] = {0};
+    for (int i = 0; i < n; i++) {
+        if ((double)items[i].curve.live.peak > ymax) ymax = (double)items[i].curve.live.peak;
+        for (int r = 0; r < REMAT_ROLE_COUNT; r++)
+            if (items[i].curve.by_role_at_peak[r] != 0) used[r] = 1;
+    }
+    remat_afile af;
+    if ((st = remat_afile_open(&af, files->data, err)) == REMAT_OK) {
+        breakdown_put_data(af.fp, items, n, ymax);
+        st = remat_afile_commit(&af, err);
+    }
+    if (st == REMAT_OK && (st = remat_afile_open(&af, files->script, err)) == REMAT_OK) {
+        breakdown_put_script(af.fp, items, n, ymax, used, files, fo);
+        st = remat_afile_commit(&af, err);
+    }
+    if (st == REMAT_OK) st = remat_figure_render(fo, files, err);
     remat_plot_items_free(items, n);
     return st;
 }

@@ -195,6 +195,41 @@ void remat_gp_put_header(FILE *fp, const remat_figure_files *f, const char *what
     fprintf(fp, "  (in this folder)\n");
 }
 
+void remat_gp_put_open(FILE *fp, const remat_figure_files *f, const remat_figure_opts *o, const char *what,
+                       const char *units) {
+    remat_gp_put_header(fp, f, what, units);
+    remat_gp_put_terminal(fp, f, o);
+    fprintf(fp, "dat = ");
+    remat_gp_put_path(fp, f->data_name);
+}
+
+void remat_gp_put_title(FILE *fp, const char *title) {
+    fprintf(fp, "set title ");
+    remat_gp_put_string(fp, title);
+    fprintf(fp, " font \",13\"\n");
+}
+
+void remat_gp_put_grid(FILE *fp) {
+    fprintf(fp, "set grid xtics ytics lc rgb \"#d0d0d0\" lt 1 lw 0.6\nset tics out nomirror\nset border 3\n");
+}
+
+void remat_gp_put_budget(FILE *fp, int id, int64_t bytes, const char *text, int right) {
+    fprintf(fp, "budget = %lld / yscale\n", (long long)bytes);
+    fprintf(fp, "set arrow %d from graph 0, first budget to graph 1, first budget nohead dt (8,5) lw 1.2 lc rgb "
+                "\"#888888\" back\n",
+            id);
+    fprintf(fp, "set label %d ", id);
+    remat_gp_put_string(fp, text);
+    fprintf(fp, " at graph %s, first budget offset 0,0.7 %s tc rgb \"#555555\" front\n", right ? "0.99" : "0.01",
+            right ? "right" : "left");
+}
+
+int remat_figure_title_given(const remat_figure_opts *fo, char *buf, size_t len) {
+    if (!fo->title || !fo->title[0]) return 0;
+    snprintf(buf, len, "%s", fo->title);
+    return 1;
+}
+
 void remat_path_stem(const char *path, char *buf, size_t len) {
     const char *b = base_of(path ? path : "");
     const char *dot = strrchr(b, '.');

@@ -110,6 +110,20 @@ void remat_gp_put_terminal(FILE *fp, const remat_figure_files *f, const remat_fi
 /* The two comment lines every script starts with: "# <what>" and where its numbers
  * are (units: e.g. " (bytes)", or NULL) and how to redraw it; names quoted. */
 void remat_gp_put_header(FILE *fp, const remat_figure_files *f, const char *what, const char *units);
+/* How every script opens: the header (remat_gp_put_header), the terminal and
+ * "dat = '<data file>'" (no newline after it). */
+void remat_gp_put_open(FILE *fp, const remat_figure_files *f, const remat_figure_opts *o, const char *what,
+                       const char *units);
+/* "set title '<title>' font ",13"" and a newline. */
+void remat_gp_put_title(FILE *fp, const char *title);
+/* The light x and y grid, outward tics, the left and bottom border. */
+void remat_gp_put_grid(FILE *fp);
+/* A budget of bytes as a dashed grey line across the graph (arrow and label number id),
+ * the variable "budget" in the script's units (data / yscale) and its label text at the
+ * left (right = 0) or right end. */
+void remat_gp_put_budget(FILE *fp, int id, int64_t bytes, const char *text, int right);
+/* fo->title when given (non-empty), into buf: 1; else 0 and buf untouched. */
+int remat_figure_title_given(const remat_figure_opts *fo, char *buf, size_t len);
 /* The stem of a path: "runs/base.h5" -> "base". */
 void remat_path_stem(const char *path, char *buf, size_t len);
 

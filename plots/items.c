@@ -27,6 +27,14 @@ void remat_plot_items_free(remat_plot_item *items, int n) {
     }
 }
 
+void remat_plot_items_model_name(const remat_plot_item *items, int n, char *buf, size_t len) {
+    buf[0] = '\0';
+    for (int i = 0; i < n && !buf[0]; i++)
+        if (items[i].has_model)
+            snprintf(buf, len, " - model %s (T=%lld, N=%lld)", items[i].model.name, (long long)items[i].model.T,
+                     (long long)items[i].model.N);
+}
+
 remat_status remat_plot_items_build(const remat_plot_input *in, int n, const remat_curve_opts *co,
                                     remat_plot_item *items, remat_error *err) {
     if (n < 1 || n > REMAT_PLOT_MAX_INPUTS)

@@ -19,6 +19,8 @@ typedef struct remat_plot_item {
 remat_status remat_plot_items_build(const remat_plot_input *in, int n, const remat_curve_opts *co,
                                     remat_plot_item *items, remat_error *err);
 void remat_plot_items_free(remat_plot_item *items, int n);
+/* " - model <name> (T=.., N=..)" of the first item with a model, for a title ("" when none). */
+void remat_plot_items_model_name(const remat_plot_item *items, int n, char *buf, size_t len);
 
 /* Colours shared by the figures ("#rrggbb"). */
 const char *remat_plot_trace_color(int i);

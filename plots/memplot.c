@@ -359,11 +359,8 @@ static void memfig_peak_labels(memfig *g) {
 /* The script's head: terminal, data file, units, colours, margins. */
 static void memfig_put_head(FILE *fp, const memfig *g, const remat_figure_files *files, const remat_figure_opts *fo) {
     const remat_unit xu = g->xu, yu = g->yu;
-    remat_gp_put_header(fp, files, "remat plot: memory over one training iteration.",
-                        g->xtime ? " (bytes, seconds)" : " (bytes, event counts)");
-    remat_gp_put_terminal(fp, files, fo);
-    fprintf(fp, "dat = ");
-    remat_gp_put_path(fp, files->data_name);
+    remat_gp_put_open(fp, files, fo, "remat plot: memory over one training iteration.",
+                      g->xtime ? " (bytes, seconds)" : " (bytes, event counts)");
     char ys[48], xs[48];
     fprintf(fp, "\n# units: data / yscale is drawn, in ylab\nyscale = %s\nylab = \"%s\"\n",
             remat_gp_real(yu.scale, ys, sizeof ys), yu.name);
@@ -380,15 +377,13 @@ static void memfig_put_head(FILE *fp, const memfig *g, const remat_figure_files 
 /* The curve panel: title, key, budget line, peak labels, the curves. */
 static void memfig_put_curves(FILE *fp, const memfig *g, const remat_figure_opts *fo) {
     const int n = g->n;
-    char title[400], model_name[REMAT_NAME_LEN + 40] = "";
-    for (int i = 0; i < n && !model_name[0]; i++)
-        if (g->items[i].has_model)
-            snprintf(model_name, sizeof model_name, " - model %s (T=%lld, N=%lld)", g->items[i].model.name,
-                     (long long)g->items[i].model.T, (long long)g->items[i].model.N);
-    if (fo->title && fo->title[0]) snprintf(title, sizeof title, "%s", fo->title);
-    else if (g->same_iter)
-        snprintf(title, sizeof title, "Memory over training iteration %d%s", g->items[0].curve.iter, model_name);
-    else snprintf(title, sizeof title, "Memory over the last training iteration%s", model_name);
+    char title[400], model_name[REMAT_NAME_LEN + 40];
+    remat_plot_items_model_name(g->items, n, model_name, sizeof model_name);
+    if (!remat_figure_title_given(fo, title, sizeof title)) {
+        if (g->same_iter)
+            snprintf(title, sizeof title, "Memory over training iteration %d%s", g->items[0].curve.iter, model_name);
+        else snprintf(title, sizeof title, "Memory over the last training iteration%s", model_name);
+    }
     fprintf(fp, "\n# ---- curve panel\n");
     fprintf(fp, "set label 1000 ");
     remat_gp_put_string(fp, title);
@@ -399,16 +394,11 @@ static void memfig_put_curves(FILE *fp, const memfig *g, const remat_figure_opts
     fprintf(fp, "set xrange [0:xmax]\nset yrange [0:ytop]\nset format x \"\"\nunset xlabel\n");
     if (g->budget > 0) { /* what the card holds for the allocator: the line a curve must stay under */
         char b[32], t[64];
-        fprintf(fp, "budget = %lld / yscale\n", (long long)g->budget);
-        fprintf(fp, "set arrow 990 from graph 0, first budget to graph 1, first budget nohead dt (8,5) lw 1.2 lc rgb "
-                    "\"#888888\" back\n");
         snprintf(t, sizeof t, "budget %s", remat_fmt_bytes_short(g->budget, b, sizeof b));
-        fprintf(fp, "set label 990 ");
-        remat_gp_put_string(fp, t);
-        fprintf(fp, " at graph 0.01, first budget offset 0,0.7 left tc rgb \"#555555\" front\n");
+        remat_gp_put_budget(fp, 990, g->budget, t, 0);
     }
     fprintf(fp, "set ylabel \"memory (\".ylab.\")\"\nset format y \"%%g\"\n");
-    fprintf(fp, "set grid xtics ytics lc rgb \"#d0d0d0\" lt 1 lw 0.6\nset tics out nomirror\nset border 3\n");
+    remat_gp_put_grid(fp);
     for (int k = 0; k < g->nl; k++) {
         const peak_label *pl = &g->labels[k];
         const char *col = remat_plot_trace_color(pl->trace);
