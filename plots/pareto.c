@@ -226,39 +226,49 @@ int remat_pareto_front(const remat_pareto *p, int *idx) {
     return k;
 }
 
-remat_status remat_plot_pareto(const remat_pareto *p, const char *origin, const remat_figure_opts *fo,
-                               remat_figure_files *files, remat_error *err) {
-    remat_figure_opts fdef = remat_figure_opts_default();
-    if (!fo) fo = &fdef;
-    remat_status st = remat_figure_files_init(fo, files, err);
-    if (st != REMAT_OK) return st;
-    if (p->n_points < 1) return remat_error_set(err, REMAT_ERR_INPUT, "%s: points: expected at least one point", origin ? origin : "<pareto>");
-    int n = p->n_points + (p->has_baseline ? 1 : 0);
-    double *ov = remat_xmalloc((size_t)n * sizeof(double), err);
-    int64_t *pk = remat_xmalloc((size_t)n * sizeof(int64_t), err);
-    int *idx = remat_xmalloc((size_t)n * sizeof(int), err);
-    if (!ov || !pk || !idx) { st = REMAT_ERR_NOMEM; goto out; }
-    double omin = 0.0, omax = 0.0, ymax = 1.0;
+/* The points of a figure: overhead and peak of every point (the baseline last, at 0 %),
+ * the non-dominated ones, and the ranges drawn. */
+typedef struct pareto_fig {
+    int n, nf, nchosen;
+    double *ov;
+    int64_t *pk;
+    int *idx;
+    double ymax, xlo, xhi;
+} pareto_fig;
+
+static remat_status pareto_fig_build(const remat_pareto *p, pareto_fig *g, remat_error *err) {
+    int n = g->n = p->n_points + (p->has_baseline ? 1 : 0);
+    g->ov = remat_xmalloc((size_t)n * sizeof(double), err);
+    g->pk = remat_xmalloc((size_t)n * sizeof(int64_t), err);
+    g->idx = remat_xmalloc((size_t)n * sizeof(int), err);
+    if (!g->ov || !g->pk || !g->idx) return REMAT_ERR_NOMEM;
+    double omin = 0.0, omax = 0.0;
+    g->ymax = 1.0;
     for (int i = 0; i < p->n_points; i++) {
-        ov[i] = p->points[i].overhead;
-        pk[i] = p->points[i].peak_bytes;
+        g->ov[i] = p->points[i].overhead;
+        g->pk[i] = p->points[i].peak_bytes;
+        g->nchosen += p->points[i].chosen;
     }
-    if (p->has_baseline) { ov[n - 1] = 0.0; pk[n - 1] = p->baseline_peak_bytes; }
+    if (p->has_baseline) {
+        g->ov[n - 1] = 0.0;
+        g->pk[n - 1] = p->baseline_peak_bytes;
+    }
     for (int i = 0; i < n; i++) {
-        if (ov[i] < omin) omin = ov[i];
-        if (ov[i] > omax) omax = ov[i];
-        if ((double)pk[i] > ymax) ymax = (double)pk[i];
+        if (g->ov[i] < omin) omin = g->ov[i];
+        if (g->ov[i] > omax) omax = g->ov[i];
+        if ((double)g->pk[i] > g->ymax) g->ymax = (double)g->pk[i];
     }
-    if ((double)p->budget_bytes > ymax) ymax = (double)p->budget_bytes;
-    int nf = front_of(ov, pk, n, idx);
-    remat_unit yu = remat_unit_bytes(ymax);
+    if ((double)p->budget_bytes > g->ymax) g->ymax = (double)p->budget_bytes;
+    g->nf = front_of(g->ov, g->pk, n, g->idx);
     double span = (omax - omin) * 100.0;
     if (span <= 0.0) span = 10.0;
-    double xlo = omin * 100.0 - 0.06 * span, xhi = omax * 100.0 + 0.30 * span;
+    g->xlo = omin * 100.0 - 0.06 * span;
+    g->xhi = omax * 100.0 + 0.30 * span;
+    return REMAT_OK;
+}
 
-    remat_afile af;
-    if ((st = remat_afile_open(&af, files->data, err)) != REMAT_OK) goto out;
-    FILE *fp = af.fp;
+/* The data file: every point, the front (as a staircase to the right edge), the chosen, the baseline. */
+static void pareto_put_data(FILE *fp, const remat_pareto *p, const pareto_fig *g) {
     fprintf(fp, "# remat plot --pareto: plans of a search; overhead in percent, peak in bytes.\n");
     fprintf(fp, "# index 0: every point: overhead_pct peak_bytes time_s chosen \"label\"\n");
     for (int i = 0; i < p->n_points; i++) {
@@ -268,12 +278,10 @@ remat_status remat_plot_pareto(const remat_pareto *p, const char *origin, const 
         fputc('\n', fp);
     }
     fprintf(fp, "\n\n# index 1: the non-dominated points (baseline included), by overhead: overhead_pct peak_bytes\n");
-    for (int k = 0; k < nf; k++) fprintf(fp, "%.9g %lld\n", ov[idx[k]] * 100.0, (long long)pk[idx[k]]);
+    for (int k = 0; k < g->nf; k++) fprintf(fp, "%.9g %lld\n", g->ov[g->idx[k]] * 100.0, (long long)g->pk[g->idx[k]]);
     /* extend the staircase to the right edge so the last step reads as "from here on" */
-    fprintf(fp, "%.9g %lld\n", xhi, (long long)pk[idx[nf - 1]]);
-    int nchosen = 0;
-    for (int i = 0; i < p->n_points; i++) nchosen += p->points[i].chosen;
-    if (nchosen) {
+    fprintf(fp, "%.9g %lld\n", g->xhi, (long long)g->pk[g->idx[g->nf - 1]]);
+    if (g->nchosen) {
         fprintf(fp, "\n\n# index 2: chosen: overhead_pct peak_bytes time_s \"label\"\n");
         for (int i = 0; i < p->n_points; i++)
             if (p->points[i].chosen) {
@@ -284,46 +292,21 @@ remat_status remat_plot_pareto(const remat_pareto *p, const char *origin, const 
             }
     }
     if (p->has_baseline)
-        fprintf(fp, "\n\n# index %d: baseline: overhead_pct peak_bytes time_s\n0 %lld %.9g\n", nchosen ? 3 : 2,
+        fprintf(fp, "\n\n# index %d: baseline: overhead_pct peak_bytes time_s\n0 %lld %.9g\n", g->nchosen ? 3 : 2,
                 (long long)p->baseline_peak_bytes, p->baseline_time_s);
-    if ((st = remat_afile_commit(&af, err)) != REMAT_OK) goto out;
+}
 
-    if ((st = remat_afile_open(&af, files->script, err)) != REMAT_OK) goto out;
-    fp = af.fp;
-    remat_gp_put_header(fp, files, "remat plot --pareto: predicted peak against predicted time overhead of the plans of a search.",
-                        NULL);
-    remat_gp_put_terminal(fp, files, fo);
-    fprintf(fp, "dat = ");
-    remat_gp_put_path(fp, files->data_name);
-    char ys[48];
-    fprintf(fp, "\nyscale = %s\nylab = \"%s\"\nytop = %.17g / yscale\n", remat_gp_real(yu.scale, ys, sizeof ys), yu.name,
-            ymax * 1.15);
-    char title[400];
-    if (fo->title && fo->title[0]) snprintf(title, sizeof title, "%s", fo->title);
-    else if (p->model[0]) /* what the search was about, not the file's name */
-        snprintf(title, sizeof title, "%s (T=%lld, N=%lld): predicted peak %s against step-time overhead", p->model,
-                 (long long)p->T, (long long)p->N,
-                 !strcmp(p->peak_on, "live") ? "live memory" : !strcmp(p->peak_on, "reserved") ? "reserved memory" : "memory");
-    else {
-        char stem[128];
-        remat_path_stem(origin ? origin : "", stem, sizeof stem);
-        snprintf(title, sizeof title, "Peak memory against step-time overhead%s%s", stem[0] ? " - " : "", stem);
-    }
-    fprintf(fp, "set title ");
-    remat_gp_put_string(fp, title);
-    fprintf(fp, " font \",13\"\n");
-    fprintf(fp, "set xrange [%.9g:%.9g]\nset yrange [0:ytop]\n", xlo, xhi);
-    fprintf(fp, "set xlabel \"predicted step-time overhead over the baseline (%%)\"\n");
-    /* what peak_bytes are: reserved bytes (the caching model, the search's default) or live */
-    fprintf(fp, "set ylabel \"predicted peak %s (\".ylab.\")\"\nset format y \"%%g\"\nset format x \"%%g\"\n",
-            !strcmp(p->peak_on, "live") ? "live memory" : !strcmp(p->peak_on, "reserved") ? "reserved memory (caching allocator model)" : "memory");
-    fprintf(fp, "set grid xtics ytics lc rgb \"#d0d0d0\" lt 1 lw 0.6\nset tics out nomirror\nset border 3\n");
-    fprintf(fp, "set key bottom left Left reverse samplen 2 spacing 1.2 box lc rgb \"#cccccc\" opaque\n");
-    fprintf(fp, "set style textbox opaque fc rgb \"white\" noborder margins 2,1\n");
+/* What the peaks are, for the title and the y label. */
+static const char *peak_on_text(const remat_pareto *p, int long_form) {
+    if (!strcmp(p->peak_on, "live")) return "live memory";
+    if (!strcmp(p->peak_on, "reserved")) return long_form ? "reserved memory (caching allocator model)" : "reserved memory";
+    return "memory";
+}
+
+/* The script's labels: the budget line, each chosen plan, the baseline. */
+static void pareto_put_labels(FILE *fp, const remat_pareto *p) {
     if (p->budget_bytes > 0) {
         char b[32], b2[32], b3[32], t[160];
-        fprintf(fp, "budget = %lld / yscale\n", (long long)p->budget_bytes);
-        fprintf(fp, "set arrow 1 from graph 0, first budget to graph 1, first budget nohead dt (8,5) lw 1.2 lc rgb \"#888888\" back\n");
         if (p->budget_total_bytes > 0 && p->device_overhead_bytes > 0) /* the line is the allocator's share */
             snprintf(t, sizeof t, "budget %s for the allocator (%s less the %s device overhead)",
                      remat_fmt_bytes_short(p->budget_bytes, b, sizeof b),
@@ -331,9 +314,7 @@ remat_status remat_plot_pareto(const remat_pareto *p, const char *origin, const 
                      remat_fmt_bytes_short(p->device_overhead_bytes, b3, sizeof b3));
         else
             snprintf(t, sizeof t, "budget %s", remat_fmt_bytes_short(p->budget_bytes, b, sizeof b));
-        fprintf(fp, "set label 1 ");
-        remat_gp_put_string(fp, t);
-        fprintf(fp, " at graph 0.99, first budget offset 0,0.7 right tc rgb \"#555555\" front\n");
+        remat_gp_put_budget(fp, 1, p->budget_bytes, t, 1);
     }
     int lab = 10;
     for (int i = 0; i < p->n_points; i++) {
@@ -354,22 +335,72 @@ remat_status remat_plot_pareto(const remat_pareto *p, const char *origin, const 
         fprintf(fp, " at first 0, first %lld/yscale offset 0,1.5 left boxed front tc rgb \"#202020\"\n",
                 (long long)p->baseline_peak_bytes);
     }
+}
+
+/* The script: axes, labels, the front, the points, the chosen plan and the baseline. */
+static void pareto_put_script(FILE *fp, const remat_pareto *p, const pareto_fig *g, const char *origin,
+                              const remat_figure_files *files, const remat_figure_opts *fo) {
+    remat_unit yu = remat_unit_bytes(g->ymax);
+    remat_gp_put_open(fp, files, fo,
+                      "remat plot --pareto: predicted peak against predicted time overhead of the plans of a search.",
+                      NULL);
+    char ys[48];
+    fprintf(fp, "\nyscale = %s\nylab = \"%s\"\nytop = %.17g / yscale\n", remat_gp_real(yu.scale, ys, sizeof ys), yu.name,
+            g->ymax * 1.15);
+    char title[400];
+    if (!remat_figure_title_given(fo, title, sizeof title)) {
+        char stem[128];
+        remat_path_stem(origin ? origin : "", stem, sizeof stem);
+        if (p->model[0]) /* what the search was about, not the file's name */
+            snprintf(title, sizeof title, "%s (T=%lld, N=%lld): predicted peak %s against step-time overhead",
+                     p->model, (long long)p->T, (long long)p->N, peak_on_text(p, 0));
+        else snprintf(title, sizeof title, "Peak memory against step-time overhead%s%s", stem[0] ? " - " : "", stem);
+    }
+    remat_gp_put_title(fp, title);
+    fprintf(fp, "set xrange [%.9g:%.9g]\nset yrange [0:ytop]\n", g->xlo, g->xhi);
+    fprintf(fp, "set xlabel \"predicted step-time overhead over the baseline (%%)\"\n");
+    /* what peak_bytes are: reserved bytes (the caching model, the search's default) or live */
+    fprintf(fp, "set ylabel \"predicted peak %s (\".ylab.\")\"\nset format y \"%%g\"\nset format x \"%%g\"\n",
+            peak_on_text(p, 1));
+    remat_gp_put_grid(fp);
+    fprintf(fp, "set key bottom left Left reverse samplen 2 spacing 1.2 box lc rgb \"#cccccc\" opaque\n");
+    fprintf(fp, "set style textbox opaque fc rgb \"white\" noborder margins 2,1\n");
+    pareto_put_labels(fp, p);
     fprintf(fp, "# to name every point: add  dat index 0 using 1:($2/yscale):5 with labels offset 1,0.6 left font \",8\" notitle\n");
     fprintf(fp, "plot \\\n");
     fprintf(fp, "  dat index 1 using 1:($2/yscale) with steps lw 2 lc rgb \"#1f5fbf\" title \"Pareto front (lower peak costs more time)\", \\\n");
     fprintf(fp, "  dat index 0 using 1:($2/yscale) with points pt 6 ps 1.1 lc rgb \"#6f8fbf\" title \"plans evaluated (%d)\"",
             p->n_points);
-    if (nchosen)
+    if (g->nchosen)
         fprintf(fp, ", \\\n  dat index 2 using 1:($2/yscale) with points pt 7 ps 2.2 lc rgb \"#d6451b\" title \"chosen plan\"");
     if (p->has_baseline)
         fprintf(fp, ", \\\n  dat index %d using 1:($2/yscale) with points pt 5 ps 1.8 lc rgb \"#202020\" title \"baseline (no checkpointing)\"",
-                nchosen ? 3 : 2);
+                g->nchosen ? 3 : 2);
     fprintf(fp, "\n");
-    if ((st = remat_afile_commit(&af, err)) != REMAT_OK) goto out;
-    st = remat_figure_render(fo, files, err);
-out:
-    remat_xfree(ov);
-    remat_xfree(pk);
-    remat_xfree(idx);
+}
+
+remat_status remat_plot_pareto(const remat_pareto *p, const char *origin, const remat_figure_opts *fo,
+                               remat_figure_files *files, remat_error *err) {
+    remat_figure_opts fdef = remat_figure_opts_default();
+    if (!fo) fo = &fdef;
+    remat_status st = remat_figure_files_init(fo, files, err);
+    if (st != REMAT_OK) return st;
+    if (p->n_points < 1) return remat_error_set(err, REMAT_ERR_INPUT, "%s: points: expected at least one point", origin ? origin : "<pareto>");
+    pareto_fig g;
+    memset(&g, 0, sizeof g);
+    st = pareto_fig_build(p, &g, err);
+    remat_afile af;
+    if (st == REMAT_OK && (st = remat_afile_open(&af, files->data, err)) == REMAT_OK) {
+        pareto_put_data(af.fp, p, &g);
+        st = remat_afile_commit(&af, err);
+    }
+    if (st == REMAT_OK && (st = remat_afile_open(&af, files->script, err)) == REMAT_OK) {
+        pareto_put_script(af.fp, p, &g, origin, files, fo);
+        st = remat_afile_commit(&af, err);
+    }
+    if (st == REMAT_OK) st = remat_figure_render(fo, files, err);
+    remat_xfree(g.ov);
+    remat_xfree(g.pk);
+    remat_xfree(g.idx);
     return st;
 }

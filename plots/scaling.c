@@ -223,32 +223,10 @@ remat_scaling_fit remat_scaling_best_fit(const remat_scaling_series *s) {
     return fit_sse(s, REMAT_FIT_SQRT) < fit_sse(s, REMAT_FIT_LINEAR) ? REMAT_FIT_SQRT : REMAT_FIT_LINEAR;
 }
 
-remat_status remat_plot_scaling(const remat_scaling *s, const char *origin, const remat_figure_opts *fo,
-                                remat_figure_files *files, remat_error *err) {
-    remat_figure_opts fdef = remat_figure_opts_default();
-    if (!fo) fo = &fdef;
-    remat_status st = remat_figure_files_init(fo, files, err);
-    if (st != REMAT_OK) return st;
-    if (s->n_series < 1) return remat_error_set(err, REMAT_ERR_INPUT, "%s: series: expected at least one series", origin ? origin : "<scaling>");
-    double xmax = 0.0, ymax = 1.0;
-    for (int i = 0; i < s->n_series; i++)
-        for (int k = 0; k < s->series[i].n; k++) {
-            if (s->series[i].x[k] > xmax) xmax = s->series[i].x[k];
-            if ((double)s->series[i].peak_bytes[k] > ymax) ymax = (double)s->series[i].peak_bytes[k];
-        }
-    if ((double)s->budget_bytes > ymax) ymax = (double)s->budget_bytes;
-    remat_unit yu = remat_unit_bytes(ymax);
-    const char *xn = s->x_name;
-    char xlabel[96];
-    if (!strcmp(xn, "T")) snprintf(xlabel, sizeof xlabel, "T (simulation time steps)");
-    else if (!strcmp(xn, "N")) snprintf(xlabel, sizeof xlabel, "N (batch size)");
-    else snprintf(xlabel, sizeof xlabel, "%s", xn);
-
-    remat_afile af;
-    if ((st = remat_afile_open(&af, files->data, err)) != REMAT_OK) return st;
-    FILE *fp = af.fp;
+/* The data file: one block per series. */
+static void scaling_put_data(FILE *fp, const remat_scaling *s) {
     fprintf(fp, "# remat plot --scaling: peak live bytes against ");
-    remat_gp_put_string(fp, xn);
+    remat_gp_put_string(fp, s->x_name);
     fprintf(fp, ", one block (gnuplot index) per series.\n");
     for (int i = 0; i < s->n_series; i++) {
         if (i) fprintf(fp, "\n\n");
@@ -258,37 +236,12 @@ remat_status remat_plot_scaling(const remat_scaling *s, const char *origin, cons
         for (int k = 0; k < s->series[i].n; k++)
             fprintf(fp, "%.17g %lld\n", s->series[i].x[k], (long long)s->series[i].peak_bytes[k]);
     }
-    if ((st = remat_afile_commit(&af, err)) != REMAT_OK) return st;
+}
 
-    if ((st = remat_afile_open(&af, files->script, err)) != REMAT_OK) return st;
-    fp = af.fp;
-    remat_gp_put_header(fp, files, "remat plot --scaling: how the peak grows, with fitted linear and square-root references.",
-                        NULL);
-    remat_gp_put_terminal(fp, files, fo);
-    fprintf(fp, "dat = ");
-    remat_gp_put_path(fp, files->data_name);
-    char ys[48];
-    fprintf(fp, "\nyscale = %s\nylab = \"%s\"\nytop = %.17g / yscale\nxmax = %.17g\n", remat_gp_real(yu.scale, ys, sizeof ys),
-            yu.name, ymax * 1.15, xmax * 1.06);
-    char title[400], at[64] = "";
-    if (!strcmp(xn, "T") && s->at_N > 0) snprintf(at, sizeof at, " at N = %lld", (long long)s->at_N);
-    else if (!strcmp(xn, "N") && s->at_T > 0) snprintf(at, sizeof at, " at T = %lld", (long long)s->at_T);
-    if (fo->title && fo->title[0]) snprintf(title, sizeof title, "%s", fo->title);
-    else snprintf(title, sizeof title, "Peak memory against %s%s", xn, at);
-    fprintf(fp, "set title ");
-    remat_gp_put_string(fp, title);
-    fprintf(fp, " font \",13\"\n");
-    fprintf(fp, "set xrange [0:xmax]\nset yrange [0:ytop]\nset samples 400\n");
-    fprintf(fp, "set xlabel ");
-    remat_gp_put_string(fp, xlabel);
-    fprintf(fp, "\nset ylabel ");
-    remat_gp_put_string(fp, s->y_name[0] ? s->y_name : "peak live memory");
-    fprintf(fp, ".\" (\".ylab.\")\"\nset format y \"%%g\"\nset format x \"%%g\"\n");
-    fprintf(fp, "set grid xtics ytics lc rgb \"#d0d0d0\" lt 1 lw 0.6\nset tics out nomirror\nset border 3\n");
-    fprintf(fp, "set key top left Left reverse samplen 3 spacing 1.25 box lc rgb \"#cccccc\" opaque\n");
-    /* fitted references, drawn after the series */
-    int fit_of[REMAT_SCALING_MAX_SERIES];
-    char fit_title[REMAT_SCALING_MAX_SERIES][300];
+/* The fitted references: fitK_a, fitK_b and fitK(x) for each series with a fit, and
+ * their key titles; returns how many, fit_of[k] the series of the k-th. */
+static int scaling_put_fits(FILE *fp, const remat_scaling *s, int *fit_of, char (*fit_title)[300]) {
+    const char *xn = s->x_name;
     int nfit = 0;
     for (int i = 0; i < s->n_series; i++) {
         const remat_scaling_series *q = &s->series[i];
@@ -311,16 +264,46 @@ remat_status remat_plot_scaling(const remat_scaling *s, const char *origin, cons
             snprintf(t, sizeof fit_title[0], "\xe2\x88\x9d %s, fit to %s: %s + %s \xc3\x97 %s", xn, q->name, av, bv, xn);
         fit_of[nfit++] = i;
     }
+    return nfit;
+}
+
+/* The script: axes, the fitted references, the budget, each series' last value, the curves. */
+static void scaling_put_script(FILE *fp, const remat_scaling *s, double xmax, double ymax,
+                               const remat_figure_files *files, const remat_figure_opts *fo) {
+    remat_unit yu = remat_unit_bytes(ymax);
+    const char *xn = s->x_name;
+    char xlabel[96];
+    if (!strcmp(xn, "T")) snprintf(xlabel, sizeof xlabel, "T (simulation time steps)");
+    else if (!strcmp(xn, "N")) snprintf(xlabel, sizeof xlabel, "N (batch size)");
+    else snprintf(xlabel, sizeof xlabel, "%s", xn);
+    remat_gp_put_open(fp, files, fo,
+                      "remat plot --scaling: how the peak grows, with fitted linear and square-root references.", NULL);
+    char ys[48];
+    fprintf(fp, "\nyscale = %s\nylab = \"%s\"\nytop = %.17g / yscale\nxmax = %.17g\n", remat_gp_real(yu.scale, ys, sizeof ys),
+            yu.name, ymax * 1.15, xmax * 1.06);
+    char title[400], at[64] = "";
+    if (!strcmp(xn, "T") && s->at_N > 0) snprintf(at, sizeof at, " at N = %lld", (long long)s->at_N);
+    else if (!strcmp(xn, "N") && s->at_T > 0) snprintf(at, sizeof at, " at T = %lld", (long long)s->at_T);
+    if (!remat_figure_title_given(fo, title, sizeof title))
+        snprintf(title, sizeof title, "Peak memory against %s%s", xn, at);
+    remat_gp_put_title(fp, title);
+    fprintf(fp, "set xrange [0:xmax]\nset yrange [0:ytop]\nset samples 400\n");
+    fprintf(fp, "set xlabel ");
+    remat_gp_put_string(fp, xlabel);
+    fprintf(fp, "\nset ylabel ");
+    remat_gp_put_string(fp, s->y_name[0] ? s->y_name : "peak live memory");
+    fprintf(fp, ".\" (\".ylab.\")\"\nset format y \"%%g\"\nset format x \"%%g\"\n");
+    remat_gp_put_grid(fp);
+    fprintf(fp, "set key top left Left reverse samplen 3 spacing 1.25 box lc rgb \"#cccccc\" opaque\n");
+    /* fitted references, drawn after the series */
+    int fit_of[REMAT_SCALING_MAX_SERIES];
+    char fit_title[REMAT_SCALING_MAX_SERIES][300];
+    int nfit = scaling_put_fits(fp, s, fit_of, fit_title);
     fprintf(fp, "set style textbox opaque fc rgb \"white\" noborder margins 2,1\n");
     if (s->budget_bytes > 0) {
         char b[32], t[48];
-        fprintf(fp, "budget = %lld / yscale\n", (long long)s->budget_bytes);
-        fprintf(fp, "set arrow 100 from graph 0, first budget to graph 1, first budget nohead dt (8,5) lw 1.2 lc rgb "
-                    "\"#888888\" back\n");
         snprintf(t, sizeof t, "budget %s", remat_fmt_bytes_short(s->budget_bytes, b, sizeof b));
-        fprintf(fp, "set label 100 ");
-        remat_gp_put_string(fp, t);
-        fprintf(fp, " at graph 0.99, first budget offset 0,0.7 right tc rgb \"#555555\" front\n");
+        remat_gp_put_budget(fp, 100, s->budget_bytes, t, 1);
     }
     for (int i = 0; i < s->n_series; i++) {
         const remat_scaling_series *q = &s->series[i];
@@ -346,6 +329,28 @@ remat_status remat_plot_scaling(const remat_scaling *s, const char *origin, cons
         remat_gp_put_string(fp, fit_title[k]);
         fprintf(fp, "%s\n", k + 1 < nfit ? ", \\" : "");
     }
+}
+
+remat_status remat_plot_scaling(const remat_scaling *s, const char *origin, const remat_figure_opts *fo,
+                                remat_figure_files *files, remat_error *err) {
+    remat_figure_opts fdef = remat_figure_opts_default();
+    if (!fo) fo = &fdef;
+    remat_status st = remat_figure_files_init(fo, files, err);
+    if (st != REMAT_OK) return st;
+    if (s->n_series < 1) return remat_error_set(err, REMAT_ERR_INPUT, "%s: series: expected at least one series", origin ? origin : "<scaling>");
+    double xmax = 0.0, ymax = 1.0;
+    for (int i = 0; i < s->n_series; i++)
+        for (int k = 0; k < s->series[i].n; k++) {
+            if (s->series[i].x[k] > xmax) xmax = s->series[i].x[k];
+            if ((double)s->series[i].peak_bytes[k] > ymax) ymax = (double)s->series[i].peak_bytes[k];
+        }
+    if ((double)s->budget_bytes > ymax) ymax = (double)s->budget_bytes;
+    remat_afile af;
+    if ((st = remat_afile_open(&af, files->data, err)) != REMAT_OK) return st;
+    scaling_put_data(af.fp, s);
+    if ((st = remat_afile_commit(&af, err)) != REMAT_OK) return st;
+    if ((st = remat_afile_open(&af, files->script, err)) != REMAT_OK) return st;
+    scaling_put_script(af.fp, s, xmax, ymax, files, fo);
     if ((st = remat_afile_commit(&af, err)) != REMAT_OK) return st;
     return remat_figure_render(fo, files, err);
 }
