@@ -1062,3 +1062,26 @@ TEST(LayerOptions, Conv2dGroups) {
                                 R"("kernel": 3, "stride": 2, "padding": 1, "groups": 2})"),
                    "layers[7].groups: unknown field", "pool groups");
 }
+
+TEST(LayerOptions, Conv1dGroups) {
+    const char *audio = R"({"name": "audio", "T": 2, "N": 2, "input": {"shape": [4, 16], "kind": "spikes"},
+      "classes": 3,
+      "layers": [
+        {"name": "c1", "type": "conv1d", "out": 8, "kernel": 5, "padding": "same", "groups": 4},
+        {"name": "fl", "type": "flatten"},
+        {"name": "fc", "type": "linear", "out": 3}
+      ],
+      "blocks": [{"name": "a", "layers": ["c1", "fl", "fc"]}]})";
+    Parsed a(audio);
+    ASSERT_EQ(a.st, REMAT_OK) << a.err.msg;
+    int64_t dims[4];
+    ASSERT_EQ(remat_layer_param_dims(&a.m.layers[0], 0, dims), 3);  // PyTorch's Conv1d weight [out, in / groups, k]
+    EXPECT_EQ(dims[0], 8);
+    EXPECT_EQ(dims[1], 1);
+    EXPECT_EQ(dims[2], 5);
+    EXPECT_EQ(remat_layer_fan_in(&a.m.layers[0]), 5);
+    EXPECT_EQ(remat_layer_geom(&a.m.layers[0]).groups, 4);
+    expect_refused(replace_once(audio, R"("groups": 4)", R"("groups": 3)"),
+                   "layers[0].groups: expected a divisor of both the input channels (4) and \"out\" (8), got 3",
+                   "conv1d groups 3");
+}
