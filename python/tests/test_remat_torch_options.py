@@ -8,7 +8,9 @@ importer writes, remat's step against PyTorch's on the same weights, and remat's
 
 The helpers (remat, the agreement check, the plan grid) are test_remat_torch.py's.
 """
+import json
 import os
+import subprocess
 import sys
 import unittest
 
@@ -109,6 +111,17 @@ class ImportOptionsSpikingJelly(unittest.TestCase):
         self.assertEqual(m["3"], {"name": "3", "type": "maxpool1d", "kernel": 3, "stride": 2, "ceil_mode": True})
         self.assertEqual((m["4"]["type"], m["4"]["groups"], m["4"]["bias"]), ("conv1d", 2, False))
         self.assertEqual(m["6"], {"name": "6", "type": "avgpool1d", "kernel": 2})
+
+    def test_cli_import_of_a_1d_input(self):
+        out = os.path.join(base.TMP, "cli_1d.json")
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(base.ROOT, "python"),
+                                                           os.path.dirname(os.path.abspath(__file__)), base.SJ_PATH]))
+        p = subprocess.run([sys.executable, "-m", "remat_torch", "import", "--factory", "nets:audio_1d",
+                            "--input-shape", "4,32", "--T", "4", "--N", "2", "--out", out],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out) as f:
+            self.assertEqual(json.load(f)["input"]["shape"], [4, 32])
 
     def test_agreement_2d(self):
         base.Agreement.check(self, "options_2d", nets.options_2d(), (2, 16, 16), 4, 2, "rate_mse")
