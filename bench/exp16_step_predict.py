@@ -3,13 +3,14 @@
 questions a new user asks: record a plain step at one batch size, then ask for another
 batch size, or for a plan's overhead.
 
-  python3 bench/exp16_step_predict.py [--rounds R] [--threads N]
+  python3 bench/exp16_step_predict.py [--rounds R] [--threads N] [--iters I]
                                       [--models sew-resnet18:2:4,8,vgg-dvs:2:4] [--save NAME]
 
 For each entry name:N0:N1,N2,... (the model file at batch N0, asked at N1, N2, ...):
   1. `remat run --iters 3 --trace` at N0, plain: the recording;
   2. for each asked N (and N0 itself): `remat simulate --trace REC --N n` (predicted step
-     time) against `remat run --N n --iters 3` (measured: the best step after the first);
+     time) against `remat run --N n --iters I` (I default 3; measured: the best step after
+     the first);
   3. at N0, the plan that checkpoints every block (uncompressed, k=1): predicted against
      measured step time, and the overhead over plain, predicted (simulate, both from the
      recording) against measured (both runs of this round).
@@ -25,8 +26,8 @@ sys.dont_write_bytecode = True
 import common as C  # noqa: E402
 
 
-def measured(model, n, threads, plan=None):
-    cmd = [C.remat_bin(), "run", "--model", model, "--N", n, "--iters", 3, "--threads", threads] + C.TRAIN_FLAGS
+def measured(model, n, threads, iters, plan=None):
+    cmd = [C.remat_bin(), "run", "--model", model, "--N", n, "--iters", iters, "--threads", threads] + C.TRAIN_FLAGS
     if plan:
         cmd += ["--plan", plan]
     d = C.run_json([str(c) for c in cmd] + ["--json"])
@@ -43,6 +44,7 @@ def predicted(trace, n, plan=None):
 def main():
     rounds = C.arg_int("--rounds", 2)
     threads = C.arg_int("--threads", 1)
+    iters = C.arg_int("--iters", 3)
     entries = (sys.argv[sys.argv.index("--models") + 1] if "--models" in sys.argv
                else "sew-resnet18:2:4,8;vgg-dvs:2:4").split(";")
     save_as = sys.argv[sys.argv.index("--save") + 1] if "--save" in sys.argv else "exp16_step_predict"
@@ -65,11 +67,11 @@ def main():
         meas = {}
         for r in range(rounds):
             for n in [n0] + asked:
-                t, load, c = measured(model, n, threads)
+                t, load, c = measured(model, n, threads, iters)
                 meas.setdefault(("plain", n), []).append((t, load))
                 if r == 0:
                     commands.append(c)
-            t, load, c = measured(model, n0, threads, perblock)
+            t, load, c = measured(model, n0, threads, iters, perblock)
             meas.setdefault(("ckpt/block", n0), []).append((t, load))
             if r == 0:
                 commands.append(c)
@@ -95,8 +97,8 @@ def main():
               flush=True)
     C.save(save_as, {"title": "Predicted against measured step time", "rounds": rounds, "threads": threads,
                      "commands": commands, "rows": rows,
-                     "command": "python3 bench/exp16_step_predict.py --rounds %d --threads %d --models '%s'" % (
-                         rounds, threads, ";".join(entries))})
+                     "command": "python3 bench/exp16_step_predict.py --rounds %d --threads %d --iters %d --models '%s'" % (
+                         rounds, threads, iters, ";".join(entries))})
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ typedef struct cost_key { int64_t k[4]; } cost_key; /* op, layer, phase, elems p
 
 typedef struct cost_row {
     cost_key key;
+    double ep;         /* elements per time step */
     double per_step;   /* duration / t_steps */
     double per_elem;   /* duration / elems (NAN when elems == 0) */
     double dur;
@@ -22,7 +23,7 @@ typedef struct cost_row {
 
 typedef struct cost_group {
     cost_key key;
-    double per_step, per_elem, dur; /* medians; per_elem NAN when no record had elements */
+    double ep, per_step, per_elem, dur; /* ep: median; the times: least (per_elem NAN when no record had elements) */
 } cost_group;
 
 typedef struct cost_table { cost_group *g; int64_t n; } cost_table;
@@ -31,6 +32,7 @@ enum { TAB_SHAPE, TAB_PHASE, TAB_LAYER, TAB_KIND, TAB_COUNT };
 
 struct remat_op_cost_model {
     cost_table tab[TAB_COUNT];
+    cost_table probe; /* the trace's probe at another batch, keyed as TAB_PHASE (n 0: none) */
     double comp[REMAT_COMP_COUNT], decomp[REMAT_COMP_COUNT];
 };
 
@@ -45,6 +47,15 @@ static int row_cmp(const void *a, const void *b) { return key_cmp(&((const cost_
 static int dbl_cmp(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
+}
+
+/* The least of the finite values among v[0..n); NAN if none. An op's time is the
+ * least over its records: other work on the machine only ever adds time. */
+static double least(const double *v, int64_t n) {
+    double m = NAN;
+    for (int64_t i = 0; i < n; i++)
+        if (!isnan(v[i]) && (isnan(m) || v[i] < m)) m = v[i];
+    return m;
 }
 
 /* Median of the finite values among v[0..n) (sorted in place); NAN if none. */
@@ -67,10 +78,12 @@ static cost_key make_key(const remat_op_record *r, int tab) {
     return k;
 }
 
-static remat_status build_table(const remat_trace *base, int tab, cost_table *out, remat_error *err) {
+/* Groups of ops[0..n) under the keys of tab; warm_only: leave out iteration 0 when a
+ * later one exists. */
+static remat_status build_table(const remat_op_record *ops, int64_t n, int warm_only, int tab, cost_table *out,
+                                remat_error *err) {
     out->g = NULL;
     out->n = 0;
-    int64_t n = base->n_ops;
     if (n == 0) return REMAT_OK;
     cost_row *rows = remat_xmalloc((size_t)n * sizeof *rows, err);
     double *v = remat_xmalloc((size_t)n * sizeof *v, err);
@@ -84,15 +97,16 @@ static remat_status build_table(const remat_trace *base, int tab, cost_table *ou
     }
     /* warm steps only when the trace holds any: the first step's times carry one-off costs */
     int warm = 0;
-    for (int64_t i = 0; i < base->n_ops && !warm; i++) warm = base->ops[i].iter > 0;
+    for (int64_t i = 0; i < n && !warm && warm_only; i++) warm = ops[i].iter > 0;
     int64_t m = 0;
-    for (int64_t i = 0; i < base->n_ops; i++) {
-        const remat_op_record *r = &base->ops[i];
+    for (int64_t i = 0; i < n; i++) {
+        const remat_op_record *r = &ops[i];
         if (warm && r->iter == 0) continue;
         double d = r->t_end - r->t_start;
         if (!(d >= 0)) d = 0;
         rows[m].key = make_key(r, tab);
         rows[m].dur = d;
+        rows[m].ep = (double)(r->t_steps > 0 ? r->elems / r->t_steps : r->elems);
         rows[m].per_step = d / (r->t_steps > 0 ? r->t_steps : 1);
         rows[m].per_elem = r->elems > 0 ? d / (double)r->elems : NAN;
         m++;
@@ -105,11 +119,13 @@ static remat_status build_table(const remat_trace *base, int tab, cost_table *ou
         cost_group *g = &out->g[out->n++];
         g->key = rows[i].key;
         for (int64_t x = i; x < j; x++) v[x - i] = rows[x].per_step;
-        g->per_step = median(v, j - i);
+        g->per_step = least(v, j - i);
         for (int64_t x = i; x < j; x++) v[x - i] = rows[x].per_elem;
-        g->per_elem = median(v, j - i);
+        g->per_elem = least(v, j - i);
         for (int64_t x = i; x < j; x++) v[x - i] = rows[x].dur;
-        g->dur = median(v, j - i);
+        g->dur = least(v, j - i);
+        for (int64_t x = i; x < j; x++) v[x - i] = rows[x].ep;
+        g->ep = median(v, j - i);
         i = j;
     }
     remat_xfree(rows);
@@ -133,10 +149,15 @@ remat_op_cost_model *remat_op_cost_init(const remat_trace *base, remat_error *er
     remat_op_cost_model *m = remat_xcalloc(1, sizeof *m, err);
     if (!m) return NULL;
     for (int t = 0; t < TAB_COUNT; t++)
-        if (build_table(base, t, &m->tab[t], err) != REMAT_OK) {
+        if (build_table(base->ops, base->n_ops, 1, t, &m->tab[t], err) != REMAT_OK) {
             remat_op_cost_free(m);
             return NULL;
         }
+    if (remat_trace_has_probe(base) &&
+        build_table(base->probe_ops, base->n_probe_ops, 0, TAB_PHASE, &m->probe, err) != REMAT_OK) {
+        remat_op_cost_free(m);
+        return NULL;
+    }
     for (int c = 0; c < REMAT_COMP_COUNT; c++) {
         m->comp[c] = base->compress_s_per_elem[c] > 0 ? base->compress_s_per_elem[c] : 0;
         m->decomp[c] = base->decompress_s_per_elem[c] > 0 ? base->decompress_s_per_elem[c] : 0;
@@ -147,12 +168,30 @@ remat_op_cost_model *remat_op_cost_init(const remat_trace *base, remat_error *er
 void remat_op_cost_free(remat_op_cost_model *m) {
     if (!m) return;
     for (int t = 0; t < TAB_COUNT; t++) remat_xfree(m->tab[t].g);
+    remat_xfree(m->probe.g);
     remat_xfree(m);
 }
 
 static double per_elem_cost(const cost_group *g, const remat_op_record *op) {
     if (op->elems > 0 && !isnan(g->per_elem)) return g->per_elem * (double)op->elems;
     return isnan(g->dur) ? 0 : g->dur;
+}
+
+/* Rule 1b: seconds per time step at ep elements per step on the line through the
+ * recorded (base) and the probe's point, from the nearer of the two; -1 when the
+ * probe has no such op or the same size. The slope is kept within [0, the smaller
+ * size's cost per element]: a falling line (noise) is read as flat, one steeper than
+ * proportional (noise: a preempted op) as proportional. */
+static double affine_per_step(const cost_group *b, const cost_group *p, double ep) {
+    if (!b || !p || isnan(b->per_step) || isnan(p->per_step) || !(b->ep > 0) || !(p->ep > 0) || b->ep == p->ep)
+        return -1;
+    const cost_group *lo = b->ep < p->ep ? b : p;
+    double slope = (p->per_step - b->per_step) / (p->ep - b->ep);
+    if (slope < 0) slope = 0;
+    if (slope > lo->per_step / lo->ep) slope = lo->per_step / lo->ep;
+    const cost_group *near = fabs(ep - b->ep) <= fabs(ep - p->ep) ? b : p;
+    double v = near->per_step + slope * (ep - near->ep);
+    return v > 0 ? v : near->per_step * ep / near->ep;
 }
 
 double remat_op_cost_predict(const remat_op_cost_model *m, const remat_op_record *op, remat_compressor c,
@@ -164,6 +203,15 @@ double remat_op_cost_predict(const remat_op_cost_model *m, const remat_op_record
     if (g && !isnan(g->per_step)) {
         *rule = REMAT_OP_COST_SAME_SHAPE;
         return g->per_step * (op->t_steps > 0 ? op->t_steps : 1);
+    }
+    if (m->probe.n > 0) {
+        cost_key kp = make_key(op, TAB_PHASE);
+        int64_t steps = op->t_steps > 0 ? op->t_steps : 1;
+        double v = affine_per_step(find(&m->tab[TAB_PHASE], &kp), find(&m->probe, &kp), (double)op->elems / steps);
+        if (v >= 0) {
+            *rule = REMAT_OP_COST_AFFINE;
+            return v * steps;
+        }
     }
     int is_comp = op->op == REMAT_OP_COMPRESS, is_decomp = op->op == REMAT_OP_DECOMPRESS;
     if ((is_comp || is_decomp) && (int)c >= 0 && c < REMAT_COMP_COUNT) {

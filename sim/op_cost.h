@@ -8,16 +8,24 @@
  *
  * Duration of an op, first rule that applies:
  *  1. same (op kind, layer, phase, elements per time step) measured in the baseline:
- *     median over the baseline's records of (duration / t_steps), times t_steps.
+ *     the least over the baseline's records of (duration / t_steps), times t_steps (the
+ *     least, not the median: other work on a shared machine only ever adds time, and a
+ *     measured step time is the best step too). Every rate below is such a least.
  *     RECOMPUTE ops use the FORWARD records of the same op kind and layer.
+ *  1b. another size per step, and the trace holds a probe (remat_trace.probe_ops: the
+ *     same model at another batch) with the same (op kind, layer, phase): seconds per
+ *     time step on the line through the two measured sizes (a fixed part, e.g. packing
+ *     a layer's weights, plus a part per element), times t_steps. The slope is kept
+ *     within [0, the smaller size's seconds per element]: a falling line (noise) is
+ *     taken as flat, a steeper than proportional one (a preempted op) as proportional.
  *  2. compress / decompress: the trace's calibration, seconds per element, times elements.
- *  3. same (op kind, layer, phase): median seconds per element, times elements
+ *  3. same (op kind, layer, phase): seconds per element, times elements
  *     (this is how rescaled N or per-step sizes are priced: cost scales with elements).
- *  4. same (op kind, layer), any phase: median seconds per element.
- *  5. same op kind, any layer: median seconds per element (compress/decompress
+ *  4. same (op kind, layer), any phase: seconds per element.
+ *  5. same op kind, any layer: seconds per element (compress/decompress
  *     without calibration fall back to copy ops).
  *  6. 0 seconds (counted as unpriced).
- * Ops with no elements use the median duration instead of a per-element rate.
+ * Ops with no elements use the duration instead of a per-element rate.
  */
 #ifndef REMAT_SIM_OP_COST_H
 #define REMAT_SIM_OP_COST_H
@@ -34,6 +42,7 @@ extern "C" {
 
 typedef enum remat_op_cost_rule {
     REMAT_OP_COST_SAME_SHAPE = 0,
+    REMAT_OP_COST_AFFINE,
     REMAT_OP_COST_CALIBRATION,
     REMAT_OP_COST_PER_ELEM_PHASE,
     REMAT_OP_COST_PER_ELEM_LAYER,

@@ -12,7 +12,7 @@
  *     give the recorded event stream (kind, bytes, role, phase, block, layer of
  *     every event); otherwise the trace came from another version or was edited,
  *     and it is refused.
- *  3. Time. Each op lasts what the same op measured in the baseline (median over
+ *  3. Time. Each op lasts what the same op measured in the baseline (the least over
  *     its records of seconds per time step, times the op's time steps; rules in
  *     sim/op_cost.h); recomputation costs what the first forward cost; compress
  *     and decompress cost the trace's calibration per element. Ops run back to
@@ -34,8 +34,12 @@
  *     uses here) are applied by the replay alone: placement does not change the
  *     event stream.
  *  6. Rescaling. Another T or N re-instantiates the model (remat_model_rescale)
- *     and re-runs the schedule: every size follows exactly; op costs scale with
- *     the elements they touch; spike counts with density (assumption 4).
+ *     and re-runs the schedule: every size follows exactly; spike counts with
+ *     density (assumption 4). Op costs at another batch follow the line through
+ *     the recorded size and the trace's probe at another batch (a fixed part per op,
+ *     e.g. packing a layer's weights, and a part per element: an N=2 step's ops cost
+ *     far more per element than an N=32 step's); without a probe, and at another T,
+ *     they scale with the elements they touch.
  */
 #include "sim/sim.h"
 
@@ -402,6 +406,7 @@ const remat_sim_summary *remat_sim_results(const remat_sim *s) { return &s->res;
 const remat_trace *remat_sim_trace(const remat_sim *s) { return &s->pred; }
 double remat_sim_baseline_step_time(const remat_sim *s) { return s->baseline_step; }
 int remat_sim_times_warm(const remat_sim *s) { return s->base->n_iters > 1; }
+int remat_sim_has_probe(const remat_sim *s) { return remat_trace_has_probe(s->base); }
 
 remat_status remat_sim_set_rates(remat_sim *s, const double *rates, int n, remat_error *err) {
     remat_xfree(s->rates);

@@ -144,6 +144,10 @@ double remat_sim_baseline_step_time(const remat_sim *s);
  * 0: from a first step alone, whose times include one-off costs (first touch of
  * memory, caches, thread start-up) and run about 2x the steady state's. */
 int remat_sim_times_warm(const remat_sim *s);
+/* 1 when the baseline holds a probe at another batch (remat_trace.probe_ops): op costs
+ * at another N are then read off the line through the two measured sizes
+ * (sim/op_cost.h, rule 1b) instead of scaled by elements alone. */
+int remat_sim_has_probe(const remat_sim *s);
 
 /* Reads the trace at path into *trace (which the caller frees with
  * remat_trace_free, after the simulator) and opens a simulator on it; o->origin

@@ -109,14 +109,15 @@ TEST_F(SimCli, SimulateWritesPredictedTraceAndRescales) {
 }
 
 // Every predicted step time says how far to trust it: the kind of question, and the
-// error measured for that kind.
+// error measured for that kind; simulate, search and tune, in text and --json.
 TEST_F(SimCli, StepTimeSaysHowFarToTrustIt) {
+    const std::string probe = ", from a trace with a probe";
     const struct {
         std::string args, kind;
     } cases[] = {{"", "same size as recorded, no plan"},
                  {"--plan data/plans/tiny-3block-if-ckpt.json", "a plan at the recorded size"},
-                 {"--N 64", "a larger batch than recorded"},
-                 {"--N 1", "a smaller batch than recorded"},
+                 {"--N 64", "a larger batch than recorded" + probe},
+                 {"--N 1", "a smaller batch than recorded" + probe},
                  {"--T 8", "another T than recorded"}};
     for (const auto &c : cases) {
         Proc s = remat("simulate --trace " + base + " " + c.args);
@@ -124,10 +125,45 @@ TEST_F(SimCli, StepTimeSaysHowFarToTrustIt) {
         const size_t at = s.out.find("step-time trust       " + c.kind + ": such predictions were off by ");
         EXPECT_NE(at, std::string::npos) << c.args << ": " << s.out;
         EXPECT_EQ(s.out.find("TODO"), std::string::npos) << s.out;
+        EXPECT_EQ(s.out.find("PENDING"), std::string::npos) << s.out;
+        Proc j = remat("simulate --trace " + base + " " + c.args + " --json");
+        ASSERT_EQ(j.rc, 0) << j.err;
+        EXPECT_NE(j.out.find("\"step_time_trust\":{\"kind\":\"" + c.kind + "\",\"error\":"), std::string::npos)
+            << j.out;
     }
     Proc sw = remat("simulate --trace " + base + " --sweep N=16,64");
     ASSERT_EQ(sw.rc, 0) << sw.err;
-    EXPECT_NE(sw.out.find("step-time trust       a larger batch than recorded"), std::string::npos) << sw.out;
+    EXPECT_NE(sw.out.find("step-time trust       a larger batch than recorded" + probe), std::string::npos) << sw.out;
+    // a trace without the probe says so, with the figures measured before the probe
+    std::string bare = tmp_dir() + "/cli_base_noprobe.h5";
+    Proc r = remat("run --model data/models/tiny-3block-if.json --iters 2 --probe-N 0 --trace " + bare);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    Proc b = remat("simulate --trace " + bare + " --N 64");
+    ASSERT_EQ(b.rc, 0) << b.err;
+    EXPECT_NE(b.out.find("step-time trust       another batch than recorded, from a trace without a probe"),
+              std::string::npos)
+        << b.out;
+    for (const std::string &cmd : {"search --trace " + base + " --level 2", "search --trace " + base + " --budget 1GiB",
+                                   "tune --trace " + base + " --budget 300KiB --budget-on live --device-overhead 0"}) {
+        Proc h = remat(cmd);
+        ASSERT_EQ(h.rc, 0) << cmd << ": " << h.err;
+        EXPECT_NE(h.out.find("step-time trust       "), std::string::npos) << cmd << ": " << h.out;
+        Proc j = remat(cmd + " --json");
+        ASSERT_EQ(j.rc, 0) << cmd << ": " << j.err;
+        EXPECT_NE(j.out.find("\"step_time_trust\":{\"kind\":"), std::string::npos) << cmd << ": " << j.out;
+    }
+    Proc bad = remat("run --model data/models/tiny-3block-if.json --probe-N 4");
+    EXPECT_EQ(bad.rc, 2);
+    EXPECT_NE(bad.err.find("--probe-N: expected with --trace"), std::string::npos) << bad.err;
+    bad = remat("run --model data/models/tiny-3block-if.json --probe-N 4 --trace " + tmp_dir() + "/cli_cold.h5");
+    EXPECT_EQ(bad.rc, 2);
+    EXPECT_NE(bad.err.find("--probe-N: expected with --iters 2 or more"), std::string::npos) << bad.err;
+    // one step: no probe by default (its times are a first step's, the probe's warm)
+    std::string cold = tmp_dir() + "/cli_cold.h5";
+    r = remat("run --model data/models/tiny-3block-if.json --trace " + cold);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    b = remat("simulate --trace " + cold + " --N 64");
+    EXPECT_NE(b.out.find("from a trace without a probe"), std::string::npos) << b.out;
 }
 
 TEST_F(SimCli, SearchBudgetWritesPlanAndFront) {

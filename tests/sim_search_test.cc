@@ -169,7 +169,7 @@ TEST(OpCost, RulesFromMeasuredRecords) {
         r.t_end = dur;
         remat_trace_add_op(&t.t, &r, &err);
     };
-    // three iterations of a linear forward over T=8 (the median is 0.8 s)
+    // three iterations of a linear forward over T=8 (the least is 0.7 s: other work only adds time)
     add(REMAT_OP_LINEAR_FWD, 2, REMAT_PHASE_FORWARD, 8, 800, 0.8);
     add(REMAT_OP_LINEAR_FWD, 2, REMAT_PHASE_FORWARD, 8, 800, 3.0);
     add(REMAT_OP_LINEAR_FWD, 2, REMAT_PHASE_FORWARD, 8, 800, 0.7);
@@ -184,10 +184,10 @@ TEST(OpCost, RulesFromMeasuredRecords) {
     q.t_steps = 2;
     q.elems = 200;                   // a chunk of 2 of the 8 steps
     remat_op_cost_rule rule;
-    EXPECT_DOUBLE_EQ(remat_op_cost_predict(m, &q, REMAT_COMP_NONE, &rule), 0.2);
+    EXPECT_DOUBLE_EQ(remat_op_cost_predict(m, &q, REMAT_COMP_NONE, &rule), 0.175);
     EXPECT_EQ(rule, REMAT_OP_COST_SAME_SHAPE);
-    q.elems = 400; // twice the elements per step (a doubled batch): per element
-    EXPECT_DOUBLE_EQ(remat_op_cost_predict(m, &q, REMAT_COMP_NONE, &rule), 0.4);
+    q.elems = 400; // twice the elements per step (a doubled batch), no probe: per element
+    EXPECT_DOUBLE_EQ(remat_op_cost_predict(m, &q, REMAT_COMP_NONE, &rule), 0.35);
     EXPECT_EQ(rule, REMAT_OP_COST_PER_ELEM_PHASE);
     remat_op_record c{};
     c.op = REMAT_OP_COMPRESS;
@@ -201,6 +201,69 @@ TEST(OpCost, RulesFromMeasuredRecords) {
     u.elems = 10;
     EXPECT_EQ(remat_op_cost_predict(m, &u, REMAT_COMP_NONE, &rule), 0.0);
     EXPECT_EQ(rule, REMAT_OP_COST_UNPRICED);
+    remat_op_cost_free(m);
+}
+
+// With a probe at another batch, an op at a third size is priced on the line through
+// the two measured sizes: a fixed part (1 s per step here) and a part per element.
+TEST(OpCost, ProbeGivesFixedAndPerElementParts) {
+    Trace t;
+    remat_error err{};
+    t.t.N = 2;
+    t.t.probe_N = 4;
+    auto rec = [&](int64_t elems, double dur, int probe) {
+        remat_op_record r{};
+        r.op = (uint8_t)REMAT_OP_LINEAR_BWD;
+        r.layer = 1;
+        r.phase = (uint8_t)REMAT_PHASE_BACKWARD;
+        r.t_steps = 4;
+        r.elems = elems;
+        r.t_end = dur;
+        if (probe) remat_trace_add_probe_op(&t.t, &r, &err);
+        else remat_trace_add_op(&t.t, &r, &err);
+    };
+    rec(400, 4 * (1.0 + 0.01 * 100), 0); // 100 elements per step: 2 s per step
+    rec(800, 4 * (1.0 + 0.01 * 200), 1); // the probe, 200 per step: 3 s per step
+    remat_op_cost_model *m = remat_op_cost_init(&t.t, &err);
+    ASSERT_NE(m, nullptr);
+    remat_op_record q{};
+    q.op = REMAT_OP_LINEAR_BWD;
+    q.layer = 1;
+    q.phase = REMAT_PHASE_BACKWARD;
+    q.t_steps = 4;
+    q.elems = 1600 * 4; // 1600 per step (N=32): 1 + 16 s per step, not 2 s x 16
+    remat_op_cost_rule rule;
+    EXPECT_NEAR(remat_op_cost_predict(m, &q, REMAT_COMP_NONE, &rule), 4 * 17.0, 1e-9);
+    EXPECT_EQ(rule, REMAT_OP_COST_AFFINE);
+    q.elems = 400; // the recorded size itself: as measured
+    EXPECT_NEAR(remat_op_cost_predict(m, &q, REMAT_COMP_NONE, &rule), 8.0, 1e-9);
+    EXPECT_EQ(rule, REMAT_OP_COST_SAME_SHAPE);
+    remat_op_cost_free(m);
+    // a probe that costs less than the recording (noise) is read as a flat line
+    Trace f;
+    f.t.N = 2;
+    f.t.probe_N = 4;
+    remat_op_record r{};
+    r.op = (uint8_t)REMAT_OP_LINEAR_BWD;
+    r.t_steps = 1;
+    r.elems = 100;
+    r.t_end = 2.0;
+    remat_trace_add_op(&f.t, &r, &err);
+    r.elems = 200;
+    r.t_end = 1.5;
+    remat_trace_add_probe_op(&f.t, &r, &err);
+    m = remat_op_cost_init(&f.t, &err);
+    ASSERT_NE(m, nullptr);
+    r.elems = 3200;
+    EXPECT_NEAR(remat_op_cost_predict(m, &r, REMAT_COMP_NONE, &rule), 1.5, 1e-9); // the nearer point, flat
+    EXPECT_EQ(rule, REMAT_OP_COST_AFFINE);
+    remat_op_cost_free(m);
+    // one steeper than proportional (2 s at 100, 5 s at 200: a preempted probe) is read
+    // as proportional to the smaller size's 0.02 s per element, from the nearer point
+    f.t.probe_ops[0].t_end = 5.0;
+    m = remat_op_cost_init(&f.t, &err);
+    ASSERT_NE(m, nullptr);
+    EXPECT_NEAR(remat_op_cost_predict(m, &r, REMAT_COMP_NONE, &rule), 5.0 + 0.02 * 3000, 1e-9);
     remat_op_cost_free(m);
 }
 

@@ -341,6 +341,76 @@ TEST(TraceH5, SimdAttributeIsOptional) {
     remat_trace_free(&t);
 }
 
+// The probe (/probe_ops and its attribute N) is optional: absent in a trace without
+// one, read back record for record when written, covered by the checksum, and a bad N
+// is refused naming it.
+TEST(TraceH5, ProbeIsOptionalAndChecked) {
+    Files files;
+    remat_error err = {};
+    remat_trace t, back;
+    make_trace(&t, 30, 9);
+    std::string without = files.add("probe_without.h5");
+    write_ok(t, without);
+    hid_t f = open_rw(without);
+    EXPECT_EQ(H5Lexists(f, "/probe_ops", H5P_DEFAULT), 0);
+    H5Fclose(f);
+    ASSERT_EQ(read_trace(without, &back, &err), REMAT_OK) << err.msg;
+    EXPECT_EQ(back.probe_N, 0);
+    EXPECT_EQ(back.n_probe_ops, 0);
+    EXPECT_EQ(remat_trace_has_probe(&back), 0);
+    remat_trace_free(&back);
+    for (int i = 0; i < 5; i++) {
+        remat_op_record r = t.ops[i % t.n_ops];
+        r.elems *= 2;
+        r.t_end = r.t_start + 0.25 * (i + 1);
+        ASSERT_EQ(remat_trace_add_probe_op(&t, &r, &err), i);
+    }
+    t.probe_N = 2 * t.N;
+    std::string with = files.add("probe_with.h5");
+    write_ok(t, with);
+    ASSERT_EQ(read_trace(with, &back, &err), REMAT_OK) << err.msg;
+    EXPECT_EQ(back.probe_N, 2 * t.N);
+    ASSERT_EQ(back.n_probe_ops, 5);
+    EXPECT_EQ(remat_trace_has_probe(&back), 1);
+    for (int i = 0; i < 5; i++) {
+        EXPECT_EQ(back.probe_ops[i].elems, t.probe_ops[i].elems);
+        EXPECT_EQ(memcmp(&back.probe_ops[i].t_end, &t.probe_ops[i].t_end, 8), 0);
+    }
+    remat_trace_free(&back);
+    // N out of range, with and without the checksum
+    f = open_rw(with);
+    ASSERT_GE(H5Adelete_by_name(f, "/probe_ops", "N", H5P_DEFAULT), 0);
+    H5Fclose(f);
+    {
+        SCOPED_TRACE("N deleted");
+        expect_refused(with, "/probe_ops");
+    }
+    write_ok(t, with);
+    f = open_rw(with);
+    ASSERT_GE(H5Adelete_by_name(f, "/", "content_crc32", H5P_DEFAULT), 0);
+    ASSERT_EQ(remat_h5_attr_write_i64(f, with.c_str(), "/probe_ops", "N", 0, &err), REMAT_OK) << err.msg;
+    H5Fclose(f);
+    {
+        SCOPED_TRACE("N zero");
+        expect_refused(with, "/probe_ops: attribute N: expected the probe's batch");
+    }
+    // a changed probe record is caught by the checksum
+    write_ok(t, with);
+    f = open_rw(with);
+    hid_t d = H5Dopen2(f, "/probe_ops/elems", H5P_DEFAULT);
+    std::vector<int64_t> el(5);
+    ASSERT_GE(H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, el.data()), 0);
+    el[2] += 1;
+    ASSERT_GE(H5Dwrite(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, el.data()), 0);
+    H5Dclose(d);
+    H5Fclose(f);
+    {
+        SCOPED_TRACE("elems changed");
+        expect_refused(with, "content_crc32");
+    }
+    remat_trace_free(&t);
+}
+
 TEST(TraceH5, RoundTripEmptyTrace) {
     Files files;
     std::string p = files.add("empty.h5");

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/base/size.h"
+#include "core/io/json_write.h"
 
 int remat_cli_budget_from_flags(const char *cmd, const cli_budget_flags *f, int estimate_default, remat_budget *b,
                                 remat_alloc_kind *alloc, cli_overhead_source *src) {
@@ -123,38 +124,68 @@ void remat_cli_steady_note(FILE *f, int simulated, int recorded) {
                    "--iters 2) for warm-step times\n");
 }
 
-/* The measured error of each kind of step-time prediction (predicted / measured - 1).
- * Re-measure with the benchmarks named and update this table with them. */
+/* The measured error of each kind of step-time prediction (predicted / measured - 1),
+ * the one place these figures live. Re-measure with the benchmarks named and update
+ * this table with them. */
 typedef struct step_trust {
     const char *kind, *error, *source;
 } step_trust;
 
-static const step_trust STEP_TRUST[] = {
-    {"same size as recorded, no plan", "-5 to +8 % (run-to-run noise: the recording's own re-run)",
-     "bench/exp6_prediction.py, resnet-bn, mlp-lif, 3block-if; docs/benchmarks.md section 6"},
-    {"a plan at the recorded size",
-     "a median 6 to 14 %, at worst 28 % (signed median +6 to +9 %: over); a plan's overhead over plain "
-     "+32 % predicted against +8 % measured on sew-resnet18",
-     "bench/exp6_prediction.py, 96 plans of resnet-bn, mlp-lif, 3block-if, docs/benchmarks.md section 6; "
-     "bench/exp16_step_predict.py, section 16"},
-    {"a larger batch than recorded",
-     "+102 % at twice and +125 % at four times the recorded N (over: per-op times are scaled with the elements "
-     "they touch, and a small batch's ops cost more per element)",
-     "bench/exp16_step_predict.py, sew-resnet18 recorded at N=2 on a loaded machine; docs/benchmarks.md section 16"},
-    {"a smaller batch than recorded", "not measured (per-op times are scaled with the elements they touch)",
-     "no benchmark yet"},
-    {"another T than recorded", "not measured (per-op times are scaled with the elements they touch)",
-     "no benchmark yet"},
+enum { TRUST_SAME, TRUST_PLAN, TRUST_LARGER_PROBE, TRUST_SMALLER_PROBE, TRUST_N_NO_PROBE, TRUST_T, TRUST_COUNT };
+
+#define EXP16_SHIPPED                                                                                       \
+    "bench/exp16_step_predict.py, mlp-lif, resnet-bn, 3block-if, tiny-vgg-dvs, tiny-sew-resnet recorded at N=2; " \
+    "docs/benchmarks.md section 16"
+
+static const step_trust STEP_TRUST[TRUST_COUNT] = {
+    [TRUST_SAME] = {"same size as recorded, no plan",
+                    "-46 to +17 %, median -1 %, measured at load average 9 on 2 cores (other jobs' "
+                    "time falls on the run measured)",
+                    EXP16_SHIPPED},
+    [TRUST_PLAN] = {"a plan at the recorded size",
+                    "-48 to +13 %, median +0 % (every block checkpointed); the plan's overhead over plain "
+                    "-24 to +7 points off the measured one, at load average 9 on 2 cores",
+                    EXP16_SHIPPED},
+    [TRUST_LARGER_PROBE] = {"a larger batch than recorded, from a trace with a probe",
+                            "-70 to +4 %, median -14 %, at 2 to 16 times the recorded N, measured "
+                            "at load average 9 on 2 cores (under: other jobs' time falls on the runs measured)",
+                            EXP16_SHIPPED},
+    [TRUST_SMALLER_PROBE] = {"a smaller batch than recorded, from a trace with a probe",
+                             "not measured (the line through the recorded and the probe's size)", "no benchmark yet"},
+    [TRUST_N_NO_PROBE] = {"another batch than recorded, from a trace without a probe (one step, --probe-N 0 or an earlier "
+                          "remat: re-record it with remat run --iters 3 --trace for the probe)",
+                          "+20 to +295 % at 2 to 16 times the recorded N (over: per-op times scaled with the elements "
+                          "they touch, and a small batch's ops cost more per element)",
+                          "bench/exp16_step_predict.py, before the probe; docs/benchmarks.md section 16"},
+    [TRUST_T] = {"another T than recorded", "not measured (per-op times are scaled with the elements they touch)",
+                 "no benchmark yet"},
 };
 
-void remat_cli_step_trust_note(FILE *f, int64_t rec_T, int64_t rec_N, int64_t T, int64_t N, int has_plan) {
-    int k = 0;
-    if (T != rec_T) k = 4;
-    else if (N > rec_N) k = 2;
-    else if (N < rec_N) k = 3;
-    else if (has_plan) k = 1;
-    fprintf(f, "step-time trust       %s: such predictions were off by %s (%s)\n", STEP_TRUST[k].kind,
-            STEP_TRUST[k].error, STEP_TRUST[k].source);
+int remat_cli_step_trust_kind(int64_t rec_T, int64_t rec_N, int64_t T, int64_t N, int has_plan, int has_probe) {
+    if (T != rec_T) return TRUST_T;
+    if (N != rec_N) return !has_probe ? TRUST_N_NO_PROBE : N > rec_N ? TRUST_LARGER_PROBE : TRUST_SMALLER_PROBE;
+    return has_plan ? TRUST_PLAN : TRUST_SAME;
+}
+
+int remat_cli_step_trust_kind_sim(const remat_sim *s, int has_plan) {
+    const remat_model *b = remat_sim_base_model(s), *m = remat_sim_model(s); /* with --ranks: a rank's share */
+    return remat_cli_step_trust_kind(b->T, b->N, m->T, m->N, has_plan, remat_sim_has_probe(s));
+}
+
+void remat_cli_step_trust_note(FILE *f, int kind) {
+    const step_trust *k = &STEP_TRUST[kind >= 0 && kind < TRUST_COUNT ? kind : TRUST_T];
+    fprintf(f, "step-time trust       %s: such predictions were off by %s (%s)\n", k->kind, k->error, k->source);
+}
+
+void remat_cli_step_trust_json(FILE *f, int kind) {
+    const step_trust *k = &STEP_TRUST[kind >= 0 && kind < TRUST_COUNT ? kind : TRUST_T];
+    fprintf(f, ",\"step_time_trust\":{\"kind\":");
+    remat_json_string(f, k->kind);
+    fprintf(f, ",\"error\":");
+    remat_json_string(f, k->error);
+    fprintf(f, ",\"measured_by\":");
+    remat_json_string(f, k->source);
+    fprintf(f, "}");
 }
 
 void remat_cli_steady_json(FILE *f, int simulated, int recorded) {

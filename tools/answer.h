@@ -89,13 +89,20 @@ void remat_cli_steady_json(FILE *f, int simulated_steps, int recorded_steps);
 /* The steps a simulator under these options simulates for a trace of recorded_steps. */
 int remat_cli_simulated_steps(const remat_sim_opts *o, int recorded_steps);
 
-/* How far to trust a predicted step time, one line: "step-time trust       <kind of
- * prediction>: such predictions were off by <measured error> (<where measured>)". The
- * kind follows from the question: the recorded size without a plan, a plan at the
- * recorded size, or a batch (N) or T other than the recorded one; the errors are those
- * bench/exp6_prediction.py and bench/exp16_step_predict.py measured (docs/benchmarks.md
- * sections 6 and 16), kept in one table in answer.c. */
-void remat_cli_step_trust_note(FILE *f, int64_t rec_T, int64_t rec_N, int64_t T, int64_t N, int has_plan);
+/* How far to trust a predicted step time. The kind of prediction follows from the
+ * question: the recorded size without a plan, a plan at the recorded size, a batch (N)
+ * other than the recorded one from a trace with or without a probe (remat_trace.probe_ops),
+ * or another T; each kind's measured error (bench/exp16_step_predict.py and
+ * bench/exp6_prediction.py, docs/benchmarks.md sections 16 and 6) is kept in one table
+ * in answer.c. */
+int remat_cli_step_trust_kind(int64_t rec_T, int64_t rec_N, int64_t T, int64_t N, int has_plan, int has_probe);
+/* The kind of the question simulator s answers (its model against its baseline's). */
+int remat_cli_step_trust_kind_sim(const remat_sim *s, int has_plan);
+/* One line: "step-time trust       <kind>: such predictions were off by <error> (<where
+ * measured>)". */
+void remat_cli_step_trust_note(FILE *f, int kind);
+/* ,"step_time_trust":{"kind":"...","error":"...","measured_by":"..."} (preceded by a comma). */
+void remat_cli_step_trust_json(FILE *f, int kind);
 
 /* " --N 160 --T 10": the size flags of a question (0: not given, left out), for hints. */
 const char *remat_cli_size_flags(char *buf, size_t len, int64_t N, int64_t T);

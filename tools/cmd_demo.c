@@ -96,7 +96,7 @@ static remat_status record(demo *d, const remat_plan *p, remat_trace *tr, remat_
     remat_tools_trace_host(tr, "ref", d->threads);
     remat_tools_caching_config_text(&o.caching, tr->allocator_config, sizeof tr->allocator_config);
     /* three steps: the first is cold (page faults on fresh segments); the simulator
-     * prices ops by their median over the steps, and the last step is reported */
+     * prices ops by their least over the warm steps, and the last step is reported */
     enum { STEPS = 3 };
     remat_step_result r[STEPS];
     remat_status st = remat_exec_run(&d->m, p, &d->be, &o, STEPS, r, &d->err);
@@ -271,6 +271,7 @@ static void summary(demo *d, FILE *f) {
             mib(p->end_of_forward_bytes, b4, sizeof b4));
     fprintf(f, "%-22s %14.1f ms %14.1f ms %14.1f ms\n", "step time", 1e3 * a->step_time_s, 1e3 * d->predicted.time_s,
             1e3 * p->step_time_s);
+    remat_cli_step_trust_note(f, remat_cli_step_trust_kind(d->m.T, d->m.N, d->m.T, d->m.N, 1, 0)); /* the plan predicted */
     fprintf(f, "\nmemory saved: %.1f %% of the peak, at %+.1f %% step time (measured)\n",
             100.0 * (1.0 - (double)p->peak_live_bytes / (double)a->peak_live_bytes),
             100.0 * (p->step_time_s / a->step_time_s - 1.0));

@@ -19,13 +19,17 @@
 
 static const char *USAGE =
     "usage: remat run --model M.json [--plan P] [--T t] [--N n] [--backend ref|cuda] [--seed S] [--iters N]\n"
-    "                 [--init W.h5] [--trace OUT.h5 | --dump OUT.h5] [--threads N] [--allocator-config K=V,...]\n"
+    "                 [--init W.h5] [--trace OUT.h5 [--probe-N n] | --dump OUT.h5] [--threads N]\n"
+    "                 [--allocator-config K=V,...]\n"
     "                 [--json]\n"
     "                 [--reduce-blocks B]      (mpirun -np R remat run ...: data-parallel, docs/mpi.md)\n"
     "\n"
     "Runs training steps of the model under the plan (no plan: plain backpropagation) and\n"
     "prints the loss, the peak live and reserved bytes, the bytes held at the end of\n"
     "forward and the step time. --trace writes every allocation event (docs/trace-schema.md);\n"
+    "A plain --trace of two steps or more also holds a probe: warm steps at batch --probe-N (default 2N,\n"
+    "0: none), whose op times let simulate price another batch size (a fixed and a per-sample part of\n"
+    "every op).\n"
     "--dump writes the gradient dump of one step without optimiser update (docs/interfaces.md).\n"
     "--init starts from the parameters and batch-norm statistics in W.h5 (remat_torch.save_weights,\n"
     "or a dump's /params) instead of the seeded initialisation (docs/pytorch.md).\n"
@@ -180,6 +184,41 @@ static remat_status state_crc(remat_session *s, const remat_model *m, uint32_t *
 
 static int run_main(int argc, char **argv, const remat_tools_world *w);
 
+enum { PROBE_STEPS = 3 }; /* the first is cold: its op times are not kept */
+
+/* The probe of a plain recording (remat_trace.probe_ops): PROBE_STEPS steps of model m at
+ * batch probe_n, the ops of every warm one (all but the first) into trace. */
+static remat_status run_probe(const remat_model *m, int64_t probe_n, remat_backend *be, const remat_exec_opts *o,
+                              remat_trace *trace, remat_error *err) {
+    remat_model mp;
+    remat_plan pp;
+    remat_status st = remat_model_rescale(m, 0, probe_n, &mp, err);
+    if (st != REMAT_OK) return st;
+    if ((st = remat_plan_init_empty(&mp, &pp, err)) != REMAT_OK) {
+        remat_model_free(&mp);
+        return st;
+    }
+    remat_trace tmp;
+    remat_trace_init(&tmp);
+    remat_exec_opts po = *o;
+    po.trace = &tmp;
+    remat_step_result res[PROBE_STEPS];
+    remat_cli_progress("run: probe, %d steps of %s at N=%lld (per-op costs against the batch)", PROBE_STEPS, m->name,
+                       (long long)probe_n);
+    st = remat_exec_run(&mp, &pp, be, &po, PROBE_STEPS, res, err);
+    for (int64_t i = 0; st == REMAT_OK && i < tmp.n_ops; i++) {
+        if (tmp.ops[i].iter < 1) continue;
+        remat_op_record r = tmp.ops[i];
+        r.iter -= 1;
+        if (remat_trace_add_probe_op(trace, &r, err) < 0) st = err->status;
+    }
+    if (st == REMAT_OK) trace->probe_N = probe_n;
+    remat_trace_free(&tmp);
+    remat_plan_free(&pp);
+    remat_model_free(&mp);
+    return st;
+}
+
 int remat_cmd_run(int argc, char **argv) {
     remat_tools_world w;
     int rc = remat_tools_world_open("run", &w);
@@ -197,7 +236,7 @@ static int run_main(int argc, char **argv, const remat_tools_world *wd) {
     const char *model_path = NULL, *plan_path = NULL, *backend = "ref", *trace_path = NULL, *dump_path = NULL;
     const char *alloc_cfg = NULL, *seed_s = NULL, *init_path = NULL;
     uint64_t seed = 1;
-    int iters = 1, threads = 1, json = 0, help = 0, no_input_grad = 0, T = 0, N = 0, blocks = 1;
+    int iters = 1, threads = 1, json = 0, help = 0, no_input_grad = 0, T = 0, N = 0, blocks = 1, probe_n = -1;
     const cli_option opts[] = {
         {"--model", CLI_STRING, &model_path, "model file (JSON)"},
         {"--plan", CLI_STRING, &plan_path, "plan file (JSON) or plan notation ('b1:bit/k4,b2'); none = no checkpointing"},
@@ -209,6 +248,8 @@ static int run_main(int argc, char **argv, const remat_tools_world *wd) {
         {"--init", CLI_STRING, &init_path, "initial parameters and batch-norm statistics (HDF5, /params/<layer>/<name>)"},
         {"--threads", CLI_INT, &threads, "reference-backend threads (default 1)"},
         {"--trace", CLI_STRING, &trace_path, "write the allocation trace (HDF5)"},
+        {"--probe-N", CLI_INT, &probe_n,
+         "with a plain --trace and --iters 2 or more: batch of the probe the trace also holds (default 2N; 0: none)"},
         {"--dump", CLI_STRING, &dump_path, "write the gradient dump of one step (HDF5)"},
         {"--allocator-config", CLI_STRING, &alloc_cfg, "caching allocator settings, e.g. max_split_size=64MiB"},
         {"--no-input-grad", CLI_FLAG, &no_input_grad,
@@ -237,6 +278,15 @@ static int run_main(int argc, char **argv, const remat_tools_world *wd) {
     }
     if (seed_s && !remat_cli_parse_u64(seed_s, &seed)) {
         fprintf(stderr, "remat run: --seed: '%s' is not a seed (expected a decimal 0..2^64-1)\n", seed_s);
+        return 2;
+    }
+    if (probe_n != -1 && (!trace_path || probe_n < 0 || probe_n > REMAT_TRACE_MAX_N || (probe_n > 0 && iters < 2))) {
+        fprintf(stderr, "remat run: --probe-N: %s\n",
+                !trace_path ? "expected with --trace (the probe is part of a trace)"
+                : probe_n < 0 || probe_n > REMAT_TRACE_MAX_N
+                    ? "expected 0 (no probe) or a batch of 1..16777216"
+                    : "expected with --iters 2 or more (the probe's times are warm steps'; a one-step trace's are a "
+                      "first step's)");
         return 2;
     }
     if (trace_path && dump_path) {
@@ -331,6 +381,18 @@ static int run_main(int argc, char **argv, const remat_tools_world *wd) {
         }
         if (s && st == REMAT_OK && sharded) st = state_crc(s, mr, &crc, &err);
         remat_session_free(s);
+        if (probe_n < 0) /* by default with warm steps to compare with */
+            probe_n = iters < 2 ? 0 : m.N * 2 <= REMAT_TRACE_MAX_N ? (int)(m.N * 2) : (int)(m.N / 2);
+        if (st == REMAT_OK && trace_path && probe_n > 0 && !sharded && remat_plan_is_empty(&p)) {
+            remat_error pe = {0}; /* a probe that does not fit leaves the trace without one */
+            if (run_probe(&m, probe_n, &be, &o, &trace, &pe) != REMAT_OK) {
+                remat_cli_progress_done();
+                fprintf(stderr, "remat run: note: no probe in the trace (%s): simulate prices another batch size by "
+                                "elements alone\n", pe.msg);
+                trace.n_probe_ops = 0;
+                trace.probe_N = 0;
+            }
+        }
     }
     remat_cli_progress_done();
     remat_cuda_info ci;

@@ -210,6 +210,7 @@ static int run_level(const answer_ctx *a, int level, int preset) {
         printf("\"label\":");
         remat_json_string(stdout, label);
         remat_cli_steady_json(stdout, remat_sim_results(s)->n_iters, a->recorded_steps);
+        remat_cli_step_trust_json(stdout, remat_cli_step_trust_kind_sim(s, 1));
         printf(",");
         print_plan_json(&p, m);
         printf(",\"peak_bytes\":%lld,\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld,"
@@ -232,6 +233,7 @@ static int run_level(const answer_ctx *a, int level, int preset) {
                a->budget.on == REMAT_BUDGET_ON_LIVE ? "peak live bytes" : "peak reserved bytes (caching model)");
         remat_cli_steady_note(stdout, remat_sim_results(s)->n_iters, a->recorded_steps);
         remat_cli_prediction_note(stdout, a->backend);
+        remat_cli_step_trust_note(stdout, remat_cli_step_trust_kind_sim(s, 1));
         for (int i = 0; i < log.n; i++)
             printf("  L%d %-46s peak %-28s %.6f s  %s\n", log.steps[i].level, log.steps[i].what,
                    remat_cli_fmt_bytes(log.steps[i].peak, b1, sizeof b1), log.steps[i].time_s,
@@ -282,6 +284,7 @@ static int run_budget(const answer_ctx *a, int64_t budget) {
         print_ranks_json(s);
         printf("\"budget_bytes\":%lld", (long long)(budget == REMAT_SIZE_INF ? -1 : budget));
         remat_cli_steady_json(stdout, remat_sim_results(s)->n_iters, a->recorded_steps);
+        remat_cli_step_trust_json(stdout, remat_cli_step_trust_kind_sim(s, 1));
         remat_cli_budget_json(stdout, 1, &a->budget, a->src);
         printf(",\"fits\":%s,\"needed_bytes\":%lld,\"label\":", r.found ? "true" : "false",
                (long long)remat_budget_needed(&a->budget, r.fig.peak_live, r.fig.peak_reserved));
@@ -306,6 +309,7 @@ static int run_budget(const answer_ctx *a, int64_t budget) {
         remat_cli_budget_print(stdout, &a->budget, a->src);
         remat_cli_steady_note(stdout, remat_sim_results(s)->n_iters, a->recorded_steps);
         remat_cli_prediction_note(stdout, a->backend);
+        remat_cli_step_trust_note(stdout, remat_cli_step_trust_kind_sim(s, 1));
         printf("Pareto front (predicted %s against step time overhead):\n",
                a->budget.on == REMAT_BUDGET_ON_LIVE ? "peak live bytes" : "peak reserved bytes");
         for (int i = 0; i < r.n_front; i++)

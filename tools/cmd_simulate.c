@@ -123,7 +123,7 @@ static void print_human(const remat_sim *s, const char *trace_path, const remat_
     if (base > 0 && bm->T == m->T && bm->N == m->N)
         printf("  (baseline measured %.6f s, %+.1f %%)", base, 100.0 * (r->step_time_s / base - 1.0));
     printf("\n");
-    remat_cli_step_trust_note(stdout, bm->T, bm->N, m->T, m->N, !remat_plan_is_empty(remat_sim_plan(s)));
+    remat_cli_step_trust_note(stdout, remat_cli_step_trust_kind_sim(s, !remat_plan_is_empty(remat_sim_plan(s))));
     printf("recomputed layers     %d per step\n", r->recomputed_layers);
     printf("events                %lld per step\n",
            (long long)(r->n_iters > 0 ? r->iters[r->n_iters - 1].events : 0));
@@ -158,6 +158,7 @@ static void print_json(const remat_sim *s, const remat_trace *trace, const char 
            r->recomputed_layers, (long long)r->estimated_ops, (long long)r->unpriced_ops,
            (long long)r->nnz_estimated);
     remat_cli_steady_json(stdout, r->n_iters, (int)trace->n_iters);
+    remat_cli_step_trust_json(stdout, remat_cli_step_trust_kind_sim(s, !remat_plan_is_empty(remat_sim_plan(s))));
     if (r->recorded_by_earlier[0]) {
         printf(",\"recorded_by_earlier\":");
         remat_json_string(stdout, r->recorded_by_earlier);
@@ -356,9 +357,19 @@ static int run_sweep(const remat_trace *trace, const char *trace_path, const rem
     if (st != REMAT_OK && st != REMAT_ERR_CHECK) return remat_cli_fail("simulate", &err);
     int gnuplot_failed = st == REMAT_ERR_CHECK;
     char b1[64], b2[64];
+    int trust; /* the rows' step times: the trust of the kind of the farthest row from the recording */
+    {
+        int64_t fT = trace->T, fN = trace->N, *x = dim == 'T' ? &fT : &fN;
+        const int64_t rec = *x;
+        for (int i = 0; i < nv; i++)
+            if (rows[i].v != rec && (*x == rec || rows[i].v > *x)) *x = rows[i].v;
+        trust = remat_cli_step_trust_kind(trace->T, trace->N, fT, fN, plan_path != NULL,
+                                          remat_trace_has_probe(trace));
+    }
     if (json) {
         printf("{\"sweep\":\"%c\",\"fixed\":{\"%c\":%lld}", dim, dim == 'T' ? 'N' : 'T', (long long)fixed);
         remat_cli_steady_json(stdout, remat_cli_simulated_steps(base_so, (int)trace->n_iters), (int)trace->n_iters);
+        remat_cli_step_trust_json(stdout, trust);
         remat_cli_budget_json(stdout, 1, &bud, src);
         printf(",\"plan\":");
         remat_json_string(stdout, plan_path ? plan_label : "");
@@ -384,14 +395,7 @@ static int run_sweep(const remat_trace *trace, const char *trace_path, const rem
         if (bf->budget >= 0) remat_cli_budget_print(stdout, &bud, src);
         remat_cli_steady_note(stdout, remat_cli_simulated_steps(base_so, (int)trace->n_iters), (int)trace->n_iters);
         remat_cli_prediction_note(stdout, trace->backend);
-        {
-            /* the rows' step times: the trust of the kind of the farthest row from the recording */
-            int64_t fT = trace->T, fN = trace->N, *x = dim == 'T' ? &fT : &fN;
-            const int64_t rec = *x;
-            for (int i = 0; i < nv; i++)
-                if (rows[i].v != rec && (*x == rec || rows[i].v > *x)) *x = rows[i].v;
-            remat_cli_step_trust_note(stdout, trace->T, trace->N, fT, fN, plan_path != NULL);
-        }
+        remat_cli_step_trust_note(stdout, trust);
         for (int q = 0; q < (plan_path ? 2 : 1); q++) {
             printf("%s:\n  %8c %22s %22s %12s%s\n", q ? plan_label : "baseline (no checkpointing)", dim, "peak live",
                    "peak reserved", "step time", bf->budget >= 0 ? "  fits" : "");

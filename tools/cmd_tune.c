@@ -243,6 +243,14 @@ static void tune_expandable(tune_cmd *c) {
 #undef FRAGMENTED
 }
 
+/* The kind of step-time prediction the answers are (the farther one from the recording). */
+static int step_trust(const tune_cmd *c) {
+    int64_t far = c->r.ckpt.value > c->r.plain.value ? c->r.ckpt.value : c->r.plain.value;
+    const remat_trace *t = &c->trace;
+    return remat_cli_step_trust_kind(t->T, t->N, c->to.dim_T ? far : (c->T ? c->T : t->T),
+                                     c->to.dim_T ? (c->N ? c->N : t->N) : far, 1, remat_trace_has_probe(t));
+}
+
 /* --json: one object. */
 static void print_json(tune_cmd *c, remat_error *err) {
     const remat_tune_result *r = &c->r;
@@ -251,6 +259,7 @@ static void print_json(tune_cmd *c, remat_error *err) {
     if (c->ranks > 1) printf(",\"ranks\":%d,\"reduce_blocks\":%d", c->ranks, c->ranks); /* values: each rank's */
     remat_cli_budget_json(stdout, 1, &c->bud, c->src);
     remat_cli_steady_json(stdout, remat_cli_simulated_steps(&c->to.sim, (int)c->trace.n_iters), (int)c->trace.n_iters);
+    remat_cli_step_trust_json(stdout, step_trust(c));
     printf(",\"max\":%lld,\"plain\":{\"value\":%lld,\"at_max\":%s,\"peak_bytes\":%lld,\"peak_live_bytes\":%lld,"
            "\"peak_reserved_bytes\":%lld,\"step_time_s\":%.9g",
            (long long)r->max_value, (long long)r->plain.value, r->plain.at_max ? "true" : "false",
@@ -311,6 +320,7 @@ static void print_human(const tune_cmd *c) {
     remat_cli_budget_print(stdout, &c->bud, c->src);
     remat_cli_steady_note(stdout, remat_cli_simulated_steps(&c->to.sim, (int)c->trace.n_iters), (int)c->trace.n_iters);
     remat_cli_prediction_note(stdout, c->trace.backend);
+    remat_cli_step_trust_note(stdout, step_trust(c));
     print_side(c, &r->plain, "plain backpropagation", NULL);
     print_side(c, &r->ckpt, "with checkpointing", c->label);
     if (r->plain.at_max || r->ckpt.at_max)

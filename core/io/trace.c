@@ -27,6 +27,7 @@ void remat_trace_free(remat_trace *t) {
     remat_xfree(t->events);
     remat_xfree(t->ops);
     remat_xfree(t->iters);
+    remat_xfree(t->probe_ops);
     remat_trace_init(t);
 }
 
@@ -52,6 +53,14 @@ int64_t remat_trace_add_op(remat_trace *t, const remat_op_record *r, remat_error
     if (grow((void **)&t->ops, t->n_ops, &t->cap_ops, sizeof *r, err) < 0) return -1;
     t->ops[t->n_ops] = *r;
     return t->n_ops++;
+}
+
+int remat_trace_has_probe(const remat_trace *t) { return t->probe_N > 0 && t->probe_N != t->N && t->n_probe_ops > 0; }
+
+int64_t remat_trace_add_probe_op(remat_trace *t, const remat_op_record *r, remat_error *err) {
+    if (grow((void **)&t->probe_ops, t->n_probe_ops, &t->cap_probe_ops, sizeof *r, err) < 0) return -1;
+    t->probe_ops[t->n_probe_ops] = *r;
+    return t->n_probe_ops++;
 }
 
 int32_t remat_trace_add_iter(remat_trace *t, const remat_iter_summary *s, remat_error *err) {

@@ -116,6 +116,13 @@ typedef struct remat_trace {
     remat_event *events; int64_t n_events, cap_events;
     remat_op_record *ops; int64_t n_ops, cap_ops;
     remat_iter_summary *iters; int32_t n_iters, cap_iters;
+    /* the probe (optional group /probe_ops): op records of warm steps of the same model
+     * at batch probe_N, which `remat run --trace` runs after the recorded steps so that the
+     * simulator can tell a per-op cost that grows with the batch from one that does not
+     * (sim/op_cost.h); probe_N 0 and no records when not recorded (older files, traces of
+     * plans, --probe-N 0). Its ops carry iter 0, 1, ... (the probe's warm steps). */
+    int64_t probe_N;
+    remat_op_record *probe_ops; int64_t n_probe_ops, cap_probe_ops;
 } remat_trace;
 
 void remat_trace_init(remat_trace *t);
@@ -123,6 +130,10 @@ void remat_trace_free(remat_trace *t);
 /* Appends (amortised O(1)); returns the new element's index or -1 on NOMEM (err set). */
 int64_t remat_trace_add_event(remat_trace *t, const remat_event *e, remat_error *err);
 int64_t remat_trace_add_op(remat_trace *t, const remat_op_record *r, remat_error *err);
+/* 1 when t holds a probe at a batch other than its own (remat_trace.probe_ops). */
+int remat_trace_has_probe(const remat_trace *t);
+/* Appends a probe op record (remat_trace.probe_ops). */
+int64_t remat_trace_add_probe_op(remat_trace *t, const remat_op_record *r, remat_error *err);
 int32_t remat_trace_add_iter(remat_trace *t, const remat_iter_summary *s, remat_error *err);
 remat_status remat_trace_set_texts(remat_trace *t, const char *model_text, const char *plan_text, remat_error *err);
 

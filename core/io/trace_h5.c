@@ -68,10 +68,13 @@ typedef struct table {
     size_t stride;
 } table;
 
-static const table tables[3] = {
+/* the fourth, /probe_ops, is optional: written when the trace holds a probe */
+enum { N_TABLES = 4, PROBE_TABLE = 3 };
+static const table tables[N_TABLES] = {
     {"/events", event_fields, COUNT(event_fields), sizeof(remat_event)},
     {"/ops", op_fields, COUNT(op_fields), sizeof(remat_op_record)},
     {"/iters", iter_fields, COUNT(iter_fields), sizeof(remat_iter_summary)},
+    {"/probe_ops", op_fields, COUNT(op_fields), sizeof(remat_op_record)},
 };
 
 /* Column f of n records (AoS at rec) into buf (packed), or back. */
@@ -123,17 +126,19 @@ remat_status remat_trace_write_h5(const remat_trace *t, const char *path, remat_
         st = remat_h5_attr_write_str(f, path, CALIB_GROUP, "compressor_names", names, err);
     }
 
-    /* the three tables */
-    const void *recs[3] = {t->events, t->ops, t->iters};
-    int64_t counts[3] = {t->n_events, t->n_ops, t->n_iters};
-    int64_t maxn = counts[0] > counts[1] ? counts[0] : counts[1];
-    if (counts[2] > maxn) maxn = counts[2];
+    /* the tables */
+    const void *recs[N_TABLES] = {t->events, t->ops, t->iters, t->probe_ops};
+    int64_t counts[N_TABLES] = {t->n_events, t->n_ops, t->n_iters, t->n_probe_ops};
+    int64_t maxn = 0;
+    for (int ti = 0; ti < N_TABLES; ti++)
+        if (counts[ti] > maxn) maxn = counts[ti];
     if (st == REMAT_OK && maxn > 0) {
         buf = remat_xmalloc((size_t)maxn * 32, err);
         if (!buf) st = REMAT_ERR_NOMEM;
     }
-    for (int ti = 0; ti < 3 && st == REMAT_OK; ti++) {
+    for (int ti = 0; ti < N_TABLES && st == REMAT_OK; ti++) {
         const table *tb = &tables[ti];
+        if (ti == PROBE_TABLE && (t->n_probe_ops <= 0 || t->probe_N <= 0)) continue;
         for (int fi = 0; fi < tb->n_fields && st == REMAT_OK; fi++) {
             const field *fd = &tb->fields[fi];
             char dpath[128];
@@ -172,6 +177,10 @@ remat_status remat_trace_write_h5(const remat_trace *t, const char *path, remat_
     if (st == REMAT_OK) {
         remat_h5_join_names(names, sizeof names, REMAT_OP_COUNT, op_name_i);
         st = remat_h5_attr_write_str(f, path, "/ops", "op_names", names, err);
+    }
+    if (st == REMAT_OK && t->n_probe_ops > 0 && t->probe_N > 0) {
+        st = remat_h5_attr_write_i64(f, path, tables[PROBE_TABLE].group, "N", t->probe_N, err);
+        crc = remat_crc32(crc, &t->probe_N, sizeof t->probe_N);
     }
 
     /* root metadata */
@@ -256,6 +265,35 @@ static const char *event_bytes_expected(const remat_event *e, int64_t elems, cha
     return buf;
 }
 
+/* The op records of group g (/ops or /probe_ops). */
+static remat_status check_ops(const char *path, const char *g, const remat_op_record *ops, int64_t n, int64_t T,
+                              remat_error *err) {
+    for (int64_t i = 0; i < n; i++) {
+        const remat_op_record *o = &ops[i];
+        if (o->op >= REMAT_OP_COUNT)
+            return BAD("%s: %s/op: op %lld has kind %d, expected 0..%d", path, g, (long long)i, o->op,
+                       REMAT_OP_COUNT - 1);
+        if (o->phase >= REMAT_PHASE_COUNT)
+            return BAD("%s: %s/phase: op %lld has phase %d, expected 0..%d", path, g, (long long)i, o->phase,
+                       REMAT_PHASE_COUNT - 1);
+        if (!isfinite(o->t_start) || !isfinite(o->t_end) || !(o->t_start >= 0) || !(o->t_end >= o->t_start))
+            return BAD("%s: %s/%s: op %lld runs from %g to %g s, expected finite times 0 <= start <= end", path, g,
+                       isfinite(o->t_start) && o->t_start >= 0 ? "t_end" : "t_start", (long long)i, o->t_start,
+                       o->t_end);
+        if (o->elems < 0)
+            return BAD("%s: %s/elems: op %lld has %lld elements, expected >= 0", path, g, (long long)i,
+                       (long long)o->elems);
+        if (o->t_steps < 0 || o->t_steps > T)
+            return BAD("%s: %s/t_steps: op %lld covers %d time steps, expected 0..%lld (T)", path, g, (long long)i,
+                       o->t_steps, (long long)T);
+        if (o->iter < -1 || o->layer < -1 || o->block < -1)
+            return BAD("%s: %s/%s: op %lld has %d, expected >= -1", path, g,
+                       o->iter < -1 ? "iter" : o->layer < -1 ? "layer" : "block", (long long)i,
+                       o->iter < -1 ? o->iter : o->layer < -1 ? o->layer : o->block);
+    }
+    return REMAT_OK;
+}
+
 static remat_status check_events(const char *path, const remat_trace *t, remat_error *err) {
     int64_t n = t->n_events;
     int64_t *live = NULL;
@@ -337,29 +375,9 @@ static remat_status check_events(const char *path, const remat_trace *t, remat_e
     }
     remat_xfree(live);
     if (st != REMAT_OK) return st;
-    for (int64_t i = 0; i < t->n_ops; i++) {
-        const remat_op_record *o = &t->ops[i];
-        if (o->op >= REMAT_OP_COUNT)
-            return BAD("%s: /ops/op: op %lld has kind %d, expected 0..%d", path, (long long)i, o->op,
-                       REMAT_OP_COUNT - 1);
-        if (o->phase >= REMAT_PHASE_COUNT)
-            return BAD("%s: /ops/phase: op %lld has phase %d, expected 0..%d", path, (long long)i, o->phase,
-                       REMAT_PHASE_COUNT - 1);
-        if (!isfinite(o->t_start) || !isfinite(o->t_end) || !(o->t_start >= 0) || !(o->t_end >= o->t_start))
-            return BAD("%s: /ops/%s: op %lld runs from %g to %g s, expected finite times 0 <= start <= end", path,
-                       isfinite(o->t_start) && o->t_start >= 0 ? "t_end" : "t_start", (long long)i, o->t_start,
-                       o->t_end);
-        if (o->elems < 0)
-            return BAD("%s: /ops/elems: op %lld has %lld elements, expected >= 0", path, (long long)i,
-                       (long long)o->elems);
-        if (o->t_steps < 0 || o->t_steps > t->T)
-            return BAD("%s: /ops/t_steps: op %lld covers %d time steps, expected 0..%lld (T)", path, (long long)i,
-                       o->t_steps, (long long)t->T);
-        if (o->iter < -1 || o->layer < -1 || o->block < -1)
-            return BAD("%s: /ops/%s: op %lld has %d, expected >= -1", path,
-                       o->iter < -1 ? "iter" : o->layer < -1 ? "layer" : "block", (long long)i,
-                       o->iter < -1 ? o->iter : o->layer < -1 ? o->layer : o->block);
-    }
+    if ((st = check_ops(path, "/ops", t->ops, t->n_ops, t->T, err)) != REMAT_OK) return st;
+    if (t->n_probe_ops > 0 && (st = check_ops(path, "/probe_ops", t->probe_ops, t->n_probe_ops, t->T, err)) != REMAT_OK)
+        return st;
     for (int32_t i = 0; i < t->n_iters; i++) {
         const remat_iter_summary *s = &t->iters[i];
         if (s->first_event < 0 || s->first_event > n)
@@ -379,9 +397,10 @@ static remat_status check_events(const char *path, const remat_trace *t, remat_e
 }
 
 static remat_status read_tables(hid_t f, const char *path, remat_trace *t, uint32_t *crc, remat_error *err) {
-    void **recs[3] = {(void **)&t->events, (void **)&t->ops, (void **)&t->iters};
-    for (int ti = 0; ti < 3; ti++) {
+    void **recs[N_TABLES] = {(void **)&t->events, (void **)&t->ops, (void **)&t->iters, (void **)&t->probe_ops};
+    for (int ti = 0; ti < N_TABLES; ti++) {
         const table *tb = &tables[ti];
+        if (ti == PROBE_TABLE && !remat_h5_exists(f, tb->group)) continue; /* optional */
         int64_t n = -1;
         const char *first = NULL;
         for (int fi = 0; fi < tb->n_fields; fi++) {
@@ -414,6 +433,7 @@ static remat_status read_tables(hid_t f, const char *path, remat_trace *t, uint3
                 if (ti == 0) t->n_events = t->cap_events = n;
                 if (ti == 1) t->n_ops = t->cap_ops = n;
                 if (ti == 2) t->n_iters = t->cap_iters = (int32_t)n;
+                if (ti == PROBE_TABLE) t->n_probe_ops = t->cap_probe_ops = n;
             } else if (dims[0] != n) {
                 remat_xfree(col);
                 return BAD("%s: %s: %lld rows, but %s/%s has %lld (datasets of unequal length)", path, dpath,
@@ -491,6 +511,13 @@ static remat_status read_open(hid_t f, const char *path, remat_trace *out, remat
         remat_xfree(col);
     }
     if (st == REMAT_OK) st = read_tables(f, path, &t, &crc, err);
+    if (st == REMAT_OK && remat_h5_exists(f, tables[PROBE_TABLE].group)) { /* optional: the probe's batch */
+        st = remat_h5_attr_read_i64(f, path, tables[PROBE_TABLE].group, "N", &t.probe_N, err);
+        if (st == REMAT_OK && (t.probe_N < 1 || t.probe_N > REMAT_TRACE_MAX_N))
+            st = BAD("%s: /probe_ops: attribute N: expected the probe's batch, 1..%lld, found %lld", path,
+                     (long long)REMAT_TRACE_MAX_N, (long long)t.probe_N);
+        crc = remat_crc32(crc, &t.probe_N, sizeof t.probe_N);
+    }
 
     /* metadata */
     if (st == REMAT_OK) st = read_string(f, path, "model", &t.model_text, err);
