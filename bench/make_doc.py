@@ -1229,28 +1229,80 @@ def sec_exp15(d, dw=None):
     return "\n\n".join(parts)
 
 
-def sec_exp16(d):
-    """Section 16: predicted against measured step time for rescaled N and a plan's overhead."""
+def exp16_summary(rows):
+    """{kind: (median |error|, worst |error|, lowest, highest, n)} over exp16 result rows; kinds:
+    same size, plan at the recorded size, rescaled N (%), and the plan overhead (points)."""
+    groups = {"same size, no plan": [], "a plan at the recorded size": [], "a larger batch (rescaled N)": [],
+              "a plan's overhead over plain (points)": []}
+    for r in rows:
+        if r["config"] == "overhead":
+            groups["a plan's overhead over plain (points)"].append(r["error_points"])
+        elif r["config"] != "plain":
+            groups["a plan at the recorded size"].append(r["error_pct"])
+        elif r["asked_N"] == r["recorded_N"]:
+            groups["same size, no plan"].append(r["error_pct"])
+        else:
+            groups["a larger batch (rescaled N)"].append(r["error_pct"])
+    return {k: (C.med([abs(x) for x in v]), max(abs(x) for x in v), min(v), max(v), len(v))
+            for k, v in groups.items() if v}
+
+
+def exp16_rows(d):
+    rows = [r for r in d["rows"] if r["config"] != "overhead"]
+    return table(["model", "recorded N", "asked N", "config", "kind", "predicted s", "measured s", "error",
+                  "load averages"],
+                 [[r["model"], r["recorded_N"], r["asked_N"], r["config"], r["kind"], "%.4f" % r["predicted_s"],
+                   "%.4f" % r["measured_s"], "%+.1f %%" % r["error_pct"],
+                   ", ".join("%.1f" % x for x in r["loads"])] for r in rows])
+
+
+def exp16_overhead(d):
+    ov = [r for r in d["rows"] if r["config"] == "overhead"]
+    return table(["model", "predicted overhead", "measured overhead", "difference"],
+                 [[r["model"], "%+.1f %%" % r["predicted_pct"], "%+.1f %%" % r["measured_pct"],
+                   "%+.1f points" % r["error_points"]] for r in ov])
+
+
+def sec_exp16(d, before=None, big=None):
+    """Section 16: predicted against measured step time for rescaled N and a plan's overhead,
+    after the probe (d: the small models; big: the conv models, fewer rounds) and before it
+    (before: the same questions, the earlier simulator)."""
     if not d:
         return None
-    rows = [r for r in d["rows"] if r["config"] != "overhead"]
-    ov = [r for r in d["rows"] if r["config"] == "overhead"]
     parts = ["## 16. Step-time predictions: rescaled batch and plan overhead",
              "A new user's questions: record plain backpropagation at one batch size (`remat run --iters 3 "
              "--trace`), then ask `remat simulate --N n` for another, or for the plan that checkpoints every "
              "block; each prediction against `remat run` at that size (best step after the first, median over "
-             "%d rounds). Error = predicted / measured - 1." % d["rounds"], provenance(d),
-             table(["model", "recorded N", "asked N", "config", "kind", "predicted s", "measured s", "error",
-                    "load averages"],
-                   [[r["model"], r["recorded_N"], r["asked_N"], r["config"], r["kind"], "%.3f" % r["predicted_s"],
-                     "%.3f" % r["measured_s"], "%+.1f %%" % r["error_pct"],
-                     ", ".join("%.1f" % x for x in r["loads"])] for r in rows])]
-    if ov:
-        parts.append("Plan overhead (every block checkpointed against plain, at the recorded N):")
-        parts.append(table(["model", "predicted overhead", "measured overhead", "difference"],
-                           [[r["model"], "%+.1f %%" % r["predicted_pct"], "%+.1f %%" % r["measured_pct"],
-                             "%+.1f points" % r["error_points"]] for r in ov]))
+             "%d rounds). Error = predicted / measured - 1; the load average is recorded with every measured run "
+             "(these 2 cores are shared with other sessions' builds and tests, so a row measured at a high load "
+             "says more about the load than about the model)." % d["rounds"]]
+    sa = exp16_summary(d["rows"] + (big["rows"] if big else []))
+    sb = exp16_summary(before["rows"]) if before else {}
+    parts.append("Summary, |error| median and worst (signed range), by kind of question:")
+    parts.append(table(["kind", "before: median", "before: worst", "before: range", "after: median", "after: worst",
+                        "after: range", "rows"],
+                       [[k] + (["%.1f" % sb[k][0], "%.1f" % sb[k][1], "%+.1f … %+.1f" % (sb[k][2], sb[k][3])]
+                               if k in sb else ["–", "–", "–"]) +
+                        ["%.1f" % v[0], "%.1f" % v[1], "%+.1f … %+.1f" % (v[2], v[3]), v[4]]
+                        for k, v in sa.items()]))
+    parts.append("Figures in % of the measured step time; the overhead row in points of the plain step. "
+                 "*Before*: op times scaled with the elements they touch, medians over an op's records. "
+                 "*After*: the trace's probe (3 steps at 2N run by `remat run --trace`), each op on the line "
+                 "through its two measured sizes, op times the least over an op's records.")
+    parts.append("### After\n\n" + provenance(d))
+    parts.append(exp16_rows(d))
+    parts.append("Plan overhead (every block checkpointed against plain, at the recorded N):")
+    parts.append(exp16_overhead(d))
     parts.append(commands(d))
+    if big:
+        parts.append("### After: the conv models at their own small batch\n\n" + provenance(big))
+        parts.append(exp16_rows(big))
+        parts.append(exp16_overhead(big))
+        parts.append(commands(big))
+    if before:
+        parts.append("### Before (the simulator without the probe)\n\n" + provenance(before))
+        parts.append(exp16_rows(before))
+        parts.append(exp16_overhead(before))
     return "\n\n".join(parts)
 
 def main():
@@ -1297,7 +1349,7 @@ def main():
     d15, d15w, d16 = load("exp15_profile"), load("exp15_profile_workspace"), load("exp16_step_predict")
     secs = [sec_exp1(d1), sec_exp2(d2, d1), sec_exp3(d3, d4), sec_exp4(d4), sec_exp5(d5), sec_exp6(d6), sec_exp7(d7),
             sec_exp4_conv(d4c, load("exp4_pytorch_conv_t2")), sec_exp8(d8), sec_exp9(d9), sec_exp10(d10), sec_gemm(d0), sec_exp11(d11), sec_exp12(d12),
-            sec_exp13(d13), sec_exp15(d15, d15w), sec_exp16(d16)]
+            sec_exp13(d13), sec_exp15(d15, d15w), sec_exp16(d16, load("exp16_step_predict_before"), load("exp16_step_predict_conv"))]
     missing = [n for n, s in zip(["1", "2", "3", "4", "5", "6", "7", "7b", "8", "9", "10", "0", "11", "12", "13", "15",
                                   "16"], secs)
                if s is None]

@@ -16,9 +16,10 @@
  *     its records of seconds per time step, times the op's time steps; rules in
  *     sim/op_cost.h); recomputation costs what the first forward cost; compress
  *     and decompress cost the trace's calibration per element. Ops run back to
- *     back on one compute stream: step time = sum of op durations. Host work
- *     between ops, and the spike counting a recording run does for its trace, are
- *     not modelled. With the copy stream (sim/des.h) compressions overlap compute.
+ *     back on one compute stream: step time = sum of op durations, plus the
+ *     recording's host time between ops (the least over its warm steps of step time
+ *     minus its ops' time; the same at every size and plan). The spike counting a
+ *     recording run does for its trace is not modelled. With the copy stream (sim/des.h) compressions overlap compute.
  *  4. Data. The only data-dependent size is a sparse-compressed input: its non-zeros
  *     come from the baseline's counts for the same (step, producing layer); a
  *     rescaled tensor keeps the recorded density; a tensor the baseline did not
@@ -77,6 +78,7 @@ struct remat_sim {
     remat_step_result *steps;
     int n_iters;
     double baseline_step;
+    double host_gap; /* seconds of a recorded step outside its ops (assumption 3) */
     int64_t unpriced, estimated, nnz_est;
     double *rates; /* [base_model.n_layers + 1] or NULL (remat_sim_set_rates) */
     char recorded_by_earlier[640]; /* remat_sim_summary.recorded_by_earlier */
@@ -284,6 +286,20 @@ static remat_status check_recorded_model(const remat_sim *s, const remat_trace *
     return REMAT_OK;
 }
 
+/* The least, over the recorded steps from `first` on, of a step's time outside its ops
+ * (allocations, the batch, host work between ops); 0 when a step's ops fill it. */
+static double host_gap(const remat_trace *b, int32_t first) {
+    double best = -1;
+    for (int32_t i = first; i < b->n_iters; i++) {
+        double ops = 0;
+        for (int64_t k = 0; k < b->n_ops; k++)
+            if (b->ops[k].iter == i) ops += b->ops[k].t_end - b->ops[k].t_start;
+        double g = b->iters[i].step_time_s - ops;
+        if (best < 0 || g < best) best = g;
+    }
+    return best > 0 ? best : 0;
+}
+
 /* ---- facade ------------------------------------------------------------------------ */
 
 remat_sim *remat_sim_init(const remat_trace *base, const remat_sim_opts *o, remat_error *err) {
@@ -373,6 +389,7 @@ remat_sim *remat_sim_init(const remat_trace *base, const remat_sim_opts *o, rema
         int32_t first = base->n_iters > 1 ? 1 : 0;
         for (int32_t i = first; i < base->n_iters; i++) s->baseline_step += base->iters[i].step_time_s;
         s->baseline_step /= base->n_iters - first;
+        s->host_gap = host_gap(base, first);
     }
     if ((st = remat_plan_init_empty(&s->model, &s->plan, err)) != REMAT_OK) goto fail;
     s->has_plan = 1;
@@ -407,6 +424,7 @@ const remat_trace *remat_sim_trace(const remat_sim *s) { return &s->pred; }
 double remat_sim_baseline_step_time(const remat_sim *s) { return s->baseline_step; }
 int remat_sim_times_warm(const remat_sim *s) { return s->base->n_iters > 1; }
 int remat_sim_has_probe(const remat_sim *s) { return remat_trace_has_probe(s->base); }
+double remat_sim_host_gap(const remat_sim *s) { return s->host_gap; }
 
 remat_status remat_sim_set_rates(remat_sim *s, const double *rates, int n, remat_error *err) {
     remat_xfree(s->rates);
@@ -499,7 +517,7 @@ remat_status remat_sim_run(remat_sim *s, remat_error *err) {
         it->peak_allocated_bytes = pk[i].peak_allocated_bytes;
         it->end_of_forward_bytes = pk[i].end_of_forward_live;
         it->end_of_forward_reserved = pk[i].end_of_forward_reserved;
-        it->step_time_s = r->step_time_s;
+        it->step_time_s = r->step_time_s + s->host_gap;
         if (s->o.copy_stream) it->step_time_s += sched.iter_time[i] - flat.iter_time[i];
         it->events = r->events;
         remat_sim_summary *R = &s->res;
