@@ -395,6 +395,32 @@ TEST_F(Answers, PlotOverlaysKeepTheQuestion) {
     EXPECT_TRUE(has(bad.err, "--N: given 2 times for 1 traces")) << bad.err;
 }
 
+// Every answer says which execution it describes: remat's own (here its reference
+// backend), where a recorded PyTorch step says "PyTorch 1.13.0 on CPU, recorded"
+// (tests/torch_record_test).
+TEST_F(Answers, EveryAnswerNamesTheExecution) {
+    const std::string want = "remat reference backend";
+    for (const std::string &args : {"simulate --trace " + two + " --plan b1", "search --trace " + two + " --level 1",
+                                    "search --trace " + two + " --budget 1GiB --budget-on live",
+                                    "tune --trace " + two + " --budget 64MiB --budget-on live --device-overhead 0 --max 64"}) {
+        Proc h = remat(args);
+        EXPECT_EQ(h.rc, 0) << args << ": " << h.err;
+        EXPECT_TRUE(has(h.out, "execution             " + want)) << args << ": " << h.out;
+        Proc j = remat(args + " --json");
+        EXPECT_EQ(j.rc, 0) << args << ": " << j.err;
+        cJSON *o = cJSON_Parse(j.out.c_str());
+        ASSERT_NE(o, nullptr) << j.out;
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "execution");
+        EXPECT_TRUE(cJSON_IsString(e) && want == e->valuestring) << args << ": " << j.out.substr(0, 200);
+        cJSON_Delete(o);
+    }
+    std::string fig = tmp_dir() + "/ans_exec.png";
+    Proc p = remat("plot --trace " + two + " --out " + fig + " --data-only");
+    ASSERT_EQ(p.rc, 0) << p.err;
+    std::string gp = slurp(tmp_dir() + "/ans_exec.gp");
+    EXPECT_TRUE(has(gp, "(T=4, N=2), remat reference backend'")) << gp;
+}
+
 // plot --breakdown names the layers whose tensors hold the peak, not only the roles.
 TEST_F(Answers, BreakdownByLayerAtThePeak) {
     Proc b = remat("plot --breakdown --trace " + two + " --out " + tmp_dir() + "/ans_bd.png --data-only");

@@ -103,6 +103,8 @@ void remat_cli_peaks_print(FILE *f, const remat_budget *b, int64_t peak_live, in
 }
 
 void remat_cli_prediction_note(FILE *f, const char *backend_of_times) {
+    fprintf(f, "execution             %s (remat's executor, predicted from a trace of remat run)\n",
+            remat_trace_execution(backend_of_times));
     fprintf(f,
             "(predictions describe remat's own executor running this model (reference or CUDA backend, caching "
             "allocator model), not a PyTorch script of the same network, whose autograd and kernels hold other "

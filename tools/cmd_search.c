@@ -205,7 +205,9 @@ static int run_level(const answer_ctx *a, int level, int preset) {
     remat_front_meta meta = {m->name, m->T, m->N, remat_budget_on_name(a->budget.on), -1, a->budget.overhead};
     if (ok && pareto && pts) ok = remat_search_write_front(pareto, pts, np, &base, 0, &meta, &err) == REMAT_OK;
     if (ok && json) {
-        printf("{\"mode\":\"level\",\"level\":%d,\"peak_on\":\"%s\",", level, remat_budget_on_name(a->budget.on));
+        printf("{\"execution\":");
+        remat_json_string(stdout, remat_trace_execution(a->backend));
+        printf(",\"mode\":\"level\",\"level\":%d,\"peak_on\":\"%s\",", level, remat_budget_on_name(a->budget.on));
         print_ranks_json(s);
         printf("\"label\":");
         remat_json_string(stdout, label);
@@ -280,7 +282,9 @@ static int run_budget(const answer_ctx *a, int64_t budget) {
         remat_xfree(pts);
     }
     if (ok && json) {
-        printf("{\"mode\":\"budget\",");
+        printf("{\"execution\":");
+        remat_json_string(stdout, remat_trace_execution(a->backend));
+        printf(",\"mode\":\"budget\",");
         print_ranks_json(s);
         printf("\"budget_bytes\":%lld", (long long)(budget == REMAT_SIZE_INF ? -1 : budget));
         remat_cli_steady_json(stdout, remat_sim_results(s)->n_iters, a->recorded_steps);

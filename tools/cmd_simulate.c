@@ -139,7 +139,9 @@ static void print_human(const remat_sim *s, const char *trace_path, const remat_
 static void print_json(const remat_sim *s, const remat_trace *trace, const char *plan_path, const char *alloc) {
     const remat_sim_summary *r = remat_sim_results(s);
     const remat_model *m = remat_sim_model(s);
-    printf("{\"model\":");
+    printf("{\"execution\":");
+    remat_json_string(stdout, remat_trace_execution(trace->backend));
+    printf(",\"model\":");
     remat_json_string(stdout, m->name);
     printf(",\"plan\":");
     remat_json_string(stdout, plan_path ? plan_path : "");
@@ -367,7 +369,9 @@ static int run_sweep(const remat_trace *trace, const char *trace_path, const rem
                                           remat_trace_has_probe(trace));
     }
     if (json) {
-        printf("{\"sweep\":\"%c\",\"fixed\":{\"%c\":%lld}", dim, dim == 'T' ? 'N' : 'T', (long long)fixed);
+        printf("{\"execution\":");
+        remat_json_string(stdout, remat_trace_execution(trace->backend));
+        printf(",\"sweep\":\"%c\",\"fixed\":{\"%c\":%lld}", dim, dim == 'T' ? 'N' : 'T', (long long)fixed);
         remat_cli_steady_json(stdout, remat_cli_simulated_steps(base_so, (int)trace->n_iters), (int)trace->n_iters);
         remat_cli_step_trust_json(stdout, trust);
         remat_cli_budget_json(stdout, 1, &bud, src);

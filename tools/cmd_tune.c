@@ -254,7 +254,9 @@ static int step_trust(const tune_cmd *c) {
 /* --json: one object. */
 static void print_json(tune_cmd *c, remat_error *err) {
     const remat_tune_result *r = &c->r;
-    printf("{\"dim\":\"%s\",\"budget_bytes\":%lld,\"allocator\":\"%s\"", c->dim, (long long)c->budget,
+    printf("{\"execution\":");
+    remat_json_string(stdout, remat_trace_execution(c->trace.backend));
+    printf(",\"dim\":\"%s\",\"budget_bytes\":%lld,\"allocator\":\"%s\"", c->dim, (long long)c->budget,
            c->kind == REMAT_ALLOC_CACHING ? "caching" : "exact");
     if (c->ranks > 1) printf(",\"ranks\":%d,\"reduce_blocks\":%d", c->ranks, c->ranks); /* values: each rank's */
     remat_cli_budget_json(stdout, 1, &c->bud, c->src);

@@ -15,6 +15,11 @@ const char *remat_op_kind_name(remat_op_kind k) {
     return (unsigned)k < REMAT_OP_COUNT ? op_names[k] : "?";
 }
 
+const char *remat_trace_execution(const char *backend) {
+    if (backend && !strcmp(backend, "cuda")) return "remat CUDA backend";
+    return "remat reference backend";
+}
+
 void remat_trace_init(remat_trace *t) {
     memset(t, 0, sizeof *t);
     t->schema_version = REMAT_TRACE_SCHEMA_VERSION;

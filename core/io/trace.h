@@ -125,6 +125,11 @@ typedef struct remat_trace {
     remat_op_record *probe_ops; int64_t n_probe_ops, cap_probe_ops;
 } remat_trace;
 
+/* What a trace of remat run describes, for answers and figure titles (a recorded
+ * PyTorch step says "PyTorch 1.13.0 on CPU, recorded" instead, ext_record.h): "remat
+ * reference backend" (backend "ref", or unknown: the traces before the field) or
+ * "remat CUDA backend". */
+const char *remat_trace_execution(const char *backend);
 void remat_trace_init(remat_trace *t);
 void remat_trace_free(remat_trace *t);
 /* Appends (amortised O(1)); returns the new element's index or -1 on NOMEM (err set). */
