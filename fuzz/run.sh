@@ -1,6 +1,6 @@
 #!/bin/sh
-# fuzz/run.sh - build the model, plan, notation (plan notation + sizes), trace, pickle and plot (gnuplot script
-# strings) fuzzers with clang (libFuzzer +
+# fuzz/run.sh - build the model, plan, notation (plan notation + sizes), trace, pickle, plot (gnuplot script
+# strings) and record (a recorded PyTorch step, its plan simulator and --N check) fuzzers with clang (libFuzzer +
 # ASan + UBSan, not Bazel) and run each for a while.
 #
 #   fuzz/run.sh [SECONDS] [SEED]
@@ -9,7 +9,7 @@
 # from the clock); it is printed so a failure can be replayed with the same seed.
 # The seed corpus is data/models and data/plans (read only) for the JSON readers and
 # fuzz/seeds/trace for the HDF5 trace reader, fuzz/seeds/pickle for the pickle reader
-# and the PyTorch snapshot importer; new inputs go to
+# and the PyTorch snapshot importer, fuzz/seeds/record for a recorded PyTorch step; new inputs go to
 # $FUZZ_WORK (default /tmp/remat-fuzz), crashes to $FUZZ_WORK/crash-*.
 # Exit status: 0 when every fuzzer ran clean, 1 otherwise.
 set -eu
@@ -37,6 +37,10 @@ $cc $flags -I/usr/include/hdf5/serial -o "$work/fuzz_trace" fuzz/fuzz_trace.c $t
 # (ext_trace.c frees the optional /record group of ext_record.c, whose header names HDF5 types)
 $cc $flags -I/usr/include/hdf5/serial -o "$work/fuzz_pickle" fuzz/fuzz_pickle.c $pickle_srcs \
     -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5_serial -lm
+# the recorded PyTorch step (/record) and what reads it: the plan simulator and the --N check
+record_srcs="core/base/clock.c core/base/size.c core/base/status.c core/base/types.c core/io/file_kind.c core/io/input_file.c core/io/atomic_file.c core/io/h5_util.c core/io/ext_trace.c core/io/ext_trace_h5.c core/io/ext_record.c core/io/json_util.c core/io/json_strict.c core/io/json_write.c core/model/layers.c core/model/model_json.c core/model/plan_json.c core/model/plan_notation.c core/model/plan_grid.c core/alloc/caching_config.c sim/torch_sim.c sim/torch_rescale.c"
+$cc $flags -I/usr/include/hdf5/serial -o "$work/fuzz_record" fuzz/fuzz_record.c $record_srcs \
+    -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5_serial -lcjson -lm
 plot_srcs="plots/scaling.c plots/reduce.c plots/pareto.c plots/names.c plots/memplot.c plots/items.c plots/figure.c plots/extplot.c plots/ext_curve.c plots/curve.c plots/breakdown.c core/model/plan_notation.c core/model/plan_json.c core/model/model_json.c core/model/layers.c core/io/trace.c core/io/json_write.c core/io/json_util.c core/io/json_strict.c core/io/input_file.c core/io/file_kind.c core/io/ext_trace.c core/io/ext_record.c core/io/atomic_file.c core/base/types.c core/base/status.c core/base/size.c core/base/clock.c core/alloc/caching_config.c core/alloc/alloc_model.c core/io/h5_util.c"
 $cc $flags -I/usr/include/hdf5/serial -o "$work/fuzz_plot" fuzz/fuzz_plot.c $plot_srcs \
     -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5_serial -lcjson -lm
@@ -45,12 +49,13 @@ echo "fuzz/run.sh: seed=$seed seconds=$secs work=$work"
 status=0
 fuzz_tmp=${TMPDIR:-/tmp}
 [ -d /dev/shm ] && [ -w /dev/shm ] && fuzz_tmp=/dev/shm
-for t in model plan notation trace pickle plot; do
+for t in model plan notation trace pickle plot record; do
     corpus="$work/corpus_$t"
     if [ "$t" = trace ]; then seeds="fuzz/seeds/trace"; dict=""; maxlen=65536
     elif [ "$t" = pickle ]; then seeds="fuzz/seeds/pickle"; dict=""; maxlen=16384
     elif [ "$t" = notation ]; then seeds="fuzz/seeds/notation"; dict=""; maxlen=512
     elif [ "$t" = plot ]; then seeds="fuzz/seeds/plot"; dict="-dict=fuzz/plot.dict"; maxlen=256
+    elif [ "$t" = record ]; then seeds="fuzz/seeds/record"; dict=""; maxlen=131072
     else seeds="data/models data/plans"; dict="-dict=fuzz/json.dict"; maxlen=8192; fi
     mkdir -p "$corpus"
     log="$work/fuzz_$t.log"

@@ -170,6 +170,10 @@ remat_status remat_ext_allocated_after(const remat_ext_device *d, int64_t *alloc
  * checksum; every failure is one REMAT_ERR_INPUT line naming the file and dataset. */
 remat_status remat_ext_trace_write_h5(const remat_ext_trace *t, const char *path, remat_error *err);
 remat_status remat_ext_trace_read_h5(const char *path, remat_ext_trace *out, remat_error *err);
+/* The same from the bytes of an HDF5 file in memory (origin names it in messages): the
+ * fuzzer's way in (fuzz/fuzz_record.c), no file system. */
+remat_status remat_ext_trace_read_h5_image(const void *data, size_t n, const char *origin, remat_ext_trace *out,
+                                           remat_error *err);
 /* 1 when the HDF5 file at path is an external allocation stream (root attribute
  * format = REMAT_EXT_FORMAT), 0 otherwise (including unreadable files, and anything
  * that is not a regular file: a pipe is never opened here, so that its data stays for

@@ -288,11 +288,26 @@ static remat_status check_device(const char *path, const remat_ext_trace *t, int
     return remat_ext_check_sizes(d, where, err);
 }
 
+static remat_status read_open(hid_t f, const char *path, remat_ext_trace *out, remat_error *err);
+
 remat_status remat_ext_trace_read_h5(const char *path, remat_ext_trace *out, remat_error *err) {
     remat_ext_trace_init(out);
     hid_t f;
     remat_status st = remat_h5_open(path, &f, err);
-    if (st != REMAT_OK) return st;
+    return st == REMAT_OK ? read_open(f, path, out, err) : st;
+}
+
+remat_status remat_ext_trace_read_h5_image(const void *data, size_t n, const char *origin, remat_ext_trace *out,
+                                           remat_error *err) {
+    remat_ext_trace_init(out);
+    hid_t f;
+    remat_status st = remat_h5_open_image(data, n, origin, &f, err);
+    return st == REMAT_OK ? read_open(f, origin, out, err) : st;
+}
+
+/* Reads the open file f (closed on return). */
+static remat_status read_open(hid_t f, const char *path, remat_ext_trace *out, remat_error *err) {
+    remat_status st = REMAT_OK;
     remat_ext_trace t;
     remat_ext_trace_init(&t);
     uint32_t crc = 0;

@@ -651,7 +651,7 @@ def write_h5(rec: dict, path: str) -> None:
                "N": rec["N"], "rng_state_bytes": rec["rng_state_bytes"]}
     crc = 0
     with atomic_path(path) as tmp:
-        with h5py.File(tmp, "w", libver="earliest") as f:
+        with h5py.File(tmp, "w", libver=("v108", "latest")) as f:  # checksummed metadata (as remat writes)
             def put(name, data, dtype):
                 a = np.ascontiguousarray(np.array(data, dtype=dtype))
                 f.create_dataset(name, data=a, shape=a.shape, dtype=a.dtype)

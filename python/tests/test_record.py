@@ -73,6 +73,16 @@ class RecordTest(unittest.TestCase):
             # no sentinel of the recorder is left in the stream
             self.assertFalse((f["devices/0/events/size"][()] == 1).any())
 
+    def test_checksummed_hdf5_format(self):
+        """The file is written in HDF5's 1.8 format (superblock version 2 or later: checksummed superblock, object
+        headers and indices), as remat writes its own: a corrupted recording is then refused by the checksums
+        instead of crashing the HDF5 library inside remat (fuzz_record found a SEGV in H5F__accum_read and a
+        terabyte allocation in H5C_protect on mutated files of the earliest format, version 0)."""
+        with open(self.trace, "rb") as f:
+            head = f.read(9)
+        self.assertEqual(head[:8], b"\x89HDF\r\n\x1a\n")
+        self.assertGreaterEqual(head[8], 2)
+
     def test_package_name_is_the_function(self):
         """interfaces.md: remat_torch.record(net, x, labels, ...), whatever was imported before."""
         for _ in range(2):
