@@ -26,6 +26,7 @@
 #include "core/model/layers.h"
 #include "core/model/model.h"
 #include "core/model/plan.h"
+#include "verify/capture.h"
 
 namespace {
 
@@ -174,6 +175,32 @@ TEST(Dump, LayoutMatchesInterfaces) {
     const remat_dump_entry *m0 = dd.get("/masks/stem_drop");  // p = 0: all ones
     for (int64_t i = 0; i < m0->elems; i++) EXPECT_EQ(((const float *)m0->data)[i], 1.0f);
     EXPECT_EQ(remat_dump_find(&dd.d, "/nope"), nullptr);
+}
+
+// The dump and verify's capture name a step's tensors from one table
+// (core/model/step_tensors.h): the same names (the dump's with a leading '/'), the same
+// shapes and the same bits for the same seeded step.
+TEST(Dump, NamesShapesAndBitsAreTheCapturesOfTheSameStep) {
+    Fixture fx("tiny-resnet-bn");
+    remat_step_result res;
+    std::string p = fx.dump(fx.empty, "capture.h5", 3, &res);
+    Dump dd(p);
+    remat_verify_set cap = {};
+    remat_exec_opts o = remat_exec_opts_default();
+    o.seed = 3;
+    remat_error err = {};
+    ASSERT_EQ(remat_verify_capture_run(&fx.m, &fx.empty, &fx.be, &o, &cap, nullptr, &err), REMAT_OK) << err.msg;
+    ASSERT_EQ(cap.n, dd.d.n);
+    for (int i = 0; i < cap.n; i++) {
+        const remat_verify_tensor *t = &cap.t[i];
+        const remat_dump_entry *e = remat_dump_find(&dd.d, ("/" + std::string(t->name)).c_str());
+        ASSERT_NE(e, nullptr) << t->name;
+        ASSERT_EQ(e->rank, t->ndim) << t->name;
+        for (int k = 0; k < t->ndim; k++) EXPECT_EQ(e->dims[k], t->shape[k]) << t->name;
+        ASSERT_EQ(e->elems, t->elems) << t->name;
+        EXPECT_EQ(memcmp(e->data, t->bits, (size_t)t->elems * 4), 0) << t->name;
+    }
+    remat_verify_set_free(&cap);
 }
 
 TEST(Dump, ValuesAreTheSessionsBeforeAndAfterTheStep) {

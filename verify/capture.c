@@ -1,7 +1,8 @@
 /* capture.c - copies a session's step results into a tensor set.
  *
- * Shapes follow the dump: remat_layer_param_dump_dims (each parameter's real shape, a conv
- * weight [out, in, kh, kw]); the input and its gradient [T, N, input.shape...]; a dropout mask [N, F].
+ * Names and shapes are the dump's, from one table (core/model/step_tensors.h): each
+ * parameter's real shape (remat_layer_param_dump_dims, a conv weight [out, in, kh, kw]);
+ * the input and its gradient [T, N, input.shape...]; a dropout mask [N, F].
  */
 #include "verify/capture.h"
 
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include "core/model/layers.h"
+#include "core/model/step_tensors.h"
 
 remat_status remat_verify_capture_params(remat_session *s, const remat_model *m, remat_verify_set *out,
                                          remat_error *err) {
@@ -17,7 +19,7 @@ remat_status remat_verify_capture_params(remat_session *s, const remat_model *m,
     for (int li = 0; li < m->n_layers; li++) {
         const remat_layer *l = &m->layers[li];
         for (int pi = 0; pi < remat_layer_n_params(l); pi++) {
-            snprintf(name, sizeof name, "params/%s/%s", l->name, remat_layer_param_name(l, pi));
+            remat_step_param_name(REMAT_STEP_PARAMS, l, pi, name, sizeof name);
             int nd = remat_layer_param_dump_dims(l, pi, shape);
             remat_verify_tensor *t = remat_verify_set_add(out, name, REMAT_VERIFY_F32, nd, shape, NULL, err);
             if (!t) return err->status;
@@ -26,18 +28,6 @@ remat_status remat_verify_capture_params(remat_session *s, const remat_model *m,
         }
     }
     return REMAT_OK;
-}
-
-static int input_shape(const remat_model *m, int64_t *shape) {
-    shape[0] = m->T;
-    shape[1] = m->N;
-    int nd = 2;
-    if (m->in_ndim <= 0) {
-        shape[nd++] = m->in_features;
-    } else {
-        for (int i = 0; i < m->in_ndim && nd < REMAT_VERIFY_MAX_DIMS; i++) shape[nd++] = m->in_shape[i];
-    }
-    return nd;
 }
 
 remat_status remat_verify_capture_step(remat_session *s, const remat_model *m, const remat_step_result *r,
@@ -50,7 +40,7 @@ remat_status remat_verify_capture_step(remat_session *s, const remat_model *m, c
     float loss = (float)r->loss;
     if (!remat_verify_set_add(out, "loss", REMAT_VERIFY_F32, 0, shape, &loss, err)) return err->status;
 
-    int nd = input_shape(m, shape);
+    int nd = remat_step_input_dims(m, shape, REMAT_VERIFY_MAX_DIMS);
     if (!(t = remat_verify_set_add(out, "input", REMAT_VERIFY_F32, nd, shape, NULL, err))) return err->status;
     if ((st = remat_session_get_input(s, (float *)t->bits, err)) != REMAT_OK) return st;
     int64_t nshape[1] = {m->N};
@@ -60,23 +50,23 @@ remat_status remat_verify_capture_step(remat_session *s, const remat_model *m, c
     for (int li = 0; li < m->n_layers; li++) {
         const remat_layer *l = &m->layers[li];
         for (int pi = 0; pi < remat_layer_n_params(l); pi++) {
-            if (!remat_layer_param_trainable(l, pi)) continue;
-            snprintf(name, sizeof name, "grads/%s/%s", l->name, remat_layer_param_name(l, pi));
+            if (!remat_step_param_in(REMAT_STEP_GRADS, l, pi)) continue;
+            remat_step_param_name(REMAT_STEP_GRADS, l, pi, name, sizeof name);
             int pnd = remat_layer_param_dump_dims(l, pi, shape);
             if (!(t = remat_verify_set_add(out, name, REMAT_VERIFY_F32, pnd, shape, NULL, err))) return err->status;
             if ((st = remat_session_get_grad(s, li, pi, (float *)t->bits, err)) != REMAT_OK) return st;
         }
     }
 
-    nd = input_shape(m, shape);
+    nd = remat_step_input_dims(m, shape, REMAT_VERIFY_MAX_DIMS);
     if (!(t = remat_verify_set_add(out, "grads/input", REMAT_VERIFY_F32, nd, shape, NULL, err))) return err->status;
     if ((st = remat_session_get_input_grad(s, (float *)t->bits, err)) != REMAT_OK) return st;
 
     for (int li = 0; li < m->n_layers; li++) {
         const remat_layer *l = &m->layers[li];
         for (int pi = 0; pi < remat_layer_n_params(l); pi++) {
-            if (remat_layer_param_trainable(l, pi)) continue; /* state forward updates */
-            snprintf(name, sizeof name, "after/%s/%s", l->name, remat_layer_param_name(l, pi));
+            if (!remat_step_param_in(REMAT_STEP_AFTER, l, pi)) continue; /* state forward updates */
+            remat_step_param_name(REMAT_STEP_AFTER, l, pi, name, sizeof name);
             int pnd = remat_layer_param_dump_dims(l, pi, shape);
             if (!(t = remat_verify_set_add(out, name, REMAT_VERIFY_F32, pnd, shape, NULL, err))) return err->status;
             if ((st = remat_session_get_param(s, li, pi, (float *)t->bits, err)) != REMAT_OK) return st;
@@ -86,9 +76,7 @@ remat_status remat_verify_capture_step(remat_session *s, const remat_model *m, c
     for (int li = 0; li < m->n_layers; li++) {
         const remat_layer *l = &m->layers[li];
         if (!remat_layer_has_mask(l)) continue;
-        snprintf(name, sizeof name, "masks/%s", l->name);
-        shape[0] = m->N;
-        shape[1] = l->in_features;
+        remat_step_mask(m, l, name, sizeof name, shape);
         if (!(t = remat_verify_set_add(out, name, REMAT_VERIFY_F32, 2, shape, NULL, err))) return err->status;
         if ((st = remat_session_get_dropout_mask(s, li, (float *)t->bits, err)) != REMAT_OK) return st;
     }

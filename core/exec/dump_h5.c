@@ -9,6 +9,7 @@
  *   /masks/<layer> [N, F]           layers with a mask (dropout)
  *   root string attributes: model, plan, seed (decimal), backend
  *
+ * The names and shapes are core/model/step_tensors.h's (verify's capture uses the same).
  * All float32 except /labels. Shapes: remat_layer_param_dump_dims, the parameters' real
  * shapes (a conv weight [out, in, kh, kw], a linear weight [out, in], vectors [C]). One step (forward, loss, backward; no optimiser update) from
  * the seeded initial state, through the session API of executor.h. The file is
@@ -31,16 +32,7 @@
 #include "core/exec/reduce.h"
 #include "core/io/h5_util.h"
 #include "core/model/layers.h"
-
-static int input_shape(const remat_model *m, int64_t *shape) {
-    shape[0] = m->T;
-    shape[1] = m->N;
-    int nd = 2;
-    if (m->in_ndim <= 0) shape[nd++] = m->in_features;
-    else
-        for (int i = 0; i < m->in_ndim && nd < REMAT_H5_MAX_RANK; i++) shape[nd++] = m->in_shape[i];
-    return nd;
-}
+#include "core/model/step_tensors.h"
 
 static int64_t prod(int nd, const int64_t *shape) {
     int64_t n = 1;
@@ -71,14 +63,14 @@ static remat_status put(dumper *d, const char *name, remat_h5_type type, int nd,
 
 /* /params/<layer>/<name> (when `after` is 0) or /after/<layer>/<running stat>. */
 static remat_status dump_params(dumper *d, remat_session *s, const remat_model *m, int after) {
-    char name[256];
+    char name[REMAT_STEP_NAME_LEN + 1] = "/";
     int64_t shape[4];
+    const remat_step_set set = after ? REMAT_STEP_AFTER : REMAT_STEP_PARAMS;
     for (int li = 0; li < m->n_layers; li++) {
         const remat_layer *l = &m->layers[li];
         for (int pi = 0; pi < remat_layer_n_params(l); pi++) {
-            if (after && remat_layer_param_trainable(l, pi)) continue; /* state forward updates */
-            snprintf(name, sizeof name, "/%s/%s/%s", after ? "after" : "params", l->name,
-                     remat_layer_param_name(l, pi));
+            if (!remat_step_param_in(set, l, pi)) continue;
+            remat_step_param_name(set, l, pi, name + 1, sizeof name - 1);
             int nd = remat_layer_param_dump_dims(l, pi, shape);
             remat_status st = room(d, prod(nd, shape) * 4);
             if (st == REMAT_OK) st = remat_session_get_param(s, li, pi, d->buf, d->err);
@@ -144,14 +136,14 @@ static void batch_free(batch_bufs *bb) {
 
 static remat_status dump_step(dumper *d, remat_session *s, const remat_model *m, const remat_step_result *r,
                               const batch_bufs *bb) {
-    char name[256];
+    char name[REMAT_STEP_NAME_LEN + 1] = "/";
     int64_t shape[REMAT_H5_MAX_RANK];
     remat_status st;
 
     float loss = (float)r->loss;
     if ((st = remat_h5_write(d->f, d->path, "/loss", REMAT_H5_F32, 0, shape, &loss, d->err)) != REMAT_OK) return st;
 
-    int nd = input_shape(m, shape);
+    int nd = remat_step_input_dims(m, shape, REMAT_H5_MAX_RANK);
     if ((st = remat_h5_write(d->f, d->path, "/input", REMAT_H5_F32, nd, shape, bb->input, d->err)) != REMAT_OK)
         return st;
     if ((st = remat_h5_write(d->f, d->path, "/grads/input", REMAT_H5_F32, nd, shape, bb->input_grad, d->err)) !=
@@ -165,8 +157,8 @@ static remat_status dump_step(dumper *d, remat_session *s, const remat_model *m,
     for (int li = 0; li < m->n_layers; li++) {
         const remat_layer *l = &m->layers[li];
         for (int pi = 0; pi < remat_layer_n_params(l); pi++) {
-            if (!remat_layer_param_trainable(l, pi)) continue;
-            snprintf(name, sizeof name, "/grads/%s/%s", l->name, remat_layer_param_name(l, pi));
+            if (!remat_step_param_in(REMAT_STEP_GRADS, l, pi)) continue;
+            remat_step_param_name(REMAT_STEP_GRADS, l, pi, name + 1, sizeof name - 1);
             int pnd = remat_layer_param_dump_dims(l, pi, shape);
             if ((st = room(d, prod(pnd, shape) * 4)) != REMAT_OK) return st;
             if ((st = remat_session_get_grad(s, li, pi, d->buf, d->err)) != REMAT_OK) return st;
@@ -177,9 +169,7 @@ static remat_status dump_step(dumper *d, remat_session *s, const remat_model *m,
     for (int li = 0; li < m->n_layers; li++) {
         const remat_layer *l = &m->layers[li];
         if (!remat_layer_has_mask(l)) continue;
-        snprintf(name, sizeof name, "/masks/%s", l->name);
-        shape[0] = m->N;
-        shape[1] = l->out_features;
+        remat_step_mask(m, l, name + 1, sizeof name - 1, shape);
         if ((st = room(d, shape[0] * shape[1] * 4)) != REMAT_OK) return st;
         if ((st = remat_session_get_dropout_mask(s, li, d->buf, d->err)) != REMAT_OK) return st;
         if ((st = put(d, name, REMAT_H5_F32, 2, shape)) != REMAT_OK) return st;

@@ -8,6 +8,7 @@
 
 #include "core/io/h5_util.h"
 #include "core/model/layers.h"
+#include "core/model/step_tensors.h"
 
 void remat_weights_free(remat_weights *w) {
     if (!w) return;
@@ -50,8 +51,8 @@ static void fmt_dims(char *buf, size_t len, int rank, const int64_t *dims) {
 
 static void load_param(hid_t f, const char *path, const remat_layer *l, int li, int pi, remat_weights *w,
                        remat_error *err) {
-    char ds[320], want[96], got[96];
-    snprintf(ds, sizeof ds, "/params/%s/%s", l->name, remat_layer_param_name(l, pi));
+    char ds[REMAT_STEP_NAME_LEN + 1] = "/", want[96], got[96];
+    remat_step_param_name(REMAT_STEP_PARAMS, l, pi, ds + 1, sizeof ds - 1); /* as a dump names it */
     int64_t dims[4];
     int nd = remat_layer_param_dims(l, pi, dims);
     fmt_dims(want, sizeof want, nd, dims);
