@@ -87,6 +87,8 @@ typedef struct unit {
     int k;                      /* time chunks; k > 1: read from the chunk probe for k */
     int32_t q0, q1;             /* k > 1: the modules of its first and last layers */
     int64_t mk_cb, mk_ce;       /* k > 1: mark indices of that probe's chunks_begin / chunks_end */
+    int64_t cw_lo, cw_mid, cw_hi; /* the compressor probe's compress [lo, mid) and decompress [mid, hi) of its
+                                     input (positions), -1: none (then the compressed bytes only) */
 } unit;
 
 typedef struct step_marks {
@@ -261,6 +263,18 @@ static remat_status plan_units(const remat_ext_trace *t, const remat_model *m, c
                          origin, b, module_name(t, qa));
                 break;
             }
+            x->cw_lo = x->cw_mid = x->cw_hi = -1;
+            for (int64_t q = 0; x->comp != REMAT_COMP_NONE && q < r->n_marks; q++) {
+                const remat_rec_mark *c = &r->marks[q];
+                if (c->kind != REMAT_REC_COMP_BEGIN || c->module != qa || c->tstep != (int)x->comp) continue;
+                if (q + 2 < r->n_marks && r->marks[q + 1].kind == REMAT_REC_COMP_MID &&
+                    r->marks[q + 2].kind == REMAT_REC_COMP_END && r->marks[q + 2].tstep == (int)x->comp) {
+                    x->cw_lo = c->event;
+                    x->cw_mid = r->marks[q + 1].event;
+                    x->cw_hi = r->marks[q + 2].event;
+                }
+                break;
+            }
             x->out_sid = r->marks[fe2].storage;
             x->bs = bb2 >= 0 ? r->marks[bb2].event : -1;
             x->gy_sid = bb2 >= 0 ? r->marks[bb2].storage : -1;
@@ -331,6 +345,27 @@ static int64_t compressed_bytes(remat_compressor c, int64_t numel, int64_t nnz) 
     if (c == REMAT_COMP_BOOL || c == REMAT_COMP_UINT8) return numel;
     if (c == REMAT_COMP_SPARSE) return 4 * nnz; /* int32 positions of the ones */
     return 0;
+}
+
+/* The compressor probe's window [lo, hi) replayed between keys klo and khi: its allocations in order, each
+ * freed where it was inside the window, or, outliving it (the compressed input; the decompressed one), at
+ * `kept`. *kept_bytes: the bytes of those. */
+static int comp_window(const remat_ext_trace *t, int64_t lo, int64_t hi, double klo, double khi, double kept,
+                       const int64_t *fpos, points *ps, int64_t *kept_bytes, remat_error *err) {
+    const remat_ext_device *d = &t->devices[0];
+    const remat_ext_record *r = t->record;
+    const double step = (khi - klo) / (double)(hi - lo + 2);
+    *kept_bytes = 0;
+    for (int64_t i = lo; i < hi; i++) {
+        int64_t s = r->events[i].storage;
+        if (d->events[i].action != REMAT_EXT_ALLOC || s < 0) continue;
+        double f = fpos[s] < hi ? klo + (double)(fpos[s] - lo + 1) * step : kept;
+        if (fpos[s] >= hi) *kept_bytes += d->events[i].size;
+        if (!add_point(ps, klo + (double)(i - lo + 1) * step, d->events[i].size, err) ||
+            !add_point(ps, f, -d->events[i].size, err))
+            return 0;
+    }
+    return 1;
 }
 
 /* ---- time chunks (k > 1): the unit's allocations read from the chunk probe for k ----
@@ -473,7 +508,11 @@ static int chunk_points(const remat_ext_trace *t, const unit *u, cspan *fw, cspa
             return 0;
     }
     /* backward: the decompressed input, the RNG state around it, then each chunk recomputed and backpropagated */
-    if (u->comp != REMAT_COMP_NONE) {
+    if (u->comp != REMAT_COMP_NONE && u->cw_lo >= 0) {
+        int64_t b;
+        if (!comp_window(t, u->cw_mid, u->cw_hi, u->bs - 0.195, u->bs - 0.19, u->be - 0.25, fpos, ps, &b, err))
+            return 0;
+    } else if (u->comp != REMAT_COMP_NONE) {
         int64_t b = u->in_sid >= 0 ? d->events[apos[u->in_sid]].size : 4 * u->in_numel;
         if (!add_point(ps, u->bs - 0.19, b, err) || !add_point(ps, u->be - 0.25, -b, err)) return 0;
     }
@@ -600,7 +639,15 @@ remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m,
             else if (!apply && pack_hi[s] < 0 && fpos[s] > u->bs) /* module state: reset for the recomputation */
                 fkey[s] = u->bs - 0.2 + 0.25 * 0.2 / (double)(u->fe - u->fs + 3);
         }
-        if (u->comp != REMAT_COMP_NONE) {
+        if (u->comp != REMAT_COMP_NONE && u->cw_lo >= 0) { /* the compressor's own allocations, as probed */
+            int64_t cb = 0;
+            if (!comp_window(t, u->cw_lo, u->cw_mid, u->fs - 0.2, u->fs - 0.16, apply ? graph_end : u->be - 0.25, fpos,
+                             &ps, &cb, err)) {
+                st = REMAT_ERR_NOMEM;
+                goto done;
+            }
+            out->compressed_bytes += cb;
+        } else if (u->comp != REMAT_COMP_NONE) {
             int64_t cb = compressed_bytes(u->comp, u->in_numel, u->in_nnz);
             if (!add_point(&ps, u->fs - 0.2, cb, err) || !add_point(&ps, apply ? graph_end : u->be - 0.25, -cb, err)) {
                 st = REMAT_ERR_NOMEM;
@@ -662,7 +709,14 @@ remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m,
         for (int64_t i = u->fs, a = 0; i < u->fe; i++)
             if (d->events[i].action == REMAT_EXT_ALLOC) pa[a++] = i;
         while (fe_run < n && d->events[fe_run].action != REMAT_EXT_ALLOC) fe_run++; /* the frees as it returned */
-        if (u->comp != REMAT_COMP_NONE) { /* the decompressed input (float32 when older than the recording) */
+        if (u->comp != REMAT_COMP_NONE && u->cw_lo >= 0) { /* decompressing, as probed */
+            int64_t b;
+            if (!comp_window(t, u->cw_mid, u->cw_hi, base + 0.05 * step, base + 0.5 * step, u->be - 0.25, fpos, &ps,
+                             &b, err)) {
+                st = REMAT_ERR_NOMEM;
+                goto done;
+            }
+        } else if (u->comp != REMAT_COMP_NONE) { /* the decompressed input (float32 when older than the recording) */
             int64_t b = u->in_sid >= 0 ? d->events[apos[u->in_sid]].size : 4 * u->in_numel;
             if (!add_point(&ps, base + 0.5 * step, b, err) || !add_point(&ps, u->be - 0.25, -b, err)) {
                 st = REMAT_ERR_NOMEM;

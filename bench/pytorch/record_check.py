@@ -161,7 +161,17 @@ def sew18():
     return net, (3, 32, 32), 2, 1
 
 
-MODELS = {"dense": dense, "conv": conv, "vgg": vgg, "sew18": sew18}
+def wide():
+    """A wide spike input into a narrow first layer: the compressors' own temporaries (the sparse one's int64
+    positions, decompressing) are at the step's peak."""
+    functional, layer, neuron, surrogate = _sj_modules()
+    torch.manual_seed(0)
+    net = nn.Sequential(layer.Linear(4096, 8), neuron.LIFNode(), layer.Linear(8, 10), neuron.LIFNode())
+    functional.set_step_mode(net, "m")
+    return net, (4096,), 8, 4
+
+
+MODELS = {"dense": dense, "conv": conv, "vgg": vgg, "sew18": sew18, "wide": wide}
 
 # remat's shipped models as bench/pytorch/snn.py writes them in PyTorch (its own autograd neurons): checked with
 # the torch-nonreentrant executor (apply_plan imports SpikingJelly and torch.nn modules, not snn.py's layers)
@@ -197,8 +207,9 @@ def snn_model(name: str):
 
 def plans_of(model: dict):
     """A sample: each block alone, all blocks, spans of two, a split of the first block
-    that has more than two layers, and each compressor on each block that takes it (the
-    simulator refuses those that do not apply, with the reason)."""
+    that has more than two layers, each compressor on each block that takes it (the
+    simulator refuses those that do not apply, with the reason), and time chunks on the
+    blocks without batch norm."""
     names = [b["name"] for b in model["blocks"]]
     out = ["", *names, ",".join(names)]
     for c in ("bit", "bool", "uint8", "sparse"):
@@ -209,6 +220,18 @@ def plans_of(model: dict):
         if len(b["layers"]) > 2:
             out.append("%s/split@%s" % (b["name"], b["layers"][len(b["layers"]) // 2]))
             break
+    # time chunks, on the blocks without batch norm (apply_plan refuses k > 1 there): the smallest k and k = T on
+    # each of the first two, the bit compressor on the first, and every such block at once
+    T = int(model["T"])
+    ks = [k for k in range(2, T + 1) if T % k == 0]
+    types = {l["name"]: l["type"] for l in model["layers"]}
+    free = [b["name"] for b in model["blocks"] if all(types[x] != "batchnorm" for x in b["layers"])]
+    if ks and free:
+        for n in free[:2]:
+            out += ["%s/k%d" % (n, k) for k in sorted({ks[0], ks[-1]})]
+        out.append("%s:bit/k%d" % (free[0], ks[0]))
+        if len(free) > 1:
+            out.append(",".join("%s/k%d" % (n, ks[0]) for n in free))
     return out
 
 
@@ -256,10 +279,13 @@ def check_model(name: str, remat: str, tmp: str, plans=None, log=print, executor
     trace = os.path.join(tmp, "%s-plain.h5" % name)
     opt = make_opt(net)
     t0 = time.perf_counter()
-    R.record(net, x, labels, out=trace, steps=2, optimizer=opt, model=mtext, loss=loss)
+    plans = plans if plans is not None else plans_of(model)
+    chunks = sorted({int(o[1:]) for p in plans for e in p.split(",") for o in e.split("/")[1:]
+                     if o[:1] == "k" and o[1:].isdigit() and int(o[1:]) > 1})  # the chunk probes the plans use
+    R.record(net, x, labels, out=trace, steps=2, optimizer=opt, model=mtext, loss=loss, chunks=chunks)
     rec_s = time.perf_counter() - t0
     rows = []
-    for plan in (plans if plans is not None else plans_of(model)):
+    for plan in plans:
         pred, why, sim_s = simulate(remat, trace, plan, executor)
         row = {"model": name, "plan": plan or "none", "record_s": rec_s, "predict_s": sim_s, "executor": executor}
         if pred is None:
@@ -296,7 +322,7 @@ def check_model(name: str, remat: str, tmp: str, plans=None, log=print, executor
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--models", default="dense,conv,vgg,sew18," + ",".join(SNN_MODELS))
+    ap.add_argument("--models", default="dense,conv,vgg,sew18,wide," + ",".join(SNN_MODELS))
     ap.add_argument("--remat", default="bazel-bin/tools/remat")
     ap.add_argument("--tmp", default="/tmp/record_check")
     ap.add_argument("--executor", default="apply_plan", choices=EXECUTORS)

@@ -10,7 +10,8 @@
 static const char *mark_names[REMAT_REC_MARK_COUNT] = {"step_begin", "step_end", "phase",     "fwd_begin",
                                                        "fwd_end",    "bwd_begin", "bwd_end", "tstep_fwd",
                                                        "tstep_bwd",  "pack",      "probe_begin", "probe_end",
-                                                       "chunks_begin", "chunk_begin", "chunk_end", "chunks_end"};
+                                                       "chunks_begin", "chunk_begin", "chunk_end", "chunks_end",
+                                                       "comp_begin", "comp_mid", "comp_end"};
 static const char *phase_names[REMAT_REC_PHASE_COUNT] = {"other", "forward", "loss", "backward", "optimizer"};
 
 const char *remat_rec_mark_name(int k) { return k >= 0 && k < REMAT_REC_MARK_COUNT ? mark_names[k] : NULL; }

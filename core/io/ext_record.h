@@ -42,6 +42,9 @@ typedef enum remat_rec_mark_kind {
     REMAT_REC_CHUNK_BEGIN,  /* apply_plan segment of k chunks); chunk tstep starts (forward: 0..k-1, then */
     REMAT_REC_CHUNK_END,    /* backward: k-1..0) / ends */
     REMAT_REC_CHUNKS_END,
+    REMAT_REC_COMP_BEGIN, /* the compressor probe: module's input compressed by compressor tstep */
+    REMAT_REC_COMP_MID,   /* (remat_compressor), then decompressed; comp_end's tstep is -1 where the */
+    REMAT_REC_COMP_END,   /* compressor refused the values (no comp_mid then) */
     REMAT_REC_MARK_COUNT
 } remat_rec_mark_kind;
 

@@ -12,7 +12,7 @@ What is recorded (docs/trace-schema.md, "External allocation stream, version 2")
   address, in order: the allocator events of the CPU profiler (torch.profiler with
   ``profile_memory=True``; Debian's torch 1.13 has no other CPU memory statistics). The
   bytes are the storages' requested sizes, no allocator rounding;
-- marks placed exactly in that stream: each one allocates and frees a one-byte sentinel
+- marks placed exactly in that stream: each one allocates and frees a sentinel
   tensor whose address the recorder notes, so a mark's position among the allocations
   is exact (no timestamps are compared). Marks: step and phase boundaries (forward,
   loss, backward, optimizer), the start and end of every module's forward (module
@@ -52,12 +52,13 @@ EXT_VERSION = 2
 # mark kinds (the /record/marks attribute kind_names lists them in this order)
 MARK_KINDS = ("step_begin", "step_end", "phase", "fwd_begin", "fwd_end", "bwd_begin", "bwd_end",
               "tstep_fwd", "tstep_bwd", "pack", "probe_begin", "probe_end", "chunks_begin", "chunk_begin",
-              "chunk_end", "chunks_end", "ignore_begin", "ignore_end")
+              "chunk_end", "chunks_end", "comp_begin", "comp_mid", "comp_end", "ignore_begin", "ignore_end")
 PHASES = ("other", "forward", "loss", "backward", "optimizer")
 (K_STEP_BEGIN, K_STEP_END, K_PHASE, K_FWD_BEGIN, K_FWD_END, K_BWD_BEGIN, K_BWD_END, K_TSTEP_FWD, K_TSTEP_BWD,
- K_PACK, K_PROBE_BEGIN, K_PROBE_END, K_CHUNKS_BEGIN, K_CHUNK_BEGIN, K_CHUNK_END, K_CHUNKS_END, K_IGNORE_BEGIN,
- K_IGNORE_END) = range(len(MARK_KINDS))
+ K_PACK, K_PROBE_BEGIN, K_PROBE_END, K_CHUNKS_BEGIN, K_CHUNK_BEGIN, K_CHUNK_END, K_CHUNKS_END, K_COMP_BEGIN,
+ K_COMP_MID, K_COMP_END, K_IGNORE_BEGIN, K_IGNORE_END) = range(len(MARK_KINDS))
 P_OTHER, P_FORWARD, P_LOSS, P_BACKWARD, P_OPTIMIZER = range(len(PHASES))
+SENTINEL_BYTES = 4093  # a prime: no tensor of the recorded step should have that many bytes (a note says if one has)
 
 
 def _storage_ptr(t: torch.Tensor) -> int:
@@ -86,7 +87,9 @@ def execution_label(device: str = "cpu") -> str:
 
 
 class _Marks:
-    """Marks in the allocation stream: each allocates and frees a one-byte sentinel."""
+    """Marks in the allocation stream: each allocates and frees a sentinel of SENTINEL_BYTES (an odd size no
+    tensor of the step has: a one-byte sentinel was confused with an op's own one-byte result, such as
+    ``bool(t.all())``'s, freed just before at the same address)."""
 
     def __init__(self):
         self.rows: List[tuple] = []  # (kind, module, step, tstep, sentinel ptr, storage ptr, numel, nnz)
@@ -97,7 +100,7 @@ class _Marks:
              nnz: int = -1) -> None:
         if not self.enabled:
             return
-        s = torch.empty(1, dtype=torch.uint8)
+        s = torch.empty(SENTINEL_BYTES, dtype=torch.uint8)
         self.rows.append((kind, module, self.step, tstep, s.data_ptr(), storage, numel, nnz))
         del s
 
@@ -124,6 +127,7 @@ class _Hooks:
         self.patched = []
         self.fwd_stack: List[int] = []
         self.bn_bytes: List[int] = []
+        self.comp_probe = False  # _compress_probe: compress and decompress each counted input
         for qual, m in net.named_modules():
             idx = len(self.names)
             self.names.append(qual if qual else "(net)")
@@ -140,6 +144,8 @@ class _Hooks:
     def _pre(self, idx: int):
         def hook(module, inputs):
             x = _first_tensor(inputs)
+            if self.comp_probe and x is not None and idx in self.count_inputs and x.is_floating_point():
+                self._compressors(idx, x)
             ptr = _storage_ptr(x) if x is not None else 0
             numel = x.numel() if x is not None else -1
             nnz = -1
@@ -154,6 +160,25 @@ class _Hooks:
             if x is not None and x.requires_grad and torch.is_grad_enabled():
                 x.register_hook(self._grad_mark(K_BWD_END, idx))
         return hook
+
+    def _compressors(self, idx: int, x: torch.Tensor) -> None:
+        """apply_plan's compress and decompress of this input with each compressor, marked (comp_begin, comp_mid
+        between the two, comp_end; tstep: the compressor, remat's numbering; comp_end's tstep -1 where the
+        compressor refuses the values)."""
+        from remat_torch import apply as A
+        for code, comp in enumerate(A.COMPRESSORS):
+            if comp == "none":
+                continue
+            self.marks.mark(K_COMP_BEGIN, idx, tstep=code)
+            try:
+                c = A.compress(x.detach(), comp, "record")
+            except ValueError:
+                self.marks.mark(K_COMP_END, idx, tstep=-1)
+                continue
+            self.marks.mark(K_COMP_MID, idx, tstep=code)
+            y = A.decompress(c)
+            self.marks.mark(K_COMP_END, idx, tstep=code)
+            del c, y
 
     def _post(self, idx: int):
         def hook(module, inputs, output):
@@ -231,6 +256,29 @@ def _probe(net: nn.Module, x: torch.Tensor, labels: torch.Tensor, loss_fn: Calla
         for b, v in zip(net.buffers(), buffers):
             b.copy_(v)
     torch.set_rng_state(rng)
+
+
+def _compress_probe(net: nn.Module, x: torch.Tensor, hooks: "_Hooks", marks: _Marks, step: int) -> None:
+    """One more forward (no autograd) in which the input of every model layer and block is
+    compressed and decompressed by each of apply_plan's compressors, between marks: the
+    compressors' temporaries, as a checkpointed unit's forward and backward make them.
+    Buffers, neuron state and the random generator are put back afterwards."""
+    buffers = [b.detach().clone() for b in net.buffers()]
+    rng = torch.get_rng_state()
+    marks.step = step
+    _sj.reset(net)
+    hooks.comp_probe = True
+    try:
+        with torch.no_grad():
+            y = net(x)
+            del y
+    finally:
+        hooks.comp_probe = False
+        _sj.reset(net)
+        with torch.no_grad():
+            for b, v in zip(net.buffers(), buffers):
+                b.copy_(v)
+        torch.set_rng_state(rng)
 
 
 def _chunk_steps(net: nn.Module, model: Optional[dict], x: torch.Tensor, chunks, notes: List[str]):
@@ -451,6 +499,8 @@ def record(net: nn.Module, x: torch.Tensor, labels: torch.Tensor, out: Optional[
                 for k in chunk_ks:
                     _chunk_probe(net, chunk_steps, x, k, marks, steps, pre_notes)
                     hooks.fwd_stack.clear()
+                if names:
+                    _compress_probe(net, x, hooks, marks, steps)
             marks.enabled = False
     finally:
         hooks.remove()
@@ -481,8 +531,8 @@ def _assemble(stream, mark_rows, names, model, before_storages) -> dict:
     i = 0
     while i < len(stream):
         ptr, size, total, tns = stream[i]
-        if (j < len(mark_rows) and size == 1 and ptr == mark_rows[j][4] and i + 1 < len(stream)
-                and stream[i + 1][0] == ptr and stream[i + 1][1] == -1):
+        if (j < len(mark_rows) and size == SENTINEL_BYTES and ptr == mark_rows[j][4] and i + 1 < len(stream)
+                and stream[i + 1][0] == ptr and stream[i + 1][1] == -SENTINEL_BYTES):
             r = mark_rows[j]
             if r[0] == K_IGNORE_BEGIN:
                 ignoring, ignored = True, 0
@@ -532,6 +582,9 @@ def _assemble(stream, mark_rows, names, model, before_storages) -> dict:
             storage[e] = s
             if s < 0:
                 unknown_frees += 1
+    if any(abs(v) == SENTINEL_BYTES for v in ev_size):
+        notes.append("the step allocates tensors of %d B, the marks' sentinel size: a mark may be misplaced next to "
+                     "one" % SENTINEL_BYTES)
     if unknown_frees:
         notes.append("%d frees of storages allocated before recording started (their bytes are in "
                      "live_before_bytes)" % unknown_frees)
@@ -719,6 +772,8 @@ def main(argv=None) -> int:
     ap.add_argument("--plan", help="record the step under this plan (remat_torch.apply_plan): the measurement "
                                    "to compare remat simulate's prediction with")
     ap.add_argument("--steps", type=int, default=2, help="training steps to record (default 2; the last is predicted)")
+    ap.add_argument("--chunks", default=None, help="time-chunk counts k to record a chunk probe for (for plans with "
+                                                   "/k), comma-separated, or none (default: every divisor of T above 1)")
     ap.add_argument("--out", required=True, help="the trace to write (HDF5)")
     ap.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     a = ap.parse_args(argv)
@@ -752,8 +807,14 @@ def main(argv=None) -> int:
             opt = torch.optim.Adam(net.parameters(), lr=1e-3)
         else:
             raise ValueError("--optimizer: expected sgd, adam or none, got %r" % a.optimizer)
+        chunks = None
+        if a.chunks is not None:
+            try:
+                chunks = [] if a.chunks == "none" else [int(v) for v in a.chunks.split(",")]
+            except ValueError:
+                raise ValueError("--chunks: expected divisors of T, comma-separated, or none, got %r" % a.chunks)
         s = record(run, x, labels, out=a.out, steps=a.steps, loss=a.loss or model.get("loss", "rate_mse"),
-                   optimizer=opt, model=model)
+                   optimizer=opt, model=model, chunks=chunks)
     except (ValueError, OSError, KeyError) as e:
         return cli_common.fail("record", e)
     if a.json:
