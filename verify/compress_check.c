@@ -18,32 +18,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/base/bf16.h"
 #include "core/base/clock.h"
+#include "core/base/rng.h"
 
 /* ---- small helpers ---- */
 
-static uint64_t mix64(uint64_t z) {
-    z += 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 typedef struct rng { uint64_t s; } rng;
-static uint64_t rng_next(rng *r) { return mix64(r->s++); }
+static uint64_t rng_next(rng *r) { return remat_rng_mix(r->s++); }
 static double rng_unit(rng *r) { return (double)(rng_next(r) >> 11) * (1.0 / 9007199254740992.0); }
-
-static uint32_t fbits(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-static float bitsf(uint32_t u) {
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
 
 static const remat_compressor k_comps[] = {REMAT_COMP_BOOL, REMAT_COMP_UINT8, REMAT_COMP_BIT, REMAT_COMP_SPARSE};
 #define N_COMPS ((int)(sizeof k_comps / sizeof k_comps[0]))
@@ -137,7 +120,7 @@ static void *xalloc(ctx *x, size_t bytes) {
 
 static int64_t count_ones(const float *src, int64_t n) {
     int64_t k = 0;
-    for (int64_t i = 0; i < n; i++) k += fbits(src[i]) != 0;
+    for (int64_t i = 0; i < n; i++) k += remat_f32_bits(src[i]) != 0;
     return k;
 }
 
@@ -192,9 +175,9 @@ static void roundtrip(ctx *x, remat_compressor c, const float *src, int64_t n, c
         goto out;
     }
     for (int64_t i = 0; i < n; i++)
-        if (fbits(back[i]) != fbits(src[i])) {
+        if (remat_f32_bits(back[i]) != remat_f32_bits(src[i])) {
             check_fail(x, "%s n=%" PRId64 ": element %" PRId64 " was 0x%08x (%g), restored 0x%08x (%g)", label, n, i,
-                       fbits(src[i]), (double)src[i], fbits(back[i]), (double)back[i]);
+                       remat_f32_bits(src[i]), (double)src[i], remat_f32_bits(back[i]), (double)back[i]);
             goto out;
         }
     check_ok(x);
@@ -351,9 +334,9 @@ static void g_density(ctx *x, remat_compressor c, float *buf) {
 
 static void refuse_one(ctx *x, remat_compressor c, float *buf, int64_t n, int64_t pos, uint32_t bad) {
     gen(x, c, buf, n, 0.5);
-    buf[pos] = bitsf(bad);
+    buf[pos] = remat_f32_from_bits(bad);
     int64_t nnz = 0;
-    for (int64_t i = 0; i < n; i++) nnz += fbits(buf[i]) != 0; /* as remat_count_nonzero counts */
+    for (int64_t i = 0; i < n; i++) nnz += remat_f32_bits(buf[i]) != 0; /* as remat_count_nonzero counts */
     int64_t bytes = remat_verify_expected_bytes(c, n, nnz);
     unsigned char *dst = xalloc(x, (size_t)bytes);
     if (!dst) return;
@@ -362,7 +345,7 @@ static void refuse_one(ctx *x, remat_compressor c, float *buf, int64_t n, int64_
     char want[48];
     snprintf(want, sizeof want, "element %" PRId64 " is", pos);
     if (st == REMAT_OK)
-        check_fail(x, "0x%08x (%g) at element %" PRId64 " of %" PRId64 " was accepted", bad, (double)bitsf(bad), pos,
+        check_fail(x, "0x%08x (%g) at element %" PRId64 " of %" PRId64 " was accepted", bad, (double)remat_f32_from_bits(bad), pos,
                    n);
     else if (st != REMAT_ERR_INPUT)
         check_fail(x, "0x%08x at element %" PRId64 " of %" PRId64 ": status %d, expected REMAT_ERR_INPUT", bad, pos, n,
@@ -412,7 +395,7 @@ static void g_refusals(ctx *x, remat_compressor c, float *buf) {
     const int64_t ns[] = {1, 9, 1000, 4099};
     for (int b = 0; b < nbad && !x->nomem; b++) {
         char what[64];
-        snprintf(what, sizeof what, "refuse %.9g (0x%08x)", (double)bitsf(bad[b]), bad[b]);
+        snprintf(what, sizeof what, "refuse %.9g (0x%08x)", (double)remat_f32_from_bits(bad[b]), bad[b]);
         group_begin(x, c, what);
         for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++) {
             int64_t n = ns[a];
@@ -520,7 +503,7 @@ static int64_t auto_large(void) {
 }
 
 /* Byte j of the large pattern (element i is bit i%8 of byte i/8). */
-static unsigned char large_byte(uint64_t seed, int64_t j) { return (unsigned char)(mix64(seed ^ (uint64_t)j) >> 56); }
+static unsigned char large_byte(uint64_t seed, int64_t j) { return (unsigned char)(remat_rng_mix(seed ^ (uint64_t)j) >> 56); }
 
 /* The 8 floats (0.0 / 1.0) that byte value v decodes to, LSB first. */
 static void byte_table(float tab[256][8]) {
@@ -578,9 +561,9 @@ static void g_large(ctx *x, int64_t n) {
         int lim = j == full ? last_bits : 8;
         if (!memcmp(v + 8 * j, want, (size_t)lim * 4)) continue;
         for (int b = 0; b < lim; b++)
-            if (fbits(v[8 * j + b]) != fbits(want[b])) {
+            if (remat_f32_bits(v[8 * j + b]) != remat_f32_bits(want[b])) {
                 check_fail(x, "n=%" PRId64 ": element %" PRId64 " was %g, restored 0x%08x", n, 8 * j + b,
-                           (double)want[b], fbits(v[8 * j + b]));
+                           (double)want[b], remat_f32_bits(v[8 * j + b]));
                 goto out;
             }
     }
@@ -600,7 +583,7 @@ remat_status remat_verify_compressors_run(const remat_verify_compress_opts *o, r
     x.o = o;
     x.rep = out;
     x.err = err;
-    x.r.s = mix64(o->seed);
+    x.r.s = remat_rng_mix(o->seed);
     out->seed = o->seed;
     float *buf = xalloc(&x, (size_t)MAX_LEN * 4);
     if (!buf) return REMAT_ERR_NOMEM;

@@ -513,6 +513,26 @@ static int32_t alloc_expandable(remat_alloc_model *m, int pool, int64_t size) {
 
 /* ---- public calls ----------------------------------------------------------------- */
 
+/* Free block x (out of the tree; room for one more block reserved) becomes tensor id's,
+ * holding bytes; with split, its tail past size becomes a free block of its own. */
+static void take_block(remat_alloc_model *m, int32_t x, int64_t size, int split, int64_t id, int64_t bytes) {
+    blk *B = m->b;
+    if (split) {
+        int32_t r = new_block(m, B[x].size - size, seg_of(&B[x]), off_of(&B[x]) + size, B[x].pool, 1);
+        link_after(m, x, r);
+        B[x].size = size;
+        tree_add(m, r);
+    }
+    B[x].allocated = 1;
+    B[x].where = WHERE_NONE;
+    m->id_blk[id] = x;
+    m->id_bytes[id] = bytes;
+    m->st.live_bytes += bytes;
+    m->st.allocated_bytes += B[x].size;
+    m->st.n_allocs++;
+    bump_peaks(&m->st);
+}
+
 remat_status remat_alloc_model_alloc(remat_alloc_model *m, int64_t id, int64_t bytes, remat_alloc_result *out,
                                      remat_error *err) {
     if (id < 0) return remat_error_set(err, REMAT_ERR_INTERNAL, "allocator model: tensor id %lld < 0", (long long)id);
@@ -569,20 +589,7 @@ remat_status remat_alloc_model_alloc(remat_alloc_model *m, int64_t id, int64_t b
         grew = m->st.reserved_bytes != reserved_before || !c->expandable_segments;
     }
     blk *B = m->b;
-    if (should_split(c, &B[x], size)) {
-        int32_t r = new_block(m, B[x].size - size, seg_of(&B[x]), off_of(&B[x]) + size, B[x].pool, 1);
-        link_after(m, x, r);
-        B[x].size = size;
-        tree_add(m, r);
-    }
-    B[x].allocated = 1;
-    B[x].where = WHERE_NONE;
-    m->id_blk[id] = x;
-    m->id_bytes[id] = bytes;
-    m->st.live_bytes += bytes;
-    m->st.allocated_bytes += B[x].size;
-    m->st.n_allocs++;
-    bump_peaks(&m->st);
+    take_block(m, x, size, should_split(c, &B[x], size), id, bytes);
     int32_t si = seg_of(&B[x]);
     res.segment = si;
     res.offset = off_of(&B[x]);
@@ -661,20 +668,7 @@ remat_status remat_alloc_model_place(remat_alloc_model *m, int64_t id, int64_t b
         B[x].addr = mkaddr(si, offset);
         B[x].size -= offset - x0;
     }
-    if (B[x].size > block_bytes) {
-        int32_t r = new_block(m, B[x].size - block_bytes, si, offset + block_bytes, B[x].pool, 1);
-        link_after(m, x, r);
-        B[x].size = block_bytes;
-        tree_add(m, r);
-    }
-    B[x].allocated = 1;
-    B[x].where = WHERE_NONE;
-    m->id_blk[id] = x;
-    m->id_bytes[id] = bytes;
-    m->st.live_bytes += bytes;
-    m->st.allocated_bytes += block_bytes;
-    m->st.n_allocs++;
-    bump_peaks(&m->st);
+    take_block(m, x, block_bytes, B[x].size > block_bytes, id, bytes); /* B[x].size >= block_bytes */
     return REMAT_OK;
 }
 
