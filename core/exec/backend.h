@@ -90,11 +90,21 @@ extern "C" {
     X(void, fill_counts##S, (A *out, int64_t n, int32_t max, uint64_t seed, uint64_t stream, uint64_t key),        \
       (out, n, max, seed, stream, key))
 
-/* The data-parallel pieces (docs/determinism.md, "Data parallelism"): the blocked
- * reductions of batch norm and the loss, and dropout on a shard of the batch. Only
- * the reference backend has them (the CUDA backend leaves them NULL, and the executor
- * refuses --reduce-blocks and world sizes above 1 there). */
+/* The data-parallel pieces (docs/determinism.md, "Data parallelism"): the linear
+ * and conv2d layers' backward with one weight-gradient accumulator per block, the blocked
+ * reductions of batch norm and the loss, and dropout on a shard of the batch. Only the
+ * reference backend has them; the CUDA backend leaves them NULL, and the executor runs
+ * the reference kernels over host copies there (shard_steps.c), and the layers'
+ * backward as linear_ / conv2d_backward once per (time step, block). */
 #define REMAT_SHARD_KERNELS(X, A, S)                                                                                 \
+    X(void, linear_backward_blocks##S,                                                                               \
+      (A *dinp, float *dweight, float *dbias, const A *dout, const A *inp, const A *weight, float *scratch,         \
+       int64_t t_steps, int64_t N, int64_t nblk, int64_t in, int64_t out_f),                                         \
+      (dinp, dweight, dbias, dout, inp, weight, scratch, t_steps, N, nblk, in, out_f))                              \
+    X(void, conv2d_backward_blocks##S,                                                                               \
+      (A *dinp, float *dweight, float *dbias, const A *dout, const A *inp, const A *weight, float *ws,              \
+       int64_t t_steps, int64_t N, int64_t nblk, const remat_conv_geom *g),                                          \
+      (dinp, dweight, dbias, dout, inp, weight, ws, t_steps, N, nblk, g))                                            \
     X(void, dropout_forward_at##S,                                                                                   \
       (A *out, const A *inp, uint64_t seed, uint64_t iter, int layer, float p, int64_t t_steps, int64_t nf,         \
        int64_t c0),                                                                                                  \

@@ -55,23 +55,37 @@ static remat_status gemm_weights(remat_session *s, int j, const void **w, const 
     return REMAT_OK;
 }
 
-/* On a shard (session.h): the kernel once per (step, block), steps descending, each
- * block's weight and bias partials into its own accumulator (s->gacc, combined after
- * the segment's backward by remat_ex_shard_grads_end). The input gradient is per row,
- * so the pieces give the rows one call gives. */
+/* On a shard (session.h): each block's weight and bias partials into its own
+ * accumulator (s->gacc, combined after the segment's backward by
+ * remat_ex_shard_grads_end), defined as the kernel once per (step descending, block).
+ * The reference backend's linear_ and conv2d_backward_blocks give those bits in one
+ * call, faster. Else (the CUDA backend) the loop itself: its GEMMs' bits may depend on
+ * the rows of a call (cuBLAS), so even the input gradient, which is per row, is made
+ * by the per-block calls, whose rows are the same for every world size. */
 static void gemm_backward_blocked(remat_session *s, const remat_bwd_args *a, const void *w, float *scratch, int conv) {
     const remat_layer *l = &s->m->layers[a->j];
     int64_t N = s->m->N, fin = l->in_features, fout = l->out_features, bs = s->bsz, eb = act_bytes(s);
     int64_t wn = remat_layer_param_elems(l, 0), bn = l->has_bias ? remat_layer_param_elems(l, 1) : 0;
     float *aw = fptr(&s->gacc[a->j * 2]), *ab = l->has_bias ? fptr(&s->gacc[a->j * 2 + 1]) : NULL;
+    const void *in = s->ls[a->j].in_ptr;
     remat_conv_geom g = remat_layer_geom(l);
     void *ctx = s->be->ctx;
+    const remat_backend_ops *o = s->ops;
+    if (conv && (s->bf16 ? o->conv2d_backward_blocks_bf16 != NULL : o->conv2d_backward_blocks != NULL)) {
+        ACT_KERNEL(s, conv2d_backward_blocks, ctx, a->dinp, aw, ab, a->dout, in, w, scratch, a->tc, N, s->nbl, &g);
+        return;
+    }
+    if (!conv && (s->bf16 ? o->linear_backward_blocks_bf16 != NULL : o->linear_backward_blocks != NULL)) {
+        ACT_KERNEL(s, linear_backward_blocks, ctx, a->dinp, aw, ab, a->dout, in, w, scratch, a->tc, N, s->nbl, fin,
+                   fout);
+        return;
+    }
     for (int64_t t = a->tc - 1; t >= 0; t--)
         for (int b = 0; b < s->nbl; b++) {
             int64_t r0 = t * N + b * bs;
             void *dx = a->dinp ? (char *)a->dinp + r0 * fin * eb : NULL;
             const void *dy = (const char *)a->dout + r0 * fout * eb;
-            const void *x = (const char *)s->ls[a->j].in_ptr + r0 * fin * eb;
+            const void *x = (const char *)in + r0 * fin * eb;
             float *dwb = aw + b * wn, *dbb = ab ? ab + b * bn : NULL;
             if (conv)
                 ACT_KERNEL(s, conv2d_backward, ctx, dx, dwb, dbb, dy, x, w, scratch, 1, bs, &g);

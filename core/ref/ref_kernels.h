@@ -73,6 +73,19 @@ void remat_ref_linear_backward(float *dinp, float *dweight, float *dbias, const 
                                const float *weight, float *scratch, int64_t t_steps, int64_t N, int64_t in,
                                int64_t out_f);
 int64_t remat_ref_linear_scratch_elems(int64_t in, int64_t out_f);
+/* The backward over a batch of N samples cut into nblk blocks of N/nblk (nblk divides
+ * N; docs/determinism.md, "Data parallelism"): exactly remat_ref_linear_backward called
+ * for t = t_steps-1 .. 0 and, within each t, b = 0 .. nblk-1, on the block's rows of
+ * step t (t_steps 1, N/nblk samples), with dweight + b*out_f*in and dbias + b*out_f
+ * (one accumulator per block: dweight [nblk][out_f*in], dbias [nblk][out_f]). Faster
+ * than those calls, the same bits for every thread count (linear_blocks.c). scratch:
+ * remat_ref_linear_scratch_elems(in, out_f) floats. */
+void remat_ref_linear_backward_blocks(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                                      const float *weight, float *scratch, int64_t t_steps, int64_t N, int64_t nblk,
+                                      int64_t in, int64_t out_f);
+void remat_ref_linear_backward_blocks_bf16(uint16_t *dinp, float *dweight, float *dbias, const uint16_t *dout,
+                                           const uint16_t *inp, const uint16_t *weight, float *scratch,
+                                           int64_t t_steps, int64_t N, int64_t nblk, int64_t in, int64_t out_f);
 void remat_ref_linear_forward_bf16(uint16_t *out, const uint16_t *inp, const uint16_t *weight, const uint16_t *bias,
                                    int64_t rows, int64_t in, int64_t out_f);
 void remat_ref_linear_backward_bf16(uint16_t *dinp, float *dweight, float *dbias, const uint16_t *dout,
@@ -147,6 +160,17 @@ void remat_ref_conv2d_forward_bf16(uint16_t *out, const uint16_t *inp, const uin
 void remat_ref_conv2d_backward_bf16(uint16_t *dinp, float *dweight, float *dbias, const uint16_t *dout,
                                     const uint16_t *inp, const uint16_t *weight, float *ws, int64_t t_steps, int64_t N,
                                     const remat_conv_geom *g);
+/* The backward over a batch of N samples cut into nblk blocks (nblk divides N), one
+ * weight and bias accumulator per block (dweight [nblk][weight elems], dbias
+ * [nblk][c_out]): exactly remat_ref_conv2d_backward called for t = t_steps-1 .. 0 and,
+ * within each t, b = 0 .. nblk-1, on the block's samples of step t (conv_blocks.c).
+ * ws: remat_ref_conv2d_backward_ws_elems(g) floats. */
+void remat_ref_conv2d_backward_blocks(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                                      const float *weight, float *ws, int64_t t_steps, int64_t N, int64_t nblk,
+                                      const remat_conv_geom *g);
+void remat_ref_conv2d_backward_blocks_bf16(uint16_t *dinp, float *dweight, float *dbias, const uint16_t *dout,
+                                           const uint16_t *inp, const uint16_t *weight, float *ws, int64_t t_steps,
+                                           int64_t N, int64_t nblk, const remat_conv_geom *g);
 
 /* The column matrix of one sample x[c_in, h_in, w_in]: col[k][p], k = (ci*kh + ky)*kw + kx,
  * p = oy*w_out + ox, padded positions +0 (K*P floats). col2im_add: dx += the
