@@ -18,7 +18,8 @@
  *     compressed copy (bit: ceil(e/8) B, bool and uint8: e B, sparse: 4 B per non-zero,
  *     for e elements) from the
  *     forward's start, and the full input, when only the unit saved it, ends at the
- *     forward's end;
+ *     forward's end; compressing and decompressing make the temporaries the recording's
+ *     compressor probe made for that input (without the probe: none);
  *  3. when the gradient of the unit's output arrives, its forward's allocations are
  *     replayed in their recorded order (with a compressor, after a decompressed input
  *     of the input's bytes): a replayed storage freed inside the forward is freed at
