@@ -1123,6 +1123,48 @@ def sec_exp12(d):
         commands(d)] if x)
 
 
+def sec_exp12b(d):
+    if not d:
+        return None
+    rows, refused = [], []
+    for r in d["rows"]:
+        if r.get("rescaled") is None:
+            refused.append(r)
+            continue
+        rows.append([r["model"], "`%s`" % r["plan"], "{:,}".format(r["rescaled"]), "{:,}".format(r["recorded"]),
+                     "%+d B" % r["error_bytes"],
+                     "{:,}".format(r["measured"]) if r.get("measured") is not None else ""])
+    times = {}
+    for r in d["rows"]:
+        t = times.setdefault(r["model"], {"record": r["record_s"], "predict": []})
+        t["predict"].append(r["predict_s"])
+    trows = [[m, "%.2f s" % t["record"], rng(C.stats(t["predict"]), fmt="%.3f", unit=" s")] for m, t in times.items()]
+    n = len(rows)
+    off = [r for r in d["rows"] if r.get("error_bytes")]
+    verdict = ("All %d predictions at N = 4 from N = 1 and 2 equal the prediction from the recording at N = 4 to "
+               "the byte, and the plain ones the recorder's measurement." % n if n and not off else
+               "%d of %d predictions differ." % (len(off), n))
+    return "\n\n".join(x for x in [
+        "### 12b. Another batch size from two recordings",
+        "`remat simulate --trace N1.h5 --second-trace N2.h5 --N 4 --plan P` (`docs/pytorch-record.md`): the "
+        "networks of section 12, their plain step recorded at N = 1, 2 and 4, each batch one sample repeated "
+        "(the same data at every N; the sparse compressor is still refused at a rescaled N: its bytes are spike "
+        "counts, which the data set, not the sizes). `rescaled`: the peak "
+        "predicted at N = 4 from the recordings at N = 1 and 2, where every allocation is checked to be the same "
+        "in both or proportional to N; `recorded`: the same plan predicted from the recording at N = 4 (section "
+        "12 compares those with measured steps); `measured`: the recorder's own peak of the plain step at N = 4. " +
+        verdict,
+        provenance(d, " (PyTorch %s)" % d.get("torch", "?")),
+        table(["model", "plan", "rescaled (B)", "recorded at N = 4 (B)", "difference", "measured (B)"], rows),
+        ("Refused at N = 4 from two recordings (%s), as the first says: `%s`" % (
+            ", ".join("`%s` (%s)" % (r["plan"], r["model"]) for r in refused), refused[0]["refused"])
+         if refused else ""),
+        "Time to record the plain step at N = 4 and to predict one plan from two recordings (`remat simulate`, "
+        "wall time of the command: both files read and checked, median and range):",
+        table(["model", "record", "predict"], trows),
+        commands(d)] if x)
+
+
 def sec_exp13(d):
     if not d:
         return None
@@ -1345,12 +1387,13 @@ def main():
                             load("exp9_precision"), load("exp10_memory_held"))
     d11 = load("exp11_simd_threads")
     d12 = load("exp12_torch_record")
+    d12b = load("exp12b_torch_rescale")
     d13 = load("exp13_mpi")
     d15, d15w, d16 = load("exp15_profile"), load("exp15_profile_workspace"), load("exp16_step_predict")
     secs = [sec_exp1(d1), sec_exp2(d2, d1), sec_exp3(d3, d4), sec_exp4(d4), sec_exp5(d5), sec_exp6(d6), sec_exp7(d7),
-            sec_exp4_conv(d4c, load("exp4_pytorch_conv_t2")), sec_exp8(d8), sec_exp9(d9), sec_exp10(d10), sec_gemm(d0), sec_exp11(d11), sec_exp12(d12),
+            sec_exp4_conv(d4c, load("exp4_pytorch_conv_t2")), sec_exp8(d8), sec_exp9(d9), sec_exp10(d10), sec_gemm(d0), sec_exp11(d11), sec_exp12(d12), sec_exp12b(d12b),
             sec_exp13(d13), sec_exp15(d15, d15w), sec_exp16(d16, load("exp16_step_predict_before"), load("exp16_step_predict_conv"))]
-    missing = [n for n, s in zip(["1", "2", "3", "4", "5", "6", "7", "7b", "8", "9", "10", "0", "11", "12", "13", "15",
+    missing = [n for n, s in zip(["1", "2", "3", "4", "5", "6", "7", "7b", "8", "9", "10", "0", "11", "12", "12b", "13", "15",
                                   "16"], secs)
                if s is None]
     if missing:

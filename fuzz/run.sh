@@ -51,20 +51,24 @@ fuzz_tmp=${TMPDIR:-/tmp}
 [ -d /dev/shm ] && [ -w /dev/shm ] && fuzz_tmp=/dev/shm
 for t in model plan notation trace pickle plot record; do
     corpus="$work/corpus_$t"
+    extra=""
     if [ "$t" = trace ]; then seeds="fuzz/seeds/trace"; dict=""; maxlen=65536
     elif [ "$t" = pickle ]; then seeds="fuzz/seeds/pickle"; dict=""; maxlen=16384
     elif [ "$t" = notation ]; then seeds="fuzz/seeds/notation"; dict=""; maxlen=512
     elif [ "$t" = plot ]; then seeds="fuzz/seeds/plot"; dict="-dict=fuzz/plot.dict"; maxlen=256
-    elif [ "$t" = record ]; then seeds="fuzz/seeds/record"; dict=""; maxlen=131072
+    elif [ "$t" = record ]; then seeds="fuzz/seeds/record"; maxlen=131072
+        # remat's allocations are counted by the target itself (remat_xmem_live) and HDF5's are made with
+        # LeakSanitizer paused, so its scan after each input could report nothing and took 9 of 10 runs' time
+        dict=""; extra="-detect_leaks=0"
     else seeds="data/models data/plans"; dict="-dict=fuzz/json.dict"; maxlen=8192; fi
     mkdir -p "$corpus"
     log="$work/fuzz_$t.log"
-    echo "fuzz/run.sh: fuzz_$t: replay with: $work/fuzz_$t -seed=$seed $dict $corpus $seeds"
+    echo "fuzz/run.sh: fuzz_$t: replay with: $work/fuzz_$t -seed=$seed $dict $extra $corpus $seeds"
     # shellcheck disable=SC2086
     # the trace target writes each accepted trace back through the atomic writer,
     # which fsyncs: on tmpfs (/dev/shm) that costs nothing, on a disk it is most of the time
     if TMPDIR="$fuzz_tmp" ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-        "$work/fuzz_$t" -seed="$seed" -max_total_time="$secs" $dict -max_len=$maxlen \
+        "$work/fuzz_$t" -seed="$seed" -max_total_time="$secs" $dict $extra -max_len=$maxlen \
             -artifact_prefix="$work/" -print_final_stats=1 \
             "$corpus" $seeds >"$log" 2>&1; then
         runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)

@@ -145,11 +145,9 @@ remat_status remat_torch_linear_check(const remat_ext_trace *a, const char *orig
     out->bytes = remat_xmalloc((size_t)(n + 1) * sizeof *out->bytes, err);
     out->per_sample = remat_xmalloc((size_t)(n + 1), err);
     out->numel = remat_xmalloc((size_t)(nm + 1) * sizeof *out->numel, err);
-    out->nnz = remat_xmalloc((size_t)(nm + 1) * sizeof *out->nnz, err);
     out->numel_ps = remat_xmalloc((size_t)(nm + 1), err);
-    out->nnz_ps = remat_xmalloc((size_t)(nm + 1), err);
     out->model_text = remat_xmalloc(strlen(ra->model ? ra->model : "") + 1, err);
-    if (!out->bytes || !out->per_sample || !out->numel || !out->nnz || !out->numel_ps || !out->nnz_ps ||
+    if (!out->bytes || !out->per_sample || !out->numel || !out->numel_ps ||
         !out->model_text) {
         remat_torch_linear_free(out);
         return REMAT_ERR_NOMEM;
@@ -204,11 +202,6 @@ remat_status remat_torch_linear_check(const remat_ext_trace *a, const char *orig
         }
         out->numel[m] = x->numel;
         out->numel_ps[m] = (uint8_t)k;
-        /* spike counts: data, not shapes; kept only where the second batch repeats the first's samples */
-        int kz = (x->nnz < 0 && y->nnz < 0) || (x->nnz == 0 && y->nnz == 0) ? 0
-                 : linear_kind(x->nnz, y->nnz, na, nb) == 1 ? 1 : 2; /* the same count at two sizes: not the data's */
-        out->nnz[m] = x->nnz;
-        out->nnz_ps[m] = (uint8_t)kz;
     }
     if (st == REMAT_OK) {
         /* live_before_bytes = c + p * N: the parameters and optimiser state, and the batch */
@@ -262,14 +255,13 @@ remat_status remat_torch_linear_apply(const remat_torch_linear *L, int64_t N, re
         d->events[i].size = v;
     }
     for (int64_t m = 0; m < L->n_marks; m++) {
-        int64_t v = -1, z = -1;
-        if (!at_n(L->numel[m], L->numel_ps[m], L->N_a, N, &v) ||
-            (L->nnz_ps[m] != 2 && !at_n(L->nnz[m], L->nnz_ps[m], L->N_a, N, &z)))
+        int64_t v = -1;
+        if (!at_n(L->numel[m], L->numel_ps[m], L->N_a, N, &v))
             return BAD("--N: %lld: mark %lld of %s counts %lld elements at N = %lld, not a whole number at N = %lld; "
                        "expected another N",
                        (long long)N, (long long)m, L->origin_a, (long long)L->numel[m], (long long)L->N_a, (long long)N);
         r->marks[m].numel = v;
-        r->marks[m].nnz = L->nnz_ps[m] == 2 ? -1 : z;
+        r->marks[m].nnz = -1; /* spike counts are the data's, not sizes: not known at another N */
     }
     int64_t lb = remat_mul_capped(L->live_per_n, N, REMAT_EXT_MAX_TOTAL_BYTES);
     if (lb < 0 || lb > REMAT_EXT_MAX_TOTAL_BYTES - L->live_const)
@@ -309,9 +301,7 @@ void remat_torch_linear_free(remat_torch_linear *L) {
     remat_xfree(L->bytes);
     remat_xfree(L->per_sample);
     remat_xfree(L->numel);
-    remat_xfree(L->nnz);
     remat_xfree(L->numel_ps);
-    remat_xfree(L->nnz_ps);
     remat_xfree(L->model_text);
     memset(L, 0, sizeof *L);
 }

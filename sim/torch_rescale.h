@@ -12,9 +12,10 @@
  * state, batch-norm statistics) or proportional to N (s_a / N_a = s_b / N_b: activations,
  * saved tensors, pooling indices). Anything else (an allocation of 100 B at N = 1 and
  * 150 B at N = 2) is refused, naming the first one. The elements counted at each module's
- * input are checked the same way; the input's spike counts (for the sparse compressor)
- * are kept where they are proportional to N (the same samples repeated) and otherwise
- * dropped (the sparse compressor is then refused at the rescaled N). The storages that
+ * input are checked the same way. The input's spike counts (the sparse compressor's
+ * bytes) are dropped: they are the data's, not sizes, and even a batch of one sample
+ * repeated spikes a little differently at another N (batch-norm statistics summed in
+ * another order), so the sparse compressor is refused at a rescaled N. The storages that
  * existed before recording began are one sum (live_before_bytes): taken as a constant
  * part plus a part proportional to N (the batch), the only split two sums allow.
  *
@@ -40,8 +41,8 @@ typedef struct remat_torch_linear {
     int64_t n_events, n_marks;
     int64_t *bytes;          /* event i's bytes at N_a */
     uint8_t *per_sample;     /* 1: event i's bytes proportional to N, 0: the same at every N */
-    int64_t *numel, *nnz;    /* mark m's counts at N_a (-1: none) */
-    uint8_t *numel_ps, *nnz_ps; /* 1: proportional to N, 0: the same; nnz 2: not proportional (dropped) */
+    int64_t *numel;          /* mark m's element count at N_a (-1: none) */
+    uint8_t *numel_ps;       /* 1: proportional to N, 0: the same */
     int64_t live_const, live_per_n; /* live_before_bytes = live_const + live_per_n * N */
     char *model_text;        /* the model file text of trace a (owned) */
     char origin_a[256], origin_b[256];

@@ -258,8 +258,8 @@ static remat_status plan_units(const remat_ext_trace *t, const remat_model *m, c
             x->in_nnz = r->marks[fb].nnz;
             if (x->comp == REMAT_COMP_SPARSE && x->in_nnz < 0) {
                 st = BAD("%s: blocks[%d].compressor: sparse needs the spike count of the input of '%s', which the "
-                         "recording did not count (recorded without the model file, or rescaled to another N from batches "
-                         "whose spike counts are not proportional to N?); expected none, bool, uint8 or bit",
+                         "recording did not count (recorded without the model file?) or does not know (rescaled to another N: "
+                         "spike counts are the data's, not sizes); expected none, bool, uint8 or bit",
                          origin, b, module_name(t, qa));
                 break;
             }

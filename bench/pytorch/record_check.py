@@ -320,6 +320,51 @@ def check_model(name: str, remat: str, tmp: str, plans=None, log=print, executor
     return rows
 
 
+def rescale_check(name: str, remat: str, tmp: str, sizes=(1, 2), at: int = 4, plans=None, log=print):
+    """--N from two recordings: the plain step recorded at each of `sizes` and at `at` (every
+    batch one sample repeated, so that the spike counts are proportional to N too), each plan
+    of the sample predicted at `at` from the first two (`remat simulate --trace A --second-trace
+    B --N at`) and from the recording at `at`; rows with both peaks, and the measured plain peak."""
+    build = MODELS[name]
+    paths, measured, rec_s = {}, {}, {}
+    model = None
+    for n in tuple(sizes) + (at,):
+        net, shape, T, _ = build()
+        mtext = remat_torch.to_model(net, input_shape=shape, T=T, N=n, input_kind="spikes")
+        model = dict(mtext)
+        x1, l1 = batch(model, shape, T, 1)
+        paths[n] = os.path.join(tmp, "%s-N%d.h5" % (name, n))
+        t0 = time.perf_counter()
+        s = R.record(net, x1.repeat(1, n, *([1] * len(shape))), l1.repeat(n), out=paths[n], steps=2,
+                     optimizer=torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9), model=mtext,
+                     loss=mtext.get("loss", "rate_mse"))
+        rec_s[n] = time.perf_counter() - t0
+        measured[n] = s["steps"][-1]["peak_live_bytes"]
+    a, b = sizes
+    rows = []
+    for plan in (plans if plans is not None else plans_of(model)):
+        extra = ["--plan", plan] if plan else []
+        t0 = time.perf_counter()
+        p = subprocess.run([remat, "simulate", "--trace", paths[a], "--second-trace", paths[b], "--N", str(at), "--json"]
+                           + extra, capture_output=True, text=True)
+        dt = time.perf_counter() - t0
+        q = subprocess.run([remat, "simulate", "--trace", paths[at], "--json"] + extra, capture_output=True, text=True)
+        row = {"model": name, "plan": plan or "none", "from_N": "%d,%d" % (a, b), "N": at, "predict_s": dt,
+               "record_s": rec_s[at]}
+        if p.returncode or q.returncode:
+            row["refused"] = (p.stderr or q.stderr).strip().replace(tmp + os.sep, "")
+        else:
+            row["rescaled"] = json.loads(p.stdout)["peak_live_bytes"]
+            row["recorded"] = json.loads(q.stdout)["peak_live_bytes"]
+            row["error_bytes"] = row["rescaled"] - row["recorded"]
+            if not plan:
+                row["measured"] = measured[at]
+        rows.append(row)
+        log("%-6s %-28s N=%d from N=%d,%d: %s" % (name, plan or "none", at, a, b, row.get("refused") or
+                                                  "rescaled %d recorded %d" % (row["rescaled"], row["recorded"])))
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--models", default="dense,conv,vgg,sew18,wide," + ",".join(SNN_MODELS))

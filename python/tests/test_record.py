@@ -298,7 +298,7 @@ class RescaleTest(unittest.TestCase):
 
     def test_rescaled_is_the_recording(self):
         a, b, c = self.path[1], self.path[2], self.path[4]
-        for plan in ["", "stem", "b2", "stem,b2,head", "stem:bit,b2", "b2:bool", "stem:sparse", "stem/span2",
+        for plan in ["", "stem", "b2", "stem,b2,head", "stem:bit,b2", "b2:bool", "b2:uint8", "stem/span2",
                      "stem/split@2"]:
             extra = ["--plan", plan] if plan else []
             rc, want, err = run_json("simulate", "--trace", c, "--json", *extra)
@@ -352,6 +352,11 @@ class RescaleTest(unittest.TestCase):
         self.refused(["simulate", "--trace", a, "--second-trace", b], "--N")
         self.refused(["simulate", "--trace", a, "--second-trace", a, "--N", "4"], "two different batch sizes")
         self.refused(["tune", "--trace", a, "--budget", "1MiB"], "--second-trace")
+        # spike counts are the data's, not sizes: the sparse compressor is not predicted at another N
+        self.refused(["simulate", "--trace", a, "--second-trace", b, "--N", "4", "--plan", "stem:sparse"],
+                     "rescaled to another N", "sparse")
+        rc, _, err = run_json("simulate", "--trace", self.path[4], "--plan", "stem:sparse", "--json")
+        self.assertEqual(rc, 0, err)
         self.refused(["tune", "--trace", a, "--second-trace", b, "--budget", "1MiB", "--dim", "T"], "T is not rescaled")
         err = self.refused(["simulate", "--trace", self.path["odd1"], "--second-trace", self.path["odd2"], "--N", "4"],
                            "odd2.h5", "/devices/0/events/size", "module '1'", "16 B at N = 1", "20 B at N = 2",
