@@ -1,7 +1,7 @@
 /* conv_bench.c - the reference conv2d (core/ref/conv.c: implicit GEMMs on the
  * deterministic driver) against im2col + OpenBLAS's cblas_sgemm, side by side, in one run.
  *
- *   bazel run //bench:conv_bench -- [reps] [samples]   (bench/exp8_conv_speed.py sets the
+ *   bazel run //bench:conv_bench -- [reps] [samples] [T] (bench/exp8_conv_speed.py sets the
  *                                                        best OPENBLAS_CORETYPE and
  *                                                        OPENBLAS_THREAD_TIMEOUT=4 first:
  *                                                        see gemm_bench.c on why)
@@ -10,7 +10,10 @@
  * SEW-ResNet (ImageNet, 224 x 224). For each, 1 and 2 threads, forward and backward
  * (input gradient + weight gradient), best of `reps` timed calls over `samples` samples
  * (default 4): GFLOP/s with 2*c_out*K*P flops per sample forward and twice that
- * backward (K = c_in*kh*kw, P = h_out*w_out), and ours / OpenBLAS. The OpenBLAS side
+ * backward (K = c_in*kh*kw, P = h_out*w_out), and ours / OpenBLAS. With T > 1 (default 1)
+ * the calls are an executor's over T time steps of `samples` samples each (forward:
+ * T*samples rows in one call; backward: t_steps = T, N = samples, one weight-gradient
+ * GEMM per step), as a plain training step makes them. The OpenBLAS side
  * writes the column matrix (remat_ref_im2col) and scatters dcol back
  * (remat_ref_col2im_add) per sample; ours packs the GEMM's panels straight from the
  * input, all samples in one GEMM forward. The OpenBLAS side sums each gradient element in whatever order its kernel picks
@@ -102,14 +105,16 @@ static double max_rel(const float *a, const float *b, int64_t n) {
 
 int main(int argc, char **argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 3;
-    int64_t rows = argc > 2 ? atoll(argv[2]) : 4;
-    if (reps < 1 || rows < 1) {
-        fprintf(stderr, "usage: conv_bench [reps >= 1] [samples >= 1]\n");
+    int64_t n_per_t = argc > 2 ? atoll(argv[2]) : 4, t_steps = argc > 3 ? atoll(argv[3]) : 1;
+    if (reps < 1 || n_per_t < 1 || t_steps < 1) {
+        fprintf(stderr, "usage: conv_bench [reps >= 1] [samples >= 1] [T >= 1]\n");
         return 2;
     }
-    printf("openblas kernel: %s (OPENBLAS_CORETYPE=%s, OPENBLAS_THREAD_TIMEOUT=%s); %lld samples per call, best of %d\n",
+    const int64_t rows = n_per_t * t_steps;
+    printf("openblas kernel: %s (OPENBLAS_CORETYPE=%s, OPENBLAS_THREAD_TIMEOUT=%s); %lld samples per call (T = %lld), best of %d\n",
            openblas_get_corename(), getenv("OPENBLAS_CORETYPE") ? getenv("OPENBLAS_CORETYPE") : "(unset)",
-           getenv("OPENBLAS_THREAD_TIMEOUT") ? getenv("OPENBLAS_THREAD_TIMEOUT") : "(unset)", (long long)rows, reps);
+           getenv("OPENBLAS_THREAD_TIMEOUT") ? getenv("OPENBLAS_THREAD_TIMEOUT") : "(unset)", (long long)n_per_t,
+           (long long)t_steps, reps);
     printf("%-26s %3s %4s %9s %9s %6s %9s\n", "shape", "thr", "pass", "ours", "openblas", "ratio", "max rel");
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
         const remat_conv_geom g = geom(&shapes[si]);
@@ -134,7 +139,7 @@ int main(int argc, char **argv) {
                 memset(dx1, 0, (size_t)(rows * in_e) * 4), memset(dw1, 0, (size_t)wn * 4);
                 memset(dx2, 0, (size_t)(rows * in_e) * 4), memset(dw2, 0, (size_t)wn * 4);
                 double t3 = remat_now_s();
-                remat_ref_conv2d_backward(dx1, dw1, NULL, dy, x, w, bws, 1, rows, &g);
+                remat_ref_conv2d_backward(dx1, dw1, NULL, dy, x, w, bws, t_steps, n_per_t, &g);
                 double t4 = remat_now_s();
                 blas_backward(dx2, dw2, dy, x, w, col, dcol, rows, &g);
                 double t5 = remat_now_s();

@@ -5,7 +5,8 @@
 // storage. The geometries reach every blocking edge: several dcol channel blocks, a
 // dcol sample block cut short, samples smaller and larger than a GEMM tile, a weight-
 // gradient K (samples x pixels) that crosses GEMM K blocks inside a sample, strides,
-// padding, non-square kernels and groups (depthwise included).
+// padding, dilation, non-square kernels and groups (depthwise included), output rows of
+// one pixel and pixel runs that start inside an output row.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -19,6 +20,7 @@
 #include "tests/testutil.h"
 
 using remat_test::conv_geom;
+using remat_test::dilated;
 using remat_test::grouped;
 
 namespace {
@@ -54,7 +56,8 @@ F from16(const std::vector<uint16_t> &v) {
 // x(k, p) of one sample's column matrix (padded positions +0).
 float colv(const float *x, const remat_conv_geom &g, int64_t k, int64_t p) {
     const int64_t kx = k % g.kw, ky = (k / g.kw) % g.kh, ci = k / (g.kw * g.kh);
-    const int64_t iy = (p / g.w_out) * g.sh - g.ph + ky, ix = (p % g.w_out) * g.sw - g.pw + kx;
+    const int64_t iy = (p / g.w_out) * g.sh - g.ph + ky * remat_conv_dil_h(&g);
+    const int64_t ix = (p % g.w_out) * g.sw - g.pw + kx * remat_conv_dil_w(&g);
     if (iy < 0 || iy >= g.h_in || ix < 0 || ix >= g.w_in) return 0.0f;
     return x[(ci * g.h_in + iy) * g.w_in + ix];
 }
@@ -86,7 +89,8 @@ Def definition(const remat_conv_geom &g, int64_t T, int64_t N, const F &x, const
                 float c = 0.0f;
                 for (int64_t o = gi * og; o < (gi + 1) * og; o++) c = std::fma(w[o * K + k], dy[r * oe + o * P + p], c);
                 const int64_t kx = k % g.kw, ky = (k / g.kw) % g.kh, ci = gi * cg + k / (g.kw * g.kh);
-                const int64_t iy = (p / g.w_out) * g.sh - g.ph + ky, ix = (p % g.w_out) * g.sw - g.pw + kx;
+                const int64_t iy = (p / g.w_out) * g.sh - g.ph + ky * remat_conv_dil_h(&g);
+                const int64_t ix = (p % g.w_out) * g.sw - g.pw + kx * remat_conv_dil_w(&g);
                 if (iy < 0 || iy >= g.h_in || ix < 0 || ix >= g.w_in) continue;
                 float &e = d.dx[r * ie + (ci * g.h_in + iy) * g.w_in + ix];
                 e = e + c;
@@ -135,6 +139,11 @@ const Case kCases[] = {
     {grouped(conv_geom(50, 6, 5, 10, 3, 3, 1, 1, 1, 1), 2), 2, 3},  // 2 groups of 225 rows of k: two dcol blocks each
     {grouped(conv_geom(8, 9, 9, 16, 3, 3, 2, 2, 1, 1), 8), 1, 5},   // depthwise, channel multiplier 2, stride 2
     {grouped(conv_geom(6, 1, 40, 9, 1, 5, 1, 1, 0, 2), 3), 2, 4},   // conv1d ([C, 1, L]), 3 groups of 2 -> 3
+    {conv_geom(3, 20, 19, 7, 3, 3, 1, 1, 1, 1), 1, 2},   // P = 380: the packers' runs of 128 pixels start mid-row
+    {conv_geom(5, 9, 3, 6, 3, 3, 1, 1, 0, 0), 2, 5},     // w_out = 1: a run per pixel, samples inside one panel
+    {dilated(conv_geom(3, 9, 11, 14, 3, 3, 1, 1, 2, 2), 2, 2), 2, 3},  // dilation: taps past the padding
+    {dilated(conv_geom(2, 12, 13, 5, 3, 2, 2, 3, 1, 2), 2, 3), 1, 4},  // dilation with strides, non-square
+    {grouped(dilated(conv_geom(4, 8, 9, 6, 3, 3, 1, 1, 2, 1), 2, 1), 2), 2, 2},  // groups with dilation
 };
 
 template <bool B16>

@@ -26,6 +26,12 @@
  * Memory: the workspace (a dcol block, P_t, the bias partial) is the caller's, so the
  * executor counts it as an allocation of the step; the GEMM's packing buffers are its
  * own (bounded by its cache blocking).
+ * Packing: a panel's columns are split once into runs of pixels (one output row of one
+ * sample each), so that its rows need no division; rows of the column matrix are
+ * copied run by run (stride 1: zeros, a copy of an input row, zeros), and operands
+ * whose GEMM K is contiguous in memory (the weight gradient's dout and col) are
+ * transposed into panels with SIMD (remat_gemm_pack_strided). Packing only moves
+ * floats: no bit depends on it.
  * bf16 storage (act.h): the same body; the packers widen the input, dcol stays float,
  * and col2im adds into one input row at a time, widened into a float row on the stack:
  * each input-gradient element receives its contributions in (ky, kx) ascending order -
@@ -51,9 +57,11 @@ static remat_conv_geom conv_group(const remat_conv_geom *g) {
 
 /* dcol blocks: about CONV_DCOL_ROWS rows of k (whole input channels) by about
  * CONV_DCOL_COLS columns (whole samples). Enough rows that packing dout per block is a
- * small share of the GEMM, few enough that the block is a fraction of im2col's matrix. */
+ * small share of the GEMM, few enough that the block is a fraction of im2col's matrix;
+ * enough columns that the weights' panels (read K floats apart) are packed once per
+ * 1024 columns, not once per small sample (12 x 12 pixels: 7 samples a block). */
 #define CONV_DCOL_ROWS 192
-#define CONV_DCOL_COLS 256
+#define CONV_DCOL_COLS 1024
 
 /* Input channels per dcol block, and samples per dcol block. */
 static int64_t dcol_channels(const remat_conv_geom *g) {
@@ -84,60 +92,14 @@ int64_t remat_conv2d_im2col_backward_ws_elems(const remat_conv_geom *g) {
 
 /* ---- the column matrix, read in place ---------------------------------------- */
 
-/* Row k of one sample's column matrix, columns [p, p + n): dst[0 .. n). plane is the
- * sample's input channel ci (k's channel). Rows of the output image are runs: the
- * padding at either end is zero, the middle a copy when the stride is 1. */
-REMAT_ACT_INLINE void col_run(float *restrict dst, const void *plane, int64_t ky, int64_t kx, int64_t p, int64_t n,
-                              const remat_conv_geom *g, const int b16) {
-    int64_t oy = p / g->w_out, ox = p % g->w_out;
-    kx *= remat_conv_dil_w(g); /* the tap's offsets in the input */
-    ky *= remat_conv_dil_h(g);
-    while (n > 0) {
-        const int64_t len = n < g->w_out - ox ? n : g->w_out - ox;
-        const int64_t iy = oy * g->sh - g->ph + ky;
-        if (iy < 0 || iy >= g->h_in) {
-            for (int64_t q = 0; q < len; q++) dst[q] = 0.0f;
-        } else {
-            const void *src = act_cat(plane, iy * g->w_in, b16);
-            if (g->sw == 1) {
-                /* ix = x - pw + kx for x in [ox, ox + len): valid where 0 <= ix < w_in */
-                const int64_t off = kx - g->pw;
-                int64_t lo = -off, hi = g->w_in - off; /* valid x in [lo, hi) */
-                if (lo < ox) lo = ox;
-                if (hi > ox + len) hi = ox + len;
-                if (hi < lo) hi = lo;
-                int64_t q = 0;
-                for (; q < lo - ox; q++) dst[q] = 0.0f;
-                if (b16)
-                    for (; q < hi - ox; q++) dst[q] = act_ld(src, ox + q + off, 1);
-                else if (hi > lo) {
-                    memcpy(dst + q, (const float *)src + lo + off, (size_t)(hi - lo) * sizeof(float));
-                    q = hi - ox;
-                }
-                for (; q < len; q++) dst[q] = 0.0f;
-            } else {
-                for (int64_t q = 0; q < len; q++) {
-                    const int64_t ix = (ox + q) * g->sw - g->pw + kx;
-                    dst[q] = (ix >= 0 && ix < g->w_in) ? act_ld(src, ix, b16) : 0.0f;
-                }
-            }
-        }
-        dst += len, n -= len, ox = 0, oy++;
-    }
+/* A short run (a panel row), widened when b16. */
+REMAT_ACT_INLINE void copy_run(float *restrict dst, const void *src, int64_t n, const int b16) {
+    if (b16)
+        for (int64_t i = 0; i < n; i++) dst[i] = act_ld(src, i, 1);
+    else
+        remat_gemm_copy_floats(dst, src, n);
 }
-
-/* Columns [j, j + n) of the matrix [col_0 | col_1 | ...] (samples side by side, P
- * columns each), row k: dst[0 .. n). */
-REMAT_ACT_INLINE void cols_run(float *restrict dst, const void *x, int64_t in_e, int64_t k, int64_t j, int64_t n,
-                               const remat_conv_geom *g, const int b16) {
-    const int64_t P = conv_p(g), khw = g->kh * g->kw;
-    const int64_t ci = k / khw, ky = (k % khw) / g->kw, kx = k % g->kw;
-    while (n > 0) {
-        const int64_t s = j / P, p = j % P, len = n < P - p ? n : P - p;
-        col_run(dst, act_cat(x, s * in_e + ci * g->h_in * g->w_in, b16), ky, kx, p, len, g, b16);
-        dst += len, j += len, n -= len;
-    }
-}
+#define zero_floats remat_gemm_zero_floats
 
 typedef struct conv_pack {
     const void *x;  /* the first sample's input (col) or output gradient (dout), at its group's first channel */
@@ -145,16 +107,98 @@ typedef struct conv_pack {
     int64_t in_e, out_e;      /* elements per sample of the whole input and output */
 } conv_pack;
 
-/* Forward's B: B(k, j) = col of sample j / P, row k, column j % P. One k row of the
- * panel at a time. */
+/* A run of the batched column matrix [col_0 | col_1 | ...] (samples side by side, P
+ * columns each): len pixels of one output row of one sample, from column ox. Split
+ * once per panel, so that the rows of a panel need no division. */
+typedef struct pix_run {
+    int64_t in_off; /* the sample's first input element */
+    int64_t iy0;    /* oy * sh - ph: the input row of tap ky = 0 */
+    int64_t ox, len;
+} pix_run;
+
+/* Runs of columns [j, j + n) into runs[] (at most n of them); returns how many. */
+static int pix_runs(pix_run *runs, int64_t j, int64_t n, const conv_pack *c) {
+    const remat_conv_geom *g = c->g;
+    const int64_t P = conv_p(g);
+    int64_t s = j / P, oy = (j % P) / g->w_out, ox = (j % P) % g->w_out;
+    int nr = 0;
+    while (n > 0) {
+        const int64_t len = n < g->w_out - ox ? n : g->w_out - ox;
+        runs[nr++] = (pix_run){s * c->in_e, oy * g->sh - g->ph, ox, len};
+        n -= len, ox += len;
+        if (ox == g->w_out) {
+            ox = 0;
+            if (++oy == g->h_out) oy = 0, s++;
+        }
+    }
+    return nr;
+}
+
+/* A row k = (ci * kh + ky) * kw + kx of the column matrix, stepped along k. */
+typedef struct conv_tap {
+    int64_t ci, ky, kx;
+} conv_tap;
+static inline conv_tap tap_of(int64_t k, const remat_conv_geom *g) {
+    const int64_t khw = g->kh * g->kw;
+    return (conv_tap){k / khw, (k % khw) / g->kw, k % g->kw};
+}
+static inline void tap_next(conv_tap *t, const remat_conv_geom *g) {
+    if (++t->kx == g->kw) {
+        t->kx = 0;
+        if (++t->ky == g->kh) t->ky = 0, t->ci++;
+    }
+}
+
+/* dst[0 ..) = row t of the column matrix over the runs, back to back (padded
+ * positions +0). Stride 1: each run is zeros, a copy of the input row, zeros. */
+REMAT_ACT_INLINE void col_row(float *restrict dst, const pix_run *runs, int nruns, const conv_pack *c, conv_tap t,
+                              const int b16) {
+    const remat_conv_geom *g = c->g;
+    const int64_t ey = t.ky * remat_conv_dil_h(g), ex = t.kx * remat_conv_dil_w(g) - g->pw;
+    const int64_t plane = t.ci * g->h_in * g->w_in;
+    for (int i = 0; i < nruns; i++) {
+        const pix_run *u = &runs[i];
+        const int64_t iy = u->iy0 + ey, len = u->len, ox = u->ox;
+        if (iy < 0 || iy >= g->h_in) {
+            zero_floats(dst, len);
+        } else if (g->sw == 1) {
+            /* ix = x + ex for x in [ox, ox + len): valid where 0 <= ix < w_in */
+            int64_t lo = -ex, hi = g->w_in - ex;
+            if (lo < ox) lo = ox;
+            if (hi > ox + len) hi = ox + len;
+            if (hi < lo) hi = lo;
+            zero_floats(dst, lo - ox);
+            copy_run(dst + (lo - ox), act_cat(c->x, u->in_off + plane + iy * g->w_in + lo + ex, b16), hi - lo, b16);
+            zero_floats(dst + (hi - ox), ox + len - hi);
+        } else {
+            const void *src = act_cat(c->x, u->in_off + plane + iy * g->w_in, b16);
+            for (int64_t q = 0; q < len; q++) {
+                const int64_t ix = (ox + q) * g->sw + ex;
+                dst[q] = (ix >= 0 && ix < g->w_in) ? act_ld(src, ix, b16) : 0.0f;
+            }
+        }
+        dst += len;
+    }
+}
+
+/* Columns per call of pix_runs in the packers (a stack buffer of runs, and of rows). */
+#define CONV_RUN_MAX 128
+#define CONV_ROWS_MAX 32
+
+/* Forward's B: B(k, j) = col of sample j / P, row k, column j % P. Each k row of the
+ * panel is one row of the column matrix over the panel's runs. */
 REMAT_ACT_INLINE void pack_col_b(const void *ctx, float *dst, int width, int64_t first, int64_t count, int64_t k0,
                                  int64_t kc, const int b16) {
     const conv_pack *c = ctx;
-    for (int64_t k = 0; k < kc; k++) {
-        float *row = dst + k * width;
-        cols_run(row, c->x, c->in_e, k0 + k, first, count, c->g, b16);
-        for (int64_t q = count; q < width; q++) row[q] = 0.0f;
+    pix_run runs[CONV_RUN_MAX];
+    for (int64_t q0 = 0; q0 < count; q0 += CONV_RUN_MAX) {
+        const int64_t qn = count - q0 < CONV_RUN_MAX ? count - q0 : CONV_RUN_MAX;
+        const int nr = pix_runs(runs, first + q0, qn, c);
+        conv_tap t = tap_of(k0, c->g);
+        for (int64_t k = 0; k < kc; k++, tap_next(&t, c->g)) col_row(dst + k * width + q0, runs, nr, c, t, b16);
     }
+    if (count < width)
+        for (int64_t k = 0; k < kc; k++) zero_floats(dst + k * width + count, width - count);
 }
 static void pack_col_b_f32(const void *c, float *d, int w, int64_t f, int64_t n, int64_t k0, int64_t kc) {
     pack_col_b(c, d, w, f, n, k0, kc, 0);
@@ -163,27 +207,25 @@ static void pack_col_b_bf16(const void *c, float *d, int w, int64_t f, int64_t n
     pack_col_b(c, d, w, f, n, k0, kc, 1);
 }
 
-/* Runs along the GEMM's K, transposed into a panel: dst[k * width + r] = run_r[k]. */
-#define CONV_RUN_MAX 256
-static void put_run(float *restrict dst, const float *restrict run, int width, int64_t r, int64_t kc) {
-    for (int64_t k = 0; k < kc; k++) dst[k * width + r] = run[k];
-}
-
 /* Weight gradient's B: B(q, j) = col of sample q / P, row j, column q % P (the GEMM's
- * K runs over the step's samples and pixels). */
+ * K runs over the step's samples and pixels). The panel's rows j are made as runs
+ * along q in a buffer, then transposed into the panel. */
 REMAT_ACT_INLINE void pack_colt_b(const void *ctx, float *dst, int width, int64_t first, int64_t count, int64_t k0,
                                   int64_t kc, const int b16) {
     const conv_pack *c = ctx;
-    float run[CONV_RUN_MAX];
+    pix_run runs[CONV_RUN_MAX];
+    float buf[CONV_ROWS_MAX * CONV_RUN_MAX];
     for (int64_t q0 = 0; q0 < kc; q0 += CONV_RUN_MAX) {
         const int64_t qn = kc - q0 < CONV_RUN_MAX ? kc - q0 : CONV_RUN_MAX;
-        float *d = dst + q0 * width;
-        for (int64_t r = 0; r < count; r++) {
-            cols_run(run, c->x, c->in_e, first + r, k0 + q0, qn, c->g, b16);
-            put_run(d, run, width, r, qn);
+        const int nr = pix_runs(runs, k0 + q0, qn, c);
+        for (int64_t r0 = 0; r0 < count || r0 == 0; r0 += CONV_ROWS_MAX) {
+            const int64_t rn = count - r0 < CONV_ROWS_MAX ? count - r0 : CONV_ROWS_MAX;
+            conv_tap t = tap_of(first + r0, c->g);
+            for (int64_t r = 0; r < rn; r++, tap_next(&t, c->g)) col_row(buf + r * qn, runs, nr, c, t, b16);
+            /* the last piece pads the panel's columns count .. width - 1 with zeros */
+            const int64_t pad = r0 + rn < count ? rn : width - r0;
+            remat_gemm_pack_strided(dst + q0 * width + r0, width, pad, buf, 0, qn, 1, rn, qn);
         }
-        for (int64_t r = count; r < width; r++)
-            for (int64_t q = 0; q < qn; q++) d[q * width + r] = 0.0f;
     }
 }
 static void pack_colt_b_f32(const void *c, float *d, int w, int64_t f, int64_t n, int64_t k0, int64_t kc) {
@@ -193,29 +235,17 @@ static void pack_colt_b_bf16(const void *c, float *d, int w, int64_t f, int64_t 
     pack_colt_b(c, d, w, f, n, k0, kc, 1);
 }
 
-/* Weight gradient's A: A(i, q) = dout of sample q / P, channel i, pixel q % P. */
+/* Weight gradient's A: A(i, q) = dout of sample q / P, channel i, pixel q % P: per
+ * sample, a row-major block (rows P apart) transposed into the panel. */
 REMAT_ACT_INLINE void pack_dout_a(const void *ctx, float *dst, int width, int64_t first, int64_t count, int64_t k0,
                                   int64_t kc, const int b16) {
     const conv_pack *c = ctx;
-    const int64_t P = conv_p(c->g), out_e = c->out_e;
-    float run[CONV_RUN_MAX];
-    for (int64_t q0 = 0; q0 < kc; q0 += CONV_RUN_MAX) {
-        const int64_t qn = kc - q0 < CONV_RUN_MAX ? kc - q0 : CONV_RUN_MAX;
-        float *d = dst + q0 * width;
-        for (int64_t r = 0; r < count; r++) {
-            for (int64_t q = 0, n; q < qn; q += n) {
-                const int64_t s = (k0 + q0 + q) / P, p = (k0 + q0 + q) % P;
-                n = qn - q < P - p ? qn - q : P - p;
-                const void *src = act_cat(c->x, s * out_e + (first + r) * P + p, b16);
-                if (b16)
-                    for (int64_t e = 0; e < n; e++) run[q + e] = act_ld(src, e, 1);
-                else
-                    memcpy(run + q, src, (size_t)n * sizeof(float));
-            }
-            put_run(d, run, width, r, qn);
-        }
-        for (int64_t r = count; r < width; r++)
-            for (int64_t q = 0; q < qn; q++) d[q * width + r] = 0.0f;
+    const int64_t P = conv_p(c->g);
+    for (int64_t q = 0, n; q < kc; q += n) {
+        const int64_t s = (k0 + q) / P, p = (k0 + q) % P;
+        n = kc - q < P - p ? kc - q : P - p;
+        remat_gemm_pack_strided(dst + q * width, width, width, act_cat(c->x, s * c->out_e + first * P + p, b16), b16,
+                                P, 1, count, n);
     }
 }
 static void pack_dout_a_f32(const void *c, float *d, int w, int64_t f, int64_t n, int64_t k0, int64_t kc) {
@@ -225,24 +255,20 @@ static void pack_dout_a_bf16(const void *c, float *d, int w, int64_t f, int64_t 
     pack_dout_a(c, d, w, f, n, k0, kc, 1);
 }
 
-/* Input gradient's B: B(o, j) = dout of sample j / P, channel o, pixel j % P. */
+/* Input gradient's B: B(o, j) = dout of sample j / P, channel o, pixel j % P: each k
+ * row of the panel is one run per sample the panel's columns reach. */
 REMAT_ACT_INLINE void pack_dout_b(const void *ctx, float *dst, int width, int64_t first, int64_t count, int64_t k0,
                                   int64_t kc, const int b16) {
     const conv_pack *c = ctx;
-    const int64_t P = conv_p(c->g), out_e = c->out_e;
-    for (int64_t k = 0; k < kc; k++) {
-        float *row = dst + k * width;
-        for (int64_t q = 0, n; q < count; q += n) {
-            const int64_t s = (first + q) / P, p = (first + q) % P;
-            n = count - q < P - p ? count - q : P - p;
-            const void *src = act_cat(c->x, s * out_e + (k0 + k) * P + p, b16);
-            if (b16)
-                for (int64_t e = 0; e < n; e++) row[q + e] = act_ld(src, e, 1);
-            else
-                memcpy(row + q, src, (size_t)n * sizeof(float));
-        }
-        for (int64_t q = count; q < width; q++) row[q] = 0.0f;
+    const int64_t P = conv_p(c->g);
+    for (int64_t q = 0, n; q < count; q += n) {
+        const int64_t s = (first + q) / P, p = (first + q) % P;
+        n = count - q < P - p ? count - q : P - p;
+        const void *src = act_cat(c->x, s * c->out_e + k0 * P + p, b16);
+        for (int64_t k = 0; k < kc; k++) copy_run(dst + k * width + q, act_cat(src, k * P, b16), n, b16);
     }
+    if (count < width)
+        for (int64_t k = 0; k < kc; k++) zero_floats(dst + k * width + count, width - count);
 }
 static void pack_dout_b_f32(const void *c, float *d, int w, int64_t f, int64_t n, int64_t k0, int64_t kc) {
     pack_dout_b(c, d, w, f, n, k0, kc, 0);
@@ -253,27 +279,42 @@ static void pack_dout_b_bf16(const void *c, float *d, int w, int64_t f, int64_t 
 
 void remat_ref_im2col(float *restrict col, const float *restrict x, const remat_conv_geom *g) {
     const int64_t K = conv_k(g), P = conv_p(g);
-    for (int64_t k = 0; k < K; k++) cols_run(col + k * P, x, 0, k, 0, P, g, 0);
+    const conv_pack c = {x, g, 0, 0}; /* one sample */
+    pix_run runs[CONV_RUN_MAX];
+    for (int64_t p0 = 0; p0 < P; p0 += CONV_RUN_MAX) {
+        const int64_t pn = P - p0 < CONV_RUN_MAX ? P - p0 : CONV_RUN_MAX;
+        const int nr = pix_runs(runs, p0, pn, &c);
+        conv_tap t = tap_of(0, g);
+        for (int64_t k = 0; k < K; k++, tap_next(&t, g)) col_row(col + k * P + p0, runs, nr, &c, t, 0);
+    }
 }
 
 /* ---- col2im -------------------------------------------------------------------- */
 
 /* Channel ci's kh*kw rows of dcol (row (ky*kw + kx) at rows + (ky*kw + kx) * ld), added
- * into that channel's float plane dst in (k, p) order. */
+ * into that channel's float plane dst in (k, p) order. Within one output row of one
+ * tap every pixel reaches a different input element, so that row is added as a
+ * vector over the pixels whose input is inside the plane (the same adds, in the same
+ * order for each element). */
 static void col2im_plane(float *restrict dst, const float *restrict rows, int64_t ld, const remat_conv_geom *g) {
+    const int64_t sw = g->sw;
     for (int64_t ky = 0; ky < g->kh; ky++)
         for (int64_t kx = 0; kx < g->kw; kx++) {
             const float *restrict row = rows + (ky * g->kw + kx) * ld;
-            const int64_t ey = ky * remat_conv_dil_h(g), ex = kx * remat_conv_dil_w(g);
+            const int64_t ey = ky * remat_conv_dil_h(g), ex = kx * remat_conv_dil_w(g) - g->pw;
+            /* output columns whose input column ox * sw + ex lies in [0, w_in) */
+            int64_t lo = ex >= 0 ? 0 : (-ex + sw - 1) / sw, hi = g->w_in - 1 - ex >= 0 ? (g->w_in - 1 - ex) / sw + 1 : 0;
+            if (hi > g->w_out) hi = g->w_out;
+            if (hi <= lo) continue;
             for (int64_t oy = 0; oy < g->h_out; oy++) {
                 const int64_t iy = oy * g->sh - g->ph + ey;
                 if (iy < 0 || iy >= g->h_in) continue;
                 float *restrict d = dst + iy * g->w_in;
                 const float *restrict r = row + oy * g->w_out;
-                for (int64_t ox = 0; ox < g->w_out; ox++) {
-                    const int64_t ix = ox * g->sw - g->pw + ex;
-                    if (ix >= 0 && ix < g->w_in) d[ix] = d[ix] + r[ox];
-                }
+                if (sw == 1)
+                    for (int64_t ox = lo; ox < hi; ox++) d[ox + ex] = d[ox + ex] + r[ox];
+                else
+                    for (int64_t ox = lo; ox < hi; ox++) d[ox * sw + ex] = d[ox * sw + ex] + r[ox];
             }
         }
 }

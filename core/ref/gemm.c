@@ -111,12 +111,12 @@ static void gemm_scalar(const gemm_args *g, int64_t m0, int64_t m1, int64_t n0, 
         }
 }
 
-/* A bf16 operand's panel, widened: dst[k*width + r] = src[r*rs + k*cs] for the valid
- * rows, 0 for the others. Widening is a 16-bit shift, so the panel holds exactly the
+/* A bf16 operand's panel, widened: dst[k*ld + r] = src[r*rs + k*cs] for the valid
+ * rows, 0 for the others up to width. Widening is a 16-bit shift, so the panel holds exactly the
  * floats a float operand would. With SSE2, runs along k (cs == 1) are widened four at
  * a time and transposed in registers, and runs along r (rs == 1) widened in place. */
-static void pack_bf16(float *restrict dst, const uint16_t *restrict src, int64_t rs, int64_t cs, int64_t kc,
-                      int64_t valid, int width) {
+static void pack_bf16(float *restrict dst, int64_t ld, const uint16_t *restrict src, int64_t rs, int64_t cs,
+                      int64_t kc, int64_t valid, int64_t width) {
     int64_t k = 0;
 #if defined(__SSE2__)
     const __m128i zero = _mm_setzero_si128();
@@ -128,29 +128,58 @@ static void pack_bf16(float *restrict dst, const uint16_t *restrict src, int64_t
                 __m128 x0 = WIDEN4(src + (r + 0) * rs + k), x1 = WIDEN4(src + (r + 1) * rs + k);
                 __m128 x2 = WIDEN4(src + (r + 2) * rs + k), x3 = WIDEN4(src + (r + 3) * rs + k);
                 _MM_TRANSPOSE4_PS(x0, x1, x2, x3);
-                _mm_storeu_ps(dst + (k + 0) * width + r, x0);
-                _mm_storeu_ps(dst + (k + 1) * width + r, x1);
-                _mm_storeu_ps(dst + (k + 2) * width + r, x2);
-                _mm_storeu_ps(dst + (k + 3) * width + r, x3);
+                _mm_storeu_ps(dst + (k + 0) * ld + r, x0);
+                _mm_storeu_ps(dst + (k + 1) * ld + r, x1);
+                _mm_storeu_ps(dst + (k + 2) * ld + r, x2);
+                _mm_storeu_ps(dst + (k + 3) * ld + r, x3);
             }
             for (int64_t q = k; q < k + 4; q++) {
-                for (int64_t rr = r; rr < valid; rr++) dst[q * width + rr] = remat_bf16_to_f32(src[rr * rs + q]);
-                for (int64_t rr = valid; rr < width; rr++) dst[q * width + rr] = 0.0f;
+                for (int64_t rr = r; rr < valid; rr++) dst[q * ld + rr] = remat_bf16_to_f32(src[rr * rs + q]);
+                for (int64_t rr = valid; rr < width; rr++) dst[q * ld + rr] = 0.0f;
             }
         }
     } else if (rs == 1) {
         for (; k < kc; k++) {
             int64_t r = 0;
-            for (; r + 4 <= valid; r += 4) _mm_storeu_ps(dst + k * width + r, WIDEN4(src + k * cs + r));
-            for (; r < valid; r++) dst[k * width + r] = remat_bf16_to_f32(src[k * cs + r]);
-            for (; r < width; r++) dst[k * width + r] = 0.0f;
+            for (; r + 4 <= valid; r += 4) _mm_storeu_ps(dst + k * ld + r, WIDEN4(src + k * cs + r));
+            for (; r < valid; r++) dst[k * ld + r] = remat_bf16_to_f32(src[k * cs + r]);
+            for (; r < width; r++) dst[k * ld + r] = 0.0f;
         }
     }
 #undef WIDEN4
 #endif
     for (; k < kc; k++) {
-        for (int64_t r = 0; r < valid; r++) dst[k * width + r] = remat_bf16_to_f32(src[r * rs + k * cs]);
-        for (int64_t r = valid; r < width; r++) dst[k * width + r] = 0.0f;
+        for (int64_t r = 0; r < valid; r++) dst[k * ld + r] = remat_bf16_to_f32(src[r * rs + k * cs]);
+        for (int64_t r = valid; r < width; r++) dst[k * ld + r] = 0.0f;
+    }
+}
+
+/* dst[k*ld + r] = src[r*rs + k] for r < count, k < kc; rows count .. width-1 of each
+ * k are 0. With SSE2, 4 x 4 blocks are transposed in registers. */
+static void transpose_runs(float *restrict dst, int64_t ld, const float *restrict src, int64_t rs, int64_t count,
+                           int64_t kc, int64_t width) {
+    int64_t k = 0;
+#if defined(__SSE2__)
+    for (; k + 4 <= kc; k += 4) {
+        int64_t r = 0;
+        for (; r + 4 <= count; r += 4) {
+            __m128 x0 = _mm_loadu_ps(src + (r + 0) * rs + k), x1 = _mm_loadu_ps(src + (r + 1) * rs + k);
+            __m128 x2 = _mm_loadu_ps(src + (r + 2) * rs + k), x3 = _mm_loadu_ps(src + (r + 3) * rs + k);
+            _MM_TRANSPOSE4_PS(x0, x1, x2, x3);
+            _mm_storeu_ps(dst + (k + 0) * ld + r, x0);
+            _mm_storeu_ps(dst + (k + 1) * ld + r, x1);
+            _mm_storeu_ps(dst + (k + 2) * ld + r, x2);
+            _mm_storeu_ps(dst + (k + 3) * ld + r, x3);
+        }
+        for (int64_t q = k; q < k + 4; q++) {
+            for (int64_t rr = r; rr < count; rr++) dst[q * ld + rr] = src[rr * rs + q];
+            remat_gemm_zero_floats(dst + q * ld + count, width - count);
+        }
+    }
+#endif
+    for (; k < kc; k++) {
+        for (int64_t r = 0; r < count; r++) dst[k * ld + r] = src[r * rs + k];
+        remat_gemm_zero_floats(dst + k * ld + count, width - count);
     }
 }
 
@@ -208,7 +237,8 @@ static void pack_a(float *restrict ap, const gemm_args *g, int mr, int64_t i0, i
             continue;
         }
         if (g->a16) {
-            pack_bf16(dst, (const uint16_t *)g->av + (i0 + p) * g->a_rs + k0 * g->a_cs, g->a_rs, g->a_cs, kc, rows, mr);
+            pack_bf16(dst, mr, (const uint16_t *)g->av + (i0 + p) * g->a_rs + k0 * g->a_cs, g->a_rs, g->a_cs, kc, rows,
+                      mr);
             continue;
         }
         const float *src = g->a + (i0 + p) * g->a_rs + k0 * g->a_cs;
@@ -224,10 +254,7 @@ static void pack_a(float *restrict ap, const gemm_args *g, int mr, int64_t i0, i
         } else if (g->a_rs == 1 && rows == mr) {
             copy_runs(dst, src, g->a_cs, kc, mr);
         } else {
-            for (int64_t k = 0; k < kc; k++) {
-                for (int64_t r = 0; r < rows; r++) dst[k * mr + r] = src[r * g->a_rs + k * g->a_cs];
-                for (int64_t r = rows; r < mr; r++) dst[k * mr + r] = 0.0f;
-            }
+            remat_gemm_pack_strided(dst, mr, mr, src, 0, g->a_rs, g->a_cs, rows, kc);
         }
     }
 }
@@ -248,7 +275,7 @@ static void pack_b(float *restrict bp, const gemm_args *g, int nr, int64_t k0, i
     }
     if (g->b16) {
         for (; q < nc; q += nr)
-            pack_bf16(bp + q * kc, (const uint16_t *)g->bv + k0 * g->b_rs + (j0 + q) * g->b_cs, g->b_cs, g->b_rs, kc,
+            pack_bf16(bp + q * kc, nr, (const uint16_t *)g->bv + k0 * g->b_rs + (j0 + q) * g->b_cs, g->b_cs, g->b_rs, kc,
                       nc - q < nr ? nc - q : nr, nr);
         return;
     }
@@ -283,6 +310,23 @@ static void pack_b(float *restrict bp, const gemm_args *g, int nr, int64_t k0, i
                 for (int64_t j = cols; j < nr; j++) dst[k * nr + j] = 0.0f;
             }
         }
+    }
+}
+
+void remat_gemm_pack_strided(float *restrict dst, int64_t ld, int64_t width, const void *src, int b16, int64_t rs,
+                             int64_t cs, int64_t count, int64_t kc) {
+    if (b16) {
+        pack_bf16(dst, ld, src, rs, cs, kc, count, width);
+        return;
+    }
+    const float *s = src;
+    if (cs == 1) {
+        transpose_runs(dst, ld, s, rs, count, kc, width);
+        return;
+    }
+    for (int64_t k = 0; k < kc; k++) {
+        for (int64_t r = 0; r < count; r++) dst[k * ld + r] = s[r * rs + k * cs];
+        remat_gemm_zero_floats(dst + k * ld + count, width - count);
     }
 }
 

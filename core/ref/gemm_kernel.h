@@ -18,6 +18,10 @@
 
 #include <stdint.h>
 
+#if defined(__SSE2__)
+#include <xmmintrin.h>
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -75,6 +79,36 @@ void remat_gemm_typed(remat_gemm_layout layout, void *C, int c16, const void *A,
  * count 1, kc 1 when packing buffers cannot be allocated. */
 typedef void (*remat_gemm_pack_fn)(const void *ctx, float *dst, int width, int64_t first, int64_t count, int64_t k0,
                                    int64_t kc);
+
+/* For packers: n floats copied (zeroed) with SIMD moves, for short runs (a panel row):
+ * core/BUILD keeps GCC from turning such loops into C library calls. */
+static inline void remat_gemm_copy_floats(float *dst, const float *src, int64_t n) {
+    int64_t i = 0;
+#if defined(__SSE2__)
+    for (; i + 4 <= n; i += 4) _mm_storeu_ps(dst + i, _mm_loadu_ps(src + i));
+    if (i + 2 <= n) _mm_storel_pi((__m64 *)(dst + i), _mm_loadl_pi(_mm_setzero_ps(), (const __m64 *)(src + i))), i += 2;
+    if (i < n) dst[i] = src[i];
+#else
+    for (; i < n; i++) dst[i] = src[i];
+#endif
+}
+static inline void remat_gemm_zero_floats(float *dst, int64_t n) {
+    int64_t i = 0;
+#if defined(__SSE2__)
+    for (; i + 4 <= n; i += 4) _mm_storeu_ps(dst + i, _mm_setzero_ps());
+    if (i + 2 <= n) _mm_storel_pi((__m64 *)(dst + i), _mm_setzero_ps()), i += 2;
+    if (i < n) dst[i] = 0.0f;
+#else
+    for (; i < n; i++) dst[i] = 0.0f;
+#endif
+}
+
+/* For packers: a strided operand into a panel, dst[k * ld + r] = X(r, k) =
+ * src[r * rs + k * cs] (a bf16 src, with b16, widened exactly) for r < count, k < kc,
+ * and 0 for count <= r < width (width <= ld): the floats a packer must write, moved
+ * with SIMD transposes where cs == 1 (the driver's own packing uses the same code). */
+void remat_gemm_pack_strided(float *dst, int64_t ld, int64_t width, const void *src, int b16, int64_t rs, int64_t cs,
+                             int64_t count, int64_t kc);
 
 typedef struct remat_gemm_desc {
     void *C;
