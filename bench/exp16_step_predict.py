@@ -15,7 +15,9 @@ For each entry name:N0:N1,N2,... (the model file at batch N0, asked at N1, N2, .
      measured step time, and the overhead over plain, predicted (simulate, both from the
      recording) against measured (both runs of this round).
 R rounds (default 2) alternate the measurements; each error is the median over rounds.
-Error = predicted / measured - 1. The load average is recorded with every run.
+Error = predicted / measured - 1. The load average is recorded with every run, and the
+clock (REMAT_CLOCK=thread-cpu in the environment: every run, recording and measured, times
+its one thread's CPU time, which other jobs of a shared machine do not inflate).
 """
 import json
 import os
@@ -96,6 +98,7 @@ def main():
         print("%-13s ckpt/block overhead predicted %+.1f %% measured %+.1f %% (%+.1f points)" % (name, po, mo, po - mo),
               flush=True)
     C.save(save_as, {"title": "Predicted against measured step time", "rounds": rounds, "threads": threads,
+                     "clock": os.environ.get("REMAT_CLOCK", "wall"),
                      "commands": commands, "rows": rows,
                      "command": "python3 bench/exp16_step_predict.py --rounds %d --threads %d --iters %d --models '%s'" % (
                          rounds, threads, iters, ";".join(entries))})

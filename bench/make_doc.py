@@ -1329,7 +1329,7 @@ def sec_exp16(d, before=None, big=None):
                         for k, v in sa.items()]))
     parts.append("Figures in % of the measured step time; the overhead row in points of the plain step. "
                  "*Before*: op times scaled with the elements they touch, medians over an op's records. "
-                 "*After*: the trace's probe (3 steps at 2N run by `remat run --trace`), each op on the line "
+                 "*After*: the trace's probe (3 steps at 4N run by `remat run --trace`), each op on the line "
                  "through its two measured sizes, op times the least over an op's records.")
     parts.append("### After\n\n" + provenance(d))
     parts.append(exp16_rows(d))

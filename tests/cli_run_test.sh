@@ -67,6 +67,12 @@ REMAT_SIMD=scalar "$remat" run --model $M | head -1 | grep -q '(1 thread, simd s
 REMAT_SIMD=scalar "$remat" run --model $M --threads 2 --trace "$tmp/s.h5" >/dev/null
 "$remat" simulate --trace "$tmp/s.h5" | grep -q '^recorded on  *ref backend, 2 threads, simd scalar$' && passes=$((passes+1)) || { echo "FAIL: simulate lacks the recorded path"; fails=$((fails+1)); }
 "$remat" simulate --trace "$tmp/s.h5" --json | grep -q '"threads":2,"simd":"scalar"}' && passes=$((passes+1)) || { echo "FAIL: simulate --json lacks the recorded path"; fails=$((fails+1)); }
+# REMAT_CLOCK: thread-cpu times a one-thread run by its CPU time (a trace simulate reads);
+# any other value than wall or thread-cpu exits 2 naming it
+REMAT_CLOCK=thread-cpu "$remat" run --model $M --iters 2 --trace "$tmp/cpu.h5" >/dev/null &&
+  "$remat" simulate --trace "$tmp/cpu.h5" --N 4 | grep -q '^step-time trust .*from a trace with a probe' &&
+  passes=$((passes+1)) || { echo "FAIL: REMAT_CLOCK=thread-cpu run, or its trace's probe"; fails=$((fails+1)); }
+expect 2 'REMAT_CLOCK: expected "wall" or "thread-cpu", found "cpu"' -- env REMAT_CLOCK=cpu "$remat" run --model $M
 # simulate --ranks: one rank's share and its reduction buffers; --ddp: DDP's buckets on top
 # (tiny-mlp-lif's gradients are under DDP's 1 MiB first bucket: one bucket of all of them)
 ranks=$("$remat" simulate --trace "$tmp/s.h5" --ranks 2 --reduce-blocks 8 --json)

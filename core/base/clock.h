@@ -20,6 +20,12 @@ extern "C" {
  * fails (on a POSIX system CLOCK_MONOTONIC always exists). Thread-safe. */
 double remat_now_s(void);
 
+/* Seconds of CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID): what a
+ * one-thread step costs without the time other jobs of a shared machine take from it.
+ * The reference backend's now() reads it instead of the wall clock when REMAT_CLOCK is
+ * "thread-cpu" and it runs one thread (core/exec/backend.h). */
+double remat_thread_cpu_s(void);
+
 #ifdef __cplusplus
 }
 #endif

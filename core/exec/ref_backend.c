@@ -12,6 +12,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -24,6 +25,7 @@
 
 typedef struct ref_ctx {
     int threads;
+    int cpu_clock; /* REMAT_CLOCK=thread-cpu with one thread: now() is the thread's CPU time */
 } ref_ctx;
 
 static remat_status ref_segment_alloc(void *ctx, int64_t bytes, void **out, remat_error *err) {
@@ -64,7 +66,7 @@ static void ref_copy(void *ctx, void *dst, const void *src, int64_t bytes) {
     if (bytes > 0 && dst != src) memmove(dst, src, (size_t)bytes);
 }
 
-static double ref_now(void *ctx) { return remat_now_s(); }
+static double ref_now(void *ctx) { return ((ref_ctx *)ctx)->cpu_clock ? remat_thread_cpu_s() : remat_now_s(); }
 
 static void ref_destroy(void *ctx) { remat_xfree(ctx); }
 
@@ -113,6 +115,13 @@ remat_status remat_backend_ref_init(remat_backend *out, int threads, remat_error
     if (!c) return REMAT_ERR_NOMEM;
     remat_ref_set_threads(threads);
     c->threads = remat_ref_get_threads();
+    const char *clk = getenv("REMAT_CLOCK");
+    if (clk && strcmp(clk, "wall") && strcmp(clk, "thread-cpu")) {
+        remat_xfree(c);
+        return remat_error_set(err, REMAT_ERR_INPUT, "REMAT_CLOCK: expected \"wall\" or \"thread-cpu\", found \"%.40s\"",
+                               clk);
+    }
+    c->cpu_clock = clk && !strcmp(clk, "thread-cpu") && c->threads == 1;
     out->ops = &ref_ops;
     out->ctx = c;
     return REMAT_OK;
