@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/base/bf16.h"
 #include "core/codec/compress.h"
 
 typedef struct saved {
@@ -98,12 +99,6 @@ static int64_t first_mismatch(const void *a, const void *b, remat_encoding enc, 
     return -1;
 }
 
-static float as_float(uint32_t u) {
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
 static remat_status f_compress(void *cv, remat_compressor comp, void *dst, int64_t dst_bytes, const void *src,
                                remat_encoding enc, int64_t n, remat_error *err) {
     chk_ctx *c = cv;
@@ -145,8 +140,8 @@ static remat_status f_compress(void *cv, remat_compressor comp, void *dst, int64
             problem(c,
                     "compress #%" PRId64 " (%s, %" PRId64 " elements): element %" PRId64
                     " is 0x%08x (%g), its bytes decode to 0x%08x (%g)",
-                    c->st.compressions, remat_compressor_name(comp), n, i, o, (double)as_float(o), d,
-                    (double)as_float(d));
+                    c->st.compressions, remat_compressor_name(comp), n, i, o, (double)remat_f32_from_bits(o), d,
+                    (double)remat_f32_from_bits(d));
         }
     }
     remat_xfree(dec);
@@ -188,8 +183,8 @@ static remat_status f_decompress(void *cv, remat_compressor comp, void *dst, rem
         problem(c,
                 "decompress #%" PRId64 " (%s, %" PRId64 " elements): element %" PRId64
                 " was 0x%08x (%g), restored 0x%08x (%g)",
-                c->st.decompressions, remat_compressor_name(comp), n, i, o, (double)as_float(o), g,
-                (double)as_float(g));
+                c->st.decompressions, remat_compressor_name(comp), n, i, o, (double)remat_f32_from_bits(o), g,
+                (double)remat_f32_from_bits(g));
     }
     remat_xfree(got);
     return REMAT_OK;

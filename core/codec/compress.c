@@ -18,14 +18,10 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "core/base/bf16.h"
+
 #define BITS_ZERO 0x00000000u
 #define BITS_ONE 0x3f800000u
-
-static uint32_t bits_of(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
 
 /* The fp32 pattern of element i of an F32 or BF16 (b16) array. */
 static inline uint32_t bits_at(const void *x, int64_t i, int b16) {
@@ -40,17 +36,14 @@ static inline uint32_t bits_at(const void *x, int64_t i, int b16) {
 }
 
 static inline float value_at(const void *x, int64_t i, int b16) {
-    const uint32_t u = bits_at(x, i, b16);
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
+    return remat_f32_from_bits(bits_at(x, i, b16));
 }
 
 /* Stores the small integer v (0..255: exact in both types) as element i. */
 static inline void store_at(void *x, int64_t i, unsigned v, int b16) {
     const float f = (float)v;
     if (b16) {
-        const uint16_t h = (uint16_t)(bits_of(f) >> 16);
+        const uint16_t h = (uint16_t)(remat_f32_bits(f) >> 16);
         memcpy((uint8_t *)x + 2 * i, &h, sizeof h);
     } else {
         memcpy((uint8_t *)x + 4 * i, &f, sizeof f);
@@ -105,7 +98,7 @@ static int64_t first_non_binary(const void *src, int64_t n, int b16) {
 
 /* 1 when f is exactly one of 0.0, 1.0, ..., 255.0 (by bit pattern: +0 only). */
 static int is_uint8_value(float f) {
-    const uint32_t u = bits_of(f);
+    const uint32_t u = remat_f32_bits(f);
     if (u == BITS_ZERO) return 1;
     if (!(f >= 1.0f && f <= 255.0f)) return 0; /* also false for NaN and -0.0 */
     return (float)(int)f == f;
@@ -113,7 +106,7 @@ static int is_uint8_value(float f) {
 
 static remat_status refuse_value(remat_error *err, remat_compressor c, int64_t i, float v, const char *what) {
     return remat_error_set(err, REMAT_ERR_INPUT, "%s compressor: element %" PRId64 " is %.9g, not %s (bits 0x%08" PRIx32
-                           ")", remat_compressor_name(c), i, (double)v, what, bits_of(v));
+                           ")", remat_compressor_name(c), i, (double)v, what, remat_f32_bits(v));
 }
 
 static remat_status check_args(remat_compressor c, int64_t n, int64_t bytes, const void *buf, const char *field,

@@ -116,6 +116,19 @@ static void line_col(const char *text, const char *at, int *line, int *col) {
     }
 }
 
+remat_status remat_json_keep_source(remat_status st, cJSON *root, char *copy, const char *origin, char **text,
+                                    char **path, remat_error *err) {
+    cJSON_Delete(root);
+    if (st == REMAT_OK) {
+        *text = copy;
+        copy = NULL;
+        *path = remat_json_strdup(origin, err);
+        if (!*path) st = REMAT_ERR_NOMEM;
+    }
+    remat_xfree(copy);
+    return st;
+}
+
 remat_status remat_json_parse_root(const char *text, size_t len, const char *origin, cJSON **root, char **copy,
                                    remat_error *err) {
     json_ctx c = {origin ? origin : "<text>", err};

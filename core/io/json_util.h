@@ -39,6 +39,12 @@ void remat_json_install_hooks(void);
 remat_status remat_json_parse_root(const char *text, size_t len, const char *origin, cJSON **root, char **copy,
                                    remat_error *err);
 
+/* After parsing what remat_json_parse_root gave (root freed here): on st == REMAT_OK the
+ * parsed object keeps the text (*text = copy) and its origin (*path, a copy); else copy is
+ * freed. Returns st, or REMAT_ERR_NOMEM when the origin could not be copied. */
+remat_status remat_json_keep_source(remat_status st, cJSON *root, char *copy, const char *origin, char **text,
+                                    char **path, remat_error *err);
+
 /* Reads a whole file; *text owns a NUL-terminated buffer (remat_xfree). Files over
  * 64 MiB are refused. REMAT_ERR_IO when the file cannot be read. */
 remat_status remat_json_read_file(const char *path, char **text, size_t *len, remat_error *err);

@@ -170,6 +170,8 @@ remat_value_class remat_model_input_values(const remat_model *m);
 /* Index of the layer / block with that name, or -1. */
 int remat_model_find_layer(const remat_model *m, const char *name);
 int remat_model_find_block(const remat_model *m, const char *name);
+/* The block names, "b1, b2, b3", into buf (cut at len): what a message naming a wrong block lists. */
+void remat_model_block_list(const remat_model *m, char *buf, size_t len);
 
 /* Number of parameter tensors of layer l and their names/sizes (the traits table,
  * core/model/layers.c): linear weight [out,in], bias [out]; conv2d weight

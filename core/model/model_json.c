@@ -536,14 +536,7 @@ remat_status remat_model_parse(const char *text, size_t len, const char *origin,
     remat_status st = remat_json_parse_root(text, len, origin, &root, &copy, err);
     if (st) return st;
     st = parse_model(&c, root, out, err);
-    cJSON_Delete(root);
-    if (st == REMAT_OK) {
-        out->text = copy;
-        copy = NULL;
-        out->path = remat_json_strdup(origin, err);
-        if (!out->path) st = REMAT_ERR_NOMEM;
-    }
-    remat_xfree(copy);
+    st = remat_json_keep_source(st, root, copy, origin, &out->text, &out->path, err);
     if (st) remat_model_free(out);
     return st;
 }
@@ -645,6 +638,13 @@ int remat_model_find_layer(const remat_model *m, const char *name) {
     for (int i = 0; i < m->n_layers; i++)
         if (!strcmp(m->layers[i].name, name)) return i;
     return -1;
+}
+
+void remat_model_block_list(const remat_model *m, char *buf, size_t len) {
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int q = 0; q < m->n_blocks && o < len; q++)
+        o += (size_t)snprintf(buf + o, len - o, "%s%s", q ? ", " : "", m->blocks[q].name);
 }
 
 int remat_model_find_block(const remat_model *m, const char *name) {

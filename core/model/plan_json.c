@@ -233,10 +233,7 @@ static remat_status parse_entry(const json_ctx *c, const remat_model *m, const c
     int b = remat_model_find_block(m, name);
     if (b < 0) {
         char list[256];
-        size_t o = 0;
-        list[0] = '\0';
-        for (int q = 0; q < m->n_blocks && o < sizeof list; q++)
-            o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", q ? ", " : "", m->blocks[q].name);
+        remat_model_block_list(m, list, sizeof list);
         return remat_json_fail(c, field, "expected a block of model \"%s\" (one of: %s), got \"%s\"", m->name, list,
                                name);
     }
@@ -347,14 +344,7 @@ remat_status remat_plan_parse(const char *text, size_t len, const char *origin, 
     remat_status st = remat_json_parse_root(text, len, origin, &root, &copy, err);
     if (st) return st;
     st = parse_plan(&c, root, m, out, err);
-    cJSON_Delete(root);
-    if (st == REMAT_OK) {
-        out->text = copy;
-        copy = NULL;
-        out->path = remat_json_strdup(origin, err);
-        if (!out->path) st = REMAT_ERR_NOMEM;
-    }
-    remat_xfree(copy);
+    st = remat_json_keep_source(st, root, copy, origin, &out->text, &out->path, err);
     if (st) remat_plan_free(out);
     return st;
 }

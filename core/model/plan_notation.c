@@ -113,10 +113,7 @@ static remat_status parse_entry(const char *e, size_t n, const char *origin, con
     int b = find_name(m, 0, e, i);
     if (b < 0) {
         char names[256];
-        size_t u = 0;
-        names[0] = '\0';
-        for (int q = 0; q < m->n_blocks && u < sizeof names; q++)
-            u += (size_t)snprintf(names + u, sizeof names - u, "%s%s", q ? ", " : "", m->blocks[q].name);
+        remat_model_block_list(m, names, sizeof names);
         char what[640];
         snprintf(what, sizeof what, "a block of model \"%s\" (%s) first, in " NOTATION_EXPECTED, m->name, names);
         return bad(err, origin, e, n, what);
