@@ -408,6 +408,101 @@ static int collect(pid_t pid, int fd, double deadline, char **text, size_t *tn, 
     return 1;
 }
 
+/* gnuplot's "-e" argument into *out (remat_xfree), outfile='<tmp>' (the atomic writer's
+ * temporary, named absolutely: gnuplot runs in the script's folder), quoted as every
+ * string of the script. */
+static remat_status outfile_arg(const remat_afile *af, const remat_figure_files *f, char **out, remat_error *err) {
+    char tmp_abs[PATH_MAX + REMAT_AFILE_PATH_LEN], cwd[PATH_MAX];
+    if (af->tmp[0] == '/') snprintf(tmp_abs, sizeof tmp_abs, "%s", af->tmp);
+    else if (getcwd(cwd, sizeof cwd)) snprintf(tmp_abs, sizeof tmp_abs, "%s/%s", cwd, af->tmp);
+    else {
+        int e = errno;
+        return remat_error_set(err, REMAT_ERR_IO, "%s: cannot write: current folder: %s", f->image, strerror(e));
+    }
+    size_t setout_len = strlen("outfile=") + remat_gp_quote(NULL, 0, tmp_abs) + 1;
+    char *setout = remat_xmalloc(setout_len, err);
+    if (!setout) return REMAT_ERR_NOMEM;
+    memcpy(setout, "outfile=", 8);
+    remat_gp_quote(setout + 8, setout_len - 8, tmp_abs);
+    *out = setout;
+    return REMAT_OK;
+}
+
+/* Starts gnuplot gp on the script in its folder dir, stderr to *fd, in its own process
+ * group (killed whole at the time limit), dying with remat. */
+static remat_status spawn_gnuplot(const char *gp, const char *dir, const char *setout, const remat_figure_files *f,
+                                  pid_t *out_pid, int *fd, remat_error *err) {
+    int pfd[2];
+    if (pipe(pfd) != 0) {
+        int e = errno;
+        return remat_error_set(err, REMAT_ERR_INTERNAL, "%s: gnuplot: pipe: %s", f->script, strerror(e));
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        close(pfd[0]);
+        close(pfd[1]);
+        return remat_error_set(err, REMAT_ERR_INTERNAL, "%s: gnuplot: fork: %s", f->script, strerror(e));
+    }
+    if (pid > 0) setpgid(pid, pid); /* both sides, so the group exists before any kill */
+    if (pid == 0) {
+#ifdef __linux__
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* remat killed (SIGTERM...): gnuplot goes too */
+        if (getppid() == 1) _exit(127);
+#endif
+        setpgid(0, 0); /* its own process group, killed whole at the time limit */
+        close(pfd[0]);
+        dup2(pfd[1], 2);
+        close(pfd[1]);
+        int devnull = open("/dev/null", O_RDWR);
+        if (devnull >= 0) { dup2(devnull, 0); dup2(devnull, 1); if (devnull > 2) close(devnull); }
+        if (chdir(dir) != 0) { fprintf(stderr, "cannot enter %s: %s\n", dir, strerror(errno)); _exit(127); }
+        /* "./" first: gnuplot reads a script named '<cmd' from the command cmd */
+        char script[REMAT_FIG_PATH_LEN + 2];
+        snprintf(script, sizeof script, "./%s", base_of(f->script));
+        char *argv[] = {(char *)"gnuplot", (char *)"-e", (char *)setout, script, NULL};
+        execv(gp, argv);
+        fprintf(stderr, "cannot run %s: %s\n", gp, strerror(errno));
+        _exit(127);
+    }
+    close(pfd[1]);
+    *out_pid = pid;
+    *fd = pfd[0];
+    return REMAT_OK;
+}
+
+/* What gnuplot's run gave (exit status, its first stderr line, the image): the image
+ * committed, or the temporary dropped with the error that says why. */
+static remat_status judge_image(remat_afile *af, remat_figure_files *f, int status, char *line, size_t line_len,
+                                remat_error *err) {
+    int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    const char *bad = ok ? image_problem(af->tmp, f->format) : NULL;
+    int cause = ok && !bad ? 0 : disk_cause(af->tmp, WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    if (cause) { /* the disk, not gnuplot: said as every other write error is */
+        remat_afile_abort(af);
+        return remat_error_set(err, REMAT_ERR_IO, "%s: cannot write: %s (gnuplot's image was cut short)", f->image,
+                               strerror(cause));
+    }
+    if (!ok) {
+        remat_afile_abort(af);
+        if (!line[0]) {
+            if (WIFSIGNALED(status)) snprintf(line, line_len, "killed by signal %d", WTERMSIG(status));
+            else snprintf(line, line_len, "exit status %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        }
+        return remat_error_set(err, REMAT_ERR_INTERNAL, "%s: gnuplot: %s", f->script, line);
+    }
+    if (bad) {
+        remat_afile_abort(af);
+        return remat_error_set(err, REMAT_ERR_INTERNAL, "%s: gnuplot: %s%s%s", f->script, bad, line[0] ? ": " : "",
+                               line);
+    }
+    remat_status st = remat_afile_commit(af, err);
+    if (st != REMAT_OK) return st;
+    snprintf(f->gnuplot_stderr, sizeof f->gnuplot_stderr, "%s", line);
+    f->image_written = 1;
+    return REMAT_OK;
+}
+
 remat_status remat_figure_render(const remat_figure_opts *o, remat_figure_files *f, remat_error *err) {
     f->image_written = 0;
     f->gnuplot_missing = 0;
@@ -428,69 +523,21 @@ remat_status remat_figure_render(const remat_figure_opts *o, remat_figure_files 
     remat_afile af;
     remat_status st = remat_afile_open_path(&af, f->image, err);
     if (st != REMAT_OK) return st;
-    /* gnuplot runs in dir: name the temporary absolutely */
-    char tmp_abs[PATH_MAX + REMAT_AFILE_PATH_LEN], cwd[PATH_MAX];
-    if (af.tmp[0] == '/') snprintf(tmp_abs, sizeof tmp_abs, "%s", af.tmp);
-    else if (getcwd(cwd, sizeof cwd)) snprintf(tmp_abs, sizeof tmp_abs, "%s/%s", cwd, af.tmp);
-    else {
-        int e = errno;
-        remat_afile_abort(&af);
-        return remat_error_set(err, REMAT_ERR_IO, "%s: cannot write: current folder: %s", f->image, strerror(e));
-    }
-    /* outfile='<tmp>', quoted as every string of the script */
-    size_t setout_len = strlen("outfile=") + remat_gp_quote(NULL, 0, tmp_abs) + 1;
-    char *setout = remat_xmalloc(setout_len, err);
-    if (!setout) {
-        remat_afile_abort(&af);
-        return REMAT_ERR_NOMEM;
-    }
-    memcpy(setout, "outfile=", 8);
-    remat_gp_quote(setout + 8, setout_len - 8, tmp_abs);
-
-    int pfd[2];
-    if (pipe(pfd) != 0) {
-        int e = errno;
-        remat_xfree(setout);
-        remat_afile_abort(&af);
-        return remat_error_set(err, REMAT_ERR_INTERNAL, "%s: gnuplot: pipe: %s", f->script, strerror(e));
-    }
-    pid_t pid = fork();
-    if (pid < 0) {
-        int e = errno;
-        close(pfd[0]);
-        close(pfd[1]);
-        remat_xfree(setout);
-        remat_afile_abort(&af);
-        return remat_error_set(err, REMAT_ERR_INTERNAL, "%s: gnuplot: fork: %s", f->script, strerror(e));
-    }
-    if (pid > 0) setpgid(pid, pid); /* both sides, so the group exists before any kill */
-    if (pid == 0) {
-#ifdef __linux__
-        prctl(PR_SET_PDEATHSIG, SIGKILL); /* remat killed (SIGTERM...): gnuplot goes too */
-        if (getppid() == 1) _exit(127);
-#endif
-        setpgid(0, 0); /* its own process group, killed whole at the time limit */
-        close(pfd[0]);
-        dup2(pfd[1], 2);
-        close(pfd[1]);
-        int devnull = open("/dev/null", O_RDWR);
-        if (devnull >= 0) { dup2(devnull, 0); dup2(devnull, 1); if (devnull > 2) close(devnull); }
-        if (chdir(dir) != 0) { fprintf(stderr, "cannot enter %s: %s\n", dir, strerror(errno)); _exit(127); }
-        /* "./" first: gnuplot reads a script named '<cmd' from the command cmd */
-        char script[REMAT_FIG_PATH_LEN + 2];
-        snprintf(script, sizeof script, "./%s", base_of(f->script));
-        char *argv[] = {(char *)"gnuplot", (char *)"-e", setout, script, NULL};
-        execv(gp, argv);
-        fprintf(stderr, "cannot run %s: %s\n", gp, strerror(errno));
-        _exit(127);
-    }
-    close(pfd[1]);
+    char *setout = NULL;
+    pid_t pid = 0;
+    int fd = -1;
+    st = outfile_arg(&af, f, &setout, err);
+    if (st == REMAT_OK) st = spawn_gnuplot(gp, dir, setout, f, &pid, &fd, err);
     remat_xfree(setout);
+    if (st != REMAT_OK) {
+        remat_afile_abort(&af);
+        return st;
+    }
     double limit = gnuplot_timeout_s();
     char *text = NULL;
     size_t tn = 0;
     int status = 0;
-    int exited = collect(pid, pfd[0], remat_now_s() + limit, &text, &tn, &status);
+    int exited = collect(pid, fd, remat_now_s() + limit, &text, &tn, &status);
     if (text) text[tn] = 0;
     char line[480];
     first_line(text ? text : "", line, sizeof line);
@@ -501,30 +548,6 @@ remat_status remat_figure_render(const remat_figure_opts *o, remat_figure_files 
                                "%s: gnuplot: no image after %g s, killed (limit: REMAT_GNUPLOT_TIMEOUT_S)", f->script,
                                limit);
     }
-    int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    const char *bad = ok ? image_problem(af.tmp, f->format) : NULL;
-    int cause = ok && !bad ? 0 : disk_cause(af.tmp, WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-    if (cause) { /* the disk, not gnuplot: said as every other write error is */
-        remat_afile_abort(&af);
-        return remat_error_set(err, REMAT_ERR_IO, "%s: cannot write: %s (gnuplot's image was cut short)", f->image,
-                               strerror(cause));
-    }
-    if (!ok) {
-        remat_afile_abort(&af);
-        if (!line[0]) {
-            if (WIFSIGNALED(status)) snprintf(line, sizeof line, "killed by signal %d", WTERMSIG(status));
-            else snprintf(line, sizeof line, "exit status %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-        }
-        return remat_error_set(err, REMAT_ERR_INTERNAL, "%s: gnuplot: %s", f->script, line);
-    }
-    if (bad) {
-        remat_afile_abort(&af);
-        return remat_error_set(err, REMAT_ERR_INTERNAL, "%s: gnuplot: %s%s%s", f->script, bad, line[0] ? ": " : "",
-                               line);
-    }
-    if ((st = remat_afile_commit(&af, err)) != REMAT_OK) return st;
-    snprintf(f->gnuplot_stderr, sizeof f->gnuplot_stderr, "%s", line);
-    f->image_written = 1;
-    return REMAT_OK;
+    return judge_image(&af, f, status, line, sizeof line, err);
 }
 
