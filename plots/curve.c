@@ -257,6 +257,91 @@ static remat_status build_spans(const remat_trace *t, int64_t lo, int64_t hi, co
     return REMAT_OK;
 }
 
+/* The series being built: one point at the slice's start and one after each event. */
+typedef struct series_bufs {
+    int64_t n;
+    double *x;
+    int64_t *live, *resv, *ev, *keep; /* resv: NULL without the reserved curve */
+} series_bufs;
+
+static void series_bufs_free(series_bufs *b) {
+    remat_xfree(b->x);
+    remat_xfree(b->live);
+    remat_xfree(b->resv);
+    remat_xfree(b->ev);
+    remat_xfree(b->keep);
+}
+
+/* The tensor ids of events [0, hi) checked (dense from 0) and the replay's tables sized. */
+static remat_status replay_init(replay *r, const remat_trace *t, int64_t hi, const char *origin, remat_error *err) {
+    int64_t max_id = -1;
+    for (int64_t i = 0; i < hi; i++) {
+        if (t->events[i].tensor < 0)
+            return remat_error_set(err, REMAT_ERR_INPUT, "%s: events[%lld].tensor: expected >= 0, got %lld", origin,
+                                   (long long)i, (long long)t->events[i].tensor);
+        if (t->events[i].tensor > max_id) max_id = t->events[i].tensor;
+    }
+    if (max_id > 2 * hi + 1024) /* ids are dense from 0: at most one per alloc */
+        return remat_error_set(err, REMAT_ERR_INPUT, "%s: events.tensor: expected ids dense from 0, got id %lld among %lld events",
+                               origin, (long long)max_id, (long long)hi);
+    r->n_ids = max_id + 1;
+    r->bytes = remat_xmalloc((size_t)r->n_ids * sizeof(int64_t), err);
+    r->role = remat_xcalloc((size_t)r->n_ids, 1, err);
+    r->live = remat_xcalloc((size_t)r->n_ids, 1, err);
+    return r->bytes && r->role && r->live ? REMAT_OK : REMAT_ERR_NOMEM;
+}
+
+/* The caching allocator model the reserved curve replays, under the trace's settings. */
+static remat_status replay_caching(replay *r, const remat_trace *t, const char *origin, remat_error *err) {
+    remat_caching_config cfg = remat_caching_config_default();
+    if (t->allocator_config[0]) {
+        remat_error cerr = {0};
+        if (remat_caching_config_parse(t->allocator_config, &cfg, &cerr) != REMAT_OK)
+            return remat_error_set(err, REMAT_ERR_INPUT, "%s: allocator_config: %s", origin, cerr.msg);
+    }
+    r->am = remat_alloc_model_init(REMAT_ALLOC_CACHING, &cfg, err);
+    return r->am ? REMAT_OK : err && err->status ? err->status : REMAT_ERR_NOMEM;
+}
+
+/* Events [0, lo) replayed silently, then one point per event of [lo, hi): x (time since the
+ * slice's first event, or the event count), live and reserved bytes; the roles at the live peak. */
+static remat_status replay_points(replay *r, const remat_trace *t, int64_t lo, int64_t hi, int xtime,
+                                  const char *origin, series_bufs *b, remat_mem_curve *out, remat_error *err) {
+    remat_status st;
+    for (int64_t i = 0; i < lo; i++)
+        if ((st = replay_event(r, t, i, origin, err)) != REMAT_OK) return st;
+    out->start_live = r->live_bytes;
+    double t0 = t->events[lo].time_s;
+    b->x[0] = 0.0;
+    b->live[0] = r->live_bytes;
+    b->ev[0] = -1;
+    if (b->resv) b->resv[0] = reserved_now(r);
+    int64_t peak = b->live[0];
+    memcpy(out->by_role_at_peak, r->by_role, sizeof r->by_role);
+    for (int64_t i = lo; i < hi; i++) {
+        if ((st = replay_event(r, t, i, origin, err)) != REMAT_OK) return st;
+        int64_t j = i - lo + 1;
+        if (xtime) {
+            double dt = t->events[i].time_s - t0;
+            if (dt < b->x[j - 1])
+                return remat_error_set(err, REMAT_ERR_INPUT,
+                                       "%s: events[%lld].time_s: expected non-decreasing times, got %.9g after %.9g",
+                                       origin, (long long)i, t->events[i].time_s, t->events[i - 1].time_s);
+            b->x[j] = dt;
+        } else {
+            b->x[j] = (double)j;
+        }
+        b->live[j] = r->live_bytes;
+        b->ev[j] = i;
+        if (b->resv) b->resv[j] = reserved_now(r);
+        if (r->live_bytes > peak) {
+            peak = r->live_bytes;
+            memcpy(out->by_role_at_peak, r->by_role, sizeof r->by_role);
+        }
+    }
+    return REMAT_OK;
+}
+
 remat_status remat_mem_curve_build(const remat_trace *t, const char *origin, const remat_curve_opts *o,
                                    remat_mem_curve *out, remat_error *err) {
     memset(out, 0, sizeof *out);
@@ -269,109 +354,44 @@ remat_status remat_mem_curve_build(const remat_trace *t, const char *origin, con
     int64_t lo = 0, hi = 0;
     remat_status st = find_slice(t, origin, o->iter, &iter, &lo, &hi, err);
     if (st != REMAT_OK) return st;
-
     replay r;
     memset(&r, 0, sizeof r);
-    int64_t max_id = -1;
-    for (int64_t i = 0; i < hi; i++) {
-        if (t->events[i].tensor < 0)
-            return remat_error_set(err, REMAT_ERR_INPUT, "%s: events[%lld].tensor: expected >= 0, got %lld", origin,
-                                   (long long)i, (long long)t->events[i].tensor);
-        if (t->events[i].tensor > max_id) max_id = t->events[i].tensor;
-    }
-    if (max_id > 2 * hi + 1024) /* ids are dense from 0: at most one per alloc */
-        return remat_error_set(err, REMAT_ERR_INPUT, "%s: events.tensor: expected ids dense from 0, got id %lld among %lld events",
-                               origin, (long long)max_id, (long long)hi);
-    int64_t n = hi - lo + 1; /* points: the start and one after each event */
-    double *x = NULL;
-    int64_t *live = NULL, *resv = NULL, *ev = NULL, *keep = NULL;
-    r.n_ids = max_id + 1;
-    r.bytes = remat_xmalloc((size_t)r.n_ids * sizeof(int64_t), err);
-    r.role = remat_xcalloc((size_t)r.n_ids, 1, err);
-    r.live = remat_xcalloc((size_t)r.n_ids, 1, err);
-    x = remat_xmalloc((size_t)n * sizeof(double), err);
-    live = remat_xmalloc((size_t)n * sizeof(int64_t), err);
-    ev = remat_xmalloc((size_t)n * sizeof(int64_t), err);
-    keep = remat_xmalloc((size_t)n * sizeof(int64_t), err);
-    if (!r.bytes || !r.role || !r.live || !x || !live || !ev || !keep) { st = REMAT_ERR_NOMEM; goto done; }
-
+    series_bufs b;
+    memset(&b, 0, sizeof b);
+    if ((st = replay_init(&r, t, hi, origin, err)) != REMAT_OK) goto done;
+    int64_t n = b.n = hi - lo + 1; /* points: the start and one after each event */
+    b.x = remat_xmalloc((size_t)n * sizeof(double), err);
+    b.live = remat_xmalloc((size_t)n * sizeof(int64_t), err);
+    b.ev = remat_xmalloc((size_t)n * sizeof(int64_t), err);
+    b.keep = remat_xmalloc((size_t)n * sizeof(int64_t), err);
+    if (!b.x || !b.live || !b.ev || !b.keep) { st = REMAT_ERR_NOMEM; goto done; }
     out->has_reserved = o->reserved && wants_reserved(t);
     if (out->has_reserved) {
-        remat_caching_config cfg = remat_caching_config_default();
-        if (t->allocator_config[0]) {
-            remat_error cerr = {0};
-            if (remat_caching_config_parse(t->allocator_config, &cfg, &cerr) != REMAT_OK) {
-                st = remat_error_set(err, REMAT_ERR_INPUT, "%s: allocator_config: %s", origin, cerr.msg);
-                goto done;
-            }
-        }
-        r.am = remat_alloc_model_init(REMAT_ALLOC_CACHING, &cfg, err);
-        if (!r.am) { st = err && err->status ? err->status : REMAT_ERR_NOMEM; goto done; }
-        resv = remat_xmalloc((size_t)n * sizeof(int64_t), err);
-        if (!resv) { st = REMAT_ERR_NOMEM; goto done; }
+        if ((st = replay_caching(&r, t, origin, err)) != REMAT_OK) goto done;
+        b.resv = remat_xmalloc((size_t)n * sizeof(int64_t), err);
+        if (!b.resv) { st = REMAT_ERR_NOMEM; goto done; }
     }
-
-    for (int64_t i = 0; i < lo; i++)
-        if ((st = replay_event(&r, t, i, origin, err)) != REMAT_OK) goto done;
-    out->start_live = r.live_bytes;
-    double t0 = t->events[lo].time_s;
-    x[0] = 0.0;
-    live[0] = r.live_bytes;
-    ev[0] = -1;
-    if (resv) resv[0] = reserved_now(&r);
-    int64_t peak = live[0], peak_j = 0;
-    memcpy(out->by_role_at_peak, r.by_role, sizeof r.by_role);
-    int xtime = o->x == REMAT_CURVE_X_TIME;
-    for (int64_t i = lo; i < hi; i++) {
-        if ((st = replay_event(&r, t, i, origin, err)) != REMAT_OK) goto done;
-        int64_t j = i - lo + 1;
-        if (xtime) {
-            double dt = t->events[i].time_s - t0;
-            if (dt < x[j - 1]) {
-                st = remat_error_set(err, REMAT_ERR_INPUT,
-                                     "%s: events[%lld].time_s: expected non-decreasing times, got %.9g after %.9g",
-                                     origin, (long long)i, t->events[i].time_s, t->events[i - 1].time_s);
-                goto done;
-            }
-            x[j] = dt;
-        } else {
-            x[j] = (double)j;
-        }
-        live[j] = r.live_bytes;
-        ev[j] = i;
-        if (resv) resv[j] = reserved_now(&r);
-        if (r.live_bytes > peak) {
-            peak = r.live_bytes;
-            peak_j = j;
-            memcpy(out->by_role_at_peak, r.by_role, sizeof r.by_role);
-        }
-    }
-    (void)peak_j;
+    if ((st = replay_points(&r, t, lo, hi, o->x == REMAT_CURVE_X_TIME, origin, &b, out, err)) != REMAT_OK) goto done;
     out->iter = iter;
     out->first_event = lo;
     out->n_events = hi - lo;
     out->xkind = o->x;
-    out->x_end = x[n - 1];
+    out->x_end = b.x[n - 1];
     int64_t mp = o->max_points > 0 ? o->max_points : REMAT_REDUCE_DEFAULT_POINTS;
-    if ((st = reduce_series(x, live, ev, n, mp, o->full, keep, &out->live, err)) != REMAT_OK) goto done;
+    if ((st = reduce_series(b.x, b.live, b.ev, n, mp, o->full, b.keep, &out->live, err)) != REMAT_OK) goto done;
     site_of(t, out->live.event[out->live.peak_i], out->live.x[out->live.peak_i], &out->live_site);
-    if (resv) {
-        if ((st = reduce_series(x, resv, ev, n, mp, o->full, keep, &out->reserved, err)) != REMAT_OK) goto done;
+    if (b.resv) {
+        if ((st = reduce_series(b.x, b.resv, b.ev, n, mp, o->full, b.keep, &out->reserved, err)) != REMAT_OK) goto done;
         site_of(t, out->reserved.event[out->reserved.peak_i], out->reserved.x[out->reserved.peak_i],
                 &out->reserved_site);
     }
-    st = build_spans(t, lo, hi, x, out->x_end, out, err);
-
+    st = build_spans(t, lo, hi, b.x, out->x_end, out, err);
 done:
     if (r.am) remat_alloc_model_free(r.am);
     remat_xfree(r.bytes);
     remat_xfree(r.role);
     remat_xfree(r.live);
-    remat_xfree(x);
-    remat_xfree(live);
-    remat_xfree(resv);
-    remat_xfree(ev);
-    remat_xfree(keep);
+    series_bufs_free(&b);
     if (st != REMAT_OK) remat_mem_curve_free(out);
     return st;
 }
