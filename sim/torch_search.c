@@ -78,6 +78,8 @@ remat_status remat_torch_search(const remat_ext_trace *t, const remat_model *m, 
             st = evaluate(t, m, &out->plan, on, budget, how, origin, &b, NULL, &out->evaluated, err);
         }
     } else { /* greedy: add the block that lowers the peak most per replayed byte, until it fits */
+        /* from every block stored: the answer when the plain step fits already */
+        st = evaluate(t, m, &out->plan, on, budget, how, origin, &b, NULL, &out->evaluated, err);
         int64_t cur_peak = out->plain.peak_live_bytes, cur_cost = 0;
         for (int round = 0; round < nb && st == REMAT_OK && cur_peak > budget; round++) {
             int pick = -1;

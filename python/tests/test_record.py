@@ -77,6 +77,33 @@ class RecordTest(unittest.TestCase):
             # no sentinel of the recorder is left in the stream
             self.assertFalse((f["devices/0/events/size"][()] == R.SENTINEL_BYTES).any())
 
+    def test_greedy_search_when_plain_fits(self):
+        """Beyond 7 blocks the search is greedy; when the plain step fits already, that is the answer (it reported
+        "nothing fits" with no plan evaluated, and remat tune "not even N=1", on SEW-ResNet-18)."""
+        torch.manual_seed(0)
+        mods = []
+        for _ in range(8):
+            mods += [layer.Linear(4, 4), neuron.IFNode()]
+        net = nn.Sequential(*mods)
+        functional.set_step_mode(net, "m")
+        model = remat_torch.to_model(net, input_shape=(4,), T=2, N=1, input_kind="spikes")
+        self.assertGreater(len(model["blocks"]), 7)
+        path = os.path.join(self.tmp, "deep.h5")
+        s = R.record(net, (torch.rand(2, 1, 4) < 0.5).float(), torch.tensor([1]), out=path, steps=2, model=model,
+                     classes=4)
+        peak = s["steps"][-1]["peak_live_bytes"]
+        p = subprocess.run([REMAT, "search", "--trace", path, "--budget", "%dB" % peak, "--json"], capture_output=True,
+                           text=True)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        j = json.loads(p.stdout)
+        self.assertTrue(j["found"])
+        self.assertEqual((j["plan_notation"], j["peak_live_bytes"]), ("no checkpointing", peak))
+        p = subprocess.run([REMAT, "search", "--trace", path, "--budget", "%dB" % (peak - 1), "--json"],
+                           capture_output=True, text=True)
+        j = json.loads(p.stdout)
+        self.assertEqual((p.returncode, j["found"]), (1, False), p.stdout)
+        self.assertGreater(j["evaluated"], 1 + 8, p.stdout)  # the greedy round tried each block
+
     def test_checksummed_hdf5_format(self):
         """The file is written in HDF5's 1.8 format (superblock version 2 or later: checksummed superblock, object
         headers and indices), as remat writes its own: a corrupted recording is then refused by the checksums
