@@ -89,6 +89,7 @@ typedef struct unit {
     int64_t mk_cb, mk_ce;       /* k > 1: mark indices of that probe's chunks_begin / chunks_end */
     int64_t cw_lo, cw_mid, cw_hi; /* the compressor probe's compress [lo, mid) and decompress [mid, hi) of its
                                      input (positions), -1: none (then the compressed bytes only) */
+    int64_t cw_nnz;             /* the non-zeros of the probe's input (-1) */
 } unit;
 
 typedef struct step_marks {
@@ -193,8 +194,13 @@ static remat_status plan_units(const remat_ext_trace *t, const remat_model *m, c
             for (int64_t q = 0; q < r->n_marks; q++) {
                 if (r->marks[q].kind != REMAT_REC_CHUNKS_BEGIN) continue;
                 if (r->marks[q].tstep == bp->k && mk_cb < 0) mk_cb = q;
-                if (hl + 16 < sizeof have) hl += (size_t)snprintf(have + hl, sizeof have - hl, "%s%d", hl ? ", " : "",
-                                                                  r->marks[q].tstep);
+                int64_t e = q + 1; /* the probes that completed (chunks_end with the same k) */
+                while (e < r->n_marks && r->marks[e].kind != REMAT_REC_CHUNKS_END &&
+                       r->marks[e].kind != REMAT_REC_CHUNKS_BEGIN)
+                    e++;
+                if (e < r->n_marks && r->marks[e].kind == REMAT_REC_CHUNKS_END &&
+                    r->marks[e].tstep == r->marks[q].tstep && hl + 16 < sizeof have)
+                    hl += (size_t)snprintf(have + hl, sizeof have - hl, "%s%d", hl ? ", " : "", r->marks[q].tstep);
             }
             for (int64_t q = mk_cb + 1; mk_cb >= 0 && q < r->n_marks && mk_ce == -1; q++) {
                 if (r->marks[q].kind == REMAT_REC_CHUNKS_BEGIN) break;
@@ -204,8 +210,8 @@ static remat_status plan_units(const remat_ext_trace *t, const remat_model *m, c
             if (mk_cb < 0) mk_ce = -1;
             if (mk_ce < 0) {
                 st = BAD("%s: blocks[%d].k: time chunks (k = %d) are predicted from the recording's chunk probe for "
-                         "k = %d, which it lacks (it has %s; record with the model file and chunks including %d)",
-                         origin, b, bp->k, bp->k, hl ? have : "none", bp->k);
+                         "k = %d, which it lacks (it has %s%s; record with the model file and chunks including %d)",
+                         origin, b, bp->k, bp->k, hl ? "probes for k = " : "none", have, bp->k);
                 break;
             }
         }
@@ -263,13 +269,14 @@ static remat_status plan_units(const remat_ext_trace *t, const remat_model *m, c
                          origin, b, module_name(t, qa));
                 break;
             }
-            x->cw_lo = x->cw_mid = x->cw_hi = -1;
+            x->cw_lo = x->cw_mid = x->cw_hi = x->cw_nnz = -1;
             for (int64_t q = 0; x->comp != REMAT_COMP_NONE && q < r->n_marks; q++) {
                 const remat_rec_mark *c = &r->marks[q];
                 if (c->kind != REMAT_REC_COMP_BEGIN || c->module != qa || c->tstep != (int)x->comp) continue;
                 if (q + 2 < r->n_marks && r->marks[q + 1].kind == REMAT_REC_COMP_MID &&
                     r->marks[q + 2].kind == REMAT_REC_COMP_END && r->marks[q + 2].tstep == (int)x->comp) {
                     x->cw_lo = c->event;
+                    x->cw_nnz = c->nnz;
                     x->cw_mid = r->marks[q + 1].event;
                     x->cw_hi = r->marks[q + 2].event;
                 }
@@ -350,20 +357,23 @@ static int64_t compressed_bytes(remat_compressor c, int64_t numel, int64_t nnz) 
 /* The compressor probe's window [lo, hi) replayed between keys klo and khi: its allocations in order, each
  * freed where it was inside the window, or, outliving it (the compressed input; the decompressed one), at
  * `kept`. *kept_bytes: the bytes of those. */
-static int comp_window(const remat_ext_trace *t, int64_t lo, int64_t hi, double klo, double khi, double kept,
-                       const int64_t *fpos, points *ps, int64_t *kept_bytes, remat_error *err) {
+static int comp_window(const remat_ext_trace *t, const unit *u, int64_t lo, int64_t hi, double klo, double khi,
+                       double kept, const int64_t *fpos, points *ps, int64_t *kept_bytes, remat_error *err) {
     const remat_ext_device *d = &t->devices[0];
     const remat_ext_record *r = t->record;
     const double step = (khi - klo) / (double)(hi - lo + 2);
+    /* sparse: the probe's input is not the step's (the parameters moved since), so its positions (int32, and
+     * the int64 ones nonzero() makes) are rescaled from the probe's spike count to the step's */
+    const int64_t zp = u->cw_nnz, zs = u->in_nnz;
+    const int rescale = u->comp == REMAT_COMP_SPARSE && zp > 0 && zs >= 0 && zp != zs && zp != u->in_numel;
     *kept_bytes = 0;
     for (int64_t i = lo; i < hi; i++) {
-        int64_t s = r->events[i].storage;
+        int64_t s = r->events[i].storage, b = d->events[i].size;
         if (d->events[i].action != REMAT_EXT_ALLOC || s < 0) continue;
+        if (rescale && (b == 4 * zp || b == 8 * zp)) b = b / zp * zs;
         double f = fpos[s] < hi ? klo + (double)(fpos[s] - lo + 1) * step : kept;
-        if (fpos[s] >= hi) *kept_bytes += d->events[i].size;
-        if (!add_point(ps, klo + (double)(i - lo + 1) * step, d->events[i].size, err) ||
-            !add_point(ps, f, -d->events[i].size, err))
-            return 0;
+        if (fpos[s] >= hi) *kept_bytes += b;
+        if (b && (!add_point(ps, klo + (double)(i - lo + 1) * step, b, err) || !add_point(ps, f, -b, err))) return 0;
     }
     return 1;
 }
@@ -510,7 +520,7 @@ static int chunk_points(const remat_ext_trace *t, const unit *u, cspan *fw, cspa
     /* backward: the decompressed input, the RNG state around it, then each chunk recomputed and backpropagated */
     if (u->comp != REMAT_COMP_NONE && u->cw_lo >= 0) {
         int64_t b;
-        if (!comp_window(t, u->cw_mid, u->cw_hi, u->bs - 0.195, u->bs - 0.19, u->be - 0.25, fpos, ps, &b, err))
+        if (!comp_window(t, u, u->cw_mid, u->cw_hi, u->bs - 0.195, u->bs - 0.19, u->be - 0.25, fpos, ps, &b, err))
             return 0;
     } else if (u->comp != REMAT_COMP_NONE) {
         int64_t b = u->in_sid >= 0 ? d->events[apos[u->in_sid]].size : 4 * u->in_numel;
@@ -641,7 +651,7 @@ remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m,
         }
         if (u->comp != REMAT_COMP_NONE && u->cw_lo >= 0) { /* the compressor's own allocations, as probed */
             int64_t cb = 0;
-            if (!comp_window(t, u->cw_lo, u->cw_mid, u->fs - 0.2, u->fs - 0.16, apply ? graph_end : u->be - 0.25, fpos,
+            if (!comp_window(t, u, u->cw_lo, u->cw_mid, u->fs - 0.2, u->fs - 0.16, apply ? graph_end : u->be - 0.25, fpos,
                              &ps, &cb, err)) {
                 st = REMAT_ERR_NOMEM;
                 goto done;
@@ -711,7 +721,7 @@ remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m,
         while (fe_run < n && d->events[fe_run].action != REMAT_EXT_ALLOC) fe_run++; /* the frees as it returned */
         if (u->comp != REMAT_COMP_NONE && u->cw_lo >= 0) { /* decompressing, as probed */
             int64_t b;
-            if (!comp_window(t, u->cw_mid, u->cw_hi, base + 0.05 * step, base + 0.5 * step, u->be - 0.25, fpos, &ps,
+            if (!comp_window(t, u, u->cw_mid, u->cw_hi, base + 0.05 * step, base + 0.5 * step, u->be - 0.25, fpos, &ps,
                              &b, err)) {
                 st = REMAT_ERR_NOMEM;
                 goto done;

@@ -26,6 +26,12 @@ What is recorded (docs/trace-schema.md, "External allocation stream, version 2")
   detached, the same storage, so the step keeps exactly what it keeps without the
   recorder).
 
+After the steps, three probes (docs/pytorch-record.md): one more forward in which autograd
+saves nothing (where each storage ends unsaved), the chunk probes (the whole network run
+as one apply_plan segment of k time chunks, for each k of ``chunks``: what a unit with
+``/k`` allocates) and the compressor probe (every model layer's and block's input
+compressed and decompressed by each compressor: their temporaries).
+
 The recorder's own allocations are the sentinels only; they are removed from the
 stream. The storages that existed before recording started (parameters, buffers,
 gradients, optimiser state, the batch) are counted once as ``live_before_bytes``.
@@ -166,10 +172,12 @@ class _Hooks:
         between the two, comp_end; tstep: the compressor, remat's numbering; comp_end's tstep -1 where the
         compressor refuses the values)."""
         from remat_torch import apply as A
+        # the probe's input is not the step's (the parameters moved since): its spike count scales sparse's positions
+        nnz = int(torch.count_nonzero(x.detach()))
         for code, comp in enumerate(A.COMPRESSORS):
             if comp == "none":
                 continue
-            self.marks.mark(K_COMP_BEGIN, idx, tstep=code)
+            self.marks.mark(K_COMP_BEGIN, idx, tstep=code, numel=x.numel(), nnz=nnz)
             try:
                 c = A.compress(x.detach(), comp, "record")
             except ValueError:
