@@ -300,6 +300,109 @@ static int kept_options(const remat_chain *c, int b, int *out) {
     return n;
 }
 
+/* The states of the DP over blocks: the current front, the next one, each stage's
+ * back-pointers, and the scratch of one stage. */
+typedef struct dp {
+    const remat_chain *c;
+    int64_t budget;
+    int ignore_time;
+    remat_chain_stats *stats;
+    stage *stages;
+    int *kept;
+    merge_head *work;
+    cand *cur, *next;
+    int64_t n_cur, cap_cur, cap_next;
+} dp;
+
+/* Several iterations: every state times every kept option of block b that stays under the
+ * budget in every iteration, then the dominated states pruned. Returns the count, -1 on
+ * no memory (err set). */
+static int64_t expand_multi(dp *d, int b, int nk, remat_error *err) {
+    const remat_chain *c = d->c;
+    const int nit = c->n_iters;
+    int64_t n = 0;
+    for (int64_t s = 0; s < d->n_cur; s++)
+        for (int q = 0; q < nk; q++) {
+            const remat_chain_opt *o = &c->opts[b][d->kept[q]];
+            int ok = 1;
+            for (int it = 0; it < nit && ok; it++) ok = c->base[it] + d->cur[s].h[it] + o->local[it] <= d->budget;
+            if (!ok) continue;
+            cand *x = &d->next[n++];
+            for (int it = 0; it < nit; it++) x->h[it] = d->cur[s].h[it] + o->delta[it];
+            x->time = d->ignore_time ? 0 : d->cur[s].time + o->time;
+            x->parent = (int32_t)s;
+            x->opt = d->kept[q];
+        }
+    if (d->stats) d->stats->states += n;
+    if ((n = prune(d->next, n, nit)) < 0) {
+        remat_error_set(err, REMAT_ERR_NOMEM, "chain: out of memory pruning %lld states", (long long)d->n_cur);
+        return -1;
+    }
+    return n;
+}
+
+/* One block: the next front (thinned to the cap), its back-pointers kept, fronts swapped. */
+static remat_status dp_stage(dp *d, int b, int64_t front_cap, remat_error *err) {
+    const remat_chain *c = d->c;
+    int nk = kept_options(c, b, d->kept);
+    if (d->stats) d->stats->options_kept += nk;
+    int64_t need = d->n_cur * nk;
+    if (need > d->cap_next) {
+        cand *v = remat_xrealloc(d->next, (size_t)need * sizeof *v, err);
+        if (!v) return REMAT_ERR_NOMEM;
+        d->next = v;
+        d->cap_next = need;
+    }
+    int64_t n = 0;
+    if (c->n_iters == 1) {
+        int64_t made = 0;
+        n = merge_one(c, b, d->kept, nk, d->cur, d->n_cur, d->budget, d->ignore_time, d->next, d->work, &made);
+        if (d->stats) d->stats->states += made;
+    } else if ((n = expand_multi(d, b, nk, err)) < 0) {
+        return REMAT_ERR_NOMEM;
+    }
+    if (d->stats && n > d->stats->max_front) d->stats->max_front = n;
+    if (n > front_cap) {
+        n = thin(d->next, n, front_cap, c->n_iters);
+        if (d->stats) d->stats->thinned++;
+    }
+    stage *sg = &d->stages[b];
+    sg->parent = remat_xmalloc((size_t)(n ? n : 1) * sizeof(int32_t), err);
+    sg->opt = remat_xmalloc((size_t)(n ? n : 1) * sizeof(int32_t), err);
+    if (!sg->parent || !sg->opt) return REMAT_ERR_NOMEM;
+    for (int64_t s = 0; s < n; s++) {
+        sg->parent[s] = d->next[s].parent;
+        sg->opt[s] = d->next[s].opt;
+    }
+    sg->n = n;
+    cand *tmp = d->cur;
+    d->cur = d->next;
+    d->next = tmp;
+    int64_t cap_tmp = d->cap_cur;
+    d->cap_cur = d->cap_next;
+    d->cap_next = cap_tmp;
+    d->n_cur = n;
+    return REMAT_OK;
+}
+
+/* The fastest final state under the budget with the tail, traced back into choice. */
+static int dp_best(const dp *d, int *choice) {
+    const remat_chain *c = d->c;
+    int64_t best = -1;
+    for (int64_t s = 0; s < d->n_cur; s++) {
+        int ok = 1;
+        for (int it = 0; it < c->n_iters && ok; it++) ok = c->base[it] + d->cur[s].h[it] + c->tail[it] <= d->budget;
+        if (ok && (best < 0 || d->cur[s].time < d->cur[best].time)) best = s;
+    }
+    if (best < 0) return 0;
+    int64_t s = best;
+    for (int b = c->n_blocks - 1; b >= 0; b--) {
+        choice[b] = d->stages[b].opt[s];
+        s = d->stages[b].parent[s];
+    }
+    return 1;
+}
+
 static remat_status solve(const remat_chain *c, int64_t budget, int ignore_time, int *choice, int *found,
                           remat_chain_stats *stats, remat_error *err) {
     *found = 0;
@@ -311,107 +414,35 @@ static remat_status solve(const remat_chain *c, int64_t budget, int ignore_time,
         if (c->n_opts[b] > max_opts) max_opts = c->n_opts[b];
     const int64_t front_cap = remat_chain_front_cap(nb);
     remat_status st = REMAT_OK;
-    stage *stages = remat_xcalloc((size_t)(nb + 1), sizeof *stages, err);
-    int *kept = remat_xmalloc((size_t)max_opts * sizeof *kept, err);
-    merge_head *work = remat_xmalloc((size_t)max_opts * 3 * sizeof *work, err);
-    cand *cur = remat_xmalloc(sizeof *cur, err);
-    cand *next = NULL;
-    int64_t n_cur = 1, cap_cur = 1, cap_next = 0;
-    if (!stages || !kept || !cur || !work) {
-        st = REMAT_ERR_NOMEM;
-        goto done;
+    dp d;
+    memset(&d, 0, sizeof d);
+    d.c = c;
+    d.budget = budget;
+    d.ignore_time = ignore_time;
+    d.stats = stats;
+    d.stages = remat_xcalloc((size_t)(nb + 1), sizeof *d.stages, err);
+    d.kept = remat_xmalloc((size_t)max_opts * sizeof *d.kept, err);
+    d.work = remat_xmalloc((size_t)max_opts * 3 * sizeof *d.work, err);
+    d.cur = remat_xmalloc(sizeof *d.cur, err);
+    d.n_cur = d.cap_cur = 1;
+    if (!d.stages || !d.kept || !d.cur || !d.work) st = REMAT_ERR_NOMEM;
+    if (st == REMAT_OK) {
+        memset(d.cur, 0, sizeof *d.cur);
+        d.cur[0].parent = -1;
+        d.cur[0].opt = -1;
     }
-    memset(cur, 0, sizeof *cur);
-    cur[0].parent = -1;
-    cur[0].opt = -1;
-    for (int b = 0; b < nb && n_cur > 0; b++) {
-        int nk = kept_options(c, b, kept);
-        if (stats) stats->options_kept += nk;
-        int64_t need = n_cur * nk;
-        if (need > cap_next) {
-            cand *v = remat_xrealloc(next, (size_t)need * sizeof *v, err);
-            if (!v) {
-                st = REMAT_ERR_NOMEM;
-                goto done;
-            }
-            next = v;
-            cap_next = need;
-        }
-        int64_t n = 0;
-        if (nit == 1) {
-            int64_t made = 0;
-            n = merge_one(c, b, kept, nk, cur, n_cur, budget, ignore_time, next, work, &made);
-            if (stats) stats->states += made;
-        } else {
-            for (int64_t s = 0; s < n_cur; s++)
-                for (int q = 0; q < nk; q++) {
-                    const remat_chain_opt *o = &c->opts[b][kept[q]];
-                    int ok = 1;
-                    for (int it = 0; it < nit && ok; it++) ok = c->base[it] + cur[s].h[it] + o->local[it] <= budget;
-                    if (!ok) continue;
-                    cand *x = &next[n++];
-                    for (int it = 0; it < nit; it++) x->h[it] = cur[s].h[it] + o->delta[it];
-                    x->time = ignore_time ? 0 : cur[s].time + o->time;
-                    x->parent = (int32_t)s;
-                    x->opt = kept[q];
-                }
-            if (stats) stats->states += n;
-            if ((n = prune(next, n, nit)) < 0) {
-                st = remat_error_set(err, REMAT_ERR_NOMEM, "chain: out of memory pruning %lld states", (long long)n_cur);
-                goto done;
-            }
-        }
-        if (stats && n > stats->max_front) stats->max_front = n;
-        if (n > front_cap) {
-            n = thin(next, n, front_cap, nit);
-            if (stats) stats->thinned++;
-        }
-        stages[b].parent = remat_xmalloc((size_t)(n ? n : 1) * sizeof(int32_t), err);
-        stages[b].opt = remat_xmalloc((size_t)(n ? n : 1) * sizeof(int32_t), err);
-        if (!stages[b].parent || !stages[b].opt) {
-            st = REMAT_ERR_NOMEM;
-            goto done;
-        }
-        for (int64_t s = 0; s < n; s++) {
-            stages[b].parent[s] = next[s].parent;
-            stages[b].opt[s] = next[s].opt;
-        }
-        stages[b].n = n;
-        cand *tmp = cur;
-        cur = next;
-        next = tmp;
-        int64_t cap_tmp = cap_cur;
-        cap_cur = cap_next;
-        cap_next = cap_tmp;
-        n_cur = n;
-    }
-    if (n_cur > 0) {
-        int64_t best = -1;
-        for (int64_t s = 0; s < n_cur; s++) {
-            int ok = 1;
-            for (int it = 0; it < nit && ok; it++) ok = c->base[it] + cur[s].h[it] + c->tail[it] <= budget;
-            if (ok && (best < 0 || cur[s].time < cur[best].time)) best = s;
-        }
-        if (best >= 0) {
-            int64_t s = best;
-            for (int b = nb - 1; b >= 0; b--) {
-                choice[b] = stages[b].opt[s];
-                s = stages[b].parent[s];
-            }
-            *found = 1;
-        }
-    }
-done:
-    if (stages)
+    for (int b = 0; b < nb && d.n_cur > 0 && st == REMAT_OK; b++) st = dp_stage(&d, b, front_cap, err);
+    if (st == REMAT_OK && d.n_cur > 0) *found = dp_best(&d, choice);
+    if (d.stages)
         for (int b = 0; b < nb; b++) {
-            remat_xfree(stages[b].parent);
-            remat_xfree(stages[b].opt);
+            remat_xfree(d.stages[b].parent);
+            remat_xfree(d.stages[b].opt);
         }
-    remat_xfree(stages);
-    remat_xfree(kept);
-    remat_xfree(work);
-    remat_xfree(cur);
-    remat_xfree(next);
+    remat_xfree(d.stages);
+    remat_xfree(d.kept);
+    remat_xfree(d.work);
+    remat_xfree(d.cur);
+    remat_xfree(d.next);
     return st;
 }
 
@@ -485,6 +516,76 @@ static int point_cmp(const void *a, const void *b) {
     return (x->time > y->time) - (x->time < y->time);
 }
 
+/* Too many breakpoints: budgets sampled evenly from the top (pts[0]) to the minimum peak,
+ * each solved; *n the points kept (the first, the solved ones, the minimum). */
+static remat_status sample_budgets(const remat_chain *c, int max_points, remat_chain_point *pts, int *chs, int *n,
+                                   remat_error *err) {
+    int nb = c->n_blocks, found = 0;
+    int64_t top = pts[0].peak, minp;
+    double mt;
+    int *mch = remat_xmalloc((size_t)(nb ? nb : 1) * sizeof *mch, err);
+    if (!mch) return REMAT_ERR_NOMEM;
+    remat_status st = remat_chain_min_peak(c, mch, &minp, &mt, err);
+    int k = 1;
+    for (int i = 1; st == REMAT_OK && i < max_points - 1; i++) {
+        int64_t b = top - (int64_t)((double)(top - minp) * i / (max_points - 1));
+        st = remat_chain_solve(c, b, chs + (size_t)k * nb, &pts[k].peak, &pts[k].time, &found, NULL, err);
+        if (st == REMAT_OK && found) k++;
+    }
+    if (st == REMAT_OK) {
+        pts[k].peak = minp;
+        pts[k].time = mt;
+        memcpy(chs + (size_t)k * nb, mch, (size_t)nb * sizeof *mch);
+        *n = k + 1;
+    }
+    remat_xfree(mch);
+    return st;
+}
+
+/* The points sorted by peak descending, those another beats (a lower peak in no more time,
+ * or the same peak) dropped; *chs replaced by the kept points' choices. */
+static remat_status sort_front(const remat_chain *c, remat_chain_point *pts, int **chs, int *n_io, remat_error *err) {
+    int nb = c->n_blocks, n = *n_io;
+    int *order = remat_xmalloc((size_t)(n ? n : 1) * sizeof *order, err);
+    remat_chain_point *sp = remat_xmalloc((size_t)(n ? n : 1) * sizeof *sp, err);
+    int *sc = remat_xmalloc((size_t)(n ? n : 1) * (size_t)(nb ? nb : 1) * sizeof *sc, err);
+    if (!order || !sp || !sc) {
+        remat_xfree(order);
+        remat_xfree(sp);
+        remat_xfree(sc);
+        return REMAT_ERR_NOMEM;
+    }
+    for (int i = 0; i < n; i++) sp[i] = pts[i];
+    /* sort indices by (peak desc, time asc) */
+    for (int i = 0; i < n; i++) order[i] = i;
+    for (int i = 1; i < n; i++) {
+        int x = order[i], j = i;
+        while (j > 0 && point_cmp(&sp[order[j - 1]], &sp[x]) > 0) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = x;
+    }
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        const remat_chain_point *p = &sp[order[i]];
+        /* beaten by a later point (lower peak) with time <= its time? */
+        int beaten = 0;
+        for (int j = i + 1; j < n && !beaten; j++) beaten = sp[order[j]].time <= p->time;
+        if (m > 0 && pts[m - 1].peak == p->peak) beaten = 1;
+        if (beaten) continue;
+        pts[m] = *p;
+        memcpy(sc + (size_t)m * nb, *chs + (size_t)order[i] * nb, (size_t)nb * sizeof *sc);
+        m++;
+    }
+    remat_xfree(*chs);
+    remat_xfree(sp);
+    remat_xfree(order);
+    *chs = sc;
+    *n_io = m;
+    return REMAT_OK;
+}
+
 remat_status remat_chain_front(const remat_chain *c, int max_points, remat_chain_point **points, int **choices,
                                int *n_points, remat_error *err) {
     int nb = c->n_blocks;
@@ -504,9 +605,8 @@ remat_status remat_chain_front(const remat_chain *c, int max_points, remat_chain
     remat_status st = REMAT_OK;
     /* walk the breakpoints: the fastest plan, then the fastest one below its peak, ... */
     while (n < max_points) {
-        if ((st = remat_chain_solve(c, budget, chs + (size_t)n * nb, &pts[n].peak, &pts[n].time, &found, NULL, err)) !=
-            REMAT_OK)
-            goto fail;
+        st = remat_chain_solve(c, budget, chs + (size_t)n * nb, &pts[n].peak, &pts[n].time, &found, NULL, err);
+        if (st != REMAT_OK) break;
         if (!found) {
             complete = 1;
             break;
@@ -514,82 +614,15 @@ remat_status remat_chain_front(const remat_chain *c, int max_points, remat_chain
         budget = pts[n].peak - 1;
         n++;
     }
-    if (!complete) { /* too many breakpoints: sample budgets evenly from the top to the minimum */
-        int64_t top = pts[0].peak, minp;
-        double mt;
-        int *mch = remat_xmalloc((size_t)(nb ? nb : 1) * sizeof *mch, err);
-        if (!mch) {
-            st = REMAT_ERR_NOMEM;
-            goto fail;
-        }
-        st = remat_chain_min_peak(c, mch, &minp, &mt, err);
-        if (st != REMAT_OK) {
-            remat_xfree(mch);
-            goto fail;
-        }
-        n = 1;
-        for (int i = 1; i < max_points - 1; i++) {
-            int64_t b = top - (int64_t)((double)(top - minp) * i / (max_points - 1));
-            if ((st = remat_chain_solve(c, b, chs + (size_t)n * nb, &pts[n].peak, &pts[n].time, &found, NULL, err)) !=
-                REMAT_OK) {
-                remat_xfree(mch);
-                goto fail;
-            }
-            if (found) n++;
-        }
-        pts[n].peak = minp;
-        pts[n].time = mt;
-        memcpy(chs + (size_t)n * nb, mch, (size_t)nb * sizeof *mch);
-        n++;
-        remat_xfree(mch);
-    }
-    /* sort by peak descending and drop points another point beats (equal time, lower peak) */
-    {
-        int *order = remat_xmalloc((size_t)(n ? n : 1) * sizeof *order, err);
-        remat_chain_point *sp = remat_xmalloc((size_t)(n ? n : 1) * sizeof *sp, err);
-        int *sc = remat_xmalloc((size_t)(n ? n : 1) * (size_t)(nb ? nb : 1) * sizeof *sc, err);
-        if (!order || !sp || !sc) {
-            remat_xfree(order);
-            remat_xfree(sp);
-            remat_xfree(sc);
-            st = REMAT_ERR_NOMEM;
-            goto fail;
-        }
-        for (int i = 0; i < n; i++) sp[i] = pts[i];
-        /* sort indices by (peak desc, time asc) */
-        for (int i = 0; i < n; i++) order[i] = i;
-        for (int i = 1; i < n; i++) {
-            int x = order[i], j = i;
-            while (j > 0 && point_cmp(&sp[order[j - 1]], &sp[x]) > 0) {
-                order[j] = order[j - 1];
-                j--;
-            }
-            order[j] = x;
-        }
-        int m = 0;
-        for (int i = 0; i < n; i++) {
-            const remat_chain_point *p = &sp[order[i]];
-            /* beaten by a later point (lower peak) with time <= its time? */
-            int beaten = 0;
-            for (int j = i + 1; j < n && !beaten; j++) beaten = sp[order[j]].time <= p->time;
-            if (m > 0 && pts[m - 1].peak == p->peak) beaten = 1;
-            if (beaten) continue;
-            pts[m] = *p;
-            memcpy(sc + (size_t)m * nb, chs + (size_t)order[i] * nb, (size_t)nb * sizeof *sc);
-            m++;
-        }
+    if (st == REMAT_OK && !complete) st = sample_budgets(c, max_points, pts, chs, &n, err);
+    if (st == REMAT_OK) st = sort_front(c, pts, &chs, &n, err);
+    if (st != REMAT_OK) {
+        remat_xfree(pts);
         remat_xfree(chs);
-        remat_xfree(sp);
-        remat_xfree(order);
-        chs = sc;
-        n = m;
+        return st;
     }
     *points = pts;
     *choices = chs;
     *n_points = n;
     return REMAT_OK;
-fail:
-    remat_xfree(pts);
-    remat_xfree(chs);
-    return st;
 }
