@@ -87,7 +87,7 @@ static void breakdown_put_data(FILE *fp, const remat_plot_item *items, int n, do
 
 /* The script: stacked bars, one per trace, one colour per role used. */
 static void breakdown_put_script(FILE *fp, const remat_plot_item *items, int n, double ymax, const int *used,
-                                 const remat_figure_files *files, const remat_figure_opts *fo) {
+                                 const char *exec, const remat_figure_files *files, const remat_figure_opts *fo) {
     remat_unit yu = remat_unit_bytes(ymax);
     remat_gp_put_open(fp, files, fo, "remat plot --breakdown: the peak of each trace split by what the memory holds.",
                       " (bytes)");
@@ -97,7 +97,7 @@ static void breakdown_put_script(FILE *fp, const remat_plot_item *items, int n, 
     char title[400], model_name[REMAT_NAME_LEN + 40];
     remat_plot_items_model_name(items, n, model_name, sizeof model_name);
     if (!remat_figure_title_given(fo, title, sizeof title))
-        snprintf(title, sizeof title, "What the peak holds%s", model_name);
+        snprintf(title, sizeof title, "What the peak holds%s, %s", model_name, exec);
     remat_gp_put_title(fp, title);
     fprintf(fp, "set style data histograms\nset style histogram rowstacked gap 1\n");
     fprintf(fp, "set style fill solid 0.95 border rgb \"white\"\nset boxwidth %.2f\n", n == 1 ? 0.35 : 0.6);
@@ -152,7 +152,7 @@ remat_status remat_plot_breakdown(const remat_plot_input *in, int n, const remat
         st = remat_afile_commit(&af, err);
     }
     if (st == REMAT_OK && (st = remat_afile_open(&af, files->script, err)) == REMAT_OK) {
-        breakdown_put_script(af.fp, items, n, ymax, used, files, fo);
+        breakdown_put_script(af.fp, items, n, ymax, used, remat_plot_inputs_execution(in, n), files, fo);
         st = remat_afile_commit(&af, err);
     }
     if (st == REMAT_OK) st = remat_figure_render(fo, files, err);

@@ -94,3 +94,10 @@ remat_status remat_plot_items_build(const remat_plot_input *in, int n, const rem
             }
     return REMAT_OK;
 }
+
+const char *remat_plot_inputs_execution(const remat_plot_input *in, int n) {
+    const char *exec = remat_trace_execution(n > 0 ? in[0].trace->backend : "");
+    for (int i = 1; i < n; i++)
+        if (strcmp(remat_trace_execution(in[i].trace->backend), exec)) return "remat's executor";
+    return exec;
+}

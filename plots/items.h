@@ -21,6 +21,9 @@ remat_status remat_plot_items_build(const remat_plot_input *in, int n, const rem
 void remat_plot_items_free(remat_plot_item *items, int n);
 /* " - model <name> (T=.., N=..)" of the first item with a model, for a title ("" when none). */
 void remat_plot_items_model_name(const remat_plot_item *items, int n, char *buf, size_t len);
+/* What the traces' curves describe, for a figure's title: "remat reference backend" or
+ * "remat CUDA backend" (core/io/trace.h) when they share one, else "remat's executor". */
+const char *remat_plot_inputs_execution(const remat_plot_input *in, int n);
 
 /* Colours shared by the figures ("#rrggbb"). */
 const char *remat_plot_trace_color(int i);

@@ -379,10 +379,7 @@ static void memfig_put_curves(FILE *fp, const memfig *g, const remat_figure_opts
     const int n = g->n;
     char title[400], model_name[REMAT_NAME_LEN + 40];
     remat_plot_items_model_name(g->items, n, model_name, sizeof model_name);
-    /* what the curves describe: remat's executor on the traces' backend (when they share one) */
-    const char *exec = remat_trace_execution(g->in[0].trace->backend);
-    for (int i = 1; i < n; i++)
-        if (strcmp(remat_trace_execution(g->in[i].trace->backend), exec)) exec = "remat's executor";
+    const char *exec = remat_plot_inputs_execution(g->in, n);
     if (!remat_figure_title_given(fo, title, sizeof title)) {
         if (g->same_iter)
             snprintf(title, sizeof title, "Memory over training iteration %d%s, %s", g->items[0].curve.iter,

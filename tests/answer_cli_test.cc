@@ -419,6 +419,10 @@ TEST_F(Answers, EveryAnswerNamesTheExecution) {
     ASSERT_EQ(p.rc, 0) << p.err;
     std::string gp = slurp(tmp_dir() + "/ans_exec.gp");
     EXPECT_TRUE(has(gp, "(T=4, N=2), remat reference backend'")) << gp;
+    p = remat("plot --breakdown --trace " + two + " --out " + fig + " --data-only");
+    ASSERT_EQ(p.rc, 0) << p.err;
+    gp = slurp(tmp_dir() + "/ans_exec.gp");
+    EXPECT_TRUE(has(gp, "What the peak holds - model tiny-vgg-dvs (T=4, N=2), remat reference backend")) << gp;
 }
 
 // plot --breakdown names the layers whose tensors hold the peak, not only the roles.
