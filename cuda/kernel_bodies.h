@@ -1,7 +1,7 @@
 /* kernel_bodies.h - the per-element arithmetic of the CUDA kernels, written once for
  * host and device (REMAT_HOSTDEV, core/base/rng.h). The kernels in the cuda/ .cu files call these and
  * add only the thread mapping; tests/cuda_test.cc compiles the same functions on the
- * host and checks them bit for bit against the reference kernels (core/ref/neuron.c, batchnorm.c, elementwise.c, loss.c, optim.c), which checks the
+ * host and checks them bit for bit against the reference kernels (core/ref/neuron.c, plif.c, batchnorm.c, elementwise.c, loss.c, optim.c), which checks the
  * arithmetic even on a machine without a GPU.
  *
  * Every expression is written in the order of the reference kernels (which follows
@@ -113,6 +113,72 @@ REMAT_HOSTDEV void neuron_backward_elem(T *dx, float *gv, const T *ds, const flo
         }
     }
     gv[i] = g;
+}
+
+/* ---- plif (core/ref/plif.c: the contract; plif_charge, plif_bwd_part) ---- */
+
+/* k = sigmoid(w), the charge's four forms; q.tau is unused (k comes from w). */
+REMAT_HOSTDEV float plif_k(float w) { return 1.0f / (1.0f + exp_poly(-w)); }
+
+REMAT_HOSTDEV float plif_charge(float vv, float xx, float k, const neuron_params &q) {
+    const int vr0 = q.vr == 0.0f;
+    if (q.decay_input) return vr0 ? vv + (xx - vv) * k : vv + (xx - (vv - q.vr)) * k;
+    return vr0 ? vv * (1.0f - k) + xx : vv - (vv - q.vr) * k + xx;
+}
+
+/* One element i over t_steps: vp (the state each step starts from; may be NULL). */
+template <typename T>
+REMAT_HOSTDEV void plif_forward_elem(T *spikes, float *vp, float *v, const T *x, float k, const neuron_params &q,
+                                     int64_t t_steps, int64_t nf, int64_t i) {
+    float vv = v[i];
+    for (int64_t t = 0; t < t_steps; t++) {
+        const int64_t off = t * nf + i;
+        const float hh = plif_charge(vv, act_ld(x, off), k, q);
+        const float s = (hh - q.vth >= 0.0f) ? 1.0f : 0.0f;
+        if (vp) vp[off] = vv;
+        vv = q.soft ? hh - s * q.vth : hh * (1.0f - s) + q.vr * s;
+        act_st(spikes, off, s);
+    }
+    v[i] = vv;
+}
+
+/* Sample n's F elements over t descending: dx, gv, and rows[t * N + n] (the row's sum
+ * of gh * dh/dk over f ascending, in double). */
+template <typename T>
+REMAT_HOSTDEV void plif_backward_row(T *dx, float *gv, double *rows, const T *ds, const float *vp, const T *x, float k,
+                                     const neuron_params &q, int64_t t_steps, int64_t N, int64_t F, int64_t n) {
+    const int64_t nf = N * F;
+    const int vr0 = q.vr == 0.0f;
+    for (int64_t t = t_steps - 1; t >= 0; t--) {
+        double r = 0.0;
+        for (int64_t f = 0; f < F; f++) {
+            const int64_t i = n * F + f, off = t * nf + i;
+            const float vv = vp[off], xx = act_ld(x, off), gs = act_ld(ds, off), g = gv[i];
+            const float hh = plif_charge(vv, xx, k, q);
+            const float u = hh - q.vth;
+            const float s = (u >= 0.0f) ? 1.0f : 0.0f;
+            const float sg = surrogate(u, q.atan_sg, q.alpha);
+            const float gh = remat_neuron_grad_h(gs, g, hh, s, sg, q.vth, q.vr, q.soft, q.detach);
+            act_st(dx, off, act_ld(dx, off) + (q.decay_input ? gh * k : gh));
+            gv[i] = gh * (1.0f - k);
+            const float rel = vr0 ? vv : vv - q.vr;
+            const float dhdk = q.decay_input ? xx - rel : -rel;
+            r += (double)(gh * dhdk);
+        }
+        rows[t * N + n] = r;
+    }
+}
+
+/* Block b's partial of dw: for t descending, the block's rows summed ascending. */
+REMAT_HOSTDEV void plif_wgrad_block(float *dw, const double *rows, float k, int64_t t_steps, int64_t N, int64_t nblk,
+                                    int64_t b) {
+    const double kk = (double)(k * (1.0f - k));
+    const int64_t bs = N / nblk;
+    for (int64_t t = t_steps - 1; t >= 0; t--) {
+        double p = 0.0;
+        for (int64_t n = b * bs; n < (b + 1) * bs; n++) p += rows[t * N + n];
+        dw[b] = dw[b] + (float)(p * kk);
+    }
 }
 
 /* ---- GEMM: the reference's per-element chain (gemm.c) ---- */

@@ -28,7 +28,7 @@ field() { # field <json file> <key>: the first number of "key":
   grep -o "\"$2\":[0-9.e+-]*" "$1" | head -1 | cut -d: -f2
 }
 
-for model in tiny-mlp-lif tiny-3block-if tiny-resnet-bn tiny-vgg-dvs; do
+for model in tiny-mlp-lif tiny-3block-if tiny-resnet-bn tiny-vgg-dvs tiny-plif; do
   M=data/models/$model.json P=data/plans/$model-ckpt.json
   # 1. a sample of the grid, bit for bit against plain backpropagation on the device
   if "$remat" verify --model "$M" --grid --sample 24 --equivalence-only --backend cuda >"$tmp/grid.txt" 2>&1 &&
@@ -80,7 +80,7 @@ fi
 
 # data parallelism over host copies (docs/mpi.md): the blocked step on the CUDA backend has
 # the reference backend's bits (loss and the state CRC-32 of every parameter and gradient)
-for model in tiny-mlp-lif tiny-resnet-bn tiny-vgg-dvs; do
+for model in tiny-mlp-lif tiny-resnet-bn tiny-vgg-dvs tiny-plif; do
   a=$("$remat" run --model data/models/$model.json --N 4 --reduce-blocks 4 --iters 2 --json | grep -o '"state_crc32":"[0-9a-f]*"')
   b=$("$remat" run --model data/models/$model.json --N 4 --reduce-blocks 4 --iters 2 --backend cuda --json | grep -o '"state_crc32":"[0-9a-f]*"')
   if [ -n "$a" ] && [ "$a" = "$b" ]; then passes=$((passes+1)); else echo "FAIL: $model --reduce-blocks 4: ref $a, cuda $b"; fails=$((fails+1)); fi

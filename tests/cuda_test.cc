@@ -211,6 +211,47 @@ TEST(HostBodies, NeuronsMatchReference) {
     }
 }
 
+// plif (core/ref/plif.c): the four charges, both resets, detach, both surrogates, w's
+// per-block partials (3 blocks of 2 samples).
+TEST(HostBodies, PlifMatchesReference) {
+    const int64_t T = 5, N = 6, F = 37, nf = N * F, nblk = 3;
+    for (const NeuronCase &c : neuron_cases()) {
+        if (c.type != REMAT_LAYER_LIF) continue;
+        remat_neuron_opts o = c.o;
+        remat_cuda::neuron_params q{};
+        q.lif = 1;
+        q.soft = o.soft_reset;
+        q.detach = o.detach_reset;
+        q.decay_input = o.decay_input;
+        q.atan_sg = o.surrogate == REMAT_SURROGATE_ATAN;
+        q.vth = o.v_threshold;
+        q.vr = q.soft ? 0.0f : o.v_reset;
+        q.alpha = o.alpha;
+        const float w = -0.3f, k = remat_cuda::plif_k(w);
+        ASSERT_EQ(remat_cuda::float_bits(k), remat_cuda::float_bits(remat_ref_plif_k(w)));
+        const Floats x = uniform(T * nf, -0.5f, 1.9f, 31);
+        Floats s_ref(T * nf), vp_ref(T * nf), v_ref(nf, v_init(o)), s(T * nf), vp(T * nf), v(nf, v_init(o));
+        remat_ref_plif_forward(s_ref.data(), vp_ref.data(), v_ref.data(), x.data(), &w, &o, T, nf);
+        for (int64_t i = 0; i < nf; i++) remat_cuda::plif_forward_elem(s.data(), vp.data(), v.data(), x.data(), k, q, T, nf, i);
+        EXPECT_BITS_EQ(s, s_ref, "plif " + c.name + " spikes");
+        EXPECT_BITS_EQ(vp, vp_ref, "plif " + c.name + " vp");
+        EXPECT_BITS_EQ(v, v_ref, "plif " + c.name + " v");
+        const Floats ds = uniform(T * nf, -1.0f, 1.0f, 32), dx0 = uniform(T * nf, -0.1f, 0.1f, 33),
+                     gv0 = uniform(nf, -0.2f, 0.2f, 34), dw0 = uniform(nblk, -0.1f, 0.1f, 35);
+        Floats dx_ref = dx0, gv_ref = gv0, dw_ref = dw0, dx = dx0, gv = gv0, dw = dw0;
+        std::vector<double> rows_ref(T * N), rows(T * N);
+        remat_ref_plif_backward(dx_ref.data(), gv_ref.data(), rows_ref.data(), dw_ref.data(), ds.data(), vp_ref.data(),
+                                x.data(), &w, &o, T, N, F, nblk);
+        for (int64_t n = 0; n < N; n++)
+            remat_cuda::plif_backward_row(dx.data(), gv.data(), rows.data(), ds.data(), vp_ref.data(), x.data(), k, q, T, N,
+                                          F, n);
+        for (int64_t b = 0; b < nblk; b++) remat_cuda::plif_wgrad_block(dw.data(), rows.data(), k, T, N, nblk, b);
+        EXPECT_BITS_EQ(dx, dx_ref, "plif " + c.name + " dx");
+        EXPECT_BITS_EQ(gv, gv_ref, "plif " + c.name + " gv");
+        EXPECT_BITS_EQ(dw, dw_ref, "plif " + c.name + " dw");
+    }
+}
+
 TEST(HostBodies, GemmChainIsTheReferenceGemm) {
     const int64_t M = 13, N = 21, K = 600;  // K > 256: the reference blocks K (exactly)
     const Floats A = uniform(M * K, -1, 1, 5), B = uniform(N * K, -1, 1, 6), C0 = uniform(M * N, -1, 1, 7);
@@ -1264,7 +1305,7 @@ bool run_step_on(remat_backend *be, const remat_model &m, const remat_plan &p, u
 class CudaExecutor : public CudaKernels {};
 
 const char *const kTinyModels[] = {"tiny-mlp-lif", "tiny-3block-if", "tiny-resnet-bn", "tiny-vgg-dvs",
-                                   "tiny-sew-resnet", "tiny-dvs-options", "tiny-shd-conv1d"};
+                                   "tiny-sew-resnet", "tiny-dvs-options", "tiny-shd-conv1d", "tiny-plif"};
 
 TEST_F(CudaExecutor, TinyModelStepMatchesReference) {
     for (const char *name : kTinyModels) {

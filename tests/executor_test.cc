@@ -149,11 +149,11 @@ TEST_P(GridTest, EveryPlanBitIdenticalToBaseline) {
 
 INSTANTIATE_TEST_SUITE_P(Shipped, GridTest, ::testing::Values("tiny-3block-if", "tiny-mlp-lif", "tiny-resnet-bn",
                                                             "tiny-vgg-dvs", "tiny-sew-resnet", "tiny-dvs-options",
-                                                            "tiny-shd-conv1d"));
+                                                            "tiny-shd-conv1d", "tiny-plif"));
 INSTANTIATE_TEST_SUITE_P(ShippedBf16, GridTest,
                          ::testing::Values("bf16:tiny-3block-if", "bf16:tiny-mlp-lif", "bf16:tiny-resnet-bn",
                                            "bf16:tiny-vgg-dvs", "bf16:tiny-sew-resnet", "bf16:tiny-dvs-options",
-                                           "bf16:tiny-shd-conv1d"));
+                                           "bf16:tiny-shd-conv1d", "bf16:tiny-plif"));
 
 // Bytes a stored block keeps from forward to backward, from the shapes alone.
 int64_t stored_saved_bytes(const remat_model &m, int b) {

@@ -6,6 +6,7 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -1084,4 +1085,39 @@ TEST(LayerOptions, Conv1dGroups) {
     expect_refused(replace_once(audio, R"("groups": 4)", R"("groups": 3)"),
                    "layers[0].groups: expected a divisor of both the input channels (4) and \"out\" (8), got 3",
                    "conv1d groups 3");
+}
+
+TEST(LayerOptions, PlifLearnsTau) {
+    {
+        Parsed a(replace_once(kBase, R"({"name": "sn1", "type": "lif"})",
+                              R"({"name": "sn1", "type": "plif", "init_tau": 3.0, "decay_input": false, "v_reset": null})"));
+        ASSERT_EQ(a.st, REMAT_OK) << a.err.msg;
+        const remat_layer &l = a.m.layers[2];
+        EXPECT_STREQ(remat_layer_type_name(l.type), "plif");
+        EXPECT_TRUE(remat_layer_is_neuron(&l));
+        EXPECT_TRUE(remat_layer_saves_input(&l));
+        ASSERT_EQ(remat_layer_n_params(&l), 1);
+        EXPECT_STREQ(remat_layer_param_name(&l, 0), "w");
+        EXPECT_TRUE(remat_layer_param_trainable(&l, 0));
+        int64_t dims[4];
+        ASSERT_EQ(remat_layer_param_dims(&l, 0, dims), 1);
+        EXPECT_EQ(dims[0], 1);
+        EXPECT_EQ(remat_layer_fan_in(&l), 0);
+        EXPECT_EQ(remat_layer_param_init_value(&l, 0), (float)-std::log(2.0));  // SpikingJelly: -log(init_tau - 1)
+        EXPECT_EQ(l.neuron.decay_input, 0);
+        EXPECT_EQ(l.neuron.soft_reset, 1);
+        EXPECT_EQ(remat_layer_out_values(&l, REMAT_VALUES_REAL, REMAT_VALUES_REAL), REMAT_VALUES_BINARY);
+    }
+    {
+        Parsed d(replace_once(kBase, R"({"name": "sn1", "type": "lif"})", R"({"name": "sn1", "type": "plif"})"));
+        ASSERT_EQ(d.st, REMAT_OK) << d.err.msg;
+        EXPECT_EQ(remat_layer_param_init_value(&d.m.layers[2], 0), 0.0f);  // init_tau 2: k = 1/2
+        EXPECT_EQ(d.m.layers[2].neuron.decay_input, 1);
+    }
+    expect_refused(replace_once(kBase, R"({"name": "sn1", "type": "lif"})",
+                                R"({"name": "sn1", "type": "plif", "init_tau": 1.0})"),
+                   "layers[2].init_tau: expected a number > 1", "plif init_tau 1");
+    expect_refused(replace_once(kBase, R"({"name": "sn1", "type": "lif"})",
+                                R"({"name": "sn1", "type": "plif", "tau": 2.0})"),
+                   "layers[2].tau: unknown field", "plif tau");
 }

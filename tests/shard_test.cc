@@ -160,6 +160,7 @@ const Case kCases[] = {
     {"tiny-resnet-bn", "data/plans/tiny-resnet-bn-ckpt.json"},
     {"tiny-vgg-dvs", ""},
     {"tiny-sew-resnet", ""},
+    {"tiny-plif", "data/plans/tiny-plif-ckpt.json"},  // w's gradient: per-block partials, combined
 };
 
 class Shard : public ::testing::TestWithParam<remat_precision> {};

@@ -207,7 +207,7 @@ TEST_P(SimGrid, PredictedStreamAndPeaksEqualMeasured) {
 
 INSTANTIATE_TEST_SUITE_P(ShippedSmallModels, SimGrid,
                          ::testing::Values("tiny-3block-if", "tiny-mlp-lif", "tiny-resnet-bn", "tiny-vgg-dvs",
-                                           "tiny-sew-resnet", "tiny-dvs-options", "tiny-shd-conv1d"));
+                                           "tiny-sew-resnet", "tiny-dvs-options", "tiny-shd-conv1d", "tiny-plif"));
 
 // Recorded at (N, T), predicted at (N2, T2), compared with a real run at (N2, T2).
 struct Rescale {

@@ -42,7 +42,7 @@ for p in avx2 avx512; do
   case " $paths " in *" $p "*) ;; *) expect2 "$p" ;; esac
 done
 
-for m in tiny-3block-if tiny-mlp-lif tiny-resnet-bn tiny-vgg-dvs tiny-sew-resnet; do
+for m in tiny-3block-if tiny-mlp-lif tiny-resnet-bn tiny-vgg-dvs tiny-sew-resnet tiny-plif; do
   for thr in 1 2; do
     REMAT_SIMD=scalar "$remat" run --model data/models/$m.json --threads $thr --dump "$tmp/$m-scalar-$thr.h5" \
       >/dev/null || { fail "$m scalar run"; continue; }

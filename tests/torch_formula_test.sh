@@ -14,4 +14,4 @@ export PYTHONPATH="$PWD/python:$PWD/bench/pytorch" OMP_NUM_THREADS=1 OPENBLAS_NU
 # every shipped tiny model: tiny-vgg-dvs's dropout takes the dump's mask (remat's generator, not torch's)
 exec "$py" tests/torch_formula_check.py "$remat" data/models/tiny-dvs-options.json data/models/tiny-shd-conv1d.json \
   data/models/tiny-vgg-dvs.json data/models/tiny-mlp-lif.json data/models/tiny-3block-if.json \
-  data/models/tiny-resnet-bn.json data/models/tiny-sew-resnet.json
+  data/models/tiny-resnet-bn.json data/models/tiny-sew-resnet.json data/models/tiny-plif.json

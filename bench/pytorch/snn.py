@@ -7,6 +7,8 @@ model here computes what `remat run` computes on the reference backend:
   norm treat them as T*N samples (F.conv2d, F.max_pool2d, F.avg_pool2d with
   count_include_pad, F.batch_norm over channels); branches ("input", add's "from") as
   remat reads them;
+- PLIF (SpikingJelly's ParametricLIFNode) by plain autograd: the charge with
+  k = sigmoid(w), a surrogate spike function, the reset; so dL/dw is autograd's;
 - multi-step IF / LIF neurons are one torch.autograd.Function each: the forward runs the
   T steps and saves only the potential h [T, N, C] (what remat's executor keeps for a
   stored neuron layer); the backward runs the surrogate-gradient recurrence of
@@ -133,6 +135,45 @@ class MultiStepNeuron(torch.autograd.Function):
         return gx, None
 
 
+class SurrogateSpike(torch.autograd.Function):
+    """s = (u >= 0), with the surrogate's derivative (docs/determinism.md) as its gradient."""
+
+    @staticmethod
+    def forward(ctx, u, sigmoid, alpha):
+        ctx.save_for_backward(u)
+        ctx.sigmoid, ctx.alpha = sigmoid, alpha
+        return (u >= 0).to(u.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        (u,) = ctx.saved_tensors
+        a = ctx.alpha
+        if ctx.sigmoid:
+            sig = torch.sigmoid(a * u)
+            return g * a * sig * (1.0 - sig), None, None
+        return g * (a / 2.0) / (1.0 + (math.pi / 2.0 * a * u) ** 2), None, None
+
+
+def plif_forward(x, w, cfg):
+    """SpikingJelly's ParametricLIFNode, multi-step, by autograd: 1/tau = sigmoid(w), the
+    charge as its neuronal_charge writes it, fire by the surrogate, reset (detached or not)."""
+    k = torch.sigmoid(w).reshape(())
+    soft = cfg["v_reset"] is None
+    vr = 0.0 if soft else cfg["v_reset"]
+    v = torch.full_like(x[0], vr)
+    out = []
+    for t in range(x.shape[0]):
+        if cfg["decay_input"]:
+            h = v + (x[t] - v) * k if vr == 0.0 else v + (x[t] - (v - vr)) * k
+        else:
+            h = v * (1.0 - k) + x[t] if vr == 0.0 else v - (v - vr) * k + x[t]
+        s = SurrogateSpike.apply(h - cfg["v_threshold"], cfg["surrogate"] == "sigmoid", cfg["alpha"])
+        sr = s.detach() if cfg["detach_reset"] else s
+        v = h - sr * cfg["v_threshold"] if soft else sr * vr + (1.0 - sr) * h
+        out.append(s)
+    return torch.stack(out)
+
+
 def neuron_cfg(layer):
     kind = layer["type"]
     return {
@@ -227,6 +268,9 @@ class Layer(torch.nn.Module):
             self.momentum, self.eps = float(spec.get("momentum", 0.1)), float(spec.get("eps", 1e-5))
         elif self.kind in ("if", "lif"):
             self.cfg = neuron_cfg(spec)
+        elif self.kind == "plif":
+            self.cfg = neuron_cfg(spec)
+            self.w = torch.nn.Parameter(torch.tensor([-math.log(float(spec.get("init_tau", 2.0)) - 1.0)]))
         elif self.kind == "dropout":
             self.p = float(spec.get("p", 0.5))
             self.mask = None  # a given mask [N, ...] (0 or 1/(1-p)) instead of a drawn one
@@ -264,6 +308,8 @@ class Layer(torch.nn.Module):
             return back(y)
         if self.kind in ("if", "lif"):
             return MultiStepNeuron.apply(x, self.cfg)
+        if self.kind == "plif":
+            return plif_forward(x, self.w, self.cfg)
         if self.kind == "add":
             return other + x
         # dropout: one mask [N, ...] for all T

@@ -86,6 +86,7 @@ typedef enum remat_layer_type {
     REMAT_LAYER_CONV1D = 11,
     REMAT_LAYER_MAXPOOL1D = 12,
     REMAT_LAYER_AVGPOOL1D = 13,
+    REMAT_LAYER_PLIF = 14,
     REMAT_LAYER_COUNT
 } remat_layer_type;
 

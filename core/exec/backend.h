@@ -53,6 +53,14 @@ extern "C" {
       (A *dx, float *gv, const A *dspikes, const float *h, remat_layer_type type, const remat_neuron_opts *o,       \
        int64_t t_steps, int64_t nf),                                                                                 \
       (dx, gv, dspikes, h, type, o, t_steps, nf))                                                                   \
+    X(void, plif_forward##S,                                                                                         \
+      (A *spikes, float *vp, float *v, const A *x, const float *w, const remat_neuron_opts *o, int64_t t_steps,     \
+       int64_t nf),                                                                                                  \
+      (spikes, vp, v, x, w, o, t_steps, nf))                                                                        \
+    X(void, plif_backward##S,                                                                                        \
+      (A *dx, float *gv, double *rows, float *dw, const A *dspikes, const float *vp, const A *x, const float *w,    \
+       const remat_neuron_opts *o, int64_t t_steps, int64_t N, int64_t F, int64_t nblk),                            \
+      (dx, gv, rows, dw, dspikes, vp, x, w, o, t_steps, N, F, nblk))                                                \
     X(void, batchnorm_forward##S,                                                                                    \
       (A *out, float *mean, float *rstd, float *running_mean, float *running_var, const A *inp,                     \
        const float *weight, const float *bias, int64_t rows, int64_t C, int64_t hw, float momentum, double eps),    \

@@ -272,6 +272,51 @@ static remat_status neuron_bwd(remat_session *s, const remat_bwd_args *a) {
     return remat_ex_free(s, &st->h);
 }
 
+/* ---- plif: the state each step starts from saved (in h) with the input; w's gradient
+ * one partial per step (per block of samples on a shard), added in descending t ---- */
+
+static remat_status plif_fwd(remat_session *s, const remat_fwd_args *a) {
+    const remat_layer *l = &s->m->layers[a->j];
+    layer_state *st = &s->ls[a->j];
+    int64_t N = s->m->N, fout = l->out_features;
+    if (a->keep) {
+        remat_ex_describe_act(s, &st->h, REMAT_ROLE_SAVED, a->j, a->tc, fout);
+        TRY(remat_ex_alloc(s, &st->h));
+    }
+    op_t op;
+    remat_ex_op_begin(s, &op, REMAT_OP_NEURON_FWD, a->j, l->block, a->tc, a->tc * N * fout);
+    if (DATA(s))
+        ACT_KERNEL(s, plif_forward, s->be->ctx, a->out, a->keep ? fptr(&st->h) : NULL, fptr(&st->v), a->in,
+                   fptr(&s->param[a->j * MAXP]), &l->neuron, a->tc, N * fout);
+    return remat_ex_op_end(s, &op);
+}
+
+static remat_status plif_bwd(remat_session *s, const remat_bwd_args *a) {
+    const remat_layer *l = &s->m->layers[a->j];
+    layer_state *st = &s->ls[a->j];
+    int64_t N = s->m->N, fout = l->out_features;
+    if (!a->chunked) {
+        remat_ex_describe_state(s, &st->gv, REMAT_ROLE_NEURON_STATE, a->j, fout);
+        TRY(remat_ex_alloc(s, &st->gv));
+        TRY(remat_ex_zero(s, &st->gv));
+    }
+    remat_tensor rows;
+    TRY(remat_ex_alloc_f64(s, &rows, a->j, a->tc * N));
+    /* on a shard, the per-block accumulators (combined by remat_ex_shard_grads_end) */
+    float *dw = s->shard ? fptr(&s->gacc[a->j * 2]) : fptr(&s->grad[a->j * MAXP]);
+    op_t op;
+    remat_ex_op_begin(s, &op, REMAT_OP_NEURON_BWD, a->j, l->block, a->tc, a->tc * N * fout);
+    if (DATA(s))
+        ACT_KERNEL(s, plif_backward, s->be->ctx, a->dinp, fptr(&st->gv), dptr(&rows), dw, a->dout, fptr(&st->h),
+                   st->in_ptr, fptr(&s->param[a->j * MAXP]), &l->neuron, a->tc, N, fout, s->shard ? s->nbl : 1);
+    TRY(remat_ex_op_end(s, &op));
+    TRY(remat_ex_free(s, &rows));
+    if (!a->chunked) TRY(remat_ex_free(s, &st->gv));
+    return remat_ex_free(s, &st->h);
+}
+
+static int has_plif(const remat_backend_ops *o) { return o->plif_forward && o->plif_backward; }
+
 /* ---- batchnorm: mean and rstd saved (a workspace when not kept) ---------------------- */
 
 /* On a shard: per-block sums, combined; the squared deviations from the global mean,
@@ -445,6 +490,7 @@ static const remat_layer_step steps[] = {
     [REMAT_LAYER_CONV1D] = {conv2d_fwd, conv2d_bwd, has_conv2d},
     [REMAT_LAYER_MAXPOOL1D] = {maxpool2d_fwd, maxpool2d_bwd, has_maxpool2d},
     [REMAT_LAYER_AVGPOOL1D] = {avgpool2d_fwd, avgpool2d_bwd, has_avgpool2d},
+    [REMAT_LAYER_PLIF] = {plif_fwd, plif_bwd, has_plif, 1},
 };
 _Static_assert(sizeof steps / sizeof steps[0] == REMAT_LAYER_COUNT, "an executor step for every layer type");
 

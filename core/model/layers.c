@@ -19,6 +19,8 @@
  *   pooling only where ceil_mode adds no window);
  *   average pooling counts padded zeros (count_include_pad = True); adaptive average
  *   pooling only where the output divides the input (then an average pool).
+ * - plif is SpikingJelly's ParametricLIFNode: lif's fields with "init_tau" for "tau",
+ *   one learnable scalar w (tau = 1 / sigmoid(w), w = -log(init_tau - 1) at the start).
  * - value classes: neurons emit BINARY spikes; add of two non-REAL tensors is
  *   INTEGER; max pooling, flatten and dropout with p = 0 keep their input's class;
  *   the rest are REAL.
@@ -313,7 +315,7 @@ static remat_status parse_dropout(const json_ctx *c, const cJSON *j, const char 
 
 static remat_status parse_neuron(const json_ctx *c, const cJSON *j, const char *p, remat_layer *l) {
     remat_neuron_opts *n = &l->neuron;
-    int lif = l->type == REMAT_LAYER_LIF;
+    int lif = l->type == REMAT_LAYER_LIF || l->type == REMAT_LAYER_PLIF;
     remat_status st;
     l->out = l->in;
     if ((st = remat_json_get_float(c, j, p, "v_threshold", 1.0, &n->v_threshold))) return st;
@@ -337,8 +339,13 @@ static remat_status parse_neuron(const json_ctx *c, const cJSON *j, const char *
         n->decay_input = 0;
         return REMAT_OK;
     }
-    if ((st = remat_json_get_float(c, j, p, "tau", 2.0, &n->tau))) return st;
-    if (!(n->tau > 1.0f)) return remat_json_fail_range(c, j, p, "tau", "a number > 1");
+    if (l->type == REMAT_LAYER_PLIF) { /* SpikingJelly's ParametricLIFNode: w = -log(init_tau - 1) */
+        if ((st = remat_json_get_float(c, j, p, "init_tau", 2.0, &n->tau))) return st;
+        if (!(n->tau > 1.0f)) return remat_json_fail_range(c, j, p, "init_tau", "a number > 1");
+    } else {
+        if ((st = remat_json_get_float(c, j, p, "tau", 2.0, &n->tau))) return st;
+        if (!(n->tau > 1.0f)) return remat_json_fail_range(c, j, p, "tau", "a number > 1");
+    }
     return remat_json_get_bool(c, j, p, "decay_input", 0, 1, &n->decay_input);
 }
 
@@ -378,6 +385,19 @@ static int dims_channels(const remat_layer *l, int i, int64_t dims[4]) {
     return 1;
 }
 
+/* plif: w, one scalar shared by the layer's neurons (SpikingJelly's 0-d parameter; [1] here). */
+static int dims_scalar(const remat_layer *l, int i, int64_t dims[4]) {
+    (void)l, (void)i;
+    dims[0] = 1;
+    return 1;
+}
+
+/* SpikingJelly's w = -log(init_tau - 1), in double from init_tau (read as a float), then rounded. */
+static float init_plif(const remat_layer *l, int i) {
+    (void)i;
+    return (float)-log((double)l->neuron.tau - 1.0);
+}
+
 static int64_t fan_in_linear(const remat_layer *l) { return l->in.c; }
 static int64_t fan_in_conv(const remat_layer *l) { return l->in.c / conv_groups(l) * l->win.kh * l->win.kw; }
 
@@ -407,6 +427,7 @@ static const char *const no_fields[] = {NULL};
 static const char *const weight_bias[] = {"weight", "bias"};
 static const char *const bn_params[] = {"weight", "bias", "running_mean", "running_var"};
 static const float bn_init[] = {1.0f, 0.0f, 0.0f, 1.0f};
+static const char *const plif_params[] = {"w"};
 
 static const remat_layer_traits traits[] = {
     [REMAT_LAYER_LINEAR] = {.name = "linear", .fields = FIELDS("in", "out", "bias"), .parse = parse_linear,
@@ -449,6 +470,12 @@ static const remat_layer_traits traits[] = {
                                .out_values = values_same},
     [REMAT_LAYER_AVGPOOL1D] = {.name = "avgpool1d", .fields = FIELDS("kernel", "stride", "padding", "ceil_mode"),
                                .parse = parse_pool, .time_chunkable = 1, .windowed = 1},
+    /* parametric LIF: lif with 1/tau = sigmoid(w), w learnt; backward recomputes the
+     * charge from the saved state and input (core/ref/plif.c) */
+    [REMAT_LAYER_PLIF] = {.name = "plif", .fields = FIELDS(NEURON_FIELDS, "init_tau", "decay_input"),
+                          .parse = parse_neuron, .param_names = plif_params, .param_dims = dims_scalar,
+                          .init_value = init_plif, .max_params = 1, .n_trainable = 1, .saves_input = 1,
+                          .neuron = 1, .time_chunkable = 1, .out_values = values_spikes},
 };
 _Static_assert(sizeof traits / sizeof traits[0] == REMAT_LAYER_COUNT, "a traits entry for every layer type");
 
@@ -523,6 +550,7 @@ int64_t remat_layer_fan_in(const remat_layer *l) {
 
 float remat_layer_param_init_value(const remat_layer *l, int i) {
     const remat_layer_traits *t = &traits[l->type];
+    if (t->init_value && i >= 0 && i < t->max_params) return t->init_value(l, i);
     return t->param_init && i >= 0 && i < t->max_params ? t->param_init[i] : 0.0f;
 }
 

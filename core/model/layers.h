@@ -45,6 +45,9 @@ typedef struct remat_layer_traits {
     const char *const *param_names; /* in order: the trainable ones first; the rest are state that
                                     * forward updates (running statistics), dumped again after the step */
     const float *param_init;       /* constant initial values (NULL: uniform, see remat_layer_fan_in) */
+    /* Initial value of parameter i where it depends on the layer's fields (plif's w);
+     * NULL: param_init's. */
+    float (*init_value)(const remat_layer *l, int i);
     /* Shape of parameter i (< remat_layer_n_params): fills dims, returns their count. */
     int (*param_dims)(const remat_layer *l, int i, int64_t dims[4]);
     /* Fan-in of the uniform initialisation; NULL: constant values from param_init. */
@@ -55,7 +58,7 @@ typedef struct remat_layer_traits {
     int n_trainable;               /* the first n_trainable parameters get a gradient */
     int optional_bias;             /* the last parameter exists only with "bias": true */
     int saves_input;               /* backward reads the layer's input (linear, conv, batchnorm, maxpool) */
-    int neuron;                    /* if / lif: state carried across time steps */
+    int neuron;                    /* if / lif / plif: state carried across time steps */
     int time_chunkable;            /* 0: the layer's reduction spans all T (batch norm) */
     int two_inputs;                /* add: sums its input and `from` */
     int has_mask;                  /* dropout: a mask that dumps and verify record (/masks/<layer>) */

@@ -44,8 +44,8 @@ typedef struct remat_neuron_opts {
     int detach_reset;   /* default 0 */
     remat_surrogate surrogate; /* default sigmoid */
     float alpha;        /* default 4 (sigmoid) or 2 (atan) */
-    float tau;          /* LIF only, default 2.0, must be > 1 */
-    int decay_input;    /* LIF only, default 1 */
+    float tau;          /* LIF: default 2.0, must be > 1; PLIF: init_tau (w starts at -log(tau - 1)) */
+    int decay_input;    /* LIF and PLIF, default 1 */
 } remat_neuron_opts;
 
 /* Batch norm's running statistics and normaliser (PyTorch's BatchNorm fields). */

@@ -12,6 +12,9 @@
  *
  * remat_surrogate_grad: sg(u) of docs/determinism.md, sigmoid (alpha * s * (1 - s) with
  * s = 1 / (1 + e^-(alpha u))) or atan ((alpha / 2) / (1 + (pi/2 alpha u)^2)).
+ *
+ * remat_neuron_grad_h: dL/dh from dL/ds, the carried dL/dv and the surrogate, with the
+ * reset's term (the plif kernels, host and device).
  */
 #ifndef REMAT_NEURON_MATH_H
 #define REMAT_NEURON_MATH_H
@@ -75,6 +78,18 @@ REMAT_NEURON_FN float remat_surrogate_grad(float u, int atan_sg, float alpha) {
     }
     const float sig = 1.0f / (1.0f + remat_exp_poly(-(alpha * u)));
     return alpha * sig * (1.0f - sig);
+}
+
+/* dL/dh of one neuron at one step (docs/determinism.md): gs = dL/ds, g = dL/dv carried from
+ * the next step, sg the surrogate at u = h - vth, s the spike; the reset's gradient kept
+ * unless detach. Written as core/ref/neuron.c's loop writes it (which inlines its own copy
+ * for vectorisation); the plif kernels and their CUDA twins call this. */
+REMAT_NEURON_FN float remat_neuron_grad_h(float gs, float g, float hh, float s, float sg, float vth, float vr, int soft,
+                                          int detach) {
+    if (!soft && !detach) return (gs + g * (vr - hh)) * sg + g * (1.0f - s);
+    if (!soft) return gs * sg + g * (1.0f - s);
+    if (!detach) return (gs - vth * g) * sg + g;
+    return gs * sg + g;
 }
 
 #endif

@@ -1,5 +1,5 @@
 /* ref_kernels.h - the CPU reference backend: every layer's forward and backward in
- * plain C, one file per layer (core/ref/linear.c, conv.c, neuron.c, batchnorm.c,
+ * plain C, one file per layer (core/ref/linear.c, conv.c, neuron.c, plif.c, batchnorm.c,
  * pool.c, elementwise.c, loss.c, optim.c, fill.c; the GEMMs in gemm.c). This file IS
  * the specification that cuda/ mirrors, one function each.
  *
@@ -106,6 +106,22 @@ void remat_ref_neuron_forward_bf16(uint16_t *spikes, float *h, float *v, const u
                                    const remat_neuron_opts *o, int64_t t_steps, int64_t nf);
 void remat_ref_neuron_backward_bf16(uint16_t *dx, float *gv, const uint16_t *dspikes, const float *h,
                                     remat_layer_type type, const remat_neuron_opts *o, int64_t t_steps, int64_t nf);
+
+/* PLIF (SpikingJelly's ParametricLIFNode): the contract is core/ref/plif.c's header.
+ * k = 1/tau = sigmoid(w[0]); vp [t_steps, nf]: the state each step starts from (NULL:
+ * not saved); backward: nf = N * F, dw [nblk] += the gradient of w (per block of
+ * samples), rows: t_steps * N doubles of workspace. */
+float remat_ref_plif_k(float w);
+void remat_ref_plif_forward(float *spikes, float *vp, float *v, const float *x, const float *w,
+                            const remat_neuron_opts *o, int64_t t_steps, int64_t nf);
+void remat_ref_plif_backward(float *dx, float *gv, double *rows, float *dw, const float *dspikes, const float *vp,
+                             const float *x, const float *w, const remat_neuron_opts *o, int64_t t_steps, int64_t N,
+                             int64_t F, int64_t nblk);
+void remat_ref_plif_forward_bf16(uint16_t *spikes, float *vp, float *v, const uint16_t *x, const float *w,
+                                 const remat_neuron_opts *o, int64_t t_steps, int64_t nf);
+void remat_ref_plif_backward_bf16(uint16_t *dx, float *gv, double *rows, float *dw, const uint16_t *dspikes,
+                                  const float *vp, const uint16_t *x, const float *w, const remat_neuron_opts *o,
+                                  int64_t t_steps, int64_t N, int64_t F, int64_t nblk);
 
 /* Training-mode batch norm of [rows, C, hw] (hw = H*W, 1 for dense activations)
  * over C channels, statistics over the rows*hw positions of each: rstd =

@@ -24,11 +24,11 @@ def is_neuron(m: Any) -> bool:
 
 
 def neuron_kind(m: Any) -> Optional[str]:
-    """'if' or 'lif' for exactly IFNode / LIFNode; None for another neuron (PLIF's learnable tau, QIF, ...)."""
+    """'if', 'lif' or 'plif' for exactly IFNode / LIFNode / ParametricLIFNode; None for another neuron (QIF, ...)."""
     t = type(m)
     if not t.__module__.startswith(_PKG + ".neuron"):
         return None
-    return {"IFNode": "if", "LIFNode": "lif"}.get(t.__name__)
+    return {"IFNode": "if", "LIFNode": "lif", "ParametricLIFNode": "plif"}.get(t.__name__)
 
 
 def surrogate_name(sg: Any) -> Optional[str]:

@@ -329,6 +329,15 @@ def _layer(c: _Call) -> Dict[str, Any]:
                 d["tau"] = tau
             if not m.decay_input:
                 d["decay_input"] = False
+        if kind == "plif":  # w itself goes into the weights file; init_tau is the tau it has now
+            w = m.w.detach().double().reshape(())
+            if w.numel() != 1 or not math.isfinite(float(w)):
+                raise _refuse(path, m, "w must be one finite number")
+            init_tau = float(1.0 + torch.exp(-w))
+            if init_tau != 2.0:
+                d["init_tau"] = init_tau
+            if not m.decay_input:
+                d["decay_input"] = False
         return d
     if _is(m, "Conv2d", "Conv1d"):
         return _conv(c)

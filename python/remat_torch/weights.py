@@ -3,7 +3,8 @@
 The file is HDF5 with the layout of a gradient dump's ``/params`` (docs/trace-schema.md):
 ``/params/<layer>/<name>`` float32 in the parameter's real shape (a conv weight
 ``[out, in / groups, kh, kw]``, a conv1d weight ``[out, in / groups, k]``, a linear weight
-``[out, in]``, batch norm ``weight``, ``bias``, ``running_mean``, ``running_var`` ``[C]``),
+``[out, in]``, batch norm ``weight``, ``bias``, ``running_mean``, ``running_var`` ``[C]``, a
+ParametricLIFNode's scalar ``w`` as ``[1]``),
 and the root string attribute ``model``
 (the model file's text). A gradient dump is therefore a valid ``--init`` file too.
 """
@@ -16,7 +17,7 @@ from remat_torch._atomic import atomic_path
 from remat_torch.importer import model_text
 
 _PARAMS = {"conv2d": ("weight", "bias"), "conv1d": ("weight", "bias"), "linear": ("weight", "bias"),
-           "batchnorm": ("weight", "bias", "running_mean", "running_var")}
+           "batchnorm": ("weight", "bias", "running_mean", "running_var"), "plif": ("w",)}
 
 
 def layer_tensors(net: nn.Module, model: Dict[str, Any]) -> Iterator[Tuple[str, str, torch.Tensor]]:
@@ -53,7 +54,8 @@ def save_weights(net: nn.Module, model: Dict[str, Any], path: str) -> None:
     with atomic_path(path) as tmp:
         with h5py.File(tmp, "w") as f:
             for layer, name, t in layer_tensors(net, model):
-                f.create_dataset("/params/%s/%s" % (layer, name), data=t.detach().cpu().float().numpy())
+                a = t.detach().cpu().float()
+                f.create_dataset("/params/%s/%s" % (layer, name), data=(a.reshape(1) if a.dim() == 0 else a).numpy())
             f.attrs["model"] = model_text(model)
 
 
@@ -68,6 +70,8 @@ def load_weights(net: nn.Module, model: Dict[str, Any], path: str) -> None:
             if key not in f:
                 raise ValueError("%s: %s: missing" % (path, key))
             v = torch.from_numpy(f[key][()])
+            if t.dim() == 0 and tuple(v.shape) == (1,):  # a scalar (plif's w) is stored as [1]
+                v = v.reshape(())
             if tuple(v.shape) != tuple(t.shape):
                 raise ValueError("%s: %s: expected shape %s, got %s" % (path, key, list(t.shape), list(v.shape)))
             with torch.no_grad():
