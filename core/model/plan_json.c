@@ -41,12 +41,12 @@ static const char *layer_name_or_index(const remat_model *m, int idx, char *buf,
     return buf;
 }
 
-/* The rules of the file comment for block b of m. prefix names the entry in
- * messages ("blocks[2]"). require_sorted: splits must be ascending (in-memory plans). */
-static remat_status check_block_plan(const json_ctx *c, const remat_model *m, int b, const remat_block_plan *bp,
-                                     const char *prefix, int require_sorted) {
+/* The fields every block plan has: span, k, the compressor's code, the number of splits;
+ * a block that is not checkpointed has the defaults. */
+static remat_status check_fields(const json_ctx *c, const remat_model *m, int b, const remat_block_plan *bp,
+                                 const char *prefix) {
     const remat_block *blk = &m->blocks[b];
-    char field[160], buf[96];
+    char field[160];
     int span = bp->span > 1 ? bp->span : 1;
     if (bp->span < 0 || (span > 1 && b + span > m->n_blocks))
         return remat_json_fail(c, remat_json_path(field, sizeof field, prefix, "span"),
@@ -57,10 +57,6 @@ static remat_status check_block_plan(const json_ctx *c, const remat_model *m, in
             c, remat_json_path(field, sizeof field, prefix, "span"),
             "expected 1 on block \"%s\", which is not checkpointed (set \"checkpoint\": true), got %d", blk->name,
             bp->span);
-    /* The unit: layers of blocks b .. b+span-1. */
-    int first = blk->first_layer, end = m->blocks[b + span - 1].first_layer + m->blocks[b + span - 1].n_layers;
-    int has_bn = 0;
-    for (int q = b; q < b + span; q++) has_bn |= m->blocks[q].has_batchnorm;
     if (bp->k < 1)
         return remat_json_fail(c, remat_json_path(field, sizeof field, prefix, "k"), "expected an integer >= 1, got %d",
                                bp->k);
@@ -70,32 +66,33 @@ static remat_status check_block_plan(const json_ctx *c, const remat_model *m, in
     if (bp->n_splits < 0 || bp->n_splits > REMAT_MAX_SPLITS)
         return remat_json_fail(c, remat_json_path(field, sizeof field, prefix, "splits"),
                                "expected at most %d splits, got %d", REMAT_MAX_SPLITS, bp->n_splits);
-    if (!bp->checkpoint) {
-        if (bp->compressor != REMAT_COMP_NONE)
-            return remat_json_fail(c, remat_json_path(field, sizeof field, prefix, "compressor"),
-                                   "expected \"none\" on block \"%s\", which is not checkpointed (set \"checkpoint\": "
-                                   "true), got \"%s\"",
-                                   blk->name, remat_compressor_name(bp->compressor));
-        if (bp->k != 1)
-            return remat_json_fail(c, remat_json_path(field, sizeof field, prefix, "k"),
-                                   "expected 1 on block \"%s\", which is not checkpointed (set \"checkpoint\": true), "
-                                   "got %d",
-                                   blk->name, bp->k);
-        if (bp->n_splits)
-            return remat_json_fail(c, remat_json_path(field, sizeof field, prefix, "splits"),
-                                   "expected no splits on block \"%s\", which is not checkpointed (set \"checkpoint\": "
-                                   "true)",
-                                   blk->name);
-        return REMAT_OK;
-    }
-    if (bp->k > m->T || m->T % bp->k != 0)
+    if (bp->checkpoint) return REMAT_OK;
+    if (bp->compressor != REMAT_COMP_NONE)
+        return remat_json_fail(c, remat_json_path(field, sizeof field, prefix, "compressor"),
+                               "expected \"none\" on block \"%s\", which is not checkpointed (set \"checkpoint\": "
+                               "true), got \"%s\"",
+                               blk->name, remat_compressor_name(bp->compressor));
+    if (bp->k != 1)
         return remat_json_fail(c, remat_json_path(field, sizeof field, prefix, "k"),
-                               "expected a divisor of T = %lld, got %d", (long long)m->T, bp->k);
-    if (bp->k > 1 && has_bn)
-        return remat_json_fail(c, remat_json_path(field, sizeof field, prefix, "k"),
-                               "expected 1 because block \"%s\"%s has batch norm (time chunks would change batch-norm "
-                               "statistics), got %d",
-                               blk->name, span > 1 ? " or a block of its span" : "", bp->k);
+                               "expected 1 on block \"%s\", which is not checkpointed (set \"checkpoint\": true), "
+                               "got %d",
+                               blk->name, bp->k);
+    if (bp->n_splits)
+        return remat_json_fail(c, remat_json_path(field, sizeof field, prefix, "splits"),
+                               "expected no splits on block \"%s\", which is not checkpointed (set \"checkpoint\": "
+                               "true)",
+                               blk->name);
+    return REMAT_OK;
+}
+
+/* The splits of a checkpointed unit (layers first..end-1 of blocks b..b+span-1): inside
+ * it after its first layer, each once, in order when require_sorted, and none cutting a
+ * branch (each segment reads only its own layers and its input). */
+static remat_status check_splits(const json_ctx *c, const remat_model *m, int b, const remat_block_plan *bp,
+                                 const char *prefix, int require_sorted, int first, int end) {
+    const remat_block *blk = &m->blocks[b];
+    int span = bp->span > 1 ? bp->span : 1;
+    char buf[96];
     for (int j = 0; j < bp->n_splits; j++) {
         int s = bp->splits[j];
         char sf[192];
@@ -112,7 +109,6 @@ static remat_status check_block_plan(const json_ctx *c, const remat_model *m, in
             return remat_json_fail(c, sf, "expected splits in layer order, got %s after %s",
                                    layer_name_or_index(m, s, buf, sizeof buf), m->layers[bp->splits[j - 1]].name);
     }
-    /* No split cuts a branch: each segment reads only its own layers and its input. */
     for (int j = 0; j < bp->n_splits; j++) {
         int a = bp->splits[j], reader, source;
         if (remat_segment_reads_outside(m, a, end, &reader, &source)) {
@@ -126,7 +122,14 @@ static remat_status check_block_plan(const json_ctx *c, const remat_model *m, in
                                    source == REMAT_SRC_INPUT ? "input" : m->layers[source].name);
         }
     }
-    /* Every segment input must be representable by the compressor. */
+    return REMAT_OK;
+}
+
+/* Every segment input must be representable by the compressor. */
+static remat_status check_segment_inputs(const json_ctx *c, const remat_model *m, int b, const remat_block_plan *bp,
+                                         const char *prefix) {
+    const remat_block *blk = &m->blocks[b];
+    char field[160];
     for (int j = -1; j < bp->n_splits; j++) {
         int sfirst = j < 0 ? blk->first_layer : bp->splits[j];
         remat_value_class v = j < 0 ? blk->in_values : m->layers[sfirst - 1].out_values;
@@ -156,6 +159,31 @@ static remat_status check_block_plan(const json_ctx *c, const remat_model *m, in
         }
     }
     return REMAT_OK;
+}
+
+/* The rules of the file comment for block b of m. prefix names the entry in
+ * messages ("blocks[2]"). require_sorted: splits must be ascending (in-memory plans). */
+static remat_status check_block_plan(const json_ctx *c, const remat_model *m, int b, const remat_block_plan *bp,
+                                     const char *prefix, int require_sorted) {
+    remat_status st = check_fields(c, m, b, bp, prefix);
+    if (st != REMAT_OK || !bp->checkpoint) return st;
+    const remat_block *blk = &m->blocks[b];
+    char field[160];
+    int span = bp->span > 1 ? bp->span : 1;
+    /* The unit: layers of blocks b .. b+span-1. */
+    int first = blk->first_layer, end = m->blocks[b + span - 1].first_layer + m->blocks[b + span - 1].n_layers;
+    int has_bn = 0;
+    for (int q = b; q < b + span; q++) has_bn |= m->blocks[q].has_batchnorm;
+    if (bp->k > m->T || m->T % bp->k != 0)
+        return remat_json_fail(c, remat_json_path(field, sizeof field, prefix, "k"),
+                               "expected a divisor of T = %lld, got %d", (long long)m->T, bp->k);
+    if (bp->k > 1 && has_bn)
+        return remat_json_fail(c, remat_json_path(field, sizeof field, prefix, "k"),
+                               "expected 1 because block \"%s\"%s has batch norm (time chunks would change batch-norm "
+                               "statistics), got %d",
+                               blk->name, span > 1 ? " or a block of its span" : "", bp->k);
+    if ((st = check_splits(c, m, b, bp, prefix, require_sorted, first, end)) != REMAT_OK) return st;
+    return check_segment_inputs(c, m, b, bp, prefix);
 }
 
 int remat_block_plan_equal(const remat_block_plan *a, const remat_block_plan *b) {
