@@ -63,6 +63,8 @@ struct remat_sim {
     remat_model base_model, model;
     remat_shard shard;
     int has_shard;
+    remat_shard rec_shard; /* the recorded rank's world (a trace of mpirun -np R remat run --trace) */
+    int has_rec_shard;
     remat_caching_config caching;
     remat_op_cost_model *cost;
     remat_nnz_table *nnz;
@@ -214,6 +216,7 @@ static remat_status dry_run(remat_sim *s, const remat_model *m, const remat_plan
     eo.nnz_oracle = hook_nnz;
     eo.hook_ctx = s;
     eo.shard = s->has_shard && !s->o.ddp && m == &s->model ? &s->shard : NULL;
+    if (m == &s->base_model && s->has_rec_shard) eo.shard = &s->rec_shard; /* the recorded rank, replayed as it ran */
     s->cur_plan = p;
     s->cur_model = m;
     s->unpriced = s->estimated = s->nnz_est = 0;
@@ -359,12 +362,23 @@ remat_sim *remat_sim_init(const remat_trace *base, const remat_sim_opts *o, rema
         goto fail;
     }
     if ((st = remat_backend_dry_init_like(&s->dry, base->backend, err)) != REMAT_OK) goto fail;
+    if (base->ranks > 0) { /* rank 0's trace of a data-parallel run: its world's batch is ranks x N */
+        s->rec_shard = (remat_shard){base->reduce_blocks, base->ranks, 0, base->N * base->ranks, NULL};
+        if ((st = remat_shard_check(&s->rec_shard, "simulate", err)) != REMAT_OK) goto fail;
+        s->has_rec_shard = 1;
+        if (s->o.ranks == 0 && s->o.reduce_blocks == 0 && !s->o.ddp) { /* no world asked: the recorded one */
+            s->o.ranks = base->ranks;
+            s->o.reduce_blocks = base->reduce_blocks;
+        }
+    }
     if (s->o.check_baseline && (st = check_baseline(s, err)) != REMAT_OK) goto fail;
     if (s->o.T < 0 || s->o.N < 0) {
         st = remat_error_set(err, REMAT_ERR_INPUT, "rescale: T and N: expected positive values");
         goto fail;
     }
-    if ((st = remat_model_rescale(&s->base_model, s->o.T, s->o.N, &s->model, err)) != REMAT_OK) goto fail;
+    /* the batch to predict: asked, else the recorded run's (a recorded rank's world's) */
+    int64_t batch = s->o.N ? s->o.N : base->N * (base->ranks > 0 ? base->ranks : 1);
+    if ((st = remat_model_rescale(&s->base_model, s->o.T, batch, &s->model, err)) != REMAT_OK) goto fail;
     if (s->o.ranks > 1 || s->o.reduce_blocks > 1) { /* one rank of a data-parallel run: its share */
         int R = s->o.ranks > 0 ? s->o.ranks : 1;
         s->shard = (remat_shard){s->o.reduce_blocks > 0 ? s->o.reduce_blocks : R, R, 0, s->model.N, NULL};

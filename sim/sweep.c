@@ -24,9 +24,15 @@ remat_status remat_sim_sweep(const remat_trace *t, const remat_sim_opts *so, con
         else vo.N = o->vals[i];
         remat_sim *s = remat_sim_init(t, &vo, err);
         if (!s) return err->status;
-        *fixed = o->dim == 'T' ? remat_sim_model(s)->N : remat_sim_model(s)->T;
+        const remat_shard *sh = remat_sim_shard(s);
+        *fixed = o->dim == 'T' ? (sh ? sh->n_total : remat_sim_model(s)->N) : remat_sim_model(s)->T;
         memset(&rows[i], 0, sizeof rows[i]);
         rows[i].v = o->vals[i];
+        if (sh) {
+            rows[i].ranks = sh->ranks;
+            rows[i].reduce_blocks = sh->blocks;
+            rows[i].rank_N = remat_sim_model(s)->N;
+        }
         remat_status st = sweep_one(s, o, &rows[i], err);
         remat_sim_free(s);
         if (st != REMAT_OK) return st;

@@ -24,6 +24,11 @@ typedef struct remat_sweep_row {
     int64_t v;                 /* the value of the swept dimension */
     remat_search_figures base; /* plain backpropagation (the empty plan) */
     remat_search_figures plan; /* the callback's plan; zero without one */
+    /* one rank of a data-parallel world (remat_sim_opts.ranks, or the world a rank's
+     * trace recorded): its ranks, reduction blocks and share of the batch v (or of the
+     * fixed N); 0, 0, 0: one process. The figures are then each rank's. */
+    int ranks, reduce_blocks;
+    int64_t rank_N;
 } remat_sweep_row;
 
 /* Builds the plan evaluated at one value, for the rescaled model m (into *out, which
@@ -45,7 +50,7 @@ typedef struct remat_sweep_opts {
  * vals[i] (so->check_baseline honoured on the first value only: the check is of the
  * recording, the same at every value), rows[i] = {vals[i], baseline, plan}. *fixed:
  * the other dimension as simulated. Stops at the first failure (err set, rows past it
- * unset). */
+ * unset). *fixed is the batch, not a rank's share, with ranks. */
 remat_status remat_sim_sweep(const remat_trace *t, const remat_sim_opts *so, const remat_sweep_opts *o,
                              remat_sweep_row *rows, int64_t *fixed, remat_error *err);
 

@@ -40,7 +40,6 @@ expect 2 "iters" -- "$remat" run --model $M --iters 0
 # data parallelism (docs/mpi.md): blocks must divide N; a launcher's world needs an MPI build
 expect 2 "reduce-blocks.*divide" -- "$remat" run --model $M --reduce-blocks 3
 expect 2 "reduce-blocks" -- "$remat" run --model $M --reduce-blocks 0
-expect 2 "trace" -- "$remat" run --model $M --reduce-blocks 2 --trace "$tmp/rb.h5"
 expect 2 "built without MPI" -- env OMPI_COMM_WORLD_SIZE=2 "$remat" run --model $M
 expect 0 "" -- "$remat" run --model $M --reduce-blocks 8 --json
 if ! "$remat" run --model $M --reduce-blocks 8 --json | grep -q '"ranks":\[{"rank":0,"N":8,'; then
@@ -97,6 +96,30 @@ set -- $v
 sim=$("$remat" simulate --trace "$tmp/s.h5" --N $(( $1 * 2 )) --ranks 2 --reduce-blocks 2 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["ranks"][0]["peak_live_bytes"])')
 [ -n "$1" ] && [ "$1" -gt 1 ] && [ "$sim" = "$2" ] && passes=$((passes+1)) || { echo "FAIL: tune --ranks $v against simulate $sim"; fails=$((fails+1)); }
 set --
+# simulate --sweep with --ranks: every row is simulate --N v --ranks's rank, the batch v in blocks
+sw=$("$remat" simulate --trace "$tmp/s.h5" --sweep N=8,16 --ranks 2 --reduce-blocks 8 --data-only --figure "$tmp/sw.png" --json)
+s16=$("$remat" simulate --trace "$tmp/s.h5" --N 16 --ranks 2 --reduce-blocks 8 --json)
+python3 - "$sw" "$ranks" "$s16" <<'PY' && passes=$((passes+1)) || { echo "FAIL: simulate --sweep --ranks rows"; fails=$((fails+1)); }
+import json, sys
+sw, r8, r16 = (json.loads(a) for a in sys.argv[1:4])
+assert sw["ranks"] == 2 and sw["reduce_blocks"] == 8, sw
+assert [(x["N"], x["rank_N"]) for x in sw["rows"]] == [(8, 4), (16, 8)], sw["rows"]
+for row, one in zip(sw["rows"], (r8, r16)):
+    assert row["baseline"]["peak_live_bytes"] == one["ranks"][0]["peak_live_bytes"], (row, one["ranks"][0])
+    assert row["baseline"]["peak_reserved_bytes"] == one["ranks"][0]["peak_reserved_bytes"]
+PY
+expect 2 "reduce-blocks" -- "$remat" simulate --trace "$tmp/s.h5" --sweep N=8,12 --ranks 2 --reduce-blocks 8 --data-only --figure "$tmp/sw.png"
+# a blocked run's trace (here one process; under mpirun rank 0's, tests/mpi_test.sh) records its
+# world: simulate replays it as it ran (its peak), and predicts another world as from a plain trace
+bl=$("$remat" run --model $M --reduce-blocks 8 --iters 2 --trace "$tmp/b.h5" --json)
+rb=$("$remat" simulate --trace "$tmp/b.h5" --json)
+r2=$("$remat" simulate --trace "$tmp/b.h5" --ranks 2 --reduce-blocks 8 --json)
+python3 - "$bl" "$rb" "$r2" "$ranks" <<'PY' && passes=$((passes+1)) || { echo "FAIL: a blocked run's trace"; fails=$((fails+1)); }
+import json, sys
+run, rb, r2, want = (json.loads(a) for a in sys.argv[1:5])
+assert rb["reduce_blocks"] == 8 and rb["ranks"][0]["peak_live_bytes"] == run["ranks"][0]["peak_live_bytes"], (rb, run)
+assert r2["ranks"] == want["ranks"], (r2["ranks"], want["ranks"])
+PY
 expect 2 "ranks" -- "$remat" simulate --trace "$tmp/s.h5" --ddp
 expect 2 "reduce-blocks" -- "$remat" simulate --trace "$tmp/s.h5" --ranks 3 --reduce-blocks 8
 expect 0 "" -- "$remat" run --model $M --dump "$tmp/d.h5"

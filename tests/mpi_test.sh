@@ -7,7 +7,9 @@
 # running statistic and gradient after the steps, bit for bit) as one process; R = 3 is
 # refused; only rank 0 prints; simulate --ranks predicts every rank's peaks to the byte;
 # `mpirun -np R remat verify --grid` (R = 2, 3) prints the one-process report byte for
-# byte; `mpirun -np R remat run --dump` (R = 2, 4) writes the one-process dump byte for byte. Oversubscribed (CI has 2 cores) and allowed as root.
+# byte; `mpirun -np R remat run --dump` (R = 2, 4) writes the one-process dump byte for byte;
+# `--trace` under mpirun is rank 0's, and simulate replays it to the byte; an unwritable output
+# is reported once. Oversubscribed (CI has 2 cores) and allowed as root.
 set -u
 remat="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 cd "$(dirname "$0")/.."
@@ -107,10 +109,28 @@ for spec in "tiny-resnet-bn-fp32:data/plans/tiny-resnet-bn-ckpt.json" "tiny-vgg-
     else fail "dump $name R=$R: not the one-process dump byte for byte (or not one line from rank 0)"; fi
   done
 done
-# --trace stays one-process: refused under mpirun with exit 2 naming the flag
-mpi 2 run --model data/models/tiny-mlp-lif.json --reduce-blocks 8 --trace "$tmp/t.h5" > /dev/null 2> "$tmp/et"
-code=$?
-if [ "$code" = 2 ] && grep -q -- "--trace" "$tmp/et" && [ ! -e "$tmp/t.h5" ]; then passes=$((passes+1)); else fail "--trace under mpirun: exit $code: $(head -2 "$tmp/et")"; fi
+# --trace under mpirun: rank 0 writes its own trace (its share, the reduction's buffers, the world in
+# the ranks and reduce_blocks attributes); simulate replays it as it ran, to the byte of every rank's
+# measured peaks, and predicts R = 4 from it as from a one-process trace
+for name in tiny-resnet-bn tiny-vgg-dvs; do
+  rm -f "$tmp/t2.h5"
+  mpi 2 run --model "data/models/$name.json" --N 8 --reduce-blocks 8 --iters 2 --trace "$tmp/t2.h5" --json \
+    > "$tmp/t2.json" 2> "$tmp/et" || { fail "--trace under mpirun $name: $(head -2 "$tmp/et")"; continue; }
+  rk() { python3 -c 'import json,sys; print(json.load(sys.stdin)["ranks"])'; }
+  meas=$(rk < "$tmp/t2.json")
+  pred=$("$remat" simulate --trace "$tmp/t2.h5" --json | rk)
+  p4=$("$remat" simulate --trace "$tmp/t2.h5" --ranks 4 --reduce-blocks 8 --json | rk)
+  w4=$("$remat" simulate --trace "$tmp/$name.h5" --ranks 4 --reduce-blocks 8 --json | rk)
+  if [ -n "$meas" ] && [ "$pred" = "$meas" ] && [ "$p4" = "$w4" ]; then passes=$((passes+1));
+  else fail "--trace under mpirun $name: replayed '$pred' measured '$meas'; R=4 '$p4' against '$w4'"; fi
+done
+# an output rank 0 cannot write: rank 0 alone says so, once, and every rank exits 2
+for flag in --dump --trace; do
+  mpi 2 run --model data/models/tiny-mlp-lif.json --reduce-blocks 8 $flag "$tmp/missing/x.h5" > /dev/null 2> "$tmp/ew"
+  code=$?
+  n=$(grep -c "^remat run: $flag" "$tmp/ew")
+  if [ "$code" = 2 ] && [ "$n" = 1 ]; then passes=$((passes+1)); else fail "$flag unwritable under mpirun: exit $code, $n lines: $(head -3 "$tmp/ew")"; fi
+done
 
 fi
 

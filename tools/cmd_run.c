@@ -267,7 +267,8 @@ static int run_main(int argc, char **argv, const remat_tools_world *wd) {
     if (!model_path) return remat_cli_missing("run", "--model", "a model file, e.g. data/models/mlp-lif.json");
     const cli_file ins[] = {{"--model", model_path}, {"--plan", plan_path}, {"--init", init_path}};
     const cli_file outs[] = {{"--trace", trace_path}, {"--dump", dump_path}};
-    if (remat_cli_refuse_overlap("run", ins, 3, outs, 2)) return 2;
+    /* rank 0 alone writes, so it alone checks the outputs; every rank exits with its code */
+    if (remat_tools_world_agree(wd, lead && remat_cli_refuse_overlap("run", ins, 3, outs, 2) ? 2 : 0)) return 2;
     if (iters < 1 || iters > 100000) {
         fprintf(stderr, "remat run: --iters: %d is out of range (expected 1..100000)\n", iters);
         return 2;
@@ -300,12 +301,6 @@ static int run_main(int argc, char **argv, const remat_tools_world *wd) {
     }
     if (dump_path && iters != 1) {
         fprintf(stderr, "remat run: --dump: a dump records exactly one step (got --iters %d)\n", iters);
-        return 2;
-    }
-    if (sharded && trace_path) { /* --dump is written by rank 0 for the global batch (docs/mpi.md) */
-        fprintf(stderr, "remat run: --trace: not written by a data-parallel run (a rank's trace holds the reduction's "
-                        "buffers, which simulate would replay as a one-process step; expected it without "
-                        "--reduce-blocks and mpirun: simulate --ranks R predicts each rank from that trace)\n");
         return 2;
     }
     remat_error err = {0};
@@ -397,6 +392,10 @@ static int run_main(int argc, char **argv, const remat_tools_world *wd) {
         }
     }
     remat_cli_progress_done();
+    /* rank 0 alone wrote the dump (after the step's last exchange): its outcome is every
+     * rank's exit code, its message printed once, by rank 0 */
+    int lead_rc = dump_path && wd->size > 1 ? remat_tools_world_agree(wd, lead && st != REMAT_OK ? remat_status_exit_code(st) : 0) : 0;
+    if (lead_rc && !lead && st == REMAT_OK) goto done;
     remat_cuda_info ci;
     int have_ci = st == REMAT_OK && !strcmp(backend, "cuda") && cuda_driver_view(&be, &ci);
     if (have_ci && ci.total_bytes > 0 && ci.free_at_init >= 0) { /* the driver's view goes into the trace */
@@ -419,7 +418,11 @@ static int run_main(int argc, char **argv, const remat_tools_world *wd) {
                                      q, (unsigned long long)reports[q].state_crc,
                                      (unsigned long long)reports[0].state_crc);
     }
-    if (st == REMAT_OK && trace_path) st = remat_trace_write_h5(&trace, trace_path, &err);
+    if (st == REMAT_OK && trace_path && lead) st = remat_trace_write_h5(&trace, trace_path, &err);
+    if (trace_path && wd->size > 1 && reports) { /* rank 0's trace (its own share's): as the dump above */
+        lead_rc = remat_tools_world_agree(wd, lead && st != REMAT_OK ? remat_status_exit_code(st) : 0);
+        if (lead_rc && !lead && st == REMAT_OK) goto done;
+    }
     shard_json sj = {blocks, wd->size, reports, !dump_path};
     if (st == REMAT_OK && !lead) {
         /* rank 0 prints */
@@ -447,6 +450,7 @@ static int run_main(int argc, char **argv, const remat_tools_world *wd) {
                            plan_path ? plan_path : "", remat_cli_size_flags(sz, sizeof sz, N, T));
         }
     }
+done:
     remat_xfree(res);
     remat_xfree(reports);
     remat_trace_free(&trace);
@@ -455,5 +459,6 @@ static int run_main(int argc, char **argv, const remat_tools_world *wd) {
     remat_plan_free(&p);
     if (sharded) remat_model_free(&ml);
     remat_model_free(&m);
+    if (lead_rc && !lead && st == REMAT_OK) return lead_rc; /* rank 0 said why */
     return st == REMAT_OK ? 0 : remat_cli_fail("run", &err);
 }

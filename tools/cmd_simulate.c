@@ -372,6 +372,8 @@ static int run_sweep(const remat_trace *trace, const char *trace_path, const rem
         printf("{\"execution\":");
         remat_json_string(stdout, remat_trace_execution(trace->backend));
         printf(",\"sweep\":\"%c\",\"fixed\":{\"%c\":%lld}", dim, dim == 'T' ? 'N' : 'T', (long long)fixed);
+        if (rows[0].ranks) /* the figures are each rank's */
+            printf(",\"ranks\":%d,\"reduce_blocks\":%d", rows[0].ranks, rows[0].reduce_blocks);
         remat_cli_steady_json(stdout, remat_cli_simulated_steps(base_so, (int)trace->n_iters), (int)trace->n_iters);
         remat_cli_step_trust_json(stdout, trust);
         remat_cli_budget_json(stdout, 1, &bud, src);
@@ -383,10 +385,10 @@ static int run_sweep(const remat_trace *trace, const char *trace_path, const rem
         remat_json_string(stdout, gnuplot_failed || data_only ? "" : files.image);
         printf(",\"rows\":[");
         for (int i = 0; i < nv; i++) {
-            printf("%s{\"%c\":%lld,\"baseline\":{\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld,"
-                   "\"step_time_s\":%.9g}",
-                   i ? "," : "", dim, (long long)rows[i].v, (long long)rows[i].base.peak_live,
-                   (long long)rows[i].base.peak_reserved, rows[i].base.time_s);
+            printf("%s{\"%c\":%lld,", i ? "," : "", dim, (long long)rows[i].v);
+            if (rows[i].ranks) printf("\"rank_N\":%lld,", (long long)rows[i].rank_N);
+            printf("\"baseline\":{\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld,\"step_time_s\":%.9g}",
+                   (long long)rows[i].base.peak_live, (long long)rows[i].base.peak_reserved, rows[i].base.time_s);
             if (plan_path)
                 printf(",\"plan\":{\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld,\"step_time_s\":%.9g}",
                        (long long)rows[i].plan.peak_live, (long long)rows[i].plan.peak_reserved, rows[i].plan.time_s);
@@ -396,6 +398,10 @@ static int run_sweep(const remat_trace *trace, const char *trace_path, const rem
     } else {
         printf("predicted peak against %c at %c=%lld, from %s\n", dim, dim == 'T' ? 'N' : 'T', (long long)fixed,
                trace_path);
+        if (rows[0].ranks)
+            printf("per rank              %d ranks, %d reduction blocks (mpirun -np %d remat run --reduce-blocks %d): "
+                   "every figure below is each rank's (its share of N, its reduction buffers included)\n",
+                   rows[0].ranks, rows[0].reduce_blocks, rows[0].ranks, rows[0].reduce_blocks);
         if (bf->budget >= 0) remat_cli_budget_print(stdout, &bud, src);
         remat_cli_steady_note(stdout, remat_cli_simulated_steps(base_so, (int)trace->n_iters), (int)trace->n_iters);
         remat_cli_prediction_note(stdout, trace->backend);
@@ -587,8 +593,8 @@ int remat_cmd_simulate(int argc, char **argv) {
                 ddp_bucket_mb < 1 || ddp_bucket_mb > 1 << 20 ? 1 << 20 : 1024);
         return 2;
     }
-    if ((ranks > 1 || blocks > 1) && sweep) {
-        fprintf(stderr, "remat simulate: --ranks: not with --sweep yet (expected one of them)\n");
+    if (ddp && sweep) {
+        fprintf(stderr, "remat simulate: --ddp: not with --sweep (expected one of them)\n");
         return 2;
     }
     remat_cli_alloc_config_note("simulate", alloc_cfg);

@@ -209,7 +209,9 @@ static void tune_opts(tune_cmd *c) {
     to->sim.allocator = c->kind;
     to->sim.N = c->N;
     to->sim.T = c->T;
-    to->sim.ranks = c->ranks;
+    /* without --ranks one process (1: not the world a rank's trace recorded, whose
+     * blocks need not divide the sizes tried) */
+    to->sim.ranks = c->ranks > 0 ? c->ranks : 1;
     to->sim.reduce_blocks = c->ranks > 1 ? c->ranks : 0; /* one block per rank: every share is whole blocks */
     to->sim.allocator_config = c->alloc_cfg;
     to->sim.origin = c->trace_path;

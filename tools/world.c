@@ -3,6 +3,7 @@
  * PMI_SIZE. Outside a launcher MPI is not initialised at all. */
 #include "tools/world.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,17 @@ void remat_tools_world_close(remat_tools_world *w) {
     if (w->mpi) remat_mpi_finalize();
 #endif
     w->mpi = 0;
+}
+
+int remat_tools_world_agree(const remat_tools_world *w, int rc) {
+    if (!w->comm) return rc;
+    int32_t v = rc;
+    remat_error err = {0};
+    if (w->comm->bcast(w->comm->ctx, &v, sizeof v, 0, &err) != REMAT_OK) {
+        fprintf(stderr, "remat: %s\n", err.msg);
+        return 1;
+    }
+    return v;
 }
 
 void remat_tools_world_abort(const remat_tools_world *w, int code) {

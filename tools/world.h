@@ -22,6 +22,10 @@ typedef struct remat_tools_world {
  * MPI: the ranks would each run the whole command). */
 int remat_tools_world_open(const char *cmd, remat_tools_world *w);
 void remat_tools_world_close(remat_tools_world *w);
+/* Rank 0's rc on every rank (a collective: every rank calls it; rc unchanged in one
+ * process). For what rank 0 alone does - check and write the outputs - so that every
+ * rank exits with its code while rank 0 alone prints why. */
+int remat_tools_world_agree(const remat_tools_world *w, int rc);
 /* Ends every rank (a failure on one rank the others would wait for forever). */
 void remat_tools_world_abort(const remat_tools_world *w, int code);
 /* "built in (<library>)" or "not built in (...)": for remat --version. */

@@ -686,6 +686,8 @@ remat_session *remat_session_init(const remat_model *m, const remat_plan *p, rem
         t->precision = (int32_t)m->precision;
         t->T = m->T;
         t->N = m->N;
+        t->ranks = o->shard ? o->shard->ranks : 0;
+        t->reduce_blocks = o->shard ? o->shard->blocks : 0;
         if (b->ops->has_data) calibrate_compressors(s);
     }
     if (init_params(s) != REMAT_OK) goto fail;

@@ -13,19 +13,18 @@ remat_shard remat_shard_one(int blocks, int64_t n) {
 }
 
 remat_status remat_shard_check(const remat_shard *s, const char *what, remat_error *err) {
+    (void)what; /* the caller names the command */
     if (s->blocks < 1)
-        return remat_error_set(err, REMAT_ERR_INPUT, "remat %s: --reduce-blocks: %d (expected 1 or more)", what,
-                               s->blocks);
+        return remat_error_set(err, REMAT_ERR_INPUT, "--reduce-blocks: %d (expected 1 or more)", s->blocks);
     if (s->ranks < 1 || s->blocks % s->ranks != 0)
         return remat_error_set(err, REMAT_ERR_INPUT,
-                               "remat %s: --reduce-blocks: %d blocks cannot be dealt over %d ranks (expected a "
-                               "multiple of the world size, e.g. --reduce-blocks 8 for 1, 2, 4 or 8 ranks)",
-                               what, s->blocks, s->ranks);
+                               "--reduce-blocks: %d blocks cannot be dealt over %d ranks (expected a multiple of "
+                               "the world size, e.g. --reduce-blocks 8 for 1, 2, 4 or 8 ranks)",
+                               s->blocks, s->ranks);
     if (s->n_total < s->blocks || s->n_total % s->blocks != 0)
         return remat_error_set(err, REMAT_ERR_INPUT,
-                               "remat %s: --reduce-blocks: %d does not divide the batch N = %lld (expected a "
-                               "divisor of N)",
-                               what, s->blocks, (long long)s->n_total);
+                               "--reduce-blocks: %d does not divide the batch N = %lld (expected a divisor of N)",
+                               s->blocks, (long long)s->n_total);
     if (s->rank < 0 || s->rank >= s->ranks)
         return remat_error_set(err, REMAT_ERR_INTERNAL, "rank %d outside a world of %d", s->rank, s->ranks);
     if (s->comm && (s->comm->size != s->ranks || s->comm->rank != s->rank))

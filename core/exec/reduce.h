@@ -45,7 +45,7 @@ typedef struct remat_shard {
 /* One process holding all `blocks` blocks of a batch of n samples. */
 remat_shard remat_shard_one(int blocks, int64_t n);
 /* blocks >= 1, ranks divides blocks, blocks divides n_total, 0 <= rank < ranks; else
- * REMAT_ERR_INPUT naming `what` (the command) and the flag. */
+ * REMAT_ERR_INPUT naming the flag (the caller prefixes its command, "remat <what>: "). */
 remat_status remat_shard_check(const remat_shard *s, const char *what, remat_error *err);
 int remat_shard_local_blocks(const remat_shard *s);  /* blocks / ranks */
 int64_t remat_shard_local_n(const remat_shard *s);   /* samples this rank holds */

@@ -96,6 +96,11 @@ typedef struct remat_trace {
     int32_t threads;       /* reference backend threads used */
     int32_t no_input_grad; /* 1: recorded without the network input's gradient (remat_exec_opts) */
     int32_t precision;     /* remat_precision of the recorded model (docs/precision.md) */
+    /* a trace of rank 0 of a data-parallel run (`mpirun -np ranks remat run
+     * --reduce-blocks reduce_blocks --trace`, docs/mpi.md): T, N and the model are the
+     * rank's share (the batch is ranks x N), the events include the reduction's buffers;
+     * 0, 0: one process without blocks */
+    int32_t ranks, reduce_blocks;
     /* the reference backend's SIMD path the kernels ran on ("scalar", "avx2", "avx512":
      * core/ref/simd.h); "" when not recorded (other backends, older files) */
     char simd[16];

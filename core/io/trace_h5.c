@@ -200,6 +200,9 @@ remat_status remat_trace_write_h5(const remat_trace *t, const char *path, remat_
     if (st == REMAT_OK) st = remat_h5_attr_write_i64(f, path, "/", "N", t->N, err);
     if (st == REMAT_OK) st = remat_h5_attr_write_i64(f, path, "/", "threads", t->threads, err);
     if (st == REMAT_OK) st = remat_h5_attr_write_i64(f, path, "/", "no_input_grad", t->no_input_grad ? 1 : 0, err);
+    if (st == REMAT_OK && t->ranks > 0) /* absent: one process, as traces before it */
+        st = remat_h5_attr_write_i64(f, path, "/", "ranks", t->ranks, err);
+    if (st == REMAT_OK && t->ranks > 0) st = remat_h5_attr_write_i64(f, path, "/", "reduce_blocks", t->reduce_blocks, err);
     if (st == REMAT_OK && t->precision != REMAT_PRECISION_FP32) /* absent: fp32, as traces before it */
         st = remat_h5_attr_write_str(f, path, "/", "precision", remat_precision_name((remat_precision)t->precision),
                                      err);
@@ -533,6 +536,18 @@ static remat_status read_open(hid_t f, const char *path, remat_trace *out, remat
         st = remat_h5_attr_read_i64(f, path, "/", "no_input_grad", &no_input_grad, err);
     if (st == REMAT_OK && (no_input_grad < 0 || no_input_grad > 1))
         st = BAD("%s: no_input_grad: expected 0 or 1, found %lld", path, (long long)no_input_grad);
+    int64_t ranks = 0, rblocks = 0; /* optional: a data-parallel rank's trace */
+    if (st == REMAT_OK && remat_h5_attr_exists(f, "/", "ranks")) {
+        st = remat_h5_attr_read_i64(f, path, "/", "ranks", &ranks, err);
+        if (st == REMAT_OK) st = remat_h5_attr_read_i64(f, path, "/", "reduce_blocks", &rblocks, err);
+        if (st == REMAT_OK && (ranks < 1 || ranks > 4096))
+            st = BAD("%s: ranks: expected 1..4096, found %lld", path, (long long)ranks);
+        if (st == REMAT_OK && (rblocks < ranks || rblocks % ranks != 0 || rblocks > REMAT_TRACE_MAX_N ||
+                               N < 1 || N > REMAT_TRACE_MAX_N || (N * ranks) % rblocks != 0))
+            st = BAD("%s: reduce_blocks: expected a multiple of ranks = %lld dividing the batch ranks x N = %lld, "
+                     "found %lld",
+                     path, (long long)ranks, (long long)(N * ranks), (long long)rblocks);
+    }
     int64_t dev_total = 0, dev_free = 0; /* optional: the driver's view, on a GPU only */
     if (st == REMAT_OK && remat_h5_attr_exists(f, "/", "device_total_bytes"))
         st = remat_h5_attr_read_i64(f, path, "/", "device_total_bytes", &dev_total, err);
@@ -619,6 +634,8 @@ static remat_status read_open(hid_t f, const char *path, remat_trace *out, remat
         t.N = N;
         t.threads = (int32_t)threads;
         t.no_input_grad = (int32_t)no_input_grad;
+        t.ranks = (int32_t)ranks;
+        t.reduce_blocks = (int32_t)rblocks;
         t.device_total_bytes = dev_total;
         t.device_free_at_init = dev_free;
         t.precision = (int32_t)precision;
