@@ -135,30 +135,30 @@ typedef struct step_trust {
 
 enum { TRUST_SAME, TRUST_PLAN, TRUST_LARGER_PROBE, TRUST_SMALLER_PROBE, TRUST_N_NO_PROBE, TRUST_T, TRUST_COUNT };
 
-#define EXP16_SHIPPED                                                                                       \
-    "bench/exp16_step_predict.py, mlp-lif, resnet-bn, 3block-if, tiny-vgg-dvs, tiny-sew-resnet recorded at N=2; " \
-    "docs/benchmarks.md section 16"
+#define EXP16_SHIPPED                                                                                        \
+    "bench/exp16_step_predict.py: mlp-lif, resnet-bn, 3block-if, tiny-vgg-dvs, tiny-sew-resnet, vgg-dvs recorded at " \
+    "N=2, sew-resnet18 at N=1, timed by CPU time; docs/benchmarks.md section 16"
 
 static const step_trust STEP_TRUST[TRUST_COUNT] = {
-    [TRUST_SAME] = {"same size as recorded, no plan",
-                    "-46 to +17 %, median -1 %, measured at load average 9 on 2 cores (other jobs' "
-                    "time falls on the run measured)",
+    [TRUST_SAME] = {"same size as recorded, no plan", "a median 2.8 %, at worst 15 % (-15 to +5 %, 7 models)",
                     EXP16_SHIPPED},
     [TRUST_PLAN] = {"a plan at the recorded size",
-                    "-48 to +13 %, median +0 % (every block checkpointed); the plan's overhead over plain "
-                    "-24 to +7 points off the measured one, at load average 9 on 2 cores",
+                    "a median 4.0 %, at worst 9.7 % (every block checkpointed, 7 models); the plan's overhead over "
+                    "plain a median 3.4 points, at worst 9.3 points from the measured one",
                     EXP16_SHIPPED},
     [TRUST_LARGER_PROBE] = {"a larger batch than recorded, from a trace with a probe",
-                            "-70 to +4 %, median -14 %, at 2 to 16 times the recorded N, measured "
-                            "at load average 9 on 2 cores (under: other jobs' time falls on the runs measured)",
+                            "a median 9.8 %, at worst 25 % (-25 to +6 %, under at the largest sizes) at 2 to 16 times "
+                            "the recorded N: past the probe's size an op's cost per element grows as its tensors "
+                            "leave the caches; record with --probe-N near the batch you will ask about",
                             EXP16_SHIPPED},
     [TRUST_SMALLER_PROBE] = {"a smaller batch than recorded, from a trace with a probe",
                              "not measured (the line through the recorded and the probe's size)", "no benchmark yet"},
     [TRUST_N_NO_PROBE] = {"another batch than recorded, from a trace without a probe (one step, --probe-N 0 or an earlier "
                           "remat: re-record it with remat run --iters 3 --trace for the probe)",
-                          "+20 to +295 % at 2 to 16 times the recorded N (over: per-op times scaled with the elements "
-                          "they touch, and a small batch's ops cost more per element)",
-                          "bench/exp16_step_predict.py, before the probe; docs/benchmarks.md section 16"},
+                          "a median 67 %, +20 to +295 % at 2 to 16 times the recorded N (over: per-op times scaled "
+                          "with the elements they touch, and a small batch's ops cost more per element)",
+                          "bench/exp16_step_predict.py before the probe, 5 models recorded at N=2; docs/benchmarks.md "
+                          "section 16"},
     [TRUST_T] = {"another T than recorded", "not measured (per-op times are scaled with the elements they touch)",
                  "no benchmark yet"},
 };
