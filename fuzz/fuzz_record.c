@@ -4,14 +4,15 @@
  * (sim/torch_rescale.c).
  *
  * The input bytes are an HDF5 file image (remat_ext_trace_read_h5_image). Seeds
- * (fuzz/seeds/record) are a small recording as remat_torch.record writes it, once
+ * (fuzz/seeds/record) are a small recording as remat_torch.record writes it (chunk
+ * and compressor probes included), once
  * as written and once without its optional content_crc32 attribute, so that mutated
  * datasets reach the record's checks and, when those pass, the simulator. Every input
  * is either refused with REMAT_ERR_INPUT and one printable line "<origin>: ...", or
  * read as a record whose annotations pair with its stream; then:
  *  - with a model file: the plain step and each plan below (every block checkpointed;
  *    with the bit compressor; the first block with sparse; every block as a span of
- *    two) under both executors are predicted or refused the same way, a prediction
+ *    two; every block in two time chunks) under both executors are predicted or refused the same way, a prediction
  *    holding peak >= live at the step's start >= 0;
  *  - the record against itself is refused for --N (the same N twice); against a copy
  *    with N and every size doubled it is linear, and rescaled to 3 N its plain peak is
@@ -83,6 +84,7 @@ static int make_plan(const remat_model *m, int k, remat_plan *p) {
         bp->checkpoint = 1;
         bp->compressor = k == 1 ? REMAT_COMP_BIT : k == 2 ? REMAT_COMP_SPARSE : REMAT_COMP_NONE;
         if (k == 3 && b + 1 < m->n_blocks) bp->span = 2, b++;
+        if (k == 4) bp->k = 2; /* time chunks: from the recording's chunk probe for k = 2 */
     }
     if (remat_plan_validate(p, m, ORIGIN, &err) != REMAT_OK) {
         remat_plan_free(p);
@@ -102,7 +104,7 @@ static void check_plans(const remat_ext_trace *t) {
     for (int how = 0; how < REMAT_TORCH_EXEC_COUNT; how++) {
         remat_torch_pred r;
         predict(t, &m, NULL, (remat_torch_exec)how, &r);
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < 5; k++) {
             remat_plan p;
             if (!make_plan(&m, k, &p)) continue;
             predict(t, &m, &p, (remat_torch_exec)how, &r);

@@ -56,7 +56,7 @@ for t in model plan notation trace pickle plot record; do
     elif [ "$t" = pickle ]; then seeds="fuzz/seeds/pickle"; dict=""; maxlen=16384
     elif [ "$t" = notation ]; then seeds="fuzz/seeds/notation"; dict=""; maxlen=512
     elif [ "$t" = plot ]; then seeds="fuzz/seeds/plot"; dict="-dict=fuzz/plot.dict"; maxlen=256
-    elif [ "$t" = record ]; then seeds="fuzz/seeds/record"; maxlen=131072
+    elif [ "$t" = record ]; then seeds="fuzz/seeds/record"; maxlen=262144
         # remat's allocations are counted by the target itself (remat_xmem_live) and HDF5's are made with
         # LeakSanitizer paused, so its scan after each input could report nothing and took 9 of 10 runs' time
         dict=""; extra="-detect_leaks=0"
