@@ -254,10 +254,89 @@ static int run_level(const answer_ctx *a, int level, int preset) {
     return ok ? 0 : remat_cli_fail("search", &err);
 }
 
+/* --budget --json: one object. */
+static void print_budget_json(const answer_ctx *a, const remat_search_budget_result *r, int64_t budget,
+                              const char *label, const remat_front_meta *meta) {
+    remat_sim *s = a->s;
+    const remat_model *m = remat_sim_model(s);
+    printf("{\"execution\":");
+    remat_json_string(stdout, remat_trace_execution(a->backend));
+    printf(",\"mode\":\"budget\",");
+    print_ranks_json(s);
+    printf("\"budget_bytes\":%lld", (long long)(budget == REMAT_SIZE_INF ? -1 : budget));
+    remat_cli_steady_json(stdout, remat_sim_results(s)->n_iters, a->recorded_steps);
+    remat_cli_step_trust_json(stdout, remat_cli_step_trust_kind_sim(s, 1));
+    remat_cli_budget_json(stdout, 1, &a->budget, a->src);
+    printf(",\"fits\":%s,\"needed_bytes\":%lld,\"label\":", r->found ? "true" : "false",
+           (long long)remat_budget_needed(&a->budget, r->fig.peak_live, r->fig.peak_reserved));
+    remat_json_string(stdout, label);
+    printf(",");
+    print_plan_json(&r->plan, m);
+    printf(",");
+    print_figures_json("predicted", &r->fig);
+    printf(",\"peak_bytes\":%lld,\"step_time_s\":%.9g,\"min_peak_bytes\":%lld,", (long long)r->fig.peak, r->fig.time_s,
+           (long long)(r->found ? -1 : r->min_peak));
+    print_figures_json("baseline", &r->baseline);
+    printf(",\"front\":");
+    remat_search_front_json(stdout, r->front, r->n_front, &r->baseline, budget, meta);
+    printf(",\"search\":{\"blocks\":%d,\"options\":%lld,\"probes\":%d,\"simulations\":%lld,\"rounds\":%d,"
+           "\"dp_states\":%lld,\"dp_max_front\":%lld,\"chain_checked\":%d,\"chain_mismatches\":%d,"
+           "\"dp_thinned\":%lld,\"span_candidates\":%lld,\"span_simulated\":%lld,\"seconds\":%.6f}}\n",
+           m->n_blocks, (long long)r->options, r->probes, (long long)r->simulations, r->rounds, (long long)r->stats.states,
+           (long long)r->stats.max_front, r->checked, r->mismatches, (long long)r->stats.thinned,
+           (long long)r->span_candidates, (long long)r->span_simulated, r->seconds);
+}
+
+/* --budget: the summary, the front, the plan or the floor, what the search did. */
+static void print_budget_human(const answer_ctx *a, const remat_search_budget_result *r, int64_t budget,
+                               const char *label) {
+    remat_sim *s = a->s;
+    const remat_model *m = remat_sim_model(s);
+    char b1[64], b2[64];
+    printf("budget search, model %s (T=%lld, N=%lld)\n", m->name, (long long)m->T, (long long)m->N);
+    remat_cli_budget_print(stdout, &a->budget, a->src);
+    remat_cli_steady_note(stdout, remat_sim_results(s)->n_iters, a->recorded_steps);
+    remat_cli_prediction_note(stdout, a->backend);
+    remat_cli_step_trust_note(stdout, remat_cli_step_trust_kind_sim(s, 1));
+    printf("Pareto front (predicted %s against step time overhead):\n",
+           a->budget.on == REMAT_BUDGET_ON_LIVE ? "peak live bytes" : "peak reserved bytes");
+    for (int i = 0; i < r->n_front; i++)
+        printf("  %s %-28s %+7.1f %%  %s\n", r->front[i].chosen ? "*" : " ",
+               remat_cli_fmt_bytes(r->front[i].peak, b1, sizeof b1),
+               r->baseline.time_s > 0 ? 100.0 * (r->front[i].time_s / r->baseline.time_s - 1) : 0.0, r->front[i].label);
+    if (r->found) {
+        printf("plan                   %s\n", label);
+        print_compare("predicted", &r->fig, &r->baseline);
+        printf("%-22s ", "");
+        remat_cli_peaks_print(stdout, &a->budget, r->fig.peak_live, r->fig.peak_reserved);
+        if (a->out) printf("plan written to %s\n", a->out);
+    } else {
+        printf("nothing fits %s for the allocator; the smallest reachable peak is %s (plan %s)\n",
+               remat_cli_fmt_bytes(budget, b1, sizeof b1), remat_cli_fmt_bytes(r->min_peak, b2, sizeof b2), label);
+        print_floor_reason(a, m, label, &r->plan);
+    }
+    if (a->pareto) printf("front written to %s\n", a->pareto);
+    printf("search: %d blocks, %lld options, %d probe simulations, %lld simulations in all, %d round%s, "
+           "chain model checked on %d plans (%d mismatches), %.3f s\n",
+           m->n_blocks, (long long)r->options, r->probes, (long long)r->simulations, r->rounds, r->rounds == 1 ? "" : "s",
+           r->checked, r->mismatches, r->seconds);
+    if (r->span_simulated < r->span_candidates)
+        printf("search: span plans: %lld of %lld simulated, evenly spaced (the limit: %lld simulated blocks "
+               "in all, REMAT_SPAN_WORK, so %lld plans of %d blocks)\n",
+               (long long)r->span_simulated, (long long)r->span_candidates, (long long)REMAT_SPAN_WORK,
+               (long long)(REMAT_SPAN_WORK / m->n_blocks < 64 ? 64 : REMAT_SPAN_WORK / m->n_blocks), m->n_blocks);
+    if (r->stats.thinned > 0)
+        printf("search: the programme kept at most %lld states at %lld of %d blocks (the limit: %lld states in "
+               "all, REMAT_CHAIN_WORK), evenly spaced over each front: the plan is the best of the states kept, "
+               "not always the optimum\n",
+               (long long)remat_chain_front_cap(m->n_blocks), (long long)r->stats.thinned, m->n_blocks,
+               (long long)REMAT_CHAIN_WORK);
+    if (r->found && a->out) next_steps(a);
+}
+
 static int run_budget(const answer_ctx *a, int64_t budget) {
     remat_sim *s = a->s;
     const char *out = a->out, *pareto = a->pareto;
-    int json = a->json;
     remat_error err = {0};
     remat_search_budget_result r;
     const remat_model *m = remat_sim_model(s);
@@ -269,7 +348,7 @@ static int run_budget(const answer_ctx *a, int64_t budget) {
         remat_search_budget_result_free(&r);
         return remat_cli_fail("search", &err);
     }
-    char label[1024], b1[64], b2[64];
+    char label[1024];
     remat_plan_notation(&r.plan, m, label, sizeof label);
     int ok = 1;
     if (r.found && out) ok = write_plan(a, out, &r.plan, m, &err);
@@ -281,74 +360,8 @@ static int run_budget(const answer_ctx *a, int64_t budget) {
              remat_search_write_front(pareto, pts, np, &r.baseline, budget, &meta, &err) == REMAT_OK;
         remat_xfree(pts);
     }
-    if (ok && json) {
-        printf("{\"execution\":");
-        remat_json_string(stdout, remat_trace_execution(a->backend));
-        printf(",\"mode\":\"budget\",");
-        print_ranks_json(s);
-        printf("\"budget_bytes\":%lld", (long long)(budget == REMAT_SIZE_INF ? -1 : budget));
-        remat_cli_steady_json(stdout, remat_sim_results(s)->n_iters, a->recorded_steps);
-        remat_cli_step_trust_json(stdout, remat_cli_step_trust_kind_sim(s, 1));
-        remat_cli_budget_json(stdout, 1, &a->budget, a->src);
-        printf(",\"fits\":%s,\"needed_bytes\":%lld,\"label\":", r.found ? "true" : "false",
-               (long long)remat_budget_needed(&a->budget, r.fig.peak_live, r.fig.peak_reserved));
-        remat_json_string(stdout, label);
-        printf(",");
-        print_plan_json(&r.plan, m);
-        printf(",");
-        print_figures_json("predicted", &r.fig);
-        printf(",\"peak_bytes\":%lld,\"step_time_s\":%.9g,\"min_peak_bytes\":%lld,", (long long)r.fig.peak, r.fig.time_s,
-               (long long)(r.found ? -1 : r.min_peak));
-        print_figures_json("baseline", &r.baseline);
-        printf(",\"front\":");
-        remat_search_front_json(stdout, r.front, r.n_front, &r.baseline, budget, &meta);
-        printf(",\"search\":{\"blocks\":%d,\"options\":%lld,\"probes\":%d,\"simulations\":%lld,\"rounds\":%d,"
-               "\"dp_states\":%lld,\"dp_max_front\":%lld,\"chain_checked\":%d,\"chain_mismatches\":%d,"
-               "\"dp_thinned\":%lld,\"span_candidates\":%lld,\"span_simulated\":%lld,\"seconds\":%.6f}}\n",
-               m->n_blocks, (long long)r.options, r.probes, (long long)r.simulations, r.rounds, (long long)r.stats.states,
-               (long long)r.stats.max_front, r.checked, r.mismatches, (long long)r.stats.thinned, (long long)r.span_candidates,
-               (long long)r.span_simulated, r.seconds);
-    } else if (ok) {
-        printf("budget search, model %s (T=%lld, N=%lld)\n", m->name, (long long)m->T, (long long)m->N);
-        remat_cli_budget_print(stdout, &a->budget, a->src);
-        remat_cli_steady_note(stdout, remat_sim_results(s)->n_iters, a->recorded_steps);
-        remat_cli_prediction_note(stdout, a->backend);
-        remat_cli_step_trust_note(stdout, remat_cli_step_trust_kind_sim(s, 1));
-        printf("Pareto front (predicted %s against step time overhead):\n",
-               a->budget.on == REMAT_BUDGET_ON_LIVE ? "peak live bytes" : "peak reserved bytes");
-        for (int i = 0; i < r.n_front; i++)
-            printf("  %s %-28s %+7.1f %%  %s\n", r.front[i].chosen ? "*" : " ",
-                   remat_cli_fmt_bytes(r.front[i].peak, b1, sizeof b1),
-                   r.baseline.time_s > 0 ? 100.0 * (r.front[i].time_s / r.baseline.time_s - 1) : 0.0, r.front[i].label);
-        if (r.found) {
-            printf("plan                   %s\n", label);
-            print_compare("predicted", &r.fig, &r.baseline);
-            printf("%-22s ", "");
-            remat_cli_peaks_print(stdout, &a->budget, r.fig.peak_live, r.fig.peak_reserved);
-            if (out) printf("plan written to %s\n", out);
-        } else {
-            printf("nothing fits %s for the allocator; the smallest reachable peak is %s (plan %s)\n",
-                   remat_cli_fmt_bytes(budget, b1, sizeof b1), remat_cli_fmt_bytes(r.min_peak, b2, sizeof b2), label);
-            print_floor_reason(a, m, label, &r.plan);
-        }
-        if (pareto) printf("front written to %s\n", pareto);
-        printf("search: %d blocks, %lld options, %d probe simulations, %lld simulations in all, %d round%s, "
-               "chain model checked on %d plans (%d mismatches), %.3f s\n",
-               m->n_blocks, (long long)r.options, r.probes, (long long)r.simulations, r.rounds, r.rounds == 1 ? "" : "s",
-               r.checked, r.mismatches, r.seconds);
-        if (r.span_simulated < r.span_candidates)
-            printf("search: span plans: %lld of %lld simulated, evenly spaced (the limit: %lld simulated blocks "
-                   "in all, REMAT_SPAN_WORK, so %lld plans of %d blocks)\n",
-                   (long long)r.span_simulated, (long long)r.span_candidates, (long long)REMAT_SPAN_WORK,
-                   (long long)(REMAT_SPAN_WORK / m->n_blocks < 64 ? 64 : REMAT_SPAN_WORK / m->n_blocks), m->n_blocks);
-        if (r.stats.thinned > 0)
-            printf("search: the programme kept at most %lld states at %lld of %d blocks (the limit: %lld states in "
-                   "all, REMAT_CHAIN_WORK), evenly spaced over each front: the plan is the best of the states kept, "
-                   "not always the optimum\n",
-                   (long long)remat_chain_front_cap(m->n_blocks), (long long)r.stats.thinned, m->n_blocks,
-                   (long long)REMAT_CHAIN_WORK);
-        if (r.found && out) next_steps(a);
-    }
+    if (ok && a->json) print_budget_json(a, &r, budget, label, &meta);
+    else if (ok) print_budget_human(a, &r, budget, label);
     int rc = ok ? 0 : remat_cli_fail("search", &err);
     if (ok && !r.found) {
         fprintf(stderr,
@@ -424,140 +437,167 @@ static int search_record(const char *path, remat_ext_trace *t, int64_t budget, r
     return r.found ? 0 : 1;
 }
 
-int remat_cmd_search(int argc, char **argv) {
-    const double t0 = remat_now_s();
-    const char *trace_path = NULL, *preset_name = NULL, *alloc_cfg = NULL, *out = NULL;
-    const char *pareto = NULL, *executor = NULL, *second = NULL;
-    cli_budget_flags bf = CLI_BUDGET_FLAGS_INIT;
-    int level = INT_MIN, N = 0, T = 0, iters = 0, json = 0, help = 0, ranks = 0, blocks = 0; /* INT_MIN: not given */
-    const cli_option opts[] = {
-        {"--trace", CLI_STRING, &trace_path, "baseline trace (remat run --trace, no plan)"},
-        CLI_BUDGET_OPTIONS(bf, "memory budget: the fastest plan that fits (see --budget-on, --device-overhead)"),
-        {"--level", CLI_INT, &level, "greedy level 0..4"},
-        {"--preset", CLI_STRING, &preset_name, "level 1 share of blocks: speed (50 %), balanced (75 %), memory (100 %, default)"},
-        {"--allocator-config", CLI_STRING, &alloc_cfg, "caching allocator settings (default: the trace's)"},
-        {"--N", CLI_INT, &N, "search for this batch size (default: as recorded)"},
-        {"--T", CLI_INT, &T, "search for this number of time steps (default: as recorded)"},
-        {"--iters", CLI_INT, &iters, "training steps per simulation (default: the steady state: as recorded, at least 2; at most 8 for --budget)"},
-        {"--out", CLI_STRING, &out, "write the chosen plan (JSON plan file)"},
-        {"--pareto", CLI_STRING, &pareto, "write the Pareto front (or the greedy steps) as JSON"},
-        {"--executor", CLI_STRING, &executor, "a recorded PyTorch step: apply_plan (default) or torch-nonreentrant"},
-        {"--second-trace", CLI_STRING, &second, REMAT_CLI_SECOND_TRACE_HELP},
-        {"--json", CLI_FLAG, &json, "print one JSON object instead of the summary"},
-        {"--ranks", CLI_INT, &ranks, "plans for each rank of mpirun -np R remat run --reduce-blocks B (docs/mpi.md)"},
-        {"--reduce-blocks", CLI_INT, &blocks, "with --ranks: the reduction blocks (default: R)"},
-        {0},
-    };
-    int rc = remat_cli_parse(argc, argv, USAGE, opts, &help);
-    if (rc != 0 || help) return rc;
-    if (ranks < 0 || ranks > 4096 || blocks < 0) {
+/* The command's flags. */
+typedef struct search_cmd {
+    const char *trace_path, *preset_name, *alloc_cfg, *out, *pareto, *executor, *second;
+    cli_budget_flags bf;
+    int level, N, T, iters, json, ranks, blocks; /* level INT_MIN: not given; -1 after the checks: budget mode */
+} search_cmd;
+
+/* The flags checked before the trace is read: 0, or 2 with one line on stderr. */
+static int check_flags(search_cmd *c) {
+    if (c->ranks < 0 || c->ranks > 4096 || c->blocks < 0) {
         fprintf(stderr, "remat search: --%s: %d is out of range (expected 1..4096)\n",
-                ranks < 0 || ranks > 4096 ? "ranks" : "reduce-blocks", ranks < 0 || ranks > 4096 ? ranks : blocks);
+                c->ranks < 0 || c->ranks > 4096 ? "ranks" : "reduce-blocks",
+                c->ranks < 0 || c->ranks > 4096 ? c->ranks : c->blocks);
         return 2;
     }
-    remat_cli_alloc_config_note("search", alloc_cfg);
-    if (!trace_path) return remat_cli_missing("search", "--trace", "a baseline trace recorded by remat run --trace");
-    const cli_file ins[] = {{"--trace", trace_path}, {"--second-trace", second}};
-    const cli_file outs[] = {{"--out", out}, {"--pareto", pareto}};
+    remat_cli_alloc_config_note("search", c->alloc_cfg);
+    if (!c->trace_path) return remat_cli_missing("search", "--trace", "a baseline trace recorded by remat run --trace");
+    const cli_file ins[] = {{"--trace", c->trace_path}, {"--second-trace", c->second}};
+    const cli_file outs[] = {{"--out", c->out}, {"--pareto", c->pareto}};
     if (remat_cli_refuse_overlap("search", ins, 2, outs, 2)) return 2;
-    if (remat_cli_check_sim_size("search", N, T, REMAT_SIM_MAX_N, REMAT_SIM_MAX_T)) return 2;
-    int64_t budget = bf.budget;
-    if (level != INT_MIN && (level < 0 || level > 4)) {
-        fprintf(stderr, "remat search: --level: expected 0..4, got %d\n", level);
+    if (remat_cli_check_sim_size("search", c->N, c->T, REMAT_SIM_MAX_N, REMAT_SIM_MAX_T)) return 2;
+    if (c->level != INT_MIN && (c->level < 0 || c->level > 4)) {
+        fprintf(stderr, "remat search: --level: expected 0..4, got %d\n", c->level);
         return 2;
     }
-    if ((budget >= 0) == (level != INT_MIN)) {
+    if ((c->bf.budget >= 0) == (c->level != INT_MIN)) {
         fprintf(stderr, "remat search: --budget/--level: expected exactly one of them\n");
         return 2;
     }
-    if (level == INT_MIN) level = -1; /* budget mode */
-    if (preset_name && level < 0) {
+    if (c->level == INT_MIN) c->level = -1; /* budget mode */
+    if (c->preset_name && c->level < 0) {
         fprintf(stderr, "remat search: --preset: applies to --level (the share of blocks level 1 checkpoints), not "
                         "to --budget\n");
         return 2;
     }
-    if (!preset_name) preset_name = "memory";
-    if (budget == 0) {
+    if (!c->preset_name) c->preset_name = "memory";
+    if (c->bf.budget == 0) {
         fprintf(stderr, "remat search: --budget: expected a positive size\n");
         return 2;
     }
-    if (remat_ext_trace_is_ext_h5(trace_path)) {
-        remat_ext_trace et;
-        remat_error e2 = {0};
-        if (remat_ext_trace_read_h5(trace_path, &et, &e2) == REMAT_OK && et.record) {
-            if (level >= 0 || T || iters || alloc_cfg || pareto || bf.overhead >= 0 || strcmp(bf.on, "reserved")) {
-                fprintf(stderr, "remat search: %s: a recorded PyTorch step takes only --budget (on peak live bytes), "
-                                "--N with --second-trace, --executor, --out and --json\n",
-                        trace_path);
-                remat_ext_trace_free(&et);
-                return 2;
-            }
-            if ((rc = remat_cli_record_rescale("search", trace_path, &et, second, N, 1, NULL)) != 0) {
-                remat_ext_trace_free(&et);
-                return rc;
-            }
-            int how = executor ? remat_torch_exec_from_name(executor) : REMAT_TORCH_APPLY_PLAN;
+    return 0;
+}
+
+/* A recorded PyTorch step (python3 -m remat_torch record): *done set and its exit status
+ * returned when the trace is one; else 0. */
+static int search_if_recorded(const search_cmd *c, int *done) {
+    *done = 0;
+    if (!remat_ext_trace_is_ext_h5(c->trace_path)) return 0;
+    remat_ext_trace et;
+    remat_error e2 = {0};
+    int rc = 0;
+    if (remat_ext_trace_read_h5(c->trace_path, &et, &e2) == REMAT_OK && et.record) {
+        *done = 1;
+        int how = c->executor ? remat_torch_exec_from_name(c->executor) : REMAT_TORCH_APPLY_PLAN;
+        if (c->level >= 0 || c->T || c->iters || c->alloc_cfg || c->pareto || c->bf.overhead >= 0 ||
+            strcmp(c->bf.on, "reserved")) {
+            fprintf(stderr, "remat search: %s: a recorded PyTorch step takes only --budget (on peak live bytes), "
+                            "--N with --second-trace, --executor, --out and --json\n",
+                    c->trace_path);
+            rc = 2;
+        } else if ((rc = remat_cli_record_rescale("search", c->trace_path, &et, c->second, c->N, 1, NULL)) == 0) {
             if (how < 0) {
                 fprintf(stderr, "remat search: --executor: expected apply_plan or torch-nonreentrant, got '%s'\n",
-                        executor);
-                remat_ext_trace_free(&et);
-                return 2;
+                        c->executor);
+                rc = 2;
+            } else {
+                rc = search_record(c->trace_path, &et, c->bf.budget, (remat_torch_exec)how, c->out, c->json);
             }
-            rc = search_record(trace_path, &et, budget, (remat_torch_exec)how, out, json);
-            remat_ext_trace_free(&et);
-            return rc;
         }
-        remat_ext_trace_free(&et);
     }
-    if (executor || second) {
+    remat_ext_trace_free(&et);
+    return rc;
+}
+
+/* The simulator on the trace (at most the chain model's 8 steps for --budget). */
+static remat_status open_sim(const search_cmd *c, remat_sim_opts *so, remat_trace *trace, remat_sim **s,
+                             remat_error *err) {
+    remat_cli_progress("search: reading %s and checking it against the executor", c->trace_path);
+    remat_status st = remat_sim_open(c->trace_path, so, trace, s, err);
+    if (st != REMAT_OK) {
+        remat_cli_progress_done();
+        return st;
+    }
+    if (c->bf.budget > 0 && c->iters == 0 && trace->n_iters > REMAT_CHAIN_MAX_ITERS) { /* the chain model holds 8 steps */
+        remat_sim_free(*s);
+        so->iters = REMAT_CHAIN_MAX_ITERS;
+        so->origin = c->trace_path;
+        if (!(*s = remat_sim_init(trace, so, err))) return err->status;
+    }
+    return REMAT_OK;
+}
+
+int remat_cmd_search(int argc, char **argv) {
+    const double t0 = remat_now_s();
+    search_cmd c;
+    memset(&c, 0, sizeof c);
+    c.bf = (cli_budget_flags)CLI_BUDGET_FLAGS_INIT;
+    c.level = INT_MIN;
+    int help = 0;
+    const cli_option opts[] = {
+        {"--trace", CLI_STRING, &c.trace_path, "baseline trace (remat run --trace, no plan)"},
+        CLI_BUDGET_OPTIONS(c.bf, "memory budget: the fastest plan that fits (see --budget-on, --device-overhead)"),
+        {"--level", CLI_INT, &c.level, "greedy level 0..4"},
+        {"--preset", CLI_STRING, &c.preset_name, "level 1 share of blocks: speed (50 %), balanced (75 %), memory (100 %, default)"},
+        {"--allocator-config", CLI_STRING, &c.alloc_cfg, "caching allocator settings (default: the trace's)"},
+        {"--N", CLI_INT, &c.N, "search for this batch size (default: as recorded)"},
+        {"--T", CLI_INT, &c.T, "search for this number of time steps (default: as recorded)"},
+        {"--iters", CLI_INT, &c.iters, "training steps per simulation (default: the steady state: as recorded, at least 2; at most 8 for --budget)"},
+        {"--out", CLI_STRING, &c.out, "write the chosen plan (JSON plan file)"},
+        {"--pareto", CLI_STRING, &c.pareto, "write the Pareto front (or the greedy steps) as JSON"},
+        {"--executor", CLI_STRING, &c.executor, "a recorded PyTorch step: apply_plan (default) or torch-nonreentrant"},
+        {"--second-trace", CLI_STRING, &c.second, REMAT_CLI_SECOND_TRACE_HELP},
+        {"--json", CLI_FLAG, &c.json, "print one JSON object instead of the summary"},
+        {"--ranks", CLI_INT, &c.ranks, "plans for each rank of mpirun -np R remat run --reduce-blocks B (docs/mpi.md)"},
+        {"--reduce-blocks", CLI_INT, &c.blocks, "with --ranks: the reduction blocks (default: R)"},
+        {0},
+    };
+    int rc = remat_cli_parse(argc, argv, USAGE, opts, &help);
+    if (rc != 0 || help) return rc;
+    if ((rc = check_flags(&c)) != 0) return rc;
+    int done = 0;
+    rc = search_if_recorded(&c, &done);
+    if (done) return rc;
+    if (c.executor || c.second) {
         fprintf(stderr, "remat search: --%s: only with a PyTorch step recorded by python3 -m remat_torch record\n",
-                executor ? "executor" : "second-trace");
+                c.executor ? "executor" : "second-trace");
         return 2;
     }
-    int preset = remat_search_preset_from_name(preset_name);
+    int preset = remat_search_preset_from_name(c.preset_name);
     if (preset < 0) {
-        fprintf(stderr, "remat search: --preset: expected speed, balanced or memory, got '%s'\n", preset_name);
+        fprintf(stderr, "remat search: --preset: expected speed, balanced or memory, got '%s'\n", c.preset_name);
         return 2;
     }
-    answer_ctx a = {NULL, trace_path, "", {0}, CLI_OVERHEAD_NONE, out, pareto, json, 0, N, T, level, t0};
+    answer_ctx a = {NULL, c.trace_path, "", {0}, CLI_OVERHEAD_NONE, c.out, c.pareto, c.json, 0, c.N, c.T, c.level, t0};
     remat_alloc_kind kind;
     /* both modes add the device overhead to what they report on the card (level answers too) */
-    if ((rc = remat_cli_budget_from_flags("search", &bf, 1, &a.budget, &kind, &a.src)) != 0) return rc;
+    if ((rc = remat_cli_budget_from_flags("search", &c.bf, 1, &a.budget, &kind, &a.src)) != 0) return rc;
     int64_t alloc_budget = -1; /* after reading the trace: it may hold the measured overhead */
     remat_error err = {0};
     remat_sim_opts so;
-    if (remat_sim_opts_from_flags(kind == REMAT_ALLOC_CACHING ? "caching" : "exact", alloc_cfg, N, T, iters, &so,
-                                  &err) != REMAT_OK)
+    if (remat_sim_opts_from_flags(kind == REMAT_ALLOC_CACHING ? "caching" : "exact", c.alloc_cfg, c.N, c.T, c.iters,
+                                  &so, &err) != REMAT_OK)
         return remat_cli_fail("search", &err);
-    so.ranks = ranks; /* every candidate is simulated as one rank: its share and the reduction's buffers */
-    so.reduce_blocks = blocks;
+    so.ranks = c.ranks; /* every candidate is simulated as one rank: its share and the reduction's buffers */
+    so.reduce_blocks = c.blocks;
     remat_trace trace;
     remat_sim *s = NULL;
-    remat_cli_progress("search: reading %s and checking it against the executor", trace_path);
-    if (remat_sim_open(trace_path, &so, &trace, &s, &err) != REMAT_OK) {
-        remat_cli_progress_done();
+    if (open_sim(&c, &so, &trace, &s, &err) != REMAT_OK) {
         remat_trace_free(&trace);
         return remat_cli_fail("search", &err);
-    }
-    if (budget > 0 && iters == 0 && trace.n_iters > REMAT_CHAIN_MAX_ITERS) { /* the chain model holds 8 steps */
-        remat_sim_free(s);
-        so.iters = REMAT_CHAIN_MAX_ITERS;
-        so.origin = trace_path;
-        if (!(s = remat_sim_init(&trace, &so, &err))) {
-            remat_trace_free(&trace);
-            return remat_cli_fail("search", &err);
-        }
     }
     a.s = s;
     a.backend = trace.backend;
     a.recorded_steps = (int)trace.n_iters;
     remat_cli_budget_use_trace(&a.budget, &a.src, trace.device_total_bytes, trace.device_free_at_init);
-    if (budget >= 0 && (rc = remat_cli_budget_allocator_bytes("search", &a.budget, &alloc_budget)) != 0) {
+    if (c.bf.budget >= 0 && (rc = remat_cli_budget_allocator_bytes("search", &a.budget, &alloc_budget)) != 0) {
         remat_sim_free(s);
         remat_trace_free(&trace);
         return rc;
     }
-    rc = level >= 0 ? run_level(&a, level, preset) : run_budget(&a, alloc_budget);
+    rc = c.level >= 0 ? run_level(&a, c.level, preset) : run_budget(&a, alloc_budget);
     remat_sim_free(s);
     remat_trace_free(&trace);
     return rc;
