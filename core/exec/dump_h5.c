@@ -61,11 +61,11 @@ static remat_status put(dumper *d, const char *name, remat_h5_type type, int nd,
     return remat_h5_write(d->f, d->path, name, type, nd, shape, d->buf, d->err);
 }
 
-/* /params/<layer>/<name> (when `after` is 0) or /after/<layer>/<running stat>. */
-static remat_status dump_params(dumper *d, remat_session *s, const remat_model *m, int after) {
+/* The parameters of a set (core/model/step_tensors.h): /params/<layer>/<name> before the
+ * step, /grads/<layer>/<name> (the gradients) or /after/<layer>/<running stat> after it. */
+static remat_status dump_params(dumper *d, remat_session *s, const remat_model *m, remat_step_set set) {
     char name[REMAT_STEP_NAME_LEN + 1] = "/";
     int64_t shape[4];
-    const remat_step_set set = after ? REMAT_STEP_AFTER : REMAT_STEP_PARAMS;
     for (int li = 0; li < m->n_layers; li++) {
         const remat_layer *l = &m->layers[li];
         for (int pi = 0; pi < remat_layer_n_params(l); pi++) {
@@ -73,7 +73,8 @@ static remat_status dump_params(dumper *d, remat_session *s, const remat_model *
             remat_step_param_name(set, l, pi, name + 1, sizeof name - 1);
             int nd = remat_layer_param_dump_dims(l, pi, shape);
             remat_status st = room(d, prod(nd, shape) * 4);
-            if (st == REMAT_OK) st = remat_session_get_param(s, li, pi, d->buf, d->err);
+            if (st == REMAT_OK && set == REMAT_STEP_GRADS) st = remat_session_get_grad(s, li, pi, d->buf, d->err);
+            else if (st == REMAT_OK) st = remat_session_get_param(s, li, pi, d->buf, d->err);
             if (st == REMAT_OK) st = put(d, name, REMAT_H5_F32, nd, shape);
             if (st != REMAT_OK) return st;
         }
@@ -154,18 +155,8 @@ static remat_status dump_step(dumper *d, remat_session *s, const remat_model *m,
     if ((st = remat_h5_write(d->f, d->path, "/labels", REMAT_H5_I32, 1, shape, bb->labels, d->err)) != REMAT_OK)
         return st;
 
-    for (int li = 0; li < m->n_layers; li++) {
-        const remat_layer *l = &m->layers[li];
-        for (int pi = 0; pi < remat_layer_n_params(l); pi++) {
-            if (!remat_step_param_in(REMAT_STEP_GRADS, l, pi)) continue;
-            remat_step_param_name(REMAT_STEP_GRADS, l, pi, name + 1, sizeof name - 1);
-            int pnd = remat_layer_param_dump_dims(l, pi, shape);
-            if ((st = room(d, prod(pnd, shape) * 4)) != REMAT_OK) return st;
-            if ((st = remat_session_get_grad(s, li, pi, d->buf, d->err)) != REMAT_OK) return st;
-            if ((st = put(d, name, REMAT_H5_F32, pnd, shape)) != REMAT_OK) return st;
-        }
-    }
-    if ((st = dump_params(d, s, m, 1)) != REMAT_OK) return st;
+    if ((st = dump_params(d, s, m, REMAT_STEP_GRADS)) != REMAT_OK) return st;
+    if ((st = dump_params(d, s, m, REMAT_STEP_AFTER)) != REMAT_OK) return st;
     for (int li = 0; li < m->n_layers; li++) {
         const remat_layer *l = &m->layers[li];
         if (!remat_layer_has_mask(l)) continue;
@@ -215,7 +206,7 @@ remat_status remat_dump_run(const remat_model *m, const remat_plan *p, remat_bac
     if (!s) st = err && err->status != REMAT_OK ? err->status : REMAT_ERR_INTERNAL;
     remat_step_result r;
     memset(&r, 0, sizeof r);
-    if (st == REMAT_OK && write) st = dump_params(&d, s, m, 0); /* before the step */
+    if (st == REMAT_OK && write) st = dump_params(&d, s, m, REMAT_STEP_PARAMS); /* before the step */
     if (st == REMAT_OK) st = remat_session_step(s, 0, &r, err);
     if (st == REMAT_OK) st = get_batch(s, sh ? &ml : m, sh, &bb, err); /* collective: every rank */
     if (st == REMAT_OK && write) st = dump_step(&d, s, m, &r, &bb);
