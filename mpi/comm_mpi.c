@@ -63,6 +63,8 @@ const char *remat_mpi_library(void) {
         if (v[i] == '\n' || v[i] == ',') {
             v[i] = 0;
             break;
+        } else if (v[i] == '\t') { /* MPICH: "MPICH Version:\t4.0.2" */
+            v[i] = ' ';
         }
     return v;
 }

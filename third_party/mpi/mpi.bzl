@@ -1,7 +1,9 @@
 """mpi_configure: a repository @mpi with one cc_library, `@mpi//:mpi`, whose include
 directories and link options are those the installed MPI's compiler wrapper reports:
 Open MPI's `mpicc --showme:compile` / `--showme:link`, MPICH's `mpicc -compile_info` /
-`-link_info`, else `pkg-config --cflags --libs ompi` (or `mpich`). The include
+`-link_info`, else `pkg-config --cflags --libs ompi` (or `mpich`). With flavour = "mpich"
+(@mpich, `--config=mpich`) MPICH's own: `mpicc.mpich -compile_info` (Debian installs MPICH
+beside Open MPI under that name) or `mpicc -compile_info`, else `pkg-config mpich`. The include
 directories are linked into the repository, so the library's users compile against
 them without absolute paths. Without any MPI the library is a header that stops the
 build with a message naming the packages to install; only `--config=mpi` builds use it.
@@ -11,7 +13,26 @@ def _run(ctx, args):
     r = ctx.execute(args, quiet = True)
     return r.stdout.strip() if r.return_code == 0 else None
 
+def _mpich_flags(ctx):
+    # MPICH beside another default MPI (Debian: mpicc.mpich, /usr/include/x86_64-linux-gnu/mpich)
+    for name in ["mpicc.mpich", "mpicc"]:
+        mpicc = ctx.which(name)
+        if mpicc:
+            c = _run(ctx, [mpicc, "-compile_info"])
+            l = _run(ctx, [mpicc, "-link_info"])
+            if c != None and l != None:
+                return ("MPICH (%s -compile_info)" % name, " ".join(c.split(" ")[1:]), " ".join(l.split(" ")[1:]))
+    pc = ctx.which("pkg-config")
+    if pc:
+        c = _run(ctx, [pc, "--cflags", "mpich"])
+        l = _run(ctx, [pc, "--libs", "mpich"])
+        if c != None and l != None:
+            return ("pkg-config mpich", c, l)
+    return None
+
 def _flags(ctx):
+    if ctx.attr.flavour == "mpich":
+        return _mpich_flags(ctx)
     mpicc = ctx.which("mpicc")
     if mpicc:
         c = _run(ctx, [mpicc, "--showme:compile"])
@@ -34,6 +55,10 @@ def _flags(ctx):
 
 def _impl(ctx):
     found = _flags(ctx)
+    if not found and ctx.attr.flavour == "mpich":
+        ctx.file("mpi.h", "#error \"--config=mpich: no MPICH found (install mpich and libmpich-dev)\"\n")
+        ctx.file("BUILD", 'cc_library(name = "mpi", hdrs = ["mpi.h"], includes = ["."], visibility = ["//visibility:public"])\n')
+        return
     if not found:
         ctx.file("mpi.h", "#error \"--config=mpi: no MPI found (install openmpi-bin and libopenmpi-dev, or mpich and libmpich-dev)\"\n")
         ctx.file("BUILD", 'cc_library(name = "mpi", hdrs = ["mpi.h"], includes = ["."], visibility = ["//visibility:public"])\n')
@@ -63,6 +88,8 @@ cc_library(
 
 mpi_configure = repository_rule(
     implementation = _impl,
+    # flavour "mpich": MPICH even where another MPI is the default (--config=mpich)
+    attrs = {"flavour": attr.string(default = "")},
     local = True,
     environ = ["PATH", "PKG_CONFIG_PATH"],
 )
