@@ -1,5 +1,5 @@
 // threads_test.cc - the kernels that run on the reference backend's threads besides the
-// GEMM (neurons, batch norm, add, dropout: core/ref/parallel.h) give the bits of one
+// GEMM (neurons, batch norm, add, dropout, pooling: core/ref/parallel.h) give the bits of one
 // thread at 2, 3 and 5 threads, on every SIMD path this CPU runs, for float and bf16
 // storage. The sizes are large enough that every call is split (each part has at least
 // the kernel's minimum), and odd, so that parts end inside vectors and cache blocks.
@@ -164,6 +164,39 @@ TEST(Threads, AddAndDropout) {
         remat_ref_dropout_backward_bf16(dx.data(), x16.data(), 5, 2, 3, 0.3f, T, nf);
         std::string r;
         append(&r, out), append(&r, dx);
+        return r;
+    });
+}
+
+TEST(Threads, Pooling) {
+    // 3 samples x 37 channels = 111 planes of 24 x 24, windows 3 x 3 stride 2 padding 1
+    // (overlapping, padded): parts of at least 18 planes, so 5 threads split them.
+    remat_conv_geom g{};
+    g.c_in = g.c_out = 37, g.h_in = g.w_in = 24, g.kh = g.kw = 3, g.sh = g.sw = 2, g.ph = g.pw = 1;
+    g.h_out = g.w_out = 12;
+    const int64_t rows = 3, ni = rows * g.c_in * 24 * 24, no = rows * g.c_in * 12 * 12;
+    F x = uniform(ni, -1, 1, 16);
+    for (int64_t i = 0; i < ni; i += 3) x[i] = x[i / 2];  // ties: the first maximum wins
+    const F dy = uniform(no, -1, 1, 17), dx0 = uniform(ni, -1, 1, 18);
+    expect_thread_invariant("pooling f32", [&] {
+        F mo(no), ao(no), mdx = dx0, adx = dx0;
+        remat_ref_maxpool2d_forward(mo.data(), x.data(), rows, &g);
+        remat_ref_avgpool2d_forward(ao.data(), x.data(), rows, &g);
+        remat_ref_maxpool2d_backward(mdx.data(), dy.data(), x.data(), rows, &g);
+        remat_ref_avgpool2d_backward(adx.data(), dy.data(), rows, &g);
+        std::string r;
+        append(&r, mo), append(&r, ao), append(&r, mdx), append(&r, adx);
+        return r;
+    });
+    expect_thread_invariant("pooling bf16", [&] {
+        const H x16 = to16(x), dy16 = to16(dy);
+        H mo(no), ao(no), mdx = to16(dx0), adx = to16(dx0);
+        remat_ref_maxpool2d_forward_bf16(mo.data(), x16.data(), rows, &g);
+        remat_ref_avgpool2d_forward_bf16(ao.data(), x16.data(), rows, &g);
+        remat_ref_maxpool2d_backward_bf16(mdx.data(), dy16.data(), x16.data(), rows, &g);
+        remat_ref_avgpool2d_backward_bf16(adx.data(), dy16.data(), rows, &g);
+        std::string r;
+        append(&r, mo), append(&r, ao), append(&r, mdx), append(&r, adx);
         return r;
     });
 }

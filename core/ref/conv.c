@@ -435,8 +435,7 @@ REMAT_ACT_INLINE void conv2d_backward(void *dinp, float *dweight, float *dbias, 
                 }
             }
         }
-        if (dweight && N > 0)
-            for (int64_t e = 0; e < g->c_out * K; e++) dweight[e] = dweight[e] + pw[e];
+        if (dweight && N > 0) remat_ref_add_forward(dweight, dweight, pw, g->c_out * K); /* threaded */
         if (dbias)
             for (int64_t c = 0; c < g->c_out; c++) dbias[c] = dbias[c] + pb[c];
     }

@@ -31,7 +31,6 @@
  * rounded.
  */
 #include <math.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -42,6 +41,7 @@
 #include "core/base/status.h"
 #include "core/ref/act.h"
 #include "core/ref/gemm_kernel.h"
+#include "core/ref/parallel.h"
 #include "core/ref/ref_kernels.h"
 #include "core/ref/simd.h"
 
@@ -531,50 +531,27 @@ static void gemm_blocked(const gemm_args *g, int64_t m0, int64_t m1, int64_t n0,
     remat_xfree(craw);
 }
 
-typedef struct gemm_part {
+/* Splits the output over threads (parallel.h): along M when it is the longer side, else
+ * along N, in whole micro-tiles, each part at least GEMM_MIN_FLOPS_PER_THREAD
+ * multiply-adds. Which thread computes an element never changes its value. */
+typedef struct gemm_split {
     const gemm_args *g;
-    int64_t m0, m1, n0, n1;
-} gemm_part;
+    int split_m;
+} gemm_split;
 
-static void *gemm_part_run(void *arg) {
-    const gemm_part *p = arg;
-    gemm_blocked(p->g, p->m0, p->m1, p->n0, p->n1);
-    return NULL;
+static void gemm_part(void *ctx, int64_t lo, int64_t hi) {
+    const gemm_split *s = ctx;
+    if (s->split_m) gemm_blocked(s->g, lo, hi, 0, s->g->N);
+    else gemm_blocked(s->g, 0, s->g->M, lo, hi);
 }
 
-/* Splits the output over threads: along M when it is the longer side, else along N,
- * in whole micro-tiles. Which thread computes an element never changes its value. */
 static void gemm_run(const gemm_args *g) {
     if (g->M <= 0 || g->N <= 0) return;
-    int threads = remat_ref_get_threads();
-    int64_t work = g->M * g->N * (g->K > 0 ? g->K : 1);
-    if (work / GEMM_MIN_FLOPS_PER_THREAD < threads) threads = (int)(work / GEMM_MIN_FLOPS_PER_THREAD);
-    const int split_m = g->M >= g->N;
-    const int64_t unit = split_m ? g->kn->mr : g->kn->nr;
-    const int64_t units = ((split_m ? g->M : g->N) + unit - 1) / unit;
-    if (threads > units) threads = (int)units;
-    if (threads <= 1) {
-        gemm_blocked(g, 0, g->M, 0, g->N);
-        return;
-    }
-    gemm_part parts[GEMM_MAX_THREADS];
-    pthread_t tids[GEMM_MAX_THREADS];
-    int started[GEMM_MAX_THREADS];
-    for (int t = 0; t < threads; t++) {
-        int64_t lo = units * t / threads * unit, hi = units * (t + 1) / threads * unit;
-        int64_t ext = split_m ? g->M : g->N;
-        if (hi > ext) hi = ext;
-        parts[t] = (gemm_part){g, 0, g->M, 0, g->N};
-        if (split_m) parts[t].m0 = lo, parts[t].m1 = hi;
-        else parts[t].n0 = lo, parts[t].n1 = hi;
-    }
-    for (int t = 1; t < threads; t++) started[t] = pthread_create(&tids[t], NULL, gemm_part_run, &parts[t]) == 0;
-    gemm_part_run(&parts[0]);
-    /* A thread that could not start: its part runs here, with the same result. */
-    for (int t = 1; t < threads; t++) {
-        if (started[t]) pthread_join(tids[t], NULL);
-        else gemm_part_run(&parts[t]);
-    }
+    const gemm_split s = {g, g->M >= g->N};
+    const int64_t other = (s.split_m ? g->N : g->M) * (g->K > 0 ? g->K : 1);
+    const int64_t min_items = (GEMM_MIN_FLOPS_PER_THREAD + other - 1) / other;
+    remat_ref_parallel_for(s.split_m ? g->M : g->N, s.split_m ? g->kn->mr : g->kn->nr, min_items, gemm_part,
+                           (void *)&s);
 }
 
 static void gemm_desc_with(const remat_gemm_kernel *k, const remat_gemm_desc *d) {

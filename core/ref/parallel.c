@@ -1,5 +1,6 @@
 /* parallel.c - remat_ref_parallel_for (parallel.h): one pthread per part but the first,
- * joined before returning, as the GEMM's threads (gemm.c). */
+ * joined before returning; the GEMM (gemm.c) and the other kernels split their work
+ * through it. */
 #include "core/ref/parallel.h"
 
 #include <pthread.h>

@@ -1,5 +1,5 @@
-/* parallel.h - the reference backend's threads for the kernels other than the GEMM
- * (batch norm, neurons, dropout, add, pooling). Internal to core/ref/.
+/* parallel.h - the reference backend's threads: the GEMM's output blocks (gemm.c), batch
+ * norm, neurons, dropout, add, pooling. Internal to core/ref/.
  *
  * remat_ref_parallel_for(n, align, min_items, fn, ctx) runs fn(ctx, lo, hi) over
  * contiguous parts [lo, hi) that cover [0, n) once: at most remat_ref_get_threads()

@@ -11,11 +11,14 @@
  * element at a time, its windows in (oy, ox) ascending order - the order in which the
  * float kernel's loop over output elements adds into it - summed in float from its
  * widened value and stored rounded once (cuda/pool.cu's loop).
+ * Threads: the planes (sample, channel) are split over --threads (parallel.h); a plane
+ * is one thread's, so the bits do not depend on the thread count.
  */
 #include <math.h>
 #include <string.h>
 
 #include "core/ref/act.h"
+#include "core/ref/parallel.h"
 #include "core/ref/ref_kernels.h"
 
 /* Index (within the plane) of the first maximum of the window at (oy, ox). */
@@ -36,10 +39,10 @@ REMAT_ACT_INLINE int64_t window_argmax(const void *plane, const remat_conv_geom 
     return arg;
 }
 
-REMAT_ACT_INLINE void maxpool2d_forward(void *out, const void *inp, int64_t rows, const remat_conv_geom *g,
+REMAT_ACT_INLINE void maxpool2d_forward(void *out, const void *inp, int64_t q0, int64_t q1, const remat_conv_geom *g,
                                         const int b16) {
     const int64_t in_plane = g->h_in * g->w_in, out_plane = g->h_out * g->w_out;
-    for (int64_t q = 0; q < rows * g->c_in; q++) {
+    for (int64_t q = q0; q < q1; q++) {
         const void *plane = act_cat(inp, q * in_plane, b16);
         void *o = act_at(out, q * out_plane, b16);
         for (int64_t oy = 0; oy < g->h_out; oy++)
@@ -48,10 +51,10 @@ REMAT_ACT_INLINE void maxpool2d_forward(void *out, const void *inp, int64_t rows
     }
 }
 
-static void maxpool2d_backward(float *dinp, const float *dout, const float *inp, int64_t rows,
+static void maxpool2d_backward(float *dinp, const float *dout, const float *inp, int64_t q0, int64_t q1,
                                const remat_conv_geom *g) {
     const int64_t in_plane = g->h_in * g->w_in, out_plane = g->h_out * g->w_out;
-    for (int64_t q = 0; q < rows * g->c_in; q++) {
+    for (int64_t q = q0; q < q1; q++) {
         const float *plane = inp + q * in_plane, *dy = dout + q * out_plane;
         float *dx = dinp + q * in_plane;
         for (int64_t oy = 0; oy < g->h_out; oy++)
@@ -62,11 +65,11 @@ static void maxpool2d_backward(float *dinp, const float *dout, const float *inp,
     }
 }
 
-REMAT_ACT_INLINE void avgpool2d_forward(void *out, const void *inp, int64_t rows, const remat_conv_geom *g,
+REMAT_ACT_INLINE void avgpool2d_forward(void *out, const void *inp, int64_t q0, int64_t q1, const remat_conv_geom *g,
                                         const int b16) {
     const int64_t in_plane = g->h_in * g->w_in, out_plane = g->h_out * g->w_out;
     const float div = (float)(g->kh * g->kw);
-    for (int64_t q = 0; q < rows * g->c_in; q++) {
+    for (int64_t q = q0; q < q1; q++) {
         const void *plane = act_cat(inp, q * in_plane, b16);
         void *o = act_at(out, q * out_plane, b16);
         for (int64_t oy = 0; oy < g->h_out; oy++)
@@ -85,10 +88,10 @@ REMAT_ACT_INLINE void avgpool2d_forward(void *out, const void *inp, int64_t rows
     }
 }
 
-static void avgpool2d_backward(float *dinp, const float *dout, int64_t rows, const remat_conv_geom *g) {
+static void avgpool2d_backward(float *dinp, const float *dout, int64_t q0, int64_t q1, const remat_conv_geom *g) {
     const int64_t in_plane = g->h_in * g->w_in, out_plane = g->h_out * g->w_out;
     const float div = (float)(g->kh * g->kw);
-    for (int64_t q = 0; q < rows * g->c_in; q++) {
+    for (int64_t q = q0; q < q1; q++) {
         const float *dy = dout + q * out_plane;
         float *dx = dinp + q * in_plane;
         for (int64_t oy = 0; oy < g->h_out; oy++)
@@ -108,11 +111,11 @@ static void avgpool2d_backward(float *dinp, const float *dout, int64_t rows, con
 
 /* The bf16 backward of both poolings (inp == NULL: average), gathered per input element
  * in the float kernels' order of additions. */
-static void pool2d_backward_bf16(uint16_t *dinp, const uint16_t *dout, const uint16_t *inp, int64_t rows,
+static void pool2d_backward_bf16(uint16_t *dinp, const uint16_t *dout, const uint16_t *inp, int64_t q0, int64_t q1,
                                  const remat_conv_geom *g) {
     const int64_t ip = g->h_in * g->w_in, op = g->h_out * g->w_out;
     const float div = (float)(g->kh * g->kw);
-    for (int64_t q = 0; q < rows * g->c_in; q++) {
+    for (int64_t q = q0; q < q1; q++) {
         const uint16_t *dy = dout + q * op, *plane = inp ? inp + q * ip : NULL;
         for (int64_t pos = 0; pos < ip; pos++) {
             const int64_t iy = pos / g->w_in, ix = pos % g->w_in;
@@ -132,29 +135,66 @@ static void pool2d_backward_bf16(uint16_t *dinp, const uint16_t *dout, const uin
     }
 }
 
+/* ---- threads: planes (sample, channel) are independent ------------------------- */
+
+typedef enum { POOL_MAX_FWD, POOL_MAX_FWD16, POOL_MAX_BWD, POOL_AVG_FWD, POOL_AVG_FWD16, POOL_AVG_BWD, POOL_BWD16 } pool_kind;
+
+typedef struct pool_ctx {
+    pool_kind kind;
+    void *y;          /* forward: out; backward: dinp */
+    const void *x;    /* forward: inp; backward: dout */
+    const void *inp;  /* max pooling's backward: the saved input (NULL: average) */
+    const remat_conv_geom *g;
+} pool_ctx;
+
+static void pool_part(void *ctx, int64_t q0, int64_t q1) {
+    const pool_ctx *c = ctx;
+    switch (c->kind) {
+    case POOL_MAX_FWD: maxpool2d_forward(c->y, c->x, q0, q1, c->g, 0); break;
+    case POOL_MAX_FWD16: maxpool2d_forward(c->y, c->x, q0, q1, c->g, 1); break;
+    case POOL_MAX_BWD: maxpool2d_backward(c->y, c->x, c->inp, q0, q1, c->g); break;
+    case POOL_AVG_FWD: avgpool2d_forward(c->y, c->x, q0, q1, c->g, 0); break;
+    case POOL_AVG_FWD16: avgpool2d_forward(c->y, c->x, q0, q1, c->g, 1); break;
+    case POOL_AVG_BWD: avgpool2d_backward(c->y, c->x, q0, q1, c->g); break;
+    case POOL_BWD16: pool2d_backward_bf16(c->y, c->x, c->inp, q0, q1, c->g); break;
+    }
+}
+
+/* Below this many window reads a part stays on the calling thread. */
+#define POOL_MIN_PER_THREAD ((int64_t)1 << 15)
+
+/* rows * c_in planes over remat_ref_get_threads() threads (parallel.h): each plane is
+ * computed by one thread in the order above, so every thread count gives the same bits. */
+static void pool_run(pool_kind kind, void *y, const void *x, const void *inp, int64_t rows, const remat_conv_geom *g) {
+    const pool_ctx c = {kind, y, x, inp, g};
+    const int64_t per_plane = g->h_out * g->w_out * g->kh * g->kw + g->h_in * g->w_in;
+    const int64_t min_planes = per_plane > 0 ? (POOL_MIN_PER_THREAD + per_plane - 1) / per_plane : 1;
+    remat_ref_parallel_for(rows * g->c_in, 1, min_planes, pool_part, (void *)&c);
+}
+
 void remat_ref_maxpool2d_forward(float *out, const float *inp, int64_t rows, const remat_conv_geom *g) {
-    maxpool2d_forward(out, inp, rows, g, 0);
+    pool_run(POOL_MAX_FWD, out, inp, NULL, rows, g);
 }
 void remat_ref_maxpool2d_forward_bf16(uint16_t *out, const uint16_t *inp, int64_t rows, const remat_conv_geom *g) {
-    maxpool2d_forward(out, inp, rows, g, 1);
+    pool_run(POOL_MAX_FWD16, out, inp, NULL, rows, g);
 }
 void remat_ref_maxpool2d_backward(float *dinp, const float *dout, const float *inp, int64_t rows,
                                   const remat_conv_geom *g) {
-    maxpool2d_backward(dinp, dout, inp, rows, g);
+    pool_run(POOL_MAX_BWD, dinp, dout, inp, rows, g);
 }
 void remat_ref_maxpool2d_backward_bf16(uint16_t *dinp, const uint16_t *dout, const uint16_t *inp, int64_t rows,
                                        const remat_conv_geom *g) {
-    pool2d_backward_bf16(dinp, dout, inp, rows, g);
+    pool_run(POOL_BWD16, dinp, dout, inp, rows, g);
 }
 void remat_ref_avgpool2d_forward(float *out, const float *inp, int64_t rows, const remat_conv_geom *g) {
-    avgpool2d_forward(out, inp, rows, g, 0);
+    pool_run(POOL_AVG_FWD, out, inp, NULL, rows, g);
 }
 void remat_ref_avgpool2d_forward_bf16(uint16_t *out, const uint16_t *inp, int64_t rows, const remat_conv_geom *g) {
-    avgpool2d_forward(out, inp, rows, g, 1);
+    pool_run(POOL_AVG_FWD16, out, inp, NULL, rows, g);
 }
 void remat_ref_avgpool2d_backward(float *dinp, const float *dout, int64_t rows, const remat_conv_geom *g) {
-    avgpool2d_backward(dinp, dout, rows, g);
+    pool_run(POOL_AVG_BWD, dinp, dout, NULL, rows, g);
 }
 void remat_ref_avgpool2d_backward_bf16(uint16_t *dinp, const uint16_t *dout, int64_t rows, const remat_conv_geom *g) {
-    pool2d_backward_bf16(dinp, dout, NULL, rows, g);
+    pool_run(POOL_BWD16, dinp, dout, NULL, rows, g);
 }
