@@ -78,9 +78,9 @@ static cost_key make_key(const remat_op_record *r, int tab) {
     return k;
 }
 
-/* Groups of ops[0..n) under the keys of tab; warm_only: leave out iteration 0 when a
- * later one exists. */
-static remat_status build_table(const remat_op_record *ops, int64_t n, int warm_only, int tab, cost_table *out,
+/* Groups of ops[0..n) under the keys of tab; keep >= 0: only the records of that
+ * step (and those before the first, iter -1), else every record. */
+static remat_status build_table(const remat_op_record *ops, int64_t n, int32_t keep, int tab, cost_table *out,
                                 remat_error *err) {
     out->g = NULL;
     out->n = 0;
@@ -95,13 +95,10 @@ static remat_status build_table(const remat_op_record *ops, int64_t n, int warm_
         out->g = NULL;
         return REMAT_ERR_NOMEM;
     }
-    /* warm steps only when the trace holds any: the first step's times carry one-off costs */
-    int warm = 0;
-    for (int64_t i = 0; i < n && !warm && warm_only; i++) warm = ops[i].iter > 0;
     int64_t m = 0;
     for (int64_t i = 0; i < n; i++) {
         const remat_op_record *r = &ops[i];
-        if (warm && r->iter == 0) continue;
+        if (keep >= 0 && r->iter >= 0 && r->iter != keep) continue;
         double d = r->t_end - r->t_start;
         if (!(d >= 0)) d = 0;
         rows[m].key = make_key(r, tab);
@@ -145,16 +142,39 @@ static const cost_group *find(const cost_table *t, const cost_key *k) {
     return NULL;
 }
 
+int32_t remat_op_cost_best_step(const remat_trace *base) {
+    int32_t best = -1;
+    for (int32_t i = 1; i < base->n_iters; i++)
+        if (best < 0 || base->iters[i].step_time_s < base->iters[best].step_time_s) best = i;
+    return best;
+}
+
+/* The probe's step whose ops took least in all (-1: none recorded). */
+static int32_t best_probe_step(const remat_trace *base) {
+    int32_t n = 0;
+    for (int64_t i = 0; i < base->n_probe_ops; i++)
+        if (base->probe_ops[i].iter + 1 > n) n = base->probe_ops[i].iter + 1;
+    int32_t best = -1;
+    double best_t = 0;
+    for (int32_t it = 0; it < n; it++) {
+        double t = 0;
+        for (int64_t i = 0; i < base->n_probe_ops; i++)
+            if (base->probe_ops[i].iter == it) t += base->probe_ops[i].t_end - base->probe_ops[i].t_start;
+        if (best < 0 || t < best_t) best = it, best_t = t;
+    }
+    return best;
+}
+
 remat_op_cost_model *remat_op_cost_init(const remat_trace *base, remat_error *err) {
     remat_op_cost_model *m = remat_xcalloc(1, sizeof *m, err);
     if (!m) return NULL;
     for (int t = 0; t < TAB_COUNT; t++)
-        if (build_table(base->ops, base->n_ops, 1, t, &m->tab[t], err) != REMAT_OK) {
+        if (build_table(base->ops, base->n_ops, remat_op_cost_best_step(base), t, &m->tab[t], err) != REMAT_OK) {
             remat_op_cost_free(m);
             return NULL;
         }
     if (remat_trace_has_probe(base) &&
-        build_table(base->probe_ops, base->n_probe_ops, 0, TAB_PHASE, &m->probe, err) != REMAT_OK) {
+        build_table(base->probe_ops, base->n_probe_ops, best_probe_step(base), TAB_PHASE, &m->probe, err) != REMAT_OK) {
         remat_op_cost_free(m);
         return NULL;
     }

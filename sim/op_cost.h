@@ -3,14 +3,16 @@
  * compressor calibration) and the number of non-zeros of every spike tensor
  * (which decides the size of a sparse-compressed input).
  *
- * Measurements come from the warm steps (every step after the first) when the
- * trace holds two steps or more: a first step's op times carry one-off costs.
+ * Measurements come from the best warm step (the least step time after the first)
+ * when the trace holds two steps or more: a first step's op times carry one-off
+ * costs, and a measured step time is the best step's too; the probe's from its step
+ * whose ops took least.
  *
  * Duration of an op, first rule that applies:
  *  1. same (op kind, layer, phase, elements per time step) measured in the baseline:
- *     the least over the baseline's records of (duration / t_steps), times t_steps (the
- *     least, not the median: other work on a shared machine only ever adds time, and a
- *     measured step time is the best step too). Every rate below is such a least.
+ *     the least over that step's records of (duration / t_steps), times t_steps (the
+ *     least, not the median: other work on a shared machine only ever adds time).
+ *     Every rate below is such a least.
  *     RECOMPUTE ops use the FORWARD records of the same op kind and layer.
  *  1b. another size per step, and the trace holds a probe (remat_trace.probe_ops: the
  *     same model at another batch) with the same (op kind, layer, phase): seconds per
@@ -53,6 +55,9 @@ typedef enum remat_op_cost_rule {
 
 typedef struct remat_op_cost_model remat_op_cost_model;
 
+/* The best warm step of base: the least step time from the second on; -1 when it holds
+ * one step (every record is used). */
+int32_t remat_op_cost_best_step(const remat_trace *base);
 /* Builds the tables from base->ops and the calibration. NULL on NOMEM. */
 remat_op_cost_model *remat_op_cost_init(const remat_trace *base, remat_error *err);
 void remat_op_cost_free(remat_op_cost_model *m);

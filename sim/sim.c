@@ -17,8 +17,8 @@
  *     sim/op_cost.h); recomputation costs what the first forward cost; compress
  *     and decompress cost the trace's calibration per element. Ops run back to
  *     back on one compute stream: step time = sum of op durations, plus the
- *     recording's host time between ops (the least over its warm steps of step time
- *     minus its ops' time; the same at every size and plan). The spike counting a
+ *     recording's host time between ops (its best warm step's time minus that step's
+ *     ops' time; the same at every size and plan). The spike counting a
  *     recording run does for its trace is not modelled. With the copy stream (sim/des.h) compressions overlap compute.
  *  4. Data. The only data-dependent size is a sparse-compressed input: its non-zeros
  *     come from the baseline's counts for the same (step, producing layer); a
@@ -289,11 +289,11 @@ static remat_status check_recorded_model(const remat_sim *s, const remat_trace *
     return REMAT_OK;
 }
 
-/* The least, over the recorded steps from `first` on, of a step's time outside its ops
- * (allocations, the batch, host work between ops); 0 when a step's ops fill it. */
-static double host_gap(const remat_trace *b, int32_t first) {
+/* Step `it`'s time outside its ops (allocations, the batch, host work between ops);
+ * the least over the steps when it < 0; 0 when a step's ops fill it. */
+static double host_gap(const remat_trace *b, int32_t it) {
     double best = -1;
-    for (int32_t i = first; i < b->n_iters; i++) {
+    for (int32_t i = it < 0 ? 0 : it; i < (it < 0 ? b->n_iters : it + 1); i++) {
         double ops = 0;
         for (int64_t k = 0; k < b->n_ops; k++)
             if (b->ops[k].iter == i) ops += b->ops[k].t_end - b->ops[k].t_start;
@@ -403,7 +403,7 @@ remat_sim *remat_sim_init(const remat_trace *base, const remat_sim_opts *o, rema
         int32_t first = base->n_iters > 1 ? 1 : 0;
         for (int32_t i = first; i < base->n_iters; i++) s->baseline_step += base->iters[i].step_time_s;
         s->baseline_step /= base->n_iters - first;
-        s->host_gap = host_gap(base, first);
+        s->host_gap = host_gap(base, remat_op_cost_best_step(base));
     }
     if ((st = remat_plan_init_empty(&s->model, &s->plan, err)) != REMAT_OK) goto fail;
     s->has_plan = 1;

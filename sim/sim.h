@@ -148,8 +148,8 @@ int remat_sim_times_warm(const remat_sim *s);
  * at another N are then read off the line through the two measured sizes
  * (sim/op_cost.h, rule 1b) instead of scaled by elements alone. */
 int remat_sim_has_probe(const remat_sim *s);
-/* Seconds of every predicted step outside its ops: the least, over the baseline's warm
- * steps, of step time minus the time of its ops (allocations, the batch, host work). */
+/* Seconds of every predicted step outside its ops: the baseline's best warm step's time
+ * minus the time of its ops (allocations, the batch, host work; sim/op_cost.h). */
 double remat_sim_host_gap(const remat_sim *s);
 
 /* Reads the trace at path into *trace (which the caller frees with
