@@ -1341,8 +1341,8 @@ def sec_exp16(d, before=None, big=None):
     parts.append("Figures in % of the measured step time; the overhead row in points of the plain step. "
                  "*Before*: op times scaled with the elements they touch, medians over an op's records. "
                  "*After*: the trace's probe (3 steps at 4N run by `remat run --trace`), each op on the line "
-                 "through its two measured sizes, op times the least over an op's records, the recording's host "
-                 "time between ops added. The load average was 2 during *before* and 12 during *after* (other "
+                 "through its two measured sizes, op times those of the recording's best warm step, its host "
+                 "time between ops added. The load average was 2 during *before* and 10 to 19 during *after* (other "
                  "sessions' builds and tests on the same 2 cores), so *after* was timed by CPU time "
                  "(`REMAT_CLOCK=thread-cpu`), which the wall clock at that load (2-6x inflated, most on the "
                  "longest steps) could not be.")

@@ -140,15 +140,15 @@ enum { TRUST_SAME, TRUST_PLAN, TRUST_LARGER_PROBE, TRUST_SMALLER_PROBE, TRUST_N_
     "N=2, sew-resnet18 at N=1, timed by CPU time; docs/benchmarks.md section 16"
 
 static const step_trust STEP_TRUST[TRUST_COUNT] = {
-    [TRUST_SAME] = {"same size as recorded, no plan", "a median 2.8 %, at worst 15 % (-15 to +5 %, 7 models)",
+    [TRUST_SAME] = {"same size as recorded, no plan", "a median 2.9 %, at worst 22 % (-4 to +22 %, 7 models; the worst: tiny-vgg-dvs, a 0.2 ms step)",
                     EXP16_SHIPPED},
     [TRUST_PLAN] = {"a plan at the recorded size",
-                    "a median 4.0 %, at worst 9.7 % (every block checkpointed, 7 models); the plan's overhead over "
-                    "plain a median 3.4 points, at worst 9.3 points from the measured one",
+                    "a median 6.1 %, at worst 20 % (every block checkpointed, 7 models); the plan's overhead over "
+                    "plain a median 5.0 points, at worst 11.5 points from the measured one",
                     EXP16_SHIPPED},
     [TRUST_LARGER_PROBE] = {"a larger batch than recorded, from a trace with a probe",
-                            "a median 9.8 %, at worst 25 % (-25 to +6 %, under at the largest sizes) at 2 to 16 times "
-                            "the recorded N: past the probe's size an op's cost per element grows as its tensors "
+                            "a median 2.2 %, at worst 23 % (-23 to +2 %, under at the largest sizes) at 2 to 16 times "
+                            "the recorded N: past the probe's size an op's cost per element can grow as its tensors "
                             "leave the caches; record with --probe-N near the batch you will ask about",
                             EXP16_SHIPPED},
     [TRUST_SMALLER_PROBE] = {"a smaller batch than recorded, from a trace with a probe",
