@@ -537,169 +537,179 @@ static int simulate_ext(const char *path, const char *alloc_cfg, int json) {
     return rc;
 }
 
-int remat_cmd_simulate(int argc, char **argv) {
-    const char *trace_path = NULL, *plan_path = NULL, *alloc = "exact", *alloc_cfg = NULL, *out_path = NULL;
-    const char *sweep = NULL, *figure = NULL, *executor = NULL, *rates = NULL, *second = NULL;
-    cli_budget_flags bf = CLI_BUDGET_FLAGS_INIT;
-    int N = 0, T = 0, iters = 0, copy_stream = 0, json = 0, help = 0, data_only = 0, ranks = 0, blocks = 0;
-    int ddp = 0, ddp_view = 0, ddp_bucket_mb = 25, ddp_channels = 2;
-    const cli_option opts[] = {
-        {"--trace", CLI_STRING, &trace_path, "baseline trace (remat run --trace, no plan)"},
-        {"--executor", CLI_STRING, &executor, "a recorded PyTorch step: apply_plan (default, remat_torch.apply_plan) or "
-                                              "torch-nonreentrant (torch.utils.checkpoint, use_reentrant=False)"},
-        {"--second-trace", CLI_STRING, &second, REMAT_CLI_SECOND_TRACE_HELP},
-        {"--plan", CLI_STRING, &plan_path, "plan file (JSON) or plan notation ('b1:bit/k4,b2'); none = no checkpointing"},
-        {"--allocator", CLI_STRING, &alloc, "exact (live bytes, default) or caching (reserved bytes): the peak reported as peak_bytes"},
-        {"--allocator-config", CLI_STRING, &alloc_cfg, "caching allocator settings (default: the trace's), e.g. max_split_size=64MiB"},
-        {"--N", CLI_INT, &N, "predict for this batch size (default: as recorded)"},
-        {"--T", CLI_INT, &T, "predict for this number of time steps (default: as recorded)"},
-        {"--iters", CLI_INT, &iters, "training steps to simulate (default: the steady state: as recorded, at least 2)"},
-        {"--rates", CLI_STRING, &rates,
-         "expected firing rates instead of the recorded spike counts (they size sparse-compressed inputs): R for "
-         "every spike layer, or layer=R,... (input=R: the network input)"},
-        {"--copy-stream", CLI_FLAG, &copy_stream, "run compression on a copy stream that overlaps compute"},
-        {"--out", CLI_STRING, &out_path, "write the predicted trace (HDF5, same schema as remat run --trace)"},
-        {"--sweep", CLI_STRING, &sweep, "T=v1,v2,... or N=v1,v2,...: the peak at each size, as a table and a figure"},
-        {"--figure", CLI_STRING, &figure, "with --sweep: the figure to write (default sweep-T.png or sweep-N.png)"},
-        {"--data-only", CLI_FLAG, &data_only, "with --sweep: write the figure's data and script, do not run gnuplot"},
-        CLI_BUDGET_OPTIONS(bf, "with --sweep: a memory budget, drawn as a line and checked per size"),
-        {"--json", CLI_FLAG, &json, "print one JSON object instead of the summary"},
-        {"--ranks", CLI_INT, &ranks, "predict each rank of mpirun -np R remat run --reduce-blocks B (docs/mpi.md)"},
-        {"--reduce-blocks", CLI_INT, &blocks, "with --ranks: the reduction blocks (default: R)"},
-        {"--ddp", CLI_FLAG, &ddp, "with --ranks: the ranks train with PyTorch DDP: add its buckets and NCCL estimate"},
-        {"--ddp-bucket-view", CLI_FLAG, &ddp_view, "with --ddp: gradient_as_bucket_view=True (no second gradient copy)"},
-        {"--ddp-bucket-mb", CLI_INT, &ddp_bucket_mb, "with --ddp: DDP's bucket_cap_mb (default 25)"},
-        {"--ddp-nccl-channels", CLI_INT, &ddp_channels, "with --ddp: NCCL channels for its buffer estimate (default 2)"},
-        {0},
-    };
-    int rc = remat_cli_parse(argc, argv, USAGE, opts, &help);
-    if (rc != 0 || help) return rc;
-    if (ranks < 0 || ranks > 4096 || blocks < 0) {
-        fprintf(stderr, "remat simulate: --%s: %d is out of range (expected 1..4096)\n", ranks < 0 || ranks > 4096 ?
-                "ranks" : "reduce-blocks", ranks < 0 || ranks > 4096 ? ranks : blocks);
+/* The command's flags. */
+typedef struct simulate_cmd {
+    const char *trace_path, *plan_path, *alloc, *alloc_cfg, *out_path, *sweep, *figure, *executor, *rates, *second;
+    cli_budget_flags bf;
+    int N, T, iters, copy_stream, json, data_only, ranks, blocks;
+    int ddp, ddp_view, ddp_bucket_mb, ddp_channels;
+} simulate_cmd;
+
+/* --ranks, --reduce-blocks and the --ddp flags: 0, or 2 with one line on stderr. */
+static int check_world_flags(const simulate_cmd *c) {
+    if (c->ranks < 0 || c->ranks > 4096 || c->blocks < 0) {
+        fprintf(stderr, "remat simulate: --%s: %d is out of range (expected 1..4096)\n",
+                c->ranks < 0 || c->ranks > 4096 ? "ranks" : "reduce-blocks",
+                c->ranks < 0 || c->ranks > 4096 ? c->ranks : c->blocks);
         return 2;
     }
-    if ((ddp || ddp_view) && ranks < 1) {
+    if ((c->ddp || c->ddp_view) && c->ranks < 1) {
         fprintf(stderr, "remat simulate: --ddp: expected --ranks R (the world DDP spreads the batch over)\n");
         return 2;
     }
-    if (ddp && blocks) {
+    if (c->ddp && c->blocks) {
         fprintf(stderr, "remat simulate: --reduce-blocks: not with --ddp (DDP sums with NCCL, not in remat's blocks)\n");
         return 2;
     }
-    if (ddp_bucket_mb < 1 || ddp_bucket_mb > 1 << 20 || ddp_channels < 1 || ddp_channels > 1024) {
+    if (c->ddp_bucket_mb < 1 || c->ddp_bucket_mb > 1 << 20 || c->ddp_channels < 1 || c->ddp_channels > 1024) {
+        int mb_bad = c->ddp_bucket_mb < 1 || c->ddp_bucket_mb > 1 << 20;
         fprintf(stderr, "remat simulate: --%s: out of range (expected 1..%d)\n",
-                ddp_bucket_mb < 1 || ddp_bucket_mb > 1 << 20 ? "ddp-bucket-mb" : "ddp-nccl-channels",
-                ddp_bucket_mb < 1 || ddp_bucket_mb > 1 << 20 ? 1 << 20 : 1024);
+                mb_bad ? "ddp-bucket-mb" : "ddp-nccl-channels", mb_bad ? 1 << 20 : 1024);
         return 2;
     }
-    if (ddp && sweep) {
+    if (c->ddp && c->sweep) {
         fprintf(stderr, "remat simulate: --ddp: not with --sweep (expected one of them)\n");
         return 2;
     }
-    remat_cli_alloc_config_note("simulate", alloc_cfg);
-    if (!trace_path) return remat_cli_missing("simulate", "--trace", "a baseline trace recorded by remat run --trace");
-    const cli_file ins[] = {{"--trace", trace_path}, {"--plan", plan_path}, {"--second-trace", second}};
-    const cli_file outs[] = {{"--out", out_path}};
-    if (remat_cli_refuse_overlap("simulate", ins, 3, outs, 1)) return 2;
-    if (remat_cli_check_sim_size("simulate", N, T, REMAT_SIM_MAX_N, REMAT_SIM_MAX_T)) return 2;
-    if (remat_ext_trace_is_ext_h5(trace_path)) {
-        remat_ext_trace et;
-        remat_error e2 = {0};
-        if (remat_ext_trace_read_h5(trace_path, &et, &e2) != REMAT_OK) return remat_cli_fail("simulate", &e2);
-        if (et.record) {
-            if (T || iters || copy_stream || out_path || sweep || strcmp(alloc, "exact") || alloc_cfg) {
-                fprintf(stderr, "remat simulate: %s: a recorded PyTorch step takes only --plan, --N with "
-                                "--second-trace, and --json (--T, --sweep, --out and the caching allocator need a GPU "
-                                "recording or remat's own trace)\n",
-                        trace_path);
-                remat_ext_trace_free(&et);
-                return 2;
-            }
-            if ((rc = remat_cli_record_rescale("simulate", trace_path, &et, second, N, 1, NULL)) != 0) {
-                remat_ext_trace_free(&et);
-                return rc;
-            }
-            int how = executor ? remat_torch_exec_from_name(executor) : REMAT_TORCH_APPLY_PLAN;
+    return 0;
+}
+
+/* An imported allocation stream or a recorded PyTorch step (core/io/ext_trace.h): *done
+ * set and its exit status returned when the trace is one; else 0. */
+static int simulate_if_ext(const simulate_cmd *c, int *done) {
+    *done = 0;
+    if (!remat_ext_trace_is_ext_h5(c->trace_path)) return 0;
+    *done = 1;
+    remat_ext_trace et;
+    remat_error e2 = {0};
+    if (remat_ext_trace_read_h5(c->trace_path, &et, &e2) != REMAT_OK) return remat_cli_fail("simulate", &e2);
+    if (et.record) {
+        int rc;
+        int how = c->executor ? remat_torch_exec_from_name(c->executor) : REMAT_TORCH_APPLY_PLAN;
+        if (c->T || c->iters || c->copy_stream || c->out_path || c->sweep || strcmp(c->alloc, "exact") || c->alloc_cfg) {
+            fprintf(stderr, "remat simulate: %s: a recorded PyTorch step takes only --plan, --N with "
+                            "--second-trace, and --json (--T, --sweep, --out and the caching allocator need a GPU "
+                            "recording or remat's own trace)\n",
+                    c->trace_path);
+            rc = 2;
+        } else if ((rc = remat_cli_record_rescale("simulate", c->trace_path, &et, c->second, c->N, 1, NULL)) == 0) {
             if (how < 0) {
                 fprintf(stderr, "remat simulate: --executor: expected apply_plan or torch-nonreentrant, got '%s'\n",
-                        executor);
-                remat_ext_trace_free(&et);
-                return 2;
+                        c->executor);
+                rc = 2;
+            } else {
+                rc = simulate_record(c->trace_path, &et, c->plan_path, (remat_torch_exec)how, c->json);
             }
-            rc = simulate_record(trace_path, &et, plan_path, (remat_torch_exec)how, json);
-            remat_ext_trace_free(&et);
-            return rc;
         }
         remat_ext_trace_free(&et);
-        if (plan_path || N || T || iters || copy_stream || out_path || sweep || second) {
-            fprintf(stderr, "remat simulate: %s: an imported allocation stream takes only --allocator caching, "
-                            "--allocator-config and --json (no plan, rescaling or output trace)\n", trace_path);
-            return 2;
-        }
-        return simulate_ext(trace_path, alloc_cfg, json);
+        return rc;
     }
-    if (executor || second) {
+    remat_ext_trace_free(&et);
+    if (c->plan_path || c->N || c->T || c->iters || c->copy_stream || c->out_path || c->sweep || c->second) {
+        fprintf(stderr, "remat simulate: %s: an imported allocation stream takes only --allocator caching, "
+                        "--allocator-config and --json (no plan, rescaling or output trace)\n", c->trace_path);
+        return 2;
+    }
+    return simulate_ext(c->trace_path, c->alloc_cfg, c->json);
+}
+
+/* The flags of remat's own trace, --sweep's values into dim, vals, nv: 0, or 2. */
+static int check_trace_flags(const simulate_cmd *c, char *dim, int64_t *vals, int *nv) {
+    if (c->executor || c->second) {
         fprintf(stderr, "remat simulate: --%s: only with a PyTorch step recorded by python3 -m remat_torch record\n",
-                executor ? "executor" : "second-trace");
+                c->executor ? "executor" : "second-trace");
         return 2;
     }
-    if (!sweep && (figure || data_only || bf.budget >= 0 || bf.overhead >= 0 || strcmp(bf.on, "reserved"))) {
+    const cli_budget_flags *bf = &c->bf;
+    if (!c->sweep && (c->figure || c->data_only || bf->budget >= 0 || bf->overhead >= 0 || strcmp(bf->on, "reserved"))) {
         fprintf(stderr, "remat simulate: %s: only with --sweep\n",
-                figure ? "--figure" : data_only ? "--data-only" : bf.budget >= 0 ? "--budget" : "--device-overhead/--budget-on");
+                c->figure ? "--figure" : c->data_only ? "--data-only" : bf->budget >= 0 ? "--budget" : "--device-overhead/--budget-on");
         return 2;
     }
-    char dim = 0;
-    int64_t vals[SWEEP_MAX];
-    int nv = 0;
-    if (sweep && (rc = parse_sweep(sweep, &dim, vals, &nv)) != 0) return rc;
-    if (sweep && rates) {
+    int rc;
+    *dim = 0;
+    *nv = 0;
+    if (c->sweep && (rc = parse_sweep(c->sweep, dim, vals, nv)) != 0) return rc;
+    if (c->sweep && c->rates) {
         fprintf(stderr, "remat simulate: --rates: not with --sweep (expected one of them)\n");
         return 2;
     }
-    if (sweep && (out_path || (dim == 'T' && T) || (dim == 'N' && N))) {
-        fprintf(stderr, "remat simulate: --sweep: expected no --out and no --%c (the sweep sets it)\n", dim ? dim : 'T');
+    if (c->sweep && (c->out_path || (*dim == 'T' && c->T) || (*dim == 'N' && c->N))) {
+        fprintf(stderr, "remat simulate: --sweep: expected no --out and no --%c (the sweep sets it)\n", *dim ? *dim : 'T');
         return 2;
     }
-    for (int i = 0; i < nv; i++)
-        if (vals[i] > (dim == 'T' ? REMAT_SIM_MAX_T : REMAT_SIM_MAX_N)) {
-            fprintf(stderr, "remat simulate: --sweep: %c=%lld is above the limit (expected at most %lld)\n", dim,
-                    (long long)vals[i], (long long)(dim == 'T' ? REMAT_SIM_MAX_T : REMAT_SIM_MAX_N));
+    for (int i = 0; i < *nv; i++)
+        if (vals[i] > (*dim == 'T' ? REMAT_SIM_MAX_T : REMAT_SIM_MAX_N)) {
+            fprintf(stderr, "remat simulate: --sweep: %c=%lld is above the limit (expected at most %lld)\n", *dim,
+                    (long long)vals[i], (long long)(*dim == 'T' ? REMAT_SIM_MAX_T : REMAT_SIM_MAX_N));
             return 2;
         }
+    return 0;
+}
+
+/* --sweep: the trace read, the sweep run. */
+static int simulate_sweep(const simulate_cmd *c, remat_sim_opts *so, char dim, const int64_t *vals, int nv) {
     remat_error err = {0};
-    remat_sim_opts so;
-    if (remat_sim_opts_from_flags(alloc, alloc_cfg, N, T, iters, &so, &err) != REMAT_OK)
-        return remat_cli_fail("simulate", &err);
-    so.copy_stream = copy_stream;
-    so.ranks = ranks;
-    so.reduce_blocks = blocks;
-    so.ddp = ddp;
-    if (sweep) {
-        remat_trace tr;
-        remat_trace_init(&tr);
-        so.origin = trace_path;
-        if (remat_trace_read_h5(trace_path, &tr, &err) != REMAT_OK) {
-            remat_trace_free(&tr);
-            return remat_cli_fail("simulate", &err);
-        }
-        char deffig[16];
-        snprintf(deffig, sizeof deffig, "sweep-%c.png", dim);
-        rc = run_sweep(&tr, trace_path, &so, dim, vals, nv, plan_path, &bf, figure ? figure : deffig, data_only, json);
+    remat_trace tr;
+    remat_trace_init(&tr);
+    so->origin = c->trace_path;
+    if (remat_trace_read_h5(c->trace_path, &tr, &err) != REMAT_OK) {
         remat_trace_free(&tr);
-        return rc;
+        return remat_cli_fail("simulate", &err);
     }
+    char deffig[16];
+    snprintf(deffig, sizeof deffig, "sweep-%c.png", dim);
+    int rc = run_sweep(&tr, c->trace_path, so, dim, vals, nv, c->plan_path, &c->bf, c->figure ? c->figure : deffig,
+                       c->data_only, c->json);
+    remat_trace_free(&tr);
+    return rc;
+}
+
+/* --ddp: DDP's buckets and NCCL's buffers for the simulated rank (g_ddp). */
+static remat_status ddp_estimate(const simulate_cmd *c, remat_sim *s, remat_ddp_bytes *ddp_bytes, remat_error *err) {
+    g_ddp_opts = remat_ddp_opts_default();
+    g_ddp_opts.bucket_view = c->ddp_view;
+    g_ddp_opts.bucket_cap_bytes = (int64_t)c->ddp_bucket_mb << 20;
+    g_ddp_opts.nccl_channels = c->ddp_channels;
+    remat_caching_config cc = remat_caching_config_default();
+    remat_status st = c->alloc_cfg ? remat_caching_config_parse(c->alloc_cfg, &cc, err) : REMAT_OK;
+    if (st == REMAT_OK) st = remat_ddp_estimate(remat_sim_model(s), &g_ddp_opts, &cc, ddp_bytes, err);
+    if (st == REMAT_OK) g_ddp = ddp_bytes;
+    return st;
+}
+
+/* The answer: the summary (or --json), --out, the next command. */
+static void simulate_print(const simulate_cmd *c, remat_sim *s, const remat_trace *trace, int have_plan) {
+    if (c->json)
+        print_json(s, trace, c->plan_path, c->alloc);
+    else
+        print_human(s, c->trace_path, trace, c->plan_path, c->alloc);
+    if (c->json) return;
+    if (c->out_path)
+        printf("predicted trace written to %s (%lld events)\n", c->out_path, (long long)remat_sim_trace(s)->n_events);
+    char sz[64];
+    remat_cli_size_flags(sz, sizeof sz, c->N, c->T);
+    if (have_plan)
+        remat_cli_next(stdout, "remat run --model M.json --plan '%s'%s --trace P.h5   (measure it)", c->plan_path, sz);
+    else
+        remat_cli_next(stdout, "remat search --trace %s --budget 8GiB%s   (a plan that fits a budget)", c->trace_path,
+                       sz);
+}
+
+/* One plan on remat's own trace: simulated, --ddp estimated, --out written, printed. */
+static int simulate_plan(const simulate_cmd *c, const remat_sim_opts *so) {
+    remat_error err = {0};
     remat_trace trace;
     remat_sim *s = NULL;
-    remat_cli_progress("simulate: reading %s and checking it against the executor", trace_path);
-    remat_status st = remat_sim_open(trace_path, &so, &trace, &s, &err);
+    remat_cli_progress("simulate: reading %s and checking it against the executor", c->trace_path);
+    remat_status st = remat_sim_open(c->trace_path, so, &trace, &s, &err);
     remat_plan p;
     int have_plan = 0;
-    if (st == REMAT_OK && plan_path) {
-        st = remat_plan_load_arg(plan_path, remat_sim_model(s), &p, &err);
+    if (st == REMAT_OK && c->plan_path) {
+        st = remat_plan_load_arg(c->plan_path, remat_sim_model(s), &p, &err);
         have_plan = st == REMAT_OK;
     }
-    if (st == REMAT_OK && rates) st = set_rates(s, rates, &err);
+    if (st == REMAT_OK && c->rates) st = set_rates(s, c->rates, &err);
     if (st == REMAT_OK) st = remat_sim_set_plan(s, have_plan ? &p : NULL, &err);
     if (st == REMAT_OK && have_plan) remat_cli_plan_question_check("simulate", &p, remat_sim_model(s), NULL);
     if (st == REMAT_OK) {
@@ -708,35 +718,75 @@ int remat_cmd_simulate(int argc, char **argv) {
     }
     remat_cli_progress_done();
     remat_ddp_bytes ddp_bytes;
-    if (st == REMAT_OK && ddp && remat_sim_shard(s)) {
-        g_ddp_opts = remat_ddp_opts_default();
-        g_ddp_opts.bucket_view = ddp_view;
-        g_ddp_opts.bucket_cap_bytes = (int64_t)ddp_bucket_mb << 20;
-        g_ddp_opts.nccl_channels = ddp_channels;
-        remat_caching_config cc = remat_caching_config_default();
-        if (alloc_cfg) st = remat_caching_config_parse(alloc_cfg, &cc, &err);
-        if (st == REMAT_OK) st = remat_ddp_estimate(remat_sim_model(s), &g_ddp_opts, &cc, &ddp_bytes, &err);
-        if (st == REMAT_OK) g_ddp = &ddp_bytes;
-    }
-    if (st == REMAT_OK && out_path) st = remat_trace_write_h5(remat_sim_trace(s), out_path, &err);
-    if (st == REMAT_OK) {
-        if (json)
-            print_json(s, &trace, plan_path, alloc);
-        else
-            print_human(s, trace_path, &trace, plan_path, alloc);
-        if (!json && out_path)
-            printf("predicted trace written to %s (%lld events)\n", out_path,
-                   (long long)remat_sim_trace(s)->n_events);
-        char sz[64];
-        remat_cli_size_flags(sz, sizeof sz, N, T);
-        if (!json && have_plan)
-            remat_cli_next(stdout, "remat run --model M.json --plan '%s'%s --trace P.h5   (measure it)", plan_path, sz);
-        else if (!json)
-            remat_cli_next(stdout, "remat search --trace %s --budget 8GiB%s   (a plan that fits a budget)", trace_path,
-                           sz);
-    }
+    if (st == REMAT_OK && c->ddp && remat_sim_shard(s)) st = ddp_estimate(c, s, &ddp_bytes, &err);
+    if (st == REMAT_OK && c->out_path) st = remat_trace_write_h5(remat_sim_trace(s), c->out_path, &err);
+    if (st == REMAT_OK) simulate_print(c, s, &trace, have_plan);
     if (have_plan) remat_plan_free(&p);
     remat_sim_free(s);
     remat_trace_free(&trace);
     return st == REMAT_OK ? 0 : remat_cli_fail("simulate", &err);
+}
+
+int remat_cmd_simulate(int argc, char **argv) {
+    simulate_cmd c;
+    memset(&c, 0, sizeof c);
+    c.alloc = "exact";
+    c.bf = (cli_budget_flags)CLI_BUDGET_FLAGS_INIT;
+    c.ddp_bucket_mb = 25;
+    c.ddp_channels = 2;
+    int help = 0;
+    const cli_option opts[] = {
+        {"--trace", CLI_STRING, &c.trace_path, "baseline trace (remat run --trace, no plan)"},
+        {"--executor", CLI_STRING, &c.executor, "a recorded PyTorch step: apply_plan (default, remat_torch.apply_plan) or "
+                                                "torch-nonreentrant (torch.utils.checkpoint, use_reentrant=False)"},
+        {"--second-trace", CLI_STRING, &c.second, REMAT_CLI_SECOND_TRACE_HELP},
+        {"--plan", CLI_STRING, &c.plan_path, "plan file (JSON) or plan notation ('b1:bit/k4,b2'); none = no checkpointing"},
+        {"--allocator", CLI_STRING, &c.alloc, "exact (live bytes, default) or caching (reserved bytes): the peak reported as peak_bytes"},
+        {"--allocator-config", CLI_STRING, &c.alloc_cfg, "caching allocator settings (default: the trace's), e.g. max_split_size=64MiB"},
+        {"--N", CLI_INT, &c.N, "predict for this batch size (default: as recorded)"},
+        {"--T", CLI_INT, &c.T, "predict for this number of time steps (default: as recorded)"},
+        {"--iters", CLI_INT, &c.iters, "training steps to simulate (default: the steady state: as recorded, at least 2)"},
+        {"--rates", CLI_STRING, &c.rates,
+         "expected firing rates instead of the recorded spike counts (they size sparse-compressed inputs): R for "
+         "every spike layer, or layer=R,... (input=R: the network input)"},
+        {"--copy-stream", CLI_FLAG, &c.copy_stream, "run compression on a copy stream that overlaps compute"},
+        {"--out", CLI_STRING, &c.out_path, "write the predicted trace (HDF5, same schema as remat run --trace)"},
+        {"--sweep", CLI_STRING, &c.sweep, "T=v1,v2,... or N=v1,v2,...: the peak at each size, as a table and a figure"},
+        {"--figure", CLI_STRING, &c.figure, "with --sweep: the figure to write (default sweep-T.png or sweep-N.png)"},
+        {"--data-only", CLI_FLAG, &c.data_only, "with --sweep: write the figure's data and script, do not run gnuplot"},
+        CLI_BUDGET_OPTIONS(c.bf, "with --sweep: a memory budget, drawn as a line and checked per size"),
+        {"--json", CLI_FLAG, &c.json, "print one JSON object instead of the summary"},
+        {"--ranks", CLI_INT, &c.ranks, "predict each rank of mpirun -np R remat run --reduce-blocks B (docs/mpi.md)"},
+        {"--reduce-blocks", CLI_INT, &c.blocks, "with --ranks: the reduction blocks (default: R)"},
+        {"--ddp", CLI_FLAG, &c.ddp, "with --ranks: the ranks train with PyTorch DDP: add its buckets and NCCL estimate"},
+        {"--ddp-bucket-view", CLI_FLAG, &c.ddp_view, "with --ddp: gradient_as_bucket_view=True (no second gradient copy)"},
+        {"--ddp-bucket-mb", CLI_INT, &c.ddp_bucket_mb, "with --ddp: DDP's bucket_cap_mb (default 25)"},
+        {"--ddp-nccl-channels", CLI_INT, &c.ddp_channels, "with --ddp: NCCL channels for its buffer estimate (default 2)"},
+        {0},
+    };
+    int rc = remat_cli_parse(argc, argv, USAGE, opts, &help);
+    if (rc != 0 || help) return rc;
+    if ((rc = check_world_flags(&c)) != 0) return rc;
+    remat_cli_alloc_config_note("simulate", c.alloc_cfg);
+    if (!c.trace_path) return remat_cli_missing("simulate", "--trace", "a baseline trace recorded by remat run --trace");
+    const cli_file ins[] = {{"--trace", c.trace_path}, {"--plan", c.plan_path}, {"--second-trace", c.second}};
+    const cli_file outs[] = {{"--out", c.out_path}};
+    if (remat_cli_refuse_overlap("simulate", ins, 3, outs, 1)) return 2;
+    if (remat_cli_check_sim_size("simulate", c.N, c.T, REMAT_SIM_MAX_N, REMAT_SIM_MAX_T)) return 2;
+    int done = 0;
+    rc = simulate_if_ext(&c, &done);
+    if (done) return rc;
+    char dim = 0;
+    int64_t vals[SWEEP_MAX];
+    int nv = 0;
+    if ((rc = check_trace_flags(&c, &dim, vals, &nv)) != 0) return rc;
+    remat_error err = {0};
+    remat_sim_opts so;
+    if (remat_sim_opts_from_flags(c.alloc, c.alloc_cfg, c.N, c.T, c.iters, &so, &err) != REMAT_OK)
+        return remat_cli_fail("simulate", &err);
+    so.copy_stream = c.copy_stream;
+    so.ranks = c.ranks;
+    so.reduce_blocks = c.blocks;
+    so.ddp = c.ddp;
+    return c.sweep ? simulate_sweep(&c, &so, dim, vals, nv) : simulate_plan(&c, &so);
 }
