@@ -3,7 +3,7 @@
 bench/results/exp13_mpi.json. Needs the --config=mpi build of remat and of
 //bench:reduce_bench (bench/run-all builds both when mpirun is installed).
 
-  python3 bench/exp13_mpi.py [--quick]
+  python3 bench/exp13_mpi.py [--quick] [--before-bin OLD_REMAT [--before-label TEXT]]
 
 Four parts, on this machine's 2 cores (mpirun --oversubscribe; the load average is
 recorded, the cores are shared with other sessions):
@@ -11,11 +11,13 @@ recorded, the cores are shared with other sessions):
     all blocks in ascending order) against a plain MPI_Allreduce of the same gradient,
     1 and 2 ranks, 8 blocks, 1 Mi and 4 Mi floats (bench/reduce_bench.c);
  2. training steps of mlp-lif (T=64, N=128): one process unblocked (--reduce-blocks 1),
-    one process with 8 blocks, 2 ranks with 8 blocks: the best step after the first,
-    the peak live bytes of a rank, and whether the 8-block runs end with the same state
-    (run --json's state_crc32);
- 3. `verify --grid --sample K` of mlp-lif (T=64, N=128) on 1 and 2 ranks: wall time and whether
-    the --no-times reports are byte-identical;
+    one process with 8 blocks (1 and 2 threads), 2 ranks with 8 blocks: the best step
+    after the first, the peak live bytes of a rank, and whether the 8-block runs end with
+    the same state (run --json's state_crc32); with --before-bin, the one-process runs of
+    that binary too (an earlier build: before/after of the blocked kernels);
+ 3. `verify --grid --sample K` of mlp-lif (T=64, N=128) on 1, 2 and 4 ranks: wall time and
+    whether the --no-times reports are byte-identical (more ranks than cores: oversubscribed,
+    said so in the table);
  4. the per-rank peak against R (predicted, simulate --ranks R --reduce-blocks 8 at
     N = 32) for vgg-dvs and sew-resnet18, next to the one-process unblocked peak.
 """
@@ -56,14 +58,22 @@ def part_reduce(quick):
     return rows
 
 
-def part_steps(remat, quick):
+def part_steps(remat, quick, before):
     model = os.path.join(C.ROOT, "data", "models", "mlp-lif.json")
     iters = 3 if quick else 4
     rows = []
-    for label, np, blocks in (("1 process, 1 block", 0, 1), ("1 process, 8 blocks", 0, 8), ("2 ranks, 8 blocks", 2, 8)):
-        base = [remat, "run", "--model", model, "--iters", iters, "--reduce-blocks", blocks, "--json"] + C.TRAIN_FLAGS
+    runs = [("1 process, 1 block", remat, 0, 1, 1), ("1 process, 8 blocks", remat, 0, 8, 1),
+            ("1 process, 8 blocks, 2 threads", remat, 0, 8, 2), ("2 ranks, 8 blocks", remat, 2, 8, 1)]
+    if before:
+        runs += [("before: 1 process, 1 block", before, 0, 1, 1), ("before: 1 process, 8 blocks", before, 0, 8, 1),
+                 ("before: 1 process, 8 blocks, 2 threads", before, 0, 8, 2)]
+    for label, exe, np, blocks, threads in runs:
+        base = [exe, "run", "--model", model, "--iters", iters, "--reduce-blocks", blocks, "--threads", threads,
+                "--json"] + C.TRAIN_FLAGS
         d = run_json(mpirun(np, *base) if np else [str(a) for a in base])
-        rows.append({"run": label, "ranks": np or 1, "blocks": blocks, "best_step_s": best_step(d),
+        if exe == before:
+            commands[-1] = commands[-1].replace(before, "BEFORE/remat")
+        rows.append({"run": label, "ranks": np or 1, "blocks": blocks, "threads": threads, "best_step_s": best_step(d),
                      "peak_live_bytes": d["ranks"][0]["peak_live_bytes"] if "ranks" in d else d["peak_live_bytes"],
                      "state_crc32": d.get("state_crc32"), "loss": d["loss"], "loadavg": round(os.getloadavg()[0], 2)})
     return rows
@@ -73,13 +83,14 @@ def part_grid(remat, quick):
     model = os.path.join(C.ROOT, "data", "models", "mlp-lif.json")
     k = 4 if quick else 8
     rows, texts = [], {}
-    for R in (1, 2):
+    for R in (1, 2) if quick else (1, 2, 4):
         cmd = [remat, "verify", "--model", model, "--grid", "--sample", k, "--equivalence-only", "--json", "--no-times"]
         cmd = mpirun(R, *cmd) if R > 1 else [str(c) for c in cmd]
         commands.append(C.show(cmd))
         rc, out, err, wall = C.run(cmd, env=MPI_ENV)
         texts[R] = out
-        rows.append({"ranks": R, "plans": k, "wall_s": wall, "loadavg": round(os.getloadavg()[0], 2)})
+        rows.append({"ranks": R, "plans": k, "wall_s": wall, "loadavg": round(os.getloadavg()[0], 2),
+                     "oversubscribed": R > (os.cpu_count() or 1)})
     for r in rows:
         r["same_report"] = texts[r["ranks"]] == texts[1]
         r["speedup"] = rows[0]["wall_s"] / r["wall_s"]
@@ -109,13 +120,22 @@ def part_peaks(remat, quick):
 
 def main():
     import shutil
+    if "--help" in sys.argv or "-h" in sys.argv:
+        print(__doc__.strip())
+        return
     if not shutil.which("mpirun"):
         sys.exit("bench: exp13_mpi: no mpirun (apt-get install openmpi-bin libopenmpi-dev; bazel build --config=mpi)")
     quick = C.arg_quick()
     remat = C.remat_bin()
     result = {"command": "python3 bench/exp13_mpi.py" + (" --quick" if quick else ""), "quick": quick}
     result["reduce"] = part_reduce(quick)
-    result["steps"] = part_steps(remat, quick)
+    before = sys.argv[sys.argv.index("--before-bin") + 1] if "--before-bin" in sys.argv else None
+    if before:
+        result["command"] += " --before-bin BEFORE/remat"
+        result["before_bin"] = before
+        if "--before-label" in sys.argv:
+            result["before_label"] = sys.argv[sys.argv.index("--before-label") + 1]
+    result["steps"] = part_steps(remat, quick, before)
     result["grid"] = part_grid(remat, quick)
     result["peaks"] = part_peaks(remat, quick)
     result["commands"] = commands

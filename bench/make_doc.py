@@ -1181,11 +1181,13 @@ def sec_exp13(d):
             r["fold_best_s"]), "%.4f s (best %.4f)" % (r["allreduce_median_s"], r["allreduce_best_s"]),
             mib(r["fold_extra_bytes"]), mib(r["allreduce_extra_bytes"]),
             "yes" if r["allreduce_same_bits"] else "no", "%.1f" % r["loadavg"]] for r in d["reduce"]]
-    steps = [[r["run"], "%.3f s" % r["best_step_s"], "{:,}".format(r["peak_live_bytes"]), r["state_crc32"] or "-",
-              "%.1f" % r["loadavg"]] for r in d["steps"]]
+    steps = [[r["run"], str(r.get("threads", 1)), "%.3f s" % r["best_step_s"], "{:,}".format(r["peak_live_bytes"]),
+              r["state_crc32"] or "-", "%.1f" % r["loadavg"]] for r in d["steps"]]
     crcs = set(r["state_crc32"] for r in d["steps"] if r["state_crc32"])
     grid = [[str(r["ranks"]), str(r["plans"]), "%.2f s" % r["wall_s"], "x%.2f" % r["speedup"],
-             "yes" if r["same_report"] else "NO", "%.1f" % r["loadavg"]] for r in d["grid"]]
+             "yes" if r["same_report"] else "NO",
+             "yes (more ranks than the 2 cores)" if r.get("oversubscribed") else "no", "%.1f" % r["loadavg"]]
+            for r in d["grid"]]
     peaks = []
     for r in d["peaks"]:
         row = [r["model"], "%s / %s" % (mib(r["unblocked_live"]), mib(r["unblocked_reserved"]))]
@@ -1197,8 +1199,9 @@ def sec_exp13(d):
         "`mpirun -np R remat run --reduce-blocks B` (docs/mpi.md): every sum over samples in B fixed blocks, the "
         "blocks' partials moved by `MPI_Bcast` and folded in one order on every rank, so the step is "
         "bit-identical for every R dividing B. On this 2-core machine, shared with other sessions (the load "
-        "average is in each table), two ranks are oversubscribed: the times show what the order costs, not a "
-        "speed-up.",
+        "average is in each table: around 10, so every rank shares its core), ranks cannot run side by side: the "
+        "times show what the order costs, not a speed-up; four ranks are more than the cores (oversubscribed, "
+        "said so).",
         provenance(d),
         "The fixed-order reduction of one gradient against a plain `MPI_Allreduce` (not order-fixed) of the same "
         "floats (`bench/reduce_bench.c`, median of repeats; memory: what each holds besides the gradient, the "
@@ -1206,12 +1209,15 @@ def sec_exp13(d):
         table(["ranks", "floats", "blocks", "fixed-order fold", "MPI_Allreduce", "fold extra", "allreduce extra",
                "allreduce = fold bits", "load"], red),
         "Training steps of mlp-lif (T=64, N=128; best step after the first; peak live bytes of one rank; the "
-        "state CRC-32 covers every parameter, running statistic and gradient after the steps: %s):" % (
-            "the same for the one-process and the two-rank 8-block runs" if len(crcs) == 1 else "DIFFERENT"),
-        table(["run", "step", "peak live (B)", "state CRC-32", "load"], steps),
+        "state CRC-32 covers every parameter, running statistic and gradient after the steps: %s%s):" % (
+            "the same for every 8-block run" if len(crcs) == 1 else "DIFFERENT",
+            "; `before` rows: %s, the build before the blocked kernels (`remat_ref_linear_backward_blocks`: "
+            "the per-(step, block) loop of one-block kernel calls)" % d.get("before_label", "an earlier build")
+            if d.get("before_bin") else ""),
+        table(["run", "threads", "step", "peak live (B)", "state CRC-32", "load"], steps),
         "`verify --grid --sample K --equivalence-only --no-times` of mlp-lif dealt over ranks (wall time of the "
         "command; the report must be the same bytes):",
-        table(["ranks", "plans", "wall", "speed-up", "same report", "load"], grid),
+        table(["ranks", "plans", "wall", "speed-up", "same report", "oversubscribed", "load"], grid),
         "Per-rank peak against R, predicted (`simulate --N 32 --ranks R --reduce-blocks 8`; live / reserved MiB "
         "per rank; the first column is one process without blocks):",
         table(["model", "1 process, no blocks", "R=1 (8 blocks)", "R=2", "R=4", "R=8"], peaks),
