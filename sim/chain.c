@@ -414,12 +414,7 @@ static remat_status solve(const remat_chain *c, int64_t budget, int ignore_time,
         if (c->n_opts[b] > max_opts) max_opts = c->n_opts[b];
     const int64_t front_cap = remat_chain_front_cap(nb);
     remat_status st = REMAT_OK;
-    dp d;
-    memset(&d, 0, sizeof d);
-    d.c = c;
-    d.budget = budget;
-    d.ignore_time = ignore_time;
-    d.stats = stats;
+    dp d = {.c = c, .budget = budget, .ignore_time = ignore_time, .stats = stats};
     d.stages = remat_xcalloc((size_t)(nb + 1), sizeof *d.stages, err);
     d.kept = remat_xmalloc((size_t)max_opts * sizeof *d.kept, err);
     d.work = remat_xmalloc((size_t)max_opts * 3 * sizeof *d.work, err);

@@ -285,13 +285,7 @@ remat_status remat_search_greedy(remat_sim *s, int level, remat_search_preset pr
     remat_status st = level_work_check(m, level, err);
     if (st != REMAT_OK) return st;
     if ((st = remat_plan_init_empty(m, out, err)) != REMAT_OK) return st;
-    greedy g;
-    memset(&g, 0, sizeof g);
-    g.s = s;
-    g.m = m;
-    g.nb = nb;
-    g.out = out;
-    g.log = log;
+    greedy g = {.s = s, .m = m, .nb = nb, .out = out, .log = log};
     if ((st = remat_plan_init_empty(m, &g.cand, err)) != REMAT_OK) {
         remat_plan_free(out);
         return st;
@@ -579,12 +573,8 @@ remat_status remat_search_budget(remat_sim *s, int64_t budget, const remat_searc
     if (!o) o = &def;
     memset(out, 0, sizeof *out);
     double t_start = remat_now_s();
-    budget_search bs;
-    memset(&bs, 0, sizeof bs);
-    bs.s = s;
-    bs.m = remat_sim_model(s);
+    budget_search bs = {.s = s, .m = remat_sim_model(s), .out = out};
     bs.nb = bs.m->n_blocks;
-    bs.out = out;
     bs.choice = remat_xmalloc((size_t)(bs.nb ? bs.nb : 1) * sizeof *bs.choice, err);
     remat_status st = bs.choice ? remat_plan_init_empty(bs.m, &bs.p, err) : REMAT_ERR_NOMEM;
     if (st == REMAT_OK) st = remat_search_evaluate(s, &bs.p, &out->baseline, err);
