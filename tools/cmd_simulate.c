@@ -31,6 +31,7 @@ static const char *USAGE =
     "                      [--allocator-config K=V,...] [--N n] [--T t] [--iters n] [--copy-stream]\n"
     "                      [--out PRED.h5] [--ranks R [--reduce-blocks B]] [--json]\n"
     "       remat simulate --trace BASE.h5 --sweep T=v1,v2,...|N=v1,... [--plan P] [--figure FIG.png]\n"
+    "                      [--ranks R [--reduce-blocks B]]      (each rank at every size, docs/mpi.md)\n"
     "                      [--budget SIZE] [--budget-on reserved|live] [--device-overhead SIZE] [--json]\n"
     "\n"
     "Predicts what `remat run --plan P.json` would record, from a trace recorded by\n"
