@@ -184,6 +184,13 @@ static remat_status state_crc(remat_session *s, const remat_model *m, uint32_t *
 
 static int run_main(int argc, char **argv, const remat_tools_world *w);
 
+/* The command's flags. */
+typedef struct run_cmd {
+    const char *model_path, *plan_path, *backend, *trace_path, *dump_path, *alloc_cfg, *seed_s, *init_path;
+    uint64_t seed;
+    int iters, threads, json, no_input_grad, T, N, blocks, probe_n;
+} run_cmd;
+
 enum { PROBE_STEPS = 3 }; /* the first is cold: its op times are not kept */
 
 /* The probe of a plain recording (remat_trace.probe_ops): PROBE_STEPS steps of model m at
@@ -232,96 +239,132 @@ int remat_cmd_run(int argc, char **argv) {
     return rc;
 }
 
-static int run_main(int argc, char **argv, const remat_tools_world *wd) {
-    const char *model_path = NULL, *plan_path = NULL, *backend = "ref", *trace_path = NULL, *dump_path = NULL;
-    const char *alloc_cfg = NULL, *seed_s = NULL, *init_path = NULL;
-    uint64_t seed = 1;
-    int iters = 1, threads = 1, json = 0, help = 0, no_input_grad = 0, T = 0, N = 0, blocks = 1, probe_n = -1;
-    const cli_option opts[] = {
-        {"--model", CLI_STRING, &model_path, "model file (JSON)"},
-        {"--plan", CLI_STRING, &plan_path, "plan file (JSON) or plan notation ('b1:bit/k4,b2'); none = no checkpointing"},
-        {"--T", CLI_INT, &T, "number of time steps (default: the model file's)"},
-        {"--N", CLI_INT, &N, "batch size (default: the model file's)"},
-        {"--backend", CLI_STRING, &backend, "ref (default) or cuda"},
-        {"--seed", CLI_STRING, &seed_s, "seed of parameters, input, labels and dropout, 0..2^64-1 (default 1)"},
-        {"--iters", CLI_INT, &iters, "training steps (default 1)"},
-        {"--init", CLI_STRING, &init_path, "initial parameters and batch-norm statistics (HDF5, /params/<layer>/<name>)"},
-        {"--threads", CLI_INT, &threads, "reference-backend threads (default 1)"},
-        {"--trace", CLI_STRING, &trace_path, "write the allocation trace (HDF5)"},
-        {"--probe-N", CLI_INT, &probe_n,
-         "with a plain --trace and --iters 2 or more: batch of the probe the trace also holds (default 4N; 0: none)"},
-        {"--dump", CLI_STRING, &dump_path, "write the gradient dump of one step (HDF5)"},
-        {"--allocator-config", CLI_STRING, &alloc_cfg, "caching allocator settings, e.g. max_split_size=64MiB"},
-        {"--no-input-grad", CLI_FLAG, &no_input_grad,
-         "do not compute the network input's gradient, as a training loop (not with --dump)"},
-        {"--json", CLI_FLAG, &json, "print one JSON object instead of the summary"},
-        {"--reduce-blocks", CLI_INT, &blocks,
-         "sum over the batch in B fixed blocks of samples: bit-identical for every world size dividing B (default 1)"},
-        {0},
-    };
-    int rc = remat_cli_parse(argc, argv, USAGE, opts, &help);
-    if (rc != 0 || help) return rc;
-    remat_cli_alloc_config_note("run", alloc_cfg);
-    const int lead = wd->rank == 0; /* rank 0 alone prints and writes */
-    int sharded = blocks != 1 || wd->size > 1;
-    if (!model_path) return remat_cli_missing("run", "--model", "a model file, e.g. data/models/mlp-lif.json");
-    const cli_file ins[] = {{"--model", model_path}, {"--plan", plan_path}, {"--init", init_path}};
-    const cli_file outs[] = {{"--trace", trace_path}, {"--dump", dump_path}};
+/* The flags checked before the model is read (the outputs by rank 0 alone, every rank
+ * told its outcome): 0, or 2 with one line on stderr. */
+static int check_flags(run_cmd *c, const remat_tools_world *wd) {
+    const int lead = wd->rank == 0;
+    if (!c->model_path) return remat_cli_missing("run", "--model", "a model file, e.g. data/models/mlp-lif.json");
+    const cli_file ins[] = {{"--model", c->model_path}, {"--plan", c->plan_path}, {"--init", c->init_path}};
+    const cli_file outs[] = {{"--trace", c->trace_path}, {"--dump", c->dump_path}};
     /* rank 0 alone writes, so it alone checks the outputs; every rank exits with its code */
     if (remat_tools_world_agree(wd, lead && remat_cli_refuse_overlap("run", ins, 3, outs, 2) ? 2 : 0)) return 2;
-    if (iters < 1 || iters > 100000) {
-        fprintf(stderr, "remat run: --iters: %d is out of range (expected 1..100000)\n", iters);
+    if (c->iters < 1 || c->iters > 100000) {
+        fprintf(stderr, "remat run: --iters: %d is out of range (expected 1..100000)\n", c->iters);
         return 2;
     }
-    if (threads < 1 || threads > 256) {
-        fprintf(stderr, "remat run: --threads: %d is out of range (expected 1..256)\n", threads);
+    if (c->threads < 1 || c->threads > 256) {
+        fprintf(stderr, "remat run: --threads: %d is out of range (expected 1..256)\n", c->threads);
         return 2;
     }
-    if (seed_s && !remat_cli_parse_u64(seed_s, &seed)) {
-        fprintf(stderr, "remat run: --seed: '%s' is not a seed (expected a decimal 0..2^64-1)\n", seed_s);
+    if (c->seed_s && !remat_cli_parse_u64(c->seed_s, &c->seed)) {
+        fprintf(stderr, "remat run: --seed: '%s' is not a seed (expected a decimal 0..2^64-1)\n", c->seed_s);
         return 2;
     }
-    if (probe_n != -1 && (!trace_path || probe_n < 0 || probe_n > REMAT_TRACE_MAX_N || (probe_n > 0 && iters < 2))) {
+    if (c->probe_n != -1 && (!c->trace_path || c->probe_n < 0 || c->probe_n > REMAT_TRACE_MAX_N || (c->probe_n > 0 && c->iters < 2))) {
         fprintf(stderr, "remat run: --probe-N: %s\n",
-                !trace_path ? "expected with --trace (the probe is part of a trace)"
-                : probe_n < 0 || probe_n > REMAT_TRACE_MAX_N
+                !c->trace_path ? "expected with --trace (the probe is part of a trace)"
+                : c->probe_n < 0 || c->probe_n > REMAT_TRACE_MAX_N
                     ? "expected 0 (no probe) or a batch of 1..16777216"
                     : "expected with --iters 2 or more (the probe's times are warm steps'; a one-step trace's are a "
                       "first step's)");
         return 2;
     }
-    if (trace_path && dump_path) {
+    if (c->trace_path && c->dump_path) {
         fprintf(stderr, "remat run: --trace: a dump step skips the optimiser update, so its trace is not one that "
                         "simulate, search or tune replay (expected one of --trace, --dump)\n");
         return 2;
     }
-    if (dump_path && no_input_grad) {
+    if (c->dump_path && c->no_input_grad) {
         fprintf(stderr, "remat run: --no-input-grad: a dump holds the input gradient (drop one of --dump, --no-input-grad)\n");
         return 2;
     }
-    if (dump_path && iters != 1) {
-        fprintf(stderr, "remat run: --dump: a dump records exactly one step (got --iters %d)\n", iters);
+    if (c->dump_path && c->iters != 1) {
+        fprintf(stderr, "remat run: --dump: a dump records exactly one step (got --iters %d)\n", c->iters);
         return 2;
     }
+    return 0;
+}
+
+/* Rank 0's answer: the summary (or --json), every rank's share when sharded, the driver's
+ * view, the firing rates of a trace, what was written, the next command. */
+static void print_answer(const run_cmd *c, const remat_tools_world *wd, const remat_model *m, const remat_plan *p,
+                         const remat_step_result *res, const rank_report *reports, const remat_trace *trace,
+                         const remat_cuda_info *ci) {
+    shard_json sj = {c->blocks, wd->size, reports, !c->dump_path};
+    if (c->json) {
+        print_json(m, c->plan_path, c->backend, c->threads, res, c->iters, ci, reports ? &sj : NULL);
+    } else {
+        print_human(m, p, c->plan_path, c->backend, c->threads, res, c->iters);
+        if (reports)
+            for (int q = 0; q < wd->size; q++)
+                printf("rank %d                %lld samples, peak live %lld B, peak reserved %lld B%s\n", q,
+                       (long long)reports[q].n, (long long)reports[q].peak_live,
+                       (long long)reports[q].peak_reserved, q ? "" : " (state CRC-32 shared by every rank)");
+        if (ci) print_driver_human(ci, res[c->iters - 1].peak_reserved_bytes);
+    }
+    if (c->trace_path) remat_print_rates(c->json ? NULL : stdout, "run", trace, m);
+    if (!c->json && c->trace_path) printf("trace written to %s (%lld events)\n", c->trace_path, (long long)trace->n_events);
+    if (!c->json && c->dump_path) printf("gradient dump written to %s\n", c->dump_path);
+    if (!c->json && c->trace_path && remat_plan_is_empty(p))
+        remat_cli_next(stdout, "remat search --trace %s --budget 8GiB --out plan.json   (a plan for your card)",
+                       c->trace_path);
+    else if (!c->json && !remat_plan_is_empty(p)) {
+        char sz[64];
+        remat_cli_next(stdout, "remat verify --model %s --plan '%s'%s   (prove it bit-identical)", c->model_path,
+                       c->plan_path ? c->plan_path : "", remat_cli_size_flags(sz, sizeof sz, c->N, c->T));
+    }
+}
+
+static int run_main(int argc, char **argv, const remat_tools_world *wd) {
+    run_cmd c = {.backend = "ref", .seed = 1, .iters = 1, .threads = 1, .blocks = 1, .probe_n = -1};
+    int help = 0;
+    const cli_option opts[] = {
+        {"--model", CLI_STRING, &c.model_path, "model file (JSON)"},
+        {"--plan", CLI_STRING, &c.plan_path, "plan file (JSON) or plan notation ('b1:bit/k4,b2'); none = no checkpointing"},
+        {"--T", CLI_INT, &c.T, "number of time steps (default: the model file's)"},
+        {"--N", CLI_INT, &c.N, "batch size (default: the model file's)"},
+        {"--backend", CLI_STRING, &c.backend, "ref (default) or cuda"},
+        {"--seed", CLI_STRING, &c.seed_s, "seed of parameters, input, labels and dropout, 0..2^64-1 (default 1)"},
+        {"--iters", CLI_INT, &c.iters, "training steps (default 1)"},
+        {"--init", CLI_STRING, &c.init_path, "initial parameters and batch-norm statistics (HDF5, /params/<layer>/<name>)"},
+        {"--threads", CLI_INT, &c.threads, "reference-backend threads (default 1)"},
+        {"--trace", CLI_STRING, &c.trace_path, "write the allocation trace (HDF5)"},
+        {"--probe-N", CLI_INT, &c.probe_n,
+         "with a plain --trace and --iters 2 or more: batch of the probe the trace also holds (default 4N; 0: none)"},
+        {"--dump", CLI_STRING, &c.dump_path, "write the gradient dump of one step (HDF5)"},
+        {"--allocator-config", CLI_STRING, &c.alloc_cfg, "caching allocator settings, e.g. max_split_size=64MiB"},
+        {"--no-input-grad", CLI_FLAG, &c.no_input_grad,
+         "do not compute the network input's gradient, as a training loop (not with --dump)"},
+        {"--json", CLI_FLAG, &c.json, "print one JSON object instead of the summary"},
+        {"--reduce-blocks", CLI_INT, &c.blocks,
+         "sum over the batch in B fixed blocks of samples: bit-identical for every world size dividing B (default 1)"},
+        {0},
+    };
+    int rc = remat_cli_parse(argc, argv, USAGE, opts, &help);
+    if (rc != 0 || help) return rc;
+    remat_cli_alloc_config_note("run", c.alloc_cfg);
+    const int lead = wd->rank == 0; /* rank 0 alone prints and writes */
+    int sharded = c.blocks != 1 || wd->size > 1;
+    if ((rc = check_flags(&c, wd)) != 0) return rc;
     remat_error err = {0};
     remat_model m;
     remat_plan p;
-    if ((rc = remat_tools_size_flags("run", T, N)) != 0) return rc;
-    if (remat_tools_load_sized(model_path, plan_path, T, N, &m, &p, &err) != REMAT_OK)
+    if ((rc = remat_tools_size_flags("run", c.T, c.N)) != 0) return rc;
+    if (remat_tools_load_sized(c.model_path, c.plan_path, c.T, c.N, &m, &p, &err) != REMAT_OK)
         return remat_cli_fail("run", &err);
     remat_cli_plan_question_check("run", &p, &m, NULL);
     remat_weights w;
     memset(&w, 0, sizeof w);
-    if (init_path && (rc = remat_tools_init_weights("run", init_path, &m, &w)) != 0) {
+    if (c.init_path && (rc = remat_tools_init_weights("run", c.init_path, &m, &w)) != 0) {
         remat_plan_free(&p);
         remat_model_free(&m);
         return rc;
     }
     remat_exec_opts o = remat_exec_opts_default();
-    o.seed = seed;
-    o.no_input_grad = no_input_grad;
+    o.seed = c.seed;
+    o.no_input_grad = c.no_input_grad;
     o.init_values = (const float *const *)w.values;
-    remat_shard shard = {blocks, wd->size, wd->rank, m.N, wd->comm};
+    remat_shard shard = {c.blocks, wd->size, wd->rank, m.N, wd->comm};
     remat_model ml; /* the rank's share of the batch (m itself in one unblocked process) */
     memset(&ml, 0, sizeof ml);
     if (sharded) {
@@ -337,7 +380,7 @@ static int run_main(int argc, char **argv, const remat_tools_world *wd) {
     const remat_model *mr = sharded ? &ml : &m;
     rank_report *reports = NULL;
     uint32_t crc = 0;
-    if (alloc_cfg && remat_caching_config_parse(alloc_cfg, &o.caching, &err) != REMAT_OK) {
+    if (c.alloc_cfg && remat_caching_config_parse(c.alloc_cfg, &o.caching, &err) != REMAT_OK) {
         remat_weights_free(&w);
         remat_plan_free(&p);
         remat_model_free(&ml);
@@ -346,7 +389,7 @@ static int run_main(int argc, char **argv, const remat_tools_world *wd) {
     }
     remat_backend be;
     memset(&be, 0, sizeof be);
-    if (remat_tools_backend_open(backend, threads, &be, &err) != REMAT_OK) {
+    if (remat_tools_backend_open(c.backend, c.threads, &be, &err) != REMAT_OK) {
         remat_weights_free(&w);
         remat_plan_free(&p);
         remat_model_free(&ml);
@@ -355,34 +398,34 @@ static int run_main(int argc, char **argv, const remat_tools_world *wd) {
     }
     remat_trace trace;
     remat_trace_init(&trace);
-    if (trace_path) {
+    if (c.trace_path) {
         o.trace = &trace;
-        remat_tools_trace_host(&trace, backend, threads);
+        remat_tools_trace_host(&trace, c.backend, c.threads);
         remat_tools_caching_config_text(&o.caching, trace.allocator_config, sizeof trace.allocator_config);
     }
-    remat_step_result *res = remat_xcalloc((size_t)iters, sizeof *res, &err);
+    remat_step_result *res = remat_xcalloc((size_t)c.iters, sizeof *res, &err);
     remat_status st = res ? REMAT_OK : REMAT_ERR_NOMEM;
-    if (st == REMAT_OK && dump_path) {
+    if (st == REMAT_OK && c.dump_path) {
         if (lead) remat_cli_progress("run: one step of %s for the dump", m.name);
-        st = remat_dump_run(&m, &p, &be, &o, dump_path, &res[0], &err);
+        st = remat_dump_run(&m, &p, &be, &o, c.dump_path, &res[0], &err);
     } else if (st == REMAT_OK) {
         remat_session *s = remat_session_init(mr, &p, &be, &o, &err);
         if (!s) st = err.status != REMAT_OK ? err.status : REMAT_ERR_INTERNAL;
         remat_error ignored = {0};
-        if (s && !strcmp(backend, "cuda")) (void)remat_backend_cuda_reset_peak(&be, &ignored);
-        for (int i = 0; s && i < iters && st == REMAT_OK; i++) {
-            if (lead) remat_cli_progress("run: step %d/%d of %s", i + 1, iters, m.name);
+        if (s && !strcmp(c.backend, "cuda")) (void)remat_backend_cuda_reset_peak(&be, &ignored);
+        for (int i = 0; s && i < c.iters && st == REMAT_OK; i++) {
+            if (lead) remat_cli_progress("run: step %d/%d of %s", i + 1, c.iters, m.name);
             st = remat_session_step(s, 1, &res[i], &err);
         }
         if (s && st == REMAT_OK && sharded) st = state_crc(s, mr, &crc, &err);
         remat_session_free(s);
-        if (probe_n < 0) /* by default with warm steps to compare with */
+        if (c.probe_n < 0) /* by default with warm steps to compare with */
             /* 4N: the farther the two sizes, the less an op's noise tilts its line (at 2N
              * the N=32 step of an N=2 recording came out 0.65x to 1.0x, at 4N 0.9x to 1.1x) */
-            probe_n = iters < 2 ? 0 : m.N * 4 <= REMAT_TRACE_MAX_N ? (int)(m.N * 4) : (int)(m.N / 2);
-        if (st == REMAT_OK && trace_path && probe_n > 0 && !sharded && remat_plan_is_empty(&p)) {
+            c.probe_n = c.iters < 2 ? 0 : m.N * 4 <= REMAT_TRACE_MAX_N ? (int)(m.N * 4) : (int)(m.N / 2);
+        if (st == REMAT_OK && c.trace_path && c.probe_n > 0 && !sharded && remat_plan_is_empty(&p)) {
             remat_error pe = {0}; /* a probe that does not fit leaves the trace without one */
-            if (run_probe(&m, probe_n, &be, &o, &trace, &pe) != REMAT_OK) {
+            if (run_probe(&m, c.probe_n, &be, &o, &trace, &pe) != REMAT_OK) {
                 remat_cli_progress_done();
                 fprintf(stderr, "remat run: note: no probe in the trace (%s): simulate prices another batch size by "
                                 "elements alone\n", pe.msg);
@@ -394,17 +437,17 @@ static int run_main(int argc, char **argv, const remat_tools_world *wd) {
     remat_cli_progress_done();
     /* rank 0 alone wrote the dump (after the step's last exchange): its outcome is every
      * rank's exit code, its message printed once, by rank 0 */
-    int lead_rc = dump_path && wd->size > 1 ? remat_tools_world_agree(wd, lead && st != REMAT_OK ? remat_status_exit_code(st) : 0) : 0;
+    int lead_rc = c.dump_path && wd->size > 1 ? remat_tools_world_agree(wd, lead && st != REMAT_OK ? remat_status_exit_code(st) : 0) : 0;
     if (lead_rc && !lead && st == REMAT_OK) goto done;
     remat_cuda_info ci;
-    int have_ci = st == REMAT_OK && !strcmp(backend, "cuda") && cuda_driver_view(&be, &ci);
+    int have_ci = st == REMAT_OK && !strcmp(c.backend, "cuda") && cuda_driver_view(&be, &ci);
     if (have_ci && ci.total_bytes > 0 && ci.free_at_init >= 0) { /* the driver's view goes into the trace */
         trace.device_total_bytes = ci.total_bytes;
         trace.device_free_at_init = ci.free_at_init;
     }
     if (st == REMAT_OK && sharded) { /* every rank's peaks and state to every rank */
         rank_report mine = {wd->rank, mr->N, 0, 0, crc};
-        for (int i = 0; i < iters; i++) {
+        for (int i = 0; i < c.iters; i++) {
             if (res[i].peak_live_bytes > mine.peak_live) mine.peak_live = res[i].peak_live_bytes;
             if (res[i].peak_reserved_bytes > mine.peak_reserved) mine.peak_reserved = res[i].peak_reserved_bytes;
         }
@@ -418,38 +461,13 @@ static int run_main(int argc, char **argv, const remat_tools_world *wd) {
                                      q, (unsigned long long)reports[q].state_crc,
                                      (unsigned long long)reports[0].state_crc);
     }
-    if (st == REMAT_OK && trace_path && lead) st = remat_trace_write_h5(&trace, trace_path, &err);
-    if (trace_path && wd->size > 1 && reports) { /* rank 0's trace (its own share's): as the dump above */
+    if (st == REMAT_OK && c.trace_path && lead) st = remat_trace_write_h5(&trace, c.trace_path, &err);
+    if (c.trace_path && wd->size > 1 && reports) { /* rank 0's trace (its own share's): as the dump above */
         lead_rc = remat_tools_world_agree(wd, lead && st != REMAT_OK ? remat_status_exit_code(st) : 0);
         if (lead_rc && !lead && st == REMAT_OK) goto done;
     }
-    shard_json sj = {blocks, wd->size, reports, !dump_path};
-    if (st == REMAT_OK && !lead) {
-        /* rank 0 prints */
-    } else if (st == REMAT_OK) {
-        if (json) {
-            print_json(&m, plan_path, backend, threads, res, iters, have_ci ? &ci : NULL, sharded ? &sj : NULL);
-        } else {
-            print_human(&m, &p, plan_path, backend, threads, res, iters);
-            if (sharded)
-                for (int q = 0; q < wd->size; q++)
-                    printf("rank %d                %lld samples, peak live %lld B, peak reserved %lld B%s\n", q,
-                           (long long)reports[q].n, (long long)reports[q].peak_live,
-                           (long long)reports[q].peak_reserved, q ? "" : " (state CRC-32 shared by every rank)");
-            if (have_ci) print_driver_human(&ci, res[iters - 1].peak_reserved_bytes);
-        }
-        if (trace_path) remat_print_rates(json ? NULL : stdout, "run", &trace, &m);
-        if (!json && trace_path) printf("trace written to %s (%lld events)\n", trace_path, (long long)trace.n_events);
-        if (!json && dump_path) printf("gradient dump written to %s\n", dump_path);
-        if (!json && trace_path && remat_plan_is_empty(&p))
-            remat_cli_next(stdout, "remat search --trace %s --budget 8GiB --out plan.json   (a plan for your card)",
-                           trace_path);
-        else if (!json && !remat_plan_is_empty(&p)) {
-            char sz[64];
-            remat_cli_next(stdout, "remat verify --model %s --plan '%s'%s   (prove it bit-identical)", model_path,
-                           plan_path ? plan_path : "", remat_cli_size_flags(sz, sizeof sz, N, T));
-        }
-    }
+    if (st == REMAT_OK && lead) /* rank 0 prints */
+        print_answer(&c, wd, &m, &p, res, sharded ? reports : NULL, &trace, have_ci ? &ci : NULL);
 done:
     remat_xfree(res);
     remat_xfree(reports);
