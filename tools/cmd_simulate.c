@@ -304,6 +304,133 @@ static void sweep_progress(void *ctx, char dim, int64_t v, int i, int n) {
     remat_cli_progress("simulate --sweep: %c=%lld (%d of %d)", dim, (long long)v, i + 1, n);
 }
 
+/* A finished sweep, for its figure and its answer. */
+typedef struct sweep_out {
+    const remat_trace *trace;
+    const char *trace_path, *plan_path, *plan_label, *fig;
+    const remat_sim_opts *base_so;
+    const cli_budget_flags *bf;
+    remat_budget bud;
+    cli_overhead_source src;
+    int64_t alloc_budget, fixed;
+    char dim;
+    int nv, data_only, gnuplot_failed, trust;
+    const remat_sweep_row *rows;
+    const remat_sweep_opts *o;
+    char json_path[4096];
+    remat_figure_files files;
+} sweep_out;
+
+/* The scaling file (FIG.json) and its figure; REMAT_ERR_CHECK when gnuplot failed (the
+ * data and script written). */
+static remat_status sweep_figure(sweep_out *w, remat_error *err) {
+    const int on_live = w->bud.on == REMAT_BUDGET_ON_LIVE;
+    remat_scaling sc;
+    remat_status st = remat_tools_sweep_scaling(w->o, w->rows, w->fixed, on_live, w->plan_path != NULL, &sc, err);
+    snprintf(sc.y_name, sizeof sc.y_name, "%s", on_live ? "peak live memory" : "peak reserved memory");
+    sc.budget_bytes = w->bf->budget >= 0 && w->alloc_budget != REMAT_SIZE_INF ? w->alloc_budget : 0;
+    snprintf(sc.series[0].name, sizeof sc.series[0].name, "baseline (no checkpointing)");
+    sc.series[0].fit = REMAT_FIT_LINEAR;
+    if (w->plan_path) {
+        snprintf(sc.series[1].name, sizeof sc.series[1].name, "%.120s", w->plan_label);
+        if (st == REMAT_OK) sc.series[1].fit = remat_scaling_best_fit(&sc.series[1]);
+    }
+    snprintf(w->json_path, sizeof w->json_path, "%s", w->fig);
+    char *dot = strrchr(w->json_path, '.');
+    if (dot && strchr(dot, '/') == NULL) *dot = '\0';
+    strncat(w->json_path, ".json", sizeof w->json_path - strlen(w->json_path) - 1);
+    memset(&w->files, 0, sizeof w->files);
+    if (st == REMAT_OK) st = remat_scaling_write(w->json_path, &sc, err);
+    if (st == REMAT_OK) {
+        remat_figure_opts fo = remat_figure_opts_default();
+        fo.out = w->fig;
+        fo.data_only = w->data_only;
+        st = remat_plot_scaling(&sc, w->json_path, &fo, &w->files, err);
+    }
+    remat_scaling_free(&sc);
+    return st;
+}
+
+/* The rows' step times: the trust of the kind of the farthest row from the recording. */
+static int sweep_trust(const sweep_out *w) {
+    const remat_trace *trace = w->trace;
+    int64_t fT = trace->T, fN = trace->N, *x = w->dim == 'T' ? &fT : &fN;
+    const int64_t rec = *x;
+    for (int i = 0; i < w->nv; i++)
+        if (w->rows[i].v != rec && (*x == rec || w->rows[i].v > *x)) *x = w->rows[i].v;
+    return remat_cli_step_trust_kind(trace->T, trace->N, fT, fN, w->plan_path != NULL, remat_trace_has_probe(trace));
+}
+
+/* --sweep --json: one object. */
+static void sweep_print_json(const sweep_out *w) {
+    const remat_trace *trace = w->trace;
+    const remat_sweep_row *rows = w->rows;
+    const char dim = w->dim;
+    printf("{\"execution\":");
+    remat_json_string(stdout, remat_trace_execution(trace->backend));
+    printf(",\"sweep\":\"%c\",\"fixed\":{\"%c\":%lld}", dim, dim == 'T' ? 'N' : 'T', (long long)w->fixed);
+    if (rows[0].ranks) /* the figures are each rank's */
+        printf(",\"ranks\":%d,\"reduce_blocks\":%d", rows[0].ranks, rows[0].reduce_blocks);
+    remat_cli_steady_json(stdout, remat_cli_simulated_steps(w->base_so, (int)trace->n_iters), (int)trace->n_iters);
+    remat_cli_step_trust_json(stdout, w->trust);
+    remat_cli_budget_json(stdout, 1, &w->bud, w->src);
+    printf(",\"plan\":");
+    remat_json_string(stdout, w->plan_path ? w->plan_label : "");
+    printf(",\"scaling\":");
+    remat_json_string(stdout, w->json_path);
+    printf(",\"figure\":");
+    remat_json_string(stdout, w->gnuplot_failed || w->data_only ? "" : w->files.image);
+    printf(",\"rows\":[");
+    for (int i = 0; i < w->nv; i++) {
+        printf("%s{\"%c\":%lld,", i ? "," : "", dim, (long long)rows[i].v);
+        if (rows[i].ranks) printf("\"rank_N\":%lld,", (long long)rows[i].rank_N);
+        printf("\"baseline\":{\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld,\"step_time_s\":%.9g}",
+               (long long)rows[i].base.peak_live, (long long)rows[i].base.peak_reserved, rows[i].base.time_s);
+        if (w->plan_path)
+            printf(",\"plan\":{\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld,\"step_time_s\":%.9g}",
+                   (long long)rows[i].plan.peak_live, (long long)rows[i].plan.peak_reserved, rows[i].plan.time_s);
+        printf("}");
+    }
+    printf("]}\n");
+}
+
+/* --sweep: the notes, one table per series, what was written. */
+static void sweep_print_human(const sweep_out *w) {
+    const remat_trace *trace = w->trace;
+    const remat_sweep_row *rows = w->rows;
+    const char dim = w->dim;
+    const cli_budget_flags *bf = w->bf;
+    char b1[64], b2[64];
+    printf("predicted peak against %c at %c=%lld, from %s\n", dim, dim == 'T' ? 'N' : 'T', (long long)w->fixed,
+           w->trace_path);
+    if (rows[0].ranks)
+        printf("per rank              %d ranks, %d reduction blocks (mpirun -np %d remat run --reduce-blocks %d): "
+               "every figure below is each rank's (its share of N, its reduction buffers included)\n",
+               rows[0].ranks, rows[0].reduce_blocks, rows[0].ranks, rows[0].reduce_blocks);
+    if (bf->budget >= 0) remat_cli_budget_print(stdout, &w->bud, w->src);
+    remat_cli_steady_note(stdout, remat_cli_simulated_steps(w->base_so, (int)trace->n_iters), (int)trace->n_iters);
+    remat_cli_prediction_note(stdout, trace->backend);
+    remat_cli_step_trust_note(stdout, w->trust);
+    for (int q = 0; q < (w->plan_path ? 2 : 1); q++) {
+        printf("%s:\n  %8c %22s %22s %12s%s\n", q ? w->plan_label : "baseline (no checkpointing)", dim, "peak live",
+               "peak reserved", "step time", bf->budget >= 0 ? "  fits" : "");
+        for (int i = 0; i < w->nv; i++) {
+            const remat_search_figures *f = q ? &rows[i].plan : &rows[i].base;
+            remat_fmt_bytes_short(f->peak_live, b1, sizeof b1);
+            remat_fmt_bytes_short(f->peak_reserved, b2, sizeof b2);
+            int64_t need = remat_budget_needed(&w->bud, f->peak_live, f->peak_reserved);
+            printf("  %8lld %22s %22s %10.4f s%s\n", (long long)rows[i].v, b1, b2, f->time_s,
+                   bf->budget < 0 ? "" : need <= w->bud.total ? "  yes" : "  no");
+        }
+    }
+    if (w->data_only || w->gnuplot_failed)
+        printf("wrote %s, %s and %s (run `gnuplot` on the script to draw %s)\n", w->json_path, w->files.data,
+               w->files.script, w->fig);
+    else
+        printf("wrote %s (data %s, script %s, numbers %s)\n", w->files.image, w->files.data, w->files.script,
+               w->json_path);
+}
+
 /* The sweep: for each value, the baseline (no checkpointing) and, with a plan, the
  * plan, rescaled from the trace; the table on stdout (or --json), the scaling file
  * and its figure (plots/scaling.h) at fig_path, the budget drawn as a line. */
@@ -311,121 +438,41 @@ static int run_sweep(const remat_trace *trace, const char *trace_path, const rem
                      const int64_t *vals, int nv, const char *plan_path, const cli_budget_flags *bf, const char *fig,
                      int data_only, int json) {
     remat_error err = {0};
-    remat_budget bud;
+    sweep_out w;
+    memset(&w, 0, sizeof w);
+    w.trace = trace;
+    w.trace_path = trace_path;
+    w.plan_path = plan_path;
+    w.fig = fig;
+    w.base_so = base_so;
+    w.bf = bf;
+    w.dim = dim;
+    w.nv = nv;
+    w.data_only = data_only;
     remat_alloc_kind kind;
-    cli_overhead_source src;
-    int rc = remat_cli_budget_from_flags("simulate", bf, bf->budget >= 0, &bud, &kind, &src);
+    int rc = remat_cli_budget_from_flags("simulate", bf, bf->budget >= 0, &w.bud, &kind, &w.src);
     if (rc) return rc;
-    remat_cli_budget_use_trace(&bud, &src, trace->device_total_bytes, trace->device_free_at_init);
-    int64_t alloc_budget = 0;
-    if (bf->budget >= 0 && (rc = remat_cli_budget_allocator_bytes("simulate", &bud, &alloc_budget)) != 0) return rc;
+    remat_cli_budget_use_trace(&w.bud, &w.src, trace->device_total_bytes, trace->device_free_at_init);
+    if (bf->budget >= 0 && (rc = remat_cli_budget_allocator_bytes("simulate", &w.bud, &w.alloc_budget)) != 0) return rc;
     remat_sweep_row rows[SWEEP_MAX];
     sweep_plan sp = {plan_path, ""};
     remat_sweep_opts o = {dim, vals, nv, plan_path ? load_plan : NULL, &sp, sweep_progress, NULL};
     remat_sim_opts so = *base_so;
     so.allocator = kind;
     so.check_baseline = 1;
-    int64_t fixed = 0; /* the other dimension, as simulated */
-    remat_status st = remat_sim_sweep(trace, &so, &o, rows, &fixed, &err);
+    remat_status st = remat_sim_sweep(trace, &so, &o, rows, &w.fixed, &err); /* fixed: the other dimension */
     remat_cli_progress_done();
     if (st != REMAT_OK) return remat_cli_fail("simulate", &err);
-    const char *plan_label = sp.label;
-    const int on_live = bud.on == REMAT_BUDGET_ON_LIVE;
-    /* the scaling file and its figure */
-    remat_scaling sc;
-    st = remat_tools_sweep_scaling(&o, rows, fixed, on_live, plan_path != NULL, &sc, &err);
-    snprintf(sc.y_name, sizeof sc.y_name, "%s", on_live ? "peak live memory" : "peak reserved memory");
-    sc.budget_bytes = bf->budget >= 0 && alloc_budget != REMAT_SIZE_INF ? alloc_budget : 0;
-    snprintf(sc.series[0].name, sizeof sc.series[0].name, "baseline (no checkpointing)");
-    sc.series[0].fit = REMAT_FIT_LINEAR;
-    if (plan_path) {
-        snprintf(sc.series[1].name, sizeof sc.series[1].name, "%.120s", plan_label);
-        if (st == REMAT_OK) sc.series[1].fit = remat_scaling_best_fit(&sc.series[1]);
-    }
-    char json_path[4096];
-    snprintf(json_path, sizeof json_path, "%s", fig);
-    char *dot = strrchr(json_path, '.');
-    if (dot && strchr(dot, '/') == NULL) *dot = '\0';
-    strncat(json_path, ".json", sizeof json_path - strlen(json_path) - 1);
-    remat_figure_files files;
-    memset(&files, 0, sizeof files);
-    if (st == REMAT_OK) st = remat_scaling_write(json_path, &sc, &err);
-    if (st == REMAT_OK) {
-        remat_figure_opts fo = remat_figure_opts_default();
-        fo.out = fig;
-        fo.data_only = data_only;
-        st = remat_plot_scaling(&sc, json_path, &fo, &files, &err);
-    }
-    remat_scaling_free(&sc);
+    w.rows = rows;
+    w.o = &o;
+    w.plan_label = sp.label;
+    st = sweep_figure(&w, &err);
     if (st != REMAT_OK && st != REMAT_ERR_CHECK) return remat_cli_fail("simulate", &err);
-    int gnuplot_failed = st == REMAT_ERR_CHECK;
-    char b1[64], b2[64];
-    int trust; /* the rows' step times: the trust of the kind of the farthest row from the recording */
-    {
-        int64_t fT = trace->T, fN = trace->N, *x = dim == 'T' ? &fT : &fN;
-        const int64_t rec = *x;
-        for (int i = 0; i < nv; i++)
-            if (rows[i].v != rec && (*x == rec || rows[i].v > *x)) *x = rows[i].v;
-        trust = remat_cli_step_trust_kind(trace->T, trace->N, fT, fN, plan_path != NULL,
-                                          remat_trace_has_probe(trace));
-    }
-    if (json) {
-        printf("{\"execution\":");
-        remat_json_string(stdout, remat_trace_execution(trace->backend));
-        printf(",\"sweep\":\"%c\",\"fixed\":{\"%c\":%lld}", dim, dim == 'T' ? 'N' : 'T', (long long)fixed);
-        if (rows[0].ranks) /* the figures are each rank's */
-            printf(",\"ranks\":%d,\"reduce_blocks\":%d", rows[0].ranks, rows[0].reduce_blocks);
-        remat_cli_steady_json(stdout, remat_cli_simulated_steps(base_so, (int)trace->n_iters), (int)trace->n_iters);
-        remat_cli_step_trust_json(stdout, trust);
-        remat_cli_budget_json(stdout, 1, &bud, src);
-        printf(",\"plan\":");
-        remat_json_string(stdout, plan_path ? plan_label : "");
-        printf(",\"scaling\":");
-        remat_json_string(stdout, json_path);
-        printf(",\"figure\":");
-        remat_json_string(stdout, gnuplot_failed || data_only ? "" : files.image);
-        printf(",\"rows\":[");
-        for (int i = 0; i < nv; i++) {
-            printf("%s{\"%c\":%lld,", i ? "," : "", dim, (long long)rows[i].v);
-            if (rows[i].ranks) printf("\"rank_N\":%lld,", (long long)rows[i].rank_N);
-            printf("\"baseline\":{\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld,\"step_time_s\":%.9g}",
-                   (long long)rows[i].base.peak_live, (long long)rows[i].base.peak_reserved, rows[i].base.time_s);
-            if (plan_path)
-                printf(",\"plan\":{\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":%lld,\"step_time_s\":%.9g}",
-                       (long long)rows[i].plan.peak_live, (long long)rows[i].plan.peak_reserved, rows[i].plan.time_s);
-            printf("}");
-        }
-        printf("]}\n");
-    } else {
-        printf("predicted peak against %c at %c=%lld, from %s\n", dim, dim == 'T' ? 'N' : 'T', (long long)fixed,
-               trace_path);
-        if (rows[0].ranks)
-            printf("per rank              %d ranks, %d reduction blocks (mpirun -np %d remat run --reduce-blocks %d): "
-                   "every figure below is each rank's (its share of N, its reduction buffers included)\n",
-                   rows[0].ranks, rows[0].reduce_blocks, rows[0].ranks, rows[0].reduce_blocks);
-        if (bf->budget >= 0) remat_cli_budget_print(stdout, &bud, src);
-        remat_cli_steady_note(stdout, remat_cli_simulated_steps(base_so, (int)trace->n_iters), (int)trace->n_iters);
-        remat_cli_prediction_note(stdout, trace->backend);
-        remat_cli_step_trust_note(stdout, trust);
-        for (int q = 0; q < (plan_path ? 2 : 1); q++) {
-            printf("%s:\n  %8c %22s %22s %12s%s\n", q ? plan_label : "baseline (no checkpointing)", dim, "peak live",
-                   "peak reserved", "step time", bf->budget >= 0 ? "  fits" : "");
-            for (int i = 0; i < nv; i++) {
-                const remat_search_figures *f = q ? &rows[i].plan : &rows[i].base;
-                remat_fmt_bytes_short(f->peak_live, b1, sizeof b1);
-                remat_fmt_bytes_short(f->peak_reserved, b2, sizeof b2);
-                int64_t need = remat_budget_needed(&bud, f->peak_live, f->peak_reserved);
-                printf("  %8lld %22s %22s %10.4f s%s\n", (long long)rows[i].v, b1, b2, f->time_s,
-                       bf->budget < 0 ? "" : need <= bud.total ? "  yes" : "  no");
-            }
-        }
-        if (data_only || gnuplot_failed)
-            printf("wrote %s, %s and %s (run `gnuplot` on the script to draw %s)\n", json_path, files.data, files.script,
-                   fig);
-        else
-            printf("wrote %s (data %s, script %s, numbers %s)\n", files.image, files.data, files.script, json_path);
-    }
-    if (gnuplot_failed) return remat_cli_fail("simulate", &err);
+    w.gnuplot_failed = st == REMAT_ERR_CHECK;
+    w.trust = sweep_trust(&w);
+    if (json) sweep_print_json(&w);
+    else sweep_print_human(&w);
+    if (w.gnuplot_failed) return remat_cli_fail("simulate", &err);
     return 0;
 }
 
