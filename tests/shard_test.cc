@@ -257,4 +257,52 @@ TEST(ShardFold, LeftFoldOverBlocksWhateverTheWorld) {
     }
 }
 
+// The same left fold over many elements (chunked inside the fold): every element the
+// blocks' values added in ascending block order, whoever holds them, f32 and f64.
+TEST(ShardFold, LeftFoldOfEveryElementAcrossChunks) {
+    const int B = 4;
+    const int64_t n = 1300;  // more than two of the fold's chunks, the last one short
+    std::vector<float> blocks(B * n);
+    std::vector<double> blocks64(B * n);
+    for (int64_t i = 0; i < B * n; i++) {
+        blocks[i] = (i % 3 == 0 ? 1e8f : 1.0f) * (float)((i * 7919) % 13 - 6);
+        blocks64[i] = (double)blocks[i] * 1e9;
+    }
+    std::vector<float> want(n);
+    std::vector<double> want64(n);
+    for (int64_t i = 0; i < n; i++) {
+        want[i] = blocks[i];
+        want64[i] = blocks64[i];
+        for (int b = 1; b < B; b++) {
+            want[i] = want[i] + blocks[b * n + i];
+            want64[i] = want64[i] + blocks64[b * n + i];
+        }
+    }
+    for (int R : {1, 2, 4}) {
+        remat_error err{};
+        remat_comm_threads *tc = remat_comm_threads_new(R, &err);
+        std::vector<std::vector<float>> got(R, std::vector<float>(n));
+        std::vector<std::vector<double>> got64(R, std::vector<double>(n));
+        std::vector<std::thread> th;
+        for (int r = 0; r < R; r++)
+            th.emplace_back([&, r] {
+                remat_comm c = remat_comm_threads_get(tc, r);
+                remat_shard s{B, R, r, B, &c};
+                const int L = B / R;
+                std::vector<float> local(blocks.begin() + r * L * n, blocks.begin() + (r + 1) * L * n), recv(L * n);
+                std::vector<double> local64(blocks64.begin() + r * L * n, blocks64.begin() + (r + 1) * L * n),
+                    recv64(L * n);
+                remat_error e{};
+                remat_reduce_fold_f32(&s, got[r].data(), local.data(), recv.data(), n, &e);
+                remat_reduce_fold_f64(&s, got64[r].data(), local64.data(), recv64.data(), n, &e);
+            });
+        for (auto &t : th) t.join();
+        remat_comm_threads_free(tc);
+        for (int r = 0; r < R; r++) {
+            EXPECT_EQ(Bits(got[r]), Bits(want)) << "R=" << R << " rank " << r;
+            EXPECT_EQ(0, std::memcmp(got64[r].data(), want64.data(), (size_t)n * 8)) << "R=" << R << " rank " << r;
+        }
+    }
+}
+
 }  // namespace

@@ -38,11 +38,14 @@ int64_t remat_shard_local_n(const remat_shard *s) { return s->n_total / s->ranks
 int64_t remat_shard_first_sample(const remat_shard *s) { return (int64_t)s->rank * remat_shard_local_n(s); }
 
 /* One body for both element types: blocks of every rank in rank order (rank q's
- * blocks are global blocks q*L .. q*L + L - 1), each added in turn. */
+ * blocks are global blocks q*L .. q*L + L - 1), each added in turn. Each rank's L blocks
+ * are added chunk by chunk of FOLD_CHUNK elements (the chunk of out stays in L1 while
+ * every block's chunk is added into it, each block read once): per element the same
+ * additions in the same order as a pass per block. */
+#define FOLD_CHUNK 512
 #define FOLD_BODY(T)                                                                                             \
     const int L = remat_shard_local_blocks(s);                                                                   \
     const int world = s->comm ? s->ranks : 1;                                                                    \
-    int started = 0;                                                                                             \
     for (int q = 0; q < world; q++) {                                                                            \
         const T *src = local;                                                                                    \
         if (world > 1) {                                                                                         \
@@ -51,13 +54,18 @@ int64_t remat_shard_first_sample(const remat_shard *s) { return (int64_t)s->rank
             if (st != REMAT_OK) return st;                                                                       \
             src = buf;                                                                                           \
         }                                                                                                        \
-        for (int b = 0; b < L; b++) {                                                                            \
-            const T *p = src + (int64_t)b * n;                                                                   \
-            if (!started)                                                                                        \
-                memcpy(out, p, (size_t)n * sizeof(T));                                                           \
-            else                                                                                                 \
-                for (int64_t i = 0; i < n; i++) out[i] = out[i] + p[i];                                          \
-            started = 1;                                                                                         \
+        for (int64_t i0 = 0; i0 < n; i0 += FOLD_CHUNK) {                                                         \
+            const int64_t m = n - i0 < FOLD_CHUNK ? n - i0 : FOLD_CHUNK;                                         \
+            T *restrict o = out + i0;                                                                            \
+            int b = 0;                                                                                           \
+            if (q == 0) { /* the first block starts the fold */                                                  \
+                memcpy(o, src + i0, (size_t)m * sizeof(T));                                                      \
+                b = 1;                                                                                           \
+            }                                                                                                    \
+            for (; b < L; b++) {                                                                                 \
+                const T *restrict p = src + (int64_t)b * n + i0;                                                 \
+                for (int64_t i = 0; i < m; i++) o[i] = o[i] + p[i];                                              \
+            }                                                                                                    \
         }                                                                                                        \
     }                                                                                                            \
     return REMAT_OK;
