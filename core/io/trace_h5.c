@@ -297,90 +297,85 @@ static remat_status check_ops(const char *path, const char *g, const remat_op_re
     return REMAT_OK;
 }
 
-static remat_status check_events(const char *path, const remat_trace *t, remat_error *err) {
-    int64_t n = t->n_events;
-    int64_t *live = NULL;
-    if (n > 0) {
-        live = remat_xmalloc((size_t)n * sizeof(int64_t), err);
-        if (!live) return REMAT_ERR_NOMEM;
-        memset(live, 0xff, (size_t)n * sizeof(int64_t)); /* -1: not live */
-    }
+/* Event i: every field in range, its bytes those of its shape and encoding, times in
+ * order, and its tensor allocated before it is freed (live[id]: its bytes, -1 when not live). */
+static remat_status check_event(const char *path, const remat_trace *t, int64_t i, int64_t *live, remat_error *err) {
+    const int64_t n = t->n_events;
     remat_status st = REMAT_OK;
-    for (int64_t i = 0; i < n && st == REMAT_OK; i++) {
-        const remat_event *e = &t->events[i];
-        long long li = (long long)i;
-        int d;
-        int64_t elems;
-        char want[128];
-        if (e->kind > REMAT_EVENT_FREE)
-            st = BAD("%s: /events/kind: event %lld has kind %d, expected 0..1", path, li, e->kind);
-        else if (e->phase >= REMAT_PHASE_COUNT)
-            st = BAD("%s: /events/phase: event %lld has phase %d, expected 0..%d", path, li, e->phase,
-                     REMAT_PHASE_COUNT - 1);
-        else if (e->role >= REMAT_ROLE_COUNT)
-            st = BAD("%s: /events/role: event %lld has role %d, expected 0..%d", path, li, e->role,
-                     REMAT_ROLE_COUNT - 1);
-        else if (e->enc >= REMAT_ENC_COUNT)
-            st = BAD("%s: /events/enc: event %lld has encoding %d, expected 0..%d", path, li, e->enc,
-                     REMAT_ENC_COUNT - 1);
-        else if (e->ndim < 0 || e->ndim > 4)
-            st = BAD("%s: /events/ndim: event %lld has ndim %d, expected 0..4", path, li, e->ndim);
-        else if (e->time_dim < -1 || e->time_dim >= e->ndim)
-            st = BAD("%s: /events/time_dim: event %lld has time_dim %d, expected -1..%d", path, li, e->time_dim,
-                     e->ndim - 1);
-        else if (e->batch_dim < -1 || e->batch_dim >= e->ndim)
-            st = BAD("%s: /events/batch_dim: event %lld has batch_dim %d, expected -1..%d", path, li, e->batch_dim,
-                     e->ndim - 1);
-        else if ((d = bad_dim(e)) >= 0)
-            st = BAD("%s: /events/dims: event %lld has extent %lld in dimension %d, expected %s", path, li,
-                     (long long)e->dims[d], d, d < e->ndim ? "1.." MAX_TENSOR_TEXT : "1 (past ndim)");
-        else if ((elems = event_elems(e)) < 0)
-            st = BAD("%s: /events/dims: event %lld has [%lld, %lld, %lld, %lld], expected at most " MAX_TENSOR_TEXT
-                     " elements",
-                     path, li, (long long)e->dims[0], (long long)e->dims[1], (long long)e->dims[2],
-                     (long long)e->dims[3]);
-        else if (e->bytes < 0 || e->bytes != event_bytes(e, elems))
-            st = BAD("%s: /events/bytes: event %lld has %lld bytes, expected %s", path, li, (long long)e->bytes,
-                     event_bytes_expected(e, elems, want, sizeof want));
-        else if (e->nnz < -1 || e->nnz > elems)
-            st = BAD("%s: /events/nnz: event %lld has nnz %lld, expected -1 (not counted) or 0..%lld (its elements)",
-                     path, li, (long long)e->nnz, (long long)elems);
-        else if (i > 0 && e->time_s < t->events[i - 1].time_s)
-            st = BAD("%s: /events/time_s: event %lld at %g s comes before event %lld at %g s, expected times in "
-                     "order",
-                     path, li, e->time_s, li - 1, t->events[i - 1].time_s);
-        else if (e->layer < -1 || e->block < -1)
-            st = BAD("%s: /events/%s: event %lld has %d, expected >= -1", path, e->layer < -1 ? "layer" : "block", li,
-                     e->layer < -1 ? e->layer : e->block);
-        else if (e->iter < 0)
-            st = BAD("%s: /events/iter: event %lld has iter %d, expected >= 0", path, li, e->iter);
-        else if (!(e->time_s >= 0) || !isfinite(e->time_s))
-            st = BAD("%s: /events/time_s: event %lld has time %g, expected a finite time >= 0", path, li, e->time_s);
-        else if (e->tensor < 0 || e->tensor >= n)
-            st = BAD("%s: /events/tensor: event %lld names tensor %lld, expected 0..%lld (ids are dense from 0)", path,
-                     li, (long long)e->tensor, (long long)(n - 1));
-        else if (e->kind == REMAT_EVENT_ALLOC) {
-            if (live[e->tensor] >= 0)
-                st = BAD("%s: /events/tensor: event %lld allocates tensor %lld, which is already live", path, li,
-                         (long long)e->tensor);
-            else
-                live[e->tensor] = e->bytes;
-        } else {
-            if (live[e->tensor] < 0)
-                st = BAD("%s: /events/tensor: event %lld frees tensor %lld, which is not live", path, li,
-                         (long long)e->tensor);
-            else if (live[e->tensor] != e->bytes)
-                st = BAD("%s: /events/bytes: event %lld frees tensor %lld with %lld bytes, allocated with %lld", path,
-                         li, (long long)e->tensor, (long long)e->bytes, (long long)live[e->tensor]);
-            else
-                live[e->tensor] = -1;
-        }
+    const remat_event *e = &t->events[i];
+    long long li = (long long)i;
+    int d;
+    int64_t elems;
+    char want[128];
+    if (e->kind > REMAT_EVENT_FREE)
+        st = BAD("%s: /events/kind: event %lld has kind %d, expected 0..1", path, li, e->kind);
+    else if (e->phase >= REMAT_PHASE_COUNT)
+        st = BAD("%s: /events/phase: event %lld has phase %d, expected 0..%d", path, li, e->phase,
+                 REMAT_PHASE_COUNT - 1);
+    else if (e->role >= REMAT_ROLE_COUNT)
+        st = BAD("%s: /events/role: event %lld has role %d, expected 0..%d", path, li, e->role,
+                 REMAT_ROLE_COUNT - 1);
+    else if (e->enc >= REMAT_ENC_COUNT)
+        st = BAD("%s: /events/enc: event %lld has encoding %d, expected 0..%d", path, li, e->enc,
+                 REMAT_ENC_COUNT - 1);
+    else if (e->ndim < 0 || e->ndim > 4)
+        st = BAD("%s: /events/ndim: event %lld has ndim %d, expected 0..4", path, li, e->ndim);
+    else if (e->time_dim < -1 || e->time_dim >= e->ndim)
+        st = BAD("%s: /events/time_dim: event %lld has time_dim %d, expected -1..%d", path, li, e->time_dim,
+                 e->ndim - 1);
+    else if (e->batch_dim < -1 || e->batch_dim >= e->ndim)
+        st = BAD("%s: /events/batch_dim: event %lld has batch_dim %d, expected -1..%d", path, li, e->batch_dim,
+                 e->ndim - 1);
+    else if ((d = bad_dim(e)) >= 0)
+        st = BAD("%s: /events/dims: event %lld has extent %lld in dimension %d, expected %s", path, li,
+                 (long long)e->dims[d], d, d < e->ndim ? "1.." MAX_TENSOR_TEXT : "1 (past ndim)");
+    else if ((elems = event_elems(e)) < 0)
+        st = BAD("%s: /events/dims: event %lld has [%lld, %lld, %lld, %lld], expected at most " MAX_TENSOR_TEXT
+                 " elements",
+                 path, li, (long long)e->dims[0], (long long)e->dims[1], (long long)e->dims[2],
+                 (long long)e->dims[3]);
+    else if (e->bytes < 0 || e->bytes != event_bytes(e, elems))
+        st = BAD("%s: /events/bytes: event %lld has %lld bytes, expected %s", path, li, (long long)e->bytes,
+                 event_bytes_expected(e, elems, want, sizeof want));
+    else if (e->nnz < -1 || e->nnz > elems)
+        st = BAD("%s: /events/nnz: event %lld has nnz %lld, expected -1 (not counted) or 0..%lld (its elements)",
+                 path, li, (long long)e->nnz, (long long)elems);
+    else if (i > 0 && e->time_s < t->events[i - 1].time_s)
+        st = BAD("%s: /events/time_s: event %lld at %g s comes before event %lld at %g s, expected times in "
+                 "order",
+                 path, li, e->time_s, li - 1, t->events[i - 1].time_s);
+    else if (e->layer < -1 || e->block < -1)
+        st = BAD("%s: /events/%s: event %lld has %d, expected >= -1", path, e->layer < -1 ? "layer" : "block", li,
+                 e->layer < -1 ? e->layer : e->block);
+    else if (e->iter < 0)
+        st = BAD("%s: /events/iter: event %lld has iter %d, expected >= 0", path, li, e->iter);
+    else if (!(e->time_s >= 0) || !isfinite(e->time_s))
+        st = BAD("%s: /events/time_s: event %lld has time %g, expected a finite time >= 0", path, li, e->time_s);
+    else if (e->tensor < 0 || e->tensor >= n)
+        st = BAD("%s: /events/tensor: event %lld names tensor %lld, expected 0..%lld (ids are dense from 0)", path,
+                 li, (long long)e->tensor, (long long)(n - 1));
+    else if (e->kind == REMAT_EVENT_ALLOC) {
+        if (live[e->tensor] >= 0)
+            st = BAD("%s: /events/tensor: event %lld allocates tensor %lld, which is already live", path, li,
+                     (long long)e->tensor);
+        else
+            live[e->tensor] = e->bytes;
+    } else {
+        if (live[e->tensor] < 0)
+            st = BAD("%s: /events/tensor: event %lld frees tensor %lld, which is not live", path, li,
+                     (long long)e->tensor);
+        else if (live[e->tensor] != e->bytes)
+            st = BAD("%s: /events/bytes: event %lld frees tensor %lld with %lld bytes, allocated with %lld", path,
+                     li, (long long)e->tensor, (long long)e->bytes, (long long)live[e->tensor]);
+        else
+            live[e->tensor] = -1;
     }
-    remat_xfree(live);
-    if (st != REMAT_OK) return st;
-    if ((st = check_ops(path, "/ops", t->ops, t->n_ops, t->T, err)) != REMAT_OK) return st;
-    if (t->n_probe_ops > 0 && (st = check_ops(path, "/probe_ops", t->probe_ops, t->n_probe_ops, t->T, err)) != REMAT_OK)
-        return st;
+    return st;
+}
+
+/* The iterations: each a slice of the events, its time finite, its byte counts >= 0. */
+static remat_status check_iters(const char *path, const remat_trace *t, remat_error *err) {
+    const int64_t n = t->n_events;
     for (int32_t i = 0; i < t->n_iters; i++) {
         const remat_iter_summary *s = &t->iters[i];
         if (s->first_event < 0 || s->first_event > n)
@@ -397,6 +392,24 @@ static remat_status check_events(const char *path, const remat_trace *t, remat_e
             return BAD("%s: /iters: iteration %d has a negative byte count, expected >= 0", path, i);
     }
     return REMAT_OK;
+}
+
+static remat_status check_events(const char *path, const remat_trace *t, remat_error *err) {
+    int64_t n = t->n_events;
+    int64_t *live = NULL;
+    if (n > 0) {
+        live = remat_xmalloc((size_t)n * sizeof(int64_t), err);
+        if (!live) return REMAT_ERR_NOMEM;
+        memset(live, 0xff, (size_t)n * sizeof(int64_t)); /* -1: not live */
+    }
+    remat_status st = REMAT_OK;
+    for (int64_t i = 0; i < n && st == REMAT_OK; i++) st = check_event(path, t, i, live, err);
+    remat_xfree(live);
+    if (st != REMAT_OK) return st;
+    if ((st = check_ops(path, "/ops", t->ops, t->n_ops, t->T, err)) != REMAT_OK) return st;
+    if (t->n_probe_ops > 0 && (st = check_ops(path, "/probe_ops", t->probe_ops, t->n_probe_ops, t->T, err)) != REMAT_OK)
+        return st;
+    return check_iters(path, t, err);
 }
 
 static remat_status read_tables(hid_t f, const char *path, remat_trace *t, uint32_t *crc, remat_error *err) {
