@@ -104,16 +104,12 @@ static uint32_t crc_meta(uint32_t crc, const char *model, const char *plan, cons
 
 #define CALIB_GROUP "/calibration"
 
-remat_status remat_trace_write_h5(const remat_trace *t, const char *path, remat_error *err) {
-    remat_afile af;
-    hid_t f = H5I_INVALID_HID;
-    remat_status st = remat_h5_begin(path, &f, &af, err);
-    if (st != REMAT_OK) return st;
-    uint32_t crc = 0;
-    void *buf = NULL;
+/* The calibration group: compression seconds per element, the compressors' names. */
+static remat_status write_calibration(hid_t f, const char *path, const remat_trace *t, uint32_t *crcp,
+                                      remat_error *err) {
     char names[1024];
-
-    /* calibration */
+    uint32_t crc = *crcp;
+    remat_status st;
     int64_t nc = REMAT_COMP_COUNT;
     st = remat_h5_write(f, path, CALIB_GROUP "/compress_s_per_elem", REMAT_H5_F64, 1, &nc, t->compress_s_per_elem, err);
     if (st == REMAT_OK)
@@ -126,7 +122,15 @@ remat_status remat_trace_write_h5(const remat_trace *t, const char *path, remat_
         st = remat_h5_attr_write_str(f, path, CALIB_GROUP, "compressor_names", names, err);
     }
 
-    /* the tables */
+    *crcp = crc;
+    return st;
+}
+
+/* The tables, column by column (the probe's only when the trace holds one). */
+static remat_status write_tables(hid_t f, const char *path, const remat_trace *t, uint32_t *crcp, remat_error *err) {
+    uint32_t crc = *crcp;
+    void *buf = NULL;
+    remat_status st = REMAT_OK;
     const void *recs[N_TABLES] = {t->events, t->ops, t->iters, t->probe_ops};
     int64_t counts[N_TABLES] = {t->n_events, t->n_ops, t->n_iters, t->n_probe_ops};
     int64_t maxn = 0;
@@ -152,6 +156,15 @@ remat_status remat_trace_write_h5(const remat_trace *t, const char *path, remat_
         }
     }
     remat_xfree(buf);
+    *crcp = crc;
+    return st;
+}
+
+/* The names of the tables' enumerations (kinds, phases, roles, encodings, op kinds) and
+ * the probe's batch. */
+static remat_status write_names(hid_t f, const char *path, const remat_trace *t, uint32_t *crcp, remat_error *err) {
+    char names[1024];
+    remat_status st = REMAT_OK;
     if (st == REMAT_OK) {
         remat_h5_join_names(names, sizeof names, 2, kind_name_i);
         st = remat_h5_attr_write_str(f, path, "/events", "kind_names", names, err);
@@ -180,9 +193,16 @@ remat_status remat_trace_write_h5(const remat_trace *t, const char *path, remat_
     }
     if (st == REMAT_OK && t->n_probe_ops > 0 && t->probe_N > 0) {
         st = remat_h5_attr_write_i64(f, path, tables[PROBE_TABLE].group, "N", t->probe_N, err);
-        crc = remat_crc32(crc, &t->probe_N, sizeof t->probe_N);
+        *crcp = remat_crc32(*crcp, &t->probe_N, sizeof t->probe_N);
     }
 
+    return st;
+}
+
+/* The root attributes: what ran (model, plan, backend, seed, sizes, the allocator's
+ * settings, where), in the checksum where the schema says so. */
+static remat_status write_root(hid_t f, const char *path, const remat_trace *t, uint32_t *crcp, remat_error *err) {
+    remat_status st = REMAT_OK;
     /* root metadata */
     char seed[32];
     snprintf(seed, sizeof seed, "%" PRIu64, t->seed);
@@ -220,7 +240,20 @@ remat_status remat_trace_write_h5(const remat_trace *t, const char *path, remat_
         st = remat_h5_attr_write_i64(f, path, "/", "device_total_bytes", t->device_total_bytes, err);
     if (st == REMAT_OK && t->device_total_bytes > 0)
         st = remat_h5_attr_write_i64(f, path, "/", "device_free_at_init", t->device_free_at_init, err);
-    crc = crc_meta(crc, model, plan, backend, seed, acfg, t->T, t->N, t->threads, REMAT_TRACE_SCHEMA_VERSION);
+    *crcp = crc_meta(*crcp, model, plan, backend, seed, acfg, t->T, t->N, t->threads, REMAT_TRACE_SCHEMA_VERSION);
+    return st;
+}
+
+remat_status remat_trace_write_h5(const remat_trace *t, const char *path, remat_error *err) {
+    remat_afile af;
+    hid_t f = H5I_INVALID_HID;
+    remat_status st = remat_h5_begin(path, &f, &af, err);
+    if (st != REMAT_OK) return st;
+    uint32_t crc = 0;
+    st = write_calibration(f, path, t, &crc, err);
+    if (st == REMAT_OK) st = write_tables(f, path, t, &crc, err);
+    if (st == REMAT_OK) st = write_names(f, path, t, &crc, err);
+    if (st == REMAT_OK) st = write_root(f, path, t, &crc, err);
     if (st == REMAT_OK) st = remat_h5_attr_write_i64(f, path, "/", "content_crc32", (int64_t)crc, err);
     if (st != REMAT_OK) {
         remat_h5_abort(f, &af);
