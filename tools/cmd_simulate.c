@@ -438,17 +438,8 @@ static int run_sweep(const remat_trace *trace, const char *trace_path, const rem
                      const int64_t *vals, int nv, const char *plan_path, const cli_budget_flags *bf, const char *fig,
                      int data_only, int json) {
     remat_error err = {0};
-    sweep_out w;
-    memset(&w, 0, sizeof w);
-    w.trace = trace;
-    w.trace_path = trace_path;
-    w.plan_path = plan_path;
-    w.fig = fig;
-    w.base_so = base_so;
-    w.bf = bf;
-    w.dim = dim;
-    w.nv = nv;
-    w.data_only = data_only;
+    sweep_out w = {.trace = trace, .trace_path = trace_path, .plan_path = plan_path, .fig = fig, .base_so = base_so,
+                   .bf = bf, .dim = dim, .nv = nv, .data_only = data_only};
     remat_alloc_kind kind;
     int rc = remat_cli_budget_from_flags("simulate", bf, bf->budget >= 0, &w.bud, &kind, &w.src);
     if (rc) return rc;
