@@ -561,237 +561,254 @@ static int chunk_points(const remat_ext_trace *t, const unit *u, cspan *fw, cspa
     return 1;
 }
 
-remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m, const remat_plan *p,
-                                 remat_torch_exec how, const char *origin, remat_torch_pred *out, remat_error *err) {
-    const int apply = how == REMAT_TORCH_APPLY_PLAN;
-    memset(out, 0, sizeof *out);
-    const remat_ext_record *r = t->record;
-    if (!r || t->n_devices < 1) return BAD("%s: /record: expected a recorded PyTorch step", origin);
-    const remat_ext_device *d = &t->devices[0];
-    const int64_t n = d->n_events, ns = r->n_storages;
-    step_marks sm;
-    out->peak_unit_layer = -1;
-    remat_status st = find_step(r, origin, &sm, &out->step, err);
-    if (st != REMAT_OK) return st;
-    unit *units = NULL;
-    int nu = 0;
-    st = plan_units(t, m, p, how, &sm, origin, &units, &nu, err);
-    if (st != REMAT_OK) return st;
-    /* storages: alloc and free positions (n: not freed in the window), packs */
-    int64_t *apos = remat_xmalloc((size_t)(ns + 1) * sizeof(int64_t), err);
-    int64_t *fpos = remat_xmalloc((size_t)(ns + 1) * sizeof(int64_t), err);
-    double *fkey = remat_xmalloc((size_t)(ns + 1) * sizeof(double), err);
-    int64_t *pack_lo = remat_xmalloc((size_t)(ns + 1) * sizeof(int64_t), err);
-    int64_t *pack_hi = remat_xmalloc((size_t)(ns + 1) * sizeof(int64_t), err);
-    double *fkey_rec = remat_xmalloc((size_t)(ns + 1) * sizeof(double), err);
+/* What remat_torch_sim_run's phases share: the recording, the units, the storages'
+ * recorded and changed lifetimes and the points laid so far. */
+typedef struct sim_run {
+    const remat_ext_trace *t;
+    const remat_ext_record *r;
+    const remat_ext_device *d;
+    const unit *units;
+    int nu, apply, kmax;
+    int64_t n, ns;
+    int64_t *apos, *fpos, *pack_lo, *pack_hi; /* per storage */
+    double *fkey, *fkey_rec;                  /* per storage: its (changed) free key, its recorded one */
+    int64_t *gap, *pa;                        /* per allocation of the longest unit's forward */
+    unsigned char *suppress;                  /* storages a time-chunked unit replaces */
+    cspan *spans;
+    double graph_end;
+    points ps;
+} sim_run;
+
+static int sim_run_alloc(sim_run *s, remat_error *err) {
+    const size_t ns = (size_t)(s->ns + 1);
+    s->apos = remat_xmalloc(ns * sizeof(int64_t), err);
+    s->fpos = remat_xmalloc(ns * sizeof(int64_t), err);
+    s->fkey = remat_xmalloc(ns * sizeof(double), err);
+    s->pack_lo = remat_xmalloc(ns * sizeof(int64_t), err);
+    s->pack_hi = remat_xmalloc(ns * sizeof(int64_t), err);
+    s->fkey_rec = remat_xmalloc(ns * sizeof(double), err);
     int64_t longest = 1;
-    for (int ui = 0; ui < nu; ui++)
-        if (units[ui].fe - units[ui].fs + 1 > longest) longest = units[ui].fe - units[ui].fs + 1;
-    int64_t *gap = remat_xmalloc((size_t)longest * sizeof(int64_t), err);
-    int64_t *pa = remat_xmalloc((size_t)longest * sizeof(int64_t), err);
-    int kmax = 1;
-    for (int ui = 0; ui < nu; ui++)
-        if (units[ui].k > kmax) kmax = units[ui].k;
-    unsigned char *suppress = remat_xcalloc((size_t)(ns + 1), 1, err); /* storages a time-chunked unit replaces */
-    cspan *spans = remat_xcalloc((size_t)nu * 2 * (size_t)kmax + 1, sizeof *spans, err);
-    points ps = {0};
-    ps.unit = -1;
-    if (!apos || !fpos || !fkey || !pack_lo || !pack_hi || !fkey_rec || !gap || !pa || !suppress || !spans) {
-        st = REMAT_ERR_NOMEM;
-        goto done;
-    }
-    for (int64_t s = 0; s < ns; s++) apos[s] = fpos[s] = n, pack_lo[s] = INT64_MAX, pack_hi[s] = -1;
+    for (int ui = 0; ui < s->nu; ui++)
+        if (s->units[ui].fe - s->units[ui].fs + 1 > longest) longest = s->units[ui].fe - s->units[ui].fs + 1;
+    s->gap = remat_xmalloc((size_t)longest * sizeof(int64_t), err);
+    s->pa = remat_xmalloc((size_t)longest * sizeof(int64_t), err);
+    s->kmax = 1;
+    for (int ui = 0; ui < s->nu; ui++)
+        if (s->units[ui].k > s->kmax) s->kmax = s->units[ui].k;
+    s->suppress = remat_xcalloc(ns, 1, err);
+    s->spans = remat_xcalloc((size_t)s->nu * 2 * (size_t)s->kmax + 1, sizeof *s->spans, err);
+    s->ps.unit = -1;
+    return s->apos && s->fpos && s->fkey && s->pack_lo && s->pack_hi && s->fkey_rec && s->gap && s->pa &&
+           s->suppress && s->spans;
+}
+
+static void sim_run_free(sim_run *s) {
+    remat_xfree(s->ps.p);
+    remat_xfree(s->apos);
+    remat_xfree(s->fpos);
+    remat_xfree(s->fkey);
+    remat_xfree(s->pack_lo);
+    remat_xfree(s->pack_hi);
+    remat_xfree(s->fkey_rec);
+    remat_xfree(s->gap);
+    remat_xfree(s->pa);
+    remat_xfree(s->suppress);
+    remat_xfree(s->spans);
+}
+
+/* storages: alloc and free positions (n: not freed in the window), packs */
+static void storage_lifetimes(sim_run *s) {
+    const remat_ext_record *r = s->r;
+    const int64_t n = s->n, ns = s->ns;
+    for (int64_t q = 0; q < ns; q++) s->apos[q] = s->fpos[q] = n, s->pack_lo[q] = INT64_MAX, s->pack_hi[q] = -1;
     for (int64_t i = 0; i < n; i++) {
-        int64_t s = r->events[i].storage;
-        if (s < 0) continue;
-        if (d->events[i].action == REMAT_EXT_ALLOC) apos[s] = i;
-        else fpos[s] = i;
+        int64_t q = r->events[i].storage;
+        if (q < 0) continue;
+        if (s->d->events[i].action == REMAT_EXT_ALLOC) s->apos[q] = i;
+        else s->fpos[q] = i;
     }
     for (int64_t k = 0; k < r->n_marks; k++) {
         const remat_rec_mark *mk = &r->marks[k];
         if (mk->kind != REMAT_REC_PACK || mk->storage < 0) continue;
-        if (k < pack_lo[mk->storage]) pack_lo[mk->storage] = k;
-        if (k > pack_hi[mk->storage]) pack_hi[mk->storage] = k;
+        if (k < s->pack_lo[mk->storage]) s->pack_lo[mk->storage] = k;
+        if (k > s->pack_hi[mk->storage]) s->pack_hi[mk->storage] = k;
     }
-    for (int64_t s = 0; s < ns; s++) fkey[s] = fkey_rec[s] = fpos[s] < n ? (double)fpos[s] : INFINITY;
-    for (int ui = 0; ui < nu; ui++) { /* time chunks: the unit's forward and backward windows come from the probe */
-        const unit *u = &units[ui];
-        if (u->k < 2) continue;
-        if (!chunk_spans(r, u, spans + (size_t)ui * 2 * kmax, spans + (size_t)ui * 2 * kmax + u->k)) {
-            st = BAD("%s: /record/marks: the chunk probe for k = %d does not run '%s' .. '%s' once per chunk (expected "
-                     "the forward of each chunk, then its recomputation and backward, last to first)",
-                     origin, u->k, module_name(t, u->q0), module_name(t, u->q1));
-            goto done;
-        }
-        for (int64_t i = u->fs; i < u->be; i++) {
-            int64_t s = r->events[i].storage;
-            if (s >= 0 && d->events[i].action == REMAT_EXT_ALLOC && (i < u->fe || i >= u->bs)) suppress[s] = 1;
-        }
-    }
+    for (int64_t q = 0; q < ns; q++) s->fkey[q] = s->fkey_rec[q] = s->fpos[q] < n ? (double)s->fpos[q] : INFINITY;
+}
 
-    /* apply_plan keeps the compressed input and the RNG state as attributes of the Function's context: they
-     * end with the autograd graph, when the step drops its output and loss (just before the step ends) */
-    const double graph_end = sm.end - 0.5;
-    /* 1 and 2: lifetimes changed in the forward */
-    for (int ui = 0; ui < nu; ui++) {
-        const unit *u = &units[ui];
-        int64_t na = 0, j = -1;
-        int probed = probe_gaps(t, u, gap, &na);
-        for (int64_t i = u->fs, a = 0; i < u->fe; i++)
-            if (d->events[i].action == REMAT_EXT_ALLOC) pa[a++] = i;
-        if (!probed && u->pfs >= 0) out->probe_mismatches++;
-        for (int64_t i = u->fs; i < u->fe && u->k < 2; i++) {
-            int64_t s = r->events[i].storage;
-            if (d->events[i].action == REMAT_EXT_ALLOC) j++;
-            if (s < 0 || d->events[i].action != REMAT_EXT_ALLOC || fpos[s] < u->fe || s == u->out_sid) continue;
-            if (pack_hi[s] >= 0 && pack_lo[s] > u->mk_fs && pack_hi[s] < u->mk_fe)
-                fkey[s] = probed && gap[j] > 0 ? (double)pa[gap[j] - 1] + 0.5 : u->fe - 0.3;
-            else if (!apply && pack_hi[s] < 0 && fpos[s] > u->bs) /* module state: reset for the recomputation */
-                fkey[s] = u->bs - 0.2 + 0.25 * 0.2 / (double)(u->fe - u->fs + 3);
-        }
-        if (u->comp != REMAT_COMP_NONE && u->cw_lo >= 0) { /* the compressor's own allocations, as probed */
-            int64_t cb = 0;
-            if (!comp_window(t, u, u->cw_lo, u->cw_mid, u->fs - 0.2, u->fs - 0.16, apply ? graph_end : u->be - 0.25, fpos,
-                             &ps, &cb, err)) {
-                st = REMAT_ERR_NOMEM;
-                goto done;
-            }
-            out->compressed_bytes += cb;
-        } else if (u->comp != REMAT_COMP_NONE) {
-            int64_t cb = compressed_bytes(u->comp, u->in_numel, u->in_nnz);
-            if (!add_point(&ps, u->fs - 0.2, cb, err) || !add_point(&ps, apply ? graph_end : u->be - 0.25, -cb, err)) {
-                st = REMAT_ERR_NOMEM;
-                goto done;
-            }
-            out->compressed_bytes += cb;
-        }
-        if (apply) { /* the Function keeps the RNG state of the forward, and its gradient input to the end */
-            if ((u->k < 2 && !add_point(&ps, u->fs - 0.15, r->rng_state_bytes, err)) ||
-                (u->k < 2 && !add_point(&ps, graph_end, -r->rng_state_bytes, err))) {
-                st = REMAT_ERR_NOMEM;
-                goto done;
-            }
-            if (u->gy_sid >= 0 && fpos[u->gy_sid] >= u->bs && fpos[u->gy_sid] < u->be) fkey[u->gy_sid] = u->be - 0.25;
-        }
-        if (u->in_sid >= 0) { /* an input older than the recording (the batch) is the caller's */
-            int64_t s = u->in_sid;
-            int only_unit = pack_hi[s] >= 0 && pack_lo[s] > u->mk_fs && pack_hi[s] < u->mk_fe;
-            if (u->comp != REMAT_COMP_NONE) {
-                if (only_unit && fpos[s] >= u->bs && fpos[s] <= u->be) fkey[s] = u->fe - 0.3;
-            } else if (fkey[s] < u->be - 0.25) {
-                fkey[s] = u->be - 0.25;
-            }
+/* time chunks: the unit's forward and backward windows come from the probe */
+static remat_status chunk_windows(sim_run *s, const char *origin, remat_error *err) {
+    const remat_ext_record *r = s->r;
+    for (int ui = 0; ui < s->nu; ui++) {
+        const unit *u = &s->units[ui];
+        if (u->k < 2) continue;
+        cspan *sp = s->spans + (size_t)ui * 2 * s->kmax;
+        if (!chunk_spans(r, u, sp, sp + u->k))
+            return BAD("%s: /record/marks: the chunk probe for k = %d does not run '%s' .. '%s' once per chunk "
+                       "(expected the forward of each chunk, then its recomputation and backward, last to first)",
+                       origin, u->k, module_name(s->t, u->q0), module_name(s->t, u->q1));
+        for (int64_t i = u->fs; i < u->be; i++) {
+            int64_t q = r->events[i].storage;
+            if (q >= 0 && s->d->events[i].action == REMAT_EXT_ALLOC && (i < u->fe || i >= u->bs)) s->suppress[q] = 1;
         }
     }
-    /* recorded storages, with their (changed) lifetimes; frees of older storages */
-    for (int64_t i = 0; i < n; i++) {
-        const remat_ext_event *e = &d->events[i];
-        int64_t s = r->events[i].storage;
+    return REMAT_OK;
+}
+
+/* 1 and 2: the lifetimes unit u changes in the forward, its compressed input and (apply_plan) RNG state */
+static int unit_forward(sim_run *s, const unit *u, remat_torch_pred *out, remat_error *err) {
+    const remat_ext_device *d = s->d;
+    const remat_ext_record *r = s->r;
+    int64_t *fpos = s->fpos, *pack_lo = s->pack_lo, *pack_hi = s->pack_hi, *gap = s->gap, *pa = s->pa;
+    double *fkey = s->fkey;
+    const int apply = s->apply;
+    int64_t na = 0, j = -1;
+    int probed = probe_gaps(s->t, u, gap, &na);
+    for (int64_t i = u->fs, a = 0; i < u->fe; i++)
+        if (d->events[i].action == REMAT_EXT_ALLOC) pa[a++] = i;
+    if (!probed && u->pfs >= 0) out->probe_mismatches++;
+    for (int64_t i = u->fs; i < u->fe && u->k < 2; i++) {
+        int64_t q = r->events[i].storage;
+        if (d->events[i].action == REMAT_EXT_ALLOC) j++;
+        if (q < 0 || d->events[i].action != REMAT_EXT_ALLOC || fpos[q] < u->fe || q == u->out_sid) continue;
+        if (pack_hi[q] >= 0 && pack_lo[q] > u->mk_fs && pack_hi[q] < u->mk_fe)
+            fkey[q] = probed && gap[j] > 0 ? (double)pa[gap[j] - 1] + 0.5 : u->fe - 0.3;
+        else if (!apply && pack_hi[q] < 0 && fpos[q] > u->bs) /* module state: reset for the recomputation */
+            fkey[q] = u->bs - 0.2 + 0.25 * 0.2 / (double)(u->fe - u->fs + 3);
+    }
+    const double comp_end = apply ? s->graph_end : u->be - 0.25;
+    if (u->comp != REMAT_COMP_NONE && u->cw_lo >= 0) { /* the compressor's own allocations, as probed */
+        int64_t cb = 0;
+        if (!comp_window(s->t, u, u->cw_lo, u->cw_mid, u->fs - 0.2, u->fs - 0.16, comp_end, fpos, &s->ps, &cb, err))
+            return 0;
+        out->compressed_bytes += cb;
+    } else if (u->comp != REMAT_COMP_NONE) {
+        int64_t cb = compressed_bytes(u->comp, u->in_numel, u->in_nnz);
+        if (!add_point(&s->ps, u->fs - 0.2, cb, err) || !add_point(&s->ps, comp_end, -cb, err)) return 0;
+        out->compressed_bytes += cb;
+    }
+    if (apply) { /* the Function keeps the RNG state of the forward, and its gradient input to the end */
+        if ((u->k < 2 && !add_point(&s->ps, u->fs - 0.15, r->rng_state_bytes, err)) ||
+            (u->k < 2 && !add_point(&s->ps, s->graph_end, -r->rng_state_bytes, err)))
+            return 0;
+        if (u->gy_sid >= 0 && fpos[u->gy_sid] >= u->bs && fpos[u->gy_sid] < u->be) fkey[u->gy_sid] = u->be - 0.25;
+    }
+    if (u->in_sid >= 0) { /* an input older than the recording (the batch) is the caller's */
+        int64_t q = u->in_sid;
+        int only_unit = pack_hi[q] >= 0 && pack_lo[q] > u->mk_fs && pack_hi[q] < u->mk_fe;
+        if (u->comp != REMAT_COMP_NONE) {
+            if (only_unit && fpos[q] >= u->bs && fpos[q] <= u->be) fkey[q] = u->fe - 0.3;
+        } else if (fkey[q] < u->be - 0.25) {
+            fkey[q] = u->be - 0.25;
+        }
+    }
+    return 1;
+}
+
+/* recorded storages, with their (changed) lifetimes; frees of older storages */
+static int recorded_points(sim_run *s, remat_error *err) {
+    for (int64_t i = 0; i < s->n; i++) {
+        const remat_ext_event *e = &s->d->events[i];
+        int64_t q = s->r->events[i].storage;
         int ok = 1;
         if (e->action == REMAT_EXT_ALLOC) {
-            if (suppress[s]) continue;
-            ok = add_point(&ps, (double)i, e->size, err);
-            if (ok && isfinite(fkey[s])) ok = add_point(&ps, fkey[s], -e->size, err);
-        } else if (s < 0) {
-            ok = add_point(&ps, (double)i, -e->size, err);
+            if (s->suppress[q]) continue;
+            ok = add_point(&s->ps, (double)i, e->size, err);
+            if (ok && isfinite(s->fkey[q])) ok = add_point(&s->ps, s->fkey[q], -e->size, err);
+        } else if (q < 0) {
+            ok = add_point(&s->ps, (double)i, -e->size, err);
         }
-        if (!ok) {
-            st = REMAT_ERR_NOMEM;
-            goto done;
-        }
+        if (!ok) return 0;
     }
-    /* 3: the replays */
-    for (int ui = 0; ui < nu; ui++) {
-        const unit *u = &units[ui];
-        const int64_t len = u->fe - u->fs;
-        const double base = u->bs - 0.2, step = 0.2 / (double)(len + 3);
-        ps.unit = ui;
-        if (u->k > 1) {
-            cspan *sp = spans + (size_t)ui * 2 * kmax;
-            if (!chunk_points(t, u, sp, sp + u->k, apos, fpos, fkey, graph_end, &ps, out, err)) {
-                st = REMAT_ERR_NOMEM;
-                goto done;
-            }
-            continue;
-        }
-        int64_t na = 0, j = -1, fe_run = u->fe;
-        int probed = probe_gaps(t, u, gap, &na);
-        for (int64_t i = u->fs, a = 0; i < u->fe; i++)
-            if (d->events[i].action == REMAT_EXT_ALLOC) pa[a++] = i;
-        while (fe_run < n && d->events[fe_run].action != REMAT_EXT_ALLOC) fe_run++; /* the frees as it returned */
-        if (u->comp != REMAT_COMP_NONE && u->cw_lo >= 0) { /* decompressing, as probed */
-            int64_t b;
-            if (!comp_window(t, u, u->cw_mid, u->cw_hi, base + 0.05 * step, base + 0.5 * step, u->be - 0.25, fpos, &ps,
-                             &b, err)) {
-                st = REMAT_ERR_NOMEM;
-                goto done;
-            }
-        } else if (u->comp != REMAT_COMP_NONE) { /* the decompressed input (float32 when older than the recording) */
-            int64_t b = u->in_sid >= 0 ? d->events[apos[u->in_sid]].size : 4 * u->in_numel;
-            if (!add_point(&ps, base + 0.5 * step, b, err) || !add_point(&ps, u->be - 0.25, -b, err)) {
-                st = REMAT_ERR_NOMEM;
-                goto done;
-            }
-        }
-        if (apply) { /* the batch-norm statistics put back after, the RNG state around the recomputation */
-            if ((u->bn_bytes && (!add_point(&ps, base + 0.6 * step, u->bn_bytes, err) ||
-                                 !add_point(&ps, u->be - 0.25, -u->bn_bytes, err))) ||
-                !add_point(&ps, base + 0.7 * step, r->rng_state_bytes, err) ||
-                !add_point(&ps, u->be - 0.25, -r->rng_state_bytes, err)) {
-                st = REMAT_ERR_NOMEM;
-                goto done;
-            }
-        }
-        for (int64_t i = u->fs; i < u->fe; i++) {
-            int64_t s = r->events[i].storage;
-            if (d->events[i].action == REMAT_EXT_ALLOC) j++;
-            if (s < 0 || d->events[i].action != REMAT_EXT_ALLOC) continue;
-            double a = base + (double)(i - u->fs + 1) * step, f;
-            int saved = pack_hi[s] >= 0 && pack_lo[s] > u->mk_fs && pack_hi[s] < u->mk_fe;
-            if (fpos[s] < u->fe) {
-                f = base + (double)(fpos[s] - u->fs + 1) * step;
-            } else if (saved && fpos[s] >= u->bs && fpos[s] <= u->be) {
-                f = (double)fpos[s]; /* the same saved-tensor release in the unit's backward */
-            } else if (apply && fpos[s] < fe_run) { /* dropped as the forward returned: with the replay's end */
-                f = base + (double)(len + 1) * step;
-            } else if (apply && fpos[s] >= u->fe) {
-                /* apply_plan: the recomputed graph, state and output live until its backward returns */
-                f = u->be - 0.25;
-            } else if (saved) {
-                /* saved only for a part of the graph no gradient reaches (a neuron's final state): the
-                 * recomputation keeps no copy, so it ends where the probe's unsaved forward ended it (or,
-                 * without a probe, after the op that saved it) */
-                int64_t at = probed && gap[j] > 0 ? pa[gap[j] - 1] : r->marks[pack_hi[s]].event;
-                f = base + (double)((at < u->fe ? at : u->fe - 1) - u->fs + 1) * step + 0.5 * step;
-            } else if (s != u->out_sid && fpos[s] > u->bs) {
-                f = fkey_rec[s]; /* module state (a neuron's potential): the replay's copy is the one kept */
-            } else {
-                f = base + (double)(len + 1) * step;
-            }
-            if (!add_point(&ps, a, d->events[i].size, err) || !add_point(&ps, f, -d->events[i].size, err)) {
-                st = REMAT_ERR_NOMEM;
-                goto done;
-            }
-            out->replayed_allocations++;
-            out->replayed_bytes += d->events[i].size;
-        }
+    return 1;
+}
+
+/* 3: the replay of unit ui's forward before its backward (time chunks: from the probe) */
+static int unit_replay(sim_run *s, int ui, remat_torch_pred *out, remat_error *err) {
+    const remat_ext_device *d = s->d;
+    const remat_ext_record *r = s->r;
+    const unit *u = &s->units[ui];
+    const int64_t *fpos = s->fpos, *pack_lo = s->pack_lo, *pack_hi = s->pack_hi, *gap = s->gap, *pa = s->pa;
+    points *ps = &s->ps;
+    const int apply = s->apply;
+    const int64_t len = u->fe - u->fs;
+    const double base = u->bs - 0.2, step = 0.2 / (double)(len + 3);
+    ps->unit = ui;
+    if (u->k > 1) {
+        cspan *sp = s->spans + (size_t)ui * 2 * s->kmax;
+        return chunk_points(s->t, u, sp, sp + u->k, s->apos, s->fpos, s->fkey, s->graph_end, ps, out, err);
     }
-    ps.unit = -1;
-    qsort(ps.p, (size_t)ps.n, sizeof *ps.p, cmp_point);
-    /* the sweep over the step */
-    int64_t live = r->live_before_bytes, peak = -1, events = 0, peak_key_i = sm.begin;
-    const double lo = sm.begin - 0.4, hi = (double)sm.end, eof = sm.loss - 0.05;
+    int64_t na = 0, j = -1, fe_run = u->fe;
+    int probed = probe_gaps(s->t, u, s->gap, &na);
+    for (int64_t i = u->fs, a = 0; i < u->fe; i++)
+        if (d->events[i].action == REMAT_EXT_ALLOC) s->pa[a++] = i;
+    while (fe_run < s->n && d->events[fe_run].action != REMAT_EXT_ALLOC) fe_run++; /* the frees as it returned */
+    if (u->comp != REMAT_COMP_NONE && u->cw_lo >= 0) { /* decompressing, as probed */
+        int64_t b;
+        if (!comp_window(s->t, u, u->cw_mid, u->cw_hi, base + 0.05 * step, base + 0.5 * step, u->be - 0.25, s->fpos,
+                         ps, &b, err))
+            return 0;
+    } else if (u->comp != REMAT_COMP_NONE) { /* the decompressed input (float32 when older than the recording) */
+        int64_t b = u->in_sid >= 0 ? d->events[s->apos[u->in_sid]].size : 4 * u->in_numel;
+        if (!add_point(ps, base + 0.5 * step, b, err) || !add_point(ps, u->be - 0.25, -b, err)) return 0;
+    }
+    if (apply) { /* the batch-norm statistics put back after, the RNG state around the recomputation */
+        if ((u->bn_bytes &&
+             (!add_point(ps, base + 0.6 * step, u->bn_bytes, err) || !add_point(ps, u->be - 0.25, -u->bn_bytes, err))) ||
+            !add_point(ps, base + 0.7 * step, r->rng_state_bytes, err) ||
+            !add_point(ps, u->be - 0.25, -r->rng_state_bytes, err))
+            return 0;
+    }
+    for (int64_t i = u->fs; i < u->fe; i++) {
+        int64_t q = r->events[i].storage;
+        if (d->events[i].action == REMAT_EXT_ALLOC) j++;
+        if (q < 0 || d->events[i].action != REMAT_EXT_ALLOC) continue;
+        double a = base + (double)(i - u->fs + 1) * step, f;
+        int saved = pack_hi[q] >= 0 && pack_lo[q] > u->mk_fs && pack_hi[q] < u->mk_fe;
+        if (fpos[q] < u->fe) {
+            f = base + (double)(fpos[q] - u->fs + 1) * step;
+        } else if (saved && fpos[q] >= u->bs && fpos[q] <= u->be) {
+            f = (double)fpos[q]; /* the same saved-tensor release in the unit's backward */
+        } else if (apply && fpos[q] < fe_run) { /* dropped as the forward returned: with the replay's end */
+            f = base + (double)(len + 1) * step;
+        } else if (apply && fpos[q] >= u->fe) {
+            /* apply_plan: the recomputed graph, state and output live until its backward returns */
+            f = u->be - 0.25;
+        } else if (saved) {
+            /* saved only for a part of the graph no gradient reaches (a neuron's final state): the
+             * recomputation keeps no copy, so it ends where the probe's unsaved forward ended it (or,
+             * without a probe, after the op that saved it) */
+            int64_t at = probed && gap[j] > 0 ? pa[gap[j] - 1] : r->marks[pack_hi[q]].event;
+            f = base + (double)((at < u->fe ? at : u->fe - 1) - u->fs + 1) * step + 0.5 * step;
+        } else if (q != u->out_sid && fpos[q] > u->bs) {
+            f = s->fkey_rec[q]; /* module state (a neuron's potential): the replay's copy is the one kept */
+        } else {
+            f = base + (double)(len + 1) * step;
+        }
+        if (!add_point(ps, a, d->events[i].size, err) || !add_point(ps, f, -d->events[i].size, err)) return 0;
+        out->replayed_allocations++;
+        out->replayed_bytes += d->events[i].size;
+    }
+    return 1;
+}
+
+/* the sweep over the step (points sorted), then the recorded (plain) peak of the same step */
+static void sweep(const sim_run *s, const step_marks *sm, remat_torch_pred *out) {
+    const remat_ext_record *r = s->r;
+    const points *ps = &s->ps;
+    int64_t live = r->live_before_bytes, peak = -1, events = 0, peak_key_i = sm->begin;
+    const double lo = sm->begin - 0.4, hi = (double)sm->end, eof = sm->loss - 0.05;
     int have_eof = 0;
-    for (int64_t i = 0; i < ps.n; i++) {
-        if (ps.p[i].key >= lo && peak < 0) peak = live, out->live_at_start = live;
-        if (!have_eof && ps.p[i].key >= eof) out->end_of_forward_bytes = live, have_eof = 1;
-        if (ps.p[i].key >= hi) break;
-        live += ps.p[i].delta;
-        if (ps.p[i].key >= lo) {
+    for (int64_t i = 0; i < ps->n; i++) {
+        if (ps->p[i].key >= lo && peak < 0) peak = live, out->live_at_start = live;
+        if (!have_eof && ps->p[i].key >= eof) out->end_of_forward_bytes = live, have_eof = 1;
+        if (ps->p[i].key >= hi) break;
+        live += ps->p[i].delta;
+        if (ps->p[i].key >= lo) {
             events++;
             if (live > peak) {
-                peak = live, peak_key_i = (int64_t)floor(ps.p[i].key);
-                out->peak_unit_layer = ps.p[i].unit >= 0 ? units[ps.p[i].unit].l0 : -1;
+                peak = live, peak_key_i = (int64_t)floor(ps->p[i].key);
+                out->peak_unit_layer = ps->p[i].unit >= 0 ? s->units[ps->p[i].unit].l0 : -1;
             }
         }
     }
@@ -800,28 +817,53 @@ remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m,
     out->peak_live_bytes = peak;
     out->peak_event = peak_key_i;
     out->events = events;
-    out->units = nu;
-    /* the recorded (plain) peak of the same step */
+    out->units = s->nu;
     int64_t rl = r->live_before_bytes, rp = -1;
-    for (int64_t i = 0; i < sm.end; i++) {
-        if (i == sm.begin) rp = rl;
-        const remat_ext_event *e = &d->events[i];
+    for (int64_t i = 0; i < sm->end; i++) {
+        if (i == sm->begin) rp = rl;
+        const remat_ext_event *e = &s->d->events[i];
         rl += e->action == REMAT_EXT_ALLOC ? e->size : -e->size;
-        if (i >= sm.begin && rl > rp) rp = rl;
+        if (i >= sm->begin && rl > rp) rp = rl;
     }
     out->recorded_peak_live_bytes = rp < 0 ? rl : rp;
+}
+
+remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m, const remat_plan *p,
+                                 remat_torch_exec how, const char *origin, remat_torch_pred *out, remat_error *err) {
+    memset(out, 0, sizeof *out);
+    const remat_ext_record *r = t->record;
+    if (!r || t->n_devices < 1) return BAD("%s: /record: expected a recorded PyTorch step", origin);
+    step_marks sm;
+    out->peak_unit_layer = -1;
+    remat_status st = find_step(r, origin, &sm, &out->step, err);
+    if (st != REMAT_OK) return st;
+    unit *units = NULL;
+    int nu = 0;
+    st = plan_units(t, m, p, how, &sm, origin, &units, &nu, err);
+    if (st != REMAT_OK) return st;
+    sim_run s = {.t = t, .r = r, .d = &t->devices[0], .units = units, .nu = nu,
+                 .apply = how == REMAT_TORCH_APPLY_PLAN, .n = t->devices[0].n_events, .ns = r->n_storages,
+                 /* apply_plan keeps the compressed input and the RNG state as attributes of the Function's
+                  * context: they end with the autograd graph, when the step drops its output and loss (just
+                  * before the step ends) */
+                 .graph_end = sm.end - 0.5};
+    if (!sim_run_alloc(&s, err)) {
+        st = REMAT_ERR_NOMEM;
+        goto done;
+    }
+    storage_lifetimes(&s);
+    st = chunk_windows(&s, origin, err);
+    for (int ui = 0; ui < nu && st == REMAT_OK; ui++)
+        if (!unit_forward(&s, &units[ui], out, err)) st = REMAT_ERR_NOMEM;
+    if (st == REMAT_OK && !recorded_points(&s, err)) st = REMAT_ERR_NOMEM;
+    for (int ui = 0; ui < nu && st == REMAT_OK; ui++)
+        if (!unit_replay(&s, ui, out, err)) st = REMAT_ERR_NOMEM;
+    if (st != REMAT_OK) goto done;
+    s.ps.unit = -1;
+    qsort(s.ps.p, (size_t)s.ps.n, sizeof *s.ps.p, cmp_point);
+    sweep(&s, &sm, out);
 done:
-    remat_xfree(ps.p);
-    remat_xfree(apos);
-    remat_xfree(fpos);
-    remat_xfree(fkey);
-    remat_xfree(pack_lo);
-    remat_xfree(pack_hi);
-    remat_xfree(fkey_rec);
-    remat_xfree(gap);
-    remat_xfree(pa);
-    remat_xfree(suppress);
-    remat_xfree(spans);
+    sim_run_free(&s);
     remat_xfree(units);
     return st;
 }
