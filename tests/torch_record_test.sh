@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # torch_record_test.sh - remat_torch.record (python/remat_torch/record.py) and `remat
-# simulate` on the recorded PyTorch step (python/tests/test_record.py). Needs Debian's
+# simulate` on the recorded PyTorch step (python/tests/test_record.py), and the CUDA event
+# source's snapshot conversion (python/tests/test_record_cuda.py). Needs Debian's
 # python3-torch and python3-h5py (setup.sh installs them); SpikingJelly from
 # ../shared/third_party/spikingjelly, skipped with the reason when absent.
 set -u
@@ -17,4 +18,4 @@ done
 [ -z "$sj" ] && echo "SKIP (visible): SpikingJelly not found under ../shared/third_party; the recorder tests need it"
 export PYTHONPATH="$PWD/python:$PWD/python/tests:$PWD/bench/pytorch${sj:+:$sj}"
 export REMAT="$remat" OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
-exec "$py" -m unittest -v test_record
+exec "$py" -m unittest -v test_record test_record_cuda

@@ -10,8 +10,10 @@ What is recorded (docs/trace-schema.md, "External allocation stream, version 2")
 
 - every allocation and free of CPU tensor storage during the steps, with its bytes and
   address, in order: the allocator events of the CPU profiler (torch.profiler with
-  ``profile_memory=True``; Debian's torch 1.13 has no other CPU memory statistics). The
-  bytes are the storages' requested sizes, no allocator rounding;
+  ``profile_memory=True``; Debian's torch 1.13 has no other CPU memory statistics), or,
+  for a CUDA ``x``, the caching allocator's trace (``snapshot_events``; PyTorch 2.0 or
+  later, untested on hardware). The bytes are the storages' requested sizes, no
+  allocator rounding;
 - marks placed exactly in that stream: each one allocates and frees a sentinel
   tensor whose address the recorder notes, so a mark's position among the allocations
   is exact (no timestamps are compared). Marks: step and phase boundaries (forward,
@@ -97,16 +99,17 @@ class _Marks:
     tensor of the step has: a one-byte sentinel was confused with an op's own one-byte result, such as
     ``bool(t.all())``'s, freed just before at the same address)."""
 
-    def __init__(self):
+    def __init__(self, device: Union[str, torch.device] = "cpu"):
         self.rows: List[tuple] = []  # (kind, module, step, tstep, sentinel ptr, storage ptr, numel, nnz)
         self.step = -1
         self.enabled = True
+        self.device = torch.device(device)  # the sentinels live where the step's tensors do
 
     def mark(self, kind: int, module: int = -1, tstep: int = -1, storage: int = 0, numel: int = -1,
              nnz: int = -1) -> None:
         if not self.enabled:
             return
-        s = torch.empty(SENTINEL_BYTES, dtype=torch.uint8)
+        s = torch.empty(SENTINEL_BYTES, dtype=torch.uint8, device=self.device)
         self.rows.append((kind, module, self.step, tstep, s.data_ptr(), storage, numel, nnz))
         del s
 
@@ -385,6 +388,158 @@ def _allocation_events(prof) -> List[tuple]:
     return out
 
 
+class _CpuSource:
+    """The CPU event source: the profiler's allocator events (``profile_memory=True``).
+
+    ``with src: <steps>`` then ``src.events()``: the stream ``_assemble`` reads."""
+
+    def __init__(self):
+        from torch.profiler import ProfilerActivity, profile
+        self._prof = profile(activities=[ProfilerActivity.CPU], profile_memory=True)
+        self.notes: List[str] = []
+
+    def __enter__(self) -> "_CpuSource":
+        self._prof.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._prof.__exit__(*exc)
+
+    def events(self) -> List[tuple]:
+        return _allocation_events(self._prof)
+
+
+CUDA_TRACE_ENTRIES = 1 << 24  # the allocator trace's ring buffer: a recording that fills it is refused
+
+
+class _CudaSource:
+    """The CUDA event source: the caching allocator's trace (``torch.cuda.memory._record_memory_history``
+    with ``trace_alloc_max_entries``, PyTorch 2.0 and later; later versions keep that spelling as their
+    legacy form), read from ``torch.cuda.memory._snapshot()`` by ``snapshot_events``.
+
+    Refuses, naming the reason, where CUDA is not available or this torch has no allocation trace
+    (torch 1.13's ``_record_memory_history(enabled, device)`` records only each block's history,
+    without frees or their order)."""
+
+    def __init__(self, device: torch.device):
+        import inspect
+        if not torch.cuda.is_available():
+            raise ValueError("record: x: a CUDA tensor, but CUDA is not available to this torch %s (no GPU or a CPU "
+                             "build): record on the CPU, or on a machine with a GPU" % torch.__version__)
+        fn = torch.cuda.memory._record_memory_history
+        params = inspect.signature(fn).parameters
+        legacy = getattr(torch.cuda.memory, "_record_memory_history_legacy", None)
+        if "trace_alloc_max_entries" not in params and not (
+                legacy is not None and "trace_alloc_max_entries" in inspect.signature(legacy).parameters):
+            raise ValueError("record: x: a CUDA tensor, but torch %s has no allocation trace "
+                             "(torch.cuda.memory._record_memory_history without trace_alloc_max_entries: it "
+                             "records each block's history only, not the frees in order); the GPU recording "
+                             "needs PyTorch 2.0 or later" % torch.__version__)
+        self.device = int(device.index if device.index is not None else torch.cuda.current_device())
+        self.snapshot: Optional[dict] = None
+        self.notes: List[str] = []
+
+    def __enter__(self) -> "_CudaSource":
+        torch.cuda.synchronize(self.device)
+        torch.cuda.memory._record_memory_history(True, trace_alloc_max_entries=CUDA_TRACE_ENTRIES,
+                                                 trace_alloc_record_context=False, device=self.device)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        torch.cuda.synchronize(self.device)
+        self.snapshot = torch.cuda.memory._snapshot(self.device)
+        torch.cuda.memory._record_memory_history(False, device=self.device)
+
+    def events(self) -> List[tuple]:
+        stream, notes = snapshot_events(self.snapshot, self.device, max_entries=CUDA_TRACE_ENTRIES)
+        self.notes.extend(notes)
+        return stream
+
+
+def snapshot_events(snapshot: dict, device: int = 0, max_entries: Optional[int] = None):
+    """The allocation stream of a PyTorch memory snapshot's trace, as the CPU source gives it.
+
+    ``snapshot`` is what ``torch.cuda.memory._snapshot()`` returns (PyTorch 2.0 and later):
+    ``device_traces[device]`` is the caching allocator's trace in order, entries with
+    ``action`` (alloc, free_requested, free_completed, segment_alloc, segment_free, ...),
+    ``addr``, ``size`` and, from 2.1, ``time_us``. Returns ``(stream, notes)``: stream is
+    ``[(addr, signed bytes, running total, time_ns)]``, one row per ``alloc`` (its bytes, the
+    requested size the trace records) and one per ``free_requested`` (the storage's end, the
+    bytes of its allocation); ``free_completed`` (the block back in the pool, later only where
+    another stream used it) and the segment actions are not storage events: the notes give
+    the reserved bytes the segments reached and how many frees completed late. Raises
+    ValueError naming the field where the snapshot is not of that shape, or where the trace
+    filled its ring buffer (``max_entries``: its first entries are lost).
+
+    Example::
+
+        stream, notes = snapshot_events(torch.cuda.memory._snapshot(), 0)
+    """
+    if not isinstance(snapshot, dict) or not isinstance(snapshot.get("device_traces"), list):
+        raise ValueError("record: snapshot: device_traces: expected a list (a PyTorch 2.0 or later memory snapshot "
+                         "recorded with trace_alloc_max_entries)")
+    traces = snapshot["device_traces"]
+    if not 0 <= device < len(traces) or not isinstance(traces[device], list):
+        raise ValueError("record: snapshot: device_traces[%d]: expected a list of trace entries (%d devices)"
+                         % (device, len(traces)))
+    trace = traces[device]
+    if max_entries is not None and len(trace) >= max_entries:
+        raise ValueError("record: snapshot: device_traces[%d]: %d entries, the trace's ring buffer is full (its first "
+                         "allocations are lost): record fewer steps" % (device, len(trace)))
+    stream: List[tuple] = []
+    live: Dict[int, int] = {}  # addr -> bytes of the live allocation there
+    pending: Dict[int, int] = {}  # addr -> stream position of its free_requested, until free_completed
+    total, reserved, reserved_peak, late, unknown = 0, 0, 0, 0, 0
+    for i, e in enumerate(trace):
+        try:
+            action, addr, size = e["action"], int(e["addr"]), int(e["size"])
+        except (TypeError, KeyError, ValueError):
+            raise ValueError("record: snapshot: device_traces[%d][%d]: expected a dict with action, addr and size"
+                             % (device, i))
+        tns = int(e.get("time_us", 0) or 0) * 1000
+        if action == "alloc":
+            live[addr] = size
+            total += size
+            stream.append((addr, size, total, tns))
+        elif action == "free_requested":
+            b = live.pop(addr, None)
+            if b is None:  # allocated before the trace started: the entry's own bytes
+                b, unknown = size, unknown + 1
+            total -= b
+            stream.append((addr, -b, total, tns))
+            pending[addr] = len(stream)
+        elif action == "free_completed":
+            q = pending.pop(addr, None)
+            if q is not None and q != len(stream):
+                late += 1
+        elif action == "segment_alloc":
+            reserved += size
+            reserved_peak = max(reserved_peak, reserved)
+        elif action == "segment_free":
+            reserved -= size
+        # segment_map / segment_unmap / snapshot / oom / annotate: no storage event
+    notes = []
+    if reserved_peak:
+        notes.append("caching allocator: segments reached %d B reserved above the reserved bytes before recording "
+                     "started (the v2 trace does not carry the segments; remat simulate predicts live bytes)"
+                     % reserved_peak)
+    if late:
+        notes.append("%d frees completed after later allocations (blocks used by another stream): the stream "
+                     "frees them when requested" % late)
+    if unknown:
+        notes.append("%d trace frees of blocks allocated before the trace started" % unknown)
+    return stream, notes
+
+
+def _event_source(device: torch.device):
+    """The allocation event source for tensors on ``device``: _CpuSource or _CudaSource."""
+    if device.type == "cpu":
+        return _CpuSource()
+    if device.type == "cuda":
+        return _CudaSource(device)
+    raise ValueError("record: x: expected a CPU or CUDA tensor, got one on %s" % device)
+
+
 def _unique_storages(tensors) -> Dict[int, int]:
     seen: Dict[int, int] = {}
     for t in tensors:
@@ -411,7 +566,11 @@ def record(net: nn.Module, x: torch.Tensor, labels: torch.Tensor, out: Optional[
            loss: Union[str, Callable] = "rate_mse", optimizer: Optional[torch.optim.Optimizer] = None,
            model: Optional[Union[dict, str]] = None, classes: Optional[int] = None,
            chunks: Optional[Sequence[int]] = None) -> dict:
-    """Runs ``steps`` real training steps of ``net`` on the CPU and writes them to ``out``.
+    """Runs ``steps`` real training steps of ``net`` on ``x``'s device and writes them to ``out``.
+
+    The allocation stream comes from one event source per device: on the CPU the
+    profiler's allocator events, on CUDA the caching allocator's trace (PyTorch 2.0 or
+    later; ``snapshot_events``; untested on hardware). Everything else is shared.
 
     Each step: zero the gradients (when ``optimizer`` is given), forward ``net(x)``
     (``x`` is ``[T, N, ...]``, SpikingJelly's multi-step layout), the loss
@@ -444,8 +603,7 @@ def record(net: nn.Module, x: torch.Tensor, labels: torch.Tensor, out: Optional[
         raise ValueError("record: steps: expected at least 1, got %d" % steps)
     if not isinstance(x, torch.Tensor) or x.dim() < 3:
         raise ValueError("record: x: expected a [T, N, ...] tensor")
-    if x.device.type != "cpu":
-        raise ValueError("record: x: expected a CPU tensor (the GPU recording is not implemented; see docs/pytorch-record.md)")
+    source = _event_source(x.device)
     model_text = ""
     if isinstance(model, str):
         with open(model, "r", encoding="utf-8") as fh:
@@ -464,8 +622,6 @@ def record(net: nn.Module, x: torch.Tensor, labels: torch.Tensor, out: Optional[
         loss_name = loss
     else:
         loss_fn, loss_name = loss, getattr(loss, "__name__", "callable")
-    from torch.profiler import ProfilerActivity, profile
-
     before = [x, labels] + list(net.parameters()) + list(net.buffers())
     before += [p.grad for p in net.parameters() if p.grad is not None]
     if optimizer is not None:
@@ -476,13 +632,13 @@ def record(net: nn.Module, x: torch.Tensor, labels: torch.Tensor, out: Optional[
 
     pre_notes: List[str] = []
     chunk_steps, chunk_ks = _chunk_steps(net, model, x, chunks, pre_notes)
-    marks = _Marks()
+    marks = _Marks(x.device)
     names = set()
     if model:
         names = {l["name"] for l in model.get("layers", [])} | {b["name"] for b in model.get("blocks", [])}
     hooks = _Hooks(net, marks, names)
     try:
-        with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        with source:
             with torch.autograd.graph.saved_tensors_hooks(hooks.pack, hooks.unpack):
                 for step in range(steps):
                     marks.step = step
@@ -512,12 +668,13 @@ def record(net: nn.Module, x: torch.Tensor, labels: torch.Tensor, out: Optional[
             marks.enabled = False
     finally:
         hooks.remove()
-    stream = _allocation_events(prof)
+    stream = source.events()
     rec = _assemble(stream, marks.rows, hooks.names, model, before_storages)
-    rec["notes"] = pre_notes + rec["notes"]
+    rec["notes"] = pre_notes + source.notes + rec["notes"]
+    rec["device"] = x.device.type
     rec["mod_bn_bytes"] = hooks.bn_bytes
     rec["rng_state_bytes"] = int(torch.get_rng_state().numel())
-    rec["execution"] = execution_label("cpu")
+    rec["execution"] = execution_label(x.device.type)
     rec["live_before_bytes"] = live_before
     rec["model_text"] = model_text
     rec["loss"] = loss_name
@@ -707,7 +864,7 @@ def write_h5(rec: dict, path: str) -> None:
     str_attrs = {"source": "pytorch-record", "source_file": os.path.basename(path), "allocator_settings": "", "allocator_config": "",
                  "notes": notes, "format": EXT_FORMAT}
     rec_str = {"model": rec["model_text"], "execution": rec["execution"], "torch_version": torch.__version__,
-               "device": "cpu", "loss": rec["loss"]}
+               "device": rec.get("device", "cpu"), "loss": rec["loss"]}
     rec_int = {"live_before_bytes": rec["live_before_bytes"], "steps": rec["steps_recorded"], "T": rec["T"],
                "N": rec["N"], "rng_state_bytes": rec["rng_state_bytes"]}
     crc = 0
