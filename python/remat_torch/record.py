@@ -247,6 +247,18 @@ class _Hooks:
             del m.single_step_forward
 
 
+def _rng_get() -> tuple:
+    """The random generators' states a probe puts back: the CPU's, and every GPU's once CUDA is initialised."""
+    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() and torch.cuda.is_initialized() else None
+    return torch.get_rng_state(), cuda
+
+
+def _rng_set(state: tuple) -> None:
+    torch.set_rng_state(state[0])
+    if state[1] is not None:
+        torch.cuda.set_rng_state_all(state[1])
+
+
 def _probe(net: nn.Module, x: torch.Tensor, labels: torch.Tensor, loss_fn: Callable, marks: _Marks,
            step: int) -> None:
     """One more forward and loss in which autograd keeps nothing (the pack hook drops the
@@ -254,7 +266,7 @@ def _probe(net: nn.Module, x: torch.Tensor, labels: torch.Tensor, loss_fn: Calla
     checkpointed forward. The module's buffers (batch-norm statistics), its neurons'
     state and the random generator are put back as they were."""
     buffers = [b.detach().clone() for b in net.buffers()]
-    rng = torch.get_rng_state()
+    rng = _rng_get()
     marks.step = step
     marks.mark(K_PROBE_BEGIN)
     with torch.autograd.graph.saved_tensors_hooks(lambda t: None, lambda p: None):
@@ -266,7 +278,7 @@ def _probe(net: nn.Module, x: torch.Tensor, labels: torch.Tensor, loss_fn: Calla
     with torch.no_grad():
         for b, v in zip(net.buffers(), buffers):
             b.copy_(v)
-    torch.set_rng_state(rng)
+    _rng_set(rng)
 
 
 def _compress_probe(net: nn.Module, x: torch.Tensor, hooks: "_Hooks", marks: _Marks, step: int) -> None:
@@ -275,7 +287,7 @@ def _compress_probe(net: nn.Module, x: torch.Tensor, hooks: "_Hooks", marks: _Ma
     compressors' temporaries, as a checkpointed unit's forward and backward make them.
     Buffers, neuron state and the random generator are put back afterwards."""
     buffers = [b.detach().clone() for b in net.buffers()]
-    rng = torch.get_rng_state()
+    rng = _rng_get()
     marks.step = step
     _sj.reset(net)
     hooks.comp_probe = True
@@ -289,7 +301,7 @@ def _compress_probe(net: nn.Module, x: torch.Tensor, hooks: "_Hooks", marks: _Ma
         with torch.no_grad():
             for b, v in zip(net.buffers(), buffers):
                 b.copy_(v)
-        torch.set_rng_state(rng)
+        _rng_set(rng)
 
 
 def _chunk_steps(net: nn.Module, model: Optional[dict], x: torch.Tensor, chunks, notes: List[str]):
@@ -325,7 +337,7 @@ def _chunk_probe(net: nn.Module, steps, x: torch.Tensor, k: int, marks: _Marks, 
     params = [p for p in net.parameters()]
     grads = [p.grad.detach().clone() if p.grad is not None else None for p in params]
     buffers = [b.detach().clone() for b in net.buffers()]
-    rng = torch.get_rng_state()
+    rng = _rng_get()
     spec = A._SegmentSpec(steps, "input", "none", k, "record: chunk probe (k=%d)" % k,
                           on_chunk=lambda end, c: marks.mark(K_CHUNK_END if end else K_CHUNK_BEGIN, tstep=c))
     # batch norm in eval mode: a unit with time chunks holds none (apply_plan refuses it), and on T/k steps of a
@@ -359,7 +371,7 @@ def _chunk_probe(net: nn.Module, steps, x: torch.Tensor, k: int, marks: _Marks, 
                     p.grad.copy_(g0)
             for b, v in zip(net.buffers(), buffers):
                 b.copy_(v)
-        torch.set_rng_state(rng)
+        _rng_set(rng)
 
 
 def _allocation_events(prof) -> List[tuple]:
