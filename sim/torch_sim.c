@@ -166,11 +166,129 @@ static remat_status find_step(const remat_ext_record *r, const char *origin, ste
     return REMAT_OK;
 }
 
+/* k > 1: the mark indices of the recording's chunk probe for block b's k (chunks_begin /
+ * chunks_end), refused when it lacks a completed one. */
+static remat_status chunk_probe(const remat_ext_record *r, const remat_block_plan *bp, int b, const char *origin,
+                                int64_t *cb, int64_t *ce, remat_error *err) {
+    int64_t mk_cb = -1, mk_ce = -1;
+    char have[128] = "";
+    size_t hl = 0;
+    for (int64_t q = 0; q < r->n_marks; q++) {
+        if (r->marks[q].kind != REMAT_REC_CHUNKS_BEGIN) continue;
+        if (r->marks[q].tstep == bp->k && mk_cb < 0) mk_cb = q;
+        int64_t e = q + 1; /* the probes that completed (chunks_end with the same k) */
+        while (e < r->n_marks && r->marks[e].kind != REMAT_REC_CHUNKS_END && r->marks[e].kind != REMAT_REC_CHUNKS_BEGIN)
+            e++;
+        if (e < r->n_marks && r->marks[e].kind == REMAT_REC_CHUNKS_END && r->marks[e].tstep == r->marks[q].tstep &&
+            hl + 16 < sizeof have)
+            hl += (size_t)snprintf(have + hl, sizeof have - hl, "%s%d", hl ? ", " : "", r->marks[q].tstep);
+    }
+    for (int64_t q = mk_cb + 1; mk_cb >= 0 && q < r->n_marks && mk_ce == -1; q++) {
+        if (r->marks[q].kind == REMAT_REC_CHUNKS_BEGIN) break;
+        if (r->marks[q].kind == REMAT_REC_CHUNKS_END) mk_ce = r->marks[q].tstep == bp->k ? q : -2;
+    }
+    if (mk_ce < -1) mk_cb = mk_ce = -1; /* the probe failed (the recording's notes say why) */
+    if (mk_cb < 0) mk_ce = -1;
+    if (mk_ce < 0)
+        return BAD("%s: blocks[%d].k: time chunks (k = %d) are predicted from the recording's chunk probe for "
+                   "k = %d, which it lacks (it has %s%s; record with the model file and chunks including %d)",
+                   origin, b, bp->k, bp->k, hl ? "probes for k = " : "none", have, bp->k);
+    *cb = mk_cb;
+    *ce = mk_ce;
+    return REMAT_OK;
+}
+
+/* The compressor probe's compress / decompress windows of the unit's input (opened by module qa). */
+static void comp_probe(const remat_ext_record *r, int32_t qa, unit *x) {
+    x->cw_lo = x->cw_mid = x->cw_hi = x->cw_nnz = -1;
+    for (int64_t q = 0; x->comp != REMAT_COMP_NONE && q < r->n_marks; q++) {
+        const remat_rec_mark *c = &r->marks[q];
+        if (c->kind != REMAT_REC_COMP_BEGIN || c->module != qa || c->tstep != (int)x->comp) continue;
+        if (q + 2 < r->n_marks && r->marks[q + 1].kind == REMAT_REC_COMP_MID &&
+            r->marks[q + 2].kind == REMAT_REC_COMP_END && r->marks[q + 2].tstep == (int)x->comp) {
+            x->cw_lo = c->event;
+            x->cw_nnz = c->nnz;
+            x->cw_mid = r->marks[q + 1].event;
+            x->cw_hi = r->marks[q + 2].event;
+        }
+        break;
+    }
+}
+
+/* The unit's forward in the probe forward after the steps (modules qa .. qz), -1 when none. */
+static void forward_probe(const remat_ext_record *r, const step_marks *sm, int32_t qa, int32_t qz, const char *origin,
+                          unit *x) {
+    x->pfs = x->pfe = -1;
+    if (sm->mk_probe_begin < 0) return;
+    step_marks pm = *sm;
+    pm.mk_begin = sm->mk_probe_begin;
+    pm.mk_end = sm->mk_probe_end;
+    int64_t pb, pe, d1, d2, pb2, pe2;
+    remat_error ignore = {REMAT_OK, {0}};
+    if (module_marks(r, &pm, qa, "", origin, &pb, &pe, &d1, &d2, &ignore) == REMAT_OK &&
+        module_marks(r, &pm, qz, "", origin, &pb2, &pe2, &d1, &d2, &ignore) == REMAT_OK) {
+        x->pfs = r->marks[pb].event;
+        x->pfe = r->marks[pe2].event;
+    }
+}
+
+/* Segment sg (layers x->l0 .. x->l1, set) of the ns segments of block b (its span ending at
+ * block last_b): its modules, its positions in the step and in the probes. */
+static remat_status segment_unit(const remat_ext_trace *t, const remat_model *m, int b, int last_b, int sg, int ns,
+                                 const step_marks *sm, const char *origin, unit *x, remat_error *err) {
+    const remat_ext_record *r = t->record;
+    x->q0 = module_of(r, x->l0, -1);
+    x->q1 = module_of(r, x->l1, -1);
+    if (x->k > 1 && (x->q0 < 0 || x->q1 < 0))
+        return BAD("%s: blocks[%d].k: time chunks need the first and last layers of each segment to be modules "
+                   "(layer '%s' is not: an add or a flatten done by the network's forward)",
+                   origin, b, m->layers[x->q0 < 0 ? x->l0 : x->l1].name);
+    /* the module whose forward opens / closes the unit: the block's own module when
+     * the unit starts / ends with it (a residual block's add runs inside it) */
+    int32_t qa = sg == 0 ? module_of(r, -1, b) : -1;
+    if (qa < 0) qa = module_of(r, x->l0, -1);
+    int32_t qz = sg == ns - 1 ? module_of(r, -1, last_b) : -1;
+    if (qz < 0) qz = module_of(r, x->l1, -1);
+    if (qa < 0 || qz < 0)
+        return BAD("%s: /record/modules: layer '%s' of block '%s' has no module of that name in the recording, "
+                   "expected the model's layer names to be the modules' qualified names",
+                   origin, m->layers[qa < 0 ? x->l0 : x->l1].name, m->blocks[b].name);
+    int64_t fb, fe, bb, be, fb2, fe2, bb2, be2;
+    remat_status st = module_marks(r, sm, qa, module_name(t, qa), origin, &fb, &fe, &bb, &be, err);
+    if (st == REMAT_OK) st = module_marks(r, sm, qz, module_name(t, qz), origin, &fb2, &fe2, &bb2, &be2, err);
+    if (st != REMAT_OK) return st;
+    x->mk_fs = fb;
+    x->mk_fe = fe2;
+    x->fs = r->marks[fb].event;
+    x->fe = r->marks[fe2].event;
+    x->in_sid = r->marks[fb].storage;
+    x->in_numel = r->marks[fb].numel;
+    x->in_nnz = r->marks[fb].nnz;
+    if (x->comp == REMAT_COMP_SPARSE && x->in_nnz < 0)
+        return BAD("%s: blocks[%d].compressor: sparse needs the spike count of the input of '%s', which the "
+                   "recording did not count (recorded without the model file?) or does not know (rescaled to another N: "
+                   "spike counts are the data's, not sizes); expected none, bool, uint8 or bit",
+                   origin, b, module_name(t, qa));
+    comp_probe(r, qa, x);
+    x->out_sid = r->marks[fe2].storage;
+    x->bs = bb2 >= 0 ? r->marks[bb2].event : -1;
+    x->gy_sid = bb2 >= 0 ? r->marks[bb2].storage : -1;
+    x->bn_bytes = 0;
+    for (int32_t q = 0; q < r->n_modules; q++)
+        if (r->modules[q].layer >= x->l0 && r->modules[q].layer <= x->l1) x->bn_bytes += r->modules[q].bn_buffer_bytes;
+    x->be = be >= 0 ? r->marks[be].event : sm->bwd_end;
+    forward_probe(r, sm, qa, qz, origin, x);
+    if (x->bs < 0 || x->bs < x->fe || x->be < x->bs)
+        return BAD("%s: /record/marks: the gradient of the output of '%s' never arrived in the recorded step "
+                   "(is its output used by the loss?)",
+                   origin, module_name(t, qz));
+    return REMAT_OK;
+}
+
 /* The units of plan p: each checkpointed block (with its span), cut at its splits. */
 static remat_status plan_units(const remat_ext_trace *t, const remat_model *m, const remat_plan *p,
                                remat_torch_exec how, const step_marks *sm, const char *origin, unit **out, int *n_out,
                                remat_error *err) {
-    const remat_ext_record *r = t->record;
     *out = NULL;
     *n_out = 0;
     if (!p) return REMAT_OK;
@@ -188,33 +306,7 @@ static remat_status plan_units(const remat_ext_trace *t, const remat_model *m, c
             break;
         }
         int64_t mk_cb = -1, mk_ce = -1;
-        if (bp->k > 1) {
-            char have[128] = "";
-            size_t hl = 0;
-            for (int64_t q = 0; q < r->n_marks; q++) {
-                if (r->marks[q].kind != REMAT_REC_CHUNKS_BEGIN) continue;
-                if (r->marks[q].tstep == bp->k && mk_cb < 0) mk_cb = q;
-                int64_t e = q + 1; /* the probes that completed (chunks_end with the same k) */
-                while (e < r->n_marks && r->marks[e].kind != REMAT_REC_CHUNKS_END &&
-                       r->marks[e].kind != REMAT_REC_CHUNKS_BEGIN)
-                    e++;
-                if (e < r->n_marks && r->marks[e].kind == REMAT_REC_CHUNKS_END &&
-                    r->marks[e].tstep == r->marks[q].tstep && hl + 16 < sizeof have)
-                    hl += (size_t)snprintf(have + hl, sizeof have - hl, "%s%d", hl ? ", " : "", r->marks[q].tstep);
-            }
-            for (int64_t q = mk_cb + 1; mk_cb >= 0 && q < r->n_marks && mk_ce == -1; q++) {
-                if (r->marks[q].kind == REMAT_REC_CHUNKS_BEGIN) break;
-                if (r->marks[q].kind == REMAT_REC_CHUNKS_END) mk_ce = r->marks[q].tstep == bp->k ? q : -2;
-            }
-            if (mk_ce < -1) mk_cb = mk_ce = -1; /* the probe failed (the recording's notes say why) */
-            if (mk_cb < 0) mk_ce = -1;
-            if (mk_ce < 0) {
-                st = BAD("%s: blocks[%d].k: time chunks (k = %d) are predicted from the recording's chunk probe for "
-                         "k = %d, which it lacks (it has %s%s; record with the model file and chunks including %d)",
-                         origin, b, bp->k, bp->k, hl ? "probes for k = " : "none", have, bp->k);
-                break;
-            }
-        }
+        if (bp->k > 1 && (st = chunk_probe(t->record, bp, b, origin, &mk_cb, &mk_ce, err)) != REMAT_OK) break;
         int span = bp->span > 1 ? bp->span : 1;
         int first = m->blocks[b].first_layer;
         int last_b = b + span - 1;
@@ -231,82 +323,7 @@ static remat_status plan_units(const remat_ext_trace *t, const remat_model *m, c
             x->k = bp->k > 1 ? bp->k : 1;
             x->mk_cb = mk_cb;
             x->mk_ce = mk_ce;
-            x->q0 = module_of(r, x->l0, -1);
-            x->q1 = module_of(r, x->l1, -1);
-            if (x->k > 1 && (x->q0 < 0 || x->q1 < 0)) {
-                st = BAD("%s: blocks[%d].k: time chunks need the first and last layers of each segment to be modules "
-                         "(layer '%s' is not: an add or a flatten done by the network's forward)",
-                         origin, b, m->layers[x->q0 < 0 ? x->l0 : x->l1].name);
-                break;
-            }
-            /* the module whose forward opens / closes the unit: the block's own module when
-             * the unit starts / ends with it (a residual block's add runs inside it) */
-            int32_t qa = sg == 0 ? module_of(r, -1, b) : -1;
-            if (qa < 0) qa = module_of(r, x->l0, -1);
-            int32_t qz = sg == ns - 1 ? module_of(r, -1, last_b) : -1;
-            if (qz < 0) qz = module_of(r, x->l1, -1);
-            if (qa < 0 || qz < 0) {
-                st = BAD("%s: /record/modules: layer '%s' of block '%s' has no module of that name in the recording, "
-                         "expected the model's layer names to be the modules' qualified names",
-                         origin, m->layers[qa < 0 ? x->l0 : x->l1].name, m->blocks[b].name);
-                break;
-            }
-            int64_t fb, fe, bb, be, fb2, fe2, bb2, be2;
-            st = module_marks(r, sm, qa, module_name(t, qa), origin, &fb, &fe, &bb, &be, err);
-            if (st == REMAT_OK) st = module_marks(r, sm, qz, module_name(t, qz), origin, &fb2, &fe2, &bb2, &be2, err);
-            if (st != REMAT_OK) break;
-            x->mk_fs = fb;
-            x->mk_fe = fe2;
-            x->fs = r->marks[fb].event;
-            x->fe = r->marks[fe2].event;
-            x->in_sid = r->marks[fb].storage;
-            x->in_numel = r->marks[fb].numel;
-            x->in_nnz = r->marks[fb].nnz;
-            if (x->comp == REMAT_COMP_SPARSE && x->in_nnz < 0) {
-                st = BAD("%s: blocks[%d].compressor: sparse needs the spike count of the input of '%s', which the "
-                         "recording did not count (recorded without the model file?) or does not know (rescaled to another N: "
-                         "spike counts are the data's, not sizes); expected none, bool, uint8 or bit",
-                         origin, b, module_name(t, qa));
-                break;
-            }
-            x->cw_lo = x->cw_mid = x->cw_hi = x->cw_nnz = -1;
-            for (int64_t q = 0; x->comp != REMAT_COMP_NONE && q < r->n_marks; q++) {
-                const remat_rec_mark *c = &r->marks[q];
-                if (c->kind != REMAT_REC_COMP_BEGIN || c->module != qa || c->tstep != (int)x->comp) continue;
-                if (q + 2 < r->n_marks && r->marks[q + 1].kind == REMAT_REC_COMP_MID &&
-                    r->marks[q + 2].kind == REMAT_REC_COMP_END && r->marks[q + 2].tstep == (int)x->comp) {
-                    x->cw_lo = c->event;
-                    x->cw_nnz = c->nnz;
-                    x->cw_mid = r->marks[q + 1].event;
-                    x->cw_hi = r->marks[q + 2].event;
-                }
-                break;
-            }
-            x->out_sid = r->marks[fe2].storage;
-            x->bs = bb2 >= 0 ? r->marks[bb2].event : -1;
-            x->gy_sid = bb2 >= 0 ? r->marks[bb2].storage : -1;
-            x->bn_bytes = 0;
-            for (int32_t q = 0; q < r->n_modules; q++)
-                if (r->modules[q].layer >= x->l0 && r->modules[q].layer <= x->l1)
-                    x->bn_bytes += r->modules[q].bn_buffer_bytes;
-            x->be = be >= 0 ? r->marks[be].event : sm->bwd_end;
-            x->pfs = x->pfe = -1;
-            if (sm->mk_probe_begin >= 0) {
-                step_marks pm = *sm;
-                pm.mk_begin = sm->mk_probe_begin;
-                pm.mk_end = sm->mk_probe_end;
-                int64_t pb, pe, d1, d2, pb2, pe2;
-                remat_error ignore = {REMAT_OK, {0}};
-                if (module_marks(r, &pm, qa, "", origin, &pb, &pe, &d1, &d2, &ignore) == REMAT_OK &&
-                    module_marks(r, &pm, qz, "", origin, &pb2, &pe2, &d1, &d2, &ignore) == REMAT_OK) {
-                    x->pfs = r->marks[pb].event;
-                    x->pfe = r->marks[pe2].event;
-                }
-            }
-            if (x->bs < 0 || x->bs < x->fe || x->be < x->bs)
-                st = BAD("%s: /record/marks: the gradient of the output of '%s' never arrived in the recorded step "
-                         "(is its output used by the loss?)",
-                         origin, module_name(t, qz));
+            st = segment_unit(t, m, b, last_b, sg, ns, sm, origin, x, err);
         }
     }
     if (st != REMAT_OK) {
