@@ -519,34 +519,39 @@ remat_status remat_trace_read_h5_image(const void *data, size_t n, const char *o
     return st == REMAT_OK ? read_open(f, origin, out, err) : st;
 }
 
-/* Reads the open file f (closed on return). */
-static remat_status read_open(hid_t f, const char *path, remat_trace *out, remat_error *err) {
-    remat_status st = REMAT_OK;
-    remat_trace t;
-    remat_trace_init(&t);
-    char *seed = NULL, *backend = NULL, *acfg = NULL;
-    int64_t version = 0, T = 0, N = 0, threads = 0;
-    uint32_t crc = 0;
+/* The root attributes read_open reads before they go into the trace, and the checksum so far. */
+typedef struct trace_meta {
+    char *seed, *backend, *acfg, *simd, *wver;
+    int64_t version, T, N, threads, no_input_grad, ranks, rblocks, dev_total, dev_free;
+    int precision;
+    uint32_t crc;
+} trace_meta;
 
-    /* the version first: a newer file may hold anything else */
+/* the version first: a newer file may hold anything else */
+static remat_status read_version(hid_t f, const char *path, int64_t *version, remat_error *err) {
+    remat_status st;
     if (!remat_h5_attr_exists(f, "/", "schema_version"))
         st = remat_h5_attr_exists(f, "/", "external_schema_version")
                  ? BAD("%s: schema_version: missing root attribute (an external allocation stream written by "
                        "`remat import-torch`, not a trace recorded by `remat run`)", path)
                  : BAD("%s: schema_version: missing root attribute (not a remat trace)", path);
     else
-        st = remat_h5_attr_read_i64(f, path, "/", "schema_version", &version, err);
-    if (st == REMAT_OK && version > REMAT_TRACE_SCHEMA_VERSION)
-        st = BAD("%s: schema_version: file is version %lld, this remat reads up to %d", path, (long long)version,
+        st = remat_h5_attr_read_i64(f, path, "/", "schema_version", version, err);
+    if (st == REMAT_OK && *version > REMAT_TRACE_SCHEMA_VERSION)
+        st = BAD("%s: schema_version: file is version %lld, this remat reads up to %d", path, (long long)*version,
                  REMAT_TRACE_SCHEMA_VERSION);
-    if (st == REMAT_OK && version < 1)
-        st = BAD("%s: schema_version: file is version %lld, expected 1..%d", path, (long long)version,
+    if (st == REMAT_OK && *version < 1)
+        st = BAD("%s: schema_version: file is version %lld, expected 1..%d", path, (long long)*version,
                  REMAT_TRACE_SCHEMA_VERSION);
+    return st;
+}
 
-    /* calibration */
+/* calibration */
+static remat_status read_calibration(hid_t f, const char *path, remat_trace *t, uint32_t *crc, remat_error *err) {
+    remat_status st = REMAT_OK;
     for (int k = 0; k < 2 && st == REMAT_OK; k++) {
         const char *dp = k == 0 ? CALIB_GROUP "/compress_s_per_elem" : CALIB_GROUP "/decompress_s_per_elem";
-        double *dst = k == 0 ? t.compress_s_per_elem : t.decompress_s_per_elem;
+        double *dst = k == 0 ? t->compress_s_per_elem : t->decompress_s_per_elem;
         int64_t dims[1];
         void *col = NULL;
         st = remat_h5_read(f, path, dp, REMAT_H5_F64, 1, dims, &col, err);
@@ -555,37 +560,52 @@ static remat_status read_open(hid_t f, const char *path, remat_trace *out, remat
                      (long long)dims[0]);
         if (st == REMAT_OK) {
             memcpy(dst, col, sizeof(double) * REMAT_COMP_COUNT);
-            crc = remat_crc32(crc, col, sizeof(double) * REMAT_COMP_COUNT);
+            *crc = remat_crc32(*crc, col, sizeof(double) * REMAT_COMP_COUNT);
         }
         remat_xfree(col);
     }
-    if (st == REMAT_OK) st = read_tables(f, path, &t, &crc, err);
-    if (st == REMAT_OK && remat_h5_exists(f, tables[PROBE_TABLE].group)) { /* optional: the probe's batch */
-        st = remat_h5_attr_read_i64(f, path, tables[PROBE_TABLE].group, "N", &t.probe_N, err);
-        if (st == REMAT_OK && (t.probe_N < 1 || t.probe_N > REMAT_TRACE_MAX_N))
-            st = BAD("%s: /probe_ops: attribute N: expected the probe's batch, 1..%lld, found %lld", path,
-                     (long long)REMAT_TRACE_MAX_N, (long long)t.probe_N);
-        crc = remat_crc32(crc, &t.probe_N, sizeof t.probe_N);
-    }
+    return st;
+}
 
-    /* metadata */
-    if (st == REMAT_OK) st = read_string(f, path, "model", &t.model_text, err);
-    if (st == REMAT_OK) st = read_string(f, path, "plan", &t.plan_text, err);
-    if (st == REMAT_OK) st = read_string(f, path, "backend", &backend, err);
-    if (st == REMAT_OK) st = read_string(f, path, "seed", &seed, err);
-    if (st == REMAT_OK) st = read_string(f, path, "allocator_config", &acfg, err);
-    if (st == REMAT_OK) st = remat_h5_attr_read_i64(f, path, "/", "T", &T, err);
-    if (st == REMAT_OK) st = remat_h5_attr_read_i64(f, path, "/", "N", &N, err);
-    if (st == REMAT_OK) st = remat_h5_attr_read_i64(f, path, "/", "threads", &threads, err);
-    int64_t no_input_grad = 0; /* optional: traces written before it existed computed the gradient */
-    if (st == REMAT_OK && remat_h5_attr_exists(f, "/", "no_input_grad"))
-        st = remat_h5_attr_read_i64(f, path, "/", "no_input_grad", &no_input_grad, err);
-    if (st == REMAT_OK && (no_input_grad < 0 || no_input_grad > 1))
-        st = BAD("%s: no_input_grad: expected 0 or 1, found %lld", path, (long long)no_input_grad);
-    int64_t ranks = 0, rblocks = 0; /* optional: a data-parallel rank's trace */
+/* the tables, and the probe's batch when it has a probe table */
+static remat_status read_data(hid_t f, const char *path, remat_trace *t, uint32_t *crc, remat_error *err) {
+    remat_status st = read_tables(f, path, t, crc, err);
+    if (st == REMAT_OK && remat_h5_exists(f, tables[PROBE_TABLE].group)) { /* optional: the probe's batch */
+        st = remat_h5_attr_read_i64(f, path, tables[PROBE_TABLE].group, "N", &t->probe_N, err);
+        if (st == REMAT_OK && (t->probe_N < 1 || t->probe_N > REMAT_TRACE_MAX_N))
+            st = BAD("%s: /probe_ops: attribute N: expected the probe's batch, 1..%lld, found %lld", path,
+                     (long long)REMAT_TRACE_MAX_N, (long long)t->probe_N);
+        *crc = remat_crc32(*crc, &t->probe_N, sizeof t->probe_N);
+    }
+    return st;
+}
+
+/* metadata: the attributes every trace has */
+static remat_status read_required(hid_t f, const char *path, remat_trace *t, trace_meta *mt, remat_error *err) {
+    remat_status st = read_string(f, path, "model", &t->model_text, err);
+    if (st == REMAT_OK) st = read_string(f, path, "plan", &t->plan_text, err);
+    if (st == REMAT_OK) st = read_string(f, path, "backend", &mt->backend, err);
+    if (st == REMAT_OK) st = read_string(f, path, "seed", &mt->seed, err);
+    if (st == REMAT_OK) st = read_string(f, path, "allocator_config", &mt->acfg, err);
+    if (st == REMAT_OK) st = remat_h5_attr_read_i64(f, path, "/", "T", &mt->T, err);
+    if (st == REMAT_OK) st = remat_h5_attr_read_i64(f, path, "/", "N", &mt->N, err);
+    if (st == REMAT_OK) st = remat_h5_attr_read_i64(f, path, "/", "threads", &mt->threads, err);
+    return st;
+}
+
+/* the optional numbers: the input gradient, a data-parallel rank's, the driver's view, the precision */
+static remat_status read_optional(hid_t f, const char *path, trace_meta *mt, remat_error *err) {
+    remat_status st = REMAT_OK;
+    /* traces written before it existed computed the gradient */
+    if (remat_h5_attr_exists(f, "/", "no_input_grad"))
+        st = remat_h5_attr_read_i64(f, path, "/", "no_input_grad", &mt->no_input_grad, err);
+    if (st == REMAT_OK && (mt->no_input_grad < 0 || mt->no_input_grad > 1))
+        st = BAD("%s: no_input_grad: expected 0 or 1, found %lld", path, (long long)mt->no_input_grad);
+    const int64_t N = mt->N;
     if (st == REMAT_OK && remat_h5_attr_exists(f, "/", "ranks")) {
-        st = remat_h5_attr_read_i64(f, path, "/", "ranks", &ranks, err);
-        if (st == REMAT_OK) st = remat_h5_attr_read_i64(f, path, "/", "reduce_blocks", &rblocks, err);
+        st = remat_h5_attr_read_i64(f, path, "/", "ranks", &mt->ranks, err);
+        if (st == REMAT_OK) st = remat_h5_attr_read_i64(f, path, "/", "reduce_blocks", &mt->rblocks, err);
+        const int64_t ranks = mt->ranks, rblocks = mt->rblocks;
         if (st == REMAT_OK && (ranks < 1 || ranks > 4096))
             st = BAD("%s: ranks: expected 1..4096, found %lld", path, (long long)ranks);
         if (st == REMAT_OK && (rblocks < ranks || rblocks % ranks != 0 || rblocks > REMAT_TRACE_MAX_N ||
@@ -594,108 +614,145 @@ static remat_status read_open(hid_t f, const char *path, remat_trace *out, remat
                      "found %lld",
                      path, (long long)ranks, (long long)(N * ranks), (long long)rblocks);
     }
-    int64_t dev_total = 0, dev_free = 0; /* optional: the driver's view, on a GPU only */
+    /* on a GPU only */
     if (st == REMAT_OK && remat_h5_attr_exists(f, "/", "device_total_bytes"))
-        st = remat_h5_attr_read_i64(f, path, "/", "device_total_bytes", &dev_total, err);
-    if (st == REMAT_OK && dev_total && remat_h5_attr_exists(f, "/", "device_free_at_init"))
-        st = remat_h5_attr_read_i64(f, path, "/", "device_free_at_init", &dev_free, err);
-    if (st == REMAT_OK && (dev_total < 0 || dev_free < 0 || dev_free > dev_total))
+        st = remat_h5_attr_read_i64(f, path, "/", "device_total_bytes", &mt->dev_total, err);
+    if (st == REMAT_OK && mt->dev_total && remat_h5_attr_exists(f, "/", "device_free_at_init"))
+        st = remat_h5_attr_read_i64(f, path, "/", "device_free_at_init", &mt->dev_free, err);
+    if (st == REMAT_OK && (mt->dev_total < 0 || mt->dev_free < 0 || mt->dev_free > mt->dev_total))
         st = BAD("%s: device_free_at_init: expected 0..device_total_bytes (%lld), found %lld", path,
-                 (long long)dev_total, (long long)dev_free);
-    int precision = REMAT_PRECISION_FP32; /* optional: traces before it are fp32 */
+                 (long long)mt->dev_total, (long long)mt->dev_free);
+    /* traces before it are fp32 */
     if (st == REMAT_OK && remat_h5_attr_exists(f, "/", "precision")) {
         char *pn = NULL;
         st = read_string(f, path, "precision", &pn, err);
-        if (st == REMAT_OK && (precision = remat_precision_from_name(pn)) < 0)
+        if (st == REMAT_OK && (mt->precision = remat_precision_from_name(pn)) < 0)
             st = BAD("%s: precision: expected \"fp32\" or \"bf16\"", path);
         remat_xfree(pn);
     }
-    char *simd = NULL; /* optional: the reference backend's SIMD path */
-    if (st == REMAT_OK && remat_h5_attr_exists(f, "/", "simd")) {
-        st = read_string(f, path, "simd", &simd, err);
+    return st;
+}
+
+/* the optional names: the reference backend's SIMD path, the writer's release */
+static remat_status read_names(hid_t f, const char *path, const remat_trace *t, trace_meta *mt, remat_error *err) {
+    remat_status st = REMAT_OK;
+    if (remat_h5_attr_exists(f, "/", "simd")) {
+        st = read_string(f, path, "simd", &mt->simd, err);
+        const char *simd = mt->simd;
         size_t k = 0;
         for (; st == REMAT_OK && simd[k]; k++)
             if (!((simd[k] >= 'a' && simd[k] <= 'z') || (simd[k] >= '0' && simd[k] <= '9') || simd[k] == '_')) break;
-        if (st == REMAT_OK && (!simd[0] || simd[k] || k >= sizeof t.simd))
+        if (st == REMAT_OK && (!simd[0] || simd[k] || k >= sizeof t->simd))
             st = BAD("%s: simd: expected a SIMD path name (1..%zu of a-z, 0-9, _), e.g. \"avx2\"", path,
-                     sizeof t.simd - 1);
+                     sizeof t->simd - 1);
     }
-    char *wver = NULL; /* optional: the writer's release */
     if (st == REMAT_OK && remat_h5_attr_exists(f, "/", "remat_version")) {
-        st = read_string(f, path, "remat_version", &wver, err);
+        st = read_string(f, path, "remat_version", &mt->wver, err);
+        const char *wver = mt->wver;
         size_t k = 0;
         for (; st == REMAT_OK && wver[k]; k++)
             if (!((wver[k] >= '0' && wver[k] <= '9') || wver[k] == '.' || (wver[k] >= 'a' && wver[k] <= 'z') || wver[k] == '-'))
                 break;
-        if (st == REMAT_OK && (!wver[0] || wver[k] || k >= sizeof t.remat_version))
+        if (st == REMAT_OK && (!wver[0] || wver[k] || k >= sizeof t->remat_version))
             st = BAD("%s: remat_version: expected a release such as \"%s\" (1..%zu of 0-9, a-z, '.', '-')", path,
-                     REMAT_VERSION, sizeof t.remat_version - 1);
+                     REMAT_VERSION, sizeof t->remat_version - 1);
     }
-    if (st == REMAT_OK && strcmp(backend, "ref") && strcmp(backend, "cuda") && strcmp(backend, "sim") &&
-        strcmp(backend, "dry")) {
+    return st;
+}
+
+/* the required attributes' values and the calibration's */
+static remat_status check_meta(const char *path, remat_trace *t, const trace_meta *mt, remat_error *err) {
+    const char *backend = mt->backend, *seed = mt->seed;
+    if (strcmp(backend, "ref") && strcmp(backend, "cuda") && strcmp(backend, "sim") && strcmp(backend, "dry")) {
         char shown[24];
         size_t k = 0;
         for (; k + 4 < sizeof shown && backend[k]; k++) shown[k] = backend[k] >= 0x20 && backend[k] < 0x7f ? backend[k] : '?';
         snprintf(shown + k, sizeof shown - k, "%s", backend[k] ? "..." : "");
-        st = BAD("%s: backend: expected \"ref\", \"cuda\" or \"sim\" (a prediction), found \"%s\"", path, shown);
+        return BAD("%s: backend: expected \"ref\", \"cuda\" or \"sim\" (a prediction), found \"%s\"", path, shown);
     }
-    if (st == REMAT_OK && strlen(acfg) >= sizeof t.allocator_config)
-        st = BAD("%s: allocator_config: expected at most %zu characters", path, sizeof t.allocator_config - 1);
-    if (st == REMAT_OK) {
-        char *end = NULL;
-        errno = 0;
-        unsigned long long sv = strtoull(seed, &end, 10);
-        if (!seed[0] || *end || seed[0] < '0' || seed[0] > '9' || errno == ERANGE) {
-            char shown[41];
-            size_t k = 0;
-            for (; k < 40 && seed[k]; k++) shown[k] = seed[k] >= 0x20 && seed[k] < 0x7f ? seed[k] : '?';
-            shown[k] = 0;
-            st = BAD("%s: seed: expected a decimal integer in 0..18446744073709551615, found '%s'", path, shown);
-        }
-        t.seed = sv;
+    if (strlen(mt->acfg) >= sizeof t->allocator_config)
+        return BAD("%s: allocator_config: expected at most %zu characters", path, sizeof t->allocator_config - 1);
+    char *end = NULL;
+    errno = 0;
+    unsigned long long sv = strtoull(seed, &end, 10);
+    if (!seed[0] || *end || seed[0] < '0' || seed[0] > '9' || errno == ERANGE) {
+        char shown[41];
+        size_t k = 0;
+        for (; k < 40 && seed[k]; k++) shown[k] = seed[k] >= 0x20 && seed[k] < 0x7f ? seed[k] : '?';
+        shown[k] = 0;
+        t->seed = sv;
+        return BAD("%s: seed: expected a decimal integer in 0..18446744073709551615, found '%s'", path, shown);
     }
-    if (st == REMAT_OK && (T < 1 || T > REMAT_TRACE_MAX_T))
-        st = BAD("%s: T: expected 1..%lld time steps, found %lld", path, (long long)REMAT_TRACE_MAX_T, (long long)T);
-    if (st == REMAT_OK && (N < 1 || N > REMAT_TRACE_MAX_N))
-        st = BAD("%s: N: expected a batch of 1..%lld, found %lld", path, (long long)REMAT_TRACE_MAX_N, (long long)N);
-    for (int k = 0; k < REMAT_COMP_COUNT && st == REMAT_OK; k++) {
-        double c = t.compress_s_per_elem[k], d = t.decompress_s_per_elem[k];
+    t->seed = sv;
+    if (mt->T < 1 || mt->T > REMAT_TRACE_MAX_T)
+        return BAD("%s: T: expected 1..%lld time steps, found %lld", path, (long long)REMAT_TRACE_MAX_T,
+                   (long long)mt->T);
+    if (mt->N < 1 || mt->N > REMAT_TRACE_MAX_N)
+        return BAD("%s: N: expected a batch of 1..%lld, found %lld", path, (long long)REMAT_TRACE_MAX_N,
+                   (long long)mt->N);
+    for (int k = 0; k < REMAT_COMP_COUNT; k++) {
+        double c = t->compress_s_per_elem[k], d = t->decompress_s_per_elem[k];
         if (!isfinite(c) || !(c >= 0) || !isfinite(d) || !(d >= 0))
-            st = BAD("%s: " CALIB_GROUP "/%s: compressor %d has %g s per element, expected a finite value >= 0",
-                     path, !isfinite(c) || !(c >= 0) ? "compress_s_per_elem" : "decompress_s_per_elem", k,
-                     !isfinite(c) || !(c >= 0) ? c : d);
+            return BAD("%s: " CALIB_GROUP "/%s: compressor %d has %g s per element, expected a finite value >= 0",
+                       path, !isfinite(c) || !(c >= 0) ? "compress_s_per_elem" : "decompress_s_per_elem", k,
+                       !isfinite(c) || !(c >= 0) ? c : d);
     }
-    if (st == REMAT_OK && (threads < 0 || threads > INT32_MAX))
-        st = BAD("%s: threads: expected 0..%d", path, INT32_MAX);
-    if (st == REMAT_OK && remat_h5_attr_exists(f, "/", "content_crc32")) {
-        int64_t want = 0;
-        st = remat_h5_attr_read_i64(f, path, "/", "content_crc32", &want, err);
-        crc = crc_meta(crc, t.model_text, t.plan_text, backend, seed, acfg, T, N, threads, version);
-        if (st == REMAT_OK && (int64_t)crc != want)
-            st = BAD("%s: content_crc32: the content does not match its checksum (corrupted file)", path);
-    }
+    if (mt->threads < 0 || mt->threads > INT32_MAX) return BAD("%s: threads: expected 0..%d", path, INT32_MAX);
+    return REMAT_OK;
+}
+
+/* the checksum, when the file has one */
+static remat_status check_crc(hid_t f, const char *path, const remat_trace *t, trace_meta *mt, remat_error *err) {
+    if (!remat_h5_attr_exists(f, "/", "content_crc32")) return REMAT_OK;
+    int64_t want = 0;
+    remat_status st = remat_h5_attr_read_i64(f, path, "/", "content_crc32", &want, err);
+    mt->crc = crc_meta(mt->crc, t->model_text, t->plan_text, mt->backend, mt->seed, mt->acfg, mt->T, mt->N,
+                       mt->threads, mt->version);
+    if (st == REMAT_OK && (int64_t)mt->crc != want)
+        st = BAD("%s: content_crc32: the content does not match its checksum (corrupted file)", path);
+    return st;
+}
+
+/* the attributes into the trace */
+static void set_meta(remat_trace *t, const trace_meta *mt) {
+    t->schema_version = (int32_t)mt->version;
+    t->T = mt->T;
+    t->N = mt->N;
+    t->threads = (int32_t)mt->threads;
+    t->no_input_grad = (int32_t)mt->no_input_grad;
+    t->ranks = (int32_t)mt->ranks;
+    t->reduce_blocks = (int32_t)mt->rblocks;
+    t->device_total_bytes = mt->dev_total;
+    t->device_free_at_init = mt->dev_free;
+    t->precision = (int32_t)mt->precision;
+    snprintf(t->backend, sizeof t->backend, "%s", mt->backend);
+    snprintf(t->allocator_config, sizeof t->allocator_config, "%s", mt->acfg);
+    snprintf(t->simd, sizeof t->simd, "%s", mt->simd ? mt->simd : "");
+    snprintf(t->remat_version, sizeof t->remat_version, "%s", mt->wver ? mt->wver : REMAT_TRACE_VERSION_UNRECORDED);
+}
+
+/* Reads the open file f (closed on return). */
+static remat_status read_open(hid_t f, const char *path, remat_trace *out, remat_error *err) {
+    remat_trace t;
+    remat_trace_init(&t);
+    trace_meta mt = {.precision = REMAT_PRECISION_FP32};
+    remat_status st = read_version(f, path, &mt.version, err);
+    if (st == REMAT_OK) st = read_calibration(f, path, &t, &mt.crc, err);
+    if (st == REMAT_OK) st = read_data(f, path, &t, &mt.crc, err);
+    if (st == REMAT_OK) st = read_required(f, path, &t, &mt, err);
+    if (st == REMAT_OK) st = read_optional(f, path, &mt, err);
+    if (st == REMAT_OK) st = read_names(f, path, &t, &mt, err);
+    if (st == REMAT_OK) st = check_meta(path, &t, &mt, err);
+    if (st == REMAT_OK) st = check_crc(f, path, &t, &mt, err);
     if (st == REMAT_OK) {
-        t.schema_version = (int32_t)version;
-        t.T = T;
-        t.N = N;
-        t.threads = (int32_t)threads;
-        t.no_input_grad = (int32_t)no_input_grad;
-        t.ranks = (int32_t)ranks;
-        t.reduce_blocks = (int32_t)rblocks;
-        t.device_total_bytes = dev_total;
-        t.device_free_at_init = dev_free;
-        t.precision = (int32_t)precision;
-        snprintf(t.backend, sizeof t.backend, "%s", backend);
-        snprintf(t.allocator_config, sizeof t.allocator_config, "%s", acfg);
-        snprintf(t.simd, sizeof t.simd, "%s", simd ? simd : "");
-        snprintf(t.remat_version, sizeof t.remat_version, "%s", wver ? wver : REMAT_TRACE_VERSION_UNRECORDED);
+        set_meta(&t, &mt);
         st = check_events(path, &t, err);
     }
-    remat_xfree(seed);
-    remat_xfree(backend);
-    remat_xfree(acfg);
-    remat_xfree(simd);
-    remat_xfree(wver);
+    remat_xfree(mt.seed);
+    remat_xfree(mt.backend);
+    remat_xfree(mt.acfg);
+    remat_xfree(mt.simd);
+    remat_xfree(mt.wver);
     remat_h5_close(f);
     if (st != REMAT_OK) {
         remat_trace_free(&t);
