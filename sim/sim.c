@@ -305,31 +305,21 @@ static double host_gap(const remat_trace *b, int32_t it) {
 
 /* ---- facade ------------------------------------------------------------------------ */
 
-remat_sim *remat_sim_init(const remat_trace *base, const remat_sim_opts *o, remat_error *err) {
-    remat_sim *s = remat_xcalloc(1, sizeof *s, err);
-    if (!s) return NULL;
-    s->base = base;
-    s->o = o ? *o : remat_sim_opts_default();
-    snprintf(s->origin, sizeof s->origin, "%s", s->o.origin ? s->o.origin : "<trace>");
-    s->o.origin = NULL;
-    s->o.allocator_config = NULL;
-    remat_trace_init(&s->pred);
-    remat_status st = REMAT_OK;
+/* The baseline trace: its schema, its steps, its model (T, N and precision its own) and no plan. */
+static remat_status check_base(remat_sim *s, const remat_trace *base, remat_error *err) {
     char origin[300];
-    if (base->schema_version > REMAT_TRACE_SCHEMA_VERSION) {
-        st = remat_error_set(err, REMAT_ERR_INPUT, "%s: schema_version: expected <= %d, got %d", s->origin,
-                             REMAT_TRACE_SCHEMA_VERSION, (int)base->schema_version);
-        goto fail;
-    }
-    if (base->n_iters < 1) {
-        st = remat_error_set(err, REMAT_ERR_INPUT, "%s: iters: expected at least one recorded training step", s->origin);
-        goto fail;
-    }
+    if (base->schema_version > REMAT_TRACE_SCHEMA_VERSION)
+        return remat_error_set(err, REMAT_ERR_INPUT, "%s: schema_version: expected <= %d, got %d", s->origin,
+                               REMAT_TRACE_SCHEMA_VERSION, (int)base->schema_version);
+    if (base->n_iters < 1)
+        return remat_error_set(err, REMAT_ERR_INPUT, "%s: iters: expected at least one recorded training step",
+                               s->origin);
     snprintf(origin, sizeof origin, "%s: model_text", s->origin);
+    remat_status st;
     if ((st = remat_model_parse(base->model_text ? base->model_text : "", strlen(base->model_text ? base->model_text : ""),
                                 origin, &s->base_model, err)) != REMAT_OK)
-        goto fail;
-    if ((st = check_recorded_model(s, base, err)) != REMAT_OK) goto fail;
+        return st;
+    if ((st = check_recorded_model(s, base, err)) != REMAT_OK) return st;
     if (!blank(base->plan_text)) { /* a plan file that checkpoints nothing is still plain backpropagation */
         remat_plan p;
         remat_error e = {0};
@@ -339,72 +329,101 @@ remat_sim *remat_sim_init(const remat_trace *base, const remat_sim_opts *o, rema
             ok = remat_plan_is_empty(&p);
             remat_plan_free(&p);
         }
-        if (!ok) {
-            st = remat_error_set(err, REMAT_ERR_INPUT,
-                                 "%s: plan: expected a trace recorded without a plan (plain backpropagation); "
-                                 "record the baseline with `remat run` without --plan",
-                                 s->origin);
-            goto fail;
-        }
+        if (!ok)
+            return remat_error_set(err, REMAT_ERR_INPUT,
+                                   "%s: plan: expected a trace recorded without a plan (plain backpropagation); "
+                                   "record the baseline with `remat run` without --plan",
+                                   s->origin);
     }
+    return REMAT_OK;
+}
+
+/* The allocator's settings: asked, else the recorded run's, else the defaults. */
+static remat_status allocator_settings(remat_sim *s, const remat_trace *base, const remat_sim_opts *o,
+                                       remat_error *err) {
     s->caching = remat_caching_config_default();
-    if (o && o->allocator_config) {
-        if ((st = remat_caching_config_parse(o->allocator_config, &s->caching, err)) != REMAT_OK) goto fail;
-    } else if (!blank(base->allocator_config)) {
+    if (o && o->allocator_config) return remat_caching_config_parse(o->allocator_config, &s->caching, err);
+    if (!blank(base->allocator_config)) {
         remat_error e = {0};
-        if (remat_caching_config_parse(base->allocator_config, &s->caching, &e) != REMAT_OK) {
-            st = remat_error_set(err, REMAT_ERR_INPUT, "%s: allocator_config: %s", s->origin, e.msg);
-            goto fail;
-        }
+        if (remat_caching_config_parse(base->allocator_config, &s->caching, &e) != REMAT_OK)
+            return remat_error_set(err, REMAT_ERR_INPUT, "%s: allocator_config: %s", s->origin, e.msg);
     }
+    return REMAT_OK;
+}
+
+/* rank 0's trace of a data-parallel run: its world's batch is ranks x N */
+static remat_status recorded_world(remat_sim *s, const remat_trace *base, remat_error *err) {
+    if (base->ranks <= 0) return REMAT_OK;
+    s->rec_shard = (remat_shard){base->reduce_blocks, base->ranks, 0, base->N * base->ranks, NULL};
+    remat_status st = remat_shard_check(&s->rec_shard, "simulate", err);
+    if (st != REMAT_OK) return st;
+    s->has_rec_shard = 1;
+    if (s->o.ranks == 0 && s->o.reduce_blocks == 0 && !s->o.ddp) { /* no world asked: the recorded one */
+        s->o.ranks = base->ranks;
+        s->o.reduce_blocks = base->reduce_blocks;
+    }
+    return REMAT_OK;
+}
+
+/* The model to predict: rescaled to the asked T and batch, and to one rank's share. */
+static remat_status predicted_model(remat_sim *s, const remat_trace *base, remat_error *err) {
+    if (s->o.T < 0 || s->o.N < 0)
+        return remat_error_set(err, REMAT_ERR_INPUT, "rescale: T and N: expected positive values");
+    /* the batch to predict: asked, else the recorded run's (a recorded rank's world's) */
+    int64_t batch = s->o.N ? s->o.N : base->N * (base->ranks > 0 ? base->ranks : 1);
+    remat_status st = remat_model_rescale(&s->base_model, s->o.T, batch, &s->model, err);
+    if (st != REMAT_OK) return st;
+    if (s->o.ranks > 1 || s->o.reduce_blocks > 1) { /* one rank of a data-parallel run: its share */
+        int R = s->o.ranks > 0 ? s->o.ranks : 1;
+        s->shard = (remat_shard){s->o.reduce_blocks > 0 ? s->o.reduce_blocks : R, R, 0, s->model.N, NULL};
+        if (s->o.ddp) s->shard.blocks = R; /* DDP: whole shares, no blocks of remat's own */
+        if ((st = remat_shard_check(&s->shard, "simulate", err)) != REMAT_OK) return st;
+        remat_model share;
+        if ((st = remat_model_rescale(&s->model, 0, remat_shard_local_n(&s->shard), &share, err)) != REMAT_OK)
+            return st;
+        remat_model_free(&s->model);
+        s->model = share;
+        s->has_shard = 1;
+    }
+    return REMAT_OK;
+}
+
+/* The steps to predict, and the baseline's warm step and host gap. */
+static remat_status predicted_steps(remat_sim *s, const remat_trace *base, remat_error *err) {
+    s->n_iters = s->o.iters > 0 ? s->o.iters : base->n_iters;
+    if (s->o.iters <= 0 && s->o.steady && s->n_iters < REMAT_SIM_STEADY_ITERS) s->n_iters = REMAT_SIM_STEADY_ITERS;
+    s->iters = remat_xcalloc((size_t)s->n_iters, sizeof *s->iters, err);
+    s->steps = remat_xcalloc((size_t)s->n_iters, sizeof *s->steps, err);
+    if (!s->iters || !s->steps) return REMAT_ERR_NOMEM;
+    /* warm steps: every one after the first when there are several */
+    int32_t first = base->n_iters > 1 ? 1 : 0;
+    for (int32_t i = first; i < base->n_iters; i++) s->baseline_step += base->iters[i].step_time_s;
+    s->baseline_step /= base->n_iters - first;
+    s->host_gap = host_gap(base, remat_op_cost_best_step(base));
+    return REMAT_OK;
+}
+
+remat_sim *remat_sim_init(const remat_trace *base, const remat_sim_opts *o, remat_error *err) {
+    remat_sim *s = remat_xcalloc(1, sizeof *s, err);
+    if (!s) return NULL;
+    s->base = base;
+    s->o = o ? *o : remat_sim_opts_default();
+    snprintf(s->origin, sizeof s->origin, "%s", s->o.origin ? s->o.origin : "<trace>");
+    s->o.origin = NULL;
+    s->o.allocator_config = NULL;
+    remat_trace_init(&s->pred);
+    remat_status st;
+    if ((st = check_base(s, base, err)) != REMAT_OK) goto fail;
+    if ((st = allocator_settings(s, base, o, err)) != REMAT_OK) goto fail;
     if (!(s->cost = remat_op_cost_init(base, err)) || !(s->nnz = remat_nnz_table_init(base, err))) {
         st = err->status;
         goto fail;
     }
     if ((st = remat_backend_dry_init_like(&s->dry, base->backend, err)) != REMAT_OK) goto fail;
-    if (base->ranks > 0) { /* rank 0's trace of a data-parallel run: its world's batch is ranks x N */
-        s->rec_shard = (remat_shard){base->reduce_blocks, base->ranks, 0, base->N * base->ranks, NULL};
-        if ((st = remat_shard_check(&s->rec_shard, "simulate", err)) != REMAT_OK) goto fail;
-        s->has_rec_shard = 1;
-        if (s->o.ranks == 0 && s->o.reduce_blocks == 0 && !s->o.ddp) { /* no world asked: the recorded one */
-            s->o.ranks = base->ranks;
-            s->o.reduce_blocks = base->reduce_blocks;
-        }
-    }
+    if ((st = recorded_world(s, base, err)) != REMAT_OK) goto fail;
     if (s->o.check_baseline && (st = check_baseline(s, err)) != REMAT_OK) goto fail;
-    if (s->o.T < 0 || s->o.N < 0) {
-        st = remat_error_set(err, REMAT_ERR_INPUT, "rescale: T and N: expected positive values");
-        goto fail;
-    }
-    /* the batch to predict: asked, else the recorded run's (a recorded rank's world's) */
-    int64_t batch = s->o.N ? s->o.N : base->N * (base->ranks > 0 ? base->ranks : 1);
-    if ((st = remat_model_rescale(&s->base_model, s->o.T, batch, &s->model, err)) != REMAT_OK) goto fail;
-    if (s->o.ranks > 1 || s->o.reduce_blocks > 1) { /* one rank of a data-parallel run: its share */
-        int R = s->o.ranks > 0 ? s->o.ranks : 1;
-        s->shard = (remat_shard){s->o.reduce_blocks > 0 ? s->o.reduce_blocks : R, R, 0, s->model.N, NULL};
-        if (s->o.ddp) s->shard.blocks = R; /* DDP: whole shares, no blocks of remat's own */
-        if ((st = remat_shard_check(&s->shard, "simulate", err)) != REMAT_OK) goto fail;
-        remat_model share;
-        if ((st = remat_model_rescale(&s->model, 0, remat_shard_local_n(&s->shard), &share, err)) != REMAT_OK)
-            goto fail;
-        remat_model_free(&s->model);
-        s->model = share;
-        s->has_shard = 1;
-    }
-    s->n_iters = s->o.iters > 0 ? s->o.iters : base->n_iters;
-    if (s->o.iters <= 0 && s->o.steady && s->n_iters < REMAT_SIM_STEADY_ITERS) s->n_iters = REMAT_SIM_STEADY_ITERS;
-    s->iters = remat_xcalloc((size_t)s->n_iters, sizeof *s->iters, err);
-    s->steps = remat_xcalloc((size_t)s->n_iters, sizeof *s->steps, err);
-    if (!s->iters || !s->steps) {
-        st = REMAT_ERR_NOMEM;
-        goto fail;
-    }
-    { /* warm steps: every one after the first when there are several */
-        int32_t first = base->n_iters > 1 ? 1 : 0;
-        for (int32_t i = first; i < base->n_iters; i++) s->baseline_step += base->iters[i].step_time_s;
-        s->baseline_step /= base->n_iters - first;
-        s->host_gap = host_gap(base, remat_op_cost_best_step(base));
-    }
+    if ((st = predicted_model(s, base, err)) != REMAT_OK) goto fail;
+    if ((st = predicted_steps(s, base, err)) != REMAT_OK) goto fail;
     if ((st = remat_plan_init_empty(&s->model, &s->plan, err)) != REMAT_OK) goto fail;
     s->has_plan = 1;
     return s;
