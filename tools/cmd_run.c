@@ -315,6 +315,131 @@ static void print_answer(const run_cmd *c, const remat_tools_world *wd, const re
     }
 }
 
+/* What run_main's phases share: the model and plan, the rank's share, the backend, the
+ * trace and the steps' results. */
+typedef struct run_state {
+    remat_error err;
+    remat_model m, ml; /* ml: the rank's share of the batch (m itself in one unblocked process) */
+    const remat_model *mr;
+    remat_plan p;
+    remat_weights w;
+    remat_exec_opts o;
+    remat_shard shard;
+    remat_backend be;
+    remat_trace trace;
+    remat_step_result *res;
+    rank_report *reports;
+    uint32_t crc;
+    int sharded;
+} run_state;
+
+/* The model, plan and initial weights, the rank's share, the allocator's settings, the
+ * backend and the trace: 0, or the exit code with what was made freed. */
+static int run_setup(run_cmd *c, const remat_tools_world *wd, run_state *r) {
+    int rc;
+    remat_error *err = &r->err;
+    if ((rc = remat_tools_size_flags("run", c->T, c->N)) != 0) return rc;
+    if (remat_tools_load_sized(c->model_path, c->plan_path, c->T, c->N, &r->m, &r->p, err) != REMAT_OK)
+        return remat_cli_fail("run", err);
+    remat_cli_plan_question_check("run", &r->p, &r->m, NULL);
+    memset(&r->w, 0, sizeof r->w);
+    if (c->init_path && (rc = remat_tools_init_weights("run", c->init_path, &r->m, &r->w)) != 0) {
+        remat_plan_free(&r->p);
+        remat_model_free(&r->m);
+        return rc;
+    }
+    r->o = remat_exec_opts_default();
+    r->o.seed = c->seed;
+    r->o.no_input_grad = c->no_input_grad;
+    r->o.init_values = (const float *const *)r->w.values;
+    r->shard = (remat_shard){c->blocks, wd->size, wd->rank, r->m.N, wd->comm};
+    memset(&r->ml, 0, sizeof r->ml);
+    if (r->sharded) {
+        if (remat_shard_check(&r->shard, "run", err) != REMAT_OK ||
+            remat_model_rescale(&r->m, 0, remat_shard_local_n(&r->shard), &r->ml, err) != REMAT_OK) {
+            remat_weights_free(&r->w);
+            remat_plan_free(&r->p);
+            remat_model_free(&r->m);
+            return remat_cli_fail("run", err);
+        }
+        r->o.shard = &r->shard;
+    }
+    r->mr = r->sharded ? &r->ml : &r->m;
+    memset(&r->be, 0, sizeof r->be);
+    if ((c->alloc_cfg && remat_caching_config_parse(c->alloc_cfg, &r->o.caching, err) != REMAT_OK) ||
+        remat_tools_backend_open(c->backend, c->threads, &r->be, err) != REMAT_OK) {
+        remat_weights_free(&r->w);
+        remat_plan_free(&r->p);
+        remat_model_free(&r->ml);
+        remat_model_free(&r->m);
+        return remat_cli_fail("run", err);
+    }
+    remat_trace_init(&r->trace);
+    if (c->trace_path) {
+        r->o.trace = &r->trace;
+        remat_tools_trace_host(&r->trace, c->backend, c->threads);
+        remat_tools_caching_config_text(&r->o.caching, r->trace.allocator_config, sizeof r->trace.allocator_config);
+    }
+    return 0;
+}
+
+/* The steps: one for the dump, else --iters of the session, then a plain trace's probe. */
+static remat_status run_steps(run_cmd *c, const remat_tools_world *wd, run_state *r) {
+    const int lead = wd->rank == 0;
+    remat_error *err = &r->err;
+    r->res = remat_xcalloc((size_t)c->iters, sizeof *r->res, err);
+    remat_status st = r->res ? REMAT_OK : REMAT_ERR_NOMEM;
+    if (st == REMAT_OK && c->dump_path) {
+        if (lead) remat_cli_progress("run: one step of %s for the dump", r->m.name);
+        return remat_dump_run(&r->m, &r->p, &r->be, &r->o, c->dump_path, &r->res[0], err);
+    }
+    if (st != REMAT_OK) return st;
+    remat_session *s = remat_session_init(r->mr, &r->p, &r->be, &r->o, err);
+    if (!s) st = err->status != REMAT_OK ? err->status : REMAT_ERR_INTERNAL;
+    remat_error ignored = {0};
+    if (s && !strcmp(c->backend, "cuda")) (void)remat_backend_cuda_reset_peak(&r->be, &ignored);
+    for (int i = 0; s && i < c->iters && st == REMAT_OK; i++) {
+        if (lead) remat_cli_progress("run: step %d/%d of %s", i + 1, c->iters, r->m.name);
+        st = remat_session_step(s, 1, &r->res[i], err);
+    }
+    if (s && st == REMAT_OK && r->sharded) st = state_crc(s, r->mr, &r->crc, err);
+    remat_session_free(s);
+    if (c->probe_n < 0) /* by default with warm steps to compare with */
+        /* 4N: the farther the two sizes, the less an op's noise tilts its line (at 2N
+         * the N=32 step of an N=2 recording came out 0.65x to 1.0x, at 4N 0.9x to 1.1x) */
+        c->probe_n = c->iters < 2 ? 0 : r->m.N * 4 <= REMAT_TRACE_MAX_N ? (int)(r->m.N * 4) : (int)(r->m.N / 2);
+    if (st == REMAT_OK && c->trace_path && c->probe_n > 0 && !r->sharded && remat_plan_is_empty(&r->p)) {
+        remat_error pe = {0}; /* a probe that does not fit leaves the trace without one */
+        if (run_probe(&r->m, c->probe_n, &r->be, &r->o, &r->trace, &pe) != REMAT_OK) {
+            remat_cli_progress_done();
+            fprintf(stderr, "remat run: note: no probe in the trace (%s): simulate prices another batch size by "
+                            "elements alone\n", pe.msg);
+            r->trace.n_probe_ops = 0;
+            r->trace.probe_N = 0;
+        }
+    }
+    return st;
+}
+
+/* every rank's peaks and state to every rank, the states compared */
+static remat_status gather_ranks(const run_cmd *c, const remat_tools_world *wd, run_state *r) {
+    rank_report mine = {wd->rank, r->mr->N, 0, 0, r->crc};
+    for (int i = 0; i < c->iters; i++) {
+        if (r->res[i].peak_live_bytes > mine.peak_live) mine.peak_live = r->res[i].peak_live_bytes;
+        if (r->res[i].peak_reserved_bytes > mine.peak_reserved) mine.peak_reserved = r->res[i].peak_reserved_bytes;
+    }
+    r->reports = remat_xcalloc((size_t)wd->size, sizeof *r->reports, &r->err);
+    remat_status st = r->reports ? remat_comm_allgather(wd->comm, &mine, r->reports, sizeof mine, &r->err) : REMAT_ERR_NOMEM;
+    for (int q = 1; st == REMAT_OK && q < wd->size; q++)
+        if (r->reports[q].state_crc != r->reports[0].state_crc)
+            st = remat_error_set(&r->err, REMAT_ERR_CHECK,
+                                 "rank %d ended the step with other parameters or gradients than rank 0 (state "
+                                 "CRC-32 %08llx against %08llx)",
+                                 q, (unsigned long long)r->reports[q].state_crc,
+                                 (unsigned long long)r->reports[0].state_crc);
+    return st;
+}
+
 static int run_main(int argc, char **argv, const remat_tools_world *wd) {
     run_cmd c = {.backend = "ref", .seed = 1, .iters = 1, .threads = 1, .blocks = 1, .probe_n = -1};
     int help = 0;
@@ -343,140 +468,39 @@ static int run_main(int argc, char **argv, const remat_tools_world *wd) {
     int rc = remat_cli_parse(argc, argv, USAGE, opts, &help);
     if (rc != 0 || help) return rc;
     remat_cli_alloc_config_note("run", c.alloc_cfg);
-    const int lead = wd->rank == 0; /* rank 0 alone prints and writes */
-    int sharded = c.blocks != 1 || wd->size > 1;
     if ((rc = check_flags(&c, wd)) != 0) return rc;
-    remat_error err = {0};
-    remat_model m;
-    remat_plan p;
-    if ((rc = remat_tools_size_flags("run", c.T, c.N)) != 0) return rc;
-    if (remat_tools_load_sized(c.model_path, c.plan_path, c.T, c.N, &m, &p, &err) != REMAT_OK)
-        return remat_cli_fail("run", &err);
-    remat_cli_plan_question_check("run", &p, &m, NULL);
-    remat_weights w;
-    memset(&w, 0, sizeof w);
-    if (c.init_path && (rc = remat_tools_init_weights("run", c.init_path, &m, &w)) != 0) {
-        remat_plan_free(&p);
-        remat_model_free(&m);
-        return rc;
-    }
-    remat_exec_opts o = remat_exec_opts_default();
-    o.seed = c.seed;
-    o.no_input_grad = c.no_input_grad;
-    o.init_values = (const float *const *)w.values;
-    remat_shard shard = {c.blocks, wd->size, wd->rank, m.N, wd->comm};
-    remat_model ml; /* the rank's share of the batch (m itself in one unblocked process) */
-    memset(&ml, 0, sizeof ml);
-    if (sharded) {
-        if (remat_shard_check(&shard, "run", &err) != REMAT_OK ||
-            remat_model_rescale(&m, 0, remat_shard_local_n(&shard), &ml, &err) != REMAT_OK) {
-            remat_weights_free(&w);
-            remat_plan_free(&p);
-            remat_model_free(&m);
-            return remat_cli_fail("run", &err);
-        }
-        o.shard = &shard;
-    }
-    const remat_model *mr = sharded ? &ml : &m;
-    rank_report *reports = NULL;
-    uint32_t crc = 0;
-    if (c.alloc_cfg && remat_caching_config_parse(c.alloc_cfg, &o.caching, &err) != REMAT_OK) {
-        remat_weights_free(&w);
-        remat_plan_free(&p);
-        remat_model_free(&ml);
-        remat_model_free(&m);
-        return remat_cli_fail("run", &err);
-    }
-    remat_backend be;
-    memset(&be, 0, sizeof be);
-    if (remat_tools_backend_open(c.backend, c.threads, &be, &err) != REMAT_OK) {
-        remat_weights_free(&w);
-        remat_plan_free(&p);
-        remat_model_free(&ml);
-        remat_model_free(&m);
-        return remat_cli_fail("run", &err);
-    }
-    remat_trace trace;
-    remat_trace_init(&trace);
-    if (c.trace_path) {
-        o.trace = &trace;
-        remat_tools_trace_host(&trace, c.backend, c.threads);
-        remat_tools_caching_config_text(&o.caching, trace.allocator_config, sizeof trace.allocator_config);
-    }
-    remat_step_result *res = remat_xcalloc((size_t)c.iters, sizeof *res, &err);
-    remat_status st = res ? REMAT_OK : REMAT_ERR_NOMEM;
-    if (st == REMAT_OK && c.dump_path) {
-        if (lead) remat_cli_progress("run: one step of %s for the dump", m.name);
-        st = remat_dump_run(&m, &p, &be, &o, c.dump_path, &res[0], &err);
-    } else if (st == REMAT_OK) {
-        remat_session *s = remat_session_init(mr, &p, &be, &o, &err);
-        if (!s) st = err.status != REMAT_OK ? err.status : REMAT_ERR_INTERNAL;
-        remat_error ignored = {0};
-        if (s && !strcmp(c.backend, "cuda")) (void)remat_backend_cuda_reset_peak(&be, &ignored);
-        for (int i = 0; s && i < c.iters && st == REMAT_OK; i++) {
-            if (lead) remat_cli_progress("run: step %d/%d of %s", i + 1, c.iters, m.name);
-            st = remat_session_step(s, 1, &res[i], &err);
-        }
-        if (s && st == REMAT_OK && sharded) st = state_crc(s, mr, &crc, &err);
-        remat_session_free(s);
-        if (c.probe_n < 0) /* by default with warm steps to compare with */
-            /* 4N: the farther the two sizes, the less an op's noise tilts its line (at 2N
-             * the N=32 step of an N=2 recording came out 0.65x to 1.0x, at 4N 0.9x to 1.1x) */
-            c.probe_n = c.iters < 2 ? 0 : m.N * 4 <= REMAT_TRACE_MAX_N ? (int)(m.N * 4) : (int)(m.N / 2);
-        if (st == REMAT_OK && c.trace_path && c.probe_n > 0 && !sharded && remat_plan_is_empty(&p)) {
-            remat_error pe = {0}; /* a probe that does not fit leaves the trace without one */
-            if (run_probe(&m, c.probe_n, &be, &o, &trace, &pe) != REMAT_OK) {
-                remat_cli_progress_done();
-                fprintf(stderr, "remat run: note: no probe in the trace (%s): simulate prices another batch size by "
-                                "elements alone\n", pe.msg);
-                trace.n_probe_ops = 0;
-                trace.probe_N = 0;
-            }
-        }
-    }
+    const int lead = wd->rank == 0; /* rank 0 alone prints and writes */
+    run_state r = {.sharded = c.blocks != 1 || wd->size > 1};
+    if ((rc = run_setup(&c, wd, &r)) != 0) return rc;
+    remat_status st = run_steps(&c, wd, &r);
     remat_cli_progress_done();
     /* rank 0 alone wrote the dump (after the step's last exchange): its outcome is every
      * rank's exit code, its message printed once, by rank 0 */
     int lead_rc = c.dump_path && wd->size > 1 ? remat_tools_world_agree(wd, lead && st != REMAT_OK ? remat_status_exit_code(st) : 0) : 0;
     if (lead_rc && !lead && st == REMAT_OK) goto done;
     remat_cuda_info ci;
-    int have_ci = st == REMAT_OK && !strcmp(c.backend, "cuda") && cuda_driver_view(&be, &ci);
+    int have_ci = st == REMAT_OK && !strcmp(c.backend, "cuda") && cuda_driver_view(&r.be, &ci);
     if (have_ci && ci.total_bytes > 0 && ci.free_at_init >= 0) { /* the driver's view goes into the trace */
-        trace.device_total_bytes = ci.total_bytes;
-        trace.device_free_at_init = ci.free_at_init;
+        r.trace.device_total_bytes = ci.total_bytes;
+        r.trace.device_free_at_init = ci.free_at_init;
     }
-    if (st == REMAT_OK && sharded) { /* every rank's peaks and state to every rank */
-        rank_report mine = {wd->rank, mr->N, 0, 0, crc};
-        for (int i = 0; i < c.iters; i++) {
-            if (res[i].peak_live_bytes > mine.peak_live) mine.peak_live = res[i].peak_live_bytes;
-            if (res[i].peak_reserved_bytes > mine.peak_reserved) mine.peak_reserved = res[i].peak_reserved_bytes;
-        }
-        reports = remat_xcalloc((size_t)wd->size, sizeof *reports, &err);
-        st = reports ? remat_comm_allgather(wd->comm, &mine, reports, sizeof mine, &err) : REMAT_ERR_NOMEM;
-        for (int q = 1; st == REMAT_OK && q < wd->size; q++)
-            if (reports[q].state_crc != reports[0].state_crc)
-                st = remat_error_set(&err, REMAT_ERR_CHECK,
-                                     "rank %d ended the step with other parameters or gradients than rank 0 (state "
-                                     "CRC-32 %08llx against %08llx)",
-                                     q, (unsigned long long)reports[q].state_crc,
-                                     (unsigned long long)reports[0].state_crc);
-    }
-    if (st == REMAT_OK && c.trace_path && lead) st = remat_trace_write_h5(&trace, c.trace_path, &err);
-    if (c.trace_path && wd->size > 1 && reports) { /* rank 0's trace (its own share's): as the dump above */
+    if (st == REMAT_OK && r.sharded) st = gather_ranks(&c, wd, &r);
+    if (st == REMAT_OK && c.trace_path && lead) st = remat_trace_write_h5(&r.trace, c.trace_path, &r.err);
+    if (c.trace_path && wd->size > 1 && r.reports) { /* rank 0's trace (its own share's): as the dump above */
         lead_rc = remat_tools_world_agree(wd, lead && st != REMAT_OK ? remat_status_exit_code(st) : 0);
         if (lead_rc && !lead && st == REMAT_OK) goto done;
     }
     if (st == REMAT_OK && lead) /* rank 0 prints */
-        print_answer(&c, wd, &m, &p, res, sharded ? reports : NULL, &trace, have_ci ? &ci : NULL);
+        print_answer(&c, wd, &r.m, &r.p, r.res, r.sharded ? r.reports : NULL, &r.trace, have_ci ? &ci : NULL);
 done:
-    remat_xfree(res);
-    remat_xfree(reports);
-    remat_trace_free(&trace);
-    remat_backend_free(&be);
-    remat_weights_free(&w);
-    remat_plan_free(&p);
-    if (sharded) remat_model_free(&ml);
-    remat_model_free(&m);
+    remat_xfree(r.res);
+    remat_xfree(r.reports);
+    remat_trace_free(&r.trace);
+    remat_backend_free(&r.be);
+    remat_weights_free(&r.w);
+    remat_plan_free(&r.p);
+    if (r.sharded) remat_model_free(&r.ml);
+    remat_model_free(&r.m);
     if (lead_rc && !lead && st == REMAT_OK) return lead_rc; /* rank 0 said why */
-    return st == REMAT_OK ? 0 : remat_cli_fail("run", &err);
+    return st == REMAT_OK ? 0 : remat_cli_fail("run", &r.err);
 }
