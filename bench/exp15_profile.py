@@ -111,12 +111,12 @@ def main():
     models = (sys.argv[sys.argv.index("--models") + 1] if "--models" in sys.argv
               else "vgg-dvs:2,sew-resnet18:1").split(",")
     other = sys.argv[sys.argv.index("--compare-bin") + 1] if "--compare-bin" in sys.argv else None
-    label = sys.argv[sys.argv.index("--compare-label") + 1] if "--compare-label" in sys.argv else None
+    other_label = sys.argv[sys.argv.index("--compare-label") + 1] if "--compare-label" in sys.argv else None
     save_as = sys.argv[sys.argv.index("--save") + 1] if "--save" in sys.argv else "exp15_profile"
     bins = [("this", C.remat_bin())] + ([("other", os.path.abspath(other))] if other else [])
     os.makedirs(C.WORK, exist_ok=True)
     if "--workspace" in sys.argv:
-        C.save(save_as + "_workspace", {"title": "conv workspaces", "compare_bin": other, "compare_label": label,
+        C.save(save_as + "_workspace", {"title": "conv workspaces", "compare_bin": other, "compare_label": other_label,
                                          "command": "python3 bench/exp15_profile.py --workspace%s" % (
                                              (" --compare-bin %s" % other) if other else ""),
                                          "rows": workspace(bins)})
@@ -156,7 +156,7 @@ def main():
                     line += "  (other %.3f s: this/other %.2f)" % (best["other"][0], best["this"][0] / best["other"][0])
                 print(line, flush=True)
     C.save(save_as, {"title": "Profile of conv SNN steps", "rounds": rounds, "threads": threads_list,
-                     "compare_bin": other, "compare_label": label, "commands": commands, "rows": rows,
+                     "compare_bin": other, "compare_label": other_label, "commands": commands, "rows": rows,
                      "command": "python3 bench/exp15_profile.py --rounds %d --threads %s --models %s%s" % (
                          rounds, ",".join(map(str, threads_list)), ",".join(models),
                          (" --compare-bin %s" % other) if other else "")})

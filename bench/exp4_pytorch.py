@@ -83,6 +83,20 @@ def main():
     gemm, torch_kernel = float(probe_out[0]), probe_out[1]
     print("torch %s: BLAS %s, OpenBLAS kernel %s (OPENBLAS_CORETYPE=%s), linear 8192x512x512 %.1f GFLOP/s" % (
         torch_version, os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3"), torch_kernel, coretype, gemm))
+    # which kernel torch's convolutions run (oneDNN's verbose log names the implementation
+    # of each primitive, e.g. jit:avx512_core): one forward and backward of a 3x3 conv
+    conv_probe = ("import torch\n"
+                  "torch.set_num_threads(%d)\n"
+                  "x = torch.rand(2, 64, 24, 24, requires_grad=True); w = torch.rand(64, 64, 3, 3, requires_grad=True)\n"
+                  "torch.nn.functional.conv2d(x, w, padding=1).sum().backward()\n" % threads)
+    log = C.run([C.TORCH_PYTHON, "-c", conv_probe], env=dict(env, DNNL_VERBOSE="1", ONEDNN_VERBOSE="1"))[1]
+    impls = []
+    for line in log.splitlines():
+        f = line.split(",")
+        if len(f) > 5 and f[1] == "exec" and f[3] == "convolution" and f[4] + " " + f[5] not in impls:
+            impls.append(f[4] + " " + f[5])
+    torch_conv = "; ".join(impls) if impls else "(not oneDNN)"
+    print("torch convolutions: %s" % torch_conv)
     blas = os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3")
     commands, rows = [], []
     for entry in models:
@@ -154,7 +168,7 @@ def main():
         "command": "python3 bench/exp4_pytorch.py" + (" --quick" if quick else "") +
                    " --rounds %d --threads %d" % (rounds, threads) +
                    ((" --models %s --save %s" % (",".join(models), save_as)) if save_as != "exp4_pytorch" else ""),
-        "torch": torch_version, "torch_blas": blas, "torch_blas_kernel": torch_kernel, "openblas_coretype": coretype,
+        "torch": torch_version, "torch_blas": blas, "torch_blas_kernel": torch_kernel, "torch_conv_kernel": torch_conv, "openblas_coretype": coretype,
         "torch_gemm_gflops": gemm, "rounds": rounds, "threads": threads, "commands": commands, "rows": rows},
         [{"model": r["model"], "config": r["config"], "peak_bytes": r["peak_bytes"],
           "step_s_median": r["step_s"]["median"], "step_s_min": r["step_s"]["min"], "step_s_max": r["step_s"]["max"],

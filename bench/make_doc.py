@@ -233,11 +233,14 @@ def sec_exp8(d):
                 "%.2f" % r["ratio"], "%.1e" % r["max_rel_diff"]] for r in d["rows"]])
     return "\n\n".join([
         "## 8. The reference convolution against im2col + OpenBLAS",
-        "`bench/conv_bench.c` runs the reference conv2d (im2col into a workspace, then the deterministic GEMM) "
-        "and the same im2col with `cblas_sgemm`, side by side, on the convolutions of the Spiking VGG and "
-        "SEW-ResNet (4 samples a call, best of 3; measured before the reference conv became an implicit GEMM, "
-        "section 15: not rerun since, this shared machine's load made the cells unreadable). OpenBLAS ran its `%s` kernel (OPENBLAS_CORETYPE=%s and "
-        "OPENBLAS_THREAD_TIMEOUT=%s, set by the benchmark only: section 0 says why)." % (
+        "`bench/conv_bench.c` runs the reference conv2d (an implicit GEMM on the deterministic driver: its "
+        "panels packed straight from the input, all samples of a call in one forward GEMM) and im2col + "
+        "`cblas_sgemm` per sample, side by side, on the convolutions of the Spiking VGG and SEW-ResNet "
+        "(4 samples a call, best of 3 calls; `conv_bench [reps] [samples] [T]` with T > 1 makes an executor's "
+        "calls over T time steps instead). The ratio is OpenBLAS's time over ours: above 1, ours is faster. "
+        "OpenBLAS ran its `%s` kernel (OPENBLAS_CORETYPE=%s and OPENBLAS_THREAD_TIMEOUT=%s, set by the "
+        "benchmark only: section 0 says why). On a machine shared with other jobs the cells of one run "
+        "move by ±20 %%: read the load average below." % (
             d.get("openblas_kernel"), d.get("openblas_coretype"), d.get("openblas_thread_timeout", "(unset)")),
         provenance(d), t,
         commands(d)])
@@ -556,8 +559,9 @@ def sec_exp4_conv(d, d2=None):
         "PyTorch %s (`bench/pytorch/snn.py`: F.conv2d, F.max_pool2d, F.avg_pool2d, F.batch_norm over "
         "[T*N, C, H, W], the multi-step neurons as TorchScript loops), plain and with "
         "`torch.utils.checkpoint` per block, against `remat run` plain, every block checkpointed, and the "
-        "level-4 plan. PyTorch's convolutions run through its own CPU kernels (oneDNN / im2col + `%s`)%s." % (
-            d.get("torch", "?"), d.get("torch_blas", "?"), blas_kernel(d)), provenance(d), exp4_table(d["rows"]),
+        "level-4 plan. PyTorch's convolutions run through its own CPU kernels (%s; its GEMMs `%s`)%s." % (
+            d.get("torch", "?"), ("oneDNN: " + d["torch_conv_kernel"]) if d.get("torch_conv_kernel") else
+            "oneDNN / im2col", d.get("torch_blas", "?"), blas_kernel(d)), provenance(d), exp4_table(d["rows"]),
         commands(d)] + more)
 
 
@@ -1225,7 +1229,7 @@ def sec_exp13(d):
 
 
 
-def sec_exp15(d, dw=None):
+def sec_exp15(d, dw=None, dw2=None):
     """Section 15: where the time of a conv SNN step goes, before and after (side by side)."""
     if not d:
         return None
@@ -1266,13 +1270,40 @@ def sec_exp15(d, dw=None):
         parts.append("Side by side (this / other):")
         parts.append(table(["model", "threads", "config", "this step s", "other step s", "step this/other",
                             "conv time this/other"], ratio))
+    if d.get("compare_label", "").startswith("main before this work (4198c79)"):
+        parts.append("What changed between `other` and `this`: the conv's packers split a panel's pixels into "
+                     "runs once and copy the rows of the column matrix run by run (no division per row, no C "
+                     "library call per run), the weight gradient's operands (whose GEMM K is contiguous in "
+                     "memory) are transposed into panels with SIMD, col2im adds an output row as a vector, "
+                     "dcol blocks take 1024 columns (the weights' transposed panels are packed once per 1024 "
+                     "columns, not per 12 x 12 sample), pooling runs on `--threads`, and the GEMM's threads "
+                     "come from the same `remat_ref_parallel_for` as the other kernels. No bit changed "
+                     "(tests/conv_implicit_test.cc, tests/threads_test.cc, tests/gemm_simd_test.cc).")
+        parts.append("Where the CPU time of a plain vgg-dvs step (N=2, one thread) goes by function, before and "
+                     "after, from `perf record -g remat run --model vgg-dvs-N2.json --iters 2 --threads 1 "
+                     "--no-input-grad` (2026-12-01 18:25 and 19:40 UTC, this machine; the shares of samples, "
+                     "so the load does not enter them):\n\n" + table(
+                         ["function", "before (4198c79)", "after"],
+                         [["GEMM micro-kernel (tile_avx512, tile_avx512_half)", "50.4 %", "53.9 %"],
+                          ["GEMM driver (macro_block, kernel_edge, pack_a)", "9.9 %", "10.2 %"],
+                          ["conv packers (pack_col_b, pack_colt_b, pack_dout_a/b, remat_gemm_pack_strided)",
+                           "7.6 %", "12.9 %"],
+                          ["memmove / memset (called per panel row before)", "9.2 %", "3.0 %"],
+                          ["col2im and dweight += P_t", "8.0 %", "5.2 %"],
+                          ["batch norm, neurons, pooling, SGD", "8.8 %", "8.5 %"]]) +
+                     "\n\nShares of one step each, so they do not show the shorter step; the CPU time of the "
+                     "conv calls of a vgg-dvs step (T=10, N=2) went from 0.62 s forward and 1.45 s backward to "
+                     "0.57 s and 1.23 s (`conv_bench`-like loop on thread CPU time, load 13). What is left is "
+                     "the micro-kernel (its 12 x 32 tiles) and about a third of the conv's time around it: "
+                     "packing, edge tiles, col2im.")
     if dw:
         parts.append("**Conv workspaces** (`%s`; one plain step at T=2, N=1 per model: a conv layer's workspace "
                      "depends on its shape only). The reference conv is an implicit GEMM: forward allocates no "
                      "workspace (the GEMM packs its panels straight from the input), backward one block of the "
-                     "input gradient's columns (about 192 rows of k by at most 256 pixels of whole samples) plus "
-                     "the per-time-step partial sums `P_t`, where the explicit im2col of `other` held one "
-                     "sample's whole column matrix and its gradient. The CUDA backend still writes the column "
+                     "input gradient's columns (about 192 rows of k by at most 1024 pixels of whole samples; "
+                     "256 when this table was measured) plus the per-time-step partial sums `P_t`, where the "
+                     "explicit im2col of `other` held one sample's whole column matrix and its gradient. The "
+                     "CUDA backend still writes the column "
                      "matrix (`conv_im2col` in `core/exec/backend.h`), so its traces keep the larger workspaces. "
                      "The largest workspace is now `P_t` of the 512-channel 3x3 layers (512 x 4608 floats)." %
                      dw["command"])
@@ -1282,6 +1313,14 @@ def sec_exp15(d, dw=None):
                              mib(r["other_sum_bytes"], 1), mib(r["this_sum_bytes"], 1),
                              mib(r["other_peak_live_bytes"], 2), mib(r["this_peak_live_bytes"], 2)]
                             for r in dw["rows"]]))
+    if dw2:
+        parts.append("Dcol blocks of 1024 columns instead of 256 (`%s`: `other` is the build before that change) "
+                     "change the workspaces of the layers with small images only: %s." % (dw2["command"], "; ".join(
+                         "%s: all workspace bytes of a step %s -> %s, the largest %s -> %s, peak live %s -> %s" % (
+                             r["model"], mib(r["other_sum_bytes"], 1), mib(r["this_sum_bytes"], 1),
+                             mib(r["other_max_bytes"], 2), mib(r["this_max_bytes"], 2),
+                             mib(r["other_peak_live_bytes"], 2), mib(r["this_peak_live_bytes"], 2))
+                         for r in dw2["rows"])))
     parts.append(commands(d))
     return "\n\n".join(parts)
 
@@ -1416,7 +1455,7 @@ def main():
     d15, d15w, d16 = load("exp15_profile"), load("exp15_profile_workspace"), load("exp16_step_predict")
     secs = [sec_exp1(d1), sec_exp2(d2, d1), sec_exp3(d3, d4), sec_exp4(d4), sec_exp5(d5), sec_exp6(d6), sec_exp7(d7),
             sec_exp4_conv(d4c, load("exp4_pytorch_conv_t2")), sec_exp8(d8), sec_exp9(d9), sec_exp10(d10), sec_gemm(d0), sec_exp11(d11), sec_exp12(d12), sec_exp12b(d12b),
-            sec_exp13(d13), sec_exp15(d15, d15w), sec_exp16(d16, load("exp16_step_predict_before"), load("exp16_step_predict_conv"))]
+            sec_exp13(d13), sec_exp15(d15, d15w, load("exp15_profile_workspace_dcol")), sec_exp16(d16, load("exp16_step_predict_before"), load("exp16_step_predict_conv"))]
     missing = [n for n, s in zip(["1", "2", "3", "4", "5", "6", "7", "7b", "8", "9", "10", "0", "11", "12", "12b", "13", "15",
                                   "16"], secs)
                if s is None]
