@@ -354,118 +354,148 @@ static remat_status segment_forward(remat_session *s, int sg) {
     return note_nnz(s, y, last, m->layers[last].out_values);
 }
 
+/* What segment_backward's phases share: the segment, its input (decompressed into xin
+ * when compressed) and the gradients at its two ends. */
+typedef struct seg_bwd {
+    int sg, last, skip_din, chunked;
+    int64_t tc, fin;             /* time steps per chunk, input features */
+    remat_tensor *x, *dout, *din; /* the saved input, the gradients of the output and the input */
+    remat_tensor xin;            /* the decompressed input (id -1: none) */
+    const void *in;              /* the input the recomputation reads */
+} seg_bwd;
+
+/* recompute chunk c of the segment from its boundary state */
+static remat_status chunk_recompute(remat_session *s, const seg_bwd *b, int c) {
+    const remat_segment *g = &s->sch.segs[b->sg];
+    const remat_model *m = s->m;
+    s->mem.phase = REMAT_PHASE_RECOMPUTE;
+    for (int j = g->first; j <= b->last; j++) {
+        if (!remat_layer_is_neuron(&m->layers[j])) continue;
+        if (c > 0) {
+            s->ls[j].v = s->bound[j * s->max_k + c];
+            s->bound[j * s->max_k + c].id = -1;
+        } else {
+            remat_ex_describe_state(s, &s->ls[j].v, REMAT_ROLE_NEURON_STATE, j, m->layers[j].out_features);
+            TRY(remat_ex_alloc(s, &s->ls[j].v));
+            TRY(fill_v_init(s, &s->ls[j].v, &m->layers[j]));
+        }
+    }
+    TRY(chunk_forward(s, b->sg, c, b->in, NULL, 1, 1, 0));
+    s->res->recomputed_layers += g->n;
+    for (int j = g->first; j <= b->last; j++) TRY(remat_ex_free(s, &s->ls[j].v));
+    s->mem.phase = REMAT_PHASE_BACKWARD;
+    return REMAT_OK;
+}
+
+/* Layer j's backward over the chunk starting at t0: the gradient of each operand
+ * allocated by its first writer, the layer's own output gradient and the outputs whose
+ * first reader (the last in backward) it was freed. */
+static remat_status layer_backward(remat_session *s, seg_bwd *b, int j, int64_t t0) {
+    const remat_segment *g = &s->sch.segs[b->sg];
+    const remat_model *m = s->m;
+    const remat_layer *l = &m->layers[j];
+    const int64_t N = m->N, tc = b->tc;
+    remat_tensor *din = b->din;
+    const void *dy = j == b->last ? coff(s, b->dout->ptr, t0 * N * l->out_features) : s->ls[j].grad.ptr;
+    void *dx[2] = {NULL, NULL};
+    int srcs[2] = {l->src, l->src2};
+    for (int q = 0; q < 2; q++) { /* the gradient of each operand, allocated by its first writer */
+        int k = srcs[q];
+        if (k == REMAT_SRC_NONE) continue;
+        if (k < g->first) {
+            if (b->skip_din) continue;
+            if (din->id < 0) {
+                TRY(remat_ex_alloc(s, din));
+                TRY(remat_ex_zero(s, din));
+            }
+            dx[q] = off(s, din->ptr, t0 * N * b->fin);
+        } else {
+            if (s->ls[k].grad.id < 0) {
+                remat_ex_describe_out(s, &s->ls[k].grad, REMAT_ROLE_ACT_GRAD, k, tc, m->layers[k].out_features);
+                TRY(remat_ex_alloc(s, &s->ls[k].grad));
+                TRY(remat_ex_zero(s, &s->ls[k].grad));
+            }
+            dx[q] = s->ls[k].grad.ptr;
+        }
+    }
+    remat_bwd_args ba = {j, tc, dx[0], dy, dx[1], b->chunked};
+    TRY(remat_layer_step_of(l->type)->backward(s, &ba));
+    if (j != b->last) TRY(remat_ex_free(s, &s->ls[j].grad));
+    else if (!b->chunked) TRY(remat_ex_free(s, b->dout));
+    /* outputs whose first reader (the last in backward) was layer j */
+    for (int q = 0; q < 2; q++) {
+        int k = srcs[q];
+        if (k == REMAT_SRC_NONE || (q == 1 && k == l->src)) continue;
+        if (readers_of(s, g, k).first != j) continue;
+        if (k >= g->first) {
+            TRY(remat_ex_free(s, &s->ls[k].out));
+        } else if (!b->chunked) {
+            TRY(remat_ex_free(s, &b->xin));
+            if (b->sg > 0) TRY(remat_ex_free(s, b->x));
+        }
+    }
+    return REMAT_OK;
+}
+
+/* The segment's input: decompressed when it was kept compressed. */
+static remat_status segment_input(remat_session *s, seg_bwd *b) {
+    const remat_segment *g = &s->sch.segs[b->sg];
+    remat_tensor_describe(&b->xin, REMAT_ENC_F32, REMAT_ROLE_SAVED, g->first, g->block, 0, NULL, -1, -1, -1);
+    b->in = b->x->ptr;
+    if (g->checkpoint && g->comp != REMAT_COMP_NONE) {
+        s->mem.phase = REMAT_PHASE_RECOMPUTE;
+        remat_ex_describe_out(s, &b->xin, REMAT_ROLE_SAVED, g->first, s->m->T, b->fin);
+        b->xin.layer = g->first;
+        TRY(remat_ex_alloc(s, &b->xin));
+        TRY(decompress_into(s, b->sg, b->xin.ptr, b->xin.elems));
+        TRY(remat_ex_free(s, &s->comp[b->sg]));
+        b->in = b->xin.ptr;
+    }
+    return REMAT_OK;
+}
+
 /* dout: gradient of the segment output (full T); returns the input's gradient in *din. */
 static remat_status segment_backward(remat_session *s, int sg, remat_tensor *dout, remat_tensor *din) {
     const remat_segment *g = &s->sch.segs[sg];
     const remat_model *m = s->m;
-    int last = g->first + g->n - 1;
-    int64_t T = m->T, N = m->N, fin = seg_in_features(s, g);
-    remat_tensor *x = &s->act[sg], xin;
-    remat_tensor_describe(&xin, REMAT_ENC_F32, REMAT_ROLE_SAVED, g->first, g->block, 0, NULL, -1, -1, -1);
-    const void *in = x->ptr;
-    if (g->checkpoint && g->comp != REMAT_COMP_NONE) {
-        s->mem.phase = REMAT_PHASE_RECOMPUTE;
-        remat_ex_describe_out(s, &xin, REMAT_ROLE_SAVED, g->first, T, fin);
-        xin.layer = g->first;
-        TRY(remat_ex_alloc(s, &xin));
-        TRY(decompress_into(s, sg, xin.ptr, xin.elems));
-        TRY(remat_ex_free(s, &s->comp[sg]));
-        in = xin.ptr;
-    }
+    seg_bwd b = {.sg = sg, .last = g->first + g->n - 1, .chunked = g->k > 1, .tc = m->T / g->k,
+                 .fin = seg_in_features(s, g), .x = &s->act[sg], .dout = dout, .din = din};
+    const int last = b.last;
+    TRY(segment_input(s, &b));
     s->mem.phase = REMAT_PHASE_BACKWARD;
     /* the network input's gradient is skipped when asked and when its only reader
      * can run without it (traits' input_grad_optional: linear, conv2d) */
     readers_t rin = readers_of(s, g, g->first - 1);
-    int skip_din = sg == 0 && s->o.no_input_grad && rin.first == rin.last &&
-                   remat_layer_input_grad_optional(&m->layers[g->first]);
-    remat_ex_describe_out(s, din, REMAT_ROLE_ACT_GRAD, g->first, T, fin);
+    b.skip_din = sg == 0 && s->o.no_input_grad && rin.first == rin.last &&
+                 remat_layer_input_grad_optional(&m->layers[g->first]);
+    remat_ex_describe_out(s, din, REMAT_ROLE_ACT_GRAD, g->first, m->T, b.fin);
     din->layer = g->first;
-    int chunked = g->k > 1;
     /* One chunk: the input gradient is allocated when a layer first writes it, the
      * output gradient freed after the last layer's backward, the saved input after
      * the first layer's. Chunks need all three across chunks. */
-    if (!skip_din && chunked) {
+    if (!b.skip_din && b.chunked) {
         TRY(remat_ex_alloc(s, din));
         TRY(remat_ex_zero(s, din));
     }
-    for (int j = g->first; chunked && j <= last; j++) {
+    for (int j = g->first; b.chunked && j <= last; j++) {
         if (!remat_layer_is_neuron(&m->layers[j])) continue;
         remat_ex_describe_state(s, &s->ls[j].gv, REMAT_ROLE_NEURON_STATE, j, m->layers[j].out_features);
         TRY(remat_ex_alloc(s, &s->ls[j].gv));
         TRY(remat_ex_zero(s, &s->ls[j].gv));
     }
     TRY(remat_ex_shard_grads_begin(s, g->first, g->n));
-    int64_t tc = T / g->k;
     for (int c = g->k - 1; c >= 0; c--) {
-        if (g->checkpoint) { /* recompute the chunk from its boundary state */
-            s->mem.phase = REMAT_PHASE_RECOMPUTE;
-            for (int j = g->first; j <= last; j++) {
-                if (!remat_layer_is_neuron(&m->layers[j])) continue;
-                if (c > 0) {
-                    s->ls[j].v = s->bound[j * s->max_k + c];
-                    s->bound[j * s->max_k + c].id = -1;
-                } else {
-                    remat_ex_describe_state(s, &s->ls[j].v, REMAT_ROLE_NEURON_STATE, j, m->layers[j].out_features);
-                    TRY(remat_ex_alloc(s, &s->ls[j].v));
-                    TRY(fill_v_init(s, &s->ls[j].v, &m->layers[j]));
-                }
-            }
-            TRY(chunk_forward(s, sg, c, in, NULL, 1, 1, 0));
-            s->res->recomputed_layers += g->n;
-            for (int j = g->first; j <= last; j++) TRY(remat_ex_free(s, &s->ls[j].v));
-            s->mem.phase = REMAT_PHASE_BACKWARD;
-        }
-        int64_t t0 = (int64_t)c * tc;
-        for (int j = last; j >= g->first; j--) {
-            const remat_layer *l = &m->layers[j];
-            const void *dy = j == last ? coff(s, dout->ptr, t0 * N * l->out_features) : s->ls[j].grad.ptr;
-            void *dx[2] = {NULL, NULL};
-            int srcs[2] = {l->src, l->src2};
-            for (int q = 0; q < 2; q++) { /* the gradient of each operand, allocated by its first writer */
-                int k = srcs[q];
-                if (k == REMAT_SRC_NONE) continue;
-                if (k < g->first) {
-                    if (skip_din) continue;
-                    if (din->id < 0) {
-                        TRY(remat_ex_alloc(s, din));
-                        TRY(remat_ex_zero(s, din));
-                    }
-                    dx[q] = off(s, din->ptr, t0 * N * fin);
-                } else {
-                    if (s->ls[k].grad.id < 0) {
-                        remat_ex_describe_out(s, &s->ls[k].grad, REMAT_ROLE_ACT_GRAD, k, tc, m->layers[k].out_features);
-                        TRY(remat_ex_alloc(s, &s->ls[k].grad));
-                        TRY(remat_ex_zero(s, &s->ls[k].grad));
-                    }
-                    dx[q] = s->ls[k].grad.ptr;
-                }
-            }
-            remat_bwd_args ba = {j, tc, dx[0], dy, dx[1], chunked};
-            TRY(remat_layer_step_of(l->type)->backward(s, &ba));
-            if (j != last) TRY(remat_ex_free(s, &s->ls[j].grad));
-            else if (!chunked) TRY(remat_ex_free(s, dout));
-            /* outputs whose first reader (the last in backward) was layer j */
-            for (int q = 0; q < 2; q++) {
-                int k = srcs[q];
-                if (k == REMAT_SRC_NONE || (q == 1 && k == l->src)) continue;
-                if (readers_of(s, g, k).first != j) continue;
-                if (k >= g->first) {
-                    TRY(remat_ex_free(s, &s->ls[k].out));
-                } else if (!chunked) {
-                    TRY(remat_ex_free(s, &xin));
-                    if (sg > 0) TRY(remat_ex_free(s, x));
-                }
-            }
-        }
+        if (g->checkpoint) TRY(chunk_recompute(s, &b, c));
+        for (int j = last; j >= g->first; j--) TRY(layer_backward(s, &b, j, (int64_t)c * b.tc));
     }
-    for (int j = g->first; chunked && j <= last; j++) TRY(remat_ex_free(s, &s->ls[j].gv));
+    for (int j = g->first; b.chunked && j <= last; j++) TRY(remat_ex_free(s, &s->ls[j].gv));
     TRY(remat_ex_shard_grads_end(s, g->first, g->n));
     for (int j = g->first; s->bf16 && j <= last; j++) { /* the step's bf16 weight copies (gemm_weights) */
         TRY(remat_ex_free(s, &s->wcast[j * 2 + 1]));
         TRY(remat_ex_free(s, &s->wcast[j * 2]));
     }
-    TRY(remat_ex_free(s, &xin));
-    if (sg > 0) TRY(remat_ex_free(s, x));
+    TRY(remat_ex_free(s, &b.xin));
+    if (sg > 0) TRY(remat_ex_free(s, b.x));
     return REMAT_OK;
 }
 
