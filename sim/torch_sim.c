@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc/alloc_model.h"
 #include "core/io/ext_record.h"
 #include "sim/torch_sim.h"
 
@@ -21,13 +22,19 @@
 typedef struct point {
     double key;
     int64_t delta;
+    int64_t id;   /* the allocation this point allocates or frees (caching_replay); <= -2: the free of
+                     the (-2 - id)-th storage older than the recording; -1: none */
     int32_t unit; /* the unit whose recomputation this is, -1 */
 } point;
 
+/* Every allocation point gets the next id; a free point added right after it (every
+ * caller adds an allocation's free, when it has one, as the next point) frees it. */
 typedef struct points {
     point *p;
     int64_t n, cap;
     int32_t unit; /* tag of the points added next */
+    int64_t next_id, open; /* ids given so far; the allocation the next free point frees, -1 */
+    int64_t n_older;       /* frees of storages older than the recording */
 } points;
 
 static int add_point(points *ps, double key, int64_t delta, remat_error *err) {
@@ -40,14 +47,25 @@ static int add_point(points *ps, double key, int64_t delta, remat_error *err) {
     }
     ps->p[ps->n].key = key;
     ps->p[ps->n].unit = ps->unit;
+    ps->p[ps->n].id = delta > 0 ? ps->next_id : delta < 0 ? ps->open : -1;
+    ps->open = delta > 0 ? ps->next_id++ : -1;
     ps->p[ps->n++].delta = delta;
+    return 1;
+}
+
+/* The free of a storage older than the recording (no allocation point). */
+static int add_older_free(points *ps, double key, int64_t bytes, remat_error *err) {
+    ps->open = -1;
+    if (!add_point(ps, key, -bytes, err)) return 0;
+    ps->p[ps->n - 1].id = -2 - ps->n_older++;
     return 1;
 }
 
 static int cmp_point(const void *a, const void *b) {
     const point *x = a, *y = b;
     if (x->key != y->key) return x->key < y->key ? -1 : 1;
-    return (x->delta > y->delta) - (x->delta < y->delta); /* frees first */
+    if (x->delta != y->delta) return (x->delta > y->delta) - (x->delta < y->delta); /* frees first */
+    return (x->id > y->id) - (x->id < y->id);
 }
 
 static const char *exec_names[REMAT_TORCH_EXEC_COUNT] = {"apply_plan", "torch-nonreentrant"};
@@ -67,8 +85,8 @@ remat_status remat_torch_sim_model(const remat_ext_trace *t, const char *origin,
     const remat_ext_record *r = t->record;
     if (!r) return BAD("%s: /record: expected a recorded PyTorch step (remat_torch.record)", origin);
     if (!r->model || !r->model[0])
-        return BAD("%s: /record: model: the step was recorded without a model file (record(..., model=...)); only "
-                   "remat plot reads it",
+        return BAD("%s: /record: model: the step was recorded without a model file (record(..., model=...)); a plan "
+                   "needs it (without one, remat simulate predicts the recorded step itself, and remat plot draws it)",
                    origin);
     return remat_model_parse(r->model, strlen(r->model), origin, out, err);
 }
@@ -615,6 +633,7 @@ static int sim_run_alloc(sim_run *s, remat_error *err) {
     s->suppress = remat_xcalloc(ns, 1, err);
     s->spans = remat_xcalloc((size_t)s->nu * 2 * (size_t)s->kmax + 1, sizeof *s->spans, err);
     s->ps.unit = -1;
+    s->ps.open = -1;
     return s->apos && s->fpos && s->fkey && s->pack_lo && s->pack_hi && s->fkey_rec && s->gap && s->pa &&
            s->suppress && s->spans;
 }
@@ -733,7 +752,7 @@ static int recorded_points(sim_run *s, remat_error *err) {
             ok = add_point(&s->ps, (double)i, e->size, err);
             if (ok && isfinite(s->fkey[q])) ok = add_point(&s->ps, s->fkey[q], -e->size, err);
         } else if (q < 0) {
-            ok = add_point(&s->ps, (double)i, -e->size, err);
+            ok = add_older_free(&s->ps, (double)i, e->size, err);
         }
         if (!ok) return 0;
     }
@@ -845,8 +864,94 @@ static void sweep(const sim_run *s, const step_marks *sm, remat_torch_pred *out)
     out->recorded_peak_live_bytes = rp < 0 ? rl : rp;
 }
 
-remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m, const remat_plan *p,
-                                 remat_torch_exec how, const char *origin, remat_torch_pred *out, remat_error *err) {
+/* The predicted step (the points in key order from the step's start to its end) through the
+ * caching allocator model, from a fresh cache: the storages live when the step starts are
+ * allocated first, in the order they were allocated (those older than the recording first:
+ * one block per storage the recording frees, in the order it frees them, then the rest of
+ * live_before_bytes as one block); then each allocation and free as the sweep meets them. The
+ * earlier steps are not replayed: the recording has them run plainly, not under the plan. A
+ * free met before its allocation (equal keys) cancels it, as it does in the sweep. */
+static int cmp_by_key(const void *a, const void *b) {
+    const double x = ((const double *)a)[0], y = ((const double *)b)[0];
+    return (x > y) - (x < y);
+}
+
+static remat_status caching_replay(const sim_run *s, const step_marks *sm, const remat_caching_config *cfg,
+                                   remat_torch_reserved *res, remat_error *err) {
+    const points *ps = &s->ps;
+    const int64_t nid = ps->next_id, nold = ps->n_older;
+    const double lo = sm->begin - 0.4, hi = (double)sm->end, eof = sm->loss - 0.05;
+    remat_alloc_model *am = remat_alloc_model_init(REMAT_ALLOC_CACHING, cfg, err);
+    if (!am) return err->status ? err->status : REMAT_ERR_NOMEM;
+    unsigned char *state = remat_xcalloc((size_t)nid + 1, 1, err); /* 1 live, 2 freed before allocated */
+    int64_t *old = remat_xcalloc((size_t)nold + 1, sizeof *old, err);
+    unsigned char *old_freed = remat_xcalloc((size_t)nold + 1, 1, err);
+    double *live = remat_xcalloc((size_t)nid + 1, 3 * sizeof *live, err); /* key, id, bytes */
+    remat_status st = state && old && old_freed && live ? REMAT_OK : REMAT_ERR_NOMEM;
+    remat_alloc_result ar;
+    int64_t i = 0, older_sum = 0, nlive = 0;
+    for (int64_t j = 0; j < ps->n && st == REMAT_OK; j++)
+        if (ps->p[j].id <= -2) old[-2 - ps->p[j].id] = -ps->p[j].delta;
+    for (; i < ps->n && st == REMAT_OK && ps->p[i].key < lo; i++) { /* before the step: who is live */
+        const point *q = &ps->p[i];
+        if (q->id <= -2) old_freed[-2 - q->id] = 1;
+        else if (q->id >= 0 && q->delta > 0 && state[q->id] != 2) state[q->id] = 1;
+        else if (q->id >= 0 && q->delta < 0) state[q->id] = state[q->id] == 1 ? 0 : 2;
+    }
+    for (int64_t j = 0; j < ps->n && st == REMAT_OK && ps->p[j].key < lo; j++) {
+        const point *q = &ps->p[j];
+        if (q->id >= 0 && q->delta > 0 && state[q->id] == 1)
+            live[3 * nlive] = q->key, live[3 * nlive + 1] = (double)q->id, live[3 * nlive++ + 2] = (double)q->delta;
+    }
+    qsort(live, (size_t)nlive, 3 * sizeof *live, cmp_by_key);
+    for (int64_t k = 0; k < nold && st == REMAT_OK; k++) {
+        older_sum += old[k];
+        if (!old_freed[k]) st = remat_alloc_model_alloc(am, nid + k, old[k], &ar, err);
+    }
+    const int64_t rest = s->r->live_before_bytes - older_sum;
+    if (st == REMAT_OK && rest > 0) st = remat_alloc_model_alloc(am, nid + nold, rest, &ar, err);
+    for (int64_t k = 0; k < nlive && st == REMAT_OK; k++)
+        st = remat_alloc_model_alloc(am, (int64_t)live[3 * k + 1], (int64_t)live[3 * k + 2], &ar, err);
+    remat_alloc_stats as;
+    remat_alloc_model_reset_peaks(am);
+    remat_alloc_model_stats(am, &as);
+    res->reserved_at_start = as.reserved_bytes;
+    int have_eof = 0;
+    for (; i < ps->n && st == REMAT_OK; i++) {
+        const point *q = &ps->p[i];
+        if (q->key >= eof && !have_eof) {
+            remat_alloc_model_stats(am, &as);
+            res->end_of_forward_reserved = as.reserved_bytes, have_eof = 1;
+        }
+        if (q->key >= hi) break;
+        if (q->id <= -2) {
+            st = remat_alloc_model_release(am, nid + (-2 - q->id), err);
+        } else if (q->id >= 0 && q->delta > 0) {
+            if (state[q->id] == 2) continue;
+            st = remat_alloc_model_alloc(am, q->id, q->delta, &ar, err);
+            state[q->id] = 1;
+        } else if (q->id >= 0 && q->delta < 0) {
+            if (state[q->id] == 1) st = remat_alloc_model_release(am, q->id, err);
+            state[q->id] = state[q->id] == 1 ? 0 : 2;
+        }
+    }
+    remat_alloc_model_stats(am, &as);
+    if (!have_eof) res->end_of_forward_reserved = as.reserved_bytes;
+    res->peak_reserved_bytes = as.peak_reserved_bytes;
+    res->peak_allocated_bytes = as.peak_allocated_bytes;
+    res->segments = as.n_segments;
+    remat_caching_config_format(cfg, res->config, sizeof res->config);
+    remat_xfree(state);
+    remat_xfree(old);
+    remat_xfree(old_freed);
+    remat_xfree(live);
+    remat_alloc_model_free(am);
+    return st;
+}
+
+static remat_status sim_run_impl(const remat_ext_trace *t, const remat_model *m, const remat_plan *p,
+                                 remat_torch_exec how, const remat_caching_config *cfg, const char *origin,
+                                 remat_torch_pred *out, remat_torch_reserved *res, remat_error *err) {
     memset(out, 0, sizeof *out);
     const remat_ext_record *r = t->record;
     if (!r || t->n_devices < 1) return BAD("%s: /record: expected a recorded PyTorch step", origin);
@@ -879,8 +984,22 @@ remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m,
     s.ps.unit = -1;
     qsort(s.ps.p, (size_t)s.ps.n, sizeof *s.ps.p, cmp_point);
     sweep(&s, &sm, out);
+    if (res) st = caching_replay(&s, &sm, cfg, res, err);
 done:
     sim_run_free(&s);
     remat_xfree(units);
     return st;
+}
+
+remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m, const remat_plan *p,
+                                 remat_torch_exec how, const char *origin, remat_torch_pred *out, remat_error *err) {
+    return sim_run_impl(t, m, p, how, NULL, origin, out, NULL, err);
+}
+
+remat_status remat_torch_sim_run_caching(const remat_ext_trace *t, const remat_model *m, const remat_plan *p,
+                                         remat_torch_exec how, const remat_caching_config *cfg, const char *origin,
+                                         remat_torch_pred *out, remat_torch_reserved *res, remat_error *err) {
+    remat_caching_config def = remat_caching_config_default();
+    memset(res, 0, sizeof *res);
+    return sim_run_impl(t, m, p, how, cfg ? cfg : &def, origin, out, res, err);
 }

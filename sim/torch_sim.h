@@ -50,6 +50,7 @@
 
 #include <stdint.h>
 
+#include "core/alloc/alloc_model.h"
 #include "core/base/status.h"
 #include "core/io/ext_trace.h"
 #include "core/model/model.h"
@@ -96,6 +97,30 @@ const char *remat_torch_exec_label(remat_torch_exec e);
  * the trace's model (remat_torch_sim_model) and p validated against it. */
 remat_status remat_torch_sim_run(const remat_ext_trace *t, const remat_model *m, const remat_plan *p,
                                  remat_torch_exec how, const char *origin, remat_torch_pred *out, remat_error *err);
+
+/* The predicted step's reserved bytes under PyTorch's CUDA caching allocator (the model of
+ * core/alloc/alloc_model.h): the predicted step's allocations and frees (requested bytes,
+ * in their predicted order) replayed through the model under cfg (NULL: PyTorch's
+ * defaults) from a fresh cache at the step's start, in which the storages live then are
+ * allocated first in the order they were allocated: those older than the recording
+ * first (one block each for those the recording frees, in the order it frees them, then
+ * the rest of live_before_bytes, parameters, buffers and the batch, as one block, whose
+ * real layout the recording does not have). The earlier steps are not replayed (the
+ * recording ran them plainly, not under the plan). A CPU recording sees no cuDNN or
+ * cuBLAS workspace: these are the bytes the caching allocator would reserve for the same
+ * requests, not a GPU run's. */
+typedef struct remat_torch_reserved {
+    int64_t peak_reserved_bytes;     /* the predicted step's peak */
+    int64_t peak_allocated_bytes;    /* its peak of block bytes (requests rounded) */
+    int64_t reserved_at_start;       /* segments when the step starts (earlier steps', the older storages') */
+    int64_t end_of_forward_reserved; /* when the loss starts */
+    int64_t segments;                /* segments at the step's end */
+    char config[512];                /* the settings replayed (remat_caching_config_format) */
+} remat_torch_reserved;
+/* remat_torch_sim_run, also replaying its stream through the caching model into *res. */
+remat_status remat_torch_sim_run_caching(const remat_ext_trace *t, const remat_model *m, const remat_plan *p,
+                                         remat_torch_exec how, const remat_caching_config *cfg, const char *origin,
+                                         remat_torch_pred *out, remat_torch_reserved *res, remat_error *err);
 
 /* The search on a recorded step (`remat search --trace step.h5 --budget B`): among the
  * plans that store or checkpoint each whole block (checkpointed: plain, or with the bit

@@ -28,6 +28,7 @@
 static const char *USAGE =
     "usage: remat simulate --trace BASE.h5 [--plan P.json] [--allocator exact|caching]\n"
     "       remat simulate --trace STEP.h5 [--plan P] [--N n --second-trace STEP2.h5] [--executor E] [--json]\n"
+    "                      [--allocator caching [--allocator-config K=V,...]]   (a recorded PyTorch step)\n"
     "                      [--allocator-config K=V,...] [--N n] [--T t] [--iters n] [--copy-stream]\n"
     "                      [--out PRED.h5] [--ranks R [--reduce-blocks B]] [--json]\n"
     "       remat simulate --trace BASE.h5 --sweep T=v1,v2,...|N=v1,... [--plan P] [--figure FIG.png]\n"
@@ -56,7 +57,12 @@ static const char *USAGE =
     "runs it (docs/pytorch-record.md); the answer names the execution it describes\n"
     "(\"PyTorch 1.13 on CPU, recorded\"). --N n --second-trace B.h5 (the same step recorded at\n"
     "another batch size) predicts it at batch size n, only where every allocation is the same\n"
-    "in both recordings or proportional to N (else refused, naming the first that is not).";
+    "in both recordings or proportional to N (else refused, naming the first that is not).\n"
+    "--allocator caching [--allocator-config K=V,...] also replays the predicted step's requests\n"
+    "through the caching allocator model, from a fresh cache at the step's start, and reports\n"
+    "its peak reserved bytes (--json: peak_reserved_bytes, peak_bytes, ...): on a CPU recording,\n"
+    "what PyTorch's CUDA caching allocator would reserve for the same requests, without the\n"
+    "cuDNN/cuBLAS workspaces a CPU recording cannot see. Without --plan no model file is needed.";
 
 /* Where the trace was recorded: "ref backend, 2 threads, simd avx2" (the simd part
  * when the trace records it), "cuda backend". */
@@ -486,21 +492,67 @@ static void peak_where(const remat_ext_trace *t, const remat_model *m, const rem
         snprintf(buf, len, "%s, module %s", peak_phase(t, r->peak_event), peak_module(t, r->peak_event));
 }
 
+/* What the reserved bytes of a recorded step describe (--allocator caching). */
+static const char *record_reserved_describes(const remat_ext_record *rec) {
+    return strcmp(rec->device, "cpu")
+               ? "caching allocator model: the predicted requests replayed from a fresh cache at the step's start"
+               : "caching allocator model: what PyTorch's CUDA caching allocator would reserve for the same requests, "
+                 "from a fresh cache at the step's start; recorded on the CPU, so no cuDNN or cuBLAS workspaces";
+}
+
+/* --allocator caching on a recorded step: the fields remat's own traces have, then the replay's. */
+static void print_record_reserved_json(const remat_ext_record *rec, const remat_torch_reserved *res) {
+    printf(",\"allocator\":\"caching\",\"peak_bytes\":%lld,\"peak_reserved_bytes\":%lld,"
+           "\"peak_allocated_bytes\":%lld,\"end_of_forward_reserved_bytes\":%lld,\"reserved_at_start_bytes\":%lld,"
+           "\"segments\":%lld,\"allocator_config\":",
+           (long long)res->peak_reserved_bytes, (long long)res->peak_reserved_bytes,
+           (long long)res->peak_allocated_bytes, (long long)res->end_of_forward_reserved,
+           (long long)res->reserved_at_start, (long long)res->segments);
+    remat_json_string(stdout, res->config);
+    printf(",\"reserved_describes\":");
+    remat_json_string(stdout, record_reserved_describes(rec));
+}
+
+static void print_record_reserved(const remat_torch_reserved *res, const remat_ext_record *rec) {
+    char b1[64], b2[64];
+    printf("peak reserved bytes   %s  (%s)\n", remat_cli_fmt_bytes(res->peak_reserved_bytes, b1, sizeof b1),
+           record_reserved_describes(rec));
+    printf("  reserved at start   %s  (the storages live when the step starts, allocated anew; those older than "
+           "the recording that it never frees as one block)\n",
+           remat_cli_fmt_bytes(res->reserved_at_start, b2, sizeof b2));
+    printf("  end of forward      %s reserved; %lld segment%s at the end; peak allocated %s (requests rounded)\n",
+           remat_cli_fmt_bytes(res->end_of_forward_reserved, b1, sizeof b1), (long long)res->segments,
+           res->segments == 1 ? "" : "s", remat_cli_fmt_bytes(res->peak_allocated_bytes, b2, sizeof b2));
+    printf("  allocator config    %s\n", res->config);
+}
+
 /* A recorded PyTorch step (remat_torch.record): its peak under a plan (sim/torch_sim.h). */
 static int simulate_record(const char *path, remat_ext_trace *t, const char *plan_path, remat_torch_exec how,
-                           int json) {
+                           const remat_caching_config *cc, int json) {
     remat_error err = {0};
     remat_model m;
     remat_plan p;
-    int have_plan = 0;
+    int have_plan = 0, have_model = t->record->model && t->record->model[0];
     remat_torch_pred r;
-    remat_status st = remat_torch_sim_model(t, path, &m, &err);
-    if (st != REMAT_OK) return remat_cli_fail("simulate", &err);
+    remat_torch_reserved res;
+    remat_status st = REMAT_OK;
+    if (have_model || plan_path) { /* without a plan the step is the recording's own: no model file needed */
+        st = remat_torch_sim_model(t, path, &m, &err);
+        if (st != REMAT_OK) return remat_cli_fail("simulate", &err);
+        have_model = 1;
+    } else {
+        memset(&m, 0, sizeof m);
+        snprintf(m.name, sizeof m.name, "(recorded without a model file)");
+        m.T = t->record->T, m.N = t->record->N;
+    }
     if (plan_path) {
         st = remat_plan_load_arg(plan_path, &m, &p, &err);
         have_plan = st == REMAT_OK;
     }
-    if (st == REMAT_OK) st = remat_torch_sim_run(t, &m, have_plan ? &p : NULL, how, path, &r, &err);
+    if (st == REMAT_OK && cc)
+        st = remat_torch_sim_run_caching(t, &m, have_plan ? &p : NULL, how, cc, path, &r, &res, &err);
+    else if (st == REMAT_OK)
+        st = remat_torch_sim_run(t, &m, have_plan ? &p : NULL, how, path, &r, &err);
     char label[1024] = "none";
     if (st == REMAT_OK && have_plan) remat_plan_notation(&p, &m, label, sizeof label);
     const remat_ext_record *rec = t->record;
@@ -518,11 +570,13 @@ static int simulate_record(const char *path, remat_ext_trace *t, const char *pla
         remat_json_string(stdout, m.name);
         printf(",\"plan\":");
         remat_json_string(stdout, have_plan ? label : "");
-        printf(",\"T\":%lld,\"N\":%lld,\"step\":%d,\"peak_live_bytes\":%lld,\"peak_reserved_bytes\":null,"
+        if (cc) print_record_reserved_json(rec, &res);
+        printf(",\"T\":%lld,\"N\":%lld,\"step\":%d,\"peak_live_bytes\":%lld,%s"
                "\"end_of_forward_bytes\":%lld,\"step_time_s\":null,\"events\":%lld,"
                "\"recorded_peak_live_bytes\":%lld,\"live_at_start_bytes\":%lld,\"compressed_bytes\":%lld,"
                "\"replayed_allocations\":%lld,\"units\":%d,\"peak_event\":%lld,\"peak_phase\":\"%s\",\"peak_module\":",
-               (long long)m.T, (long long)m.N, r.step, (long long)r.peak_live_bytes, (long long)r.end_of_forward_bytes,
+               (long long)m.T, (long long)m.N, r.step, (long long)r.peak_live_bytes,
+               cc ? "" : "\"peak_reserved_bytes\":null,", (long long)r.end_of_forward_bytes,
                (long long)r.events, (long long)r.recorded_peak_live_bytes, (long long)r.live_at_start,
                (long long)r.compressed_bytes, (long long)r.replayed_allocations, r.units, (long long)r.peak_event,
                peak_phase(t, r.peak_event));
@@ -545,13 +599,15 @@ static int simulate_record(const char *path, remat_ext_trace *t, const char *pla
                remat_cli_fmt_bytes(r.compressed_bytes, b1 + 32, 32));
         printf("recomputed            %lld allocations replayed in %d unit%s\n", (long long)r.replayed_allocations,
                r.units, r.units == 1 ? "" : "s");
-        printf("peak reserved bytes   not predicted (a CPU recording has no caching allocator)\n");
+        if (cc) print_record_reserved(&res, rec);
+        else printf("peak reserved bytes   not predicted (a CPU recording has no caching allocator; "
+                    "--allocator caching replays the step through the caching allocator model)\n");
         printf("step time             not predicted (the recording times allocations, not kernels)\n");
         if (have_plan)
             remat_cli_next(stdout, "python3 -m remat_torch record ... --plan '%s'   (measure it)", plan_path);
     }
     if (have_plan) remat_plan_free(&p);
-    remat_model_free(&m);
+    if (have_model) remat_model_free(&m);
     return st == REMAT_OK ? 0 : remat_cli_fail("simulate", &err);
 }
 
@@ -613,6 +669,25 @@ static int check_world_flags(const simulate_cmd *c) {
     return 0;
 }
 
+/* --allocator and --allocator-config on a recorded step: *caching and the settings (PyTorch's
+ * defaults, changed by --allocator-config), 0; or 2 with one line on stderr. */
+static int record_allocator(const simulate_cmd *c, remat_caching_config *cc, int *caching) {
+    remat_error err = {0};
+    remat_sim_opts so;
+    if (remat_sim_opts_from_flags(c->alloc, NULL, 0, 0, 0, &so, &err) != REMAT_OK)
+        return remat_cli_fail("simulate", &err);
+    *caching = so.allocator == REMAT_ALLOC_CACHING;
+    if (c->alloc_cfg && !*caching) {
+        fprintf(stderr, "remat simulate: --allocator-config: only with --allocator caching on a recorded PyTorch "
+                        "step (expected --allocator caching)\n");
+        return 2;
+    }
+    *cc = remat_caching_config_default();
+    if (c->alloc_cfg && remat_caching_config_parse_notes(c->alloc_cfg, cc, NULL, 0, &err) != REMAT_OK)
+        return remat_cli_fail("simulate", &err);
+    return 0;
+}
+
 /* An imported allocation stream or a recorded PyTorch step (core/io/ext_trace.h): *done
  * set and its exit status returned when the trace is one; else 0. */
 static int simulate_if_ext(const simulate_cmd *c, int *done) {
@@ -625,19 +700,24 @@ static int simulate_if_ext(const simulate_cmd *c, int *done) {
     if (et.record) {
         int rc;
         int how = c->executor ? remat_torch_exec_from_name(c->executor) : REMAT_TORCH_APPLY_PLAN;
-        if (c->T || c->iters || c->copy_stream || c->out_path || c->sweep || strcmp(c->alloc, "exact") || c->alloc_cfg) {
+        remat_caching_config cc;
+        int caching = 0;
+        if (c->T || c->iters || c->copy_stream || c->out_path || c->sweep) {
             fprintf(stderr, "remat simulate: %s: a recorded PyTorch step takes only --plan, --N with "
-                            "--second-trace, and --json (--T, --sweep, --out and the caching allocator need a GPU "
-                            "recording or remat's own trace)\n",
+                            "--second-trace, --allocator, --allocator-config and --json (--T, --sweep and --out "
+                            "need remat's own trace)\n",
                     c->trace_path);
             rc = 2;
+        } else if ((rc = record_allocator(c, &cc, &caching)) != 0) {
+            /* said */
         } else if ((rc = remat_cli_record_rescale("simulate", c->trace_path, &et, c->second, c->N, 1, NULL)) == 0) {
             if (how < 0) {
                 fprintf(stderr, "remat simulate: --executor: expected apply_plan or torch-nonreentrant, got '%s'\n",
                         c->executor);
                 rc = 2;
             } else {
-                rc = simulate_record(c->trace_path, &et, c->plan_path, (remat_torch_exec)how, c->json);
+                rc = simulate_record(c->trace_path, &et, c->plan_path, (remat_torch_exec)how, caching ? &cc : NULL,
+                                     c->json);
             }
         }
         remat_ext_trace_free(&et);

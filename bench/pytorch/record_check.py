@@ -240,10 +240,10 @@ def plans_of(model: dict):
 EXECUTORS = ("apply_plan", "torch-nonreentrant")
 
 
-def simulate(remat: str, trace: str, plan: str, executor: str = "apply_plan"):
+def simulate(remat: str, trace: str, plan: str, executor: str = "apply_plan", extra=()):
     t0 = time.perf_counter()
     p = subprocess.run([remat, "simulate", "--trace", trace, "--json", "--executor", executor] +
-                       (["--plan", plan] if plan else []), capture_output=True, text=True)
+                       (["--plan", plan] if plan else []) + list(extra), capture_output=True, text=True)
     dt = time.perf_counter() - t0
     if p.returncode != 0:
         return None, p.stderr.strip(), dt
@@ -257,7 +257,14 @@ def batch(model: dict, shape, T: int, N: int):
     return x, labels
 
 
-def check_model(name: str, remat: str, tmp: str, plans=None, log=print, executor: str = "apply_plan"):
+def check_model(name: str, remat: str, tmp: str, plans=None, log=print, executor: str = "apply_plan",
+                reserved: bool = False, alloc_cfg: str = ""):
+    """Rows of predicted against measured peak live bytes, one per plan. reserved: also the
+    caching allocator model's peak reserved bytes, predicted (`--allocator caching` on the
+    plain recording) and replayed from the measured step's own stream (it is then written to
+    a file and simulated without a plan), under alloc_cfg (--allocator-config, "": PyTorch's
+    defaults): row keys reserved_predicted, reserved_measured."""
+    caching = (["--allocator", "caching"] + (["--allocator-config", alloc_cfg] if alloc_cfg else [])) if reserved else []
     if name in SNN_MODELS:
         import snn
         net, spec, mtext = snn_model(name)
@@ -286,7 +293,7 @@ def check_model(name: str, remat: str, tmp: str, plans=None, log=print, executor
     rec_s = time.perf_counter() - t0
     rows = []
     for plan in plans:
-        pred, why, sim_s = simulate(remat, trace, plan, executor)
+        pred, why, sim_s = simulate(remat, trace, plan, executor, caching)
         row = {"model": name, "plan": plan or "none", "record_s": rec_s, "predict_s": sim_s, "executor": executor}
         if pred is None:
             row["refused"] = why
@@ -308,12 +315,19 @@ def check_model(name: str, remat: str, tmp: str, plans=None, log=print, executor
             rows.append(row)
             continue
         opt2 = make_opt(net2)
-        s = R.record(run, x, labels, out=None, steps=2, optimizer=opt2, model=None, classes=int(model["classes"]),
+        mpath = os.path.join(tmp, "%s-measured.h5" % name) if reserved else None
+        s = R.record(run, x, labels, out=mpath, steps=2, optimizer=opt2, model=None, classes=int(model["classes"]),
                      loss=loss)
         meas = s["steps"][-1]["peak_live_bytes"]
         row.update({"predicted": pred["peak_live_bytes"], "measured": meas, "plain": pred["recorded_peak_live_bytes"],
                     "error": (pred["peak_live_bytes"] - meas) / meas,
                     "executed_by": executor})
+        if reserved:
+            got, why, _ = simulate(remat, mpath, "", executor, caching)
+            if got is None:
+                raise RuntimeError("remat simulate --allocator caching on the measured step: %s" % why)
+            row.update({"reserved_predicted": pred["peak_reserved_bytes"], "reserved_measured": got["peak_reserved_bytes"],
+                        "measured_replayed": got["peak_live_bytes"]})
         rows.append(row)
         log("%-6s %-28s predicted %10d measured %10d error %+.3f %%" % (name, plan or "none", row["predicted"], meas,
                                                                      100 * row["error"]))

@@ -397,10 +397,10 @@ class AgainstRealityTest(unittest.TestCase):
     step run under the plan: every kind of plan the comparison's executor runs (blocks,
     all blocks, a span, a split), within 1 % (observed: exact to the byte)."""
 
-    def check(self, name, plans, executor="apply_plan"):
+    def check(self, name, plans, executor="apply_plan", **kw):
         import record_check
         tmp = tempfile.mkdtemp(prefix="remat_check.")
-        rows = record_check.check_model(name, REMAT, tmp, plans=plans, log=lambda *a: None, executor=executor)
+        rows = record_check.check_model(name, REMAT, tmp, plans=plans, log=lambda *a: None, executor=executor, **kw)
         for r in rows:
             self.assertIn("measured", r, r)
             self.assertLessEqual(abs(r["error"]), 0.01, r)
@@ -417,6 +417,20 @@ class AgainstRealityTest(unittest.TestCase):
         an int64 copy of the positions beside the zeros (8 B per spike), at this step's peak (predicted 9 % low
         when only the decompressed input was counted)."""
         self.check("wide", ["stem:sparse", "stem:bit"])
+
+    def test_conv_reserved_bytes(self):
+        """--allocator caching: the caching allocator model's peak reserved bytes of the predicted stream equal
+        its replay of the measured step's own stream, for each plan. Under PyTorch's defaults this tiny step fits
+        one 2 MiB segment whatever the plan, so the check scales the allocator down (segments of 8 KiB and
+        64 KiB), where the reserved bytes follow the order and sizes of every request. Not every plan is exact
+        there (docs/pytorch-record.md: 'stem,b2,head' is one 8 KiB segment high); these are."""
+        cfg = "small_size=4KiB,small_segment=8KiB,large_segment=64KiB,min_large_alloc=32KiB,round_large=8KiB," \
+              "large_split_min=4KiB"
+        rows = self.check("conv", ["", "stem", "stem:bit,b2,head/k2", "b2:bool"], reserved=True, alloc_cfg=cfg)
+        for r in rows:
+            self.assertEqual(r["reserved_predicted"], r["reserved_measured"], r)
+            self.assertEqual(r["measured_replayed"], r["measured"], r)  # the stream replayed is the measured one
+        self.assertGreater(len({r["reserved_measured"] for r in rows}), 1)  # the plans change it: the check can fail
 
     def test_conv_torch_checkpoint(self):
         self.check("conv", ["stem", "stem,b2,head"], executor="torch-nonreentrant")
