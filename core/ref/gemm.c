@@ -154,6 +154,19 @@ static void pack_bf16(float *restrict dst, int64_t ld, const uint16_t *restrict 
     }
 }
 
+#if defined(__SSE2__)
+/* One 4 x 4 block transposed in registers: dst[q*ld + r] = src[r*rs + q], r, q < 4. */
+static inline void transpose4x4(float *restrict dst, int64_t ld, const float *restrict src, int64_t rs) {
+    __m128 x0 = _mm_loadu_ps(src + 0 * rs), x1 = _mm_loadu_ps(src + 1 * rs);
+    __m128 x2 = _mm_loadu_ps(src + 2 * rs), x3 = _mm_loadu_ps(src + 3 * rs);
+    _MM_TRANSPOSE4_PS(x0, x1, x2, x3);
+    _mm_storeu_ps(dst + 0 * ld, x0);
+    _mm_storeu_ps(dst + 1 * ld, x1);
+    _mm_storeu_ps(dst + 2 * ld, x2);
+    _mm_storeu_ps(dst + 3 * ld, x3);
+}
+#endif
+
 /* dst[k*ld + r] = src[r*rs + k] for r < count, k < kc; rows count .. width-1 of each
  * k are 0. With SSE2, 4 x 4 blocks are transposed in registers. */
 static void transpose_runs(float *restrict dst, int64_t ld, const float *restrict src, int64_t rs, int64_t count,
@@ -163,13 +176,7 @@ static void transpose_runs(float *restrict dst, int64_t ld, const float *restric
     for (; k + 4 <= kc; k += 4) {
         int64_t r = 0;
         for (; r + 4 <= count; r += 4) {
-            __m128 x0 = _mm_loadu_ps(src + (r + 0) * rs + k), x1 = _mm_loadu_ps(src + (r + 1) * rs + k);
-            __m128 x2 = _mm_loadu_ps(src + (r + 2) * rs + k), x3 = _mm_loadu_ps(src + (r + 3) * rs + k);
-            _MM_TRANSPOSE4_PS(x0, x1, x2, x3);
-            _mm_storeu_ps(dst + (k + 0) * ld + r, x0);
-            _mm_storeu_ps(dst + (k + 1) * ld + r, x1);
-            _mm_storeu_ps(dst + (k + 2) * ld + r, x2);
-            _mm_storeu_ps(dst + (k + 3) * ld + r, x3);
+            transpose4x4(dst + k * ld + r, ld, src + r * rs + k, rs);
         }
         for (int64_t q = k; q < k + 4; q++) {
             for (int64_t rr = r; rr < count; rr++) dst[q * ld + rr] = src[rr * rs + q];
@@ -204,13 +211,7 @@ static inline void interleave_runs(float *restrict dst, const float *restrict sr
     for (; k + 4 <= kc; k += 4) {
         int r = 0;
         for (; r + 4 <= mr; r += 4) {
-            __m128 x0 = _mm_loadu_ps(src + (r + 0) * rs + k), x1 = _mm_loadu_ps(src + (r + 1) * rs + k);
-            __m128 x2 = _mm_loadu_ps(src + (r + 2) * rs + k), x3 = _mm_loadu_ps(src + (r + 3) * rs + k);
-            _MM_TRANSPOSE4_PS(x0, x1, x2, x3);
-            _mm_storeu_ps(dst + (k + 0) * mr + r, x0);
-            _mm_storeu_ps(dst + (k + 1) * mr + r, x1);
-            _mm_storeu_ps(dst + (k + 2) * mr + r, x2);
-            _mm_storeu_ps(dst + (k + 3) * mr + r, x3);
+            transpose4x4(dst + k * mr + r, mr, src + r * rs + k, rs);
         }
         for (; r + 2 <= mr; r += 2) {
             const __m128 x0 = _mm_loadu_ps(src + r * rs + k), x1 = _mm_loadu_ps(src + (r + 1) * rs + k);
