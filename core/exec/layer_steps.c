@@ -237,14 +237,26 @@ static remat_status flatten_bwd(remat_session *s, const remat_bwd_args *a) {
 
 /* ---- if / lif: the potential h saved, dL/dv carried across chunks -------------------- */
 
+/* Shared by if/lif and plif: h allocated when the step's input is kept (forward); dL/dv
+ * allocated and zeroed when the steps are not chunked (backward: chunks carry it). */
+static remat_status neuron_keep_h(remat_session *s, const remat_fwd_args *a, layer_state *st, int64_t fout) {
+    if (!a->keep) return REMAT_OK;
+    remat_ex_describe_act(s, &st->h, REMAT_ROLE_SAVED, a->j, a->tc, fout);
+    return remat_ex_alloc(s, &st->h);
+}
+
+static remat_status neuron_gv_begin(remat_session *s, const remat_bwd_args *a, layer_state *st, int64_t fout) {
+    if (a->chunked) return REMAT_OK;
+    remat_ex_describe_state(s, &st->gv, REMAT_ROLE_NEURON_STATE, a->j, fout);
+    TRY(remat_ex_alloc(s, &st->gv));
+    return remat_ex_zero(s, &st->gv);
+}
+
 static remat_status neuron_fwd(remat_session *s, const remat_fwd_args *a) {
     const remat_layer *l = &s->m->layers[a->j];
     layer_state *st = &s->ls[a->j];
     int64_t N = s->m->N, fout = l->out_features;
-    if (a->keep) {
-        remat_ex_describe_act(s, &st->h, REMAT_ROLE_SAVED, a->j, a->tc, fout);
-        TRY(remat_ex_alloc(s, &st->h));
-    }
+    TRY(neuron_keep_h(s, a, st, fout));
     op_t op;
     remat_ex_op_begin(s, &op, REMAT_OP_NEURON_FWD, a->j, l->block, a->tc, a->tc * N * fout);
     if (DATA(s))
@@ -257,11 +269,7 @@ static remat_status neuron_bwd(remat_session *s, const remat_bwd_args *a) {
     const remat_layer *l = &s->m->layers[a->j];
     layer_state *st = &s->ls[a->j];
     int64_t N = s->m->N, fout = l->out_features;
-    if (!a->chunked) {
-        remat_ex_describe_state(s, &st->gv, REMAT_ROLE_NEURON_STATE, a->j, fout);
-        TRY(remat_ex_alloc(s, &st->gv));
-        TRY(remat_ex_zero(s, &st->gv));
-    }
+    TRY(neuron_gv_begin(s, a, st, fout));
     op_t op;
     remat_ex_op_begin(s, &op, REMAT_OP_NEURON_BWD, a->j, l->block, a->tc, a->tc * N * fout);
     if (DATA(s))
@@ -279,10 +287,7 @@ static remat_status plif_fwd(remat_session *s, const remat_fwd_args *a) {
     const remat_layer *l = &s->m->layers[a->j];
     layer_state *st = &s->ls[a->j];
     int64_t N = s->m->N, fout = l->out_features;
-    if (a->keep) {
-        remat_ex_describe_act(s, &st->h, REMAT_ROLE_SAVED, a->j, a->tc, fout);
-        TRY(remat_ex_alloc(s, &st->h));
-    }
+    TRY(neuron_keep_h(s, a, st, fout));
     op_t op;
     remat_ex_op_begin(s, &op, REMAT_OP_NEURON_FWD, a->j, l->block, a->tc, a->tc * N * fout);
     if (DATA(s))
@@ -295,11 +300,7 @@ static remat_status plif_bwd(remat_session *s, const remat_bwd_args *a) {
     const remat_layer *l = &s->m->layers[a->j];
     layer_state *st = &s->ls[a->j];
     int64_t N = s->m->N, fout = l->out_features;
-    if (!a->chunked) {
-        remat_ex_describe_state(s, &st->gv, REMAT_ROLE_NEURON_STATE, a->j, fout);
-        TRY(remat_ex_alloc(s, &st->gv));
-        TRY(remat_ex_zero(s, &st->gv));
-    }
+    TRY(neuron_gv_begin(s, a, st, fout));
     remat_tensor rows;
     TRY(remat_ex_alloc_f64(s, &rows, a->j, a->tc * N));
     /* on a shard, the per-block accumulators (combined by remat_ex_shard_grads_end) */
