@@ -275,3 +275,31 @@ def arg_int(name, default):
     if name in sys.argv:
         return int(sys.argv[sys.argv.index(name) + 1])
     return default
+
+
+SPIKINGJELLY = os.path.join(ROOT, "..", "shared", "third_party", "spikingjelly")
+
+
+def torch_record_setup(label):
+    """Prepares a run of bench/pytorch/record_check.py's checks (exp12, exp12b): one thread,
+    python/, bench/pytorch/ and SpikingJelly on sys.path, bench/results/work/<label>/ made.
+    Returns (torch, record_check, work dir), or None after printing that SpikingJelly is
+    absent (the experiment is skipped).
+
+        got = torch_record_setup("exp12")
+        if got is None:
+            return 0
+        torch, record_check, work = got
+    """
+    if not os.path.isdir(os.path.join(SPIKINGJELLY, "spikingjelly")):
+        print("%s: skipped: SpikingJelly not found at %s" % (label, os.path.normpath(SPIKINGJELLY)))
+        return None
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    sys.path[:0] = [os.path.join(ROOT, "python"), os.path.join(ROOT, "bench", "pytorch"), SPIKINGJELLY]
+    import torch
+    import record_check
+    torch.set_num_threads(1)
+    work = os.path.join(WORK, label)
+    os.makedirs(work, exist_ok=True)
+    return torch, record_check, work

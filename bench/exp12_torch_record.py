@@ -22,9 +22,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True
 import common as C  # noqa: E402
 
-SJ = os.path.join(C.ROOT, "..", "shared", "third_party", "spikingjelly")
-
-
 def record_check_model(name):
     """The model dict of one of record_check's networks (for its plan sample)."""
     import record_check
@@ -35,17 +32,10 @@ def record_check_model(name):
 
 def main():
     quick = C.arg_quick()
-    if not os.path.isdir(os.path.join(SJ, "spikingjelly")):
-        print("exp12: skipped: SpikingJelly not found at %s" % os.path.normpath(SJ))
+    got = C.torch_record_setup("exp12")
+    if got is None:
         return 0
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    sys.path[:0] = [os.path.join(C.ROOT, "python"), os.path.join(C.ROOT, "bench", "pytorch"), SJ]
-    import torch
-    import record_check
-    torch.set_num_threads(1)
-    work = os.path.join(C.WORK, "exp12")
-    os.makedirs(work, exist_ok=True)
+    torch, record_check, work = got
     models = ["dense", "conv"] if quick else ["dense", "conv", "vgg", "sew18", "wide"]
     rows = []
     for m in models:

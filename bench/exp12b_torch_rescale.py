@@ -19,22 +19,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True
 import common as C  # noqa: E402
 
-SJ = os.path.join(C.ROOT, "..", "shared", "third_party", "spikingjelly")
-
-
 def main():
     quick = C.arg_quick()
-    if not os.path.isdir(os.path.join(SJ, "spikingjelly")):
-        print("exp12b: skipped: SpikingJelly not found at %s" % os.path.normpath(SJ))
+    got = C.torch_record_setup("exp12b")
+    if got is None:
         return 0
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    sys.path[:0] = [os.path.join(C.ROOT, "python"), os.path.join(C.ROOT, "bench", "pytorch"), SJ]
-    import torch
-    import record_check
-    torch.set_num_threads(1)
-    work = os.path.join(C.WORK, "exp12b")
-    os.makedirs(work, exist_ok=True)
+    torch, record_check, work = got
     rows = []
     for m in (["dense", "conv"] if quick else ["dense", "conv", "vgg", "sew18"]):
         rows += record_check.rescale_check(m, C.remat_bin(), work)
