@@ -18,7 +18,7 @@
  *    with N and every size doubled it is linear, and rescaled to 3 N its plain peak is
  *    3 times the plain peak read (when the check and the prediction accept it).
  * remat's own allocations must all be returned; HDF5's leaks in its own error paths
- * are made with LeakSanitizer paused (as in fuzz_trace.c).
+ * are made with LeakSanitizer paused (fuzz/hdf5_leaks.h).
  *
  * Built and run by fuzz/run.sh. */
 #include <hdf5.h>
@@ -29,25 +29,9 @@
 #include "core/io/ext_record.h"
 #include "core/io/ext_trace.h"
 #include "fuzz/fuzz_common.h"
+#include "fuzz/hdf5_leaks.h"
 #include "sim/torch_rescale.h"
 #include "sim/torch_sim.h"
-
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define FUZZ_HAVE_LSAN 1
-#endif
-#endif
-#if !defined(FUZZ_HAVE_LSAN) && defined(__SANITIZE_ADDRESS__)
-#define FUZZ_HAVE_LSAN 1
-#endif
-#ifdef FUZZ_HAVE_LSAN
-#include <sanitizer/lsan_interface.h>
-#define HDF5_LEAKS_BEGIN() __lsan_disable()
-#define HDF5_LEAKS_END() __lsan_enable()
-#else
-#define HDF5_LEAKS_BEGIN() ((void)0)
-#define HDF5_LEAKS_END() ((void)0)
-#endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -24,23 +24,7 @@
 
 #include "core/io/trace.h"
 #include "fuzz/fuzz_common.h"
-
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define FUZZ_HAVE_LSAN 1
-#endif
-#endif
-#if !defined(FUZZ_HAVE_LSAN) && defined(__SANITIZE_ADDRESS__)
-#define FUZZ_HAVE_LSAN 1
-#endif
-#ifdef FUZZ_HAVE_LSAN
-#include <sanitizer/lsan_interface.h>
-#define HDF5_LEAKS_BEGIN() __lsan_disable()
-#define HDF5_LEAKS_END() __lsan_enable()
-#else
-#define HDF5_LEAKS_BEGIN() ((void)0)
-#define HDF5_LEAKS_END() ((void)0)
-#endif
+#include "fuzz/hdf5_leaks.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
