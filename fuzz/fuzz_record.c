@@ -18,7 +18,7 @@
  *    with N and every size doubled it is linear, and rescaled to 3 N its plain peak is
  *    3 times the plain peak read (when the check and the prediction accept it).
  * remat's own allocations must all be returned; HDF5's leaks in its own error paths
- * are made with LeakSanitizer paused (fuzz/hdf5_leaks.h).
+ * are made with LeakSanitizer paused (tests/hdf5_leaks.h).
  *
  * Built and run by fuzz/run.sh. */
 #include <hdf5.h>
@@ -29,9 +29,9 @@
 #include "core/io/ext_record.h"
 #include "core/io/ext_trace.h"
 #include "fuzz/fuzz_common.h"
-#include "fuzz/hdf5_leaks.h"
 #include "sim/torch_rescale.h"
 #include "sim/torch_sim.h"
+#include "tests/hdf5_leaks.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -24,7 +24,7 @@
 
 #include "core/io/trace.h"
 #include "fuzz/fuzz_common.h"
-#include "fuzz/hdf5_leaks.h"
+#include "tests/hdf5_leaks.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

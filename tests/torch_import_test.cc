@@ -22,21 +22,7 @@
 // header fails its checksum (see trace_h5_test.cc): leak checking is paused around
 // those deliberate reads of corrupted files only; remat's own allocations are still
 // checked there through remat_xmem_live.
-#if defined(__SANITIZE_ADDRESS__)
-#define REMAT_HAVE_LSAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define REMAT_HAVE_LSAN 1
-#endif
-#endif
-#ifdef REMAT_HAVE_LSAN
-#include <sanitizer/lsan_interface.h>
-#define HDF5_LEAKS_BEGIN() __lsan_disable()
-#define HDF5_LEAKS_END() __lsan_enable()
-#else
-#define HDF5_LEAKS_BEGIN() ((void)0)
-#define HDF5_LEAKS_END() ((void)0)
-#endif
+#include "tests/hdf5_leaks.h"
 
 namespace {
 

@@ -19,21 +19,7 @@
 // HDF5 1.10 leaks a few hundred bytes in some of its own error paths when an
 // object header fails its checksum (H5Oopen on a corrupted file leaks even in a
 // three-line program). Leak checking is paused around those deliberate reads only.
-#if defined(__SANITIZE_ADDRESS__)
-#define REMAT_HAVE_LSAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define REMAT_HAVE_LSAN 1
-#endif
-#endif
-#ifdef REMAT_HAVE_LSAN
-#include <sanitizer/lsan_interface.h>
-#define HDF5_LEAKS_BEGIN() __lsan_disable()
-#define HDF5_LEAKS_END() __lsan_enable()
-#else
-#define HDF5_LEAKS_BEGIN() ((void)0)
-#define HDF5_LEAKS_END() ((void)0)
-#endif
+#include "tests/hdf5_leaks.h"
 
 namespace {
 
