@@ -413,6 +413,31 @@ static int comp_window(const remat_ext_trace *t, const unit *u, int64_t lo, int6
     return 1;
 }
 
+/* The batch-norm statistics apply_plan clones before a unit's recomputation and puts back
+ * after its backward: for each batch-norm module of the unit, in module order, its buffers
+ * one allocation each (running_mean and running_var, the same bytes, then the int64
+ * num_batches_tracked: (b - 8) / 2, (b - 8) / 2 and 8 of its recorded b bytes; a sum not
+ * of that form as one allocation), between keys klo and khi, each freed at kend. */
+static int bn_points(const remat_ext_record *r, const unit *u, double klo, double khi, double kend, points *ps,
+                     remat_error *err) {
+    int64_t sizes[3 * 64], n = 0;
+    for (int32_t q = 0; q < r->n_modules; q++) {
+        const int64_t b = r->modules[q].bn_buffer_bytes;
+        if (r->modules[q].layer < u->l0 || r->modules[q].layer > u->l1 || b <= 0) continue;
+        if (n + 3 > (int64_t)(sizeof sizes / sizeof *sizes)) { /* more than 64 batch norms: one allocation each */
+            if (!add_point(ps, klo + (khi - klo) * 0.999, b, err) || !add_point(ps, kend, -b, err)) return 0;
+            continue;
+        }
+        if (b > 8 && (b - 8) % 2 == 0) sizes[n++] = (b - 8) / 2, sizes[n++] = (b - 8) / 2, sizes[n++] = 8;
+        else sizes[n++] = b;
+    }
+    for (int64_t i = 0; i < n; i++)
+        if (!add_point(ps, klo + (khi - klo) * (double)(i + 1) / (double)(n + 1), sizes[i], err) ||
+            !add_point(ps, kend, -sizes[i], err))
+            return 0;
+    return 1;
+}
+
 /* ---- time chunks (k > 1): the unit's allocations read from the chunk probe for k ----
  *
  * The probe (record.py's _chunk_probe) ran the whole network as one apply_plan segment of
@@ -561,8 +586,7 @@ static int chunk_points(const remat_ext_trace *t, const unit *u, cspan *fw, cspa
         int64_t b = u->in_sid >= 0 ? d->events[apos[u->in_sid]].size : 4 * u->in_numel;
         if (!add_point(ps, u->bs - 0.19, b, err) || !add_point(ps, u->be - 0.25, -b, err)) return 0;
     }
-    if ((u->bn_bytes && (!add_point(ps, u->bs - 0.185, u->bn_bytes, err) ||
-                         !add_point(ps, u->be - 0.25, -u->bn_bytes, err))) ||
+    if ((u->bn_bytes && !bn_points(r, u, u->bs - 0.1875, u->bs - 0.1825, u->be - 0.25, ps, err)) ||
         !add_point(ps, u->bs - 0.18, r->rng_state_bytes, err) || !add_point(ps, u->be - 0.25, -r->rng_state_bytes, err))
         return 0;
     ns = 0;
@@ -789,8 +813,7 @@ static int unit_replay(sim_run *s, int ui, remat_torch_pred *out, remat_error *e
         if (!add_point(ps, base + 0.5 * step, b, err) || !add_point(ps, u->be - 0.25, -b, err)) return 0;
     }
     if (apply) { /* the batch-norm statistics put back after, the RNG state around the recomputation */
-        if ((u->bn_bytes &&
-             (!add_point(ps, base + 0.6 * step, u->bn_bytes, err) || !add_point(ps, u->be - 0.25, -u->bn_bytes, err))) ||
+        if ((u->bn_bytes && !bn_points(r, u, base + 0.55 * step, base + 0.65 * step, u->be - 0.25, ps, err)) ||
             !add_point(ps, base + 0.7 * step, r->rng_state_bytes, err) ||
             !add_point(ps, u->be - 0.25, -r->rng_state_bytes, err))
             return 0;

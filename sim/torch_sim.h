@@ -29,9 +29,9 @@
  * REMAT_TORCH_APPLY_PLAN (remat_torch.apply_plan, an autograd Function per segment):
  * the Function's context keeps the RNG state (rng_state_bytes) and the compressed input
  * until the autograd graph is freed (the step's end); its backward holds the output's
- * gradient, the batch-norm statistics it restores (bn_buffer_bytes), a second RNG state,
- * and the recomputed output, neuron state and graph to its end; the neurons' state of
- * the forward stays alive (it is put back afterwards).
+ * gradient, the batch-norm statistics it restores (bn_buffer_bytes, one allocation per
+ * buffer), a second RNG state, and the recomputed output, neuron state and graph to its
+ * end; the neurons' state of the forward stays alive (it is put back afterwards).
  * REMAT_TORCH_NONREENTRANT: no RNG state; the neurons' state ends when the
  * recomputation starts and the recomputed one lives on; a storage saved only for a part
  * of the graph that no gradient reaches ends in the replay where the probe ended it; the
