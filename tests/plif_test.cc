@@ -24,6 +24,7 @@
 #include "core/base/bf16.h"
 #include "core/base/rng.h"
 #include "core/ref/ref_kernels.h"
+#include "tests/neuron_ref.h"
 
 namespace {
 
@@ -73,46 +74,20 @@ std::string Name(const Case& c) {
     return s;
 }
 
-double Vr(const Case& c) { return c.o.soft_reset ? 0.0 : c.o.v_reset; }
-
 double Charge(const Case& c, double v, double x, double k) {
-    const double vr = Vr(c);
+    const double vr = NeuronVr(c.o);
     return c.o.decay_input ? v + (x - (v - vr)) * k : v - (v - vr) * k + x;
 }
 
-double Primitive(const Case& c, double u) {
-    const double a = c.o.alpha;
-    if (c.o.surrogate == REMAT_SURROGATE_ATAN) return std::atan(M_PI / 2 * a * u) / M_PI + 0.5;
-    return 1.0 / (1.0 + std::exp(-a * u));
-}
-
-// Double forward from v0 with w; base_u == nullptr: the spiking forward (u_out gets u,
-// vp_out the states steps start from); else linearised around base_u.
-// L = sum ws * s + sum gfin * v_last.
+// Double forward from v0 with w (1/tau = sigmoid(w)); base_u == nullptr: the spiking
+// forward (u_out gets u, vp_out the states steps start from); else linearised around
+// base_u. L = sum ws * s + sum gfin * v_last.
 double ForwardD(const Case& c, const std::vector<double>& x, const std::vector<double>& v0, double w,
                 const std::vector<double>* base_u, std::vector<double>* u_out, std::vector<double>* vp_out,
                 const std::vector<float>& ws, const std::vector<float>& gfin, int64_t T, int64_t nf) {
-    const double k = 1.0 / (1.0 + std::exp(-w)), vth = c.o.v_threshold, vr = Vr(c);
-    std::vector<double> v = v0;
-    double L = 0;
-    for (int64_t t = 0; t < T; t++)
-        for (int64_t i = 0; i < nf; i++) {
-            if (vp_out) (*vp_out)[t * nf + i] = v[i];
-            const double h = Charge(c, v[i], x[t * nf + i], k), u = h - vth;
-            double s_out, s_reset;
-            if (!base_u) {
-                s_out = s_reset = u >= 0 ? 1.0 : 0.0;
-                if (u_out) (*u_out)[t * nf + i] = u;
-            } else {
-                const double u0 = (*base_u)[t * nf + i], h0 = u0 >= 0 ? 1.0 : 0.0;
-                s_out = h0 + Primitive(c, u) - Primitive(c, u0);
-                s_reset = c.o.detach_reset ? h0 : s_out;
-            }
-            v[i] = c.o.soft_reset ? h - s_reset * vth : h * (1 - s_reset) + vr * s_reset;
-            L += ws[t * nf + i] * s_out;
-        }
-    for (int64_t i = 0; i < nf; i++) L += gfin[i] * v[i];
-    return L;
+    const double k = 1.0 / (1.0 + std::exp(-w));
+    return NeuronLossD(c.o, [&](double v, double xi) { return Charge(c, v, xi, k); }, x, v0, base_u, u_out, vp_out,
+                       ws, gfin, T, nf);
 }
 
 // Inputs whose potentials stay 1e-3 away from the threshold (float and double agree on

@@ -29,6 +29,7 @@
 
 #include "core/ref/ref_kernels.h"
 #include "core/base/rng.h"
+#include "tests/neuron_ref.h"
 
 namespace {
 
@@ -343,18 +344,10 @@ std::string CaseName(const NeuronCase& c) {
     return s;
 }
 
-double Vr(const NeuronCase& c) { return c.o.soft_reset ? 0.0 : c.o.v_reset; }
-
 double Charge(const NeuronCase& c, double v, double x) {
-    const double vr = Vr(c), tau = c.o.tau;
+    const double vr = NeuronVr(c.o), tau = c.o.tau;
     if (c.type == REMAT_LAYER_IF) return v + x;
     return c.o.decay_input ? v + (x - (v - vr)) / tau : v - (v - vr) / tau + x;
-}
-
-double SurrogatePrimitive(const NeuronCase& c, double u) {
-    const double a = c.o.alpha;
-    if (c.o.surrogate == REMAT_SURROGATE_ATAN) return std::atan(M_PI / 2 * a * u) / M_PI + 0.5;
-    return 1.0 / (1.0 + std::exp(-a * u));
 }
 
 double SurrogateD(const NeuronCase& c, double u) {
@@ -373,26 +366,8 @@ double SurrogateD(const NeuronCase& c, double u) {
 double NeuronForwardD(const NeuronCase& c, const std::vector<double>& x, const std::vector<double>& v0,
                       const std::vector<double>* base_u, std::vector<double>* u_out, const std::vector<float>& ws,
                       const std::vector<float>& gfin, int64_t T, int64_t nf) {
-    std::vector<double> v = v0;
-    double L = 0;
-    const double vth = c.o.v_threshold, vr = Vr(c);
-    for (int64_t t = 0; t < T; t++)
-        for (int64_t i = 0; i < nf; i++) {
-            const double h = Charge(c, v[i], x[t * nf + i]), u = h - vth;
-            double s_out, s_reset;
-            if (!base_u) {
-                s_out = s_reset = u >= 0 ? 1.0 : 0.0;
-                if (u_out) (*u_out)[t * nf + i] = u;
-            } else {
-                const double u0 = (*base_u)[t * nf + i], h0 = u0 >= 0 ? 1.0 : 0.0;
-                s_out = h0 + SurrogatePrimitive(c, u) - SurrogatePrimitive(c, u0);
-                s_reset = c.o.detach_reset ? h0 : s_out;
-            }
-            v[i] = c.o.soft_reset ? h - s_reset * vth : h * (1 - s_reset) + vr * s_reset;
-            L += ws[t * nf + i] * s_out;
-        }
-    for (int64_t i = 0; i < nf; i++) L += gfin[i] * v[i];
-    return L;
+    return NeuronLossD(c.o, [&](double v, double xi) { return Charge(c, v, xi); }, x, v0, base_u, u_out, nullptr, ws,
+                       gfin, T, nf);
 }
 
 // Inputs whose potentials stay at least 1e-3 away from the threshold, so float and
@@ -468,7 +443,7 @@ TEST_P(NeuronTest, BackwardMatchesSpecTableInDouble) {
     std::vector<float> dx = dx0, gv = gfin;
     remat_ref_neuron_backward(dx.data(), gv.data(), ws.data(), h.data(), c.type, &c.o, T, nf);
 
-    const double vth = c.o.v_threshold, vr = Vr(c), tau = c.o.tau;
+    const double vth = c.o.v_threshold, vr = NeuronVr(c.o), tau = c.o.tau;
     const bool lif = c.type == REMAT_LAYER_LIF;
     std::vector<double> g(gfin.begin(), gfin.end()), dxd(T * nf);
     for (int64_t t = T - 1; t >= 0; t--)
