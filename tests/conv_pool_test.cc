@@ -19,6 +19,9 @@
 
 namespace {
 
+using remat_test::bits_equal;
+using remat_test::to_double;
+
 using remat_test::conv_geom;
 using remat_test::conv_weight_elems;
 using remat_test::dilated;
@@ -30,10 +33,6 @@ std::vector<float> Rand(size_t n, unsigned seed, float lo = -1.0f, float hi = 1.
     std::vector<float> v(n);
     for (auto& x : v) x = u(g);
     return v;
-}
-
-bool BitsEqual(const std::vector<float>& a, const std::vector<float>& b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 
@@ -60,8 +59,6 @@ void ConvD(const remat_conv_geom& g, int64_t rows, const std::vector<double>& x,
                     (*y)[((r * g.c_out + o) * g.h_out + oy) * g.w_out + ox] = s;
                 }
 }
-
-std::vector<double> ToD(const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); }
 
 // Central differences of L over every element of p, against the float gradient got.
 void CheckFd(const char* what, std::vector<double>& p, const std::function<double()>& L, const float* got,
@@ -101,7 +98,7 @@ TEST(Conv2d, ForwardAndBackwardMatchFiniteDifferences) {
         auto gy = Rand(rows * out_e, 4);
         std::vector<float> y(rows * out_e), ws(remat_ref_conv2d_forward_ws_elems(&g));
         remat_ref_conv2d_forward(y.data(), x.data(), w.data(), b.data(), ws.data(), rows, &g);
-        auto xd = ToD(x), wd = ToD(w), bd = ToD(b);
+        auto xd = to_double(x), wd = to_double(w), bd = to_double(b);
         std::vector<double> yd;
         ConvD(g, rows, xd, wd, &bd, &yd);
         for (size_t i = 0; i < y.size(); i++) ASSERT_NEAR(y[i], yd[i], 1e-5) << i;
@@ -135,11 +132,11 @@ TEST(Conv2d, NullBiasAndNullInputGradient) {
     std::vector<float> dw1(w.size(), 0.0f), dw2(w.size(), 0.0f), dx(x.size(), 0.0f), db(g.c_out, 0.0f);
     remat_ref_conv2d_backward(nullptr, dw1.data(), nullptr, gy.data(), x.data(), w.data(), ws.data(), T, N, &g);
     remat_ref_conv2d_backward(dx.data(), dw2.data(), db.data(), gy.data(), x.data(), w.data(), ws.data(), T, N, &g);
-    EXPECT_TRUE(BitsEqual(dw1, dw2));
+    EXPECT_TRUE(bits_equal(dw1, dw2));
     std::vector<float> y(rows * out_e), fws(remat_ref_conv2d_forward_ws_elems(&g));
     remat_ref_conv2d_forward(y.data(), x.data(), w.data(), nullptr, fws.data(), rows, &g);
     std::vector<double> yd;
-    ConvD(g, rows, ToD(x), ToD(w), nullptr, &yd);
+    ConvD(g, rows, to_double(x), to_double(w), nullptr, &yd);
     for (size_t i = 0; i < y.size(); i++) ASSERT_NEAR(y[i], yd[i], 1e-5) << i;
 }
 
@@ -165,10 +162,10 @@ TEST(Conv2d, TimeChunksLastFirstAreBitIdentical) {
         remat_ref_conv2d_backward(dxc.data() + t0 * N * in_e, dwc.data(), dbc.data(), gy.data() + t0 * N * out_e,
                                   x.data() + t0 * N * in_e, w.data(), bws.data(), ts, N, &g);
     }
-    EXPECT_TRUE(BitsEqual(y, yc));
-    EXPECT_TRUE(BitsEqual(dx, dxc));
-    EXPECT_TRUE(BitsEqual(dw, dwc));
-    EXPECT_TRUE(BitsEqual(db, dbc));
+    EXPECT_TRUE(bits_equal(y, yc));
+    EXPECT_TRUE(bits_equal(dx, dxc));
+    EXPECT_TRUE(bits_equal(dw, dwc));
+    EXPECT_TRUE(bits_equal(db, dbc));
 }
 
 // ---------------------------------------------------------------- pooling
@@ -203,7 +200,7 @@ TEST(Pool, AverageMatchesFiniteDifferences) {
         auto x = Rand(rows * in_e, 31), gy = Rand(rows * out_e, 32), dx0 = Rand(rows * in_e, 33);
         std::vector<float> y(rows * out_e), dx = dx0;
         remat_ref_avgpool2d_forward(y.data(), x.data(), rows, &g);
-        auto xd = ToD(x);
+        auto xd = to_double(x);
         std::vector<double> yd;
         PoolD(g, rows, xd, false, &yd);
         for (size_t i = 0; i < y.size(); i++) ASSERT_NEAR(y[i], yd[i], 1e-6) << i;
@@ -229,7 +226,7 @@ TEST(Pool, MaxMatchesFiniteDifferencesWithoutTies) {
         auto gy = Rand(rows * out_e, 42);
         std::vector<float> y(rows * out_e), dx(x.size(), 0.0f);
         remat_ref_maxpool2d_forward(y.data(), x.data(), rows, &g);
-        auto xd = ToD(x);
+        auto xd = to_double(x);
         std::vector<double> yd;
         PoolD(g, rows, xd, true, &yd);
         for (size_t i = 0; i < y.size(); i++) ASSERT_EQ(y[i], (float)yd[i]) << i;
@@ -261,7 +258,7 @@ TEST(Pool, MaxTiesSendTheGradientToTheFirstMaximumInRowMajorOrder) {
             int64_t iy = std::max<int64_t>(2 * oy - 1, 0), ix = std::max<int64_t>(2 * ox - 1, 0);
             want[iy * 4 + ix] += gy[oy * g.w_out + ox];
         }
-    EXPECT_TRUE(BitsEqual(dx, want));
+    EXPECT_TRUE(bits_equal(dx, want));
 }
 
 // ---------------------------------------------------------------- batch norm over [C, H, W]
@@ -291,7 +288,7 @@ TEST(BatchNormSpatial, StatisticsOverRowsAndPixelsAndFiniteDifferences) {
                 }
         }
     };
-    auto xd = ToD(x), wd = ToD(w), bd = ToD(b);
+    auto xd = to_double(x), wd = to_double(w), bd = to_double(b);
     std::vector<double> yd;
     fwd(xd, wd, bd, &yd);
     for (size_t i = 0; i < y.size(); i++) ASSERT_NEAR(y[i], yd[i], 1e-5) << i;

@@ -25,19 +25,17 @@
 #include "core/base/rng.h"
 #include "core/ref/ref_kernels.h"
 #include "tests/neuron_ref.h"
+#include "tests/testutil.h"
 
 namespace {
+
+using remat_test::bits_equal;
+using remat_test::to_double;
 
 std::vector<float> Rand(size_t n, uint64_t key, float lo = -1.0f, float hi = 1.0f) {
     std::vector<float> v(n);
     for (size_t i = 0; i < n; i++) v[i] = lo + (hi - lo) * remat_rng_uniform(77, 11, key, i);
     return v;
-}
-
-std::vector<double> ToD(const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); }
-
-bool BitsEqual(const std::vector<float>& a, const std::vector<float>& b) {
-    return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
 }
 
 struct Case {
@@ -98,7 +96,7 @@ void Inputs(const Case& c, int64_t T, int64_t nf, std::vector<float>* x, std::ve
         *v0 = Rand(nf, key + 5000, -0.5f, 0.7f);
         std::vector<double> u(T * nf);
         std::vector<float> ws(T * nf, 0.0f), gf(nf, 0.0f);
-        ForwardD(c, ToD(*x), ToD(*v0), c.w, nullptr, &u, nullptr, ws, gf, T, nf);
+        ForwardD(c, to_double(*x), to_double(*v0), c.w, nullptr, &u, nullptr, ws, gf, T, nf);
         double margin = 1e9;
         for (double e : u) margin = std::fmin(margin, std::fabs(e));
         if (margin > 1e-3) return;
@@ -120,7 +118,7 @@ TEST_P(PlifTest, ForwardMatchesDouble) {
     remat_ref_plif_forward(s.data(), vp.data(), v.data(), x.data(), &c.w, &c.o, T, nf);
     std::vector<double> u(T * nf), vpd(T * nf);
     std::vector<float> ws(T * nf, 0.0f), gf(nf, 0.0f);
-    ForwardD(c, ToD(x), ToD(v0), c.w, nullptr, &u, &vpd, ws, gf, T, nf);
+    ForwardD(c, to_double(x), to_double(v0), c.w, nullptr, &u, &vpd, ws, gf, T, nf);
     int spikes = 0;
     for (int64_t i = 0; i < T * nf; i++) {
         EXPECT_EQ(s[i], u[i] >= 0 ? 1.0f : 0.0f) << Name(c) << " element " << i;
@@ -146,7 +144,7 @@ TEST_P(PlifTest, BackwardMatchesFiniteDifferencesIncludingW) {
     std::vector<double> rows(T * N);
     remat_ref_plif_backward(dx.data(), gv.data(), rows.data(), dw.data(), ws.data(), vp.data(), x.data(), &c.w, &c.o,
                             T, N, F, 1);
-    auto xd = ToD(x), vd = ToD(v0);
+    auto xd = to_double(x), vd = to_double(v0);
     std::vector<double> base_u(T * nf);
     ForwardD(c, xd, vd, c.w, nullptr, &base_u, nullptr, ws, gfin, T, nf);
     auto L = [&](double w) { return ForwardD(c, xd, vd, w, &base_u, nullptr, nullptr, ws, gfin, T, nf); };
@@ -190,12 +188,12 @@ PlifRun FullRun(const Case& c, int64_t T, int64_t N, int64_t F, int64_t nblk, co
 }
 
 void ExpectSameRun(const PlifRun& a, const PlifRun& b, const std::string& what) {
-    EXPECT_TRUE(BitsEqual(a.s, b.s)) << what << " spikes";
-    EXPECT_TRUE(BitsEqual(a.vp, b.vp)) << what << " saved states";
-    EXPECT_TRUE(BitsEqual(a.v, b.v)) << what << " v";
-    EXPECT_TRUE(BitsEqual(a.dx, b.dx)) << what << " dx";
-    EXPECT_TRUE(BitsEqual(a.gv, b.gv)) << what << " gv";
-    EXPECT_TRUE(BitsEqual(a.dw, b.dw)) << what << " dw";
+    EXPECT_TRUE(bits_equal(a.s, b.s)) << what << " spikes";
+    EXPECT_TRUE(bits_equal(a.vp, b.vp)) << what << " saved states";
+    EXPECT_TRUE(bits_equal(a.v, b.v)) << what << " v";
+    EXPECT_TRUE(bits_equal(a.dx, b.dx)) << what << " dx";
+    EXPECT_TRUE(bits_equal(a.gv, b.gv)) << what << " gv";
+    EXPECT_TRUE(bits_equal(a.dw, b.dw)) << what << " dw";
 }
 
 TEST_P(PlifTest, TimeChunksAndThreadsAreBitIdentical) {
@@ -273,10 +271,10 @@ TEST_P(PlifTest, Bf16TwinsAreTheFp32KernelsRounded) {
         ASSERT_EQ(s16[i], remat_f32_to_bf16(sf[i])) << Name(c) << " spike " << i;
         ASSERT_EQ(dx16[i], remat_f32_to_bf16(dxf[i])) << Name(c) << " dx " << i;
     }
-    EXPECT_TRUE(BitsEqual(vp16, vpf)) << Name(c);
-    EXPECT_TRUE(BitsEqual(v16, vf)) << Name(c);
-    EXPECT_TRUE(BitsEqual(gv16, gvf)) << Name(c);
-    EXPECT_TRUE(BitsEqual(dw16, dwf)) << Name(c);
+    EXPECT_TRUE(bits_equal(vp16, vpf)) << Name(c);
+    EXPECT_TRUE(bits_equal(v16, vf)) << Name(c);
+    EXPECT_TRUE(bits_equal(gv16, gvf)) << Name(c);
+    EXPECT_TRUE(bits_equal(dw16, dwf)) << Name(c);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllOptions, PlifTest, ::testing::Range(0, (int)AllCases().size()),

@@ -30,19 +30,17 @@
 #include "core/ref/ref_kernels.h"
 #include "core/base/rng.h"
 #include "tests/neuron_ref.h"
+#include "tests/testutil.h"
 
 namespace {
+
+using remat_test::bits_equal;
+using remat_test::to_double;
 
 std::vector<float> Rand(size_t n, uint64_t key, float lo = -1.0f, float hi = 1.0f) {
     std::vector<float> v(n);
     for (size_t i = 0; i < n; i++) v[i] = lo + (hi - lo) * remat_rng_uniform(77, 9, key, i);
     return v;
-}
-
-std::vector<double> ToD(const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); }
-
-bool BitsEqual(const std::vector<float>& a, const std::vector<float>& b) {
-    return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
 }
 
 // Central differences of loss() over every element of p, against the analytic grad.
@@ -126,7 +124,7 @@ TEST_P(GemmTest, EmptyKZeroesOrKeeps) {
     std::vector<float> c = c0;
     float dummy = 0;
     Gemm(l, c.data(), &dummy, &dummy, 3, 4, 0, 1);
-    EXPECT_TRUE(BitsEqual(c, c0));
+    EXPECT_TRUE(bits_equal(c, c0));
     Gemm(l, c.data(), &dummy, &dummy, 3, 4, 0, 0);
     for (float x : c) EXPECT_EQ(x, 0.0f);
 }
@@ -152,7 +150,7 @@ TEST_P(GemmTest, RowChunksAreBitIdentical) {
             m0 += m;
         }
         ASSERT_EQ(m0, M);
-        EXPECT_TRUE(BitsEqual(full, chunked)) << kLayoutName[l] << " acc=" << acc;
+        EXPECT_TRUE(bits_equal(full, chunked)) << kLayoutName[l] << " acc=" << acc;
     }
 }
 
@@ -192,8 +190,8 @@ TEST_P(GemmTest, ThreadCountDoesNotChangeBits) {
                 out.push_back(c);
             }
             remat_ref_set_threads(1);
-            EXPECT_TRUE(BitsEqual(out[0], out[1])) << kLayoutName[l] << " 1 vs 2 threads " << s.M << "x" << s.N;
-            EXPECT_TRUE(BitsEqual(out[0], out[2])) << kLayoutName[l] << " 1 vs 3 threads " << s.M << "x" << s.N;
+            EXPECT_TRUE(bits_equal(out[0], out[1])) << kLayoutName[l] << " 1 vs 2 threads " << s.M << "x" << s.N;
+            EXPECT_TRUE(bits_equal(out[0], out[2])) << kLayoutName[l] << " 1 vs 3 threads " << s.M << "x" << s.N;
         }
     }
 }
@@ -220,7 +218,7 @@ TEST(Linear, ForwardAndBackwardMatchFiniteDifferences) {
     auto x = Rand(rows * lc.in, 20), w = Rand(lc.out * lc.in, 21), b = Rand(lc.out, 22), g = Rand(rows * lc.out, 23);
     std::vector<float> y(rows * lc.out);
     remat_ref_linear_forward(y.data(), x.data(), w.data(), b.data(), rows, lc.in, lc.out);
-    auto xd = ToD(x), wd = ToD(w), bd = ToD(b);
+    auto xd = to_double(x), wd = to_double(w), bd = to_double(b);
     auto fwd = [&](std::vector<double>* yo) {
         double L = 0;
         for (int64_t r = 0; r < rows; r++)
@@ -256,14 +254,14 @@ TEST(Linear, NullBiasAndOptionalGradients) {
     std::vector<float> y(rows * out), yref(rows * out);
     remat_ref_linear_forward(y.data(), x.data(), w.data(), nullptr, rows, in, out);
     remat_ref_gemm_nt(yref.data(), x.data(), w.data(), rows, out, in, 0);
-    EXPECT_TRUE(BitsEqual(y, yref));
+    EXPECT_TRUE(bits_equal(y, yref));
     std::vector<float> dw1(out * in, 0.0f), dw2(out * in, 0.0f), dx(rows * in, 0.0f), db(out, 0.0f);
     std::vector<float> scratch(remat_ref_linear_scratch_elems(in, out));
     remat_ref_linear_backward(nullptr, dw1.data(), nullptr, g.data(), x.data(), w.data(), scratch.data(), T, N, in,
                               out);
     remat_ref_linear_backward(dx.data(), dw2.data(), db.data(), g.data(), x.data(), w.data(), scratch.data(), T, N,
                               in, out);
-    EXPECT_TRUE(BitsEqual(dw1, dw2));
+    EXPECT_TRUE(bits_equal(dw1, dw2));
 }
 
 // The full-T call and the same steps in time chunks, backward chunks last-first,
@@ -292,10 +290,10 @@ TEST(Linear, TimeChunksLastFirstAreBitIdentical) {
         remat_ref_linear_backward(dxc.data() + t0 * N * in, dwc.data(), dbc.data(), g.data() + t0 * N * out,
                                   x.data() + t0 * N * in, w.data(), scratch.data(), ts, N, in, out);
     }
-    EXPECT_TRUE(BitsEqual(y, yc));
-    EXPECT_TRUE(BitsEqual(dx, dxc));
-    EXPECT_TRUE(BitsEqual(dw, dwc));
-    EXPECT_TRUE(BitsEqual(db, dbc));
+    EXPECT_TRUE(bits_equal(y, yc));
+    EXPECT_TRUE(bits_equal(dx, dxc));
+    EXPECT_TRUE(bits_equal(dw, dwc));
+    EXPECT_TRUE(bits_equal(db, dbc));
 
     // The spec's order: dweight = ((dw0 + P_{T-1}) + P_{T-2}) + ... with P_t a float GEMM.
     std::vector<float> dwspec = dw0, pt(out * in);
@@ -303,7 +301,7 @@ TEST(Linear, TimeChunksLastFirstAreBitIdentical) {
         remat_ref_gemm_tn(pt.data(), g.data() + t * N * out, x.data() + t * N * in, out, in, N, 0);
         for (size_t e = 0; e < pt.size(); e++) dwspec[e] = dwspec[e] + pt[e];
     }
-    EXPECT_TRUE(BitsEqual(dw, dwspec));
+    EXPECT_TRUE(bits_equal(dw, dwspec));
 }
 
 // ---------------------------------------------------------------- neurons
@@ -378,7 +376,7 @@ void NeuronInputs(const NeuronCase& c, int64_t T, int64_t nf, std::vector<float>
         *v0 = Rand(nf, key + 5000, -0.5f, 0.7f);
         std::vector<double> u(T * nf);
         std::vector<float> ws(T * nf, 0.0f), gf(nf, 0.0f);
-        NeuronForwardD(c, ToD(*x), ToD(*v0), nullptr, &u, ws, gf, T, nf);
+        NeuronForwardD(c, to_double(*x), to_double(*v0), nullptr, &u, ws, gf, T, nf);
         double margin = 1e9;
         for (double e : u) margin = std::fmin(margin, std::fabs(e));
         if (margin > 1e-3) return;
@@ -410,12 +408,12 @@ TEST_P(NeuronTest, ForwardMatchesSpecInFloatAndDouble) {
             ASSERT_EQ(std::memcmp(&hh, &h[t * nf + i], 4), 0) << CaseName(c) << " h at " << t << "," << i;
             ASSERT_EQ(ss, s[t * nf + i]) << CaseName(c) << " s at " << t << "," << i;
         }
-    EXPECT_TRUE(BitsEqual(vf, v)) << CaseName(c);
+    EXPECT_TRUE(bits_equal(vf, v)) << CaseName(c);
 
     // And the double forward gives the same spikes and nearly the same potentials.
     std::vector<double> u(T * nf);
     std::vector<float> zero_ws(T * nf, 0.0f), zero_g(nf, 0.0f);
-    NeuronForwardD(c, ToD(x), ToD(v0), nullptr, &u, zero_ws, zero_g, T, nf);
+    NeuronForwardD(c, to_double(x), to_double(v0), nullptr, &u, zero_ws, zero_g, T, nf);
     int spikes = 0;
     for (int64_t e = 0; e < T * nf; e++) {
         EXPECT_EQ(s[e], u[e] >= 0 ? 1.0f : 0.0f) << CaseName(c) << " " << e;
@@ -428,8 +426,8 @@ TEST_P(NeuronTest, ForwardMatchesSpecInFloatAndDouble) {
     // h may be NULL: same spikes and state.
     std::vector<float> s2(T * nf), v2 = v0;
     remat_ref_neuron_forward(s2.data(), nullptr, v2.data(), x.data(), c.type, &c.o, T, nf);
-    EXPECT_TRUE(BitsEqual(s, s2));
-    EXPECT_TRUE(BitsEqual(v, v2));
+    EXPECT_TRUE(bits_equal(s, s2));
+    EXPECT_TRUE(bits_equal(v, v2));
 }
 
 TEST_P(NeuronTest, BackwardMatchesSpecTableInDouble) {
@@ -475,7 +473,7 @@ TEST_P(NeuronTest, BackwardIsDerivativeOfSurrogateForward) {
     std::vector<float> dx(T * nf, 0.0f), gv = gfin;
     remat_ref_neuron_backward(dx.data(), gv.data(), ws.data(), h.data(), c.type, &c.o, T, nf);
 
-    auto xd = ToD(x), vd = ToD(v0);
+    auto xd = to_double(x), vd = to_double(v0);
     std::vector<double> base_u(T * nf);
     NeuronForwardD(c, xd, vd, nullptr, &base_u, ws, gfin, T, nf);
     auto L = [&] { return NeuronForwardD(c, xd, vd, &base_u, nullptr, ws, gfin, T, nf); };
@@ -501,11 +499,11 @@ TEST_P(NeuronTest, TimeChunksAreBitIdentical) {
     for (int k = 2; k >= 0; k--)
         remat_ref_neuron_backward(dxc.data() + bounds[k] * nf, gvc.data(), ws.data() + bounds[k] * nf,
                                   hc.data() + bounds[k] * nf, c.type, &c.o, bounds[k + 1] - bounds[k], nf);
-    EXPECT_TRUE(BitsEqual(s, sc)) << CaseName(c);
-    EXPECT_TRUE(BitsEqual(h, hc)) << CaseName(c);
-    EXPECT_TRUE(BitsEqual(v, vc)) << CaseName(c);
-    EXPECT_TRUE(BitsEqual(dx, dxc)) << CaseName(c);
-    EXPECT_TRUE(BitsEqual(gv, gvc)) << CaseName(c);
+    EXPECT_TRUE(bits_equal(s, sc)) << CaseName(c);
+    EXPECT_TRUE(bits_equal(h, hc)) << CaseName(c);
+    EXPECT_TRUE(bits_equal(v, vc)) << CaseName(c);
+    EXPECT_TRUE(bits_equal(dx, dxc)) << CaseName(c);
+    EXPECT_TRUE(bits_equal(gv, gvc)) << CaseName(c);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllOptions, NeuronTest, ::testing::Range(0, (int)AllNeuronCases().size()),
@@ -571,7 +569,7 @@ TEST(BatchNorm, ForwardAndRunningStatistics) {
         std::vector<float> y(rows * C), mean(C), rstd(C), rm = rm0, rv = rv0;
         remat_ref_batchnorm_forward(y.data(), mean.data(), rstd.data(), rm.data(), rv.data(), x.data(), w.data(),
                                     b.data(), rows, C, 1, 0.1f, 1e-5);
-        BnD d = BatchNormD(ToD(x), ToD(w), ToD(b), rows, C);
+        BnD d = BatchNormD(to_double(x), to_double(w), to_double(b), rows, C);
         for (int64_t e = 0; e < rows * C; e++) EXPECT_NEAR(y[e], d.out[e], 2e-5 * (1 + std::fabs(d.out[e]))) << e;
         for (int64_t c = 0; c < C; c++) {
             EXPECT_NEAR(mean[c], d.mean[c], 1e-6);
@@ -596,9 +594,9 @@ TEST(BatchNorm, ForwardAndRunningStatistics) {
         std::vector<float> y2(rows * C), mean2(C), rstd2(C);
         remat_ref_batchnorm_forward(y2.data(), mean2.data(), rstd2.data(), nullptr, nullptr, x.data(), w.data(),
                                     b.data(), rows, C, 1, 0.1f, 1e-5);
-        EXPECT_TRUE(BitsEqual(y, y2));
-        EXPECT_TRUE(BitsEqual(mean, mean2));
-        EXPECT_TRUE(BitsEqual(rstd, rstd2));
+        EXPECT_TRUE(bits_equal(y, y2));
+        EXPECT_TRUE(bits_equal(mean, mean2));
+        EXPECT_TRUE(bits_equal(rstd, rstd2));
     }
 }
 
@@ -614,7 +612,7 @@ TEST(BatchNorm, BackwardMatchesFiniteDifferences) {
                                  rstd.data(), rows, C, 1);
     for (size_t i = 0; i < dx.size(); i++) dx[i] -= dx0[i];
     for (int64_t c = 0; c < C; c++) dw[c] -= dw0[c], db[c] -= db0[c];
-    auto xd = ToD(x), wd = ToD(w), bd = ToD(b);
+    auto xd = to_double(x), wd = to_double(w), bd = to_double(b);
     auto L = [&] {
         BnD d = BatchNormD(xd, wd, bd, rows, C);
         double l = 0;
@@ -645,7 +643,7 @@ TEST(Dropout, MaskFollowsTheCounterBasedGenerator) {
         std::vector<float> other(nf);
         remat_ref_dropout_mask(other.data(), 42, 4, 7, p, nf);
         if (p > 0) {
-            EXPECT_FALSE(BitsEqual(mask, other));
+            EXPECT_FALSE(bits_equal(mask, other));
         }
     }
 }
@@ -697,7 +695,7 @@ TEST(Add, ForwardAndBackward) {
     remat_ref_add_backward(da.data(), db.data(), g.data(), n);
     std::vector<float> gda(n), gdb(n);
     for (int64_t i = 0; i < n; i++) gda[i] = da[i] - da0[i], gdb[i] = db[i] - db0[i];
-    auto ad = ToD(a), bd = ToD(b);
+    auto ad = to_double(a), bd = to_double(b);
     auto L = [&] {
         double l = 0;
         for (int64_t i = 0; i < n; i++) l += g[i] * (ad[i] + bd[i]);
@@ -747,7 +745,7 @@ TEST(Loss, ForwardAndBackwardMatchFiniteDifferences) {
         auto out = Rand(T * N * K, 800, 0.0f, 1.0f);
         std::vector<float> rate(N * K);
         const float L = remat_ref_loss_forward(rate.data(), out.data(), labels.data(), type, T, N, K);
-        auto od = ToD(out);
+        auto od = to_double(out);
         EXPECT_NEAR(L, LossD(type, od, labels, T, N, K), 1e-6) << type;
         for (int64_t n = 0; n < N; n++)
             for (int64_t k = 0; k < K; k++) {
@@ -793,7 +791,7 @@ TEST(Optimizer, AdamMatchesDoubleReference) {
     const auto p0 = Rand(n, 910);
     auto p = p0;
     std::vector<float> m(n, 0.0f), v(n, 0.0f);
-    std::vector<double> pd = ToD(p), md(n, 0.0), vd(n, 0.0);
+    std::vector<double> pd = to_double(p), md(n, 0.0), vd(n, 0.0);
     for (int step = 1; step <= 4; step++) {
         auto g = Rand(n, 911 + step);
         remat_ref_adam_update(p.data(), m.data(), v.data(), g.data(), lr, b1, b2, eps, step, n);

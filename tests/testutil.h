@@ -4,6 +4,7 @@
 #define REMAT_TESTS_TESTUTIL_H
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,14 @@ struct StepOutput {
 // trace may be NULL. Returns false and fills err on failure.
 bool run_step(const remat_model &m, const remat_plan &p, uint64_t seed, remat_trace *trace, StepOutput *out,
               remat_error *err, remat_fault fault = REMAT_FAULT_NONE, int threads = 1);
+
+// a and b hold the same floats bit for bit (sizes included).
+inline bool bits_equal(const std::vector<float> &a, const std::vector<float> &b) {
+    return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+}
+
+// v in double (for the double references of the kernel tests).
+inline std::vector<double> to_double(const std::vector<float> &v) { return std::vector<double>(v.begin(), v.end()); }
 
 // Index of the first differing element, or -1 when equal.
 int64_t first_difference(const std::vector<uint32_t> &a, const std::vector<uint32_t> &b);
