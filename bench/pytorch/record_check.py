@@ -387,12 +387,16 @@ def main():
     ap.add_argument("--executor", default="apply_plan", choices=EXECUTORS)
     ap.add_argument("--json")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--reserved", nargs="?", const="", default=None, metavar="ALLOC_CONF",
+                    help="also compare the caching allocator model's peak reserved bytes, predicted against the "
+                         "measured step's replay (under these --allocator-config settings; default PyTorch's)")
     a = ap.parse_args()
     os.makedirs(a.tmp, exist_ok=True)
     torch.set_num_threads(1)
     rows = []
     for m in a.models.split(","):
-        rows += check_model(m, a.remat, a.tmp, executor=a.executor)
+        rows += check_model(m, a.remat, a.tmp, executor=a.executor, reserved=a.reserved is not None,
+                            alloc_cfg=a.reserved or "")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)
@@ -407,7 +411,13 @@ def main():
                 print("| %s | `%s` | %s | %s | | |" % (r["model"], r["plan"], r.get("predicted", ""), r["refused"]))
     errs = [abs(r["error"]) for r in rows if "error" in r]
     print("plans measured: %d, largest |error| %.4f %%" % (len(errs), 100 * max(errs) if errs else 0))
-    return 1 if errs and max(errs) > 0.01 else 0
+    off = [r for r in rows if "reserved_measured" in r and r["reserved_predicted"] != r["reserved_measured"]]
+    if a.reserved is not None:
+        print("reserved bytes: %d plans compared, %d differ%s" % (
+            sum("reserved_measured" in r for r in rows), len(off),
+            "".join("\n  %s %s: predicted %d, replayed %d" % (r["model"], r["plan"], r["reserved_predicted"],
+                                                             r["reserved_measured"]) for r in off)))
+    return 1 if (errs and max(errs) > 0.01) or off else 0
 
 
 if __name__ == "__main__":
