@@ -4,14 +4,13 @@
   /usr/bin/python3 bench/pytorch/check_neuron.py      (exit 0: all match, 1: a mismatch)
 
 The reference builds the same T steps out of ordinary differentiable ops, with a
-per-step Heaviside whose backward is the surrogate sg(u) and the reset written as in
+per-step Heaviside whose backward is the surrogate sg(u) (snn.SurrogateSpike) and the reset written as in
 docs/determinism.md (detach_reset: the spike in the reset is detached). Autograd then derives
 the backward recurrence by itself; the hand-written recurrence of snn.MultiStepNeuron
 must agree with it (float64, relative 1e-10) for every option combination, and the
 forward spikes must be identical.
 """
 import itertools
-import math
 import os
 import sys
 
@@ -21,25 +20,6 @@ sys.dont_write_bytecode = True
 import torch  # noqa: E402
 
 import snn  # noqa: E402
-
-
-class Heaviside(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, u, kind, alpha):
-        ctx.save_for_backward(u)
-        ctx.kind, ctx.alpha = kind, alpha
-        return (u >= 0).to(u.dtype)
-
-    @staticmethod
-    def backward(ctx, g):
-        (u,) = ctx.saved_tensors
-        a = ctx.alpha
-        if ctx.kind == "sigmoid":
-            sig = torch.sigmoid(a * u)
-            sg = a * sig * (1 - sig)
-        else:
-            sg = (a / 2) / (1 + (math.pi / 2 * a * u) ** 2)
-        return g * sg, None, None
 
 
 def reference(x, cfg):
@@ -53,7 +33,7 @@ def reference(x, cfg):
             h = v + (x[t] - (v - (0.0 if vr is None else vr))) / cfg["tau"]
         else:
             h = v - (v - (0.0 if vr is None else vr)) / cfg["tau"] + x[t]
-        s = Heaviside.apply(h - vth, cfg["surrogate"], cfg["alpha"])
+        s = snn.SurrogateSpike.apply(h - vth, cfg["surrogate"] == "sigmoid", cfg["alpha"])
         sr = s.detach() if cfg["detach_reset"] else s
         v = h - sr * vth if vr is None else h * (1 - sr) + vr * sr
         out.append(s)
