@@ -1359,10 +1359,11 @@ def exp16_overhead(d):
                    "%+.1f points" % r["error_points"]] for r in ov])
 
 
-def sec_exp16(d, before=None, big=None):
+def sec_exp16(d, before=None, big=None, quiet=None, quiet_big=None):
     """Section 16: predicted against measured step time for rescaled N and a plan's overhead,
-    after the probe (d: the small models; big: the conv models, fewer rounds) and before it
-    (before: the same questions, the earlier simulator)."""
+    after the probe (d: the small models; big: the conv models, fewer rounds), the same questions
+    again on a quiet machine by the wall clock (quiet, quiet_big), and before the probe (before: the
+    same questions, the earlier simulator)."""
     if not d:
         return None
     parts = ["## 16. Step-time predictions: rescaled batch and plan overhead",
@@ -1404,6 +1405,20 @@ def sec_exp16(d, before=None, big=None):
         parts.append(exp16_rows(big))
         parts.append(exp16_overhead(big))
         parts.append(commands(big))
+    if quiet:
+        sq = exp16_summary(quiet["rows"] + (quiet_big["rows"] if quiet_big else []))
+        parts.append("### After, again on a quiet machine by the wall clock\n\n"
+                     "The same questions once the other sessions had stopped (load average below 1), timed by "
+                     "the wall clock, on the final code of this section's change. Summary, |error| median and "
+                     "worst (signed range):")
+        parts.append(table(["kind", "median", "worst", "range", "rows"],
+                           [[k, "%.1f" % v[0], "%.1f" % v[1], "%+.1f … %+.1f" % (v[2], v[3]), v[4]]
+                            for k, v in sq.items()]))
+        for x in [quiet] + ([quiet_big] if quiet_big else []):
+            parts.append(provenance(x) + clock(x))
+            parts.append(exp16_rows(x))
+            parts.append(exp16_overhead(x))
+            parts.append(commands(x))
     if before:
         parts.append("### Before (the simulator without the probe)\n\n" + provenance(before) + clock(before))
         parts.append(exp16_rows(before))
@@ -1455,7 +1470,8 @@ def main():
     d15, d15w, d16 = load("exp15_profile"), load("exp15_profile_workspace"), load("exp16_step_predict")
     secs = [sec_exp1(d1), sec_exp2(d2, d1), sec_exp3(d3, d4), sec_exp4(d4), sec_exp5(d5), sec_exp6(d6), sec_exp7(d7),
             sec_exp4_conv(d4c, load("exp4_pytorch_conv_t2")), sec_exp8(d8), sec_exp9(d9), sec_exp10(d10), sec_gemm(d0), sec_exp11(d11), sec_exp12(d12), sec_exp12b(d12b),
-            sec_exp13(d13), sec_exp15(d15, d15w, load("exp15_profile_workspace_dcol")), sec_exp16(d16, load("exp16_step_predict_before"), load("exp16_step_predict_conv"))]
+            sec_exp13(d13), sec_exp15(d15, d15w, load("exp15_profile_workspace_dcol")), sec_exp16(d16, load("exp16_step_predict_before"), load("exp16_step_predict_conv"),
+                                 load("exp16_quiet_small"), load("exp16_quiet_conv"))]
     missing = [n for n, s in zip(["1", "2", "3", "4", "5", "6", "7", "7b", "8", "9", "10", "0", "11", "12", "12b", "13", "15",
                                   "16"], secs)
                if s is None]
