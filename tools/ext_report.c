@@ -4,19 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/io/json_write.h"
 #include "plots/figure.h"
 
 static double pct(int64_t a, int64_t b) { return b ? 100.0 * (double)a / (double)b : 100.0; }
-
-static void json_str(const char *s) {
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') printf("\\%c", *s);
-        else if ((unsigned char)*s < 0x20) printf("\\u%04x", *s);
-        else putchar(*s);
-    }
-    putchar('"');
-}
 
 static void print_human(const remat_ext_replay *r) {
     char b1[64], b2[64];
@@ -83,7 +74,7 @@ static void print_json_device(const remat_ext_replay *r) {
            (long long)r->segment_events_recorded, (long long)r->segment_events_reserved_matched,
            (long long)r->segment_allocs_recorded, (long long)r->segment_allocs_matched,
            (long long)r->segments_created_predicted, (long long)r->unknown_frees);
-    json_str(r->config);
+    remat_json_string(stdout, r->config);
     printf(",\"notes\":[");
     int first = 1;
     for (const char *p = r->notes; *p;) {
@@ -92,7 +83,7 @@ static void print_json_device(const remat_ext_replay *r) {
         char line[512];
         snprintf(line, sizeof line, "%.*s", (int)(n < 511 ? n : 511), p);
         if (!first) putchar(',');
-        json_str(line);
+        remat_json_string(stdout, line);
         first = 0;
         p += n + (nl ? 1 : 0);
     }
@@ -174,9 +165,9 @@ int remat_ext_report(const char *cmd, const char *origin, const remat_ext_trace 
             for (int c = -1; c < n_cfg && n_cfg && first_dev >= 0; c++) {
                 const remat_ext_replay *w = c < 0 ? &base : &wi[c];
                 printf("%s{\"settings\":", c >= 0 ? "," : "");
-                json_str(c < 0 ? "recorded" : what_if->items[c]);
+                remat_json_string(stdout, c < 0 ? "recorded" : what_if->items[c]);
                 printf(",\"device\":%d,\"config\":", (int)w->device);
-                json_str(w->config);
+                remat_json_string(stdout, w->config);
                 printf(",\"peak_reserved_predicted\":%lld,\"fragmentation_at_peak\":%lld,"
                        "\"peak_allocated_predicted\":%lld,\"reserved_end_predicted\":%lld}",
                        (long long)w->peak_reserved_predicted, (long long)w->fragmentation_at_peak,
