@@ -22,7 +22,7 @@ extern "C" {
 #define REMAT_EXT_SCHEMA_VERSION 2 /* 2: an optional /record group (ext_record.h) */
 #define REMAT_EXT_FORMAT "remat-external-alloc"
 
-/* Trace entry actions, in PyTorch's names (PyTorch's torch/cuda/memory.py, TraceEntry). */
+/* Trace entry actions, in PyTorch's names (PyTorch's module torch.cuda.memory, TraceEntry). */
 typedef enum remat_ext_action {
     REMAT_EXT_ALLOC = 0,       /* a block handed out: addr, size (requested bytes) */
     REMAT_EXT_FREE_REQUESTED,  /* the program released it (it may still be in use by a stream) */

@@ -1,6 +1,6 @@
 /* torch_snapshot.h - importing a PyTorch memory snapshot (the pickle written by
  * torch.cuda.memory._dump_snapshot(); format of PyTorch's torch/csrc/cuda/memory_snapshot.cpp,
- * documented in PyTorch's torch/cuda/memory.py) into an external allocation stream
+ * documented in PyTorch's module torch.cuda.memory) into an external allocation stream
  * (core/io/ext_trace.h).
  *
  * Kept: top-level `segments` (per segment `device`, `address`, `total_size`, `stream`,
