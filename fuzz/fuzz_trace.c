@@ -8,7 +8,7 @@
  *
  * Build (clang; see fuzz/run.sh for the flags the other targets use):
  *   clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -I. -I/usr/include/hdf5/serial \
- *     fuzz/fuzz_trace.c core/io/trace.c core/io/trace_h5.c core/io/h5_util.c core/base/status.c core/base/types.c \
+ *     fuzz/fuzz_trace.c core/io/trace.c core/io/trace_h5.c core/io/h5_util.c core/base/status.c core/base/grow.c core/base/types.c \
  *     -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5_serial -o fuzz_trace
  * Seed corpus: fuzz/seeds/trace (small valid traces).
  *

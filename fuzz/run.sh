@@ -25,9 +25,9 @@ case $seed in ''|*[!0-9]*) echo "fuzz/run.sh: SEED: expected a whole number, got
 
 mkdir -p "$work"
 cd "$root"
-srcs="core/base/size.c core/base/status.c core/base/types.c core/io/file_kind.c core/io/input_file.c core/io/json_util.c core/io/json_strict.c core/io/json_write.c core/model/layers.c core/model/model_json.c core/model/plan_json.c core/model/plan_notation.c core/model/plan_grid.c"
-trace_srcs="core/base/clock.c core/base/status.c core/base/types.c core/io/file_kind.c core/io/input_file.c core/io/atomic_file.c core/io/trace.c core/io/trace_h5.c core/io/h5_util.c"
-pickle_srcs="core/base/clock.c core/base/size.c core/base/status.c core/io/pickle.c core/io/ext_trace.c core/io/ext_record.c core/io/torch_snapshot.c core/io/input_file.c core/alloc/caching_config.c core/io/h5_util.c core/io/file_kind.c core/io/atomic_file.c core/base/types.c"
+srcs="core/base/size.c core/base/status.c core/base/grow.c core/base/types.c core/io/file_kind.c core/io/input_file.c core/io/json_util.c core/io/json_strict.c core/io/json_write.c core/model/layers.c core/model/model_json.c core/model/plan_json.c core/model/plan_notation.c core/model/plan_grid.c"
+trace_srcs="core/base/clock.c core/base/status.c core/base/grow.c core/base/types.c core/io/file_kind.c core/io/input_file.c core/io/atomic_file.c core/io/trace.c core/io/trace_h5.c core/io/h5_util.c"
+pickle_srcs="core/base/clock.c core/base/size.c core/base/status.c core/base/grow.c core/io/pickle.c core/io/ext_trace.c core/io/ext_record.c core/io/torch_snapshot.c core/io/input_file.c core/alloc/caching_config.c core/io/h5_util.c core/io/file_kind.c core/io/atomic_file.c core/base/types.c"
 flags="-std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -I."
 for t in model plan notation; do
     $cc $flags -o "$work/fuzz_$t" "fuzz/fuzz_$t.c" $srcs -lcjson -lm
@@ -38,10 +38,10 @@ $cc $flags -I/usr/include/hdf5/serial -o "$work/fuzz_trace" fuzz/fuzz_trace.c $t
 $cc $flags -I/usr/include/hdf5/serial -o "$work/fuzz_pickle" fuzz/fuzz_pickle.c $pickle_srcs \
     -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5_serial -lm
 # the recorded PyTorch step (/record) and what reads it: the plan simulator and the --N check
-record_srcs="core/base/clock.c core/base/size.c core/base/status.c core/base/types.c core/io/file_kind.c core/io/input_file.c core/io/atomic_file.c core/io/h5_util.c core/io/ext_trace.c core/io/ext_trace_h5.c core/io/ext_record.c core/io/json_util.c core/io/json_strict.c core/io/json_write.c core/model/layers.c core/model/model_json.c core/model/plan_json.c core/model/plan_notation.c core/model/plan_grid.c core/alloc/caching_config.c core/alloc/alloc_model.c sim/torch_sim.c sim/torch_rescale.c"
+record_srcs="core/base/clock.c core/base/size.c core/base/status.c core/base/grow.c core/base/types.c core/io/file_kind.c core/io/input_file.c core/io/atomic_file.c core/io/h5_util.c core/io/ext_trace.c core/io/ext_trace_h5.c core/io/ext_record.c core/io/json_util.c core/io/json_strict.c core/io/json_write.c core/model/layers.c core/model/model_json.c core/model/plan_json.c core/model/plan_notation.c core/model/plan_grid.c core/alloc/caching_config.c core/alloc/alloc_model.c sim/torch_sim.c sim/torch_rescale.c"
 $cc $flags -I/usr/include/hdf5/serial -o "$work/fuzz_record" fuzz/fuzz_record.c $record_srcs \
     -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5_serial -lcjson -lm
-plot_srcs="plots/scaling.c plots/reduce.c plots/pareto.c plots/names.c plots/memplot.c plots/items.c plots/figure.c plots/extplot.c plots/ext_curve.c plots/curve.c plots/breakdown.c core/model/plan_notation.c core/model/plan_json.c core/model/model_json.c core/model/layers.c core/io/trace.c core/io/json_write.c core/io/json_util.c core/io/json_strict.c core/io/input_file.c core/io/file_kind.c core/io/ext_trace.c core/io/ext_record.c core/io/atomic_file.c core/base/types.c core/base/status.c core/base/size.c core/base/clock.c core/alloc/caching_config.c core/alloc/alloc_model.c core/io/h5_util.c"
+plot_srcs="plots/scaling.c plots/reduce.c plots/pareto.c plots/names.c plots/memplot.c plots/items.c plots/figure.c plots/extplot.c plots/ext_curve.c plots/curve.c plots/breakdown.c core/model/plan_notation.c core/model/plan_json.c core/model/model_json.c core/model/layers.c core/io/trace.c core/io/json_write.c core/io/json_util.c core/io/json_strict.c core/io/input_file.c core/io/file_kind.c core/io/ext_trace.c core/io/ext_record.c core/io/atomic_file.c core/base/types.c core/base/status.c core/base/grow.c core/base/size.c core/base/clock.c core/alloc/caching_config.c core/alloc/alloc_model.c core/io/h5_util.c"
 $cc $flags -I/usr/include/hdf5/serial -o "$work/fuzz_plot" fuzz/fuzz_plot.c $plot_srcs \
     -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5_serial -lcjson -lm
 

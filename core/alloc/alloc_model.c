@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "core/alloc/alloc_model.h"
+#include "core/base/grow.h"
 
 #define NIL (-1)
 #define ID_DEAD (-1)    /* id_blk: not live */
@@ -194,15 +195,11 @@ static remat_status reserve_blocks(remat_alloc_model *m, int32_t k, remat_error 
     if (have >= k) return REMAT_OK;
     if (m->cap_b > INT32_MAX / 4 - k)
         return remat_error_set(err, REMAT_ERR_NOMEM, "allocator model: more than 2^29 blocks");
-    int32_t cap = m->cap_b ? m->cap_b * 2 : 1024;
-    while (cap - m->n_b < k) cap *= 2;
-    blk *nb = remat_xrealloc(m->b, (size_t)cap * sizeof(blk), err);
-    if (!nb) return REMAT_ERR_NOMEM;
-    m->b = nb;
-    int32_t *nl = remat_xrealloc(m->lk, (size_t)cap * 2 * sizeof(int32_t), err);
-    if (!nl) return REMAT_ERR_NOMEM; /* m->b grew; cap_b unchanged: harmless */
-    m->lk = nl;
-    m->cap_b = cap;
+    int64_t cap = m->cap_b, cap_lk = m->cap_b; /* lk: two links a block */
+    if (remat_grow((void **)&m->b, &cap, m->n_b + k, sizeof(blk), 1024, INT32_MAX, err)) return REMAT_ERR_NOMEM;
+    if (remat_grow((void **)&m->lk, &cap_lk, m->n_b + k, 2 * sizeof(int32_t), 1024, INT32_MAX, err))
+        return REMAT_ERR_NOMEM; /* m->b grew; cap_b unchanged: harmless */
+    m->cap_b = (int32_t)cap;
     return REMAT_OK;
 }
 
@@ -257,11 +254,9 @@ static remat_status reserve_segment(remat_alloc_model *m, remat_error *err) {
     if (m->n_s < m->cap_s) return REMAT_OK;
     if (m->n_s >= MAX_SEGMENTS)
         return remat_error_set(err, REMAT_ERR_NOMEM, "allocator model: more than %d segments", MAX_SEGMENTS);
-    int32_t cap = m->cap_s ? m->cap_s * 2 : 64;
-    seg *ns = remat_xrealloc(m->s, (size_t)cap * sizeof(seg), err);
-    if (!ns) return REMAT_ERR_NOMEM;
-    m->s = ns;
-    m->cap_s = cap;
+    int64_t cap = m->cap_s;
+    if (remat_grow((void **)&m->s, &cap, m->n_s + 1, sizeof(seg), 64, INT32_MAX, err)) return REMAT_ERR_NOMEM;
+    m->cap_s = (int32_t)cap;
     return REMAT_OK;
 }
 
@@ -324,14 +319,10 @@ static remat_status grow_ids(remat_alloc_model *m, int64_t id, remat_error *err)
     if (id >= ((int64_t)1 << 40))
         return remat_error_set(err, REMAT_ERR_NOMEM, "allocator model: tensor id %lld is too large for the id table",
                                (long long)id);
-    int64_t cap = m->cap_ids ? m->cap_ids : 1024;
-    while (cap <= id) cap *= 2;
-    int32_t *nb = remat_xrealloc(m->id_blk, (size_t)cap * sizeof(int32_t), err);
-    if (!nb) return REMAT_ERR_NOMEM;
-    m->id_blk = nb;
-    int64_t *ny = remat_xrealloc(m->id_bytes, (size_t)cap * sizeof(int64_t), err);
-    if (!ny) return REMAT_ERR_NOMEM;
-    m->id_bytes = ny;
+    int64_t cap = m->cap_ids, cap_bytes = m->cap_ids;
+    if (remat_grow((void **)&m->id_blk, &cap, id + 1, sizeof(int32_t), 1024, INT64_MAX, err)) return REMAT_ERR_NOMEM;
+    if (remat_grow((void **)&m->id_bytes, &cap_bytes, id + 1, sizeof(int64_t), 1024, INT64_MAX, err))
+        return REMAT_ERR_NOMEM;
     for (int64_t i = m->cap_ids; i < cap; i++) {
         m->id_blk[i] = ID_DEAD;
         m->id_bytes[i] = 0;

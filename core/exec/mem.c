@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "core/base/grow.h"
 #include "core/base/status.h"
 
 remat_status remat_mem_init(remat_mem *m, remat_backend *be, const remat_caching_config *cfg, remat_trace *trace,
@@ -86,14 +87,10 @@ static remat_status trace_event(remat_mem *m, remat_tensor *t, remat_event_kind 
 }
 
 static remat_status grow_segments(remat_mem *m, int64_t seg, remat_error *err) {
-    if (seg < m->cap_seg) return REMAT_OK;
-    int64_t cap = m->cap_seg ? m->cap_seg * 2 : 64;
-    while (cap <= seg) cap *= 2;
-    void **n = remat_xrealloc(m->seg_base, (size_t)cap * sizeof *n, err);
-    if (!n) return REMAT_ERR_NOMEM;
-    memset(n + m->cap_seg, 0, (size_t)(cap - m->cap_seg) * sizeof *n);
-    m->seg_base = n;
-    m->cap_seg = cap;
+    int64_t old = m->cap_seg;
+    if (remat_grow((void **)&m->seg_base, &m->cap_seg, seg + 1, sizeof *m->seg_base, 64, INT64_MAX, err))
+        return REMAT_ERR_NOMEM;
+    memset(m->seg_base + old, 0, (size_t)(m->cap_seg - old) * sizeof *m->seg_base);
     return REMAT_OK;
 }
 

@@ -14,6 +14,7 @@
  */
 #include "core/io/ext_replay.h"
 
+#include "core/base/grow.h"
 #include "core/base/rng.h"
 
 #include <inttypes.h>
@@ -140,25 +141,8 @@ static int64_t find_seg(const seg_ref *segs, int64_t n, int64_t addr) {
     return addr < s->addr + s->size ? lo - 1 : -1;
 }
 
-static int grow64(int64_t **a, int64_t *cap, int64_t need, remat_error *err) {
-    if (need <= *cap) return 1;
-    int64_t c = *cap ? *cap * 2 : 256;
-    while (c < need) c *= 2;
-    int64_t *p = remat_xrealloc(*a, (size_t)c * sizeof(int64_t), err);
-    if (!p) return 0;
-    *a = p;
-    *cap = c;
-    return 1;
-}
-
 static int push_seg(seg_ref **a, int64_t *n, int64_t *cap, seg_ref v, remat_error *err) {
-    if (*n == *cap) {
-        int64_t c = *cap ? *cap * 2 : 64;
-        seg_ref *p = remat_xrealloc(*a, (size_t)c * sizeof *p, err);
-        if (!p) return 0;
-        *a = p;
-        *cap = c;
-    }
+    if (remat_grow((void **)a, cap, *n + 1, sizeof **a, 64, INT64_MAX, err)) return 0;
     (*a)[(*n)++] = v;
     return 1;
 }
@@ -174,6 +158,11 @@ typedef struct lane {
     remat_alloc_model *m;
     int64_t *base; int64_t cap_base, n_base; /* real address of each model segment (-1: unknown) */
 } lane;
+
+/* Makes lane l's segment bases hold need (core/base/grow.h). */
+static remat_status grow_base(lane *l, int64_t need, remat_error *err) {
+    return remat_grow((void **)&l->base, &l->cap_base, need, sizeof *l->base, 256, INT64_MAX, err);
+}
 
 #define MAX_LANES 64
 
@@ -207,13 +196,7 @@ static int lane_of(state *s, int64_t stream, remat_error *err) {
 /* A new id owned by lane k. */
 static int64_t new_id(state *s, int k, remat_error *err) {
     int64_t id = s->next_id;
-    if (id >= s->cap_id_lane) {
-        int64_t c = s->cap_id_lane ? s->cap_id_lane * 2 : 4096;
-        int32_t *p = remat_xrealloc(s->id_lane, (size_t)c * sizeof *p, err);
-        if (!p) return -1;
-        s->id_lane = p;
-        s->cap_id_lane = c;
-    }
+    if (remat_grow((void **)&s->id_lane, &s->cap_id_lane, id + 1, sizeof *s->id_lane, 4096, INT64_MAX, err)) return -1;
     s->id_lane[id] = k;
     return s->next_id++;
 }
@@ -336,7 +319,7 @@ static remat_status add_start_segments(state *s, seg_ref *start, int64_t n_start
         start[g].lane = k;
         if (fresh) continue;
         lane *l = &s->lanes[k];
-        if (!grow64(&l->base, &l->cap_base, l->n_base + 1, err)) return REMAT_ERR_NOMEM;
+        if (grow_base(l, l->n_base + 1, err)) return REMAT_ERR_NOMEM;
         int64_t si = remat_alloc_model_add_segment(l->m, start[g].pool, start[g].size, err);
         if (si != l->n_base) return err && err->status ? err->status : REMAT_ERR_INTERNAL;
         l->base[si] = start[g].addr;
@@ -360,7 +343,7 @@ static remat_status alloc_start_blocks(state *s, const seg_ref *start, int64_t n
         if (st != REMAT_OK) return st;
         if (res.new_segment_bytes > 0) { /* addresses unknown in a fresh start */
             lane *l = &s->lanes[ln];
-            if (!grow64(&l->base, &l->cap_base, res.segment + 1, err)) return REMAT_ERR_NOMEM;
+            if (grow_base(l, res.segment + 1, err)) return REMAT_ERR_NOMEM;
             for (int64_t q = l->n_base; q <= res.segment; q++) l->base[q] = -1;
             if (res.segment >= l->n_base) l->n_base = res.segment + 1;
         }
@@ -503,7 +486,7 @@ static remat_status replay_alloc(replay *p, int64_t i, remat_ext_replay *r, rema
     lane *l = &s->lanes[ln];
     if (res.new_segment_bytes > 0 && res.segment >= l->n_base) {
         /* a segment the model created: matched to the real one holding the recorded address */
-        if (!grow64(&l->base, &l->cap_base, res.segment + 1, err)) return REMAT_ERR_NOMEM;
+        if (grow_base(l, res.segment + 1, err)) return REMAT_ERR_NOMEM;
         int64_t g = p->c.expandable_segments ? -1 : find_seg(s->known, s->n_known, e->addr);
         for (int64_t k = l->n_base; k <= res.segment; k++) l->base[k] = -1;
         /* an expandable segment's recorded ranges start where its pages are mapped,

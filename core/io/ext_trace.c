@@ -2,6 +2,7 @@
 #include "core/io/ext_trace.h"
 
 #include "core/io/ext_record.h"
+#include "core/base/grow.h"
 #include "core/base/rng.h"
 
 #include <stdarg.h>
@@ -57,31 +58,20 @@ remat_status remat_ext_trace_set_devices(remat_ext_trace *t, int32_t n, remat_er
     return REMAT_OK;
 }
 
-/* Grows an array of elem-byte records to hold one more. */
-static int grow(void **arr, int64_t *cap, int64_t n, size_t elem, remat_error *err) {
-    if (n < *cap) return 1;
-    int64_t c = *cap ? *cap * 2 : 256;
-    void *p = remat_xrealloc(*arr, (size_t)c * elem, err);
-    if (!p) return 0;
-    *arr = p;
-    *cap = c;
-    return 1;
-}
-
 int64_t remat_ext_add_event(remat_ext_device *d, const remat_ext_event *e, remat_error *err) {
-    if (!grow((void **)&d->events, &d->cap_events, d->n_events, sizeof *e, err)) return -1;
+    if (remat_grow((void **)&d->events, &d->cap_events, d->n_events + 1, sizeof *e, 256, INT64_MAX, err)) return -1;
     d->events[d->n_events] = *e;
     return d->n_events++;
 }
 
 int64_t remat_ext_add_segment(remat_ext_device *d, const remat_ext_segment *s, remat_error *err) {
-    if (!grow((void **)&d->segments, &d->cap_segments, d->n_segments, sizeof *s, err)) return -1;
+    if (remat_grow((void **)&d->segments, &d->cap_segments, d->n_segments + 1, sizeof *s, 256, INT64_MAX, err)) return -1;
     d->segments[d->n_segments] = *s;
     return d->n_segments++;
 }
 
 int64_t remat_ext_add_block(remat_ext_device *d, const remat_ext_block *b, remat_error *err) {
-    if (!grow((void **)&d->blocks, &d->cap_blocks, d->n_blocks, sizeof *b, err)) return -1;
+    if (remat_grow((void **)&d->blocks, &d->cap_blocks, d->n_blocks + 1, sizeof *b, 256, INT64_MAX, err)) return -1;
     d->blocks[d->n_blocks] = *b;
     return d->n_blocks++;
 }
@@ -91,16 +81,12 @@ int32_t remat_ext_add_label(remat_ext_trace *t, const char *s, size_t len, remat
         remat_error_set(err, REMAT_ERR_NOMEM, "external trace: more than 2^31 labels");
         return -1;
     }
-    while (t->label_bytes + (int64_t)len + 1 > t->cap_label_bytes) {
-        int64_t c = t->cap_label_bytes ? t->cap_label_bytes * 2 : 4096;
-        char *p = remat_xrealloc(t->label_text, (size_t)c, err);
-        if (!p) return -1;
-        t->label_text = p;
-        t->cap_label_bytes = c;
-    }
+    if (remat_grow((void **)&t->label_text, &t->cap_label_bytes, t->label_bytes + (int64_t)len + 1, 1, 4096,
+                   INT64_MAX, err))
+        return -1;
     int64_t cap = t->cap_labels;
-    if (!grow((void **)&t->label_off, &cap, t->n_labels, sizeof(int64_t), err)) return -1;
-    t->cap_labels = (int32_t)(cap > INT32_MAX ? INT32_MAX : cap);
+    if (remat_grow((void **)&t->label_off, &cap, t->n_labels + 1, sizeof(int64_t), 256, INT32_MAX, err)) return -1;
+    t->cap_labels = (int32_t)cap;
     char *dst = t->label_text + t->label_bytes;
     for (size_t i = 0; i < len; i++) dst[i] = s[i] ? s[i] : '?';
     dst[len] = 0;
@@ -220,7 +206,7 @@ static void map_del(live_map *m, int64_t slot) {
 
 /* Appends v to the growable array *a. */
 static int push_live(remat_ext_live **a, int64_t *n, int64_t *cap, const remat_ext_live *v, remat_error *err) {
-    if (*n == *cap && !grow((void **)a, cap, *n, sizeof **a, err)) return 0;
+    if (remat_grow((void **)a, cap, *n + 1, sizeof **a, 256, INT64_MAX, err)) return 0;
     (*a)[(*n)++] = *v;
     return 1;
 }

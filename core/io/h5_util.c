@@ -3,8 +3,10 @@
 #include "core/io/h5_util.h"
 
 #include "core/io/file_kind.h"
+#include "core/base/grow.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -586,13 +588,9 @@ typedef struct {
 } name_list;
 
 static int name_push(name_list *l, const char *prefix, const char *name) {
-    if (l->n == l->cap) {
-        int cap = l->cap ? l->cap * 2 : 16;
-        char **nn = remat_xrealloc(l->names, (size_t)cap * sizeof(char *), NULL);
-        if (!nn) return -1;
-        l->names = nn;
-        l->cap = cap;
-    }
+    int64_t cap = l->cap;
+    if (remat_grow((void **)&l->names, &cap, l->n + 1, sizeof(char *), 16, INT_MAX, NULL)) return -1;
+    l->cap = (int)cap;
     size_t a = strlen(prefix), b = strlen(name);
     char *s = remat_xmalloc(a + b + 1, NULL);
     if (!s) return -1;

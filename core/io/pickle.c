@@ -19,6 +19,8 @@
  */
 #include "core/io/pickle.h"
 
+#include "core/base/grow.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -134,19 +136,15 @@ static remat_status fail(parser *p, remat_status st, size_t off, uint8_t op, con
 
 /* ---- growth --------------------------------------------------------------------- */
 
-/* Grows *arr (elem bytes each) to hold at least need elements. */
+/* Grows *arr (elem bytes each, a 32-bit count: core/base/grow.h) to hold at least need
+ * elements: 1, or 0 with err filled. */
 static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem, remat_error *err) {
-    if (need <= *cap) return 1;
-    uint64_t c = *cap ? (uint64_t)*cap * 2 : 64;
-    while (c < need) c *= 2;
-    if (c > UINT32_MAX - 1) c = UINT32_MAX - 1;
-    if (c < need) {
+    if (need > UINT32_MAX - 1) {
         remat_error_set(err, REMAT_ERR_NOMEM, "pickle: more than 2^32 values");
         return 0;
     }
-    void *n = remat_xrealloc(*arr, (size_t)c * elem, err);
-    if (!n) return 0;
-    *arr = n;
+    int64_t c = *cap;
+    if (remat_grow(arr, &c, need, elem, 64, UINT32_MAX - 1, err)) return 0;
     *cap = (uint32_t)c;
     return 1;
 }

@@ -1,6 +1,8 @@
 /* trace.c - the in-memory trace: growable arrays of events, ops and iterations. */
 #include "core/io/trace.h"
 
+#include "core/base/grow.h"
+
 #include <string.h>
 
 static const char *const op_names[] = {
@@ -36,26 +38,14 @@ void remat_trace_free(remat_trace *t) {
     remat_trace_init(t);
 }
 
-/* Grows *arr (elements of `size` bytes) so that index n fits. */
-static int grow(void **arr, int64_t n, int64_t *cap, size_t size, remat_error *err) {
-    if (n < *cap) return 0;
-    int64_t c = *cap ? *cap * 2 : 256;
-    while (c <= n) c *= 2;
-    void *p = remat_xrealloc(*arr, (size_t)c * size, err);
-    if (!p) return -1;
-    *arr = p;
-    *cap = c;
-    return 0;
-}
-
 int64_t remat_trace_add_event(remat_trace *t, const remat_event *e, remat_error *err) {
-    if (grow((void **)&t->events, t->n_events, &t->cap_events, sizeof *e, err) < 0) return -1;
+    if (remat_grow((void **)&t->events, &t->cap_events, t->n_events + 1, sizeof *e, 256, INT64_MAX, err)) return -1;
     t->events[t->n_events] = *e;
     return t->n_events++;
 }
 
 int64_t remat_trace_add_op(remat_trace *t, const remat_op_record *r, remat_error *err) {
-    if (grow((void **)&t->ops, t->n_ops, &t->cap_ops, sizeof *r, err) < 0) return -1;
+    if (remat_grow((void **)&t->ops, &t->cap_ops, t->n_ops + 1, sizeof *r, 256, INT64_MAX, err)) return -1;
     t->ops[t->n_ops] = *r;
     return t->n_ops++;
 }
@@ -63,7 +53,7 @@ int64_t remat_trace_add_op(remat_trace *t, const remat_op_record *r, remat_error
 int remat_trace_has_probe(const remat_trace *t) { return t->probe_N > 0 && t->probe_N != t->N && t->n_probe_ops > 0; }
 
 int64_t remat_trace_add_probe_op(remat_trace *t, const remat_op_record *r, remat_error *err) {
-    if (grow((void **)&t->probe_ops, t->n_probe_ops, &t->cap_probe_ops, sizeof *r, err) < 0) return -1;
+    if (remat_grow((void **)&t->probe_ops, &t->cap_probe_ops, t->n_probe_ops + 1, sizeof *r, 256, INT64_MAX, err)) return -1;
     t->probe_ops[t->n_probe_ops] = *r;
     return t->n_probe_ops++;
 }
@@ -74,8 +64,8 @@ int32_t remat_trace_add_iter(remat_trace *t, const remat_iter_summary *s, remat_
         remat_error_set(err, REMAT_ERR_NOMEM, "trace: too many iterations");
         return -1;
     }
-    if (grow((void **)&t->iters, t->n_iters, &cap, sizeof *s, err) < 0) return -1;
-    t->cap_iters = cap > INT32_MAX ? INT32_MAX : (int32_t)cap;
+    if (remat_grow((void **)&t->iters, &cap, t->n_iters + 1, sizeof *s, 256, INT32_MAX, err)) return -1;
+    t->cap_iters = (int32_t)cap;
     t->iters[t->n_iters] = *s;
     return t->n_iters++;
 }

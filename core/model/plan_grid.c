@@ -5,8 +5,10 @@
  * the grid follows the plan rules wherever they change. */
 #include "core/model/plan_grid.h"
 #include "core/model/plan_notation.h"
+#include "core/base/grow.h"
 #include "core/base/rng.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -16,13 +18,9 @@ typedef struct opt_list {
 } opt_list;
 
 static remat_status opt_push(opt_list *l, const remat_block_plan *o, remat_error *err) {
-    if (l->n == l->cap) {
-        int cap = l->cap ? l->cap * 2 : 16;
-        remat_block_plan *nv = remat_xrealloc(l->v, (size_t)cap * sizeof *nv, err);
-        if (!nv) return REMAT_ERR_NOMEM;
-        l->v = nv;
-        l->cap = cap;
-    }
+    int64_t cap = l->cap;
+    if (remat_grow((void **)&l->v, &cap, l->n + 1, sizeof *l->v, 16, INT_MAX, err)) return REMAT_ERR_NOMEM;
+    l->cap = (int)cap;
     l->v[l->n++] = *o;
     return REMAT_OK;
 }
@@ -163,13 +161,10 @@ static remat_status grid_push(grid_builder *gb, const remat_block_plan *blocks) 
     }
     size_t slot = slot_of(gb, blocks);
     if (gb->slots[slot]) return REMAT_OK; /* already in the grid */
-    if (g->n_plans == gb->cap) {
-        int cap = gb->cap ? gb->cap * 2 : 16;
-        remat_plan *np = remat_xrealloc(g->plans, (size_t)cap * sizeof *np, gb->err);
-        if (!np) return REMAT_ERR_NOMEM;
-        g->plans = np;
-        gb->cap = cap;
-    }
+    int64_t cap = gb->cap;
+    if (remat_grow((void **)&g->plans, &cap, g->n_plans + 1, sizeof *g->plans, 16, INT_MAX, gb->err))
+        return REMAT_ERR_NOMEM;
+    gb->cap = (int)cap;
     remat_plan *p = &g->plans[g->n_plans];
     remat_status st = remat_plan_init_empty(m, p, gb->err);
     if (st) return st;
