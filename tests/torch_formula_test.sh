@@ -6,10 +6,8 @@
 set -u
 remat="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 cd "${TEST_SRCDIR:-.}/${TEST_WORKSPACE:-remat}" 2>/dev/null || true
-py=/usr/bin/python3
-if ! "$py" -c "import torch, h5py" 2>/dev/null; then
-  echo "FAIL: $py cannot import torch and h5py (setup.sh installs python3-torch python3-h5py)"; exit 1
-fi
+. tests/torch_env.sh
+torch_env_python torch_formula_test || exit 1
 export PYTHONPATH="$PWD/python:$PWD/bench/pytorch" OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 # every shipped tiny model: tiny-vgg-dvs's dropout takes the dump's mask (remat's generator, not torch's)
 exec "$py" tests/torch_formula_check.py "$remat" data/models/tiny-dvs-options.json data/models/tiny-shd-conv1d.json \

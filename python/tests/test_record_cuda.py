@@ -21,8 +21,7 @@ import torch.nn as nn
 from remat_torch import record as R
 
 FIXTURE = None
-for _d in (os.environ.get("REMAT_SHARED", ""), os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "..", "shared"),
-           "/work/shared"):
+for _d in (os.environ.get("REMAT_SHARED", ""), os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "..", "shared")):
     _p = os.path.join(_d, "fixtures", "torch-snapshots", "cs336-memory_snapshot.pickle") if _d else ""
     if _p and os.path.exists(_p):
         FIXTURE = _p
