@@ -6,7 +6,8 @@
 // dcol sample block cut short, samples smaller and larger than a GEMM tile, a weight-
 // gradient K (samples x pixels) that crosses GEMM K blocks inside a sample, strides,
 // padding, dilation, non-square kernels and groups (depthwise included), output rows of
-// one pixel and pixel runs that start inside an output row.
+// one pixel and pixel runs that start inside an output row, the weight gradient computed
+// transposed (small K, per group too) and input-gradient blocks split over threads.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -144,6 +145,9 @@ const Case kCases[] = {
     {dilated(conv_geom(3, 9, 11, 14, 3, 3, 1, 1, 2, 2), 2, 2), 2, 3},  // dilation: taps past the padding
     {dilated(conv_geom(2, 12, 13, 5, 3, 2, 2, 3, 1, 2), 2, 3), 1, 4},  // dilation with strides, non-square
     {grouped(dilated(conv_geom(4, 8, 9, 6, 3, 3, 1, 1, 2, 1), 2, 1), 2), 2, 2},  // groups with dilation
+    {conv_geom(2, 12, 11, 64, 3, 3, 1, 1, 1, 1), 2, 3},  // K = 18 < c_out = 64: the weight gradient's GEMM transposed
+    {grouped(conv_geom(4, 7, 9, 54, 3, 3, 1, 1, 1, 1), 2), 1, 3},  // transposed per group, c_out_g = 27: N edge tiles
+    {conv_geom(16, 16, 32, 32, 3, 3, 1, 1, 1, 1), 1, 2},  // dinp blocks big enough to split over threads by channel
 };
 
 template <bool B16>

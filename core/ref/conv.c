@@ -13,10 +13,12 @@
  *    dcol into dinp in (k, p) order. dcol is made for a few whole input channels at a
  *    time (CONV_DCOL_ROWS rows of k) and a few samples at a time (their columns side by
  *    side, CONV_DCOL_COLS): channel ci's rows only reach dinp's channel ci, and each
- *    element's chain does not depend on which rows or columns share the call;
+ *    element's chain does not depend on which rows or columns share the call (a
+ *    block's channels are split over the threads, each part making and adding its own);
  *  - weight gradient: P_t = sum over the step's samples n = 0 .. N-1 of
  *    dout_n col_n^T, one chain over (n, p) ascending from +0 (one GEMM whose K runs over
- *    the step's samples and pixels), then dweight += P_t in descending t; the bias
+ *    the step's samples and pixels; for a small K its transpose col dout^T, the same
+ *    chains: dw_transpose), then dweight += P_t in descending t; the bias
  *    gradient of a step is summed over (n, p) ascending from +0, then added in
  *    descending t.
  * Groups: each of the three GEMMs runs once per group (ascending) on that group's channel
@@ -43,6 +45,7 @@
 
 #include "core/ref/act.h"
 #include "core/ref/gemm_kernel.h"
+#include "core/ref/parallel.h"
 #include "core/ref/ref_kernels.h"
 
 static int64_t conv_k(const remat_conv_geom *g) { return g->c_in / remat_conv_groups(g) * g->kh * g->kw; }
@@ -376,6 +379,33 @@ REMAT_ACT_INLINE void conv2d_forward(void *out, const void *inp, const void *wei
     }
 }
 
+/* One dcol block of the input gradient, split over the threads by its input channels
+ * (parallel.h): a part computes the block's rows of its channels (the GEMM d's rows
+ * c * khw .., on its own thread: remat_gemm_desc_run_rows) and then adds them into
+ * those channels' planes of the block's samples (col2im). A channel's dcol rows and
+ * its dinp planes are its own, so every thread count gives the same bits. */
+typedef struct dinp_block {
+    remat_gemm_desc d;
+    void *dinp;
+    const remat_conv_geom *g;
+    int64_t base, rn; /* dinp element of sample r0's block channel 0; samples in the block */
+    int b16;
+} dinp_block;
+
+static void dinp_part(void *ctx, int64_t lo, int64_t hi) {
+    const dinp_block *b = ctx;
+    const remat_conv_geom *g = b->g;
+    const int64_t khw = g->kh * g->kw, plane = g->h_in * g->w_in, in_e = g->c_in * plane, P = conv_p(g), ld = b->d.ldc;
+    remat_gemm_desc_run_rows(&b->d, lo * khw, hi * khw);
+    for (int64_t r = 0; r < b->rn; r++)
+        for (int64_t c = lo; c < hi; c++) {
+            const float *rows = (const float *)b->d.C + c * khw * ld + r * P;
+            const int64_t e = b->base + r * in_e + c * plane;
+            if (b->b16) col2im_plane_bf16((uint16_t *)b->dinp + e, rows, ld, g);
+            else col2im_plane((float *)b->dinp + e, rows, ld, g);
+        }
+}
+
 /* dinp of samples [r0, r0 + rn) (rows of the call), group gi's channels (geometry s,
  * conv_group), through dcol blocks in ws. */
 REMAT_ACT_INLINE void conv2d_dinp(void *dinp, const void *dout, const void *weight, float *dcol, int64_t r0,
@@ -393,15 +423,32 @@ REMAT_ACT_INLINE void conv2d_dinp(void *dinp, const void *dout, const void *weig
         d.A = act_cat(weight, gi * s->c_out * K + c0 * khw, b16), d.a16 = b16, d.a_rs = 1, d.a_cs = K;
         d.pack_b = b16 ? pack_dout_b_bf16 : pack_dout_b_f32, d.pack_b_ctx = &pk;
         d.M = cn * khw, d.N = ld, d.K = s->c_out;
-        remat_gemm_desc_run(&d);
-        for (int64_t r = 0; r < rn; r++)
-            for (int64_t c = 0; c < cn; c++) {
-                const float *rows = dcol + c * khw * ld + r * P;
-                const int64_t e = (r0 + r) * in_e + (ci0 + c0 + c) * plane;
-                if (b16) col2im_plane_bf16((uint16_t *)dinp + e, rows, ld, g);
-                else col2im_plane((float *)dinp + e, rows, ld, g);
-            }
+        const dinp_block blk = {d, dinp, g, r0 * in_e + (ci0 + c0) * plane, rn, b16};
+        /* parts of at least some 2^21 multiply-adds (a thread start costs some 10^4 cycles) */
+        const int64_t per_channel = khw * ld * (s->c_out > 0 ? s->c_out : 1);
+        remat_ref_parallel_for(cn, 1, ((int64_t)1 << 21) / per_channel + 1, dinp_part, (void *)&blk);
     }
+}
+
+/* The weight gradient's GEMM transposed, P_t^T = col dout^T (M = K rows, N = c_out_g
+ * columns), where that wastes fewer of the micro-kernel's tile lanes: a small K (vgg's
+ * first layer: K = 2 * 3 * 3 = 18) fills 18 of the AVX-512 tile's 32 columns, but 18 of
+ * its 24 rows in two row panels. Each element's chain is the same (over (n, p)
+ * ascending from +0; fma's two factors swapped, an exact product either way), so the
+ * choice changes no bit. */
+static int dw_transpose(int64_t c_out_g, int64_t K) {
+    int mr, nr;
+    remat_gemm_current_tile(&mr, &nr);
+    const int64_t plain = (c_out_g + mr - 1) / mr * mr * ((K + nr - 1) / nr * nr);
+    const int64_t trans = (K + mr - 1) / mr * mr * ((c_out_g + nr - 1) / nr * nr);
+    return trans < plain;
+}
+
+/* dweight_g += P_t for a P_t stored transposed (pt[k * c_out_g + o]): the same one add
+ * per element as the row-major add. */
+static void dw_add_t(float *restrict dweight_g, const float *restrict pt, int64_t c_out_g, int64_t K) {
+    for (int64_t o = 0; o < c_out_g; o++)
+        for (int64_t k = 0; k < K; k++) dweight_g[o * K + k] = dweight_g[o * K + k] + pt[k * c_out_g + o];
 }
 
 REMAT_ACT_INLINE void conv2d_backward(void *dinp, float *dweight, float *dbias, const void *dout, const void *inp,
@@ -411,6 +458,7 @@ REMAT_ACT_INLINE void conv2d_backward(void *dinp, float *dweight, float *dbias, 
     const int64_t K = conv_k(g), P = conv_p(g), spb = dcol_samples(&sg), G = remat_conv_groups(g);
     const int64_t in_e = g->c_in * g->h_in * g->w_in, out_e = g->c_out * P;
     float *dcol = ws, *pw = ws + dcol_channels(&sg) * g->kh * g->kw * spb * P, *pb = pw + g->c_out * K;
+    const int dw_transposed = dw_transpose(sg.c_out, K);
     for (int64_t t = t_steps - 1; t >= 0; t--) {
         for (int64_t gi = 0; dweight && N > 0 && gi < G; gi++) {
             const conv_pack pa = {act_cat(dout, t * N * out_e + gi * sg.c_out * P, b16), &sg, in_e, out_e},
@@ -418,6 +466,15 @@ REMAT_ACT_INLINE void conv2d_backward(void *dinp, float *dweight, float *dbias, 
                                    out_e};
             remat_gemm_desc d;
             memset(&d, 0, sizeof d);
+            if (dw_transposed) { /* P_t^T [K][c_out_g]: A = the column matrix, B = dout^T */
+                d.C = pw + gi * sg.c_out * K, d.ldc = sg.c_out;
+                d.pack_a = b16 ? pack_colt_b_bf16 : pack_colt_b_f32, d.pack_a_ctx = &pbk;
+                d.pack_b = b16 ? pack_dout_a_bf16 : pack_dout_a_f32, d.pack_b_ctx = &pa;
+                d.M = K, d.N = sg.c_out, d.K = N * P;
+                remat_gemm_desc_run(&d);
+                dw_add_t(dweight + gi * sg.c_out * K, pw + gi * sg.c_out * K, sg.c_out, K);
+                continue;
+            }
             d.C = pw + gi * sg.c_out * K, d.ldc = K;
             d.pack_a = b16 ? pack_dout_a_bf16 : pack_dout_a_f32, d.pack_a_ctx = &pa;
             d.pack_b = b16 ? pack_colt_b_bf16 : pack_colt_b_f32, d.pack_b_ctx = &pbk;
@@ -435,7 +492,7 @@ REMAT_ACT_INLINE void conv2d_backward(void *dinp, float *dweight, float *dbias, 
                 }
             }
         }
-        if (dweight && N > 0) remat_ref_add_forward(dweight, dweight, pw, g->c_out * K); /* threaded */
+        if (dweight && N > 0 && !dw_transposed) remat_ref_add_forward(dweight, dweight, pw, g->c_out * K); /* threaded */
         if (dbias)
             for (int64_t c = 0; c < g->c_out; c++) dbias[c] = dbias[c] + pb[c];
     }

@@ -429,6 +429,9 @@ static void c16_block(const gemm_args *g, const gemm_args *gb, int64_t ic, int64
  *    B is packed once and each A block runs through every K block in turn, so A's rows
  *    are read end to end (a stream the hardware prefetches) and the C block stays in
  *    cache between K blocks; this is what small-N products (convolutions) need;
+ *    with one M block B would be used once, so then the classic order packs each K
+ *    block of B just before its use, while it is in cache (the conv weight gradient of
+ *    few rows: 18 x 64 x 9216);
  *  - otherwise the classic order: N blocks, K blocks, M blocks (B block in L3, A block
  *    in L2, B micro-panel in L1). */
 #define GEMM_WHOLE_B_BYTES ((size_t)3 << 20)
@@ -451,7 +454,7 @@ static void gemm_blocked(const gemm_args *g, int64_t m0, int64_t m1, int64_t n0,
     const int64_t m_blocks = (M + MC - 1) / MC;
     const int64_t mcb = round_up((M + m_blocks - 1) / m_blocks, MR);
     const int64_t ncb = N < NC ? round_up(N, NR) : NC;
-    const int whole_b = N <= NC && (size_t)(K * ncb) * sizeof(float) <= GEMM_WHOLE_B_BYTES;
+    const int whole_b = m_blocks > 1 && N <= NC && (size_t)(K * ncb) * sizeof(float) <= GEMM_WHOLE_B_BYTES;
     /* The buffers, bounded whatever M, N and K (REMAT_GEMM_SCRATCH_BYTES): an A block
      * (MC x KC), a B block (KC x NC, or all of K when that fits GEMM_WHOLE_B_BYTES) and,
      * for a bf16 C, its float block (MC x NC); 64 bytes of slack each so that each can
@@ -555,7 +558,7 @@ static void gemm_run(const gemm_args *g) {
                            (void *)&s);
 }
 
-static void gemm_desc_with(const remat_gemm_kernel *k, const remat_gemm_desc *d) {
+static gemm_args desc_args(const remat_gemm_kernel *k, const remat_gemm_desc *d) {
     gemm_args g;
     memset(&g, 0, sizeof g);
     g.c = d->c16 ? NULL : (float *)d->C;
@@ -572,6 +575,11 @@ static void gemm_desc_with(const remat_gemm_kernel *k, const remat_gemm_desc *d)
     g.pack_a_ctx = d->pack_a_ctx, g.pack_b_ctx = d->pack_b_ctx;
     g.accumulate = d->accumulate;
     g.kn = k;
+    return g;
+}
+
+static void gemm_desc_with(const remat_gemm_kernel *k, const remat_gemm_desc *d) {
+    const gemm_args g = desc_args(k, d);
     gemm_run(&g);
 }
 
@@ -611,6 +619,11 @@ static const remat_gemm_kernel *current_kernel(void) {
     }
 }
 
+void remat_gemm_current_tile(int *mr, int *nr) {
+    const remat_gemm_kernel *k = current_kernel();
+    *mr = k->mr, *nr = k->nr;
+}
+
 void remat_ref_gemm_nt(float *C, const float *A, const float *B, int64_t M, int64_t N, int64_t K, int accumulate) {
     remat_gemm_with(current_kernel(), REMAT_GEMM_NT, C, A, B, M, N, K, accumulate);
 }
@@ -631,3 +644,10 @@ void remat_gemm_typed(remat_gemm_layout layout, void *C, int c16, const void *A,
 void remat_gemm_desc_run_with(const remat_gemm_kernel *k, const remat_gemm_desc *d) { gemm_desc_with(k, d); }
 
 void remat_gemm_desc_run(const remat_gemm_desc *d) { gemm_desc_with(current_kernel(), d); }
+
+void remat_gemm_desc_run_rows(const remat_gemm_desc *d, int64_t m0, int64_t m1) {
+    const gemm_args g = desc_args(current_kernel(), d);
+    if (m0 < 0) m0 = 0;
+    if (m1 > g.M) m1 = g.M;
+    if (m0 < m1 && g.N > 0) gemm_blocked(&g, m0, m1, 0, g.N);
+}
