@@ -130,11 +130,71 @@ def best_openblas_coretype():
             if line.startswith("flags"):
                 flags.update(line.split(":", 1)[1].split())
                 break
+    if ISA != "native":  # --isa (arg_isa): that path's core
+        return ISA_ENV[ISA]["OPENBLAS_CORETYPE"]
     if {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= flags:
         return "SkylakeX"
     if "avx2" in flags and "fma" in flags:
         return "Zen" if vendor == "AuthenticAMD" else "Haswell"
     return "Sandybridge" if "avx" in flags else "Prescott"
+
+
+# --isa avx2 (bench/exp4_pytorch.py, bench/exp8_conv_speed.py): every library on its AVX2
+# code path, on whatever CPU this is (an AVX-512 one runs them too): remat's GEMM and
+# element-wise kernels (REMAT_SIMD, core/ref/simd.c), OpenBLAS's Haswell kernel
+# (OPENBLAS_CORETYPE) and oneDNN's jit:avx2 convolutions (ONEDNN_MAX_CPU_ISA; oneDNN 2.x
+# also reads the older DNNL_ name). The substitute for an AVX2 machine where none is at
+# hand: the same code paths, not the same memory system or clock, so the tables say so.
+ISA_ENV = {"avx2": {"REMAT_SIMD": "avx2", "OPENBLAS_CORETYPE": "Haswell", "ONEDNN_MAX_CPU_ISA": "AVX2",
+                    "DNNL_MAX_CPU_ISA": "AVX2"}}
+ISA = "native"  # what arg_isa chose
+
+
+def arg_isa():
+    """--isa avx2|native from argv (default native: each library's widest path). With avx2
+    it sets ISA_ENV["avx2"] in os.environ, so every process the benchmark starts inherits
+    it, and returns "avx2".
+
+        isa = arg_isa()          # before any remat, OpenBLAS or torch process starts
+    """
+    global ISA
+    isa = sys.argv[sys.argv.index("--isa") + 1] if "--isa" in sys.argv else "native"
+    if isa not in ("native", "avx2"):
+        sys.exit("bench: --isa: expected native or avx2, got %r" % isa)
+    if isa == "avx2":
+        missing = {"avx2", "fma"} - cpu_flags()
+        if missing:
+            sys.exit("bench: --isa avx2: this CPU lacks %s" % " ".join(sorted(missing)))
+        os.environ.update(ISA_ENV["avx2"])
+    ISA = isa
+    return isa
+
+
+def isa_label(isa):
+    """How the tables name the code paths of a run (never as another machine)."""
+    return "AVX2 code paths on an AVX-512 Intel Xeon" if isa == "avx2" and "avx512f" in cpu_flags() else (
+        "AVX2 code paths" if isa == "avx2" else "each library's widest code path")
+
+
+def cpu_flags():
+    """The flags of /proc/cpuinfo's first processor (a set; empty where there is none)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def remat_simd():
+    """The SIMD path `remat --version` reports (REMAT_SIMD from the environment applies)."""
+    out = run([remat_bin(), "--version"])[1]
+    for line in out.splitlines():
+        if line.startswith("simd:"):
+            return line.split()[1]
+    return "?"
 
 
 def run_json(cmd, ok=(0,), timeout=1800, env=None):

@@ -19,7 +19,8 @@
  * input, all samples in one GEMM forward. The OpenBLAS side sums each gradient element in whatever order its kernel picks
  * (not deterministic across row counts), ours in the contract's fixed order. The
  * results are also compared (max relative difference), so a wrong kernel shows here.
- * The first line names OpenBLAS's kernel (openblas_get_corename).
+ * The first line names OpenBLAS's kernel (openblas_get_corename), the second our SIMD path
+ * (REMAT_SIMD forces one: bench/exp8_conv_speed.py --isa avx2).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -34,6 +35,7 @@
 #include "core/base/rng.h"
 #include "core/base/status.h"
 #include "core/ref/ref_kernels.h"
+#include "core/ref/simd.h"
 
 void openblas_set_num_threads(int num_threads);
 char *openblas_get_corename(void);
@@ -115,6 +117,8 @@ int main(int argc, char **argv) {
            openblas_get_corename(), getenv("OPENBLAS_CORETYPE") ? getenv("OPENBLAS_CORETYPE") : "(unset)",
            getenv("OPENBLAS_THREAD_TIMEOUT") ? getenv("OPENBLAS_THREAD_TIMEOUT") : "(unset)", (long long)n_per_t,
            (long long)t_steps, reps);
+    printf("ours simd: %s (REMAT_SIMD=%s)\n", remat_ref_simd_name(remat_ref_simd_get()),
+           getenv("REMAT_SIMD") ? getenv("REMAT_SIMD") : "(unset)");
     printf("%-26s %3s %4s %9s %9s %6s %9s\n", "shape", "thr", "pass", "ours", "openblas", "ratio", "max rel");
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
         const remat_conv_geom g = geom(&shapes[si]);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """exp4_pytorch.py - remat's reference backend against PyTorch on the CPU, same models.
 
-  python3 bench/exp4_pytorch.py [--quick] [--rounds R] [--threads N] [--models a,b]
+  python3 bench/exp4_pytorch.py [--quick] [--rounds R] [--threads N] [--models a,b] [--isa avx2] [--save NAME]
 
 For each shipped model (3block-if, mlp-lif, resnet-bn):
   PyTorch (Debian python3-torch, bench/pytorch/snn.py):
@@ -22,6 +22,9 @@ Both sides use the same number of threads (--threads, default 1; for torch also
 OpenBLAS's, see measure.py) and treat the input alike: by default a training step (remat
 --no-input-grad, torch input without requires_grad); --input-grad computes dL/dinput on
 both sides.
+--isa avx2: every library on its AVX2 code path (remat REMAT_SIMD=avx2, OpenBLAS
+OPENBLAS_CORETYPE=Haswell, oneDNN ONEDNN_MAX_CPU_ISA=AVX2: common.arg_isa), each one's
+kernel printed and stored; on an AVX-512 CPU that is the AVX2 code, not an AVX2 machine.
 """
 import os
 import sys
@@ -50,6 +53,7 @@ def torch_cmd(model, ckpt, threads, repeats, memory):
 
 def main():
     quick = C.arg_quick()
+    isa = C.arg_isa()
     rounds = C.arg_int("--rounds", 2 if quick else 3)
     threads = C.arg_int("--threads", 1)
     models = ["3block-if", "mlp-lif", "resnet-bn"]
@@ -97,6 +101,8 @@ def main():
             impls.append(f[4] + " " + f[5])
     torch_conv = "; ".join(impls) if impls else "(not oneDNN)"
     print("torch convolutions: %s" % torch_conv)
+    simd = C.remat_simd()
+    print("remat: simd %s (REMAT_SIMD=%s)" % (simd, os.environ.get("REMAT_SIMD", "(unset)")))
     blas = os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3")
     commands, rows = [], []
     for entry in models:
@@ -166,9 +172,10 @@ def main():
     C.save(save_as, {
         "title": "Against PyTorch on the CPU",
         "command": "python3 bench/exp4_pytorch.py" + (" --quick" if quick else "") +
-                   " --rounds %d --threads %d" % (rounds, threads) +
+                   " --rounds %d --threads %d" % (rounds, threads) + ("" if isa == "native" else " --isa " + isa) +
                    ((" --models %s --save %s" % (",".join(models), save_as)) if save_as != "exp4_pytorch" else ""),
         "torch": torch_version, "torch_blas": blas, "torch_blas_kernel": torch_kernel, "torch_conv_kernel": torch_conv, "openblas_coretype": coretype,
+        "isa": isa, "isa_label": C.isa_label(isa), "remat_simd": simd,
         "torch_gemm_gflops": gemm, "rounds": rounds, "threads": threads, "commands": commands, "rows": rows},
         [{"model": r["model"], "config": r["config"], "peak_bytes": r["peak_bytes"],
           "step_s_median": r["step_s"]["median"], "step_s_min": r["step_s"]["min"], "step_s_max": r["step_s"]["max"],

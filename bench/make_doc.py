@@ -225,12 +225,32 @@ def sec_exp7(d):
         commands(d)])
 
 
-def sec_exp8(d):
+def exp8_table(d):
+    return table(["shape", "threads", "pass", "ours GFLOP/s", "OpenBLAS GFLOP/s", "ours / OpenBLAS", "max rel. diff"],
+                 [[r["shape"], r["threads"], r["pass"], "%.1f" % r["ours_gflops"], "%.1f" % r["openblas_gflops"],
+                   "%.2f" % r["ratio"], "%.1e" % r["max_rel_diff"]] for r in d["rows"]])
+
+
+def isa_note(d):
+    """The paragraph that says what an --isa run (common.arg_isa) measured, from its record."""
+    kernels = ["ours `%s`" % d.get("ours_simd", d.get("remat_simd", "?")),
+               "OpenBLAS `%s` (OPENBLAS_CORETYPE=%s)" % (d.get("openblas_kernel", d.get("torch_blas_kernel", "?")),
+                                                          d.get("openblas_coretype", "?"))]
+    if d.get("torch_conv_kernel"):
+        kernels.append("oneDNN %s (ONEDNN_MAX_CPU_ISA=AVX2)" % d["torch_conv_kernel"])
+    return ("**%s.** No AVX2-only machine was at hand, so this run forces every library onto its AVX2 code on "
+            "the AVX-512 machine below: %s, each kernel as the run printed it. It measures the AVX2 code "
+            "paths side by side, not an AVX2 machine (whose caches, memory and clock differ)." % (
+                d.get("isa_label", "AVX2 code paths"), "; ".join(kernels)))
+
+
+def sec_exp8(d, d_avx2=None):
     if not d:
         return None
-    t = table(["shape", "threads", "pass", "ours GFLOP/s", "OpenBLAS GFLOP/s", "ours / OpenBLAS", "max rel. diff"],
-              [[r["shape"], r["threads"], r["pass"], "%.1f" % r["ours_gflops"], "%.1f" % r["openblas_gflops"],
-                "%.2f" % r["ratio"], "%.1e" % r["max_rel_diff"]] for r in d["rows"]])
+    t = exp8_table(d)
+    more = []
+    if d_avx2:
+        more = [isa_note(d_avx2), provenance(d_avx2), exp8_table(d_avx2), commands(d_avx2)]
     return "\n\n".join([
         "## 8. The reference convolution against im2col + OpenBLAS",
         "`bench/conv_bench.c` runs the reference conv2d (an implicit GEMM on the deterministic driver: its "
@@ -243,7 +263,7 @@ def sec_exp8(d):
         "move by ±20 %%: read the load average below." % (
             d.get("openblas_kernel"), d.get("openblas_coretype"), d.get("openblas_thread_timeout", "(unset)")),
         provenance(d), t,
-        commands(d)])
+        commands(d)] + more)
 
 
 def layer_names(model):
@@ -545,7 +565,7 @@ def exp4_table(rows):
                    rng(r["time_vs_torch_plain"], fmt="%.2f", unit="x")] for r in rows])
 
 
-def sec_exp4_conv(d, d2=None):
+def sec_exp4_conv(d, d2=None, avx2=()):
     if not d:
         return None
     more = []
@@ -553,6 +573,10 @@ def sec_exp4_conv(d, d2=None):
         more = ["**The same at %d threads** (both sides: remat `--threads %d`, torch `set_num_threads(%d)` and "
                 "OpenBLAS's threads):" % (d2["threads"], d2["threads"], d2["threads"]), provenance(d2),
                 exp4_table(d2["rows"]), commands(d2)]
+    for da in avx2:  # --isa avx2 runs (common.arg_isa), one per thread count
+        if da:
+            more += [isa_note(da) + " %d thread%s." % (da["threads"], "" if da["threads"] == 1 else "s"),
+                     provenance(da), exp4_table(da["rows"]), commands(da)]
     return "\n\n".join([
         "## 7b. Convolutional SNNs against PyTorch on the CPU",
         "The same comparison as section 4 on the Spiking VGG and SEW-ResNet-18 at a batch this CPU runs: "
@@ -1469,7 +1493,9 @@ def main():
     d13 = load("exp13_mpi")
     d15, d15w, d16 = load("exp15_profile"), load("exp15_profile_workspace"), load("exp16_step_predict")
     secs = [sec_exp1(d1), sec_exp2(d2, d1), sec_exp3(d3, d4), sec_exp4(d4), sec_exp5(d5), sec_exp6(d6), sec_exp7(d7),
-            sec_exp4_conv(d4c, load("exp4_pytorch_conv_t2")), sec_exp8(d8), sec_exp9(d9), sec_exp10(d10), sec_gemm(d0), sec_exp11(d11), sec_exp12(d12), sec_exp12b(d12b),
+            sec_exp4_conv(d4c, load("exp4_pytorch_conv_t2"), (load("exp4_pytorch_conv_avx2"),
+                                                               load("exp4_pytorch_conv_avx2_t2"))),
+            sec_exp8(d8, load("exp8_conv_speed_avx2")), sec_exp9(d9), sec_exp10(d10), sec_gemm(d0), sec_exp11(d11), sec_exp12(d12), sec_exp12b(d12b),
             sec_exp13(d13), sec_exp15(d15, d15w, load("exp15_profile_workspace_dcol")), sec_exp16(d16, load("exp16_step_predict_before"), load("exp16_step_predict_conv"),
                                  load("exp16_quiet_small"), load("exp16_quiet_conv"))]
     missing = [n for n, s in zip(["1", "2", "3", "4", "5", "6", "7", "7b", "8", "9", "10", "0", "11", "12", "12b", "13", "15",
