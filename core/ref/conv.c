@@ -433,7 +433,9 @@ REMAT_ACT_INLINE void conv2d_dinp(void *dinp, const void *dout, const void *weig
 /* The weight gradient's GEMM transposed, P_t^T = col dout^T (M = K rows, N = c_out_g
  * columns), where that wastes fewer of the micro-kernel's tile lanes: a small K (vgg's
  * first layer: K = 2 * 3 * 3 = 18) fills 18 of the AVX-512 tile's 32 columns, but 18 of
- * its 24 rows in two row panels. Each element's chain is the same (over (n, p)
+ * its 24 rows in two row panels (two thirds of the plain product's padded area). Large
+ * shapes differ by a few per cent either way and stay plain: their transposed add would
+ * read P_t^T across rows. Each element's chain is the same (over (n, p)
  * ascending from +0; fma's two factors swapped, an exact product either way), so the
  * choice changes no bit. */
 static int dw_transpose(int64_t c_out_g, int64_t K) {
@@ -441,7 +443,7 @@ static int dw_transpose(int64_t c_out_g, int64_t K) {
     remat_gemm_current_tile(&mr, &nr);
     const int64_t plain = (c_out_g + mr - 1) / mr * mr * ((K + nr - 1) / nr * nr);
     const int64_t trans = (K + mr - 1) / mr * mr * ((c_out_g + nr - 1) / nr * nr);
-    return trans < plain;
+    return 4 * trans <= 3 * plain; /* a quarter of the lanes saved: only a small K gets there */
 }
 
 /* dweight_g += P_t for a P_t stored transposed (pt[k * c_out_g + o]): the same one add
