@@ -1,7 +1,8 @@
 /* conv_bench.c - the reference conv2d (core/ref/conv.c: implicit GEMMs on the
  * deterministic driver) against im2col + OpenBLAS's cblas_sgemm, side by side, in one run.
  *
- *   bazel run //bench:conv_bench -- [reps] [samples] [T] (bench/exp8_conv_speed.py sets the
+ *   bazel run //bench:conv_bench -- [reps] [samples] [T] [density]
+ *                                                       (bench/exp8_conv_speed.py sets the
  *                                                        best OPENBLAS_CORETYPE and
  *                                                        OPENBLAS_THREAD_TIMEOUT=4 first:
  *                                                        see gemm_bench.c on why)
@@ -21,6 +22,11 @@
  * results are also compared (max relative difference), so a wrong kernel shows here.
  * The first line names OpenBLAS's kernel (openblas_get_corename), the second our SIMD path
  * (REMAT_SIMD forces one: bench/exp8_conv_speed.py --isa avx2).
+ * With a density d in (0, 1) (default 1: dense), each input value is +0 with probability
+ * 1 - d (a spiking layer's output), a line names d, and a third line per shape and
+ * thread count, "dW", times our weight gradient alone (no input gradient) forced dense and forced sparse
+ * (conv_sparse_dw.h; their results compared bit for bit): GFLOP/s of each (the dense
+ * flop count, 2*c_out*K*P per sample), dense / sparse time, and "same" or "DIFF".
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -34,6 +40,7 @@
 #include "core/base/clock.h"
 #include "core/base/rng.h"
 #include "core/base/status.h"
+#include "core/ref/conv_sparse_dw.h"
 #include "core/ref/ref_kernels.h"
 #include "core/ref/simd.h"
 
@@ -98,6 +105,13 @@ static float *fill(int64_t n, uint64_t key) {
     return v;
 }
 
+/* v[i] = +0 with probability 1 - density (its own random stream). */
+static void sparsify(float *v, int64_t n, double density, uint64_t key) {
+    if (density >= 1.0) return;
+    for (int64_t i = 0; i < n; i++)
+        if (remat_rng_uniform(7, 2, key, (uint64_t)i) >= density) v[i] = 0.0f;
+}
+
 static double max_rel(const float *a, const float *b, int64_t n) {
     double m = 0, scale = 0;
     for (int64_t i = 0; i < n; i++) scale = fmax(scale, fabs(b[i]));
@@ -108,8 +122,9 @@ static double max_rel(const float *a, const float *b, int64_t n) {
 int main(int argc, char **argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 3;
     int64_t n_per_t = argc > 2 ? atoll(argv[2]) : 4, t_steps = argc > 3 ? atoll(argv[3]) : 1;
-    if (reps < 1 || n_per_t < 1 || t_steps < 1) {
-        fprintf(stderr, "usage: conv_bench [reps >= 1] [samples >= 1] [T >= 1]\n");
+    const double density = argc > 4 ? atof(argv[4]) : 1.0;
+    if (reps < 1 || n_per_t < 1 || t_steps < 1 || !(density > 0.0 && density <= 1.0)) {
+        fprintf(stderr, "usage: conv_bench [reps >= 1] [samples >= 1] [T >= 1] [density in (0, 1]]\n");
         return 2;
     }
     const int64_t rows = n_per_t * t_steps;
@@ -119,12 +134,15 @@ int main(int argc, char **argv) {
            (long long)t_steps, reps);
     printf("ours simd: %s (REMAT_SIMD=%s)\n", remat_ref_simd_name(remat_ref_simd_get()),
            getenv("REMAT_SIMD") ? getenv("REMAT_SIMD") : "(unset)");
+    if (density < 1.0) printf("input density %.3f\n", density);
     printf("%-26s %3s %4s %9s %9s %6s %9s\n", "shape", "thr", "pass", "ours", "openblas", "ratio", "max rel");
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
         const remat_conv_geom g = geom(&shapes[si]);
         const int64_t K = g.c_in * g.kh * g.kw, P = g.h_out * g.w_out, in_e = g.c_in * g.h_in * g.w_in;
         const int64_t out_e = g.c_out * P, wn = g.c_out * K;
         float *x = fill(rows * in_e, 1), *w = fill(wn, 2), *dy = fill(rows * out_e, 3);
+        sparsify(x, rows * in_e, density, 1);
+        float *dw3 = fill(wn, 14), *dw4 = fill(wn, 15);
         float *o1 = fill(rows * out_e, 4), *o2 = fill(rows * out_e, 5), *dx1 = fill(rows * in_e, 6);
         float *dx2 = fill(rows * in_e, 7), *dw1 = fill(wn, 8), *dw2 = fill(wn, 9);
         float *fws = fill(remat_ref_conv2d_forward_ws_elems(&g), 10), *bws = fill(remat_ref_conv2d_backward_ws_elems(&g), 11);
@@ -133,7 +151,7 @@ int main(int argc, char **argv) {
         for (int threads = 1; threads <= 2; threads++) {
             remat_ref_set_threads(threads);
             openblas_set_num_threads(threads);
-            double best[4] = {1e30, 1e30, 1e30, 1e30};
+            double best[6] = {1e30, 1e30, 1e30, 1e30, 1e30, 1e30};
             for (int r = 0; r < reps; r++) {
                 double t0 = remat_now_s();
                 remat_ref_conv2d_forward(o1, x, w, NULL, fws, rows, &g);
@@ -147,16 +165,32 @@ int main(int argc, char **argv) {
                 double t4 = remat_now_s();
                 blas_backward(dx2, dw2, dy, x, w, col, dcol, rows, &g);
                 double t5 = remat_now_s();
-                double t[4] = {t1 - t0, t2 - t1, t4 - t3, t5 - t4};
-                for (int q = 0; q < 4; q++) best[q] = fmin(best[q], t[q]);
+                double t6 = t5, t7 = t5, t8 = t5;
+                if (density < 1.0) { /* the weight gradient forced dense, then forced sparse */
+                    memset(dw3, 0, (size_t)wn * 4), memset(dw4, 0, (size_t)wn * 4);
+                    const float keep = remat_ref_conv2d_dw_sparse_threshold(-1.0f);
+                    t6 = remat_now_s();
+                    remat_ref_conv2d_backward(NULL, dw3, NULL, dy, x, w, bws, t_steps, n_per_t, &g);
+                    t7 = remat_now_s();
+                    remat_ref_conv2d_dw_sparse_threshold(2.0f);
+                    remat_ref_conv2d_backward(NULL, dw4, NULL, dy, x, w, bws, t_steps, n_per_t, &g);
+                    t8 = remat_now_s();
+                    remat_ref_conv2d_dw_sparse_threshold(keep);
+                }
+                double t[6] = {t1 - t0, t2 - t1, t4 - t3, t5 - t4, t7 - t6, t8 - t7};
+                for (int q = 0; q < 6; q++) best[q] = fmin(best[q], t[q]);
             }
             printf("%-26s %3d %4s %9.1f %9.1f %6.2f %9.1e\n", shapes[si].name, threads, "fwd", f_flops / best[0] / 1e9,
                    f_flops / best[1] / 1e9, best[1] / best[0], max_rel(o1, o2, rows * out_e));
             printf("%-26s %3d %4s %9.1f %9.1f %6.2f %9.1e\n", shapes[si].name, threads, "bwd",
                    2 * f_flops / best[2] / 1e9, 2 * f_flops / best[3] / 1e9, best[3] / best[2],
                    fmax(max_rel(dx1, dx2, rows * in_e), max_rel(dw1, dw2, wn)));
+            if (density < 1.0)
+                printf("%-26s %3d %4s %9.1f %9.1f %6.2f %9s\n", shapes[si].name, threads, "dW", f_flops / best[4] / 1e9,
+                       f_flops / best[5] / 1e9, best[4] / best[5], memcmp(dw3, dw4, (size_t)wn * 4) ? "DIFF" : "same");
             fflush(stdout);
         }
+        free(dw3), free(dw4);
         free(x), free(w), free(dy), free(o1), free(o2), free(dx1), free(dx2), free(dw1), free(dw2);
         free(fws), free(bws), free(col), free(dcol);
     }

@@ -20,7 +20,10 @@
  *    the step's samples and pixels; for a small K its transpose col dout^T, the same
  *    chains: dw_transpose), then dweight += P_t in descending t; the bias
  *    gradient of a step is summed over (n, p) ascending from +0, then added in
- *    descending t.
+ *    descending t. Where a step's input is sparse enough (a spiking layer's output),
+ *    P_t comes from conv_sparse_dw.c instead: the same chains with the terms of +-0
+ *    inputs left out, the same bits (conv_sparse_dw.h), as P_t^T, added transposed;
+ *    bf16 storage stays on the GEMM;
  * Groups: each of the three GEMMs runs once per group (ascending) on that group's channel
  * slice (conv_group: the geometry of c_in / G input and c_out / G output channels, the
  * tensors' per-sample strides kept in conv_pack), K = (c_in / G) kh kw; an element's
@@ -44,6 +47,7 @@
 #include <string.h>
 
 #include "core/ref/act.h"
+#include "core/ref/conv_sparse_dw.h"
 #include "core/ref/gemm_kernel.h"
 #include "core/ref/parallel.h"
 #include "core/ref/ref_kernels.h"
@@ -446,13 +450,6 @@ static int dw_transpose(int64_t c_out_g, int64_t K) {
     return 4 * trans <= 3 * plain; /* a quarter of the lanes saved: only a small K gets there */
 }
 
-/* dweight_g += P_t for a P_t stored transposed (pt[k * c_out_g + o]): the same one add
- * per element as the row-major add. */
-static void dw_add_t(float *restrict dweight_g, const float *restrict pt, int64_t c_out_g, int64_t K) {
-    for (int64_t o = 0; o < c_out_g; o++)
-        for (int64_t k = 0; k < K; k++) dweight_g[o * K + k] = dweight_g[o * K + k] + pt[k * c_out_g + o];
-}
-
 REMAT_ACT_INLINE void conv2d_backward(void *dinp, float *dweight, float *dbias, const void *dout, const void *inp,
                                       const void *weight, float *ws, int64_t t_steps, int64_t N,
                                       const remat_conv_geom *g, const int b16) {
@@ -462,7 +459,15 @@ REMAT_ACT_INLINE void conv2d_backward(void *dinp, float *dweight, float *dbias, 
     float *dcol = ws, *pw = ws + dcol_channels(&sg) * g->kh * g->kw * spb * P, *pb = pw + g->c_out * K;
     const int dw_transposed = dw_transpose(sg.c_out, K);
     for (int64_t t = t_steps - 1; t >= 0; t--) {
+        int sparse = 0; /* a group's P_t came from the sparse path (added per group) */
         for (int64_t gi = 0; dweight && N > 0 && gi < G; gi++) {
+            float *dw_g = dweight + gi * sg.c_out * K, *pt = pw + gi * sg.c_out * K;
+            if (!b16 && remat_ref_conv2d_dw_sparse(dw_g, pt, (const float *)dout + t * N * out_e + gi * sg.c_out * P,
+                                                   (const float *)inp + t * N * in_e + gi * sg.c_in * g->h_in * g->w_in,
+                                                   N, &sg, in_e, out_e)) {
+                sparse = 1;
+                continue;
+            }
             const conv_pack pa = {act_cat(dout, t * N * out_e + gi * sg.c_out * P, b16), &sg, in_e, out_e},
                             pbk = {act_cat(inp, t * N * in_e + gi * sg.c_in * g->h_in * g->w_in, b16), &sg, in_e,
                                    out_e};
@@ -474,7 +479,7 @@ REMAT_ACT_INLINE void conv2d_backward(void *dinp, float *dweight, float *dbias, 
                 d.pack_b = b16 ? pack_dout_a_bf16 : pack_dout_a_f32, d.pack_b_ctx = &pa;
                 d.M = K, d.N = sg.c_out, d.K = N * P;
                 remat_gemm_desc_run(&d);
-                dw_add_t(dweight + gi * sg.c_out * K, pw + gi * sg.c_out * K, sg.c_out, K);
+                remat_ref_conv2d_dw_add_t(dw_g, pt, sg.c_out, K);
                 continue;
             }
             d.C = pw + gi * sg.c_out * K, d.ldc = K;
@@ -482,6 +487,7 @@ REMAT_ACT_INLINE void conv2d_backward(void *dinp, float *dweight, float *dbias, 
             d.pack_b = b16 ? pack_colt_b_bf16 : pack_colt_b_f32, d.pack_b_ctx = &pbk;
             d.M = sg.c_out, d.N = K, d.K = N * P;
             remat_gemm_desc_run(&d);
+            if (G > 1) remat_ref_add_forward(dw_g, dw_g, pt, sg.c_out * K); /* threaded */
         }
         if (dbias) {
             for (int64_t c = 0; c < g->c_out; c++) pb[c] = 0.0f;
@@ -494,7 +500,8 @@ REMAT_ACT_INLINE void conv2d_backward(void *dinp, float *dweight, float *dbias, 
                 }
             }
         }
-        if (dweight && N > 0 && !dw_transposed) remat_ref_add_forward(dweight, dweight, pw, g->c_out * K); /* threaded */
+        if (dweight && N > 0 && G == 1 && !dw_transposed && !sparse)
+            remat_ref_add_forward(dweight, dweight, pw, g->c_out * K); /* threaded */
         if (dbias)
             for (int64_t c = 0; c < g->c_out; c++) dbias[c] = dbias[c] + pb[c];
     }
