@@ -1,11 +1,20 @@
 /* conv_bench.c - the reference conv2d (core/ref/conv.c: implicit GEMMs on the
  * deterministic driver) against im2col + OpenBLAS's cblas_sgemm, side by side, in one run.
  *
- *   bazel run //bench:conv_bench -- [reps] [samples] [T] [density]
- *                                                       (bench/exp8_conv_speed.py sets the
- *                                                        best OPENBLAS_CORETYPE and
- *                                                        OPENBLAS_THREAD_TIMEOUT=4 first:
- *                                                        see gemm_bench.c on why)
+ *   bazel run //bench:conv_bench -- [reps] [samples] [T] [density] [densities [only]]
+ *                                   (bench/exp8_conv_speed.py sets the best
+ *                                   OPENBLAS_CORETYPE and OPENBLAS_THREAD_TIMEOUT=4
+ *                                   first: see gemm_bench.c on why)
+ *
+ * densities (e.g. 0.15,0.47p): after the table, the forward pass on spike-like inputs
+ * of each density (the fraction of nonzero inputs; plain: 0/1 spikes, as after a
+ * spiking neuron; with a p: multiples of 1/9, as after an average pool of spikes),
+ * three ways side by side: the dense implicit GEMM, the zero-skipping GEMM
+ * (core/ref/sparse_gemm.h, forced both ways with remat_sparse_mode_set) and OpenBLAS
+ * (dense). Rates are the dense flops over the time (effective GFLOP/s); the sparse
+ * output is checked bit for bit against the dense one (exit 1 on a difference); with
+ * `only`, this table alone. REMAT_CLOCK=thread-cpu times its one-thread rows by the
+ * calling thread's CPU time (a shared machine's other jobs excluded).
  *
  * Shapes: the convolutions of the Spiking VGG (CIFAR10-DVS, 48 x 48) and of
  * SEW-ResNet (ImageNet, 224 x 224). For each, 1 and 2 threads, forward and backward
@@ -43,6 +52,7 @@
 #include "core/ref/conv_sparse_dw.h"
 #include "core/ref/ref_kernels.h"
 #include "core/ref/simd.h"
+#include "core/ref/sparse_gemm.h"
 
 void openblas_set_num_threads(int num_threads);
 char *openblas_get_corename(void);
@@ -119,15 +129,84 @@ static double max_rel(const float *a, const float *b, int64_t n) {
     return m;
 }
 
+/* x: each element 1 (or, pooled, k/9 for k = 1 .. 9) with probability density, else 0. */
+static void spikes(float *x, int64_t n, double density, int pooled, uint64_t key) {
+    for (int64_t i = 0; i < n; i++) {
+        const double u = remat_rng_uniform(7, 2, key, (uint64_t)i);
+        const int k = 1 + (int)(9 * remat_rng_uniform(7, 3, key, (uint64_t)i));
+        x[i] = u < density ? (pooled ? (float)(k > 9 ? 9 : k) / 9.0f : 1.0f) : 0.0f;
+    }
+}
+
+/* The forward table on spike-like inputs: dense GEMM, zero-skipping GEMM, OpenBLAS. */
+static int sparse_table(const char *spec, int reps, int64_t rows) {
+    const char *clk = getenv("REMAT_CLOCK");
+    const int cpu_clock = clk && !strcmp(clk, "thread-cpu");
+    printf("\nforward on spike-like inputs (%lld samples; effective GFLOP/s = dense flops / time; clock: %s)\n",
+           (long long)rows, cpu_clock ? "thread CPU time at 1 thread, wall at 2" : "wall");
+    printf("%-26s %3s %6s %9s %9s %9s %7s %7s %5s\n", "shape", "thr", "dens", "dense", "sparse", "openblas",
+           "sp/dn", "sp/ob", "bits");
+    int bad = 0;
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        const remat_conv_geom g = geom(&shapes[si]);
+        const int64_t K = g.c_in * g.kh * g.kw, P = g.h_out * g.w_out, in_e = g.c_in * g.h_in * g.w_in;
+        const int64_t out_e = g.c_out * P, wn = g.c_out * K;
+        float *x = fill(rows * in_e, 1), *w = fill(wn, 2), *o1 = fill(rows * out_e, 4), *o2 = fill(rows * out_e, 5);
+        float *o3 = fill(rows * out_e, 6), *col = fill(K * P, 12), *b = fill(g.c_out, 14);
+        const double f_flops = 2.0 * (double)(g.c_out * K * P) * (double)rows;
+        for (const char *d = spec; *d;) {
+            char *end;
+            const double dens = strtod(d, &end);
+            const int pooled = *end == 'p';
+            end += pooled;
+            spikes(x, rows * in_e, dens, pooled, 20);
+            for (int threads = 1; threads <= 2; threads++) {
+                remat_ref_set_threads(threads);
+                openblas_set_num_threads(threads);
+                double (*now)(void) = threads == 1 && cpu_clock ? remat_thread_cpu_s : remat_now_s;
+                double best[3] = {1e30, 1e30, 1e30};
+                for (int r = 0; r < reps; r++) {
+                    remat_sparse_mode prev = remat_sparse_mode_set(REMAT_SPARSE_DENSE);
+                    double t0 = now();
+                    remat_ref_conv2d_forward(o1, x, w, b, NULL, rows, &g);
+                    double t1 = now();
+                    remat_sparse_mode_set(REMAT_SPARSE_FORCE);
+                    remat_ref_conv2d_forward(o2, x, w, b, NULL, rows, &g);
+                    double t2 = now();
+                    remat_sparse_mode_set(prev);
+                    blas_forward(o3, x, w, col, rows, &g);
+                    double t3 = now();
+                    best[0] = fmin(best[0], t1 - t0), best[1] = fmin(best[1], t2 - t1), best[2] = fmin(best[2], t3 - t2);
+                }
+                const int same = memcmp(o1, o2, (size_t)(rows * out_e) * sizeof(float)) == 0;
+                bad += !same;
+                printf("%-26s %3d %5.2f%c %9.1f %9.1f %9.1f %7.2f %7.2f %5s\n", shapes[si].name, threads, dens,
+                       pooled ? 'p' : ' ', f_flops / best[0] / 1e9, f_flops / best[1] / 1e9, f_flops / best[2] / 1e9,
+                       best[0] / best[1], best[2] / best[1], same ? "same" : "DIFF");
+                fflush(stdout);
+            }
+            d = *end == ',' ? end + 1 : end;
+            if (end == d && *d) break;
+        }
+        free(x), free(w), free(o1), free(o2), free(o3), free(col), free(b);
+    }
+    return bad ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 3;
     int64_t n_per_t = argc > 2 ? atoll(argv[2]) : 4, t_steps = argc > 3 ? atoll(argv[3]) : 1;
     const double density = argc > 4 ? atof(argv[4]) : 1.0;
     if (reps < 1 || n_per_t < 1 || t_steps < 1 || !(density > 0.0 && density <= 1.0)) {
-        fprintf(stderr, "usage: conv_bench [reps >= 1] [samples >= 1] [T >= 1] [density in (0, 1]]\n");
+        fprintf(stderr, "usage: conv_bench [reps >= 1] [samples >= 1] [T >= 1] [density in (0, 1]] [densities, e.g. 0.15,0.47p [only]]\n");
         return 2;
     }
     const int64_t rows = n_per_t * t_steps;
+    if (argc > 5 && (strtod(argv[5], NULL) < 0 || strtod(argv[5], NULL) > 1)) {
+        fprintf(stderr, "conv_bench: densities: '%s': expected fractions in [0, 1], e.g. 0.15,0.47p\n", argv[5]);
+        return 2;
+    }
+    if (argc > 6 && !strcmp(argv[6], "only")) return sparse_table(argv[5], reps, rows);
     printf("openblas kernel: %s (OPENBLAS_CORETYPE=%s, OPENBLAS_THREAD_TIMEOUT=%s); %lld samples per call (T = %lld), best of %d\n",
            openblas_get_corename(), getenv("OPENBLAS_CORETYPE") ? getenv("OPENBLAS_CORETYPE") : "(unset)",
            getenv("OPENBLAS_THREAD_TIMEOUT") ? getenv("OPENBLAS_THREAD_TIMEOUT") : "(unset)", (long long)n_per_t,
@@ -194,5 +273,5 @@ int main(int argc, char **argv) {
         free(x), free(w), free(dy), free(o1), free(o2), free(dx1), free(dx2), free(dw1), free(dw2);
         free(fws), free(bws), free(col), free(dcol);
     }
-    return 0;
+    return argc > 5 ? sparse_table(argv[5], reps, rows) : 0;
 }

@@ -8,7 +8,10 @@
  *  - forward: out_n[c_out, P] starts from the bias (or +0) and continues with the chain
  *    of W[c_out, K] col_n[K, P] over k ascending; all the call's samples are one GEMM
  *    (its columns are (n, p), C written in place through column groups of P), which
- *    changes no element's chain, so a time chunk gives the rows the full call gives;
+ *    changes no element's chain, so a time chunk gives the rows the full call gives.
+ *    A float input with at most REMAT_SPARSE_DENSITY nonzeros (a spike tensor) takes the
+ *    zero-skipping GEMM on the same descriptor (sparse_gemm.h: the same bits, weights and
+ *    bias finite); bf16 models stay on the dense GEMM;
  *  - input gradient: dcol = W^T dout_n (chain over c_out from +0), then col2im adds
  *    dcol into dinp in (k, p) order. dcol is made for a few whole input channels at a
  *    time (CONV_DCOL_ROWS rows of k) and a few samples at a time (their columns side by
@@ -51,6 +54,7 @@
 #include "core/ref/gemm_kernel.h"
 #include "core/ref/parallel.h"
 #include "core/ref/ref_kernels.h"
+#include "core/ref/sparse_gemm.h"
 
 static int64_t conv_k(const remat_conv_geom *g) { return g->c_in / remat_conv_groups(g) * g->kh * g->kw; }
 static int64_t conv_p(const remat_conv_geom *g) { return g->h_out * g->w_out; }
@@ -371,15 +375,20 @@ REMAT_ACT_INLINE void conv2d_forward(void *out, const void *inp, const void *wei
                 for (int64_t p = 0; p < P; p++) act_st(o, c * P + p, act_ld(bias, c, b16), b16);
         }
     const remat_conv_geom s = conv_group(g);
+    const int64_t in_e = g->c_in * g->h_in * g->w_in;
+    /* Spike inputs (mostly exact zeros): the zero-skipping GEMM, the same bits (sparse_gemm.h). */
+    const int sparse = !b16 && remat_sparse_pick(inp, rows * in_e, s.c_out, weight, g->c_out * K, bias,
+                                                  bias ? g->c_out : 0);
     for (int64_t gi = 0; gi < remat_conv_groups(g); gi++) {
-        const conv_pack pk = {act_cat(inp, gi * s.c_in * g->h_in * g->w_in, b16), &s, g->c_in * g->h_in * g->w_in, out_e};
+        const conv_pack pk = {act_cat(inp, gi * s.c_in * g->h_in * g->w_in, b16), &s, in_e, out_e};
         remat_gemm_desc d;
         memset(&d, 0, sizeof d);
         d.C = act_at(out, gi * s.c_out * P, b16), d.c16 = b16, d.ldc = P, d.c_group = P, d.c_group_stride = out_e;
         d.A = act_cat(weight, gi * s.c_out * K, b16), d.a16 = b16, d.a_rs = K, d.a_cs = 1;
         d.pack_b = b16 ? pack_col_b_bf16 : pack_col_b_f32, d.pack_b_ctx = &pk;
         d.M = s.c_out, d.N = rows * P, d.K = K, d.accumulate = bias ? 1 : 0;
-        remat_gemm_desc_run(&d);
+        if (sparse) remat_sparse_gemm_desc_run(&d);
+        else remat_gemm_desc_run(&d);
     }
 }
 

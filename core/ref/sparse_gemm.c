@@ -1,0 +1,253 @@
+/* sparse_gemm.c - the zero-skipping GEMM of a remat_gemm_desc (sparse_gemm.h has the
+ * contract, sparse_chain.h the argument that its bits are the dense GEMM's).
+ *
+ * Blocking: A is transposed once per call into tiles of `tile` rows (128 on AVX-512,
+ * 64 otherwise), wt[t][k][i] (the size of A, shared by the threads, packed by them
+ * tile by tile). Per thread, SG_PB columns of C (pixels) at a time; for each, rows of C
+ * in chunks of at most SG_MC (the accumulator buffer acc[j][i], SG_PB x SG_MC floats,
+ * held in L2 across K blocks); K in blocks of SG_KB rows: the block's B panel
+ * (SG_KB x SG_PB, packed as the dense GEMM packs B) becomes the per-column nonzero lists
+ * (SG_PB x SG_KB entries), then for each tile every column's list runs over the tile's
+ * SG_KB x tile block of wt (32 KiB at 128: in L1 while the columns run over it). K
+ * blocks run in ascending order and each column's list is in k order, so every
+ * element's chain is its k-ascending chain without B's zeros.
+ * Measured (bench/conv_bench, densities argument): repacking A's block per column
+ * block cost more than the chains themselves, hence the one transposed copy per call.
+ */
+#include "core/ref/sparse_gemm.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "core/base/status.h"
+#include "core/ref/parallel.h"
+#include "core/ref/ref_kernels.h"
+#include "core/ref/sparse_chain.h"
+
+#define SG_PB 256  /* columns per block (a multiple of SG_PW) */
+#define SG_PW 16   /* columns per list-building step */
+#define SG_KB 64   /* K rows per block */
+#define SG_MC 512  /* C rows per accumulator chunk (a multiple of every tile) */
+/* Below this many (dense) multiply-adds per part a call stays on one thread. */
+#define SG_MIN_FLOPS_PER_THREAD ((int64_t)1 << 21)
+
+static int g_mode = REMAT_SPARSE_AUTO;
+static int64_t g_runs = 0;
+
+int64_t remat_sparse_gemm_runs(void) { return __atomic_load_n(&g_runs, __ATOMIC_RELAXED); }
+
+remat_sparse_mode remat_sparse_mode_set(remat_sparse_mode m) {
+    return (remat_sparse_mode)__atomic_exchange_n(&g_mode, (int)m, __ATOMIC_RELAXED);
+}
+
+int remat_sparse_pick(const float *b, int64_t n_b, int64_t m, const float *a, int64_t n_a, const float *c,
+                      int64_t n_c) {
+    const int mode = __atomic_load_n(&g_mode, __ATOMIC_RELAXED);
+    if (mode == REMAT_SPARSE_DENSE || n_b <= 0) return 0;
+    if (mode == REMAT_SPARSE_AUTO &&
+        (m < REMAT_SPARSE_MIN_ROWS || (double)remat_floats_nonzero(b, n_b) > REMAT_SPARSE_DENSITY * (double)n_b))
+        return 0;
+    return remat_floats_all_finite(a, n_a, 1) && (!c || remat_floats_all_finite(c, n_c, 1));
+}
+
+typedef struct sg_call {
+    const remat_gemm_desc *d;
+    remat_sparse_chain_fn chain;
+    int64_t tile, cg, gs; /* rows per A tile; C's column groups */
+    float *wt;            /* A transposed, per tile of rows: tile t's row k at wt + (t * K + k) * tile */
+} sg_call;
+
+static inline float *c_at(const sg_call *s, int64_t i, int64_t j) {
+    return (float *)s->d->C + (j / s->cg) * s->gs + i * s->d->ldc + j % s->cg;
+}
+
+/* dst[k * ld + r] = A(first + r, k0 + k), r < count (0 up to width), k < kc. */
+static void pack_a_tile(const sg_call *s, float *dst, int64_t ld, int64_t first, int64_t count, int64_t k0,
+                        int64_t kc) {
+    const remat_gemm_desc *d = s->d;
+    if (d->pack_a) d->pack_a(d->pack_a_ctx, dst, (int)ld, first, count, k0, kc);
+    else remat_gemm_pack_strided(dst, ld, ld, (const float *)d->A + first * d->a_rs + k0 * d->a_cs, 0, d->a_rs,
+                                 d->a_cs, count, kc);
+}
+
+/* dst[k * width + r] = B(k0 + k, first + r), r < count (0 up to width), k < kc. */
+static void pack_b_panel(const sg_call *s, float *dst, int width, int64_t first, int64_t count, int64_t k0,
+                         int64_t kc) {
+    const remat_gemm_desc *d = s->d;
+    if (d->pack_b) d->pack_b(d->pack_b_ctx, dst, width, first, count, k0, kc);
+    else remat_gemm_pack_strided(dst, width, width, (const float *)d->B + k0 * d->b_rs + first * d->b_cs, 0, d->b_cs,
+                                 d->b_rs, count, kc);
+}
+
+/* The dense fmaf() chain of element (i, j) from c: the definition of the result. */
+static float dense_element(const sg_call *s, int64_t i, int64_t j, float c) {
+    float a[SG_KB], b[SG_KB];
+    for (int64_t k0 = 0; k0 < s->d->K; k0 += SG_KB) {
+        const int64_t kc = s->d->K - k0 < SG_KB ? s->d->K - k0 : SG_KB;
+        pack_a_tile(s, a, 1, i, 1, k0, kc);
+        pack_b_panel(s, b, 1, j, 1, k0, kc);
+        for (int64_t k = 0; k < kc; k++) c = fmaf(a[k], b[k], c);
+    }
+    return c;
+}
+
+/* Appends the nonzeros of panel rows k < kc (SG_PB floats apart; columns q0 + r, r <
+ * min(count, 16)) to the lists of those columns: list q is idx/val + q * SG_KB, cnt[q]
+ * entries. */
+static void panel_lists(int32_t *idx, float *val, int32_t *cnt, const float *panel, int64_t q0, int64_t count,
+                        int64_t kc) {
+    for (int64_t k = 0; k < kc; k++) {
+        const float *row = panel + k * SG_PB + q0;
+        unsigned m;
+#if defined(__SSE2__)
+        const __m128 z = _mm_setzero_ps();
+        m = (unsigned)_mm_movemask_ps(_mm_cmpneq_ps(_mm_loadu_ps(row), z)) |
+            (unsigned)_mm_movemask_ps(_mm_cmpneq_ps(_mm_loadu_ps(row + 4), z)) << 4 |
+            (unsigned)_mm_movemask_ps(_mm_cmpneq_ps(_mm_loadu_ps(row + 8), z)) << 8 |
+            (unsigned)_mm_movemask_ps(_mm_cmpneq_ps(_mm_loadu_ps(row + 12), z)) << 12;
+#else
+        m = 0;
+        for (int r = 0; r < SG_PW; r++) m |= (unsigned)(row[r] != 0.0f || row[r] != row[r]) << r;
+#endif
+        m &= count >= SG_PW ? 0xffffu : (1u << count) - 1u;
+        while (m) {
+            const int r = __builtin_ctz(m);
+            const int64_t q = q0 + r;
+            idx[q * SG_KB + cnt[q]] = (int32_t)k, val[q * SG_KB + cnt[q]] = row[r];
+            cnt[q]++;
+            m &= m - 1;
+        }
+    }
+}
+
+typedef struct sg_scratch {
+    float *acc;   /* SG_PB x SG_MC */
+    float *panel; /* SG_KB x SG_PB: B's block */
+    float *val;   /* SG_PB x SG_KB */
+    int32_t *idx; /* SG_PB x SG_KB */
+    int32_t *cnt, *tot; /* SG_PB */
+} sg_scratch;
+
+/* acc[r * SG_MC + i] <-> C(ic + i, jb + r), r < nb, i < mc, run by run within C's
+ * column groups (SIMD transposes: remat_gemm_pack_strided). */
+static void acc_move(const sg_call *s, float *acc, int64_t ic, int64_t mc, int64_t jb, int64_t nb, int store) {
+    for (int64_t r = 0, n; r < nb; r += n) {
+        const int64_t left = s->cg - (jb + r) % s->cg;
+        n = nb - r < left ? nb - r : left;
+        float *c = c_at(s, ic, jb + r);
+        if (store) remat_gemm_pack_strided(c, s->d->ldc, n, acc + r * SG_MC, 0, SG_MC, 1, n, mc);
+        else remat_gemm_pack_strided(acc + r * SG_MC, SG_MC, mc, c, 0, s->d->ldc, 1, mc, n);
+    }
+}
+
+/* Columns [jb, jb + nb), rows [ic, ic + mc) of C. */
+static void sparse_block(const sg_call *s, const sg_scratch *w, int64_t ic, int64_t mc, int64_t jb, int64_t nb) {
+    const remat_gemm_desc *d = s->d;
+    if (d->accumulate) acc_move(s, w->acc, ic, mc, jb, nb, 0);
+    else
+        for (int64_t r = 0; r < nb; r++) memset(w->acc + r * SG_MC, 0, (size_t)mc * sizeof(float));
+    memset(w->tot, 0, (size_t)nb * sizeof(int32_t));
+    for (int64_t k0 = 0; k0 < d->K; k0 += SG_KB) {
+        const int64_t kc = d->K - k0 < SG_KB ? d->K - k0 : SG_KB;
+        memset(w->cnt, 0, (size_t)nb * sizeof(int32_t));
+        pack_b_panel(s, w->panel, SG_PB, jb, nb, k0, kc);
+        for (int64_t q0 = 0; q0 < nb; q0 += SG_PW)
+            panel_lists(w->idx, w->val, w->cnt, w->panel, q0, nb - q0 < SG_PW ? nb - q0 : SG_PW, kc);
+        int64_t any = 0;
+        for (int64_t r = 0; r < nb; r++) any += w->cnt[r], w->tot[r] += w->cnt[r];
+        if (!any) continue;
+        for (int64_t it = 0; it < mc; it += s->tile) {
+            const int64_t tw = mc - it < s->tile ? mc - it : s->tile;
+            const float *wt = s->wt + ((ic + it) / s->tile * d->K + k0) * s->tile;
+            for (int64_t r = 0; r < nb; r++)
+                if (w->cnt[r])
+                    s->chain(w->acc + r * SG_MC + it, tw, wt, s->tile, w->idx + r * SG_KB, w->val + r * SG_KB,
+                             w->cnt[r]);
+        }
+    }
+    /* The +-0 results: the dense chain decides their sign (sparse_chain.h). */
+    for (int64_t r = 0; r < nb; r++)
+        for (int64_t i = 0; i < mc; i++) {
+            float *x = w->acc + r * SG_MC + i;
+            if (*x != 0.0f) continue;
+            const float c0 = d->accumulate ? *c_at(s, ic + i, jb + r) : 0.0f;
+            uint32_t bits;
+            memcpy(&bits, &c0, sizeof bits);
+            if (w->tot[r] == 0 && bits == 0) continue;
+            *x = dense_element(s, ic + i, jb + r, c0);
+        }
+    acc_move(s, w->acc, ic, mc, jb, nb, 1);
+}
+
+static void sparse_part(void *ctx, int64_t lo, int64_t hi) {
+    const sg_call *s = ctx;
+    const remat_gemm_desc *d = s->d;
+    const size_t pb = SG_PB, kb = SG_KB;
+    const size_t bytes = (pb * SG_MC + kb * pb + pb * kb) * sizeof(float) + (pb * kb + 2 * pb) * sizeof(int32_t) +
+                         5 * 64;
+    char *raw = remat_xmalloc(bytes, NULL);
+    if (!raw) {
+        for (int64_t j = lo; j < hi; j++)
+            for (int64_t i = 0; i < d->M; i++) {
+                float *c = c_at(s, i, j);
+                *c = dense_element(s, i, j, d->accumulate ? *c : 0.0f);
+            }
+        return;
+    }
+    char *p = raw;
+#define SG_TAKE(type, n) ((type *)(p = (char *)(((uintptr_t)p + 63) & ~(uintptr_t)63), p += (n) * sizeof(type), p - (n) * sizeof(type)))
+    sg_scratch w;
+    w.acc = SG_TAKE(float, pb * SG_MC);
+    w.panel = SG_TAKE(float, kb * pb);
+    w.val = SG_TAKE(float, pb * kb);
+    w.idx = SG_TAKE(int32_t, pb * kb);
+    w.cnt = SG_TAKE(int32_t, pb);
+    w.tot = SG_TAKE(int32_t, pb);
+#undef SG_TAKE
+    for (int64_t jb = lo; jb < hi; jb += SG_PB) {
+        const int64_t nb = hi - jb < SG_PB ? hi - jb : SG_PB;
+        for (int64_t ic = 0; ic < d->M; ic += SG_MC)
+            sparse_block(s, &w, ic, d->M - ic < SG_MC ? d->M - ic : SG_MC, jb, nb);
+    }
+    remat_xfree(raw);
+}
+
+/* Tiles [lo, hi) of the transposed A. */
+static void pack_wt_part(void *ctx, int64_t lo, int64_t hi) {
+    const sg_call *s = ctx;
+    const int64_t M = s->d->M, K = s->d->K;
+    for (int64_t t = lo; t < hi; t++)
+        for (int64_t k0 = 0; k0 < K; k0 += SG_KB)
+            pack_a_tile(s, s->wt + (t * K + k0) * s->tile, s->tile, t * s->tile,
+                        M - t * s->tile < s->tile ? M - t * s->tile : s->tile, k0, K - k0 < SG_KB ? K - k0 : SG_KB);
+}
+
+void remat_sparse_gemm_desc_run_on(remat_simd p, const remat_gemm_desc *d) {
+    __atomic_fetch_add(&g_runs, 1, __ATOMIC_RELAXED);
+    if (d->M <= 0 || d->N <= 0) return;
+    sg_call s;
+    s.d = d;
+    s.chain = remat_sparse_chain_for(p);
+    s.tile = p == REMAT_SIMD_AVX512 ? 128 : 64;
+    s.cg = d->c_group > 0 ? d->c_group : d->N;
+    s.gs = d->c_group > 0 ? d->c_group_stride : 0;
+    const int64_t tiles = (d->M + s.tile - 1) / s.tile;
+    char *raw = remat_xmalloc((size_t)(tiles * s.tile * (d->K > 0 ? d->K : 1)) * sizeof(float) + 64, NULL);
+    if (!raw) { /* the dense GEMM: the same bits */
+        remat_gemm_desc_run(d);
+        return;
+    }
+    s.wt = (float *)(raw + ((64 - (uintptr_t)raw % 64) % 64));
+    remat_ref_parallel_for(tiles, 1, 1, pack_wt_part, &s);
+    const int64_t per_col = d->M * (d->K > 0 ? d->K : 1);
+    const int64_t min_cols = (SG_MIN_FLOPS_PER_THREAD + per_col - 1) / per_col;
+    remat_ref_parallel_for(d->N, SG_PW, min_cols, sparse_part, &s);
+    remat_xfree(raw);
+}
+
+void remat_sparse_gemm_desc_run(const remat_gemm_desc *d) { remat_sparse_gemm_desc_run_on(remat_ref_simd_get(), d); }
