@@ -28,7 +28,8 @@
  * (remat_ref_col2im_add) per sample; ours packs the GEMM's panels straight from the
  * input, all samples in one GEMM forward. The OpenBLAS side sums each gradient element in whatever order its kernel picks
  * (not deterministic across row counts), ours in the contract's fixed order. The
- * results are also compared (max relative difference), so a wrong kernel shows here.
+ * results are also compared (max relative difference), so a wrong kernel shows here. The
+ * last column, at one thread, is the ratio by the best thread CPU time of each side.
  * The first line names OpenBLAS's kernel (openblas_get_corename), the second our SIMD path
  * (REMAT_SIMD forces one: bench/exp8_conv_speed.py --isa avx2).
  * With a density d in (0, 1) (default 1: dense), each input value is +0 with probability
@@ -214,7 +215,7 @@ int main(int argc, char **argv) {
     printf("ours simd: %s (REMAT_SIMD=%s)\n", remat_ref_simd_name(remat_ref_simd_get()),
            getenv("REMAT_SIMD") ? getenv("REMAT_SIMD") : "(unset)");
     if (density < 1.0) printf("input density %.3f\n", density);
-    printf("%-26s %3s %4s %9s %9s %6s %9s\n", "shape", "thr", "pass", "ours", "openblas", "ratio", "max rel");
+    printf("%-26s %3s %4s %9s %9s %6s %9s %6s\n", "shape", "thr", "pass", "ours", "openblas", "ratio", "max rel", "cpu");
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
         const remat_conv_geom g = geom(&shapes[si]);
         const int64_t K = g.c_in * g.kh * g.kw, P = g.h_out * g.w_out, in_e = g.c_in * g.h_in * g.w_in;
@@ -230,20 +231,22 @@ int main(int argc, char **argv) {
         for (int threads = 1; threads <= 2; threads++) {
             remat_ref_set_threads(threads);
             openblas_set_num_threads(threads);
-            double best[6] = {1e30, 1e30, 1e30, 1e30, 1e30, 1e30};
+            double best[6] = {1e30, 1e30, 1e30, 1e30, 1e30, 1e30}, cpu[4] = {1e30, 1e30, 1e30, 1e30};
             for (int r = 0; r < reps; r++) {
-                double t0 = remat_now_s();
+                double c0 = remat_thread_cpu_s(), t0 = remat_now_s();
                 remat_ref_conv2d_forward(o1, x, w, NULL, fws, rows, &g);
-                double t1 = remat_now_s();
+                double t1 = remat_now_s(), c1 = remat_thread_cpu_s();
                 blas_forward(o2, x, w, col, rows, &g);
-                double t2 = remat_now_s();
+                double t2 = remat_now_s(), c2 = remat_thread_cpu_s();
                 memset(dx1, 0, (size_t)(rows * in_e) * 4), memset(dw1, 0, (size_t)wn * 4);
                 memset(dx2, 0, (size_t)(rows * in_e) * 4), memset(dw2, 0, (size_t)wn * 4);
-                double t3 = remat_now_s();
+                double c3 = remat_thread_cpu_s(), t3 = remat_now_s();
                 remat_ref_conv2d_backward(dx1, dw1, NULL, dy, x, w, bws, t_steps, n_per_t, &g);
-                double t4 = remat_now_s();
+                double t4 = remat_now_s(), c4 = remat_thread_cpu_s();
                 blas_backward(dx2, dw2, dy, x, w, col, dcol, rows, &g);
-                double t5 = remat_now_s();
+                double t5 = remat_now_s(), c5 = remat_thread_cpu_s();
+                const double c[4] = {c1 - c0, c2 - c1, c4 - c3, c5 - c4};
+                for (int q = 0; q < 4; q++) cpu[q] = fmin(cpu[q], c[q]);
                 double t6 = t5, t7 = t5, t8 = t5;
                 if (density < 1.0) { /* the weight gradient forced dense, then forced sparse */
                     memset(dw3, 0, (size_t)wn * 4), memset(dw4, 0, (size_t)wn * 4);
@@ -259,11 +262,16 @@ int main(int argc, char **argv) {
                 double t[6] = {t1 - t0, t2 - t1, t4 - t3, t5 - t4, t7 - t6, t8 - t7};
                 for (int q = 0; q < 6; q++) best[q] = fmin(best[q], t[q]);
             }
-            printf("%-26s %3d %4s %9.1f %9.1f %6.2f %9.1e\n", shapes[si].name, threads, "fwd", f_flops / best[0] / 1e9,
-                   f_flops / best[1] / 1e9, best[1] / best[0], max_rel(o1, o2, rows * out_e));
-            printf("%-26s %3d %4s %9.1f %9.1f %6.2f %9.1e\n", shapes[si].name, threads, "bwd",
+            /* one thread: the same ratio by the calling thread's best CPU time (what other jobs
+             * of a shared machine take from a call does not enter it); "-" at two */
+            char cr[2][16] = {"-", "-"};
+            if (threads == 1)
+                snprintf(cr[0], sizeof cr[0], "%.2f", cpu[1] / cpu[0]), snprintf(cr[1], sizeof cr[1], "%.2f", cpu[3] / cpu[2]);
+            printf("%-26s %3d %4s %9.1f %9.1f %6.2f %9.1e %6s\n", shapes[si].name, threads, "fwd", f_flops / best[0] / 1e9,
+                   f_flops / best[1] / 1e9, best[1] / best[0], max_rel(o1, o2, rows * out_e), cr[0]);
+            printf("%-26s %3d %4s %9.1f %9.1f %6.2f %9.1e %6s\n", shapes[si].name, threads, "bwd",
                    2 * f_flops / best[2] / 1e9, 2 * f_flops / best[3] / 1e9, best[3] / best[2],
-                   fmax(max_rel(dx1, dx2, rows * in_e), max_rel(dw1, dw2, wn)));
+                   fmax(max_rel(dx1, dx2, rows * in_e), max_rel(dw1, dw2, wn)), cr[1]);
             if (density < 1.0)
                 printf("%-26s %3d %4s %9.1f %9.1f %6.2f %9s\n", shapes[si].name, threads, "dW", f_flops / best[4] / 1e9,
                        f_flops / best[5] / 1e9, best[4] / best[5], memcmp(dw3, dw4, (size_t)wn * 4) ? "DIFF" : "same");

@@ -40,11 +40,12 @@ def main():
     ours = re.search(r"ours simd: (\S+)", out).group(1)
     rows = []
     for line in out.splitlines():
-        m = re.match(r"(.+?)\s+(\d)\s+(fwd|bwd)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\S+)$", line)
+        m = re.match(r"(.+?)\s+(\d)\s+(fwd|bwd)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\S+)\s+(\S+)$", line)
         if m:
             rows.append({"shape": m.group(1).strip(), "threads": int(m.group(2)), "pass": m.group(3),
                          "ours_gflops": float(m.group(4)), "openblas_gflops": float(m.group(5)),
-                         "ratio": float(m.group(4)) / float(m.group(5)), "max_rel_diff": float(m.group(7))})
+                         "ratio": float(m.group(4)) / float(m.group(5)), "max_rel_diff": float(m.group(7)),
+                         "cpu_ratio": None if m.group(8) == "-" else float(m.group(8))})
     name = "exp8_conv_speed" + ("" if isa == "native" else "_" + isa)
     C.save(name, {"command": "python3 bench/exp8_conv_speed.py" + (" --quick" if quick else "") +
                   ("" if isa == "native" else " --isa " + isa),
