@@ -147,7 +147,7 @@ const Case kCases[] = {
     {grouped(dilated(conv_geom(4, 8, 9, 6, 3, 3, 1, 1, 2, 1), 2, 1), 2), 2, 2},  // groups with dilation
     {conv_geom(2, 12, 11, 64, 3, 3, 1, 1, 1, 1), 2, 3},  // K = 18 < c_out = 64: the weight gradient's GEMM transposed
     {grouped(conv_geom(4, 7, 9, 54, 3, 3, 1, 1, 1, 1), 2), 1, 3},  // transposed per group, c_out_g = 27: N edge tiles
-    {conv_geom(16, 16, 32, 32, 3, 3, 1, 1, 1, 1), 1, 2},  // dinp blocks big enough to split over threads by channel
+    {conv_geom(8, 32, 32, 64, 3, 3, 1, 1, 1, 1), 1, 1},  // a dinp block big enough to split over 2 threads by channel
 };
 
 template <bool B16>
