@@ -289,12 +289,11 @@ int remat_ref_conv2d_dw_sparse(float *dweight, float *pw, const float *dout, con
     if (rows < 1) rows = 1;
     if (rows > N * s->h_out) rows = N * s->h_out;
     if (rows * s->w_out >= INT32_MAX) return 0; /* block pixels are int32 */
-    int64_t nz = 0;
-    for (int64_t n = 0; n < N; n++) {
-        if (!remat_floats_all_finite(dout + n * out_e, s->c_out * P, 1)) return 0;
-        nz += remat_floats_nonzero(inp + n * in_e, s->c_in * plane);
-    }
+    int64_t nz = 0; /* the input's density first: a dense input pays no scan of dout */
+    for (int64_t n = 0; n < N; n++) nz += remat_floats_nonzero(inp + n * in_e, s->c_in * plane);
     if (limit < 1.0f && (double)nz > (double)limit * (double)(N * s->c_in * plane)) return 0;
+    for (int64_t n = 0; n < N; n++)
+        if (!remat_floats_all_finite(dout + n * out_e, s->c_out * P, 1)) return 0;
     dw_job j = {dweight, pw, dout, inp, s, N, in_e, out_e, rows, remat_sparse_chain_for(remat_ref_simd_get())};
     remat_ref_parallel_for(K, 1, 16, dw_rows, &j);
     if (rows < N * s->h_out) remat_ref_conv2d_dw_add_t(dweight, pw, s->c_out, K);
