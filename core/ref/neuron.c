@@ -5,6 +5,7 @@
  * runs t = t_steps-1 .. 0 carrying gv. Every loop is element-wise with its options
  * hoisted out, so GCC vectorises it (compiled with -ffp-contract=off).
  *
+ * The forward is also PLIF's (core/ref/plif.c): one body for every charge (neuron_fwd.h).
  * Each direction's arithmetic is one always_inline body (neuron_fwd, neuron_bwd);
  * *_opts expands it once per option combination with constant flags (each inlines to
  * its own branch-free loop), and REMAT_ELEM_CLONES (elem_kernel.h) compiles that for
@@ -14,6 +15,7 @@
  */
 #include "core/ref/ref_kernels.h"
 #include "core/ref/elem_kernel.h"
+#include "core/ref/neuron_fwd.h"
 #include "core/ref/neuron_math.h"
 #include "core/ref/parallel.h"
 
@@ -38,9 +40,11 @@ ALWAYS_INLINE float heaviside(float u) {
     return s;
 }
 
-ALWAYS_INLINE void neuron_fwd(void *restrict spikes, float *restrict h, float *restrict v, const void *restrict x,
-                              const int b16, int lif, int decay_input, int soft, int store_h, float vth,
-                              float vr, float tau, int64_t t_steps, int64_t nf, int64_t lo, int64_t hi) {
+/* neuron_fwd.h's step, for constant charge, dec, vr0, soft and keep (each expansion of
+ * neuron_fwd_opts inlines to its own branch-free loop). */
+ALWAYS_INLINE void neuron_fwd(void *restrict spikes, float *restrict kept, float *restrict v, const void *restrict x,
+                              const int b16, remat_charge charge, int dec, int vr0, int soft, int keep, float vth,
+                              float vr, float tau, float k, int64_t t_steps, int64_t nf, int64_t lo, int64_t hi) {
     for (int64_t i0 = lo; i0 < hi; i0 += ELEM_BLOCK) {
         const int64_t i1 = hi - i0 < ELEM_BLOCK ? hi : i0 + ELEM_BLOCK;
         for (int64_t t = 0; t < t_steps; t++) {
@@ -49,78 +53,80 @@ ALWAYS_INLINE void neuron_fwd(void *restrict spikes, float *restrict h, float *r
             for (int64_t i = i0; i < i1; i++) {
                 const float vv = v[i], xx = act_ld(x, o + i, b16);
                 float hh;
-                if (!lif) hh = vv + xx;
-                else if (decay_input) hh = vv + (xx - (vv - vr)) / tau;
+                if (charge == REMAT_CHARGE_PLIF) hh = remat_plif_charge(vv, xx, k, dec, vr0, vr);
+                else if (charge == REMAT_CHARGE_IF) hh = vv + xx;
+                else if (dec) hh = vv + (xx - (vv - vr)) / tau;
                 else hh = vv - (vv - vr) / tau + xx;
                 const float s = heaviside(hh - vth);
                 v[i] = soft ? hh - s * vth : hh * (1.0f - s) + vr * s;
                 act_st(spikes, o + i, s, b16);
-                if (store_h) h[o + i] = hh;
+                if (keep) kept[o + i] = charge == REMAT_CHARGE_PLIF ? vv : hh;
             }
         }
     }
 }
 
-ALWAYS_INLINE void neuron_fwd_opts(void *spikes, float *h, float *v, const void *x, const int b16, int lif,
-                                   int dec, int soft, float vth, float vr, float tau, int64_t t_steps, int64_t nf,
-                                   int64_t lo, int64_t hi) {
-#define NF(L, D, S, H) neuron_fwd(spikes, h, v, x, b16, L, D, S, H, vth, vr, tau, t_steps, nf, lo, hi)
-    if (h) {
-        if (!lif) soft ? NF(0, 0, 1, 1) : NF(0, 0, 0, 1);
-        else if (dec) soft ? NF(1, 1, 1, 1) : NF(1, 1, 0, 1);
-        else soft ? NF(1, 0, 1, 1) : NF(1, 0, 0, 1);
-    } else {
-        if (!lif) soft ? NF(0, 0, 1, 0) : NF(0, 0, 0, 0);
-        else if (dec) soft ? NF(1, 1, 1, 0) : NF(1, 1, 0, 0);
-        else soft ? NF(1, 0, 1, 0) : NF(1, 0, 0, 0);
-    }
+ALWAYS_INLINE void neuron_fwd_opts(void *spikes, float *kept, float *v, const void *x, const int b16,
+                                   remat_charge charge, int dec, int vr0, int soft, float vth, float vr, float tau,
+                                   float k, int64_t t_steps, int64_t nf, int64_t lo, int64_t hi) {
+#define NF(C, D, Z, S, K) neuron_fwd(spikes, kept, v, x, b16, C, D, Z, S, K, vth, vr, tau, k, t_steps, nf, lo, hi)
+#define NF_SK(C, D, Z)                                          \
+    do {                                                        \
+        if (kept) soft ? NF(C, D, Z, 1, 1) : NF(C, D, Z, 0, 1); \
+        else soft ? NF(C, D, Z, 1, 0) : NF(C, D, Z, 0, 0);      \
+    } while (0)
+    if (charge == REMAT_CHARGE_IF) NF_SK(REMAT_CHARGE_IF, 0, 0);
+    else if (charge == REMAT_CHARGE_LIF && dec) NF_SK(REMAT_CHARGE_LIF, 1, 0);
+    else if (charge == REMAT_CHARGE_LIF) NF_SK(REMAT_CHARGE_LIF, 0, 0);
+    else if (dec && vr0) NF_SK(REMAT_CHARGE_PLIF, 1, 1);
+    else if (dec) NF_SK(REMAT_CHARGE_PLIF, 1, 0);
+    else if (vr0) NF_SK(REMAT_CHARGE_PLIF, 0, 1);
+    else NF_SK(REMAT_CHARGE_PLIF, 0, 0);
+#undef NF_SK
 #undef NF
 }
 
 REMAT_ELEM_CLONES(neuron_fwd_f32,
-                  (float *spikes, float *h, float *v, const float *x, int lif, int dec, int soft, float vth, float vr,
-                   float tau, int64_t t_steps, int64_t nf, int64_t lo, int64_t hi),
-                  (spikes, h, v, x, lif, dec, soft, vth, vr, tau, t_steps, nf, lo, hi),
-                  neuron_fwd_opts(spikes, h, v, x, 0, lif, dec, soft, vth, vr, tau, t_steps, nf, lo, hi))
+                  (float *spikes, float *kept, float *v, const float *x, remat_charge charge, int dec, int vr0,
+                   int soft, float vth, float vr, float tau, float k, int64_t t_steps, int64_t nf, int64_t lo,
+                   int64_t hi),
+                  (spikes, kept, v, x, charge, dec, vr0, soft, vth, vr, tau, k, t_steps, nf, lo, hi),
+                  neuron_fwd_opts(spikes, kept, v, x, 0, charge, dec, vr0, soft, vth, vr, tau, k, t_steps, nf, lo,
+                                  hi))
 REMAT_ELEM_CLONES(neuron_fwd_bf16,
-                  (uint16_t *spikes, float *h, float *v, const uint16_t *x, int lif, int dec, int soft, float vth,
-                   float vr, float tau, int64_t t_steps, int64_t nf, int64_t lo, int64_t hi),
-                  (spikes, h, v, x, lif, dec, soft, vth, vr, tau, t_steps, nf, lo, hi),
-                  neuron_fwd_opts(spikes, h, v, x, 1, lif, dec, soft, vth, vr, tau, t_steps, nf, lo, hi))
-
-/* The arguments of one call, for its parts on the threads (parallel.h): neurons are
- * independent, so the parts split nf. */
-typedef struct neuron_call {
-    void *out, *dx;
-    float *h, *v, *gv;
-    const void *in;
-    const float *hs;
-    int lif, dec, soft, det, at, b16;
-    float alpha, vth, vr, tau;
-    int64_t t_steps, nf;
-} neuron_call;
+                  (uint16_t *spikes, float *kept, float *v, const uint16_t *x, remat_charge charge, int dec, int vr0,
+                   int soft, float vth, float vr, float tau, float k, int64_t t_steps, int64_t nf, int64_t lo,
+                   int64_t hi),
+                  (spikes, kept, v, x, charge, dec, vr0, soft, vth, vr, tau, k, t_steps, nf, lo, hi),
+                  neuron_fwd_opts(spikes, kept, v, x, 1, charge, dec, vr0, soft, vth, vr, tau, k, t_steps, nf, lo,
+                                  hi))
 
 /* Neurons per part at least: a part's work is t_steps times this. */
 #define NEURON_MIN_PER_THREAD 16384
 
 static void neuron_fwd_part(void *ctx, int64_t lo, int64_t hi) {
-    const neuron_call *c = ctx;
-    if (c->b16)
-        neuron_fwd_bf16(c->out, c->h, c->v, c->in, c->lif, c->dec, c->soft, c->vth, c->vr, c->tau, c->t_steps, c->nf, lo,
-                        hi);
+    const remat_neuron_fwd_args *a = ctx;
+    if (a->b16)
+        neuron_fwd_bf16(a->spikes, a->kept, a->v, a->x, a->charge, a->dec, a->vr0, a->soft, a->vth, a->vr, a->tau,
+                        a->k, a->t_steps, a->nf, lo, hi);
     else
-        neuron_fwd_f32(c->out, c->h, c->v, c->in, c->lif, c->dec, c->soft, c->vth, c->vr, c->tau, c->t_steps, c->nf, lo,
-                       hi);
+        neuron_fwd_f32(a->spikes, a->kept, a->v, a->x, a->charge, a->dec, a->vr0, a->soft, a->vth, a->vr, a->tau,
+                       a->k, a->t_steps, a->nf, lo, hi);
+}
+
+void remat_ref_neuron_fwd_run(const remat_neuron_fwd_args *a) {
+    remat_ref_parallel_for(a->nf, 64, NEURON_MIN_PER_THREAD, neuron_fwd_part, (void *)a);
 }
 
 static void neuron_forward(void *spikes, float *h, float *v, const void *x, remat_layer_type type,
                            const remat_neuron_opts *o, int64_t t_steps, int64_t nf, int b16) {
-    neuron_call c = {0};
-    c.out = spikes, c.h = h, c.v = v, c.in = x, c.b16 = b16;
-    c.lif = type == REMAT_LAYER_LIF, c.soft = o->soft_reset != 0, c.dec = o->decay_input != 0;
-    c.vth = o->v_threshold, c.vr = c.soft ? 0.0f : o->v_reset, c.tau = o->tau;
-    c.t_steps = t_steps, c.nf = nf;
-    remat_ref_parallel_for(nf, 64, NEURON_MIN_PER_THREAD, neuron_fwd_part, &c);
+    remat_neuron_fwd_args a = {0};
+    a.spikes = spikes, a.kept = h, a.v = v, a.x = x, a.b16 = b16;
+    a.charge = type == REMAT_LAYER_LIF ? REMAT_CHARGE_LIF : REMAT_CHARGE_IF;
+    a.soft = o->soft_reset != 0, a.dec = o->decay_input != 0;
+    a.vth = o->v_threshold, a.vr = a.soft ? 0.0f : o->v_reset, a.tau = o->tau;
+    a.t_steps = t_steps, a.nf = nf;
+    remat_ref_neuron_fwd_run(&a);
 }
 
 void remat_ref_neuron_forward(float *spikes, float *h, float *v, const float *x, remat_layer_type type,
@@ -132,6 +138,18 @@ void remat_ref_neuron_forward_bf16(uint16_t *spikes, float *h, float *v, const u
                                    const remat_neuron_opts *o, int64_t t_steps, int64_t nf) {
     neuron_forward(spikes, h, v, x, type, o, t_steps, nf, 1);
 }
+
+/* The arguments of one backward call, for its parts on the threads (parallel.h): neurons
+ * are independent, so the parts split nf. */
+typedef struct neuron_call {
+    void *dx;
+    float *gv;
+    const void *in;
+    const float *hs;
+    int lif, dec, soft, det, at, b16;
+    float alpha, vth, vr, tau;
+    int64_t t_steps, nf;
+} neuron_call;
 
 ALWAYS_INLINE void neuron_bwd(void *restrict dx, float *restrict gv, const void *restrict ds, const float *restrict h,
                               const int b16, int lif, int decay_input, int soft, int detach, int atan_sg,

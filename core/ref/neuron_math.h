@@ -15,6 +15,10 @@
  *
  * remat_neuron_grad_h: dL/dh from dL/ds, the carried dL/dv and the surrogate, with the
  * reset's term (the plif kernels, host and device).
+ *
+ * remat_plif_charge: the plif neuron's charge h from the state v and the input x with
+ * k = sigmoid(w), its four forms (core/ref/plif.c's contract); the reference forward
+ * (core/ref/neuron.c) and backward's recomputation (core/ref/plif.c) both call it.
  */
 #ifndef REMAT_NEURON_MATH_H
 #define REMAT_NEURON_MATH_H
@@ -90,6 +94,11 @@ REMAT_NEURON_FN float remat_neuron_grad_h(float gs, float g, float hh, float s, 
     if (!soft) return gs * sg + g * (1.0f - s);
     if (!detach) return (gs - vth * g) * sg + g;
     return gs * sg + g;
+}
+
+REMAT_NEURON_FN float remat_plif_charge(float vv, float xx, float k, int dec, int vr0, float vr) {
+    if (dec) return vr0 ? vv + (xx - vv) * k : vv + (xx - (vv - vr)) * k;
+    return vr0 ? vv * (1.0f - k) + xx : vv - (vv - vr) * k + xx;
 }
 
 #endif

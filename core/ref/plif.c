@@ -40,11 +40,10 @@
  * Compiled with -ffp-contract=off.
  */
 #include "core/ref/act.h"
+#include "core/ref/neuron_fwd.h"
 #include "core/ref/neuron_math.h"
 #include "core/ref/parallel.h"
 #include "core/ref/ref_kernels.h"
-
-#define PLIF_INLINE static inline __attribute__((always_inline))
 
 /* Elements per part at least (a part's work is t_steps times this). */
 #define PLIF_MIN_PER_THREAD 16384
@@ -52,8 +51,8 @@
 float remat_ref_plif_k(float w) { return 1.0f / (1.0f + remat_exp_poly(-w)); }
 
 typedef struct plif_call {
-    void *out, *dx;
-    float *vp, *v, *gv, *dw;
+    void *dx;
+    float *gv, *dw;
     double *rows;
     const void *in, *x;
     const float *vps;
@@ -61,11 +60,6 @@ typedef struct plif_call {
     float k, alpha, vth, vr;
     int64_t t_steps, nf, N, F, nblk;
 } plif_call;
-
-PLIF_INLINE float plif_charge(float vv, float xx, float k, int dec, int vr0, float vr) {
-    if (dec) return vr0 ? vv + (xx - vv) * k : vv + (xx - (vv - vr)) * k;
-    return vr0 ? vv * (1.0f - k) + xx : vv - (vv - vr) * k + xx;
-}
 
 static plif_call plif_setup(const float *w, const remat_neuron_opts *o) {
     plif_call c = {0};
@@ -77,27 +71,15 @@ static plif_call plif_setup(const float *w, const remat_neuron_opts *o) {
     return c;
 }
 
-static void plif_fwd_part(void *ctx, int64_t lo, int64_t hi) {
-    const plif_call *c = ctx;
-    const int b16 = c->b16;
-    for (int64_t t = 0; t < c->t_steps; t++) {
-        const int64_t o = t * c->nf;
-        for (int64_t i = lo; i < hi; i++) {
-            const float vv = c->v[i], xx = act_ld(c->in, o + i, b16);
-            const float hh = plif_charge(vv, xx, c->k, c->dec, c->vr0, c->vr);
-            const float s = hh - c->vth >= 0.0f ? 1.0f : 0.0f;
-            if (c->vp) c->vp[o + i] = vv;
-            c->v[i] = c->soft ? hh - s * c->vth : hh * (1.0f - s) + c->vr * s;
-            act_st(c->out, o + i, s, b16);
-        }
-    }
-}
-
+/* The forward is the neurons' one body (neuron_fwd.h) with plif's charge. */
 static void plif_forward(void *spikes, float *vp, float *v, const void *x, const float *w, const remat_neuron_opts *o,
                          int64_t t_steps, int64_t nf, int b16) {
-    plif_call c = plif_setup(w, o);
-    c.out = spikes, c.vp = vp, c.v = v, c.in = x, c.b16 = b16, c.t_steps = t_steps, c.nf = nf;
-    remat_ref_parallel_for(nf, 64, PLIF_MIN_PER_THREAD, plif_fwd_part, &c);
+    const plif_call c = plif_setup(w, o);
+    remat_neuron_fwd_args a = {0};
+    a.spikes = spikes, a.kept = vp, a.v = v, a.x = x, a.b16 = b16;
+    a.charge = REMAT_CHARGE_PLIF, a.dec = c.dec, a.vr0 = c.vr0, a.soft = c.soft;
+    a.vth = c.vth, a.vr = c.vr, a.k = c.k, a.t_steps = t_steps, a.nf = nf;
+    remat_ref_neuron_fwd_run(&a);
 }
 
 /* Samples [lo, hi): the recurrence over t descending, each row's sum per step. */
@@ -111,7 +93,7 @@ static void plif_bwd_part(void *ctx, int64_t lo, int64_t hi) {
             for (int64_t f = 0; f < c->F; f++) {
                 const int64_t i = n * c->F + f, o = t * c->nf + i;
                 const float vv = c->vps[o], xx = act_ld(c->x, o, b16), gs = act_ld(c->in, o, b16), g = c->gv[i];
-                const float hh = plif_charge(vv, xx, k, c->dec, c->vr0, c->vr);
+                const float hh = remat_plif_charge(vv, xx, k, c->dec, c->vr0, c->vr);
                 const float u = hh - c->vth;
                 const float s = u >= 0.0f ? 1.0f : 0.0f;
                 const float sg = remat_surrogate_grad(u, c->at, c->alpha);
