@@ -50,7 +50,6 @@
 #include "core/base/clock.h"
 #include "core/base/rng.h"
 #include "core/base/status.h"
-#include "core/ref/conv_sparse_dw.h"
 #include "core/ref/ref_kernels.h"
 #include "core/ref/simd.h"
 #include "core/ref/sparse_gemm.h"
@@ -250,14 +249,14 @@ int main(int argc, char **argv) {
                 double t6 = t5, t7 = t5, t8 = t5;
                 if (density < 1.0) { /* the weight gradient forced dense, then forced sparse */
                     memset(dw3, 0, (size_t)wn * 4), memset(dw4, 0, (size_t)wn * 4);
-                    const float keep = remat_ref_conv2d_dw_sparse_threshold(-1.0f);
+                    const remat_sparse_mode keep = remat_sparse_mode_set(REMAT_SPARSE_DENSE);
                     t6 = remat_now_s();
                     remat_ref_conv2d_backward(NULL, dw3, NULL, dy, x, w, bws, t_steps, n_per_t, &g);
                     t7 = remat_now_s();
-                    remat_ref_conv2d_dw_sparse_threshold(2.0f);
+                    remat_sparse_mode_set(REMAT_SPARSE_FORCE);
                     remat_ref_conv2d_backward(NULL, dw4, NULL, dy, x, w, bws, t_steps, n_per_t, &g);
                     t8 = remat_now_s();
-                    remat_ref_conv2d_dw_sparse_threshold(keep);
+                    remat_sparse_mode_set(keep);
                 }
                 double t[6] = {t1 - t0, t2 - t1, t4 - t3, t5 - t4, t7 - t6, t8 - t7};
                 for (int q = 0; q < 6; q++) best[q] = fmin(best[q], t[q]);

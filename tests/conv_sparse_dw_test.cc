@@ -17,6 +17,7 @@
 #include "core/ref/conv_sparse_dw.h"
 #include "core/ref/ref_kernels.h"
 #include "core/ref/simd.h"
+#include "core/ref/sparse_gemm.h"
 #include "tests/testutil.h"
 
 using remat_test::conv_geom;
@@ -89,14 +90,14 @@ Problem make(const remat_conv_geom &g, int64_t T, int64_t N, double density, uin
     return p;
 }
 
-// The whole backward with the sparse threshold set to d (d < 0: the dense path).
-Out backward(const Problem &p, float d) {
+// The whole backward in sparse mode m (core/ref/sparse_gemm.h: DENSE, FORCE or AUTO).
+Out backward(const Problem &p, remat_sparse_mode m) {
     Out o{F((size_t)(p.T * p.N * p.in_e()), 0.0f), p.dw0, p.db0};
     F ws((size_t)remat_ref_conv2d_backward_ws_elems(&p.g), 7.0f);
-    const float before = remat_ref_conv2d_dw_sparse_threshold(d);
+    const remat_sparse_mode before = remat_sparse_mode_set(m);
     remat_ref_conv2d_backward(o.dx.data(), o.dw.data(), o.db.data(), p.dy.data(), p.x.data(), p.w.data(), ws.data(),
                               p.T, p.N, &p.g);
-    remat_ref_conv2d_dw_sparse_threshold(before);
+    remat_sparse_mode_set(before);
     return o;
 }
 
@@ -139,12 +140,12 @@ TEST(ConvSparseDw, MatchesDenseBitForBit) {
             const Problem p = make(c.g, c.T, c.N, d, seed++);
             remat_ref_set_threads(1);
             ASSERT_EQ(remat_ref_simd_set(REMAT_SIMD_SCALAR), 0);
-            const Out ref = backward(p, -1.0f);
+            const Out ref = backward(p, REMAT_SPARSE_DENSE);
             for (remat_simd path : paths())
                 for (int threads = 1; threads <= 3; threads++) {
                     remat_ref_set_threads(threads);
                     ASSERT_EQ(remat_ref_simd_set(path), 0);
-                    const Out s = backward(p, 2.0f);
+                    const Out s = backward(p, REMAT_SPARSE_FORCE);
                     SCOPED_TRACE(std::string(c.name) + " density " + std::to_string(d) + " " +
                                  remat_ref_simd_name(path) + " threads " + std::to_string(threads));
                     EXPECT_TRUE(same_bits(s.dw, ref.dw));
@@ -162,23 +163,23 @@ struct Direct {
     int ran;
     F dw;
 };
-Direct direct(const Problem &p, float d) {
+Direct direct(const Problem &p, remat_sparse_mode m) {
     const int64_t K = p.g.c_in * p.g.kh * p.g.kw;
     Direct r{0, p.dw0};
     F pw((size_t)(p.g.c_out * K), 5.0f);
-    const float before = remat_ref_conv2d_dw_sparse_threshold(d);
+    const remat_sparse_mode before = remat_sparse_mode_set(m);
     r.ran = remat_ref_conv2d_dw_sparse(r.dw.data(), pw.data(), p.dy.data(), p.x.data(), p.N, &p.g, p.in_e(),
                                        p.out_e());
-    remat_ref_conv2d_dw_sparse_threshold(before);
+    remat_sparse_mode_set(before);
     return r;
 }
 F dense_dw(const Problem &p) {  // the dense path's dweight after one step
     F dw = p.dw0;
     F ws((size_t)remat_ref_conv2d_backward_ws_elems(&p.g));
-    const float before = remat_ref_conv2d_dw_sparse_threshold(-1.0f);
+    const remat_sparse_mode before = remat_sparse_mode_set(REMAT_SPARSE_DENSE);
     remat_ref_conv2d_backward(nullptr, dw.data(), nullptr, p.dy.data(), p.x.data(), p.w.data(), ws.data(), 1, p.N,
                               &p.g);
-    remat_ref_conv2d_dw_sparse_threshold(before);
+    remat_sparse_mode_set(before);
     return dw;
 }
 
@@ -188,16 +189,18 @@ TEST(ConvSparseDw, EntryPointRunsAndMatches) {
         const Problem p = make(g, 1, 2, d, 100 + (uint32_t)(d * 100));
         for (int threads = 1; threads <= 3; threads++) {
             remat_ref_set_threads(threads);
-            const Direct r = direct(p, 2.0f);
+            const Direct r = direct(p, REMAT_SPARSE_FORCE);
             EXPECT_EQ(r.ran, 1) << "density " << d;
             EXPECT_TRUE(same_bits(r.dw, dense_dw(p))) << "density " << d << " threads " << threads;
         }
     }
     remat_ref_set_threads(1);
-    // the threshold: a 50 % input with the threshold at 30 % stays dense
+    // the automatic choice: a 15 % input goes sparse, a 50 % one (over the 30 %
+    // threshold) dense, as does any input in DENSE mode
+    EXPECT_EQ(direct(make(g, 1, 2, 0.15, 8), REMAT_SPARSE_AUTO).ran, 1);
     const Problem p = make(g, 1, 2, 0.5, 7);
-    EXPECT_EQ(direct(p, 0.3f).ran, 0);
-    EXPECT_EQ(direct(p, -1.0f).ran, 0);
+    EXPECT_EQ(direct(p, REMAT_SPARSE_AUTO).ran, 0);
+    EXPECT_EQ(direct(p, REMAT_SPARSE_DENSE).ran, 0);
 }
 
 // A product that underflows to -0 (a tiny dout times a subnormal input): the sparse
@@ -211,7 +214,7 @@ TEST(ConvSparseDw, UnderflowToNegativeZeroRecomputed) {
     for (int64_t i = 0; i < P; i++) p.dy[(size_t)i] = 1e-30f;                    // output channel 0: tiny
     p.x[(size_t)(plane + 2 * g.w_in + 3)] = -1e-40f;                             // channel 1: one negative subnormal
     for (auto &v : p.dw0) v = -0.0f;  // -0 + P_t shows P_t's sign
-    const Direct r = direct(p, 2.0f);
+    const Direct r = direct(p, REMAT_SPARSE_FORCE);
     EXPECT_EQ(r.ran, 1);
     const F ref = dense_dw(p);
     EXPECT_TRUE(same_bits(r.dw, ref));
@@ -235,27 +238,27 @@ TEST(ConvSparseDw, NonFinite) {
     Problem p = make(g, 2, 2, 0.15, 21);
     p.x[5] = inf, p.x[77] = -inf, p.x[130] = nan;
     {
-        const Out ref = backward(p, -1.0f);
+        const Out ref = backward(p, REMAT_SPARSE_DENSE);
         for (int threads = 1; threads <= 3; threads++) {
             remat_ref_set_threads(threads);
-            const Out s = backward(p, 2.0f);
+            const Out s = backward(p, REMAT_SPARSE_FORCE);
             EXPECT_TRUE(same_bits(s.dw, ref.dw));
             EXPECT_TRUE(same_bits(s.dx, ref.dx));
         }
         remat_ref_set_threads(1);
         Problem one = p;
         one.T = 1;
-        EXPECT_EQ(direct(one, 2.0f).ran, 1);
+        EXPECT_EQ(direct(one, REMAT_SPARSE_FORCE).ran, 1);
     }
     p.dy[3] = inf;
     Problem one = p;
     one.T = 1;
-    const Direct r = direct(one, 2.0f);
+    const Direct r = direct(one, REMAT_SPARSE_FORCE);
     EXPECT_EQ(r.ran, 0);
     EXPECT_TRUE(same_bits(r.dw, one.dw0));
     p.dy[3] = nan;
-    EXPECT_EQ(direct(p, 2.0f).ran, 0);
-    const Out ref = backward(p, -1.0f), s = backward(p, 2.0f);
+    EXPECT_EQ(direct(p, REMAT_SPARSE_FORCE).ran, 0);
+    const Out ref = backward(p, REMAT_SPARSE_DENSE), s = backward(p, REMAT_SPARSE_FORCE);
     EXPECT_TRUE(same_bits(s.dw, ref.dw));
 }
 

@@ -30,14 +30,8 @@
 #include "core/ref/parallel.h"
 #include "core/ref/ref_kernels.h"
 #include "core/ref/sparse_chain.h"
+#include "core/ref/sparse_gemm.h"
 
-static float dw_density = REMAT_CONV_DW_SPARSE_DENSITY;
-
-float remat_ref_conv2d_dw_sparse_threshold(float d) {
-    const float old = dw_density;
-    dw_density = d;
-    return old;
-}
 
 /* dout floats per block buffer (a block is at least one output row). */
 #define DW_BLOCK_FLOATS 65536
@@ -280,18 +274,21 @@ void remat_ref_conv2d_dw_add_t(float *dweight, const float *pt, int64_t c_out, i
 int remat_ref_conv2d_dw_sparse(float *dweight, float *pw, const float *dout, const float *inp, int64_t N,
                                const remat_conv_geom *s, int64_t in_e, int64_t out_e) {
     const int64_t K = dw_k(s), P = s->h_out * s->w_out, plane = s->h_in * s->w_in;
-    const float limit = dw_density;
-    if (limit < 0.0f || N <= 0 || P <= 0 || K <= 0 || s->c_out <= 0) return 0;
-    /* a conv reading its input pixels less than once each (1x1 with stride 2) lists
-     * more pixels than it uses: dense (measured: 0.6-0.7x at 15 %) */
-    if (limit < 1.0f && P * s->kh * s->kw < plane) return 0;
+    const remat_sparse_mode mode = remat_sparse_mode_get();
+    if (mode == REMAT_SPARSE_DENSE || N <= 0 || P <= 0 || K <= 0 || s->c_out <= 0) return 0;
     int64_t rows = DW_BLOCK_FLOATS / (s->c_out * s->w_out);
     if (rows < 1) rows = 1;
     if (rows > N * s->h_out) rows = N * s->h_out;
     if (rows * s->w_out >= INT32_MAX) return 0; /* block pixels are int32 */
-    int64_t nz = 0; /* the input's density first: a dense input pays no scan of dout */
-    for (int64_t n = 0; n < N; n++) nz += remat_floats_nonzero(inp + n * in_e, s->c_in * plane);
-    if (limit < 1.0f && (double)nz > (double)limit * (double)(N * s->c_in * plane)) return 0;
+    if (mode == REMAT_SPARSE_AUTO) {
+        /* a conv reading its input pixels less than once each (1x1 with stride 2) lists
+         * more pixels than it uses (measured: 0.6-0.7x at 15 %) */
+        if (P * s->kh * s->kw < plane) return 0;
+        /* the input's density first: a dense input pays no scan of dout */
+        int64_t nz = 0;
+        for (int64_t n = 0; n < N; n++) nz += remat_floats_nonzero(inp + n * in_e, s->c_in * plane);
+        if ((double)nz > REMAT_CONV_DW_SPARSE_DENSITY * (double)(N * s->c_in * plane)) return 0;
+    }
     for (int64_t n = 0; n < N; n++)
         if (!remat_floats_all_finite(dout + n * out_e, s->c_out * P, 1)) return 0;
     dw_job j = {dweight, pw, dout, inp, s, N, in_e, out_e, rows, remat_sparse_chain_for(remat_ref_simd_get())};

@@ -45,6 +45,8 @@ remat_sparse_mode remat_sparse_mode_set(remat_sparse_mode m) {
     return (remat_sparse_mode)__atomic_exchange_n(&g_mode, (int)m, __ATOMIC_RELAXED);
 }
 
+remat_sparse_mode remat_sparse_mode_get(void) { return (remat_sparse_mode)__atomic_load_n(&g_mode, __ATOMIC_RELAXED); }
+
 int remat_sparse_pick(const float *b, int64_t n_b, int64_t m, const float *a, int64_t n_a, const float *c,
                       int64_t n_c) {
     const int mode = __atomic_load_n(&g_mode, __ATOMIC_RELAXED);

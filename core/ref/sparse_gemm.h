@@ -56,6 +56,9 @@ typedef enum { REMAT_SPARSE_AUTO = 0, REMAT_SPARSE_DENSE = 1, REMAT_SPARSE_FORCE
 #define REMAT_SPARSE_DENSITY 0.25
 #define REMAT_SPARSE_MIN_ROWS 128
 remat_sparse_mode remat_sparse_mode_set(remat_sparse_mode m);
+/* The mode now (the conv's zero-skipping weight gradient, conv_sparse_dw.h, follows it
+ * too, with its own density threshold). */
+remat_sparse_mode remat_sparse_mode_get(void);
 int remat_sparse_pick(const float *b, int64_t n_b, int64_t m, const float *a, int64_t n_a, const float *c,
                       int64_t n_c);
 
