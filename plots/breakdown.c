@@ -131,9 +131,8 @@ static void breakdown_put_script(FILE *fp, const remat_plot_item *items, int n, 
 
 remat_status remat_plot_breakdown(const remat_plot_input *in, int n, const remat_curve_opts *co,
                                   const remat_figure_opts *fo, remat_figure_files *files, remat_error *err) {
-    remat_figure_opts fdef = remat_figure_opts_default();
-    if (!fo) fo = &fdef;
-    remat_status st = remat_figure_files_init(fo, files, err);
+    remat_figure_opts fdef;
+    remat_status st = remat_figure_begin(&fo, &fdef, files, err);
     if (st != REMAT_OK) return st;
     remat_plot_item items[REMAT_PLOT_MAX_INPUTS];
     remat_curve_opts o = co ? *co : remat_curve_opts_default();

@@ -144,9 +144,8 @@ static void ext_put_script(FILE *fp, const remat_ext_trace *t, const remat_ext_c
 
 remat_status remat_plot_ext(const remat_ext_trace *t, const remat_ext_curve *c, const char *origin, int64_t max_points,
                             const remat_figure_opts *fo, remat_figure_files *files, remat_error *err) {
-    remat_figure_opts fdef = remat_figure_opts_default();
-    if (!fo) fo = &fdef;
-    remat_status st = remat_figure_files_init(fo, files, err);
+    remat_figure_opts fdef;
+    remat_status st = remat_figure_begin(&fo, &fdef, files, err);
     if (st != REMAT_OK) return st;
     if (max_points < 8) max_points = 8;
     int64_t cap = c->n > max_points ? c->n : max_points;

@@ -69,6 +69,15 @@ remat_status remat_figure_files_init(const remat_figure_opts *o, remat_figure_fi
     return REMAT_OK;
 }
 
+remat_status remat_figure_begin(const remat_figure_opts **o, remat_figure_opts *def, remat_figure_files *f,
+                                remat_error *err) {
+    if (!*o) {
+        *def = remat_figure_opts_default();
+        *o = def;
+    }
+    return remat_figure_files_init(*o, f, err);
+}
+
 /* ---- units ------------------------------------------------------------------ */
 
 remat_unit remat_unit_bytes(double max_bytes) {

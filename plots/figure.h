@@ -63,6 +63,14 @@ typedef struct remat_figure_files {
  * file name ending in .png or .svg" for any other extension. */
 remat_status remat_figure_files_init(const remat_figure_opts *o, remat_figure_files *f, remat_error *err);
 
+/* The opening of every figure (memory curves, breakdown, imported streams, Pareto front,
+ * scaling): a NULL *o becomes def, filled with remat_figure_opts_default(); then the
+ * files as remat_figure_files_init names them.
+ *   remat_figure_opts def;
+ *   if ((st = remat_figure_begin(&fo, &def, files, err)) != REMAT_OK) return st; */
+remat_status remat_figure_begin(const remat_figure_opts **o, remat_figure_opts *def, remat_figure_files *f,
+                                remat_error *err);
+
 #define REMAT_GNUPLOT_TIMEOUT_S 60
 
 /* ---- units ---------------------------------------------------------------- */

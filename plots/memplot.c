@@ -477,9 +477,8 @@ static void memfig_put_strip(FILE *fp, const memfig *g) {
 
 remat_status remat_plot_memory(const remat_plot_input *in, int n, const remat_curve_opts *co,
                                const remat_figure_opts *fo, remat_figure_files *files, remat_error *err) {
-    remat_figure_opts fdef = remat_figure_opts_default();
-    if (!fo) fo = &fdef;
-    remat_status st = remat_figure_files_init(fo, files, err);
+    remat_figure_opts fdef;
+    remat_status st = remat_figure_begin(&fo, &fdef, files, err);
     if (st != REMAT_OK) return st;
     remat_plot_item items[REMAT_PLOT_MAX_INPUTS];
     if ((st = remat_plot_items_build(in, n, co, items, err)) != REMAT_OK) return st;

@@ -381,9 +381,8 @@ static void pareto_put_script(FILE *fp, const remat_pareto *p, const pareto_fig 
 
 remat_status remat_plot_pareto(const remat_pareto *p, const char *origin, const remat_figure_opts *fo,
                                remat_figure_files *files, remat_error *err) {
-    remat_figure_opts fdef = remat_figure_opts_default();
-    if (!fo) fo = &fdef;
-    remat_status st = remat_figure_files_init(fo, files, err);
+    remat_figure_opts fdef;
+    remat_status st = remat_figure_begin(&fo, &fdef, files, err);
     if (st != REMAT_OK) return st;
     if (p->n_points < 1) return remat_error_set(err, REMAT_ERR_INPUT, "%s: points: expected at least one point", origin ? origin : "<pareto>");
     pareto_fig g;

@@ -333,9 +333,8 @@ static void scaling_put_script(FILE *fp, const remat_scaling *s, double xmax, do
 
 remat_status remat_plot_scaling(const remat_scaling *s, const char *origin, const remat_figure_opts *fo,
                                 remat_figure_files *files, remat_error *err) {
-    remat_figure_opts fdef = remat_figure_opts_default();
-    if (!fo) fo = &fdef;
-    remat_status st = remat_figure_files_init(fo, files, err);
+    remat_figure_opts fdef;
+    remat_status st = remat_figure_begin(&fo, &fdef, files, err);
     if (st != REMAT_OK) return st;
     if (s->n_series < 1) return remat_error_set(err, REMAT_ERR_INPUT, "%s: series: expected at least one series", origin ? origin : "<scaling>");
     double xmax = 0.0, ymax = 1.0;
