@@ -174,14 +174,23 @@ static void sparse_block(const sg_call *s, const sg_scratch *w, int64_t ic, int6
     }
     /* The +-0 results: the dense chain decides their sign (sparse_chain.h). */
     for (int64_t r = 0; r < nb; r++)
-        for (int64_t i = 0; i < mc; i++) {
-            float *x = w->acc + r * SG_MC + i;
-            if (*x != 0.0f) continue;
-            const float c0 = d->accumulate ? *c_at(s, ic + i, jb + r) : 0.0f;
-            uint32_t bits;
-            memcpy(&bits, &c0, sizeof bits);
-            if (w->tot[r] == 0 && bits == 0) continue;
-            *x = dense_element(s, ic + i, jb + r, c0);
+        for (int64_t i0 = 0; i0 < mc; i0 += 4) {
+            float *x = w->acc + r * SG_MC + i0;
+            unsigned m = mc - i0 >= 4 ? 0xfu : (1u << (mc - i0)) - 1u;
+#if defined(__SSE2__)
+            m &= (unsigned)_mm_movemask_ps(_mm_cmpeq_ps(_mm_loadu_ps(x), _mm_setzero_ps()));
+#else
+            for (int e = 0; e < 4; e++)
+                if ((m >> e & 1u) && x[e] != 0.0f) m &= ~(1u << e);
+#endif
+            for (; m; m &= m - 1) {
+                const int e = __builtin_ctz(m);
+                const float c0 = d->accumulate ? *c_at(s, ic + i0 + e, jb + r) : 0.0f;
+                uint32_t bits;
+                memcpy(&bits, &c0, sizeof bits);
+                if (w->tot[r] == 0 && bits == 0) continue;
+                x[e] = dense_element(s, ic + i0 + e, jb + r, c0);
+            }
         }
     acc_move(s, w->acc, ic, mc, jb, nb, 1);
 }
