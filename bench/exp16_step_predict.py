@@ -4,7 +4,16 @@ questions a new user asks: record a plain step at one batch size, then ask for a
 batch size, or for a plan's overhead.
 
   python3 bench/exp16_step_predict.py [--rounds R] [--threads N] [--iters I]
-                                      [--models sew-resnet18:2:4,8,vgg-dvs:2:4] [--save NAME]
+                                      [--models 'sew-resnet18:2:4,8;vgg-dvs:2:4'] [--save NAME]
+  python3 bench/exp16_step_predict.py --final
+
+--final runs the three sets of docs/benchmarks.md section 16 one after the other, each
+saved under its own name (FINAL below): the five small models recorded at N=2 and asked
+N=4..32 (3 rounds, 5 steps), the two conv models at their own small batch (2 rounds, 3
+steps), both at one thread, and the small models again at --threads 2 (the wall clock:
+REMAT_CLOCK=thread-cpu applies to one thread only). Example, on a quiet machine:
+
+  python3 bench/exp16_step_predict.py --final && python3 bench/make_doc.py
 
 For each entry name:N0:N1,N2,... (the model file at batch N0, asked at N1, N2, ...):
   1. `remat run --iters 3 --trace` at N0, plain: the recording;
@@ -22,6 +31,7 @@ its one thread's CPU time, which other jobs of a shared machine do not inflate).
 import json
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True
@@ -43,14 +53,17 @@ def predicted(trace, n, plan=None):
     return C.run_json([str(c) for c in cmd])["step_time_s"], C.show(cmd)
 
 
-def main():
-    rounds = C.arg_int("--rounds", 2)
-    threads = C.arg_int("--threads", 1)
-    iters = C.arg_int("--iters", 3)
-    entries = (sys.argv[sys.argv.index("--models") + 1] if "--models" in sys.argv
-               else "sew-resnet18:2:4,8;vgg-dvs:2:4").split(";")
-    save_as = sys.argv[sys.argv.index("--save") + 1] if "--save" in sys.argv else "exp16_step_predict"
-    os.makedirs(C.WORK, exist_ok=True)
+SMALL = "mlp-lif:2:4,8,16,32;resnet-bn:2:4,8,16,32;3block-if:2:4,8,16,32;tiny-vgg-dvs:2:4,8,16,32;" \
+        "tiny-sew-resnet:2:4,8,16,32"
+CONV = "sew-resnet18:1:2,4;vgg-dvs:2:4"
+# (saved as, models, threads, rounds, iters): the sets of section 16
+FINAL = [("exp16_after_small", SMALL, 1, 3, 5), ("exp16_after_conv", CONV, 1, 2, 3),
+         ("exp16_after_t2", SMALL, 2, 3, 5)]
+
+
+def run_set(entries, rounds, threads, iters, save_as):
+    """Records, predicts and measures every entry name:N0:N1,... of entries; saves the rows."""
+    t0, load0 = time.time(), list(os.getloadavg())
     rows, commands = [], []
     for entry in entries:
         name, n0, asked = entry.split(":")
@@ -62,7 +75,7 @@ def main():
         model = C.write_model(base_model, "%s-N%d" % (name, n0), N=n0)
         perblock = C.write_plan(name, [{"name": b["name"], "checkpoint": True} for b in spec["blocks"]],
                                 "%s-ckpt-per-block" % name, "every block checkpointed, uncompressed, k=1")
-        trace = os.path.join(C.WORK, "exp16-%s-N%d.h5" % (name, n0))
+        trace = os.path.join(C.WORK, "exp16-%s-N%d-t%d.h5" % (name, n0, threads))
         cmd = ["run", "--model", model, "--iters", 3, "--threads", threads, "--trace", trace] + C.TRAIN_FLAGS
         C.remat(*cmd)
         commands.append(C.show([C.remat_bin()] + cmd))
@@ -86,7 +99,7 @@ def main():
                    "predicted_s": p, "measured_s": C.med([t for t, _ in ms]),
                    "error_pct": 100 * C.med(errs), "loads": [l for _, l in ms]}
             rows.append(row)
-            print("%-13s N %2d -> %2d %-10s predicted %.3f s measured %.3f s error %+.1f %% (load %s)" % (
+            print("%-13s N %2d -> %2d %-10s predicted %.4f s measured %.4f s error %+.1f %% (load %s)" % (
                 name, n0, n, cfg, p, row["measured_s"], row["error_pct"],
                 ", ".join("%.1f" % l for l in row["loads"])), flush=True)
         plain = [r for r in rows if r["model"] == name and r["config"] == "plain" and r["asked_N"] == n0][0]
@@ -97,11 +110,28 @@ def main():
                      "predicted_pct": po, "measured_pct": mo, "error_points": po - mo})
         print("%-13s ckpt/block overhead predicted %+.1f %% measured %+.1f %% (%+.1f points)" % (name, po, mo, po - mo),
               flush=True)
+    # REMAT_CLOCK=thread-cpu times one thread only: above, remat keeps the wall clock
+    clock = os.environ.get("REMAT_CLOCK", "wall") if threads == 1 else "wall"
     C.save(save_as, {"title": "Predicted against measured step time", "rounds": rounds, "threads": threads,
-                     "clock": os.environ.get("REMAT_CLOCK", "wall"),
-                     "commands": commands, "rows": rows,
-                     "command": "python3 bench/exp16_step_predict.py --rounds %d --threads %d --iters %d --models '%s'" % (
-                         rounds, threads, iters, ";".join(entries))})
+                     "clock": clock, "commands": commands, "rows": rows,
+                     "loadavg_start": load0, "loadavg_end": list(os.getloadavg()), "elapsed_s": time.time() - t0,
+                     "command": "python3 bench/exp16_step_predict.py --rounds %d --threads %d --iters %d --models '%s'"
+                                " --save %s" % (rounds, threads, iters, ";".join(entries), save_as)})
+
+
+def main():
+    os.makedirs(C.WORK, exist_ok=True)
+    if "--final" in sys.argv:
+        for save_as, models, threads, rounds, iters in FINAL:
+            print("exp16: %s (threads %d)" % (save_as, threads), flush=True)
+            run_set(models.split(";"), rounds, threads, iters, save_as)
+        return
+    rounds = C.arg_int("--rounds", 2)
+    threads = C.arg_int("--threads", 1)
+    iters = C.arg_int("--iters", 3)
+    entries = (sys.argv[sys.argv.index("--models") + 1] if "--models" in sys.argv else CONV).split(";")
+    save_as = sys.argv[sys.argv.index("--save") + 1] if "--save" in sys.argv else "exp16_step_predict"
+    run_set(entries, rounds, threads, iters, save_as)
 
 
 if __name__ == "__main__":

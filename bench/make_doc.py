@@ -1413,70 +1413,70 @@ def exp16_overhead(d):
                    "%+.1f points" % r["error_points"]] for r in ov])
 
 
-def sec_exp16(d, before=None, big=None, quiet=None, quiet_big=None):
-    """Section 16: predicted against measured step time for rescaled N and a plan's overhead,
-    after the probe (d: the small models; big: the conv models, fewer rounds), the same questions
-    again on a quiet machine by the wall clock (quiet, quiet_big), and before the probe (before: the
-    same questions, the earlier simulator)."""
-    if not d:
+def exp16_set(x, title):
+    """One set of exp16 rows: its provenance and clock, the rows, the overheads, the commands."""
+    clock = ("each run's one thread's CPU time (`REMAT_CLOCK=thread-cpu`: the other jobs' time is not counted)"
+             if x.get("clock") == "thread-cpu" else "wall time")
+    return "\n\n".join([title + provenance(x) + "  \nThreads: %d; clock: %s" % (x.get("threads", 1), clock),
+                        exp16_rows(x), "Plan overhead (every block checkpointed against plain, at the recorded N):",
+                        exp16_overhead(x), commands(x)])
+
+
+def sec_exp16(after=None, after_conv=None, after_t2=None, probe=None, probe_conv=None, before=None):
+    """Section 16: predicted against measured step time for rescaled N and a plan's overhead. after,
+    after_conv, after_t2: the current simulator (bench/exp16_step_predict.py --final: the small models, the
+    conv models, the small models at 2 threads); probe, probe_conv: with the first probe alone (one batch
+    at 4N, the host time the same at every plan), quiet machine; before: before any probe."""
+    if not (after or probe):
         return None
     parts = ["## 16. Step-time predictions: rescaled batch and plan overhead",
              "A new user's questions: record plain backpropagation at one batch size (`remat run --iters 3 "
              "--trace`), then ask `remat simulate --N n` for another, or for the plan that checkpoints every "
              "block; each prediction against `remat run` at that size (best step after the first, median over "
-             "%d rounds). Error = predicted / measured - 1; the load average is recorded with every measured run "
+             "the rounds). Error = predicted / measured - 1; the load average is recorded with every measured run "
              "(these 2 cores of an Intel Xeon with AVX-512, the reference backend's avx512 path, are shared with "
              "other sessions' builds and tests). An earlier run of this benchmark on sew-resnet18 recorded at N=2 "
-             "(wall clock, load average 12 to 15) had found +102 %% and +125 %% at N=4 and 8, and the "
-             "every-block plan's overhead +32.5 %% predicted against +7.8 %% measured." % d["rounds"]]
-    sa = exp16_summary(d["rows"] + (big["rows"] if big else []))
-    sb = exp16_summary(before["rows"]) if before else {}
-    parts.append("Summary, |error| median and worst (signed range), by kind of question:")
-    parts.append(table(["kind", "before: median", "before: worst", "before: range", "after: median", "after: worst",
-                        "after: range", "rows"],
-                       [[k] + (["%.1f" % sb[k][0], "%.1f" % sb[k][1], "%+.1f … %+.1f" % (sb[k][2], sb[k][3])]
-                               if k in sb else ["–", "–", "–"]) +
-                        ["%.1f" % v[0], "%.1f" % v[1], "%+.1f … %+.1f" % (v[2], v[3]), v[4]]
-                        for k, v in sa.items()]))
-    parts.append("Figures in % of the measured step time; the overhead row in points of the plain step. "
-                 "*Before*: op times scaled with the elements they touch, medians over an op's records. "
-                 "*After*: the trace's probe (3 steps at 4N run by `remat run --trace`), each op on the line "
-                 "through its two measured sizes, op times those of the recording's best warm step, its host "
-                 "time between ops added. The load average was 2 during *before* and 10 to 19 during *after* (other "
-                 "sessions' builds and tests on the same 2 cores), so *after* was timed by CPU time "
-                 "(`REMAT_CLOCK=thread-cpu`), which the wall clock at that load (2-6x inflated, most on the "
-                 "longest steps) could not be.")
-    clock = lambda x: ("  \nClock: %s" % ("each run's one thread's CPU time (`REMAT_CLOCK=thread-cpu`: the other "
-                                            "jobs' time is not counted)" if x.get("clock") == "thread-cpu"
-                                            else "wall time"))
-    parts.append("### After\n\n" + provenance(d) + clock(d))
-    parts.append(exp16_rows(d))
-    parts.append("Plan overhead (every block checkpointed against plain, at the recorded N):")
-    parts.append(exp16_overhead(d))
-    parts.append(commands(d))
-    if big:
-        parts.append("### After: the conv models at their own small batch\n\n" + provenance(big) + clock(big))
-        parts.append(exp16_rows(big))
-        parts.append(exp16_overhead(big))
-        parts.append(commands(big))
-    if quiet:
-        sq = exp16_summary(quiet["rows"] + (quiet_big["rows"] if quiet_big else []))
-        parts.append("### After, again on a quiet machine by the wall clock\n\n"
-                     "The same questions once the other sessions had stopped (load average below 1), timed by "
-                     "the wall clock, on the final code of this section's change. Summary, |error| median and "
-                     "worst (signed range):")
-        parts.append(table(["kind", "median", "worst", "range", "rows"],
-                           [[k, "%.1f" % v[0], "%.1f" % v[1], "%+.1f … %+.1f" % (v[2], v[3]), v[4]]
-                            for k, v in sq.items()]))
-        for x in [quiet] + ([quiet_big] if quiet_big else []):
-            parts.append(provenance(x) + clock(x))
-            parts.append(exp16_rows(x))
-            parts.append(exp16_overhead(x))
-            parts.append(commands(x))
+             "(wall clock, load average 12 to 15) had found +102 % and +125 % at N=4 and 8, and the "
+             "every-block plan's overhead +32.5 % predicted against +7.8 % measured."]
+    cols = []
     if before:
-        parts.append("### Before (the simulator without the probe)\n\n" + provenance(before) + clock(before))
-        parts.append(exp16_rows(before))
-        parts.append(exp16_overhead(before))
+        cols.append(("before the probe", exp16_summary(before["rows"])))
+    if probe:
+        cols.append(("probe at 4N", exp16_summary(probe["rows"] + (probe_conv["rows"] if probe_conv else []))))
+    if after:
+        cols.append(("now, 1 thread", exp16_summary(after["rows"] + (after_conv["rows"] if after_conv else []))))
+    if after_t2:
+        cols.append(("now, 2 threads", exp16_summary(after_t2["rows"])))
+    kinds = []
+    for _, sm in cols:
+        kinds += [k for k in sm if k not in kinds]
+    parts.append("Summary, |error| median / worst (the signed range in brackets; rows), by kind of question "
+                 "(goal: median at most 5 %, worst at most 15 %, a plan's overhead within 5 points):")
+    parts.append(table(["kind"] + [c for c, _ in cols],
+                       [[k] + ["%.1f / %.1f (%+.1f … %+.1f; %d)" % sm[k] if k in sm else "–" for _, sm in cols]
+                        for k in kinds]))
+    parts.append("Figures in % of the measured step time; the overhead row in points of the plain step. "
+                 "*Before the probe*: op times scaled with the elements they touch. *Probe at 4N*: the trace's "
+                 "probe (3 steps at 4N), each op on the line through its two measured sizes, the recording's "
+                 "host time between ops added as it was (quiet machine, wall clock). *Now*: the probe runs, when "
+                 "its steps are quick (at most 2 s a batch), more warm steps at the recorded batch (whose best "
+                 "step replaces the recording's when it took less: a small step warms over several steps) and "
+                 "a batch at 16N, each op on the piecewise line through its measured sizes; the host time "
+                 "outside the ops is priced per allocation event, so a plan's extra frees and re-allocations "
+                 "add theirs (docs/simulator.md).")
+    if after:
+        parts.append(exp16_set(after, "### Now, one thread\n\n"))
+    if after_conv:
+        parts.append(exp16_set(after_conv, "### Now, one thread: the conv models at their own small batch\n\n"))
+    if after_t2:
+        parts.append(exp16_set(after_t2, "### Now, two threads\n\nThe same questions recorded, predicted and "
+                                         "measured at `--threads 2` (a prediction is for the recording's thread "
+                                         "count; nothing rescales it to another).\n\n"))
+    for x, t in ((probe, "### With the probe at 4N alone, quiet machine\n\n"),
+                 (probe_conv, "### With the probe at 4N alone: the conv models\n\n"),
+                 (before, "### Before the probe\n\n")):
+        if x:
+            parts.append(exp16_set(x, t))
     return "\n\n".join(parts)
 
 def main():
@@ -1521,13 +1521,14 @@ def main():
     d12 = load("exp12_torch_record")
     d12b = load("exp12b_torch_rescale")
     d13 = load("exp13_mpi")
-    d15, d15w, d16 = load("exp15_profile"), load("exp15_profile_workspace"), load("exp16_step_predict")
+    d15, d15w = load("exp15_profile"), load("exp15_profile_workspace")
     secs = [sec_exp1(d1), sec_exp2(d2, d1), sec_exp3(d3, d4), sec_exp4(d4), sec_exp5(d5), sec_exp6(d6), sec_exp7(d7),
             sec_exp4_conv(d4c, load("exp4_pytorch_conv_t2"), (load("exp4_pytorch_conv_avx2"),
                                                                load("exp4_pytorch_conv_avx2_t2"))),
             sec_exp8(d8, load("exp8_conv_speed_avx2")), sec_exp17(load("exp17_sparse_forward")), sec_exp9(d9), sec_exp10(d10), sec_gemm(d0), sec_exp11(d11), sec_exp12(d12), sec_exp12b(d12b),
-            sec_exp13(d13), sec_exp15(d15, d15w, load("exp15_profile_workspace_dcol")), sec_exp16(d16, load("exp16_step_predict_before"), load("exp16_step_predict_conv"),
-                                 load("exp16_quiet_small"), load("exp16_quiet_conv"))]
+            sec_exp13(d13), sec_exp15(d15, d15w, load("exp15_profile_workspace_dcol")),
+            sec_exp16(load("exp16_after_small"), load("exp16_after_conv"), load("exp16_after_t2"), load("exp16_quiet_small"),
+                      load("exp16_quiet_conv"), load("exp16_step_predict_before"))]
     missing = [n for n, s in zip(["1", "2", "3", "4", "5", "6", "7", "7b", "8", "8b", "9", "10", "0", "11", "12", "12b", "13", "15",
                                   "16"], secs)
                if s is None]

@@ -32,7 +32,8 @@ enum { TAB_SHAPE, TAB_PHASE, TAB_LAYER, TAB_KIND, TAB_COUNT };
 
 struct remat_op_cost_model {
     cost_table tab[TAB_COUNT];
-    cost_table probe; /* the trace's probe at another batch, keyed as TAB_PHASE (n 0: none) */
+    cost_table probe; /* the trace's probe, keyed as TAB_SHAPE, its best step per batch (n 0: none) */
+    int probe_at_rec;  /* 1: the probe's best step at the recorded batch beat the recording's */
     double comp[REMAT_COMP_COUNT], decomp[REMAT_COMP_COUNT];
 };
 
@@ -78,10 +79,11 @@ static cost_key make_key(const remat_op_record *r, int tab) {
     return k;
 }
 
-/* Groups of ops[0..n) under the keys of tab; keep >= 0: only the records of that
- * step (and those before the first, iter -1), else every record. */
-static remat_status build_table(const remat_op_record *ops, int64_t n, int32_t keep, int tab, cost_table *out,
-                                remat_error *err) {
+/* Groups of ops[0..n) under the keys of tab; keep (n_keep entries, by iter): only the
+ * records of the steps it marks (and those before the first, iter -1); NULL: every
+ * record. */
+static remat_status build_table(const remat_op_record *ops, int64_t n, const uint8_t *keep, int32_t n_keep, int tab,
+                                cost_table *out, remat_error *err) {
     out->g = NULL;
     out->n = 0;
     if (n == 0) return REMAT_OK;
@@ -98,7 +100,7 @@ static remat_status build_table(const remat_op_record *ops, int64_t n, int32_t k
     int64_t m = 0;
     for (int64_t i = 0; i < n; i++) {
         const remat_op_record *r = &ops[i];
-        if (keep >= 0 && r->iter >= 0 && r->iter != keep) continue;
+        if (keep && r->iter >= 0 && (r->iter >= n_keep || !keep[r->iter])) continue;
         double d = r->t_end - r->t_start;
         if (!(d >= 0)) d = 0;
         rows[m].key = make_key(r, tab);
@@ -149,34 +151,83 @@ int32_t remat_op_cost_best_step(const remat_trace *base) {
     return best;
 }
 
-/* The probe's step whose ops took least in all (-1: none recorded). */
-static int32_t best_probe_step(const remat_trace *base) {
+/* Elements and seconds of the ops of each step of ops[0..n) (iter 0 .. n_it-1). */
+static void step_totals(const remat_op_record *ops, int64_t n, int32_t n_it, int64_t *elems, double *secs) {
+    for (int32_t i = 0; i < n_it; i++) elems[i] = 0, secs[i] = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (ops[i].iter >= 0 && ops[i].iter < n_it) {
+            elems[ops[i].iter] += ops[i].elems;
+            secs[ops[i].iter] += ops[i].t_end - ops[i].t_start;
+        }
+}
+
+/* The probe's best steps: of its steps of one batch (the same elements in all), the one
+ * whose ops took least, marked in keep[0..n_it) (as a measured step time is a run's best
+ * step, not the sum of each op's least over the steps). *at_rec: 1 when its best step of
+ * the recorded step's elements (rec_elems) took less than rec_s, the recording's. */
+static remat_status best_probe_steps(const remat_trace *base, int64_t rec_elems, double rec_s, uint8_t **keep,
+                                     int32_t *n_it, int *at_rec, remat_error *err) {
     int32_t n = 0;
     for (int64_t i = 0; i < base->n_probe_ops; i++)
         if (base->probe_ops[i].iter + 1 > n) n = base->probe_ops[i].iter + 1;
-    int32_t best = -1;
-    double best_t = 0;
-    for (int32_t it = 0; it < n; it++) {
-        double t = 0;
-        for (int64_t i = 0; i < base->n_probe_ops; i++)
-            if (base->probe_ops[i].iter == it) t += base->probe_ops[i].t_end - base->probe_ops[i].t_start;
-        if (best < 0 || t < best_t) best = it, best_t = t;
+    *n_it = n;
+    *at_rec = 0;
+    *keep = remat_xcalloc((size_t)(n ? n : 1), 1, err);
+    int64_t *elems = remat_xmalloc((size_t)(n ? n : 1) * sizeof *elems, err);
+    double *secs = remat_xmalloc((size_t)(n ? n : 1) * sizeof *secs, err);
+    if (!*keep || !elems || !secs) {
+        remat_xfree(*keep);
+        remat_xfree(elems);
+        remat_xfree(secs);
+        *keep = NULL;
+        return REMAT_ERR_NOMEM;
     }
-    return best;
+    step_totals(base->probe_ops, base->n_probe_ops, n, elems, secs);
+    for (int32_t i = 0; i < n; i++) {
+        int best = 1;
+        for (int32_t j = 0; j < n && best; j++)
+            if (j != i && elems[j] == elems[i] && (secs[j] < secs[i] || (secs[j] == secs[i] && j < i))) best = 0;
+        (*keep)[i] = (uint8_t)best;
+        if (best && elems[i] == rec_elems && secs[i] < rec_s) *at_rec = 1;
+    }
+    remat_xfree(elems);
+    remat_xfree(secs);
+    return REMAT_OK;
 }
 
 remat_op_cost_model *remat_op_cost_init(const remat_trace *base, remat_error *err) {
     remat_op_cost_model *m = remat_xcalloc(1, sizeof *m, err);
     if (!m) return NULL;
+    int32_t best = remat_op_cost_best_step(base), n_it = best + 1;
+    uint8_t *keep = remat_xcalloc((size_t)(n_it > 0 ? n_it : 1), 1, err);
+    if (!keep) {
+        remat_op_cost_free(m);
+        return NULL;
+    }
+    if (best >= 0) keep[best] = 1;
     for (int t = 0; t < TAB_COUNT; t++)
-        if (build_table(base->ops, base->n_ops, remat_op_cost_best_step(base), t, &m->tab[t], err) != REMAT_OK) {
+        if (build_table(base->ops, base->n_ops, best >= 0 ? keep : NULL, n_it, t, &m->tab[t], err) != REMAT_OK) {
+            remat_xfree(keep);
             remat_op_cost_free(m);
             return NULL;
         }
-    if (remat_trace_has_probe(base) &&
-        build_table(base->probe_ops, base->n_probe_ops, best_probe_step(base), TAB_PHASE, &m->probe, err) != REMAT_OK) {
-        remat_op_cost_free(m);
-        return NULL;
+    remat_xfree(keep);
+    keep = NULL;
+    /* the probe's batches (docs/trace-schema.md): every size of an op is a point of its
+     * cost curve, from the probe's best step of that batch */
+    if (remat_trace_has_probe(base)) {
+        int32_t rec = best >= 0 ? best : 0;
+        int64_t rec_elems = 0;
+        double rec_s = 0;
+        for (int64_t i = 0; i < base->n_ops; i++)
+            if (base->ops[i].iter == rec) rec_elems += base->ops[i].elems, rec_s += base->ops[i].t_end - base->ops[i].t_start;
+        if (best_probe_steps(base, rec_elems, rec_s, &keep, &n_it, &m->probe_at_rec, err) != REMAT_OK ||
+            build_table(base->probe_ops, base->n_probe_ops, keep, n_it, TAB_SHAPE, &m->probe, err) != REMAT_OK) {
+            remat_xfree(keep);
+            remat_op_cost_free(m);
+            return NULL;
+        }
+        remat_xfree(keep);
     }
     for (int c = 0; c < REMAT_COMP_COUNT; c++) {
         m->comp[c] = base->compress_s_per_elem[c] > 0 ? base->compress_s_per_elem[c] : 0;
@@ -197,22 +248,74 @@ static double per_elem_cost(const cost_group *g, const remat_op_record *op) {
     return isnan(g->dur) ? 0 : g->dur;
 }
 
-/* Rule 1b: seconds per time step at ep elements per step on the line through the
- * recorded (base) and the probe's point, from the nearer of the two; -1 when the
- * probe has no such op or the same size. The slope is kept within [0, the smaller
- * size's cost per element]: a falling line (noise) is read as flat, one steeper than
- * proportional (noise: a preempted op) as proportional. */
-static double affine_per_step(const cost_group *b, const cost_group *p, double ep) {
-    if (!b || !p || isnan(b->per_step) || isnan(p->per_step) || !(b->ep > 0) || !(p->ep > 0) || b->ep == p->ep)
-        return -1;
-    const cost_group *lo = b->ep < p->ep ? b : p;
-    double slope = (p->per_step - b->per_step) / (p->ep - b->ep);
+/* The groups of t with the (op, layer, phase) of k (any size): [*lo, *hi). */
+static void phase_range(const cost_table *t, const cost_key *k, int64_t *lo, int64_t *hi) {
+    int64_t a = 0, b = t->n;
+    while (a < b) { /* the first group whose (op, layer, phase) is >= k's */
+        int64_t mid = (a + b) / 2;
+        cost_key g = t->g[mid].key;
+        g.k[3] = WILD;
+        if (key_cmp(&g, k) < 0) a = mid + 1;
+        else b = mid;
+    }
+    *lo = a;
+    for (b = a; b < t->n; b++) {
+        cost_key g = t->g[b].key;
+        g.k[3] = WILD;
+        if (key_cmp(&g, k) != 0) break;
+    }
+    *hi = b;
+}
+
+/* A measured size of an op: elements per time step, seconds per time step. */
+typedef struct cost_point { double ep, per_step; } cost_point;
+
+/* The measured sizes of the op with key k (TAB_PHASE form) in the recording's and the
+ * probe's tables, merged by size (the least where both have it), ascending; at most
+ * cap. Returns how many. */
+static int64_t cost_points(const cost_table *rec, const cost_table *probe, const cost_key *k, cost_point *out,
+                           int64_t cap) {
+    int64_t n = 0;
+    const cost_table *tabs[2] = {rec, probe};
+    for (int ti = 0; ti < 2; ti++) {
+        int64_t lo, hi;
+        phase_range(tabs[ti], k, &lo, &hi);
+        for (int64_t i = lo; i < hi; i++) {
+            const cost_group *g = &tabs[ti]->g[i];
+            if (isnan(g->per_step) || !(g->ep > 0)) continue;
+            int64_t j = 0;
+            while (j < n && out[j].ep != g->ep) j++;
+            if (j < n) {
+                if (g->per_step < out[j].per_step) out[j].per_step = g->per_step;
+                continue;
+            }
+            if (n == cap) continue;
+            for (j = n; j > 0 && out[j - 1].ep > g->ep; j--) out[j] = out[j - 1];
+            out[j] = (cost_point){g->ep, g->per_step};
+            n++;
+        }
+    }
+    return n;
+}
+
+/* Rule 1b: seconds per time step at ep elements per step on the piecewise line through
+ * the measured sizes p[0..n) (ascending, n >= 2): the segment that holds ep, or the
+ * first or last one beyond them, from its end nearer to ep. Each segment's slope is
+ * kept within [0, its smaller size's cost per element]: a falling line (noise) is read
+ * as flat, one steeper than proportional (noise: a preempted op) as proportional. */
+static double piecewise_per_step(const cost_point *p, int64_t n, double ep) {
+    int64_t s = 0;
+    while (s + 2 < n && ep > p[s + 1].ep) s++;
+    const cost_point *lo = &p[s], *hi = &p[s + 1];
+    double slope = (hi->per_step - lo->per_step) / (hi->ep - lo->ep);
     if (slope < 0) slope = 0;
     if (slope > lo->per_step / lo->ep) slope = lo->per_step / lo->ep;
-    const cost_group *near = fabs(ep - b->ep) <= fabs(ep - p->ep) ? b : p;
+    const cost_point *near = fabs(ep - lo->ep) <= fabs(ep - hi->ep) ? lo : hi;
     double v = near->per_step + slope * (ep - near->ep);
     return v > 0 ? v : near->per_step * ep / near->ep;
 }
+
+enum { MAX_POINTS = 16 }; /* sizes of one op kept for rule 1b (the recording's and a probe's few) */
 
 double remat_op_cost_predict(const remat_op_cost_model *m, const remat_op_record *op, remat_compressor c,
                              remat_op_cost_rule *rule) {
@@ -220,17 +323,20 @@ double remat_op_cost_predict(const remat_op_cost_model *m, const remat_op_record
     if (!rule) rule = &dummy;
     cost_key k = make_key(op, TAB_SHAPE);
     const cost_group *g = find(&m->tab[TAB_SHAPE], &k);
+    int64_t steps = op->t_steps > 0 ? op->t_steps : 1;
     if (g && !isnan(g->per_step)) {
+        /* the probe's best step at the recorded batch instead, when it took less */
+        const cost_group *pg = m->probe_at_rec ? find(&m->probe, &k) : NULL;
         *rule = REMAT_OP_COST_SAME_SHAPE;
-        return g->per_step * (op->t_steps > 0 ? op->t_steps : 1);
+        return (pg && !isnan(pg->per_step) ? pg->per_step : g->per_step) * steps;
     }
     if (m->probe.n > 0) {
         cost_key kp = make_key(op, TAB_PHASE);
-        int64_t steps = op->t_steps > 0 ? op->t_steps : 1;
-        double v = affine_per_step(find(&m->tab[TAB_PHASE], &kp), find(&m->probe, &kp), (double)op->elems / steps);
-        if (v >= 0) {
+        cost_point pts[MAX_POINTS];
+        int64_t n = cost_points(&m->tab[TAB_SHAPE], &m->probe, &kp, pts, MAX_POINTS);
+        if (n >= 2) {
             *rule = REMAT_OP_COST_AFFINE;
-            return v * steps;
+            return piecewise_per_step(pts, n, (double)op->elems / steps) * steps;
         }
     }
     int is_comp = op->op == REMAT_OP_COMPRESS, is_decomp = op->op == REMAT_OP_DECOMPRESS;

@@ -5,21 +5,28 @@
  *
  * Measurements come from the best warm step (the least step time after the first)
  * when the trace holds two steps or more: a first step's op times carry one-off
- * costs, and a measured step time is the best step's too; the probe's from its step
- * whose ops took least.
+ * costs, and a measured step time is the best step's too; the probe's from its best
+ * step of each batch (the warm step whose ops took least; its steps of one batch are
+ * those with the same elements in all).
  *
  * Duration of an op, first rule that applies:
  *  1. same (op kind, layer, phase, elements per time step) measured in the baseline:
  *     the least over that step's records of (duration / t_steps), times t_steps (the
- *     least, not the median: other work on a shared machine only ever adds time).
- *     Every rate below is such a least.
+ *     least, not the median: other work on a shared machine only ever adds time); the
+ *     probe's best step at the recorded batch instead when the probe ran that batch too
+ *     and its best step's ops took less than the recording's (a small step warms over
+ *     several steps, more than a recording of three has). Every rate below is such a
+ *     least.
  *     RECOMPUTE ops use the FORWARD records of the same op kind and layer.
  *  1b. another size per step, and the trace holds a probe (remat_trace.probe_ops: the
- *     same model at another batch) with the same (op kind, layer, phase): seconds per
- *     time step on the line through the two measured sizes (a fixed part, e.g. packing
- *     a layer's weights, plus a part per element), times t_steps. The slope is kept
- *     within [0, the smaller size's seconds per element]: a falling line (noise) is
- *     taken as flat, a steeper than proportional one (a preempted op) as proportional.
+ *     same model at one or more other batches) with the same (op kind, layer, phase):
+ *     seconds per time step on the piecewise line through every measured size (the
+ *     recording's and each of the probe's), the segment that holds the size or, beyond
+ *     the measured sizes, the first or last segment, from its end nearer to the size (a
+ *     fixed part, e.g. packing a layer's weights, plus a part per element that can grow
+ *     past a size whose tensors leave the caches), times t_steps. Each segment's slope
+ *     is kept within [0, its smaller size's seconds per element]: a falling line (noise)
+ *     is taken as flat, a steeper than proportional one (a preempted op) as proportional.
  *  2. compress / decompress: the trace's calibration, seconds per element, times elements.
  *  3. same (op kind, layer, phase): seconds per element, times elements
  *     (this is how rescaled N or per-step sizes are priced: cost scales with elements).

@@ -20,8 +20,8 @@ static int64_t peak_over(const int64_t *live, int64_t x, int64_t y) {
 
 static int is_backward(uint8_t phase) { return phase == REMAT_PHASE_BACKWARD || phase == REMAT_PHASE_RECOMPUTE; }
 
-remat_status remat_profile_trace(const remat_trace *t, int n_blocks, const double *step_time, remat_step_profile *out,
-                                 remat_error *err) {
+remat_status remat_profile_trace(const remat_trace *t, int n_blocks, const double *step_time, double host_per_event,
+                                 remat_step_profile *out, remat_error *err) {
     memset(out, 0, sizeof *out);
     if (t->n_iters < 1 || t->n_iters > REMAT_CHAIN_MAX_ITERS)
         return remat_error_set(err, REMAT_ERR_INTERNAL, "profile: expected 1..%d steps, trace has %d",
@@ -85,13 +85,18 @@ remat_status remat_profile_trace(const remat_trace *t, int n_blocks, const doubl
             o->local[it] = f > bw ? f : bw;
         }
     }
-    /* time: ops of each block, mean over steps */
+    /* time: ops (and host time of events) of each block, mean over steps */
     double total = 0;
     for (int it = 0; it < nit; it++) total += step_time ? step_time[it] : t->iters[it].step_time_s;
     for (int64_t i = 0; i < t->n_ops; i++) {
         const remat_op_record *op = &t->ops[i];
         if (op->phase == REMAT_PHASE_INIT || op->iter < 0 || op->iter >= nit) continue;
         if (op->block >= 0 && op->block < nb) btime[op->block] += op->t_end - op->t_start;
+    }
+    for (int it = 0; it < nit && host_per_event > 0; it++) { /* the host time of each block's events */
+        int64_t e = t->iters[it].first_event + t->iters[it].n_events;
+        for (int64_t i = t->iters[it].first_event; i < e && i < t->n_events; i++)
+            if (t->events[i].block >= 0 && t->events[i].block < nb) btime[t->events[i].block] += host_per_event;
     }
     double sum = 0;
     for (int b = 0; b < nb; b++) {

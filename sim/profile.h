@@ -10,7 +10,9 @@
  *   base = G_0, delta_b = G_{b+1} - G_b,
  *   local_b = max(peak of b's forward, peak of b's backward) - G_b,
  *   tail = peak of the loss - G_n, fixed = max(peak of the start, of the optimiser);
- * time_b = seconds of the ops tagged with block b, time0 = step time - sum.
+ * time_b = seconds of the ops tagged with block b, plus host_per_event for each event
+ * tagged with b (the simulator's host time per allocation event, sim/sim.h),
+ * time0 = step time - sum.
  * Under the executor's schedule each block's terms depend on its own option
  * only (the checks in the search confirm it against full simulations).
  */
@@ -33,11 +35,12 @@ typedef struct remat_step_profile {
 } remat_step_profile;
 
 /* Reads the terms of every step of t (at most REMAT_CHAIN_MAX_ITERS steps).
- * step_time[i]: the step's time (NULL: from t->iters). REMAT_ERR_INTERNAL when
+ * step_time[i]: the step's time (NULL: from t->iters); host_per_event: seconds of host
+ * time each event of a step adds to it (0: none). REMAT_ERR_INTERNAL when
  * the regions are not where the schedule puts them (a block without forward or
  * backward events, or out of order). */
-remat_status remat_profile_trace(const remat_trace *t, int n_blocks, const double *step_time, remat_step_profile *out,
-                                 remat_error *err);
+remat_status remat_profile_trace(const remat_trace *t, int n_blocks, const double *step_time, double host_per_event,
+                                 remat_step_profile *out, remat_error *err);
 void remat_step_profile_free(remat_step_profile *p);
 
 #ifdef __cplusplus

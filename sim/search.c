@@ -344,7 +344,9 @@ remat_status remat_search_build_chain(remat_sim *s, const remat_block_options *o
         const remat_sim_summary *res = remat_sim_results(s);
         for (int it = 0; it < n_it; it++) steps[it] = res->iters[it].step_time_s;
         remat_step_profile prof;
-        if ((st = remat_profile_trace(remat_sim_trace(s), nb, steps, &prof, err)) != REMAT_OK) break;
+        if ((st = remat_profile_trace(remat_sim_trace(s), nb, steps, remat_sim_host_per_event(s), &prof, err)) !=
+            REMAT_OK)
+            break;
         for (int b = 0; b < nb; b++)
             if (r < opts[b].n) out->opts[b][r] = prof.blocks[b];
         if (r == 0) {

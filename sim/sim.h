@@ -148,9 +148,16 @@ int remat_sim_times_warm(const remat_sim *s);
  * at another N are then read off the line through the two measured sizes
  * (sim/op_cost.h, rule 1b) instead of scaled by elements alone. */
 int remat_sim_has_probe(const remat_sim *s);
-/* Seconds of every predicted step outside its ops: the baseline's best warm step's time
+/* Seconds of the recorded step outside its ops: the baseline's best warm step's time
  * minus the time of its ops (allocations, the batch, host work; sim/op_cost.h). */
 double remat_sim_host_gap(const remat_sim *s);
+/* The host gap per allocation event of that step (0 when it had none). */
+double remat_sim_host_per_event(const remat_sim *s);
+/* Seconds outside its ops of predicted step `iter` with `events` allocation events:
+ * the host gap, plus the host gap per event for each event more (or fewer) than the
+ * recorded step of that index (the last recorded beyond them) had: a plan's extra frees
+ * and re-allocations cost host time too. At least 0. */
+double remat_sim_host_time(const remat_sim *s, int iter, int64_t events);
 
 /* Reads the trace at path into *trace (which the caller frees with
  * remat_trace_free, after the simulator) and opens a simulator on it; o->origin

@@ -6,11 +6,14 @@
 #include <cjson/cJSON.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <vector>
 
+#include "core/io/trace.h"
 #include "tests/cli_runner.h"
 
 namespace {
@@ -53,6 +56,37 @@ TEST_F(SimCli, HelpExitsZero) {
         EXPECT_EQ(r.rc, 0) << cmd;
         EXPECT_NE(r.out.find("usage: remat " + std::string(cmd)), std::string::npos) << r.out;
     }
+}
+
+// A plain recording's probe: its batch (4N, the attribute N) and, its steps being quick
+// on a tiny model, warm steps again at the recorded batch and at 16N; the steps of one
+// batch are those with the same elements in all.
+TEST_F(SimCli, ProbeHoldsTheRecordedBatchAndFourTimesItsOwn) {
+    remat_trace t;
+    remat_trace_init(&t);
+    remat_error err{};
+    ASSERT_EQ(remat_trace_read_h5(base.c_str(), &t, &err), REMAT_OK) << err.msg;
+    EXPECT_EQ(t.probe_N, 4 * t.N);
+    auto totals = [](const remat_op_record *ops, int64_t n, int32_t iter) {
+        int64_t e = 0;
+        for (int64_t i = 0; i < n; i++)
+            if (ops[i].iter == iter) e += ops[i].elems;
+        return e;
+    };
+    int32_t n_it = 0;
+    for (int64_t i = 0; i < t.n_probe_ops; i++)
+        if (t.probe_ops[i].iter + 1 > n_it) n_it = t.probe_ops[i].iter + 1;
+    std::vector<int64_t> batches;
+    for (int32_t it = 0; it < n_it; it++) {
+        int64_t e = totals(t.probe_ops, t.n_probe_ops, it);
+        if (std::find(batches.begin(), batches.end(), e) == batches.end()) batches.push_back(e);
+    }
+    ASSERT_EQ(batches.size(), 3u) << n_it << " probe steps";
+    EXPECT_GE(n_it, 3 * 2); // at least two warm steps a batch
+    const int64_t rec = totals(t.ops, t.n_ops, 1);
+    EXPECT_NE(std::find(batches.begin(), batches.end(), rec), batches.end()); // the recorded batch again
+    EXPECT_GT(batches[2], batches[0]); // 16N after 4N
+    remat_trace_free(&t);
 }
 
 // The prediction equals what `remat run --plan` measures.
@@ -250,6 +284,14 @@ TEST_F(SimCli, TuneConfirmRunsForReal) {
     EXPECT_EQ(num(c, "peak_live_bytes"), num(c, "predicted_peak_live_bytes"));
     EXPECT_EQ(num(c, "peak_reserved_bytes"), num(c, "predicted_peak_reserved_bytes"));
     cJSON_Delete(j);
+    EXPECT_EQ(r.err.find("thread"), std::string::npos) << r.err; // the recording's count: nothing to say
+    // another thread count than the recording's: the confirmed step time is not the predicted one's
+    Proc t2 = remat("tune --trace " + base + " --budget 100KiB --budget-on live --device-overhead 0 --max 64 --confirm "
+                    "--threads 2");
+    ASSERT_EQ(t2.rc, 0) << t2.err;
+    EXPECT_NE(t2.err.find("--threads 2: the trace was recorded with 1 thread, the predicted step time is for 1"),
+              std::string::npos)
+        << t2.err;
 }
 
 // ---- bad input: one line on stderr, exit 2 ----------------------------------------

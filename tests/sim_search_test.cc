@@ -267,6 +267,53 @@ TEST(OpCost, ProbeGivesFixedAndPerElementParts) {
     remat_op_cost_free(m);
 }
 
+// A probe of several batches (the recorded one again, the probe's and 4x it): an op is
+// priced on the piecewise line through every measured size, the segment that holds
+// the size (or the last one past them); at the recorded size the least of the
+// recording's and the probe's records.
+TEST(OpCost, ProbeOfSeveralBatchesGivesAPiecewiseLine) {
+    Trace t;
+    remat_error err{};
+    t.t.N = 2;
+    t.t.probe_N = 4;
+    auto rec = [&](int64_t per_step, double s_per_step, int probe, int iter) {
+        remat_op_record r{};
+        r.op = (uint8_t)REMAT_OP_LINEAR_FWD;
+        r.layer = 0;
+        r.phase = (uint8_t)REMAT_PHASE_FORWARD;
+        r.iter = iter;
+        r.t_steps = 2;
+        r.elems = 2 * per_step;
+        r.t_end = 2 * s_per_step;
+        if (probe) remat_trace_add_probe_op(&t.t, &r, &err);
+        else remat_trace_add_op(&t.t, &r, &err);
+    };
+    rec(100, 2.0, 0, 0);  // the recording: 2 s per step at 100 elements per step
+    rec(200, 3.0, 1, 0);  // the probe (N=4): 3 s
+    rec(200, 3.5, 1, 1);  // its other warm step: the least counts
+    rec(100, 1.8, 1, 2);  // the probe's steps at the recorded batch: 1.8 s
+    rec(400, 5.5, 1, 3);  // 4x the probe's batch: 5.5 s (past 200, 0.0125 s per element more)
+    remat_op_cost_model *m = remat_op_cost_init(&t.t, &err);
+    ASSERT_NE(m, nullptr);
+    remat_op_record q{};
+    q.op = REMAT_OP_LINEAR_FWD;
+    q.phase = REMAT_PHASE_RECOMPUTE; // priced as the forward
+    q.t_steps = 2;
+    remat_op_cost_rule rule;
+    auto at = [&](int64_t per_step) {
+        q.elems = 2 * per_step;
+        return remat_op_cost_predict(m, &q, REMAT_COMP_NONE, &rule) / 2;
+    };
+    EXPECT_NEAR(at(100), 1.8, 1e-12); // the least of the recording and the probe at that size
+    EXPECT_EQ(rule, REMAT_OP_COST_SAME_SHAPE);
+    EXPECT_NEAR(at(150), 1.8 + 0.012 * 50, 1e-12); // on the first segment (1.8 at 100, 3 at 200)
+    EXPECT_EQ(rule, REMAT_OP_COST_AFFINE);
+    EXPECT_NEAR(at(300), 3.0 + 0.0125 * 100, 1e-12); // on the second (3 at 200, 5.5 at 400)
+    EXPECT_NEAR(at(1600), 5.5 + 0.0125 * 1200, 1e-12); // past 400: the last segment, from 400
+    EXPECT_NEAR(at(50), 1.8 - 0.012 * 50, 1e-12);      // below 100: the first, from 100
+    remat_op_cost_free(m);
+}
+
 // A recorded step's time outside its ops (allocations, the batch, host work) is part of
 // every predicted step: a second more of it in every recorded step, a second more in
 // the prediction.
@@ -282,6 +329,46 @@ TEST(OpCost, HostTimeBetweenOpsIsPartOfTheStep) {
     ASSERT_NE(s, nullptr) << err.msg;
     ASSERT_EQ(remat_sim_run(s, &err), REMAT_OK) << err.msg;
     EXPECT_NEAR(remat_sim_results(s)->step_time_s, before + 1.0, 1e-9);
+    remat_sim_free(s);
+}
+
+// The host time outside the ops is priced per allocation event of the step: a plan
+// whose step has more events (the frees and re-allocations of its recomputation) gets
+// proportionally more of it; the recorded plain step gets exactly its own.
+TEST(OpCost, HostTimeScalesWithTheStepsEvents) {
+    Baseline b("tiny-3block-if", 3);
+    ASSERT_NE(b.sim, nullptr);
+    remat_error err{};
+    for (int32_t i = 0; i < b.base.t.n_iters; i++) b.base.t.iters[i].step_time_s += 1.0; // a host gap of about 1 s
+    remat_sim_opts so = remat_sim_opts_default();
+    remat_sim *s = remat_sim_init(&b.base.t, &so, &err);
+    ASSERT_NE(s, nullptr) << err.msg;
+    const int32_t best = remat_op_cost_best_step(&b.base.t);
+    ASSERT_GE(best, 1);
+    const int64_t rec_events = b.base.t.iters[best].n_events;
+    const double gap = remat_sim_host_gap(s);
+    EXPECT_GT(gap, 1.0 - 1e-6);
+    EXPECT_NEAR(remat_sim_host_time(s, best, rec_events), gap, 1e-12);
+    EXPECT_NEAR(remat_sim_host_time(s, best, 2 * rec_events), 2 * gap, 1e-12);
+    EXPECT_NEAR(remat_sim_host_time(s, best, 0), 0, 1e-12);
+    remat_plan p;
+    ASSERT_EQ(remat_plan_init_empty(remat_sim_model(s), &p, &err), REMAT_OK);
+    for (int k = 0; k < p.n_blocks; k++) p.blocks[k].checkpoint = 1;
+    ASSERT_EQ(remat_sim_set_plan(s, &p, &err), REMAT_OK) << err.msg;
+    remat_plan_free(&p);
+    ASSERT_EQ(remat_sim_run(s, &err), REMAT_OK) << err.msg;
+    const remat_sim_iter &it = remat_sim_results(s)->iters[1];
+    ASSERT_GT(it.events, rec_events); // the plan's step allocates more
+    remat_op_cost_model *m = remat_op_cost_init(&b.base.t, &err);
+    ASSERT_NE(m, nullptr);
+    const remat_trace *pred = remat_sim_trace(s);
+    double ops = 0;
+    for (int64_t i = 0; i < pred->n_ops; i++)
+        if (pred->ops[i].phase != REMAT_PHASE_INIT && pred->ops[i].iter == 1)
+            ops += remat_op_cost_predict(m, &pred->ops[i], REMAT_COMP_NONE, nullptr);
+    EXPECT_NEAR(it.step_time_s, ops + gap + gap * (double)(it.events - b.base.t.iters[1].n_events) / (double)rec_events,
+                1e-9);
+    remat_op_cost_free(m);
     remat_sim_free(s);
 }
 

@@ -28,8 +28,8 @@ static const char *USAGE =
     "prints the loss, the peak live and reserved bytes, the bytes held at the end of\n"
     "forward and the step time. --trace writes every allocation event (docs/trace-schema.md);\n"
     "A plain --trace of two steps or more also holds a probe: warm steps at batch --probe-N (default 4N,\n"
-    "0: none), whose op times let simulate price another batch size (a fixed and a per-sample part of\n"
-    "every op).\n"
+    "0: none) and, when their steps are quick, again at the recorded batch and at 4x --probe-N, whose\n"
+    "op times let simulate price another batch size (per op, a line through the measured sizes).\n"
     "--dump writes the gradient dump of one step without optimiser update (docs/interfaces.md).\n"
     "--init starts from the parameters and batch-norm statistics in W.h5 (remat_torch.save_weights,\n"
     "or a dump's /params) instead of the seeded initialisation (docs/pytorch.md).\n"
@@ -191,12 +191,25 @@ typedef struct run_cmd {
     int iters, threads, json, no_input_grad, T, N, blocks, probe_n;
 } run_cmd;
 
-enum { PROBE_STEPS = 3 }; /* the first is cold: its op times are not kept */
+enum { PROBE_STEPS = 3, PROBE_MAX_STEPS = 10 }; /* the first is cold: its op times are not kept */
+/* A further probe batch (the recorded one again, 4x the probe's) runs when its steps,
+ * predicted from the steps measured so far, take at most PROBE_EXTRA_S in all; each
+ * batch runs as many steps as fit PROBE_STEP_S, PROBE_STEPS to PROBE_MAX_STEPS. */
+#define PROBE_EXTRA_S 2.0
+#define PROBE_STEP_S 0.25
 
-/* The probe of a plain recording (remat_trace.probe_ops): PROBE_STEPS steps of model m at
- * batch probe_n, the ops of every warm one (all but the first) into trace. */
-static remat_status run_probe(const remat_model *m, int64_t probe_n, remat_backend *be, const remat_exec_opts *o,
-                              remat_trace *trace, remat_error *err) {
+/* Steps of a probe batch whose step takes about step_s. */
+static int probe_steps(double step_s) {
+    double n = step_s > 0 ? PROBE_STEP_S / step_s : PROBE_MAX_STEPS;
+    return n < PROBE_STEPS ? PROBE_STEPS : n > PROBE_MAX_STEPS ? PROBE_MAX_STEPS : (int)n;
+}
+
+/* One batch of the probe of a plain recording (remat_trace.probe_ops): `steps` steps of
+ * model m at batch probe_n, the ops of every warm one (all but the first) into trace,
+ * their iter numbered on from the probe's records so far; *best_s the least warm step
+ * time. Nothing is added when a step fails. */
+static remat_status run_probe(const remat_model *m, int64_t probe_n, int steps, remat_backend *be,
+                              const remat_exec_opts *o, remat_trace *trace, double *best_s, remat_error *err) {
     remat_model mp;
     remat_plan pp;
     remat_status st = remat_model_rescale(m, 0, probe_n, &mp, err);
@@ -205,25 +218,56 @@ static remat_status run_probe(const remat_model *m, int64_t probe_n, remat_backe
         remat_model_free(&mp);
         return st;
     }
+    int32_t iter0 = 0;
+    for (int64_t i = 0; i < trace->n_probe_ops; i++)
+        if (trace->probe_ops[i].iter + 1 > iter0) iter0 = trace->probe_ops[i].iter + 1;
     remat_trace tmp;
     remat_trace_init(&tmp);
     remat_exec_opts po = *o;
     po.trace = &tmp;
-    remat_step_result res[PROBE_STEPS];
-    remat_cli_progress("run: probe, %d steps of %s at N=%lld (per-op costs against the batch)", PROBE_STEPS, m->name,
+    remat_step_result res[PROBE_MAX_STEPS];
+    remat_cli_progress("run: probe, %d steps of %s at N=%lld (per-op costs against the batch)", steps, m->name,
                        (long long)probe_n);
-    st = remat_exec_run(&mp, &pp, be, &po, PROBE_STEPS, res, err);
+    st = remat_exec_run(&mp, &pp, be, &po, steps, res, err);
+    for (int i = 1; st == REMAT_OK && i < steps; i++)
+        if (i == 1 || res[i].step_time_s < *best_s) *best_s = res[i].step_time_s;
     for (int64_t i = 0; st == REMAT_OK && i < tmp.n_ops; i++) {
         if (tmp.ops[i].iter < 1) continue;
         remat_op_record r = tmp.ops[i];
-        r.iter -= 1;
+        r.iter += iter0 - 1;
         if (remat_trace_add_probe_op(trace, &r, err) < 0) st = err->status;
     }
-    if (st == REMAT_OK) trace->probe_N = probe_n;
     remat_trace_free(&tmp);
     remat_plan_free(&pp);
     remat_model_free(&mp);
     return st;
+}
+
+/* The probe: batch probe_n (its N attribute), then, when quick (PROBE_EXTRA_S), more warm
+ * steps at the recorded batch (the recording's own warm steps are few, and a small step
+ * warms over several) and a batch 4x probe_n (where an op's cost per element changes as
+ * its tensors leave the caches). rec_s: the recording's best warm step. */
+static remat_status run_probes(const remat_model *m, int64_t probe_n, double rec_s, remat_backend *be,
+                               const remat_exec_opts *o, remat_trace *trace, remat_error *err) {
+    double probe_s = 0;
+    int steps = PROBE_STEPS;
+    if (rec_s > 0 && probe_n > m->N) steps = probe_steps(rec_s * (double)probe_n / (double)m->N);
+    remat_status st = run_probe(m, probe_n, steps, be, o, trace, &probe_s, err);
+    if (st != REMAT_OK) return st;
+    trace->probe_N = probe_n;
+    struct { int64_t n; double step_s; } extra[2] = {{m->N, rec_s}, {probe_n * 4, probe_s * 4}};
+    for (int e = 0; e < 2; e++) {
+        double step_s = extra[e].step_s;
+        if (extra[e].n > REMAT_TRACE_MAX_N || !(step_s > 0) || step_s * probe_steps(step_s) > PROBE_EXTRA_S) continue;
+        if (e == 1 && probe_n < m->N) continue; /* a smaller probe: the recorded batch is its larger point */
+        remat_error xe = {0};
+        double best = 0;
+        if (run_probe(m, extra[e].n, probe_steps(step_s), be, o, trace, &best, &xe) != REMAT_OK) {
+            remat_cli_progress_done(); /* a batch that does not fit: the probe has the others */
+            fprintf(stderr, "remat run: note: the probe has no steps at N=%lld (%s)\n", (long long)extra[e].n, xe.msg);
+        }
+    }
+    return REMAT_OK;
 }
 
 int remat_cmd_run(int argc, char **argv) {
@@ -410,7 +454,10 @@ static remat_status run_steps(run_cmd *c, const remat_tools_world *wd, run_state
         c->probe_n = c->iters < 2 ? 0 : r->m.N * 4 <= REMAT_TRACE_MAX_N ? (int)(r->m.N * 4) : (int)(r->m.N / 2);
     if (st == REMAT_OK && c->trace_path && c->probe_n > 0 && !r->sharded && remat_plan_is_empty(&r->p)) {
         remat_error pe = {0}; /* a probe that does not fit leaves the trace without one */
-        if (run_probe(&r->m, c->probe_n, &r->be, &r->o, &r->trace, &pe) != REMAT_OK) {
+        double rec_s = 0; /* the recording's best warm step */
+        for (int i = 1; i < c->iters; i++)
+            if (i == 1 || r->res[i].step_time_s < rec_s) rec_s = r->res[i].step_time_s;
+        if (run_probes(&r->m, c->probe_n, rec_s, &r->be, &r->o, &r->trace, &pe) != REMAT_OK) {
             remat_cli_progress_done();
             fprintf(stderr, "remat run: note: no probe in the trace (%s): simulate prices another batch size by "
                             "elements alone\n", pe.msg);

@@ -193,8 +193,8 @@ static int check_flags(tune_cmd *c) {
     }
     int rc = remat_cli_budget_from_flags("tune", &c->bf, 1, &c->bud, &c->kind, &c->src);
     if (rc) return rc;
-    if (c->threads < 1 || c->threads > 256) {
-        fprintf(stderr, "remat tune: --threads: %d is out of range (expected 1..256)\n", c->threads);
+    if (c->threads < 0 || c->threads > 256) {
+        fprintf(stderr, "remat tune: --threads: %d is out of range (expected 1..256, 0: as recorded)\n", c->threads);
         return 2;
     }
     return 0;
@@ -360,9 +360,15 @@ static remat_status tune_finish(tune_cmd *c, remat_error *err) {
     remat_status st = REMAT_OK;
     remat_tune_result *r = &c->r;
     if (c->confirm_run && r->have_plan) {
+        /* the predicted step time is the recording's thread count's (docs/simulator.md) */
+        int rec = c->trace.threads > 0 ? c->trace.threads : 1, threads = c->threads > 0 ? c->threads : rec;
         remat_cli_progress("tune: running %s=%lld once on %s", c->dim, (long long)r->ckpt.value, c->backend);
-        st = confirm(&c->trace, &c->to.sim, r, c->backend, c->threads, c->alloc_cfg, &c->meas, err);
+        st = confirm(&c->trace, &c->to.sim, r, c->backend, threads, c->alloc_cfg, &c->meas, err);
         remat_cli_progress_done();
+        if (threads != rec && !strcmp(c->backend, "ref"))
+            fprintf(stderr, "remat tune: note: --threads %d: the trace was recorded with %d thread%s, the predicted "
+                            "step time is for %d, the confirmed one for %d\n",
+                    threads, rec, rec == 1 ? "" : "s", rec, threads);
         c->confirmed = st == REMAT_OK;
     }
     if (st == REMAT_OK && r->have_plan) remat_plan_notation(&r->plan, &r->model, c->label, sizeof c->label);
@@ -382,7 +388,6 @@ int remat_cmd_tune(int argc, char **argv) {
     c.dim = "N";
     c.backend = "ref";
     c.bf = (cli_budget_flags)CLI_BUDGET_FLAGS_INIT;
-    c.threads = 1;
     int help = 0;
     const cli_option opts[] = {
         {"--trace", CLI_STRING, &c.trace_path, "baseline trace (remat run --trace, no plan)"},
@@ -399,7 +404,7 @@ int remat_cmd_tune(int argc, char **argv) {
         {"--out", CLI_STRING, &c.out, "write the checkpoint plan for the tuned size (JSON plan file)"},
         {"--confirm", CLI_FLAG, &c.confirm_run, "run the checkpointed configuration once and compare"},
         {"--backend", CLI_STRING, &c.backend, "backend of --confirm: ref (default) or cuda"},
-        {"--threads", CLI_INT, &c.threads, "reference-backend threads for --confirm (default 1)"},
+        {"--threads", CLI_INT, &c.threads, "reference-backend threads for --confirm (default: the trace's)"},
         {"--json", CLI_FLAG, &c.json, "print one JSON object instead of the summary"},
         {"--ranks", CLI_INT, &c.ranks,
          "each rank of mpirun -np R remat run --reduce-blocks R: N is a rank's share (docs/mpi.md)"},
