@@ -237,14 +237,9 @@ static remat_status flatten_bwd(remat_session *s, const remat_bwd_args *a) {
 
 /* ---- if / lif: the potential h saved, dL/dv carried across chunks -------------------- */
 
-/* Shared by if/lif and plif: h allocated when the step's input is kept (forward); dL/dv
- * allocated and zeroed when the steps are not chunked (backward: chunks carry it). */
-static remat_status neuron_keep_h(remat_session *s, const remat_fwd_args *a, layer_state *st, int64_t fout) {
-    if (!a->keep) return REMAT_OK;
-    remat_ex_describe_act(s, &st->h, REMAT_ROLE_SAVED, a->j, a->tc, fout);
-    return remat_ex_alloc(s, &st->h);
-}
-
+/* Shared by if/lif and plif: dL/dv allocated and zeroed when the steps are not chunked
+ * (chunks carry it); at the end the op closed, the workspace rows (plif; NULL for if/lif),
+ * dL/dv unless chunked, and h freed, in that order. */
 static remat_status neuron_gv_begin(remat_session *s, const remat_bwd_args *a, layer_state *st, int64_t fout) {
     if (a->chunked) return REMAT_OK;
     remat_ex_describe_state(s, &st->gv, REMAT_ROLE_NEURON_STATE, a->j, fout);
@@ -252,16 +247,33 @@ static remat_status neuron_gv_begin(remat_session *s, const remat_bwd_args *a, l
     return remat_ex_zero(s, &st->gv);
 }
 
+static remat_status neuron_bwd_end(remat_session *s, const remat_bwd_args *a, layer_state *st, op_t *op,
+                                   remat_tensor *rows) {
+    TRY(remat_ex_op_end(s, op));
+    if (rows) TRY(remat_ex_free(s, rows));
+    if (!a->chunked) TRY(remat_ex_free(s, &st->gv));
+    return remat_ex_free(s, &st->h);
+}
+
+/* if/lif and plif: h (plif: the state each step starts from) saved when the step's input
+ * is kept. */
 static remat_status neuron_fwd(remat_session *s, const remat_fwd_args *a) {
     const remat_layer *l = &s->m->layers[a->j];
     layer_state *st = &s->ls[a->j];
     int64_t N = s->m->N, fout = l->out_features;
-    TRY(neuron_keep_h(s, a, st, fout));
+    if (a->keep) {
+        remat_ex_describe_act(s, &st->h, REMAT_ROLE_SAVED, a->j, a->tc, fout);
+        TRY(remat_ex_alloc(s, &st->h));
+    }
     op_t op;
     remat_ex_op_begin(s, &op, REMAT_OP_NEURON_FWD, a->j, l->block, a->tc, a->tc * N * fout);
-    if (DATA(s))
-        ACT_KERNEL(s, neuron_forward, s->be->ctx, a->out, a->keep ? fptr(&st->h) : NULL, fptr(&st->v), a->in,
-                   l->type, &l->neuron, a->tc, N * fout);
+    float *h = a->keep ? fptr(&st->h) : NULL;
+    if (DATA(s) && l->type == REMAT_LAYER_PLIF)
+        ACT_KERNEL(s, plif_forward, s->be->ctx, a->out, h, fptr(&st->v), a->in, fptr(&s->param[a->j * MAXP]),
+                   &l->neuron, a->tc, N * fout);
+    else if (DATA(s))
+        ACT_KERNEL(s, neuron_forward, s->be->ctx, a->out, h, fptr(&st->v), a->in, l->type, &l->neuron, a->tc,
+                   N * fout);
     return remat_ex_op_end(s, &op);
 }
 
@@ -275,26 +287,11 @@ static remat_status neuron_bwd(remat_session *s, const remat_bwd_args *a) {
     if (DATA(s))
         ACT_KERNEL(s, neuron_backward, s->be->ctx, a->dinp, fptr(&st->gv), a->dout, fptr(&st->h), l->type,
                    &l->neuron, a->tc, N * fout);
-    TRY(remat_ex_op_end(s, &op));
-    if (!a->chunked) TRY(remat_ex_free(s, &st->gv));
-    return remat_ex_free(s, &st->h);
+    return neuron_bwd_end(s, a, st, &op, NULL);
 }
 
 /* ---- plif: the state each step starts from saved (in h) with the input; w's gradient
  * one partial per step (per block of samples on a shard), added in descending t ---- */
-
-static remat_status plif_fwd(remat_session *s, const remat_fwd_args *a) {
-    const remat_layer *l = &s->m->layers[a->j];
-    layer_state *st = &s->ls[a->j];
-    int64_t N = s->m->N, fout = l->out_features;
-    TRY(neuron_keep_h(s, a, st, fout));
-    op_t op;
-    remat_ex_op_begin(s, &op, REMAT_OP_NEURON_FWD, a->j, l->block, a->tc, a->tc * N * fout);
-    if (DATA(s))
-        ACT_KERNEL(s, plif_forward, s->be->ctx, a->out, a->keep ? fptr(&st->h) : NULL, fptr(&st->v), a->in,
-                   fptr(&s->param[a->j * MAXP]), &l->neuron, a->tc, N * fout);
-    return remat_ex_op_end(s, &op);
-}
 
 static remat_status plif_bwd(remat_session *s, const remat_bwd_args *a) {
     const remat_layer *l = &s->m->layers[a->j];
@@ -310,10 +307,7 @@ static remat_status plif_bwd(remat_session *s, const remat_bwd_args *a) {
     if (DATA(s))
         ACT_KERNEL(s, plif_backward, s->be->ctx, a->dinp, fptr(&st->gv), dptr(&rows), dw, a->dout, fptr(&st->h),
                    st->in_ptr, fptr(&s->param[a->j * MAXP]), &l->neuron, a->tc, N, fout, s->shard ? s->nbl : 1);
-    TRY(remat_ex_op_end(s, &op));
-    TRY(remat_ex_free(s, &rows));
-    if (!a->chunked) TRY(remat_ex_free(s, &st->gv));
-    return remat_ex_free(s, &st->h);
+    return neuron_bwd_end(s, a, st, &op, &rows);
 }
 
 static int has_plif(const remat_backend_ops *o) { return o->plif_forward && o->plif_backward; }
@@ -491,7 +485,7 @@ static const remat_layer_step steps[] = {
     [REMAT_LAYER_CONV1D] = {conv2d_fwd, conv2d_bwd, has_conv2d},
     [REMAT_LAYER_MAXPOOL1D] = {maxpool2d_fwd, maxpool2d_bwd, has_maxpool2d},
     [REMAT_LAYER_AVGPOOL1D] = {avgpool2d_fwd, avgpool2d_bwd, has_avgpool2d},
-    [REMAT_LAYER_PLIF] = {plif_fwd, plif_bwd, has_plif, 1},
+    [REMAT_LAYER_PLIF] = {neuron_fwd, plif_bwd, has_plif, 1},
 };
 _Static_assert(sizeof steps / sizeof steps[0] == REMAT_LAYER_COUNT, "an executor step for every layer type");
 
