@@ -32,4 +32,12 @@ Proc remat(const std::string &args) {
     return r;
 }
 
+int lines(const std::string &s) {
+    int k = 0;
+    for (char c : s) k += c == '\n';
+    return k;
+}
+
+bool has(const std::string &hay, const std::string &needle) { return hay.find(needle) != std::string::npos; }
+
 }  // namespace remat_test

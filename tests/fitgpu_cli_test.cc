@@ -16,24 +16,13 @@
 
 namespace {
 
+using remat_test::has;
+using remat_test::lines;
+using remat_test::num;
 using remat_test::Proc;
 using remat_test::remat;
 using remat_test::slurp;
 using remat_test::tmp_dir;
-
-int lines(const std::string &s) {
-    int k = 0;
-    for (char c : s) k += c == '\n';
-    return k;
-}
-
-int64_t num(const cJSON *o, const char *key) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    EXPECT_TRUE(cJSON_IsNumber(v)) << key;
-    return v ? (int64_t)v->valuedouble : -1;
-}
-
-bool has(const std::string &hay, const std::string &needle) { return hay.find(needle) != std::string::npos; }
 
 const int64_t MiB = 1 << 20;
 

@@ -16,6 +16,7 @@
 
 namespace {
 
+using remat_test::lines;
 using remat_test::Proc;
 using remat_test::remat;
 using remat_test::slurp;
@@ -25,12 +26,6 @@ std::string write_file(const std::string &name, const std::string &text) {
     std::string p = tmp_dir() + "/" + name;
     std::ofstream(p) << text;
     return p;
-}
-
-int lines(const std::string &s) {
-    int k = 0;
-    for (char c : s) k += c == '\n';
-    return k;
 }
 
 const std::string kModel = "--model data/models/tiny-mlp-lif.json";
