@@ -60,6 +60,11 @@ void remat_sparse_chain_avx2(float *c, int64_t w, const float *rows, int64_t ld,
 void remat_sparse_chain_avx512(float *c, int64_t w, const float *rows, int64_t ld, const int32_t *idx,
                                const float *val, int64_t n);
 
+/* dst[k * ld + r] = src[r * rs + k] for r < rows, k < cols (AVX2 only: remat_ref_simd_supported;
+ * moves floats, no arithmetic). */
+void remat_sparse_transpose_avx2(float *dst, int64_t ld, const float *src, int64_t rs, int64_t rows,
+                                 int64_t cols);
+
 /* 1 when none of x[i * stride], i < n, is an infinity or a NaN (stride >= 1). */
 int remat_floats_all_finite(const float *x, int64_t n, int64_t stride);
 /* How many of x[0 .. n) are not +-0 (NaNs count as nonzero). */

@@ -62,6 +62,7 @@ typedef struct sg_call {
     remat_sparse_chain_fn chain;
     int64_t tile, cg, gs; /* rows per A tile; C's column groups */
     float *wt;            /* A transposed, per tile of rows: tile t's row k at wt + (t * K + k) * tile */
+    int fast_tr;          /* AVX2 transposes for A (the AVX2 and AVX-512 paths) */
 } sg_call;
 
 static inline float *c_at(const sg_call *s, int64_t i, int64_t j) {
@@ -232,10 +233,17 @@ static void sparse_part(void *ctx, int64_t lo, int64_t hi) {
 static void pack_wt_part(void *ctx, int64_t lo, int64_t hi) {
     const sg_call *s = ctx;
     const int64_t M = s->d->M, K = s->d->K;
-    for (int64_t t = lo; t < hi; t++)
+    const remat_gemm_desc *d = s->d;
+    for (int64_t t = lo; t < hi; t++) {
+        const int64_t tw = M - t * s->tile < s->tile ? M - t * s->tile : s->tile;
+        if (s->fast_tr && !d->pack_a && d->a_cs == 1) { /* rows of A contiguous: 8 x 8 transposes */
+            remat_sparse_transpose_avx2(s->wt + t * K * s->tile, s->tile, (const float *)d->A + t * s->tile * d->a_rs,
+                                        d->a_rs, tw, K);
+            continue;
+        }
         for (int64_t k0 = 0; k0 < K; k0 += SG_KB)
-            pack_a_tile(s, s->wt + (t * K + k0) * s->tile, s->tile, t * s->tile,
-                        M - t * s->tile < s->tile ? M - t * s->tile : s->tile, k0, K - k0 < SG_KB ? K - k0 : SG_KB);
+            pack_a_tile(s, s->wt + (t * K + k0) * s->tile, s->tile, t * s->tile, tw, k0, K - k0 < SG_KB ? K - k0 : SG_KB);
+    }
 }
 
 void remat_sparse_gemm_desc_run_on(remat_simd p, const remat_gemm_desc *d) {
@@ -245,6 +253,7 @@ void remat_sparse_gemm_desc_run_on(remat_simd p, const remat_gemm_desc *d) {
     s.d = d;
     s.chain = remat_sparse_chain_for(p);
     s.tile = p == REMAT_SIMD_AVX512 ? 128 : 64;
+    s.fast_tr = p != REMAT_SIMD_SCALAR;
     s.cg = d->c_group > 0 ? d->c_group : d->N;
     s.gs = d->c_group > 0 ? d->c_group_stride : 0;
     const int64_t tiles = (d->M + s.tile - 1) / s.tile;
