@@ -22,20 +22,8 @@ using remat_test::StepOutput;
 namespace {
 
 // A plan built in memory: every block stored, then options set per block.
-struct Plan {
-    remat_plan p{};
-    std::vector<remat_block_plan> blocks;
-    explicit Plan(const remat_model &m) : blocks((size_t)m.n_blocks) {
-        for (auto &b : blocks) {
-            std::memset(&b, 0, sizeof b);
-            b.k = 1;
-        }
-        p.n_blocks = m.n_blocks;
-        p.blocks = blocks.data();
-        p.text = const_cast<char *>("");
-        p.path = const_cast<char *>("");
-    }
-    Plan(const Plan &o) : p(o.p), blocks(o.blocks) { p.blocks = blocks.data(); }
+struct Plan : remat_test::StoredPlan {
+    using StoredPlan::StoredPlan;
     bool valid(const remat_model &m) const {
         remat_error err{};
         return remat_plan_validate(&p, &m, "<test>", &err) == REMAT_OK;

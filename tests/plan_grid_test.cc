@@ -10,18 +10,11 @@
 
 #include "core/model/plan_grid.h"
 #include "core/model/plan_notation.h"
+#include "tests/testutil.h"
 
 namespace {
 
-struct Model {
-    remat_model m{};
-    explicit Model(const std::string &name) {
-        remat_error err{};
-        std::string p = "data/models/" + name + ".json";
-        EXPECT_EQ(remat_model_load(p.c_str(), &m, &err), REMAT_OK) << p << ": " << err.msg;
-    }
-    ~Model() { remat_model_free(&m); }
-};
+using remat_test::Model;
 
 std::vector<std::string> option_labels(const remat_model &m, const char *block) {
     remat_block_plan *opts = nullptr;

@@ -11,18 +11,11 @@
 #include <vector>
 
 #include "core/model/plan.h"
+#include "tests/testutil.h"
 
 namespace {
 
-struct Model {
-    remat_model m{};
-    explicit Model(const std::string &name) {
-        remat_error err{};
-        std::string p = "data/models/" + name + ".json";
-        EXPECT_EQ(remat_model_load(p.c_str(), &m, &err), REMAT_OK) << p << ": " << err.msg;
-    }
-    ~Model() { remat_model_free(&m); }
-};
+using remat_test::Model;
 
 struct Plan {
     remat_plan p{};

@@ -20,6 +20,7 @@
 #include "tests/testutil.h"
 
 using remat_test::Model;
+using remat_test::StoredPlan;
 
 namespace {
 
@@ -31,21 +32,6 @@ struct StepRun {
     ~StepRun() { remat_trace_free(&trace); }
 };
 
-// Plain backpropagation: every block stored.
-struct StoredPlan {
-    remat_plan p{};
-    std::vector<remat_block_plan> blocks;
-    explicit StoredPlan(const remat_model &m) : blocks((size_t)m.n_blocks) {
-        for (auto &b : blocks) {
-            std::memset(&b, 0, sizeof b);
-            b.k = 1;
-        }
-        p.n_blocks = m.n_blocks;
-        p.blocks = blocks.data();
-        p.text = const_cast<char *>("");
-        p.path = const_cast<char *>("");
-    }
-};
 
 void run_traced(const remat_model &m, StepRun *r) {
     remat_backend be{};

@@ -59,6 +59,24 @@ struct Model {
     ~Model();
 };
 
+// A plan built in memory: every block stored (plain backpropagation), k = 1; set a
+// block's options in blocks[b]. Copies own their blocks.
+struct StoredPlan {
+    remat_plan p{};
+    std::vector<remat_block_plan> blocks;
+    explicit StoredPlan(const remat_model &m) : blocks((size_t)m.n_blocks) {
+        for (auto &b : blocks) {
+            std::memset(&b, 0, sizeof b);
+            b.k = 1;
+        }
+        p.n_blocks = m.n_blocks;
+        p.blocks = blocks.data();
+        p.text = const_cast<char *>("");
+        p.path = const_cast<char *>("");
+    }
+    StoredPlan(const StoredPlan &o) : p(o.p), blocks(o.blocks) { p.blocks = blocks.data(); }
+};
+
 // Everything one step produces that the determinism contract covers.
 struct StepOutput {
     double loss = 0;
