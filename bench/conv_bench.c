@@ -13,8 +13,11 @@
  * (core/ref/sparse_gemm.h, forced both ways with remat_sparse_mode_set) and OpenBLAS
  * (dense). Rates are the dense flops over the time (effective GFLOP/s); the sparse
  * output is checked bit for bit against the dense one (exit 1 on a difference); with
- * `only`, this table alone. REMAT_CLOCK=thread-cpu times its one-thread rows by the
- * calling thread's CPU time (a shared machine's other jobs excluded).
+ * `only`, these tables alone. Then the weight gradient alone (no input gradient) on the
+ * same inputs, two ways: the dense implicit GEMM and the zero-skipping one
+ * (core/ref/conv_sparse_dw.h), bits compared the same way. REMAT_CLOCK=thread-cpu
+ * times the one-thread rows of both tables by the calling thread's CPU time (a shared
+ * machine's other jobs excluded).
  *
  * Shapes: the convolutions of the Spiking VGG (CIFAR10-DVS, 48 x 48) and of
  * SEW-ResNet (ImageNet, 224 x 224). For each, 1 and 2 threads, forward and backward
@@ -33,10 +36,7 @@
  * The first line names OpenBLAS's kernel (openblas_get_corename), the second our SIMD path
  * (REMAT_SIMD forces one: bench/exp8_conv_speed.py --isa avx2).
  * With a density d in (0, 1) (default 1: dense), each input value is +0 with probability
- * 1 - d (a spiking layer's output), a line names d, and a third line per shape and
- * thread count, "dW", times our weight gradient alone (no input gradient) forced dense and forced sparse
- * (conv_sparse_dw.h; their results compared bit for bit): GFLOP/s of each (the dense
- * flop count, 2*c_out*K*P per sample), dense / sparse time, and "same" or "DIFF".
+ * 1 - d, and a line names d.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -193,6 +193,61 @@ static int sparse_table(const char *spec, int reps, int64_t rows) {
     return bad ? 1 : 0;
 }
 
+/* The weight gradient on spike-like inputs (t_steps steps of n_per_t samples, no input
+ * gradient): the dense implicit GEMM and the zero-skipping one (core/ref/conv_sparse_dw.h,
+ * forced both ways with remat_sparse_mode_set), bits compared. */
+static int sparse_dw_table(const char *spec, int reps, int64_t t_steps, int64_t n_per_t) {
+    const char *clk = getenv("REMAT_CLOCK");
+    const int cpu_clock = clk && !strcmp(clk, "thread-cpu");
+    const int64_t rows = t_steps * n_per_t;
+    printf("\nweight gradient on spike-like inputs (T = %lld, %lld samples; effective GFLOP/s = dense flops / time; "
+           "clock: %s)\n",
+           (long long)t_steps, (long long)n_per_t, cpu_clock ? "thread CPU time at 1 thread, wall at 2" : "wall");
+    printf("%-26s %3s %6s %9s %9s %7s %5s\n", "shape", "thr", "dens", "dense", "sparse", "sp/dn", "bits");
+    int bad = 0;
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        const remat_conv_geom g = geom(&shapes[si]);
+        const int64_t K = g.c_in * g.kh * g.kw, P = g.h_out * g.w_out, in_e = g.c_in * g.h_in * g.w_in;
+        const int64_t out_e = g.c_out * P, wn = g.c_out * K;
+        float *x = fill(rows * in_e, 1), *dy = fill(rows * out_e, 3), *dw1 = fill(wn, 8), *dw2 = fill(wn, 9);
+        float *ws = fill(remat_ref_conv2d_backward_ws_elems(&g), 11);
+        const double f_flops = 2.0 * (double)(g.c_out * K * P) * (double)rows;
+        for (const char *d = spec; *d;) {
+            char *end;
+            const double dens = strtod(d, &end);
+            const int pooled = *end == 'p';
+            end += pooled;
+            spikes(x, rows * in_e, dens, pooled, 20);
+            for (int threads = 1; threads <= 2; threads++) {
+                remat_ref_set_threads(threads);
+                double (*now)(void) = threads == 1 && cpu_clock ? remat_thread_cpu_s : remat_now_s;
+                double best[2] = {1e30, 1e30};
+                for (int r = 0; r < reps; r++) {
+                    memset(dw1, 0, (size_t)wn * 4), memset(dw2, 0, (size_t)wn * 4);
+                    remat_sparse_mode prev = remat_sparse_mode_set(REMAT_SPARSE_DENSE);
+                    double t0 = now();
+                    remat_ref_conv2d_backward(NULL, dw1, NULL, dy, x, NULL, ws, t_steps, n_per_t, &g);
+                    double t1 = now();
+                    remat_sparse_mode_set(REMAT_SPARSE_FORCE);
+                    remat_ref_conv2d_backward(NULL, dw2, NULL, dy, x, NULL, ws, t_steps, n_per_t, &g);
+                    double t2 = now();
+                    remat_sparse_mode_set(prev);
+                    best[0] = fmin(best[0], t1 - t0), best[1] = fmin(best[1], t2 - t1);
+                }
+                const int same = memcmp(dw1, dw2, (size_t)wn * sizeof(float)) == 0;
+                bad += !same;
+                printf("%-26s %3d %5.2f%c %9.1f %9.1f %7.2f %5s\n", shapes[si].name, threads, dens, pooled ? 'p' : ' ',
+                       f_flops / best[0] / 1e9, f_flops / best[1] / 1e9, best[0] / best[1], same ? "same" : "DIFF");
+                fflush(stdout);
+            }
+            d = *end == ',' ? end + 1 : end;
+            if (end == d && *d) break;
+        }
+        free(x), free(dy), free(dw1), free(dw2), free(ws);
+    }
+    return bad ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 3;
     int64_t n_per_t = argc > 2 ? atoll(argv[2]) : 4, t_steps = argc > 3 ? atoll(argv[3]) : 1;
@@ -206,7 +261,10 @@ int main(int argc, char **argv) {
         fprintf(stderr, "conv_bench: densities: '%s': expected fractions in [0, 1], e.g. 0.15,0.47p\n", argv[5]);
         return 2;
     }
-    if (argc > 6 && !strcmp(argv[6], "only")) return sparse_table(argv[5], reps, rows);
+    if (argc > 6 && !strcmp(argv[6], "only")) {
+        const int bad = sparse_table(argv[5], reps, rows);
+        return sparse_dw_table(argv[5], reps, t_steps, n_per_t) | bad;
+    }
     printf("openblas kernel: %s (OPENBLAS_CORETYPE=%s, OPENBLAS_THREAD_TIMEOUT=%s); %lld samples per call (T = %lld), best of %d\n",
            openblas_get_corename(), getenv("OPENBLAS_CORETYPE") ? getenv("OPENBLAS_CORETYPE") : "(unset)",
            getenv("OPENBLAS_THREAD_TIMEOUT") ? getenv("OPENBLAS_THREAD_TIMEOUT") : "(unset)", (long long)n_per_t,
@@ -221,7 +279,6 @@ int main(int argc, char **argv) {
         const int64_t out_e = g.c_out * P, wn = g.c_out * K;
         float *x = fill(rows * in_e, 1), *w = fill(wn, 2), *dy = fill(rows * out_e, 3);
         sparsify(x, rows * in_e, density, 1);
-        float *dw3 = fill(wn, 14), *dw4 = fill(wn, 15);
         float *o1 = fill(rows * out_e, 4), *o2 = fill(rows * out_e, 5), *dx1 = fill(rows * in_e, 6);
         float *dx2 = fill(rows * in_e, 7), *dw1 = fill(wn, 8), *dw2 = fill(wn, 9);
         float *fws = fill(remat_ref_conv2d_forward_ws_elems(&g), 10), *bws = fill(remat_ref_conv2d_backward_ws_elems(&g), 11);
@@ -230,7 +287,7 @@ int main(int argc, char **argv) {
         for (int threads = 1; threads <= 2; threads++) {
             remat_ref_set_threads(threads);
             openblas_set_num_threads(threads);
-            double best[6] = {1e30, 1e30, 1e30, 1e30, 1e30, 1e30}, cpu[4] = {1e30, 1e30, 1e30, 1e30};
+            double best[4] = {1e30, 1e30, 1e30, 1e30}, cpu[4] = {1e30, 1e30, 1e30, 1e30};
             for (int r = 0; r < reps; r++) {
                 double c0 = remat_thread_cpu_s(), t0 = remat_now_s();
                 remat_ref_conv2d_forward(o1, x, w, NULL, fws, rows, &g);
@@ -246,20 +303,8 @@ int main(int argc, char **argv) {
                 double t5 = remat_now_s(), c5 = remat_thread_cpu_s();
                 const double c[4] = {c1 - c0, c2 - c1, c4 - c3, c5 - c4};
                 for (int q = 0; q < 4; q++) cpu[q] = fmin(cpu[q], c[q]);
-                double t6 = t5, t7 = t5, t8 = t5;
-                if (density < 1.0) { /* the weight gradient forced dense, then forced sparse */
-                    memset(dw3, 0, (size_t)wn * 4), memset(dw4, 0, (size_t)wn * 4);
-                    const remat_sparse_mode keep = remat_sparse_mode_set(REMAT_SPARSE_DENSE);
-                    t6 = remat_now_s();
-                    remat_ref_conv2d_backward(NULL, dw3, NULL, dy, x, w, bws, t_steps, n_per_t, &g);
-                    t7 = remat_now_s();
-                    remat_sparse_mode_set(REMAT_SPARSE_FORCE);
-                    remat_ref_conv2d_backward(NULL, dw4, NULL, dy, x, w, bws, t_steps, n_per_t, &g);
-                    t8 = remat_now_s();
-                    remat_sparse_mode_set(keep);
-                }
-                double t[6] = {t1 - t0, t2 - t1, t4 - t3, t5 - t4, t7 - t6, t8 - t7};
-                for (int q = 0; q < 6; q++) best[q] = fmin(best[q], t[q]);
+                double t[4] = {t1 - t0, t2 - t1, t4 - t3, t5 - t4};
+                for (int q = 0; q < 4; q++) best[q] = fmin(best[q], t[q]);
             }
             /* one thread: the same ratio by the calling thread's best CPU time (what other jobs
              * of a shared machine take from a call does not enter it); "-" at two */
@@ -271,14 +316,12 @@ int main(int argc, char **argv) {
             printf("%-26s %3d %4s %9.1f %9.1f %6.2f %9.1e %6s\n", shapes[si].name, threads, "bwd",
                    2 * f_flops / best[2] / 1e9, 2 * f_flops / best[3] / 1e9, best[3] / best[2],
                    fmax(max_rel(dx1, dx2, rows * in_e), max_rel(dw1, dw2, wn)), cr[1]);
-            if (density < 1.0)
-                printf("%-26s %3d %4s %9.1f %9.1f %6.2f %9s\n", shapes[si].name, threads, "dW", f_flops / best[4] / 1e9,
-                       f_flops / best[5] / 1e9, best[4] / best[5], memcmp(dw3, dw4, (size_t)wn * 4) ? "DIFF" : "same");
             fflush(stdout);
         }
-        free(dw3), free(dw4);
         free(x), free(w), free(dy), free(o1), free(o2), free(dx1), free(dx2), free(dw1), free(dw2);
         free(fws), free(bws), free(col), free(dcol);
     }
-    return argc > 5 ? sparse_table(argv[5], reps, rows) : 0;
+    if (argc <= 5) return 0;
+    const int bad = sparse_table(argv[5], reps, rows);
+    return sparse_dw_table(argv[5], reps, t_steps, n_per_t) | bad;
 }

@@ -28,10 +28,12 @@ extern "C" {
 
 /* The density threshold: with remat_sparse_mode AUTO (core/ref/sparse_gemm.h, the
  * forward conv's switch too), the sparse path runs where at most this share of the
- * group's input values (the step's N samples) is nonzero and each input pixel is read
- * at least once (h_out w_out kh kw >= h_in w_in; not a 1x1 conv of stride 2); DENSE:
+ * group's input values (the step's N samples) is nonzero, each input pixel is read at
+ * least once (h_out w_out kh kw >= h_in w_in; not a 1x1 conv of stride 2) and the step
+ * has at least 128 output pixels (N h_out w_out: below, adding P_t dominates); DENSE:
  * never; FORCE: whenever dout is finite (tests, benchmarks). Measured with conv_bench:
- * 1.2-1.3x at 30 %, 0.8-0.9x at 50 %. No bit depends on the choice. */
+ * 1.6-2.1x at 15 % on the larger vgg / sew shapes, 1.2-1.3x at 30 %, 0.6-0.96x at
+ * 47 % (pooled spikes). No bit depends on the choice. */
 #define REMAT_CONV_DW_SPARSE_DENSITY 0.30
 
 /* One step's weight gradient of one group, sparse: s is the group's geometry (one group:
