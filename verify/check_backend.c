@@ -8,11 +8,13 @@
 #include "verify/check_backend.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/base/bf16.h"
+#include "core/base/grow.h"
 #include "core/codec/compress.h"
 
 typedef struct saved {
@@ -111,13 +113,10 @@ static remat_status f_compress(void *cv, remat_compressor comp, void *dst, int64
     void *dec = remat_xmalloc((size_t)((n ? n : 1) * eb), &lerr);
     unsigned char *bytes = remat_xmalloc((size_t)(dst_bytes ? dst_bytes : 1), &lerr);
     saved *r = find_rec(c, dst);
-    if (!r && c->n_rec == c->cap_rec) {
-        int cap = c->cap_rec ? 2 * c->cap_rec : 16;
-        saved *nr = remat_xrealloc(c->rec, (size_t)cap * sizeof *nr, &lerr);
-        if (nr) {
-            c->rec = nr;
-            c->cap_rec = cap;
-        }
+    if (!r) {
+        int64_t cap = c->cap_rec;
+        if (remat_grow((void **)&c->rec, &cap, c->n_rec + 1, sizeof *c->rec, 16, INT_MAX, &lerr) == REMAT_OK)
+            c->cap_rec = (int)cap;
     }
     if (!orig || !dec || !bytes || (!r && c->n_rec == c->cap_rec)) {
         remat_xfree(orig);

@@ -1,7 +1,10 @@
 /* tensor_set.c - named host tensors held as 32-bit patterns. */
 #include "verify/tensor_set.h"
 
+#include "core/base/grow.h"
+
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -30,13 +33,9 @@ remat_verify_tensor *remat_verify_set_add(remat_verify_set *s, const char *name,
         }
         elems *= shape[i];
     }
-    if (s->n == s->cap) {
-        int cap = s->cap ? 2 * s->cap : 16;
-        remat_verify_tensor *t = remat_xrealloc(s->t, (size_t)cap * sizeof *t, err);
-        if (!t) return NULL;
-        s->t = t;
-        s->cap = cap;
-    }
+    int64_t cap = s->cap;
+    if (remat_grow((void **)&s->t, &cap, s->n + 1, sizeof *s->t, 16, INT_MAX, err)) return NULL;
+    s->cap = (int)cap;
     uint32_t *bits = remat_xmalloc((size_t)(elems ? elems : 1) * sizeof(uint32_t), err);
     if (!bits) return NULL;
     if (data)
