@@ -41,9 +41,7 @@ const double kU = 1.0 / 256; // 2^-8
 using Vecs = std::vector<std::vector<float>>;
 
 std::vector<float> Rand(size_t n, uint64_t key, float lo = -1.0f, float hi = 1.0f) {
-    std::vector<float> v(n);
-    for (size_t i = 0; i < n; i++) v[i] = lo + (hi - lo) * remat_rng_uniform(91, 5, key, i);
-    return v;
+    return remat_test::rand_floats(n, 91, 5, key, lo, hi);
 }
 
 Vecs Rounded(Vecs v) {

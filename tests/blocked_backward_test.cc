@@ -22,11 +22,7 @@
 
 namespace {
 
-std::vector<float> Rand(size_t n, uint64_t key) {
-    std::vector<float> v(n);
-    for (size_t i = 0; i < n; i++) v[i] = -1.0f + 2.0f * remat_rng_uniform(77, 9, key, i);
-    return v;
-}
+std::vector<float> Rand(size_t n, uint64_t key) { return remat_test::rand_floats(n, 77, 9, key); }
 
 std::vector<uint16_t> To16(const std::vector<float> &v) {
     std::vector<uint16_t> o(v.size());

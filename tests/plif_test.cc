@@ -33,9 +33,7 @@ using remat_test::bits_equal;
 using remat_test::to_double;
 
 std::vector<float> Rand(size_t n, uint64_t key, float lo = -1.0f, float hi = 1.0f) {
-    std::vector<float> v(n);
-    for (size_t i = 0; i < n; i++) v[i] = lo + (hi - lo) * remat_rng_uniform(77, 11, key, i);
-    return v;
+    return remat_test::rand_floats(n, 77, 11, key, lo, hi);
 }
 
 struct Case {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/rng.h"
 #include "core/exec/executor.h"
 #include "core/model/model.h"
 #include "core/model/plan.h"
@@ -90,6 +91,15 @@ struct StepOutput {
 // trace may be NULL. Returns false and fills err on failure.
 bool run_step(const remat_model &m, const remat_plan &p, uint64_t seed, remat_trace *trace, StepOutput *out,
               remat_error *err, remat_fault fault = REMAT_FAULT_NONE, int threads = 1);
+
+// n floats lo + (hi - lo) u, u = remat_rng_uniform(seed, stream, key, i) for i = 0 .. n-1:
+// each test file's own inputs by its (seed, stream), the same on every run.
+inline std::vector<float> rand_floats(size_t n, uint64_t seed, uint64_t stream, uint64_t key, float lo = -1.0f,
+                                      float hi = 1.0f) {
+    std::vector<float> v(n);
+    for (size_t i = 0; i < n; i++) v[i] = lo + (hi - lo) * remat_rng_uniform(seed, stream, key, i);
+    return v;
+}
 
 // a and b hold the same floats bit for bit (sizes included).
 inline bool bits_equal(const std::vector<float> &a, const std::vector<float> &b) {
