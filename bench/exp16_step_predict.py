@@ -15,15 +15,17 @@ REMAT_CLOCK=thread-cpu applies to one thread only). Example, on a quiet machine:
 
   python3 bench/exp16_step_predict.py --final && python3 bench/make_doc.py
 
-For each entry name:N0:N1,N2,... (the model file at batch N0, asked at N1, N2, ...):
-  1. `remat run --iters 3 --trace` at N0, plain: the recording;
-  2. for each asked N (and N0 itself): `remat simulate --trace REC --N n` (predicted step
-     time) against `remat run --N n --iters I` (I default 3; measured: the best step after
-     the first);
+For each entry name:N0:N1,N2,... (the model file at batch N0, asked at N1, N2, ...), in
+each of R rounds (default 2):
+  1. `remat run --iters 3 --trace` at N0, plain: the round's recording;
+  2. for each asked N (and N0 itself): `remat run --N n --iters I` (I default 3; measured:
+     the best step after the first) against `remat simulate --trace REC --N n` (predicted
+     from the round's recording);
   3. at N0, the plan that checkpoints every block (uncompressed, k=1): predicted against
      measured step time, and the overhead over plain, predicted (simulate, both from the
-     recording) against measured (both runs of this round).
-R rounds (default 2) alternate the measurements; each error is the median over rounds.
+     round's recording) against measured (both runs of this round).
+Each error is the median over rounds of the round's error (a round records and measures
+under the same load; a shared machine's load changes between rounds).
 Error = predicted / measured - 1. The load average is recorded with every run, and the
 clock (REMAT_CLOCK=thread-cpu in the environment: every run, recording and measured, times
 its one thread's CPU time, which other jobs of a shared machine do not inflate).
@@ -75,12 +77,13 @@ def run_set(entries, rounds, threads, iters, save_as):
         model = C.write_model(base_model, "%s-N%d" % (name, n0), N=n0)
         perblock = C.write_plan(name, [{"name": b["name"], "checkpoint": True} for b in spec["blocks"]],
                                 "%s-ckpt-per-block" % name, "every block checkpointed, uncompressed, k=1")
-        trace = os.path.join(C.WORK, "exp16-%s-N%d-t%d.h5" % (name, n0, threads))
-        cmd = ["run", "--model", model, "--iters", 3, "--threads", threads, "--trace", trace] + C.TRAIN_FLAGS
-        C.remat(*cmd)
-        commands.append(C.show([C.remat_bin()] + cmd))
-        meas = {}
-        for r in range(rounds):
+        meas, pred = {}, {}
+        for r in range(rounds):  # each round its own recording: recorded and measured under the same load
+            trace = os.path.join(C.WORK, "exp16-%s-N%d-t%d-r%d.h5" % (name, n0, threads, r))
+            cmd = ["run", "--model", model, "--iters", 3, "--threads", threads, "--trace", trace] + C.TRAIN_FLAGS
+            C.remat(*cmd)
+            if r == 0:
+                commands.append(C.show([C.remat_bin()] + cmd))
             for n in [n0] + asked:
                 t, load, c = measured(model, n, threads, iters)
                 meas.setdefault(("plain", n), []).append((t, load))
@@ -90,25 +93,29 @@ def run_set(entries, rounds, threads, iters, save_as):
             meas.setdefault(("ckpt/block", n0), []).append((t, load))
             if r == 0:
                 commands.append(c)
+            for cfg, n in meas:
+                p, c = predicted(trace, n, perblock if cfg == "ckpt/block" else None)
+                pred.setdefault((cfg, n), []).append(p)
+                if r == 0:
+                    commands.append(c)
         for (cfg, n), ms in sorted(meas.items()):
-            p, c = predicted(trace, n, perblock if cfg == "ckpt/block" else None)
-            commands.append(c)
-            errs = [p / t - 1 for t, _ in ms]
+            ps = pred[(cfg, n)]
+            errs = [p / t - 1 for p, (t, _) in zip(ps, ms)]
             row = {"model": name, "recorded_N": n0, "asked_N": n, "config": cfg, "kind":
                    ("same size" if n == n0 else "rescaled N x%g" % (n / n0)) + (", plan" if cfg != "plain" else ""),
-                   "predicted_s": p, "measured_s": C.med([t for t, _ in ms]),
+                   "predicted_s": C.med(ps), "measured_s": C.med([t for t, _ in ms]),
                    "error_pct": 100 * C.med(errs), "loads": [l for _, l in ms]}
             rows.append(row)
             print("%-13s N %2d -> %2d %-10s predicted %.4f s measured %.4f s error %+.1f %% (load %s)" % (
-                name, n0, n, cfg, p, row["measured_s"], row["error_pct"],
+                name, n0, n, cfg, row["predicted_s"], row["measured_s"], row["error_pct"],
                 ", ".join("%.1f" % l for l in row["loads"])), flush=True)
-        plain = [r for r in rows if r["model"] == name and r["config"] == "plain" and r["asked_N"] == n0][0]
-        ck = [r for r in rows if r["model"] == name and r["config"] == "ckpt/block"][0]
-        po = 100 * (ck["predicted_s"] / plain["predicted_s"] - 1)
-        mo = 100 * C.med([a[0] / b[0] - 1 for a, b in zip(meas[("ckpt/block", n0)], meas[("plain", n0)])])
+        pov = [100 * (a / b - 1) for a, b in zip(pred[("ckpt/block", n0)], pred[("plain", n0)])]
+        mov = [100 * (a[0] / b[0] - 1) for a, b in zip(meas[("ckpt/block", n0)], meas[("plain", n0)])]
+        po, mo = C.med(pov), C.med(mov)
+        diff = C.med([a - b for a, b in zip(pov, mov)])
         rows.append({"model": name, "recorded_N": n0, "asked_N": n0, "config": "overhead", "kind": "plan overhead",
-                     "predicted_pct": po, "measured_pct": mo, "error_points": po - mo})
-        print("%-13s ckpt/block overhead predicted %+.1f %% measured %+.1f %% (%+.1f points)" % (name, po, mo, po - mo),
+                     "predicted_pct": po, "measured_pct": mo, "error_points": diff})
+        print("%-13s ckpt/block overhead predicted %+.1f %% measured %+.1f %% (%+.1f points)" % (name, po, mo, diff),
               flush=True)
     # REMAT_CLOCK=thread-cpu times one thread only: above, remat keeps the wall clock
     clock = os.environ.get("REMAT_CLOCK", "wall") if threads == 1 else "wall"

@@ -28,12 +28,13 @@ typedef struct cost_group {
 
 typedef struct cost_table { cost_group *g; int64_t n; } cost_table;
 
-enum { TAB_SHAPE, TAB_PHASE, TAB_LAYER, TAB_KIND, TAB_COUNT };
+enum { TAB_SHAPE, TAB_PHASE, TAB_LAYER, TAB_KIND, TAB_COUNT, TAB_RAW = TAB_COUNT };
 
 struct remat_op_cost_model {
     cost_table tab[TAB_COUNT];
     cost_table probe; /* the trace's probe, keyed as TAB_SHAPE, its best step per batch (n 0: none) */
     int probe_at_rec;  /* 1: the probe's best step at the recorded batch beat the recording's */
+    cost_table ckpt;   /* the probe's checkpointed step (TAB_RAW keys; n 0: none) */
     double comp[REMAT_COMP_COUNT], decomp[REMAT_COMP_COUNT];
 };
 
@@ -73,6 +74,10 @@ static int phase_key(int phase) { return phase == REMAT_PHASE_RECOMPUTE ? REMAT_
 
 static cost_key make_key(const remat_op_record *r, int tab) {
     cost_key k = {{r->op, r->layer, phase_key(r->phase), r->t_steps > 0 ? r->elems / r->t_steps : r->elems}};
+    if (tab == TAB_RAW) { /* as TAB_SHAPE, RECOMPUTE its own phase */
+        k.k[2] = r->phase;
+        return k;
+    }
     if (tab >= TAB_PHASE) k.k[3] = WILD;
     if (tab >= TAB_LAYER) k.k[2] = WILD;
     if (tab >= TAB_KIND) k.k[1] = WILD;
@@ -161,38 +166,55 @@ static void step_totals(const remat_op_record *ops, int64_t n, int32_t n_it, int
         }
 }
 
-/* The probe's best steps: of its steps of one batch (the same elements in all), the one
- * whose ops took least, marked in keep[0..n_it) (as a measured step time is a run's best
- * step, not the sum of each op's least over the steps). *at_rec: 1 when its best step of
- * the recorded step's elements (rec_elems) took less than rec_s, the recording's. */
+/* The probe's best steps: of its plain steps of one batch (the same elements in all), the
+ * one whose ops took least, marked in keep[0..n_it) (as a measured step time is a run's
+ * best step, not the sum of each op's least over the steps); of its checkpointed steps
+ * (those with RECOMPUTE records), the one whose ops took least, in keep_ck. *at_rec: 1
+ * when its best plain step of the recorded step's elements (rec_elems) took less than
+ * rec_s, the recording's. */
 static remat_status best_probe_steps(const remat_trace *base, int64_t rec_elems, double rec_s, uint8_t **keep,
-                                     int32_t *n_it, int *at_rec, remat_error *err) {
+                                     uint8_t **keep_ck, int32_t *n_it, int *at_rec, remat_error *err) {
     int32_t n = 0;
     for (int64_t i = 0; i < base->n_probe_ops; i++)
         if (base->probe_ops[i].iter + 1 > n) n = base->probe_ops[i].iter + 1;
     *n_it = n;
     *at_rec = 0;
-    *keep = remat_xcalloc((size_t)(n ? n : 1), 1, err);
-    int64_t *elems = remat_xmalloc((size_t)(n ? n : 1) * sizeof *elems, err);
-    double *secs = remat_xmalloc((size_t)(n ? n : 1) * sizeof *secs, err);
-    if (!*keep || !elems || !secs) {
-        remat_xfree(*keep);
-        remat_xfree(elems);
-        remat_xfree(secs);
-        *keep = NULL;
-        return REMAT_ERR_NOMEM;
+    size_t cap = (size_t)(n ? n : 1);
+    *keep = remat_xcalloc(cap, 1, err);
+    *keep_ck = remat_xcalloc(cap, 1, err);
+    uint8_t *ck = remat_xcalloc(cap, 1, err);
+    int64_t *elems = remat_xmalloc(cap * sizeof *elems, err);
+    double *secs = remat_xmalloc(cap * sizeof *secs, err);
+    remat_status st = *keep && *keep_ck && ck && elems && secs ? REMAT_OK : REMAT_ERR_NOMEM;
+    if (st == REMAT_OK) {
+        step_totals(base->probe_ops, base->n_probe_ops, n, elems, secs);
+        for (int64_t i = 0; i < base->n_probe_ops; i++)
+            if (base->probe_ops[i].phase == REMAT_PHASE_RECOMPUTE && base->probe_ops[i].iter >= 0)
+                ck[base->probe_ops[i].iter] = 1;
+        int32_t best_ck = -1;
+        for (int32_t i = 0; i < n; i++) {
+            if (ck[i]) {
+                if (best_ck < 0 || secs[i] < secs[best_ck]) best_ck = i;
+                continue;
+            }
+            int best = 1;
+            for (int32_t j = 0; j < n && best; j++)
+                if (j != i && !ck[j] && elems[j] == elems[i] && (secs[j] < secs[i] || (secs[j] == secs[i] && j < i)))
+                    best = 0;
+            (*keep)[i] = (uint8_t)best;
+            if (best && elems[i] == rec_elems && secs[i] < rec_s) *at_rec = 1;
+        }
+        if (best_ck >= 0) (*keep_ck)[best_ck] = 1;
     }
-    step_totals(base->probe_ops, base->n_probe_ops, n, elems, secs);
-    for (int32_t i = 0; i < n; i++) {
-        int best = 1;
-        for (int32_t j = 0; j < n && best; j++)
-            if (j != i && elems[j] == elems[i] && (secs[j] < secs[i] || (secs[j] == secs[i] && j < i))) best = 0;
-        (*keep)[i] = (uint8_t)best;
-        if (best && elems[i] == rec_elems && secs[i] < rec_s) *at_rec = 1;
-    }
+    remat_xfree(ck);
     remat_xfree(elems);
     remat_xfree(secs);
-    return REMAT_OK;
+    if (st != REMAT_OK) {
+        remat_xfree(*keep);
+        remat_xfree(*keep_ck);
+        *keep = *keep_ck = NULL;
+    }
+    return st;
 }
 
 remat_op_cost_model *remat_op_cost_init(const remat_trace *base, remat_error *err) {
@@ -221,13 +243,17 @@ remat_op_cost_model *remat_op_cost_init(const remat_trace *base, remat_error *er
         double rec_s = 0;
         for (int64_t i = 0; i < base->n_ops; i++)
             if (base->ops[i].iter == rec) rec_elems += base->ops[i].elems, rec_s += base->ops[i].t_end - base->ops[i].t_start;
-        if (best_probe_steps(base, rec_elems, rec_s, &keep, &n_it, &m->probe_at_rec, err) != REMAT_OK ||
-            build_table(base->probe_ops, base->n_probe_ops, keep, n_it, TAB_SHAPE, &m->probe, err) != REMAT_OK) {
+        uint8_t *keep_ck = NULL;
+        if (best_probe_steps(base, rec_elems, rec_s, &keep, &keep_ck, &n_it, &m->probe_at_rec, err) != REMAT_OK ||
+            build_table(base->probe_ops, base->n_probe_ops, keep, n_it, TAB_SHAPE, &m->probe, err) != REMAT_OK ||
+            build_table(base->probe_ops, base->n_probe_ops, keep_ck, n_it, TAB_RAW, &m->ckpt, err) != REMAT_OK) {
             remat_xfree(keep);
+            remat_xfree(keep_ck);
             remat_op_cost_free(m);
             return NULL;
         }
         remat_xfree(keep);
+        remat_xfree(keep_ck);
     }
     for (int c = 0; c < REMAT_COMP_COUNT; c++) {
         m->comp[c] = base->compress_s_per_elem[c] > 0 ? base->compress_s_per_elem[c] : 0;
@@ -240,6 +266,7 @@ void remat_op_cost_free(remat_op_cost_model *m) {
     if (!m) return;
     for (int t = 0; t < TAB_COUNT; t++) remat_xfree(m->tab[t].g);
     remat_xfree(m->probe.g);
+    remat_xfree(m->ckpt.g);
     remat_xfree(m);
 }
 
@@ -317,8 +344,46 @@ static double piecewise_per_step(const cost_point *p, int64_t n, double ep) {
 
 enum { MAX_POINTS = 16 }; /* sizes of one op kept for rule 1b (the recording's and a probe's few) */
 
+static double op_cost_plain(const remat_op_cost_model *m, const remat_op_record *op, remat_compressor c,
+                            remat_op_cost_rule *rule);
+
 double remat_op_cost_predict(const remat_op_cost_model *m, const remat_op_record *op, remat_compressor c,
                              remat_op_cost_rule *rule) {
+    return remat_op_cost_predict_in(m, op, c, 0, rule);
+}
+
+/* The probe's checkpointed step against plain, for an op of a checkpointed block: its
+ * seconds over the plain step's same op (a recomputation: the forward's), both at the
+ * recorded size of the op's (kind, layer, phase); 1 when either is missing. Kept within
+ * [0.5, 2]. */
+static double ckpt_ratio(const remat_op_cost_model *m, const remat_op_record *op) {
+    cost_key k = make_key(op, TAB_RAW);
+    k.k[3] = WILD;
+    int64_t lo, hi;
+    phase_range(&m->ckpt, &k, &lo, &hi);
+    if (hi != lo + 1 || isnan(m->ckpt.g[lo].per_step)) return 1; /* none, or several sizes: not the every-block step */
+    const cost_group *c = &m->ckpt.g[lo];
+    cost_key kp = c->key;
+    kp.k[2] = phase_key((int)kp.k[2]);
+    const cost_group *g = find(&m->tab[TAB_SHAPE], &kp), *pg = m->probe_at_rec ? find(&m->probe, &kp) : NULL;
+    if (pg && !isnan(pg->per_step)) g = pg;
+    if (!g || !(g->per_step > 0)) return 1;
+    double r = c->per_step / g->per_step;
+    return r < 0.5 ? 0.5 : r > 2 ? 2 : r;
+}
+
+double remat_op_cost_predict_in(const remat_op_cost_model *m, const remat_op_record *op, remat_compressor c,
+                                int checkpointed, remat_op_cost_rule *rule) {
+    double v = op_cost_plain(m, op, c, rule);
+    if (checkpointed && m->ckpt.n > 0 && (op->phase == REMAT_PHASE_FORWARD || op->phase == REMAT_PHASE_RECOMPUTE ||
+                                          op->phase == REMAT_PHASE_BACKWARD))
+        v *= ckpt_ratio(m, op);
+    return v;
+}
+
+/* An op's seconds by the rules of op_cost.h, as in plain backpropagation. */
+static double op_cost_plain(const remat_op_cost_model *m, const remat_op_record *op, remat_compressor c,
+                            remat_op_cost_rule *rule) {
     remat_op_cost_rule dummy;
     if (!rule) rule = &dummy;
     cost_key k = make_key(op, TAB_SHAPE);

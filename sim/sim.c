@@ -105,9 +105,13 @@ remat_sim_opts remat_sim_opts_default(void) {
 static double hook_op_cost(void *ctx, const remat_op_record *op) {
     remat_sim *s = ctx;
     remat_compressor c = REMAT_COMP_NONE;
-    if (s->cur_plan && op->block >= 0 && op->block < s->cur_plan->n_blocks) c = s->cur_plan->blocks[op->block].compressor;
+    int ckpt = 0;
+    if (s->cur_plan && op->block >= 0 && op->block < s->cur_plan->n_blocks) {
+        c = s->cur_plan->blocks[op->block].compressor;
+        ckpt = s->cur_plan->blocks[op->block].checkpoint;
+    }
     remat_op_cost_rule rule;
-    double d = remat_op_cost_predict(s->cost, op, c, &rule);
+    double d = remat_op_cost_predict_in(s->cost, op, c, ckpt, &rule);
     if (rule == REMAT_OP_COST_UNPRICED) s->unpriced++;
     else if (rule != REMAT_OP_COST_SAME_SHAPE && rule != REMAT_OP_COST_CALIBRATION) s->estimated++;
     return d;

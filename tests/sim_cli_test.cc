@@ -49,9 +49,10 @@ TEST_F(SimCli, HelpExitsZero) {
 }
 
 // A plain recording's probe: its batch (4N, the attribute N) and, its steps being quick
-// on a tiny model, warm steps again at the recorded batch and at 16N; the steps of one
-// batch are those with the same elements in all.
-TEST_F(SimCli, ProbeHoldsTheRecordedBatchAndFourTimesItsOwn) {
+// on a tiny model, warm steps again at the recorded batch and at 16N, and steps at the
+// recorded batch with every block checkpointed (those with RECOMPUTE records); the plain
+// steps of one batch are those with the same elements in all.
+TEST_F(SimCli, ProbeHoldsTheRecordedBatchFourTimesItsOwnAndAPlan) {
     remat_trace t;
     remat_trace_init(&t);
     remat_error err{};
@@ -63,16 +64,27 @@ TEST_F(SimCli, ProbeHoldsTheRecordedBatchAndFourTimesItsOwn) {
             if (ops[i].iter == iter) e += ops[i].elems;
         return e;
     };
+    auto checkpointed = [&](int32_t iter) {
+        for (int64_t i = 0; i < t.n_probe_ops; i++)
+            if (t.probe_ops[i].iter == iter && t.probe_ops[i].phase == REMAT_PHASE_RECOMPUTE) return true;
+        return false;
+    };
     int32_t n_it = 0;
     for (int64_t i = 0; i < t.n_probe_ops; i++)
         if (t.probe_ops[i].iter + 1 > n_it) n_it = t.probe_ops[i].iter + 1;
     std::vector<int64_t> batches;
+    int ckpt_steps = 0;
     for (int32_t it = 0; it < n_it; it++) {
+        if (checkpointed(it)) {
+            ckpt_steps++;
+            continue;
+        }
         int64_t e = totals(t.probe_ops, t.n_probe_ops, it);
         if (std::find(batches.begin(), batches.end(), e) == batches.end()) batches.push_back(e);
     }
     ASSERT_EQ(batches.size(), 3u) << n_it << " probe steps";
-    EXPECT_GE(n_it, 3 * 2); // at least two warm steps a batch
+    EXPECT_GE(n_it - ckpt_steps, 3 * 2); // at least two warm steps a batch
+    EXPECT_EQ(ckpt_steps, 2);            // three checkpointed steps, the first cold
     const int64_t rec = totals(t.ops, t.n_ops, 1);
     EXPECT_NE(std::find(batches.begin(), batches.end(), rec), batches.end()); // the recorded batch again
     EXPECT_GT(batches[2], batches[0]); // 16N after 4N

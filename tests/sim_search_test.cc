@@ -314,6 +314,87 @@ TEST(OpCost, ProbeOfSeveralBatchesGivesAPiecewiseLine) {
     remat_op_cost_free(m);
 }
 
+// The probe's checkpointed step (every block, at the recorded batch): a forward,
+// recomputation or backward op of a checkpointed block costs its plain figure times the
+// ratio of the checkpointed step's to the plain step's at the recorded size, at every
+// size; ops of blocks the plan keeps cost as in plain backpropagation.
+TEST(OpCost, CheckpointedProbeStepScalesAPlansForwardAndRecompute) {
+    Trace t;
+    remat_error err{};
+    t.t.N = 2;
+    t.t.probe_N = 8;
+    auto rec = [&](remat_phase ph, int64_t per_step, double s_per_step, int probe, int iter) {
+        remat_op_record r{};
+        r.op = (uint8_t)REMAT_OP_CONV_FWD;
+        r.layer = 1;
+        r.block = 0;
+        r.phase = (uint8_t)ph;
+        r.iter = iter;
+        r.t_steps = 1;
+        r.elems = per_step;
+        r.t_end = s_per_step;
+        if (probe) remat_trace_add_probe_op(&t.t, &r, &err);
+        else remat_trace_add_op(&t.t, &r, &err);
+    };
+    rec(REMAT_PHASE_FORWARD, 100, 2.0, 0, 0);   // the recording: 2 s
+    rec(REMAT_PHASE_FORWARD, 400, 5.0, 1, 0);   // the probe at 4x: 5 s
+    rec(REMAT_PHASE_FORWARD, 100, 1.6, 1, 1);   // its checkpointed step: the forward 1.6 s,
+    rec(REMAT_PHASE_RECOMPUTE, 100, 1.5, 1, 1); // the recomputation 1.5 s
+    remat_op_cost_model *m = remat_op_cost_init(&t.t, &err);
+    ASSERT_NE(m, nullptr);
+    remat_op_record q{};
+    q.op = REMAT_OP_CONV_FWD;
+    q.layer = 1;
+    q.phase = REMAT_PHASE_FORWARD;
+    q.t_steps = 1;
+    q.elems = 100;
+    EXPECT_NEAR(remat_op_cost_predict_in(m, &q, REMAT_COMP_NONE, 0, nullptr), 2.0, 1e-12); // a kept block
+    EXPECT_NEAR(remat_op_cost_predict(m, &q, REMAT_COMP_NONE, nullptr), 2.0, 1e-12);
+    EXPECT_NEAR(remat_op_cost_predict_in(m, &q, REMAT_COMP_NONE, 1, nullptr), 1.6, 1e-12);
+    q.phase = REMAT_PHASE_RECOMPUTE;
+    EXPECT_NEAR(remat_op_cost_predict_in(m, &q, REMAT_COMP_NONE, 1, nullptr), 1.5, 1e-12);
+    q.elems = 400; // another batch: the plain line's figure (5 s) times the recorded ratio
+    EXPECT_NEAR(remat_op_cost_predict_in(m, &q, REMAT_COMP_NONE, 1, nullptr), 5.0 * 0.75, 1e-12);
+    q.phase = REMAT_PHASE_LOSS; // no such records in the checkpointed step: not scaled
+    const double loss = remat_op_cost_predict_in(m, &q, REMAT_COMP_NONE, 0, nullptr);
+    EXPECT_NEAR(remat_op_cost_predict_in(m, &q, REMAT_COMP_NONE, 1, nullptr), loss, 1e-12);
+    // a backward of a checkpointed block: its plain figure times the checkpointed step's
+    // backward over the plain step's (3.3 s against 3 s), kept within [0.5, 2]
+    Trace b;
+    b.t.N = 2;
+    b.t.probe_N = 8;
+    remat_op_record r{};
+    r.op = (uint8_t)REMAT_OP_CONV_BWD;
+    r.layer = 1;
+    r.phase = (uint8_t)REMAT_PHASE_BACKWARD;
+    r.t_steps = 1;
+    r.elems = 100;
+    r.t_end = 3.0;
+    remat_trace_add_op(&b.t, &r, &err);
+    r.elems = 400;
+    r.t_end = 9.0;
+    remat_trace_add_probe_op(&b.t, &r, &err);
+    r.iter = 1;
+    r.elems = 100;
+    r.t_end = 3.3;
+    remat_trace_add_probe_op(&b.t, &r, &err);
+    r.phase = (uint8_t)REMAT_PHASE_RECOMPUTE; // what makes step 1 a checkpointed one
+    r.op = (uint8_t)REMAT_OP_CONV_FWD;
+    r.t_end = 1.0;
+    remat_trace_add_probe_op(&b.t, &r, &err);
+    remat_op_cost_model *mb = remat_op_cost_init(&b.t, &err);
+    ASSERT_NE(mb, nullptr);
+    q.op = REMAT_OP_CONV_BWD;
+    q.phase = REMAT_PHASE_BACKWARD;
+    q.elems = 100;
+    EXPECT_NEAR(remat_op_cost_predict_in(mb, &q, REMAT_COMP_NONE, 0, nullptr), 3.0, 1e-12);
+    EXPECT_NEAR(remat_op_cost_predict_in(mb, &q, REMAT_COMP_NONE, 1, nullptr), 3.3, 1e-12);
+    q.elems = 400;
+    EXPECT_NEAR(remat_op_cost_predict_in(mb, &q, REMAT_COMP_NONE, 1, nullptr), 9.0 * 1.1, 1e-12);
+    remat_op_cost_free(mb);
+    remat_op_cost_free(m);
+}
+
 // A recorded step's time outside its ops (allocations, the batch, host work) is part of
 // every predicted step: a second more of it in every recorded step, a second more in
 // the prediction.

@@ -28,8 +28,9 @@ static const char *USAGE =
     "prints the loss, the peak live and reserved bytes, the bytes held at the end of\n"
     "forward and the step time. --trace writes every allocation event (docs/trace-schema.md);\n"
     "A plain --trace of two steps or more also holds a probe: warm steps at batch --probe-N (default 4N,\n"
-    "0: none) and, when their steps are quick, again at the recorded batch and at 4x --probe-N, whose\n"
-    "op times let simulate price another batch size (per op, a line through the measured sizes).\n"
+    "0: none) and, when their steps are quick, again at the recorded batch, at 4x --probe-N and at the\n"
+    "recorded batch with every block checkpointed, whose op times let simulate price another batch size\n"
+    "(per op, a line through the measured sizes) and a plan's blocks (docs/simulator.md).\n"
     "--dump writes the gradient dump of one step without optimiser update (docs/interfaces.md).\n"
     "--init starts from the parameters and batch-norm statistics in W.h5 (remat_torch.save_weights,\n"
     "or a dump's /params) instead of the seeded initialisation (docs/pytorch.md).\n"
@@ -205,10 +206,10 @@ static int probe_steps(double step_s) {
 }
 
 /* One batch of the probe of a plain recording (remat_trace.probe_ops): `steps` steps of
- * model m at batch probe_n, the ops of every warm one (all but the first) into trace,
+ * model m at batch probe_n (ckpt: every block checkpointed), the ops of every warm one (all but the first) into trace,
  * their iter numbered on from the probe's records so far; *best_s the least warm step
  * time. Nothing is added when a step fails. */
-static remat_status run_probe(const remat_model *m, int64_t probe_n, int steps, remat_backend *be,
+static remat_status run_probe(const remat_model *m, int64_t probe_n, int steps, int ckpt, remat_backend *be,
                               const remat_exec_opts *o, remat_trace *trace, double *best_s, remat_error *err) {
     remat_model mp;
     remat_plan pp;
@@ -218,6 +219,7 @@ static remat_status run_probe(const remat_model *m, int64_t probe_n, int steps, 
         remat_model_free(&mp);
         return st;
     }
+    for (int b = 0; ckpt && b < pp.n_blocks; b++) pp.blocks[b].checkpoint = 1; /* every block, uncompressed, k=1 */
     int32_t iter0 = 0;
     for (int64_t i = 0; i < trace->n_probe_ops; i++)
         if (trace->probe_ops[i].iter + 1 > iter0) iter0 = trace->probe_ops[i].iter + 1;
@@ -226,8 +228,8 @@ static remat_status run_probe(const remat_model *m, int64_t probe_n, int steps, 
     remat_exec_opts po = *o;
     po.trace = &tmp;
     remat_step_result res[PROBE_MAX_STEPS];
-    remat_cli_progress("run: probe, %d steps of %s at N=%lld (per-op costs against the batch)", steps, m->name,
-                       (long long)probe_n);
+    remat_cli_progress("run: probe, %d steps of %s at N=%lld%s (per-op costs against the batch%s)", steps, m->name,
+                       (long long)probe_n, ckpt ? ", every block checkpointed" : "", ckpt ? " and a plan" : "");
     st = remat_exec_run(&mp, &pp, be, &po, steps, res, err);
     for (int i = 1; st == REMAT_OK && i < steps; i++)
         if (i == 1 || res[i].step_time_s < *best_s) *best_s = res[i].step_time_s;
@@ -246,25 +248,33 @@ static remat_status run_probe(const remat_model *m, int64_t probe_n, int steps, 
 /* The probe: batch probe_n (its N attribute), then, when quick (PROBE_EXTRA_S), more warm
  * steps at the recorded batch (the recording's own warm steps are few, and a small step
  * warms over several) and a batch 4x probe_n (where an op's cost per element changes as
- * its tensors leave the caches). rec_s: the recording's best warm step. */
+ * its tensors leave the caches); last, PROBE_STEPS steps at the recorded batch with every
+ * block checkpointed (what a plan's forward and recomputation cost against plain), when
+ * they take at most PROBE_EXTRA_S or half the first batch's time. rec_s: the recording's
+ * best warm step. */
 static remat_status run_probes(const remat_model *m, int64_t probe_n, double rec_s, remat_backend *be,
                                const remat_exec_opts *o, remat_trace *trace, remat_error *err) {
     double probe_s = 0;
     int steps = PROBE_STEPS;
     if (rec_s > 0 && probe_n > m->N) steps = probe_steps(rec_s * (double)probe_n / (double)m->N);
-    remat_status st = run_probe(m, probe_n, steps, be, o, trace, &probe_s, err);
+    remat_status st = run_probe(m, probe_n, steps, 0, be, o, trace, &probe_s, err);
     if (st != REMAT_OK) return st;
     trace->probe_N = probe_n;
-    struct { int64_t n; double step_s; } extra[2] = {{m->N, rec_s}, {probe_n * 4, probe_s * 4}};
-    for (int e = 0; e < 2; e++) {
+    /* {batch, step time, steps, checkpointed}; a checkpointed step about 1.5x plain */
+    struct { int64_t n; double step_s; int steps, ckpt; double budget; } extra[3] = {
+        {m->N, rec_s, probe_steps(rec_s), 0, PROBE_EXTRA_S},
+        {probe_n * 4, probe_s * 4, probe_steps(probe_s * 4), 0, PROBE_EXTRA_S},
+        {m->N, rec_s * 1.5, PROBE_STEPS, 1, probe_s * steps / 2 > PROBE_EXTRA_S ? probe_s * steps / 2 : PROBE_EXTRA_S}};
+    for (int e = 0; e < 3; e++) {
         double step_s = extra[e].step_s;
-        if (extra[e].n > REMAT_TRACE_MAX_N || !(step_s > 0) || step_s * probe_steps(step_s) > PROBE_EXTRA_S) continue;
+        if (extra[e].n > REMAT_TRACE_MAX_N || !(step_s > 0) || step_s * extra[e].steps > extra[e].budget) continue;
         if (e == 1 && probe_n < m->N) continue; /* a smaller probe: the recorded batch is its larger point */
         remat_error xe = {0};
         double best = 0;
-        if (run_probe(m, extra[e].n, probe_steps(step_s), be, o, trace, &best, &xe) != REMAT_OK) {
+        if (run_probe(m, extra[e].n, extra[e].steps, extra[e].ckpt, be, o, trace, &best, &xe) != REMAT_OK) {
             remat_cli_progress_done(); /* a batch that does not fit: the probe has the others */
-            fprintf(stderr, "remat run: note: the probe has no steps at N=%lld (%s)\n", (long long)extra[e].n, xe.msg);
+            fprintf(stderr, "remat run: note: the probe has no steps at N=%lld%s (%s)\n", (long long)extra[e].n,
+                    extra[e].ckpt ? " checkpointed" : "", xe.msg);
         }
     }
     return REMAT_OK;
