@@ -99,11 +99,7 @@ REMAT_HOSTDEV void neuron_backward_elem(T *dx, float *gv, const T *ds, const flo
         const float u = hh - q.vth;
         const float s = (u >= 0.0f) ? 1.0f : 0.0f;
         const float sg = surrogate(u, q.atan_sg, q.alpha);
-        float gh;
-        if (!q.soft && !q.detach) gh = (gs + g * (q.vr - hh)) * sg + g * (1.0f - s);
-        else if (!q.soft) gh = gs * sg + g * (1.0f - s);
-        else if (!q.detach) gh = (gs - q.vth * g) * sg + g;
-        else gh = gs * sg + g;
+        const float gh = remat_neuron_grad_h(gs, g, hh, s, sg, q.vth, q.vr, q.soft, q.detach);
         if (!q.lif) {
             act_st(dx, off, act_ld(dx, off) + gh);
             g = gh;

@@ -166,11 +166,7 @@ ALWAYS_INLINE void neuron_bwd(void *restrict dx, float *restrict gv, const void 
                 const float u = hh - vth;
                 const float s = heaviside(u);
                 const float sg = remat_surrogate_grad(u, atan_sg, alpha);
-                float gh;
-                if (!soft && !detach) gh = (gs + g * (vr - hh)) * sg + g * (1.0f - s);
-                else if (!soft) gh = gs * sg + g * (1.0f - s);
-                else if (!detach) gh = (gs - vth * g) * sg + g;
-                else gh = gs * sg + g;
+                const float gh = remat_neuron_grad_h(gs, g, hh, s, sg, vth, vr, soft, detach);
                 const float d = act_ld(dx, o + i, b16);
                 if (!lif) {
                     act_st(dx, o + i, d + gh, b16);

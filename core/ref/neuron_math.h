@@ -86,8 +86,9 @@ REMAT_NEURON_FN float remat_surrogate_grad(float u, int atan_sg, float alpha) {
 
 /* dL/dh of one neuron at one step (docs/determinism.md): gs = dL/ds, g = dL/dv carried from
  * the next step, sg the surrogate at u = h - vth, s the spike; the reset's gradient kept
- * unless detach. Written as core/ref/neuron.c's loop writes it (which inlines its own copy
- * for vectorisation); the plif kernels and their CUDA twins call this. */
+ * unless detach. Every neuron backward calls this: if/lif and plif on the host
+ * (core/ref/neuron.c, plif.c) and on the device (cuda/kernel_bodies.h); with constant soft
+ * and detach it inlines to one branch-free expression. */
 REMAT_NEURON_FN float remat_neuron_grad_h(float gs, float g, float hh, float s, float sg, float vth, float vr, int soft,
                                           int detach) {
     if (!soft && !detach) return (gs + g * (vr - hh)) * sg + g * (1.0f - s);
