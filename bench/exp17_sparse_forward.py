@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """exp17_sparse_forward.py - the reference conv2d forward on spike-like inputs: the dense
-implicit GEMM, the zero-skipping GEMM (core/ref/sparse_gemm.h) and im2col + OpenBLAS.
+implicit GEMM, the zero-skipping GEMM (core/ref/sparse_gemm.h) and im2col + OpenBLAS; and
+its weight gradient: dense against zero-skipping (core/ref/conv_sparse_dw.h).
 
   python3 bench/exp17_sparse_forward.py [--quick] [--isa avx2] [--densities 0.01,0.15,0.38,0.47p]
 
@@ -10,7 +11,9 @@ the Spiking VGG and SEW-ResNet, each input density (the fraction of nonzero inpu
 of spikes) and 1 and 2 threads, the three forwards side by side, the zero-skipping one
 forced on and off (remat_sparse_mode_set), best of 3 calls (2 with --quick). Rates are the
 dense flops over the time (effective GFLOP/s); the sparse output is compared bit for bit
-with the dense one (exit 1 on a difference). The one-thread rows are timed by the calling
+with the dense one (exit 1 on a difference). Then the weight gradient alone (a step of 4
+samples, no input gradient), dense and zero-skipping forced, bits compared the same way
+(saved as dw_rows). The one-thread rows are timed by the calling
 thread's CPU time (REMAT_CLOCK=thread-cpu, set here: a shared machine's other jobs do not
 count), the two-thread rows by the wall clock. OPENBLAS_CORETYPE as in exp8_conv_speed.py.
 Saved as exp17_sparse_forward (exp17_sparse_forward_avx2 with --isa avx2).
@@ -43,8 +46,16 @@ def main():
     cmd = [exe, "2" if quick else "3", "4", "1", "1", dens, "only"]
     _, out, _, _ = C.run(cmd, ok=(0, 1), env=env, timeout=3600)
     print(out, end="")
-    rows = []
-    for line in out.splitlines():
+    fwd_out, _, dw_out = out.partition("weight gradient on spike-like inputs")
+    rows, dw_rows = [], []
+    for line in dw_out.splitlines():
+        m = re.match(r"(.+?)\s+(\d)\s+([\d.]+)(p?)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(same|DIFF)$", line)
+        if m:
+            dw_rows.append({"shape": m.group(1).strip(), "threads": int(m.group(2)), "density": float(m.group(3)),
+                            "values": "pooled" if m.group(4) else "spikes", "dense_gflops": float(m.group(5)),
+                            "sparse_gflops": float(m.group(6)), "sparse_over_dense": float(m.group(7)),
+                            "bits": m.group(8)})
+    for line in fwd_out.splitlines():
         m = re.match(r"(.+?)\s+(\d)\s+([\d.]+)(p?)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(same|DIFF)$",
                      line)
         if m:
@@ -58,9 +69,11 @@ def main():
                   (" --isa avx2" if isa == "avx2" else "") + (" --densities " + dens if dens != DENSITIES else ""),
                   "densities": dens, "clock": "thread CPU time at 1 thread, wall at 2",
                   "openblas_coretype": env["OPENBLAS_CORETYPE"], "isa_label": C.isa_label(isa),
-                  "input_grad": True, "rows": rows}, rows)
+                  "input_grad": True, "rows": rows, "dw_rows": dw_rows}, rows)
     if any(r["bits"] != "same" for r in rows) or not rows:
         sys.exit("exp17: the zero-skipping forward differed from the dense one (or no rows were parsed)")
+    if any(r["bits"] != "same" for r in dw_rows) or not dw_rows:
+        sys.exit("exp17: the zero-skipping weight gradient differed from the dense one (or no rows were parsed)")
 
 
 if __name__ == "__main__":

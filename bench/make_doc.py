@@ -278,7 +278,7 @@ def sec_exp17(d):
                 "%.1f" % r["dense_gflops"], "%.1f" % r["sparse_gflops"], "%.1f" % r["openblas_gflops"],
                 "%.2f" % r["sparse_over_dense"], "%.2f" % r["sparse_over_openblas"], r["bits"]]
     return "\n\n".join([
-        "## 8b. Spike inputs: the zero-skipping forward convolution",
+        "## 8b. Spike inputs: the zero-skipping convolution (forward and weight gradient)",
         "A conv after a spiking neuron sees mostly exact zeros (in vgg-dvs about 15 %% of its inputs are "
         "nonzero directly after a LIF layer and 47 %% after an average pool; in sew-resnet18 15-38 %%). "
         "For such inputs the reference backend's forward runs a zero-skipping product (`core/ref/sparse_gemm.h`): "
@@ -293,7 +293,18 @@ def sec_exp17(d):
         "channels per group." % (d.get("clock", "wall"), "25 %"),
         provenance(d), table(["shape", "threads", "density", "dense GFLOP/s", "sparse GFLOP/s", "OpenBLAS GFLOP/s",
                               "sparse / dense", "sparse / OpenBLAS", "bits"], [cell(r) for r in d["rows"]]),
-        commands(d)])
+        commands(d)] + ([
+        "**The weight gradient** on the same inputs (one step of 4 samples, the input gradient not computed): "
+        "`core/ref/conv_sparse_dw.c` runs, per row `k = (ci, ky, kx)` of the column matrix, the chain over only "
+        "the `(n, p)` whose input value is nonzero, vectorised over the output channels, with the dense "
+        "product's bits (docs/determinism.md). Dense and zero-skipping forced; rates are the dense flops "
+        "over the time; sparse / dense is the speed-up; \"bits\" compares the two weight gradients. The "
+        "automatic choice takes the zero-skipping one at most 30 % nonzero, at least 128 output pixels per "
+        "step and where each input pixel is read at least once (not a 1x1 conv of stride 2). Same run as above." ,
+        table(["shape", "threads", "density", "dense GFLOP/s", "sparse GFLOP/s", "sparse / dense", "bits"],
+              [[r["shape"], r["threads"], "%.2f%s" % (r["density"], " (pooled)" if r["values"] == "pooled" else ""),
+                "%.1f" % r["dense_gflops"], "%.1f" % r["sparse_gflops"], "%.2f" % r["sparse_over_dense"], r["bits"]]
+               for r in d["dw_rows"]])] if d.get("dw_rows") else []))
 
 
 def layer_names(model):
@@ -1422,6 +1433,33 @@ def exp16_set(x, title):
                         exp16_overhead(x), commands(x)])
 
 
+def sec_exp15_sparse_dw(d, d2=None):
+    """Section 15b: whole steps with and without the zero-skipping weight gradient (side by side);
+    d2: the same at other thread counts (wall clock), a separate run."""
+    if not d:
+        return None
+    by = {}
+    for r in d["rows"] + (d2["rows"] if d2 else []):
+        by.setdefault((r["model"], r["N"], r["threads"], r["config"]), {})[r["bin"]] = r
+    body = [["%s (%d)" % (m, n), t, c, "%.3f" % v["this"]["step_s"], "%.3f" % v["other"]["step_s"],
+             "%.2f" % (v["this"]["step_s"] / v["other"]["step_s"]), "%.3f" % v["this"].get("conv backward", 0.0),
+             "%.3f" % v["other"].get("conv backward", 0.0),
+             "%.2f" % (v["this"].get("conv backward", 0.0) / max(1e-9, v["other"].get("conv backward", 0.0)))]
+            for (m, n, t, c), v in by.items() if "this" in v and "other" in v]
+    return "\n\n".join([
+        "### 15b. Whole steps with the zero-skipping weight gradient",
+        "`bench/exp15_profile.py` as in section 15, `this` the tree, `other` (%s): the same tree built with "
+        "`remat_ref_conv2d_dw_sparse` returning 0 at its top (every weight gradient on the dense GEMM), run "
+        "alternately in the same rounds; the one-thread steps timed by thread CPU time (`REMAT_CLOCK=thread-cpu`, "
+        "the machine being shared; the two-thread steps, a second run, by the wall clock). Of a vgg-dvs step's conv inputs about half are spikes at ~15 %% nonzero "
+        "(those take the zero-skipping product) and half pooled spikes at ~46 %% (dense: the zero-skipping one "
+        "is slower there, section 8b); same bits either way." % (d.get("compare_label") or "the dense dW"),
+        provenance(d),
+        table(["model (N)", "threads", "config", "this step s", "other step s", "step this/other",
+               "this conv backward s", "other conv backward s", "conv backward this/other"], body)] +
+        ([provenance(d2)] if d2 else []) + [commands(d)])
+
+
 def sec_exp16(after=None, after_conv=None, after_t2=None, probe=None, probe_conv=None, before=None):
     """Section 16: predicted against measured step time for rescaled N and a plan's overhead. after,
     after_conv, after_t2: the current simulator (bench/exp16_step_predict.py --final: the small models, the
@@ -1526,7 +1564,7 @@ def main():
             sec_exp4_conv(d4c, load("exp4_pytorch_conv_t2"), (load("exp4_pytorch_conv_avx2"),
                                                                load("exp4_pytorch_conv_avx2_t2"))),
             sec_exp8(d8, load("exp8_conv_speed_avx2")), sec_exp17(load("exp17_sparse_forward")), sec_exp9(d9), sec_exp10(d10), sec_gemm(d0), sec_exp11(d11), sec_exp12(d12), sec_exp12b(d12b),
-            sec_exp13(d13), sec_exp15(d15, d15w, load("exp15_profile_workspace_dcol")),
+            sec_exp13(d13), sec_exp15(d15, d15w, load("exp15_profile_workspace_dcol")), sec_exp15_sparse_dw(load("exp15_sparse_dw"), load("exp15_sparse_dw_t2")),
             sec_exp16(load("exp16_after_small"), load("exp16_after_conv"), load("exp16_after_t2"), load("exp16_quiet_small"),
                       load("exp16_quiet_conv"), load("exp16_step_predict_before"))]
     missing = [n for n, s in zip(["1", "2", "3", "4", "5", "6", "7", "7b", "8", "8b", "9", "10", "0", "11", "12", "12b", "13", "15",
