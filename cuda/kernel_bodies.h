@@ -111,15 +111,13 @@ REMAT_HOSTDEV void neuron_backward_elem(T *dx, float *gv, const T *ds, const flo
     gv[i] = g;
 }
 
-/* ---- plif (core/ref/plif.c: the contract; plif_charge, plif_bwd_part) ---- */
+/* ---- plif (core/ref/plif.c: the contract; neuron_math.h: the charge; plif_bwd_part) ---- */
 
 /* k = sigmoid(w), the charge's four forms; q.tau is unused (k comes from w). */
 REMAT_HOSTDEV float plif_k(float w) { return 1.0f / (1.0f + exp_poly(-w)); }
 
 REMAT_HOSTDEV float plif_charge(float vv, float xx, float k, const neuron_params &q) {
-    const int vr0 = q.vr == 0.0f;
-    if (q.decay_input) return vr0 ? vv + (xx - vv) * k : vv + (xx - (vv - q.vr)) * k;
-    return vr0 ? vv * (1.0f - k) + xx : vv - (vv - q.vr) * k + xx;
+    return remat_plif_charge(vv, xx, k, q.decay_input, q.vr == 0.0f, q.vr);
 }
 
 /* One element i over t_steps: vp (the state each step starts from; may be NULL). */
