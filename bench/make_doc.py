@@ -1499,9 +1499,13 @@ def sec_exp16(after=None, after_conv=None, after_t2=None, probe=None, probe_conv
                  "host time between ops added as it was (quiet machine, wall clock). *Now*: the probe runs, when "
                  "its steps are quick (at most 2 s a batch), more warm steps at the recorded batch (whose best "
                  "step replaces the recording's when it took less: a small step warms over several steps) and "
-                 "a batch at 16N, each op on the piecewise line through its measured sizes; the host time "
-                 "outside the ops is priced per allocation event, so a plan's extra frees and re-allocations "
-                 "add theirs (docs/simulator.md).")
+                 "a batch at 16N, each op on the piecewise line through its measured sizes, and steps at the "
+                 "recorded batch with every block checkpointed, whose per-op ratios to plain price a plan's "
+                 "checkpointed blocks (for this section's plan, every block checkpointed, the prediction is "
+                 "thus close to the probe's own measurement of it: other plans are not benchmarked); the host "
+                 "time outside the ops is priced per allocation event, so a plan's extra frees and "
+                 "re-allocations add theirs (docs/simulator.md). *Now* records once per round (recorded and "
+                 "measured under the same load); the earlier columns recorded once per model.")
     if after:
         parts.append(exp16_set(after, "### Now, one thread\n\n"))
     if after_conv:

@@ -84,7 +84,8 @@ TEST_F(SimCli, ProbeHoldsTheRecordedBatchFourTimesItsOwnAndAPlan) {
     }
     ASSERT_EQ(batches.size(), 3u) << n_it << " probe steps";
     EXPECT_GE(n_it - ckpt_steps, 3 * 2); // at least two warm steps a batch
-    EXPECT_EQ(ckpt_steps, 2);            // three checkpointed steps, the first cold
+    EXPECT_GE(ckpt_steps, 2);            // 3 to 10 checkpointed steps, the first cold
+    EXPECT_LE(ckpt_steps, 9);
     const int64_t rec = totals(t.ops, t.n_ops, 1);
     EXPECT_NE(std::find(batches.begin(), batches.end(), rec), batches.end()); // the recorded batch again
     EXPECT_GT(batches[2], batches[0]); // 16N after 4N

@@ -248,10 +248,9 @@ static remat_status run_probe(const remat_model *m, int64_t probe_n, int steps, 
 /* The probe: batch probe_n (its N attribute), then, when quick (PROBE_EXTRA_S), more warm
  * steps at the recorded batch (the recording's own warm steps are few, and a small step
  * warms over several) and a batch 4x probe_n (where an op's cost per element changes as
- * its tensors leave the caches); last, PROBE_STEPS steps at the recorded batch with every
- * block checkpointed (what a plan's forward and recomputation cost against plain), when
- * they take at most PROBE_EXTRA_S or half the first batch's time. rec_s: the recording's
- * best warm step. */
+ * its tensors leave the caches); last, steps at the recorded batch with every block
+ * checkpointed (what a plan's blocks cost against plain), when they take at most
+ * PROBE_EXTRA_S or half the first batch's time. rec_s: the recording's best warm step. */
 static remat_status run_probes(const remat_model *m, int64_t probe_n, double rec_s, remat_backend *be,
                                const remat_exec_opts *o, remat_trace *trace, remat_error *err) {
     double probe_s = 0;
@@ -264,7 +263,8 @@ static remat_status run_probes(const remat_model *m, int64_t probe_n, double rec
     struct { int64_t n; double step_s; int steps, ckpt; double budget; } extra[3] = {
         {m->N, rec_s, probe_steps(rec_s), 0, PROBE_EXTRA_S},
         {probe_n * 4, probe_s * 4, probe_steps(probe_s * 4), 0, PROBE_EXTRA_S},
-        {m->N, rec_s * 1.5, PROBE_STEPS, 1, probe_s * steps / 2 > PROBE_EXTRA_S ? probe_s * steps / 2 : PROBE_EXTRA_S}};
+        {m->N, rec_s * 1.5, probe_steps(rec_s * 1.5), 1,
+         probe_s * steps / 2 > PROBE_EXTRA_S ? probe_s * steps / 2 : PROBE_EXTRA_S}};
     for (int e = 0; e < 3; e++) {
         double step_s = extra[e].step_s;
         if (extra[e].n > REMAT_TRACE_MAX_N || !(step_s > 0) || step_s * extra[e].steps > extra[e].budget) continue;
