@@ -5,7 +5,8 @@ its weight gradient: dense against zero-skipping (core/ref/conv_sparse_dw.h).
 
   python3 bench/exp17_sparse_forward.py [--quick] [--isa avx2] [--densities 0.01,0.15,0.38,0.47p]
 
-Runs `conv_bench REPS 4 1 1 DENSITIES only` (bench/conv_bench.c): for each conv shape of
+Runs `conv_bench REPS 2 10 1 DENSITIES only` (bench/conv_bench.c: 2 samples x T = 10, one
+call of 20 rows as vgg-dvs's steps at N = 2 make them): for each conv shape of
 the Spiking VGG and SEW-ResNet, each input density (the fraction of nonzero inputs; plain:
 0/1 spikes as after a spiking neuron; with a p: multiples of 1/9 as after an average pool
 of spikes) and 1 and 2 threads, the three forwards side by side, the zero-skipping one
@@ -43,7 +44,7 @@ def main():
     env.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
     env.pop("OPENBLAS_L2_SIZE", None)
     env["REMAT_CLOCK"] = "thread-cpu"
-    cmd = [exe, "2" if quick else "3", "4", "1", "1", dens, "only"]
+    cmd = [exe, "2" if quick else "3", "2", "10", "1", dens, "only"]
     _, out, _, _ = C.run(cmd, ok=(0, 1), env=env, timeout=3600)
     print(out, end="")
     fwd_out, _, dw_out = out.partition("weight gradient on spike-like inputs")

@@ -284,13 +284,14 @@ def sec_exp17(d):
         "For such inputs the reference backend's forward runs a zero-skipping product (`core/ref/sparse_gemm.h`): "
         "each output element's chain lists only the terms whose input is nonzero, in the dense chain's order, "
         "and the bits are the dense product's (docs/determinism.md says why; `tests/conv_sparse_test.cc` "
-        "checks it). `bench/conv_bench.c` (its `densities` argument) runs, on the shapes of section 8, the "
-        "dense implicit GEMM, the zero-skipping one (both forced) and im2col + OpenBLAS on inputs of each "
+        "checks it). `bench/conv_bench.c` (its `densities` argument) runs, on the shapes of section 8 and in "
+        "calls of 20 samples (2 samples x T = 10, as vgg-dvs's steps at N = 2 make them), the dense implicit GEMM, the zero-skipping one (both forced) and im2col + OpenBLAS on inputs of each "
         "density: 0/1 spikes, or multiples of 1/9 (\"pooled\"). Rates are the dense flops over the time "
         "(effective GFLOP/s); sparse / dense and sparse / OpenBLAS are speed-ups (above 1: the zero-skipping "
-        "forward is faster); \"bits\" compares the zero-skipping output with the dense one. Clock: %s. The "
-        "automatic choice takes the zero-skipping product at most %s nonzero and at least 128 output "
-        "channels per group." % (d.get("clock", "wall"), "25 %"),
+        "forward is faster); \"bits\" compares the zero-skipping output with the dense one. Clock: %s. From "
+        "these crossovers the automatic choice takes the zero-skipping product for inputs at most 25 %% "
+        "nonzero with 128 output channels per group, 40 %% with 256, 50 %% with 512 or more (fewer than 128: "
+        "never)." % d.get("clock", "wall"),
         provenance(d), table(["shape", "threads", "density", "dense GFLOP/s", "sparse GFLOP/s", "OpenBLAS GFLOP/s",
                               "sparse / dense", "sparse / OpenBLAS", "bits"], [cell(r) for r in d["rows"]]),
         commands(d)] + ([

@@ -196,6 +196,12 @@ TEST(ConvSparse, AutoChoosesByDensity) {
     const F wn = weights(remat_test::conv_weight_elems(narrow), false, 7), bn = bias(narrow.c_out, 8);
     forward(narrow, sparse_in, wn, &bn, 1, REMAT_SPARSE_AUTO);
     EXPECT_EQ(remat_sparse_gemm_runs(), runs);
+    // the density limit grows with the output channels
+    EXPECT_EQ(remat_sparse_density(REMAT_SPARSE_MIN_ROWS - 1), 0.0);
+    EXPECT_EQ(remat_sparse_density(REMAT_SPARSE_MIN_ROWS), REMAT_SPARSE_DENSITY);
+    EXPECT_LT(remat_sparse_density(255), remat_sparse_density(256));
+    EXPECT_LT(remat_sparse_density(511), remat_sparse_density(512));
+    EXPECT_LE(remat_sparse_density(1 << 20), 0.5);
     std::vector<uint16_t> x16((size_t)in_e, 0), w16((size_t)K, 0x3f80), o16((size_t)(g.c_out * 64));
     F ws(1);
     const remat_sparse_mode before = remat_sparse_mode_set(REMAT_SPARSE_FORCE);

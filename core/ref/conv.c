@@ -9,7 +9,7 @@
  *    of W[c_out, K] col_n[K, P] over k ascending; all the call's samples are one GEMM
  *    (its columns are (n, p), C written in place through column groups of P), which
  *    changes no element's chain, so a time chunk gives the rows the full call gives.
- *    A float input with at most REMAT_SPARSE_DENSITY nonzeros (a spike tensor) takes the
+ *    A float input that is mostly exact zeros (a spike tensor: remat_sparse_pick) takes the
  *    zero-skipping GEMM on the same descriptor (sparse_gemm.h: the same bits, weights and
  *    bias finite); bf16 models stay on the dense GEMM;
  *  - input gradient: dcol = W^T dout_n (chain over c_out from +0), then col2im adds
