@@ -1512,9 +1512,14 @@ def sec_exp16(after=None, after_conv=None, after_t2=None, probe=None, probe_conv
     if after_conv:
         parts.append(exp16_set(after_conv, "### Now, one thread: the conv models at their own small batch\n\n"))
     if after_t2:
+        busy = after_t2.get("loadavg_start", [0])[0] > 1.5
         parts.append(exp16_set(after_t2, "### Now, two threads\n\nThe same questions recorded, predicted and "
                                          "measured at `--threads 2` (a prediction is for the recording's thread "
-                                         "count; nothing rescales it to another).\n\n"))
+                                         "count; nothing rescales it to another)." +
+                               (" This run's two threads shared the machine's two cores with other jobs (load "
+                                "average above 1.5) and were timed by the wall clock, which counts what those "
+                                "jobs took: its errors are the machine's as much as the model's; rerun on a "
+                                "quiet machine before reading them." if busy else "") + "\n\n"))
     for x, t in ((probe, "### With the probe at 4N alone, quiet machine\n\n"),
                  (probe_conv, "### With the probe at 4N alone: the conv models\n\n"),
                  (before, "### Before the probe\n\n")):

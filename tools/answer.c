@@ -136,23 +136,28 @@ typedef struct step_trust {
 enum { TRUST_SAME, TRUST_PLAN, TRUST_LARGER_PROBE, TRUST_SMALLER_PROBE, TRUST_N_NO_PROBE, TRUST_T, TRUST_COUNT };
 
 #define EXP16_SHIPPED                                                                                        \
-    "bench/exp16_step_predict.py: mlp-lif, resnet-bn, 3block-if, tiny-vgg-dvs, tiny-sew-resnet, vgg-dvs recorded at " \
-    "N=2, sew-resnet18 at N=1, timed by CPU time; docs/benchmarks.md section 16"
+    "bench/exp16_step_predict.py --final: mlp-lif, resnet-bn, 3block-if, tiny-vgg-dvs, tiny-sew-resnet, vgg-dvs "   \
+    "recorded at N=2, sew-resnet18 at N=1, one thread, timed by CPU time on a shared 2-core Intel Xeon (load 3 to "  \
+    "7; at --threads 2 measured so far only on that loaded machine, by the wall clock: not a figure to trust); "      \
+    "docs/benchmarks.md section 16"
 
 static const step_trust STEP_TRUST[TRUST_COUNT] = {
-    [TRUST_SAME] = {"same size as recorded, no plan", "a median 2.9 %, at worst 22 % (-4 to +22 %, 7 models; the worst: tiny-vgg-dvs, a 0.2 ms step)",
+    [TRUST_SAME] = {"same size as recorded, no plan",
+                    "a median 3.1 %, at worst 11 % (-11 to +3 %, 7 models; the worst: resnet-bn, a 2 ms step)",
                     EXP16_SHIPPED},
     [TRUST_PLAN] = {"a plan at the recorded size",
-                    "a median 6.1 %, at worst 20 % (every block checkpointed, 7 models); the plan's overhead over "
-                    "plain a median 5.0 points, at worst 11.5 points from the measured one",
+                    "a median 3.0 %, at worst 10 % (every block checkpointed, 7 models: the plan the trace's probe "
+                    "runs itself; other plans are priced by its per-op ratios, not measured); the plan's overhead "
+                    "over plain a median 5.2 points, at worst 8.5 points from the measured one (over on the small "
+                    "models, within 1 point on vgg-dvs and sew-resnet18)",
                     EXP16_SHIPPED},
     [TRUST_LARGER_PROBE] = {"a larger batch than recorded, from a trace with a probe",
-                            "a median 2.2 %, at worst 23 % (-23 to +2 %, under at the largest sizes) at 2 to 16 times "
-                            "the recorded N: past the probe's size an op's cost per element can grow as its tensors "
-                            "leave the caches; record with --probe-N near the batch you will ask about",
+                            "a median 2.1 %, at worst 13 % (-13 to +1 %) at 2 to 16 times the recorded N (the probe "
+                            "measured 4N and, where its steps were quick, 16N; past the largest measured size an "
+                            "op's last segment is extended)",
                             EXP16_SHIPPED},
     [TRUST_SMALLER_PROBE] = {"a smaller batch than recorded, from a trace with a probe",
-                             "not measured (the line through the recorded and the probe's size)", "no benchmark yet"},
+                             "not measured (the line through the recorded and the probe's sizes)", "no benchmark yet"},
     [TRUST_N_NO_PROBE] = {"another batch than recorded, from a trace without a probe (one step, --probe-N 0 or an earlier "
                           "remat: re-record it with remat run --iters 3 --trace for the probe)",
                           "a median 67 %, +20 to +295 % at 2 to 16 times the recorded N (over: per-op times scaled "
