@@ -270,9 +270,19 @@ def sec_exp8(d, d_avx2=None):
         commands(d)] + more)
 
 
-def sec_exp17(d):
+def sec_exp17(d, d_avx2=None):
     if not d:
         return None
+    avx2 = []
+    if d_avx2:
+        avx2 = [isa_note(dict(d_avx2, ours_simd="avx2", openblas_kernel=d_avx2.get("openblas_coretype", "?"))), provenance(d_avx2),
+                table(["shape", "threads", "density", "dense GFLOP/s", "sparse GFLOP/s", "OpenBLAS GFLOP/s",
+                       "sparse / dense", "sparse / OpenBLAS", "bits"],
+                      [[r["shape"], r["threads"], "%.2f%s" % (r["density"], " (pooled)" if r["values"] == "pooled"
+                                                               else ""),
+                        "%.1f" % r["dense_gflops"], "%.1f" % r["sparse_gflops"], "%.1f" % r["openblas_gflops"],
+                        "%.2f" % r["sparse_over_dense"], "%.2f" % r["sparse_over_openblas"], r["bits"]]
+                       for r in d_avx2["rows"]])]
     def cell(r):
         return [r["shape"], r["threads"], "%.2f%s" % (r["density"], " (pooled)" if r["values"] == "pooled" else ""),
                 "%.1f" % r["dense_gflops"], "%.1f" % r["sparse_gflops"], "%.1f" % r["openblas_gflops"],
@@ -290,8 +300,8 @@ def sec_exp17(d):
         "(effective GFLOP/s); sparse / dense and sparse / OpenBLAS are speed-ups (above 1: the zero-skipping "
         "forward is faster); \"bits\" compares the zero-skipping output with the dense one. Clock: %s. From "
         "these crossovers the automatic choice takes the zero-skipping product for inputs at most 25 %% "
-        "nonzero with 128 output channels per group, 40 %% with 256, 50 %% with 512 or more (fewer than 128: "
-        "never)." % d.get("clock", "wall"),
+        "nonzero with 128 output channels per group (64 on the AVX2 path, whose tile is 64 rows: the second "
+        "table), 40 %% with 256, 50 %% with 512 or more (fewer: never)." % d.get("clock", "wall"),
         provenance(d), table(["shape", "threads", "density", "dense GFLOP/s", "sparse GFLOP/s", "OpenBLAS GFLOP/s",
                               "sparse / dense", "sparse / OpenBLAS", "bits"], [cell(r) for r in d["rows"]]),
         commands(d)] + ([
@@ -305,7 +315,7 @@ def sec_exp17(d):
         table(["shape", "threads", "density", "dense GFLOP/s", "sparse GFLOP/s", "sparse / dense", "bits"],
               [[r["shape"], r["threads"], "%.2f%s" % (r["density"], " (pooled)" if r["values"] == "pooled" else ""),
                 "%.1f" % r["dense_gflops"], "%.1f" % r["sparse_gflops"], "%.2f" % r["sparse_over_dense"], r["bits"]]
-               for r in d["dw_rows"]])] if d.get("dw_rows") else []))
+               for r in d["dw_rows"]])] if d.get("dw_rows") else []) + avx2)
 
 
 def layer_names(model):
@@ -1573,7 +1583,7 @@ def main():
     secs = [sec_exp1(d1), sec_exp2(d2, d1), sec_exp3(d3, d4), sec_exp4(d4), sec_exp5(d5), sec_exp6(d6), sec_exp7(d7),
             sec_exp4_conv(d4c, load("exp4_pytorch_conv_t2"), (load("exp4_pytorch_conv_avx2"),
                                                                load("exp4_pytorch_conv_avx2_t2"))),
-            sec_exp8(d8, load("exp8_conv_speed_avx2")), sec_exp17(load("exp17_sparse_forward")), sec_exp9(d9), sec_exp10(d10), sec_gemm(d0), sec_exp11(d11), sec_exp12(d12), sec_exp12b(d12b),
+            sec_exp8(d8, load("exp8_conv_speed_avx2")), sec_exp17(load("exp17_sparse_forward"), load("exp17_sparse_forward_avx2")), sec_exp9(d9), sec_exp10(d10), sec_gemm(d0), sec_exp11(d11), sec_exp12(d12), sec_exp12b(d12b),
             sec_exp13(d13), sec_exp15(d15, d15w, load("exp15_profile_workspace_dcol")), sec_exp15_sparse_dw(load("exp15_sparse_dw"), load("exp15_sparse_dw_t2")),
             sec_exp16(load("exp16_after_small"), load("exp16_after_conv"), load("exp16_after_t2"), load("exp16_quiet_small"),
                       load("exp16_quiet_conv"), load("exp16_step_predict_before"))]

@@ -192,16 +192,24 @@ TEST(ConvSparse, AutoChoosesByDensity) {
     runs = remat_sparse_gemm_runs();
     forward(g, dense_in, w, &b, 1, REMAT_SPARSE_AUTO);
     EXPECT_EQ(remat_sparse_gemm_runs(), runs);
-    const remat_conv_geom narrow = grouped(conv_geom(8, 8, 8, 2 * REMAT_SPARSE_MIN_ROWS - 2, 3, 3, 1, 1, 1, 1), 2);
+    const remat_conv_geom narrow = grouped(conv_geom(8, 8, 8, 2 * 63, 3, 3, 1, 1, 1, 1), 2);  // 63 rows a group
     const F wn = weights(remat_test::conv_weight_elems(narrow), false, 7), bn = bias(narrow.c_out, 8);
     forward(narrow, sparse_in, wn, &bn, 1, REMAT_SPARSE_AUTO);
     EXPECT_EQ(remat_sparse_gemm_runs(), runs);
-    // the density limit grows with the output channels
-    EXPECT_EQ(remat_sparse_density(REMAT_SPARSE_MIN_ROWS - 1), 0.0);
-    EXPECT_EQ(remat_sparse_density(REMAT_SPARSE_MIN_ROWS), REMAT_SPARSE_DENSITY);
-    EXPECT_LT(remat_sparse_density(255), remat_sparse_density(256));
-    EXPECT_LT(remat_sparse_density(511), remat_sparse_density(512));
-    EXPECT_LE(remat_sparse_density(1 << 20), 0.5);
+    // the density limit grows with the output channels; the AVX2 path's from 64 rows (its tile)
+    const remat_simd path = remat_ref_simd_get();
+    for (int p = 0; p < REMAT_SIMD_COUNT; p++) {
+        if (!remat_ref_simd_supported((remat_simd)p)) continue;
+        remat_ref_simd_set((remat_simd)p);
+        const int64_t min_rows = p == REMAT_SIMD_AVX2 ? 64 : REMAT_SPARSE_MIN_ROWS;
+        EXPECT_EQ(remat_sparse_density(min_rows - 1), 0.0) << p;
+        EXPECT_EQ(remat_sparse_density(min_rows), REMAT_SPARSE_DENSITY) << p;
+        EXPECT_EQ(remat_sparse_density(REMAT_SPARSE_MIN_ROWS), REMAT_SPARSE_DENSITY) << p;
+        EXPECT_LT(remat_sparse_density(255), remat_sparse_density(256)) << p;
+        EXPECT_LT(remat_sparse_density(511), remat_sparse_density(512)) << p;
+        EXPECT_LE(remat_sparse_density(1 << 20), 0.5) << p;
+    }
+    remat_ref_simd_set(path);
     std::vector<uint16_t> x16((size_t)in_e, 0), w16((size_t)K, 0x3f80), o16((size_t)(g.c_out * 64));
     F ws(1);
     const remat_sparse_mode before = remat_sparse_mode_set(REMAT_SPARSE_FORCE);

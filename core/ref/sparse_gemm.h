@@ -44,12 +44,13 @@ void remat_sparse_gemm_desc_run_on(remat_simd p, const remat_gemm_desc *d);
 int64_t remat_sparse_gemm_runs(void);
 
 /* The choice of a conv's forward path (the choice changes no bit, only the speed):
- * REMAT_SPARSE_AUTO takes the sparse GEMM when the GEMM has at least
- * REMAT_SPARSE_MIN_ROWS rows m (output channels per group: fewer leave too few
- * multiply-adds per listed input to pay for the lists) and at most a fraction
- * remat_sparse_density(m) of the n_b input values are nonzero: REMAT_SPARSE_DENSITY
- * (25 %) from 128 rows, 40 % from 256, 50 % from 512 (the crossovers bench/conv_bench
- * measured in calls of 20 samples, bench/exp17_sparse_forward.py); REMAT_SPARSE_DENSE / _FORCE
+ * REMAT_SPARSE_AUTO takes the sparse GEMM when at most a fraction
+ * remat_sparse_density(m) of the n_b input values are nonzero, m the GEMM's rows
+ * (output channels per group; fewer leave too few multiply-adds per listed input to
+ * pay for the lists): REMAT_SPARSE_DENSITY (25 %) from REMAT_SPARSE_MIN_ROWS (128) rows
+ * (on the AVX2 path, whose tile is 64 rows, from 64), 40 % from 256, 50 % from 512
+ * (the crossovers bench/conv_bench measured in calls of 20 samples on each path,
+ * bench/exp17_sparse_forward.py); 0 below (never). REMAT_SPARSE_DENSE / _FORCE
  * always / never take the dense one (tests and benchmarks: remat_sparse_mode_set
  * returns the previous mode). Whatever the mode, the sparse GEMM is only taken where
  * it is exact: all n_a values of A finite and all n_c starting values (the bias; NULL:
@@ -58,7 +59,7 @@ typedef enum { REMAT_SPARSE_AUTO = 0, REMAT_SPARSE_DENSE = 1, REMAT_SPARSE_FORCE
 #define REMAT_SPARSE_DENSITY 0.25
 #define REMAT_SPARSE_MIN_ROWS 128
 remat_sparse_mode remat_sparse_mode_set(remat_sparse_mode m);
-double remat_sparse_density(int64_t m);
+double remat_sparse_density(int64_t m); /* on the current path (simd.h) */
 /* The mode now (the conv's zero-skipping weight gradient, conv_sparse_dw.h, follows it
  * too, with its own density threshold). */
 remat_sparse_mode remat_sparse_mode_get(void);
