@@ -160,6 +160,31 @@ TEST(ConvSparse, SameBitsAsTheDenseGemm) {
 
 // A non-finite weight or bias element: inf * 0 = NaN, so the call must stay dense (the
 // mode asks for the sparse GEMM, the guard refuses it) and give the dense bits.
+// A layer whose transposed weights exceed REMAT_GEMM_SCRATCH_BYTES (c_out 520, K = 3078:
+// 6.4 MB) runs in passes of whole tiles of output channels; the passes change no bit.
+TEST(ConvSparse, WeightsOverTheScratchBoundRunInPasses) {
+    const remat_simd before = remat_ref_simd_get();
+    const remat_conv_geom g = conv_geom(342, 3, 3, 520, 3, 3, 1, 1, 1, 1);
+    const int64_t K = remat_test::conv_weight_elems(g), in_e = g.c_in * g.h_in * g.w_in;
+    ASSERT_GT(K * (int64_t)sizeof(float) * g.c_out, REMAT_GEMM_SCRATCH_BYTES);
+    const F x = input(in_e, 0.15, ADVERSARIAL, 901), w = weights(K, true, 902), b = bias(g.c_out, 903);
+    for (int p = 0; p < REMAT_SIMD_COUNT; p++) {
+        if (!remat_ref_simd_supported((remat_simd)p)) continue;
+        ASSERT_EQ(remat_ref_simd_set((remat_simd)p), 0);
+        remat_ref_set_threads(1);
+        const F dense = forward(g, x, w, &b, 1, REMAT_SPARSE_DENSE);
+        for (int threads = 1; threads <= 2; threads++) {
+            remat_ref_set_threads(threads);
+            const int64_t runs = remat_sparse_gemm_runs();
+            const F sparse = forward(g, x, w, &b, 1, REMAT_SPARSE_FORCE);
+            ASSERT_EQ(remat_sparse_gemm_runs() - runs, 1);
+            ASSERT_TRUE(same_bits(sparse, dense)) << remat_ref_simd_name((remat_simd)p) << " threads " << threads;
+        }
+    }
+    remat_ref_set_threads(1);
+    remat_ref_simd_set(before);
+}
+
 TEST(ConvSparse, NonFiniteWeightsOrBiasTakeTheDensePath) {
     const remat_conv_geom g = conv_geom(4, 6, 6, 9, 3, 3, 1, 1, 1, 1);
     const int64_t K = remat_test::conv_weight_elems(g), in_e = g.c_in * g.h_in * g.w_in;

@@ -1,9 +1,9 @@
 /* sparse_gemm.c - the zero-skipping GEMM of a remat_gemm_desc (sparse_gemm.h has the
  * contract, sparse_chain.h the argument that its bits are the dense GEMM's).
  *
- * Blocking: A is transposed once per call into tiles of `tile` rows (128 on AVX-512,
- * 64 otherwise), wt[t][k][i] (the size of A, shared by the threads, packed by them
- * tile by tile). Per thread, SG_PB columns of C (pixels) at a time; for each, rows of C
+ * Blocking: A is transposed once per pass into tiles of `tile` rows (128 on AVX-512,
+ * 64 otherwise), wt[t][k][i] (shared by the threads, packed by them tile by tile); a
+ * pass takes as many rows as keep wt within REMAT_GEMM_SCRATCH_BYTES (rows_per_pass). Per thread, SG_PB columns of C (pixels) at a time; for each, rows of C
  * in chunks of at most SG_MC (the accumulator buffer acc[j][i], SG_PB x SG_MC floats,
  * held in L2 across K blocks); K in blocks of SG_KB rows: the block's B panel
  * (SG_KB x SG_PB, packed as the dense GEMM packs B) becomes the per-column nonzero lists
@@ -252,9 +252,8 @@ static void pack_wt_part(void *ctx, int64_t lo, int64_t hi) {
     }
 }
 
-void remat_sparse_gemm_desc_run_on(remat_simd p, const remat_gemm_desc *d) {
-    __atomic_fetch_add(&g_runs, 1, __ATOMIC_RELAXED);
-    if (d->M <= 0 || d->N <= 0) return;
+/* One pass over rows [0, d->M) of d, whose transposed A fits the bound below. */
+static void sparse_pass(remat_simd p, const remat_gemm_desc *d) {
     sg_call s;
     s.d = d;
     s.chain = remat_sparse_chain_for(p);
@@ -274,6 +273,32 @@ void remat_sparse_gemm_desc_run_on(remat_simd p, const remat_gemm_desc *d) {
     const int64_t min_cols = (SG_MIN_FLOPS_PER_THREAD + per_col - 1) / per_col;
     remat_ref_parallel_for(d->N, SG_PW, min_cols, sparse_part, &s);
     remat_xfree(raw);
+}
+
+/* Rows of C per pass: as many whole tiles as keep the transposed A within
+ * REMAT_GEMM_SCRATCH_BYTES (the bound of the reference backend's memory outside the
+ * trace, docs/executor.md), at least one tile. A row's chain does not depend on which
+ * rows share its pass, so the passes change no bit; each pass packs its own lists.
+ * With a packed A (pack_a) the call is one pass. */
+static int64_t rows_per_pass(remat_simd p, const remat_gemm_desc *d) {
+    const int64_t tile = p == REMAT_SIMD_AVX512 ? 128 : 64, k = d->K > 0 ? d->K : 1;
+    const int64_t rows = REMAT_GEMM_SCRATCH_BYTES / ((int64_t)sizeof(float) * k) / tile * tile;
+    return d->pack_a ? d->M : rows > tile ? rows : tile;
+}
+
+void remat_sparse_gemm_desc_run_on(remat_simd p, const remat_gemm_desc *d) {
+    __atomic_fetch_add(&g_runs, 1, __ATOMIC_RELAXED);
+    if (d->M <= 0 || d->N <= 0) return;
+    const int64_t step = rows_per_pass(p, d);
+    for (int64_t m0 = 0; m0 < d->M; m0 += step) {
+        remat_gemm_desc part = *d;
+        part.M = d->M - m0 < step ? d->M - m0 : step;
+        if (m0 > 0) {
+            part.A = (const float *)d->A + m0 * d->a_rs;
+            part.C = (float *)d->C + m0 * d->ldc;
+        }
+        sparse_pass(p, &part);
+    }
 }
 
 void remat_sparse_gemm_desc_run(const remat_gemm_desc *d) { remat_sparse_gemm_desc_run_on(remat_ref_simd_get(), d); }

@@ -21,8 +21,10 @@
  * (k, B(k, j)), and each column's list runs as remat_sparse_chain over each tile, the
  * accumulators of the block held in a [j][i] buffer across K blocks (stored and
  * reloaded: exact). Memory from remat_xmalloc, not the caller's workspace (traces and
- * the executor's accounting are unchanged): the transposed A (A's size, rounded up to
- * whole tiles) and per thread about 0.7 MiB whatever M, N and K. A failed allocation
+ * the executor's accounting are unchanged): the transposed A, at most
+ * REMAT_GEMM_SCRATCH_BYTES (a larger A runs in passes of whole tiles of rows, each
+ * with its own lists: a row's chain does not depend on the rows beside it), and per
+ * thread about 0.7 MiB whatever M, N and K. A failed allocation
  * takes the dense GEMM or the element's fmaf() chain (the same bits).
  */
 #ifndef REMAT_REF_SPARSE_GEMM_H
