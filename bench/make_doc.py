@@ -1401,6 +1401,43 @@ def sec_exp15(d, dw=None, dw2=None):
     return "\n\n".join(parts)
 
 
+def sec_exp15_session3(d):
+    """Section 15c: the profile of section 15 again, this tree against main before the zero-skipping
+    convolution and the small-K / threaded input-gradient changes (bdcc621), side by side."""
+    s = sec_exp15(d)
+    if not s:
+        return None
+    s = s.replace("## 15. Profile of conv SNN steps", "### 15c. The same profile, before and after the zero-skipping "
+                  "convolution", 1)
+    return s + "\n\n" + (
+        "What changed between `other` and `this`: a float conv whose input is mostly exact zeros (after a "
+        "spiking neuron or an average pool of spikes) skips them in its forward (`core/ref/sparse_gemm.c`: at "
+        "most 25 %% nonzero with 128 output channels per group, 40 %% with 256, 50 %% with 512) and in its "
+        "weight gradient (`core/ref/conv_sparse_dw.c`: at most 30 %%), with the dense product's bits "
+        "(docs/determinism.md); the weight gradient of a conv with a small K (vgg-dvs's first layer) is the "
+        "transposed GEMM; the input gradient's col2im runs on the threads. The input gradient itself stays "
+        "the dense product: its operand, the output gradient, has no zeros to skip.") + "\n\n" + (
+        "Where the CPU time of a plain vgg-dvs step (N=2, one thread) goes by function after this change, from "
+        "`perf record -g remat run --model vgg-dvs-N2.json --iters 2 --threads 1 --no-input-grad` (2026-12-01 "
+        "22:46 UTC, this machine, load 1.5; shares of samples, the two steps and the model's setup; section 15 has "
+        "the same table before):\n\n" + table(
+            ["function", "share"],
+            [["GEMM micro-kernel (tile_avx512): the dense forwards, every input gradient, the dense weight gradients",
+              "29.9 %"],
+             ["zero-skipping chains and their drivers (remat_sparse_chain_avx512, sparse_part, dw_rows, "
+              "dw_add_rows, the nonzero lists and operand checks)", "25.7 %"],
+             ["conv packers (pack_col_b, pack_dout_b, pack_colt_b, remat_gemm_pack_strided)", "11.0 %"],
+             ["batch norm, neurons, pooling, add, SGD", "11.7 %"],
+             ["the kernel clearing fresh pages and page faults (clear_page_erms, exc_page_fault, ...)", "7.4 %"],
+             ["GEMM driver (macro_block, pack_a)", "4.7 %"],
+             ["memset", "2.2 %"],
+             ["col2im", "1.9 %"]]) +
+        "\n\nWhat is left: the input gradient (a dense product, now the largest single part), the "
+        "zero-skipping chains' packing and list building (about as long as the chains). The fresh pages are "
+        "mostly the setup's and the first step's: a run of 4 steps faults 1.4 k pages more than a run of 2 "
+        "(84.8 k), about 720 a step.")
+
+
 def exp16_summary(rows):
     """{kind: (median |error|, worst |error|, lowest, highest, n)} over exp16 result rows; kinds:
     same size, plan at the recorded size, rescaled N (%), and the plan overhead (points)."""
@@ -1430,7 +1467,8 @@ def exp16_rows(d):
 
 def exp16_overhead(d):
     ov = [r for r in d["rows"] if r["config"] == "overhead"]
-    return table(["model", "predicted overhead", "measured overhead", "difference"],
+    return table(["model", "predicted overhead", "measured overhead",
+                  "difference (median of each round's predicted minus measured)"],
                  [[r["model"], "%+.1f %%" % r["predicted_pct"], "%+.1f %%" % r["measured_pct"],
                    "%+.1f points" % r["error_points"]] for r in ov])
 
@@ -1584,7 +1622,7 @@ def main():
             sec_exp4_conv(d4c, load("exp4_pytorch_conv_t2"), (load("exp4_pytorch_conv_avx2"),
                                                                load("exp4_pytorch_conv_avx2_t2"))),
             sec_exp8(d8, load("exp8_conv_speed_avx2")), sec_exp17(load("exp17_sparse_forward"), load("exp17_sparse_forward_avx2")), sec_exp9(d9), sec_exp10(d10), sec_gemm(d0), sec_exp11(d11), sec_exp12(d12), sec_exp12b(d12b),
-            sec_exp13(d13), sec_exp15(d15, d15w, load("exp15_profile_workspace_dcol")), sec_exp15_sparse_dw(load("exp15_sparse_dw"), load("exp15_sparse_dw_t2")),
+            sec_exp13(d13), sec_exp15(d15, d15w, load("exp15_profile_workspace_dcol")), sec_exp15_sparse_dw(load("exp15_sparse_dw"), load("exp15_sparse_dw_t2")), sec_exp15_session3(load("exp15_profile_s3")),
             sec_exp16(load("exp16_after_small"), load("exp16_after_conv"), load("exp16_after_t2"), load("exp16_quiet_small"),
                       load("exp16_quiet_conv"), load("exp16_step_predict_before"))]
     missing = [n for n, s in zip(["1", "2", "3", "4", "5", "6", "7", "7b", "8", "8b", "9", "10", "0", "11", "12", "12b", "13", "15",
