@@ -1,5 +1,5 @@
 // threads_test.cc - the kernels that run on the reference backend's threads besides the
-// GEMM (neurons, batch norm, add, dropout, pooling: core/ref/parallel.h) give the bits of one
+// GEMM (neurons, batch norm, add, dropout, pooling, the optimisers, zeroing: core/ref/parallel.h) give the bits of one
 // thread at 2, 3 and 5 threads, on every SIMD path this CPU runs, for float and bf16
 // storage. The sizes are large enough that every call is split (each part has at least
 // the kernel's minimum), and odd, so that parts end inside vectors and cache blocks.
@@ -202,3 +202,32 @@ TEST(Threads, Pooling) {
 }
 
 }  // namespace
+
+TEST(Threads, OptimisersAndZero) {
+    const int64_t n = 5 * 32768 + 29;  // parts of at least 32768 elements
+    const F g = uniform(n, -1, 1, 21), p0 = uniform(n, -1, 1, 22), b0 = uniform(n, -1, 1, 23);
+    expect_thread_invariant("sgd", [&] {
+        F p = p0, b = b0, q = p0, first = p0, fb(n);
+        remat_ref_sgd_update(p.data(), b.data(), g.data(), 0.1f, 0.9f, 0, n);
+        remat_ref_sgd_update(q.data(), nullptr, g.data(), 0.1f, 0.9f, 0, n);
+        remat_ref_sgd_update(first.data(), fb.data(), g.data(), 0.1f, 0.9f, 1, n);
+        std::string r;
+        append(&r, p), append(&r, b), append(&r, q), append(&r, first), append(&r, fb);
+        return r;
+    });
+    expect_thread_invariant("adam", [&] {
+        F p = p0, m = b0, v = uniform(n, 0, 1, 24);
+        for (int step = 1; step <= 3; step++)
+            remat_ref_adam_update(p.data(), m.data(), v.data(), g.data(), 0.01f, 0.9f, 0.999f, 1e-8f, step, n);
+        std::string r;
+        append(&r, p), append(&r, m), append(&r, v);
+        return r;
+    });
+    expect_thread_invariant("zero", [&] {
+        F x = uniform(n, -1, 1, 25);
+        remat_ref_zero(reinterpret_cast<char *>(x.data()) + 3, (int64_t)(n * sizeof(float)) - 7);
+        std::string r;
+        append(&r, x);
+        return r;
+    });
+}

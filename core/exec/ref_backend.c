@@ -59,9 +59,7 @@ static void ref_mem_info(void *ctx, int64_t *free_bytes, int64_t *total_bytes) {
     if (total_bytes) *total_bytes = -1;
 }
 
-static void ref_zero(void *ctx, void *dst, int64_t bytes) {
-    if (bytes > 0) memset(dst, 0, (size_t)bytes);
-}
+static void ref_zero(void *ctx, void *dst, int64_t bytes) { remat_ref_zero(dst, bytes); }
 static void ref_copy(void *ctx, void *dst, const void *src, int64_t bytes) {
     if (bytes > 0 && dst != src) memmove(dst, src, (size_t)bytes);
 }

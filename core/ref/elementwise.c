@@ -81,7 +81,7 @@ typedef struct dropout_call {
 } dropout_call;
 
 /* Elements per part at least (add: of n; dropout: of nf, each t_steps rows). */
-#define ELEM_MIN_PER_THREAD 32768
+#define ELEM_MIN_PER_THREAD REMAT_REF_ELEM_MIN_PER_THREAD
 
 static void dropout_part(void *ctx, int64_t lo, int64_t hi) {
     const dropout_call *c = ctx;

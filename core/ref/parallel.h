@@ -15,6 +15,10 @@
 
 #include <stdint.h>
 
+/* Elements per part at least for the element-wise kernels (add, dropout, the
+ * optimisers, zeroing): below it a second thread costs more than it saves. */
+#define REMAT_REF_ELEM_MIN_PER_THREAD 32768
+
 typedef void (*remat_ref_range_fn)(void *ctx, int64_t lo, int64_t hi);
 
 void remat_ref_parallel_for(int64_t n, int64_t align, int64_t min_items, remat_ref_range_fn fn, void *ctx);

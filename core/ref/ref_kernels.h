@@ -295,6 +295,8 @@ void remat_ref_sgd_update(float *param, float *buf, const float *grad, float lr,
                           int64_t n);
 void remat_ref_adam_update(float *param, float *m, float *v, const float *grad, float lr, float beta1, float beta2,
                            float eps, int step, int64_t n);
+/* bytes bytes at dst set to 0 (memset, split over the threads). */
+void remat_ref_zero(void *dst, int64_t bytes);
 
 /* Seeded initial values and data. */
 void remat_ref_fill_uniform(float *out, int64_t n, float lo, float hi, uint64_t seed, uint64_t stream, uint64_t key);
