@@ -138,10 +138,34 @@ static void spikes(float *x, int64_t n, double density, int pooled, uint64_t key
     }
 }
 
+/* REMAT_CLOCK=thread-cpu: the one-thread cells of the density tables timed by each side's
+ * thread CPU time (what other jobs of a shared machine take is not counted). */
+static int cpu_clock_asked(void) {
+    const char *clk = getenv("REMAT_CLOCK");
+    return clk && !strcmp(clk, "thread-cpu");
+}
+
+/* The clock of a cell at threads threads. */
+static double (*cell_clock(int cpu_clock, int threads))(void) {
+    return threads == 1 && cpu_clock ? remat_thread_cpu_s : remat_now_s;
+}
+
+/* The entry of a densities list ("0.15,0.47p": p marks pooled values) at *d: its density
+ * and whether it is pooled; *d moves past it and its comma. 0 at the list's end or at an
+ * entry that is no number. */
+static int next_density(const char **d, double *dens, int *pooled) {
+    char *end;
+    *dens = strtod(*d, &end);
+    if (end == *d) return 0;
+    *pooled = *end == 'p';
+    end += *pooled;
+    *d = *end == ',' ? end + 1 : end;
+    return 1;
+}
+
 /* The forward table on spike-like inputs: dense GEMM, zero-skipping GEMM, OpenBLAS. */
 static int sparse_table(const char *spec, int reps, int64_t rows) {
-    const char *clk = getenv("REMAT_CLOCK");
-    const int cpu_clock = clk && !strcmp(clk, "thread-cpu");
+    const int cpu_clock = cpu_clock_asked();
     printf("\nforward on spike-like inputs (%lld samples; effective GFLOP/s = dense flops / time; clock: %s)\n",
            (long long)rows, cpu_clock ? "thread CPU time at 1 thread, wall at 2" : "wall");
     printf("%-26s %3s %6s %9s %9s %9s %7s %7s %5s\n", "shape", "thr", "dens", "dense", "sparse", "openblas",
@@ -154,16 +178,14 @@ static int sparse_table(const char *spec, int reps, int64_t rows) {
         float *x = fill(rows * in_e, 1), *w = fill(wn, 2), *o1 = fill(rows * out_e, 4), *o2 = fill(rows * out_e, 5);
         float *o3 = fill(rows * out_e, 6), *col = fill(K * P, 12), *b = fill(g.c_out, 14);
         const double f_flops = 2.0 * (double)(g.c_out * K * P) * (double)rows;
-        for (const char *d = spec; *d;) {
-            char *end;
-            const double dens = strtod(d, &end);
-            const int pooled = *end == 'p';
-            end += pooled;
+        double dens;
+        int pooled;
+        for (const char *d = spec; next_density(&d, &dens, &pooled);) {
             spikes(x, rows * in_e, dens, pooled, 20);
             for (int threads = 1; threads <= 2; threads++) {
                 remat_ref_set_threads(threads);
                 openblas_set_num_threads(threads);
-                double (*now)(void) = threads == 1 && cpu_clock ? remat_thread_cpu_s : remat_now_s;
+                double (*now)(void) = cell_clock(cpu_clock, threads);
                 double best[3] = {1e30, 1e30, 1e30};
                 for (int r = 0; r < reps; r++) {
                     remat_sparse_mode prev = remat_sparse_mode_set(REMAT_SPARSE_DENSE);
@@ -185,8 +207,6 @@ static int sparse_table(const char *spec, int reps, int64_t rows) {
                        best[0] / best[1], best[2] / best[1], same ? "same" : "DIFF");
                 fflush(stdout);
             }
-            d = *end == ',' ? end + 1 : end;
-            if (end == d && *d) break;
         }
         free(x), free(w), free(o1), free(o2), free(o3), free(col), free(b);
     }
@@ -197,8 +217,7 @@ static int sparse_table(const char *spec, int reps, int64_t rows) {
  * gradient): the dense implicit GEMM and the zero-skipping one (core/ref/conv_sparse_dw.h,
  * forced both ways with remat_sparse_mode_set), bits compared. */
 static int sparse_dw_table(const char *spec, int reps, int64_t t_steps, int64_t n_per_t) {
-    const char *clk = getenv("REMAT_CLOCK");
-    const int cpu_clock = clk && !strcmp(clk, "thread-cpu");
+    const int cpu_clock = cpu_clock_asked();
     const int64_t rows = t_steps * n_per_t;
     printf("\nweight gradient on spike-like inputs (T = %lld, %lld samples; effective GFLOP/s = dense flops / time; "
            "clock: %s)\n",
@@ -212,15 +231,13 @@ static int sparse_dw_table(const char *spec, int reps, int64_t t_steps, int64_t 
         float *x = fill(rows * in_e, 1), *dy = fill(rows * out_e, 3), *dw1 = fill(wn, 8), *dw2 = fill(wn, 9);
         float *ws = fill(remat_ref_conv2d_backward_ws_elems(&g), 11);
         const double f_flops = 2.0 * (double)(g.c_out * K * P) * (double)rows;
-        for (const char *d = spec; *d;) {
-            char *end;
-            const double dens = strtod(d, &end);
-            const int pooled = *end == 'p';
-            end += pooled;
+        double dens;
+        int pooled;
+        for (const char *d = spec; next_density(&d, &dens, &pooled);) {
             spikes(x, rows * in_e, dens, pooled, 20);
             for (int threads = 1; threads <= 2; threads++) {
                 remat_ref_set_threads(threads);
-                double (*now)(void) = threads == 1 && cpu_clock ? remat_thread_cpu_s : remat_now_s;
+                double (*now)(void) = cell_clock(cpu_clock, threads);
                 double best[2] = {1e30, 1e30};
                 for (int r = 0; r < reps; r++) {
                     memset(dw1, 0, (size_t)wn * 4), memset(dw2, 0, (size_t)wn * 4);
@@ -240,8 +257,6 @@ static int sparse_dw_table(const char *spec, int reps, int64_t t_steps, int64_t 
                        f_flops / best[0] / 1e9, f_flops / best[1] / 1e9, best[0] / best[1], same ? "same" : "DIFF");
                 fflush(stdout);
             }
-            d = *end == ',' ? end + 1 : end;
-            if (end == d && *d) break;
         }
         free(x), free(dy), free(dw1), free(dw2), free(ws);
     }
