@@ -1,4 +1,4 @@
-/* elem_kernel.h - the two pieces every element-wise reference kernel (neuron.c,
+/* elem_kernel.h - the two pieces every element-wise reference kernel (neuron.c, batchnorm.c,
  * elementwise.c) is built from. Internal to core/ref/; callers use ref_kernels.h.
  *
  * 1. Activation access. A kernel reads and writes an activation element (a layer

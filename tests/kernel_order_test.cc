@@ -1,0 +1,210 @@
+// kernel_order_test.cc - the fast paths of the reference backend's non-GEMM kernels
+// (batch norm's grouped sums, pooling's interior windows) against plain loops written
+// here in the contract's order (docs/determinism.md), bit for bit, on every SIMD path
+// this CPU runs, for float and bf16 storage: odd sizes (group and vector tails),
+// +-0, infinities, equal values (zero variance, pooling ties) and NaN (where a NaN
+// comes out, the other side must give a NaN there too; its payload is not part of the
+// contract).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/base/bf16.h"
+#include "core/ref/ref_kernels.h"
+#include "core/ref/simd.h"
+
+namespace {
+
+typedef std::vector<float> F;
+typedef std::vector<uint16_t> H;
+
+F Rand(size_t n, unsigned seed, float lo, float hi) {
+    std::mt19937 g(seed);
+    std::uniform_real_distribution<float> u(lo, hi);
+    F v(n);
+    for (auto &x : v) x = u(g);
+    return v;
+}
+
+H To16(const F &v) {
+    H o(v.size());
+    for (size_t i = 0; i < v.size(); i++) o[i] = remat_f32_to_bf16(v[i]);
+    return o;
+}
+F From16(const H &v) {
+    F o(v.size());
+    for (size_t i = 0; i < v.size(); i++) o[i] = remat_bf16_to_f32(v[i]);
+    return o;
+}
+
+// Bit-equal, or NaN on both sides.
+::testing::AssertionResult SameBits(const char *what, const F &got, const F &want) {
+    if (got.size() != want.size()) return ::testing::AssertionFailure() << what << ": size";
+    for (size_t i = 0; i < got.size(); i++) {
+        if (std::isnan(got[i]) && std::isnan(want[i])) continue;
+        if (std::memcmp(&got[i], &want[i], 4) != 0)
+            return ::testing::AssertionFailure() << what << "[" << i << "]: " << got[i] << " != " << want[i];
+    }
+    return ::testing::AssertionSuccess();
+}
+
+// Runs body on every SIMD path this CPU supports.
+void OnEveryPath(const std::function<void(const char *)> &body) {
+    const remat_simd before = remat_ref_simd_get();
+    for (int p = 0; p < REMAT_SIMD_COUNT; p++) {
+        if (!remat_ref_simd_supported((remat_simd)p)) continue;
+        ASSERT_EQ(remat_ref_simd_set((remat_simd)p), 0);
+        body(remat_ref_simd_name((remat_simd)p));
+    }
+    remat_ref_simd_set(before);
+}
+
+// ---------------------------------------------------------------- batch norm
+
+// The contract's batch norm over [rows, C, hw], channel by channel, positions (row,
+// then pixel) ascending, sums in double; `st` is the storage rounding (identity for
+// float, bf16 rounding for bf16).
+void BnForwardRef(F *out, F *mean, F *rstd, F *rm, F *rv, const F &x, const F &w, const F &b, int64_t rows, int64_t C,
+                  int64_t hw, float momentum, double eps, float (*st)(float)) {
+    const int64_t n = rows * hw;
+    for (int64_t c = 0; c < C; c++) {
+        double sum = 0.0, sq = 0.0;
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t p = 0; p < hw; p++) sum += (double)x[(r * C + c) * hw + p];
+        const double mu = n > 0 ? sum / (double)n : 0.0;
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t p = 0; p < hw; p++) {
+                const double d = (double)x[(r * C + c) * hw + p] - mu;
+                sq += d * d;
+            }
+        const double var = n > 0 ? sq / (double)n : 0.0;
+        const float m = (float)mu, rs = (float)(1.0 / std::sqrt(var + eps));
+        (*mean)[c] = m, (*rstd)[c] = rs;
+        (*rm)[c] = (1.0f - momentum) * (*rm)[c] + momentum * m;
+        const double unbiased = n > 1 ? sq / (double)(n - 1) : var;
+        (*rv)[c] = (1.0f - momentum) * (*rv)[c] + momentum * (float)unbiased;
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t p = 0; p < hw; p++) {
+                const int64_t e = (r * C + c) * hw + p;
+                const float t1 = x[e] - m, t2 = t1 * rs, t3 = t2 * w[c];
+                (*out)[e] = st(t3 + b[c]);
+            }
+    }
+}
+
+void BnBackwardRef(F *dx, F *dw, F *db, const F &dy, const F &x, const F &w, const F &mean, const F &rstd, int64_t rows,
+                   int64_t C, int64_t hw, float (*st)(float)) {
+    const int64_t n = rows * hw;
+    for (int64_t c = 0; c < C; c++) {
+        const float m = mean[c], rs = rstd[c];
+        double sdy = 0.0, sdyx = 0.0;
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t p = 0; p < hw; p++) {
+                const int64_t e = (r * C + c) * hw + p;
+                const float d = x[e] - m, xhat = d * rs;
+                sdy += (double)dy[e];
+                sdyx += (double)dy[e] * (double)xhat;
+            }
+        (*db)[c] = (*db)[c] + (float)sdy;
+        (*dw)[c] = (*dw)[c] + (float)sdyx;
+        const float mdy = (float)(sdy / (double)n), mdyx = (float)(sdyx / (double)n);
+        const float k = w[c] * rs;
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t p = 0; p < hw; p++) {
+                const int64_t e = (r * C + c) * hw + p;
+                const float d = x[e] - m, xhat = d * rs;
+                const float t1 = dy[e] - mdy, t2 = xhat * mdyx, t3 = t1 - t2, t4 = t3 * k;
+                (*dx)[e] = st((*dx)[e] + t4);
+            }
+    }
+}
+
+float Same(float v) { return v; }
+float Round16(float v) { return remat_bf16_round(v); }
+
+// x with the special values in a few channels: channel 1 all equal (zero variance),
+// channel 2 +-0 only, channel 3 one +inf, channel 4 one NaN, channel 5 huge values.
+F BnInput(int64_t rows, int64_t C, int64_t hw, unsigned seed) {
+    F x = Rand(rows * C * hw, seed, -2.0f, 3.0f);
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t p = 0; p < hw; p++) {
+            auto at = [&](int64_t c) -> float & { return x[(r * C + c) * hw + p]; };
+            if (C > 1) at(1) = 0.75f;
+            if (C > 2) at(2) = (p + r) % 2 ? -0.0f : 0.0f;
+            if (C > 5) at(5) = at(5) * 3e37f;
+        }
+    if (C > 3) x[(0 * C + 3) * hw + hw / 2] = INFINITY;
+    if (C > 4) x[((rows - 1) * C + 4) * hw + hw - 1] = NAN;
+    return x;
+}
+
+struct BnShape {
+    int64_t rows, C, hw;
+};
+// hw: below one vector, vector tails, exact vectors; C: below a group, group tails.
+const BnShape kBnShapes[] = {{3, 19, 37}, {2, 8, 8}, {1, 5, 3}, {4, 17, 16}, {2, 24, 49}, {3, 9, 2}, {1, 16, 1}};
+
+TEST(KernelOrder, BatchNormFloatMatchesPerChannelLoops) {
+    for (const BnShape &sh : kBnShapes) {
+        const int64_t n = sh.rows * sh.C * sh.hw;
+        const F x = BnInput(sh.rows, sh.C, sh.hw, 11), dy = Rand(n, 12, -1, 1), w = Rand(sh.C, 13, 0.5f, 1.5f),
+                b = Rand(sh.C, 14, -0.5f, 0.5f), dx0 = Rand(n, 15, -1, 1);
+        F out(n), mean(sh.C), rstd(sh.C), rm(sh.C, 0.1f), rv(sh.C, 0.9f), dx = dx0, dw(sh.C, 0.25f), db(sh.C, -0.25f);
+        BnForwardRef(&out, &mean, &rstd, &rm, &rv, x, w, b, sh.rows, sh.C, sh.hw, 0.1f, 1e-5, Same);
+        BnBackwardRef(&dx, &dw, &db, dy, x, w, mean, rstd, sh.rows, sh.C, sh.hw, Same);
+        OnEveryPath([&](const char *path) {
+            F o(n), mu(sh.C), rs(sh.C), m1(sh.C, 0.1f), v1(sh.C, 0.9f), gx = dx0, gw(sh.C, 0.25f), gb(sh.C, -0.25f);
+            remat_ref_batchnorm_forward(o.data(), mu.data(), rs.data(), m1.data(), v1.data(), x.data(), w.data(),
+                                        b.data(), sh.rows, sh.C, sh.hw, 0.1f, 1e-5);
+            remat_ref_batchnorm_backward(gx.data(), gw.data(), gb.data(), dy.data(), x.data(), w.data(), mu.data(),
+                                         rs.data(), sh.rows, sh.C, sh.hw);
+            const std::string at = std::string(path) + " " + std::to_string(sh.rows) + "x" + std::to_string(sh.C) +
+                                   "x" + std::to_string(sh.hw);
+            EXPECT_TRUE(SameBits(("out " + at).c_str(), o, out));
+            EXPECT_TRUE(SameBits(("mean " + at).c_str(), mu, mean));
+            EXPECT_TRUE(SameBits(("rstd " + at).c_str(), rs, rstd));
+            EXPECT_TRUE(SameBits(("running_mean " + at).c_str(), m1, rm));
+            EXPECT_TRUE(SameBits(("running_var " + at).c_str(), v1, rv));
+            EXPECT_TRUE(SameBits(("dinp " + at).c_str(), gx, dx));
+            EXPECT_TRUE(SameBits(("dweight " + at).c_str(), gw, dw));
+            EXPECT_TRUE(SameBits(("dbias " + at).c_str(), gb, db));
+        });
+    }
+}
+
+TEST(KernelOrder, BatchNormBf16MatchesPerChannelLoops) {
+    for (const BnShape &sh : kBnShapes) {
+        const int64_t n = sh.rows * sh.C * sh.hw;
+        const H x16 = To16(BnInput(sh.rows, sh.C, sh.hw, 21)), dy16 = To16(Rand(n, 22, -1, 1)),
+                dx16 = To16(Rand(n, 25, -1, 1));
+        const F x = From16(x16), dy = From16(dy16), w = Rand(sh.C, 23, 0.5f, 1.5f), b = Rand(sh.C, 24, -0.5f, 0.5f);
+        F out(n), mean(sh.C), rstd(sh.C), rm(sh.C, 0.1f), rv(sh.C, 0.9f), dx = From16(dx16), dw(sh.C, 0.25f),
+            db(sh.C, -0.25f);
+        BnForwardRef(&out, &mean, &rstd, &rm, &rv, x, w, b, sh.rows, sh.C, sh.hw, 0.1f, 1e-5, Round16);
+        BnBackwardRef(&dx, &dw, &db, dy, x, w, mean, rstd, sh.rows, sh.C, sh.hw, Round16);
+        OnEveryPath([&](const char *path) {
+            H o(n), gx = dx16;
+            F mu(sh.C), rs(sh.C), m1(sh.C, 0.1f), v1(sh.C, 0.9f), gw(sh.C, 0.25f), gb(sh.C, -0.25f);
+            remat_ref_batchnorm_forward_bf16(o.data(), mu.data(), rs.data(), m1.data(), v1.data(), x16.data(),
+                                             w.data(), b.data(), sh.rows, sh.C, sh.hw, 0.1f, 1e-5);
+            remat_ref_batchnorm_backward_bf16(gx.data(), gw.data(), gb.data(), dy16.data(), x16.data(), w.data(),
+                                              mu.data(), rs.data(), sh.rows, sh.C, sh.hw);
+            const std::string at = std::string(path) + " bf16 " + std::to_string(sh.C) + "x" + std::to_string(sh.hw);
+            EXPECT_TRUE(SameBits(("out " + at).c_str(), From16(o), out));
+            EXPECT_TRUE(SameBits(("mean " + at).c_str(), mu, mean));
+            EXPECT_TRUE(SameBits(("rstd " + at).c_str(), rs, rstd));
+            EXPECT_TRUE(SameBits(("running_var " + at).c_str(), v1, rv));
+            EXPECT_TRUE(SameBits(("dinp " + at).c_str(), From16(gx), dx));
+            EXPECT_TRUE(SameBits(("dweight " + at).c_str(), gw, dw));
+            EXPECT_TRUE(SameBits(("dbias " + at).c_str(), gb, db));
+        });
+    }
+}
+
+}  // namespace
