@@ -207,4 +207,117 @@ TEST(KernelOrder, BatchNormBf16MatchesPerChannelLoops) {
     }
 }
 
+// ---------------------------------------------------------------- pooling
+
+remat_conv_geom PoolGeom(int64_t c, int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph,
+                         int64_t pw) {
+    remat_conv_geom g{};
+    g.c_in = c, g.c_out = c, g.h_in = h, g.w_in = w, g.kh = kh, g.kw = kw, g.sh = sh, g.sw = sw, g.ph = ph, g.pw = pw;
+    g.h_out = (h + 2 * ph - kh) / sh + 1;
+    g.w_out = (w + 2 * pw - kw) / sw + 1;
+    return g;
+}
+
+// The contract's pooling, one output at a time in (plane, oy, ox) order, each window in
+// row-major order with its bounds checks: the first maximum (strict >) and its
+// position; the average's in-bounds sum from +0 over kh * kw.
+int64_t ArgmaxRef(const F &x, int64_t base, const remat_conv_geom &g, int64_t oy, int64_t ox) {
+    float best = -INFINITY;
+    int64_t arg = -1;
+    for (int64_t ky = 0; ky < g.kh; ky++)
+        for (int64_t kx = 0; kx < g.kw; kx++) {
+            const int64_t iy = oy * g.sh - g.ph + ky, ix = ox * g.sw - g.pw + kx;
+            if (iy < 0 || iy >= g.h_in || ix < 0 || ix >= g.w_in) continue;
+            const float v = x[base + iy * g.w_in + ix];
+            if (arg < 0 || v > best) best = v, arg = iy * g.w_in + ix;
+        }
+    return arg;
+}
+
+void PoolRef(F *y, F *dx, const F &x, const F &dy, int64_t rows, const remat_conv_geom &g, bool max, float (*st)(float)) {
+    const int64_t ip = g.h_in * g.w_in, op = g.h_out * g.w_out;
+    const float div = (float)(g.kh * g.kw);
+    for (int64_t q = 0; q < rows * g.c_in; q++)
+        for (int64_t oy = 0; oy < g.h_out; oy++)
+            for (int64_t ox = 0; ox < g.w_out; ox++) {
+                const int64_t o = q * op + oy * g.w_out + ox;
+                if (max) {
+                    const int64_t a = ArgmaxRef(x, q * ip, g, oy, ox);
+                    (*y)[o] = st(x[q * ip + a]);
+                    (*dx)[q * ip + a] = (*dx)[q * ip + a] + dy[o];
+                    continue;
+                }
+                float s = 0.0f;
+                const float d = dy[o] / div;
+                for (int64_t ky = 0; ky < g.kh; ky++)
+                    for (int64_t kx = 0; kx < g.kw; kx++) {
+                        const int64_t iy = oy * g.sh - g.ph + ky, ix = ox * g.sw - g.pw + kx;
+                        if (iy < 0 || iy >= g.h_in || ix < 0 || ix >= g.w_in) continue;
+                        s = s + x[q * ip + iy * g.w_in + ix];
+                        (*dx)[q * ip + iy * g.w_in + ix] = (*dx)[q * ip + iy * g.w_in + ix] + d;
+                    }
+                (*y)[o] = st(s / div);
+            }
+}
+
+// Spikes (ties everywhere), +-0, and in a few planes inf, -inf and NaN.
+F PoolInput(int64_t n, unsigned seed) {
+    F x = Rand(n, seed, -2.0f, 2.0f);
+    for (int64_t i = 0; i < n; i++) {
+        if (i % 3 == 0) x[i] = (i / 3) % 2 ? 1.0f : 0.0f;
+        if (i % 7 == 1) x[i] = (i / 7) % 2 ? -0.0f : 0.0f;
+    }
+    if (n > 40) x[5] = INFINITY, x[17] = -INFINITY, x[33] = NAN, x[n - 2] = NAN;
+    return x;
+}
+
+// The shipped models' poolings (2x2 stride 2; 3x3 stride 2 padding 1), overlapping
+// windows, padding wider than the stride, non-square kernels, odd sizes, rows longer
+// than one chunk of interior columns.
+const remat_conv_geom kPoolGeoms[] = {
+    PoolGeom(3, 8, 8, 2, 2, 2, 2, 0, 0),   PoolGeom(2, 9, 11, 2, 2, 2, 2, 0, 0), PoolGeom(2, 13, 15, 3, 3, 2, 2, 1, 1),
+    PoolGeom(2, 7, 9, 3, 3, 1, 1, 1, 1),   PoolGeom(1, 6, 10, 2, 3, 1, 2, 1, 1), PoolGeom(2, 5, 300, 3, 3, 2, 2, 1, 1),
+    PoolGeom(1, 4, 290, 2, 2, 2, 2, 0, 0), PoolGeom(1, 3, 3, 3, 3, 1, 1, 1, 1),  PoolGeom(2, 10, 9, 4, 3, 3, 2, 2, 1),
+    PoolGeom(1, 1, 1, 1, 1, 1, 1, 0, 0),
+};
+
+TEST(KernelOrder, PoolingMatchesWindowLoops) {
+    const int64_t rows = 2;
+    for (const remat_conv_geom &g : kPoolGeoms)
+        for (bool max : {true, false}) {
+            const int64_t ni = rows * g.c_in * g.h_in * g.w_in, no = rows * g.c_in * g.h_out * g.w_out;
+            const F x = PoolInput(ni, 31), dy = Rand(no, 32, -1, 1), dx0 = Rand(ni, 33, -1, 1);
+            F y(no), dx = dx0;
+            PoolRef(&y, &dx, x, dy, rows, g, max, Same);
+            const H x16 = To16(x), dy16 = To16(dy), dx016 = To16(dx0);
+            F y16r(no);
+            {
+                // bf16: the forward's values rounded; the backward gathers per input element,
+                // in the same order of additions, rounded once (pool.c).
+                F unused = From16(dx016);
+                PoolRef(&y16r, &unused, From16(x16), From16(dy16), rows, g, max, Round16);
+            }
+            OnEveryPath([&](const char *path) {
+                const std::string at = std::string(path) + (max ? " max " : " avg ") + std::to_string(g.h_in) + "x" +
+                                       std::to_string(g.w_in) + " k" + std::to_string(g.kh) + "x" +
+                                       std::to_string(g.kw) + " s" + std::to_string(g.sh) + "," +
+                                       std::to_string(g.sw) + " p" + std::to_string(g.ph) + "," + std::to_string(g.pw);
+                F got(no), gdx = dx0;
+                if (max) {
+                    remat_ref_maxpool2d_forward(got.data(), x.data(), rows, &g);
+                    remat_ref_maxpool2d_backward(gdx.data(), dy.data(), x.data(), rows, &g);
+                } else {
+                    remat_ref_avgpool2d_forward(got.data(), x.data(), rows, &g);
+                    remat_ref_avgpool2d_backward(gdx.data(), dy.data(), rows, &g);
+                }
+                EXPECT_TRUE(SameBits(("out " + at).c_str(), got, y));
+                EXPECT_TRUE(SameBits(("dinp " + at).c_str(), gdx, dx));
+                H got16(no);
+                if (max) remat_ref_maxpool2d_forward_bf16(got16.data(), x16.data(), rows, &g);
+                else remat_ref_avgpool2d_forward_bf16(got16.data(), x16.data(), rows, &g);
+                EXPECT_TRUE(SameBits(("out bf16 " + at).c_str(), From16(got16), y16r));
+            });
+        }
+}
+
 }  // namespace

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "core/ref/act.h"
+#include "core/ref/elem_kernel.h"
 #include "core/ref/parallel.h"
 #include "core/ref/ref_kernels.h"
 
@@ -39,63 +40,196 @@ REMAT_ACT_INLINE int64_t window_argmax(const void *plane, const remat_conv_geom 
     return arg;
 }
 
+/* The interior: output columns [*a, *b) whose windows lie inside the input's columns,
+ * and, per output row, the kernel rows [*ky0, *ky1) inside the input's rows. There the
+ * kernels run a window's positions (ky, kx) in the same row-major order with the
+ * bounds checks left out, POOL_ROW output columns side by side (one float lane each,
+ * vectorised), so every output keeps its own sequence of operations. */
+#define POOL_ROW 128
+
+static void pool_inner_cols(const remat_conv_geom *g, int64_t *a, int64_t *b) {
+    int64_t lo = (g->pw + g->sw - 1) / g->sw, hi = g->w_in - g->kw + g->pw >= 0 ? (g->w_in - g->kw + g->pw) / g->sw + 1 : 0;
+    if (hi > g->w_out) hi = g->w_out;
+    if (lo > hi) lo = hi;
+    *a = lo, *b = hi;
+}
+
+static void pool_inner_rows(const remat_conv_geom *g, int64_t oy, int64_t *ky0, int64_t *ky1) {
+    const int64_t y0 = oy * g->sh - g->ph;
+    *ky0 = y0 < 0 ? -y0 : 0;
+    *ky1 = g->h_in - y0 < g->kh ? g->h_in - y0 : g->kh;
+}
+
+/* Max pooling over the chunk of m <= POOL_ROW interior columns from o0 of row oy: the
+ * first maximum's value in acc (and, with idx, its position in the plane). */
+REMAT_ACT_INLINE void max_row(float *restrict acc, int64_t *restrict idx, const void *plane, const remat_conv_geom *g,
+                              int64_t oy, int64_t o0, int64_t m, int64_t ky0, int64_t ky1, const int b16) {
+    const int64_t sw = g->sw;
+    int first = 1;
+    for (int64_t ky = ky0; ky < ky1; ky++)
+        for (int64_t kx = 0; kx < g->kw; kx++) {
+            const int64_t at = (oy * g->sh - g->ph + ky) * g->w_in + o0 * sw - g->pw + kx;
+            const void *src = act_cat(plane, at, b16);
+            if (first) {
+                for (int64_t i = 0; i < m; i++) acc[i] = act_ld(src, i * sw, b16);
+                if (idx)
+                    for (int64_t i = 0; i < m; i++) idx[i] = at + i * sw;
+            } else if (idx) {
+                for (int64_t i = 0; i < m; i++) {
+                    const float v = act_ld(src, i * sw, b16);
+                    const int gt = v > acc[i];
+                    acc[i] = gt ? v : acc[i];
+                    idx[i] = gt ? at + i * sw : idx[i];
+                }
+            } else {
+                for (int64_t i = 0; i < m; i++) {
+                    const float v = act_ld(src, i * sw, b16);
+                    acc[i] = v > acc[i] ? v : acc[i];
+                }
+            }
+            first = 0;
+        }
+}
+
 REMAT_ACT_INLINE void maxpool2d_forward(void *out, const void *inp, int64_t q0, int64_t q1, const remat_conv_geom *g,
                                         const int b16) {
     const int64_t in_plane = g->h_in * g->w_in, out_plane = g->h_out * g->w_out;
+    int64_t a, b;
+    pool_inner_cols(g, &a, &b);
     for (int64_t q = q0; q < q1; q++) {
         const void *plane = act_cat(inp, q * in_plane, b16);
         void *o = act_at(out, q * out_plane, b16);
-        for (int64_t oy = 0; oy < g->h_out; oy++)
-            for (int64_t ox = 0; ox < g->w_out; ox++)
+        for (int64_t oy = 0; oy < g->h_out; oy++) {
+            int64_t ky0, ky1;
+            pool_inner_rows(g, oy, &ky0, &ky1);
+            const int64_t ia = ky0 < ky1 ? a : g->w_out, ib = ky0 < ky1 ? b : g->w_out;
+            for (int64_t ox = 0; ox < g->w_out; ox++) {
+                if (ox == ia && ia < ib) {
+                    for (int64_t o0 = ia; o0 < ib; o0 += POOL_ROW) {
+                        const int64_t m = ib - o0 < POOL_ROW ? ib - o0 : POOL_ROW;
+                        float acc[POOL_ROW];
+                        max_row(acc, NULL, plane, g, oy, o0, m, ky0, ky1, b16);
+                        for (int64_t i = 0; i < m; i++) act_st(o, oy * g->w_out + o0 + i, acc[i], b16);
+                    }
+                    ox = ib - 1;
+                    continue;
+                }
                 act_st(o, oy * g->w_out + ox, act_ld(plane, window_argmax(plane, g, oy, ox, b16), b16), b16);
+            }
+        }
     }
 }
 
 static void maxpool2d_backward(float *dinp, const float *dout, const float *inp, int64_t q0, int64_t q1,
                                const remat_conv_geom *g) {
     const int64_t in_plane = g->h_in * g->w_in, out_plane = g->h_out * g->w_out;
+    int64_t a, b;
+    pool_inner_cols(g, &a, &b);
     for (int64_t q = q0; q < q1; q++) {
         const float *plane = inp + q * in_plane, *dy = dout + q * out_plane;
         float *dx = dinp + q * in_plane;
-        for (int64_t oy = 0; oy < g->h_out; oy++)
+        for (int64_t oy = 0; oy < g->h_out; oy++) {
+            int64_t ky0, ky1;
+            pool_inner_rows(g, oy, &ky0, &ky1);
+            const int64_t ia = ky0 < ky1 ? a : g->w_out, ib = ky0 < ky1 ? b : g->w_out;
             for (int64_t ox = 0; ox < g->w_out; ox++) {
-                const int64_t a = window_argmax(plane, g, oy, ox, 0);
-                dx[a] = dx[a] + dy[oy * g->w_out + ox];
+                if (ox == ia && ia < ib) {
+                    for (int64_t o0 = ia; o0 < ib; o0 += POOL_ROW) {
+                        const int64_t m = ib - o0 < POOL_ROW ? ib - o0 : POOL_ROW;
+                        float acc[POOL_ROW];
+                        int64_t idx[POOL_ROW];
+                        max_row(acc, idx, plane, g, oy, o0, m, ky0, ky1, 0);
+                        for (int64_t i = 0; i < m; i++) dx[idx[i]] = dx[idx[i]] + dy[oy * g->w_out + o0 + i];
+                    }
+                    ox = ib - 1;
+                    continue;
+                }
+                const int64_t at = window_argmax(plane, g, oy, ox, 0);
+                dx[at] = dx[at] + dy[oy * g->w_out + ox];
             }
+        }
     }
+}
+
+/* The average window at (oy, ox) with every bounds check (the edges). */
+REMAT_ACT_INLINE float avg_window(const void *plane, const remat_conv_geom *g, int64_t oy, int64_t ox, const int b16) {
+    float s = 0.0f;
+    for (int64_t ky = 0; ky < g->kh; ky++) {
+        const int64_t iy = oy * g->sh - g->ph + ky;
+        if (iy < 0 || iy >= g->h_in) continue;
+        for (int64_t kx = 0; kx < g->kw; kx++) {
+            const int64_t ix = ox * g->sw - g->pw + kx;
+            if (ix >= 0 && ix < g->w_in) s = s + act_ld(plane, iy * g->w_in + ix, b16);
+        }
+    }
+    return s;
 }
 
 REMAT_ACT_INLINE void avgpool2d_forward(void *out, const void *inp, int64_t q0, int64_t q1, const remat_conv_geom *g,
                                         const int b16) {
-    const int64_t in_plane = g->h_in * g->w_in, out_plane = g->h_out * g->w_out;
+    const int64_t in_plane = g->h_in * g->w_in, out_plane = g->h_out * g->w_out, sw = g->sw;
     const float div = (float)(g->kh * g->kw);
+    int64_t a, b;
+    pool_inner_cols(g, &a, &b);
     for (int64_t q = q0; q < q1; q++) {
         const void *plane = act_cat(inp, q * in_plane, b16);
         void *o = act_at(out, q * out_plane, b16);
-        for (int64_t oy = 0; oy < g->h_out; oy++)
+        for (int64_t oy = 0; oy < g->h_out; oy++) {
+            int64_t ky0, ky1;
+            pool_inner_rows(g, oy, &ky0, &ky1);
             for (int64_t ox = 0; ox < g->w_out; ox++) {
-                float s = 0.0f;
-                for (int64_t ky = 0; ky < g->kh; ky++) {
-                    const int64_t iy = oy * g->sh - g->ph + ky;
-                    if (iy < 0 || iy >= g->h_in) continue;
-                    for (int64_t kx = 0; kx < g->kw; kx++) {
-                        const int64_t ix = ox * g->sw - g->pw + kx;
-                        if (ix >= 0 && ix < g->w_in) s = s + act_ld(plane, iy * g->w_in + ix, b16);
+                if (ox == a && a < b) {
+                    for (int64_t o0 = a; o0 < b; o0 += POOL_ROW) {
+                        const int64_t m = b - o0 < POOL_ROW ? b - o0 : POOL_ROW;
+                        float acc[POOL_ROW];
+                        for (int64_t i = 0; i < m; i++) acc[i] = 0.0f;
+                        for (int64_t ky = ky0; ky < ky1; ky++)
+                            for (int64_t kx = 0; kx < g->kw; kx++) {
+                                const void *src =
+                                    act_cat(plane, (oy * g->sh - g->ph + ky) * g->w_in + o0 * sw - g->pw + kx, b16);
+                                for (int64_t i = 0; i < m; i++) acc[i] = acc[i] + act_ld(src, i * sw, b16);
+                            }
+                        for (int64_t i = 0; i < m; i++) act_st(o, oy * g->w_out + o0 + i, acc[i] / div, b16);
                     }
+                    ox = b - 1;
+                    continue;
                 }
-                act_st(o, oy * g->w_out + ox, s / div, b16);
+                act_st(o, oy * g->w_out + ox, avg_window(plane, g, oy, ox, b16) / div, b16);
             }
+        }
     }
 }
 
 static void avgpool2d_backward(float *dinp, const float *dout, int64_t q0, int64_t q1, const remat_conv_geom *g) {
-    const int64_t in_plane = g->h_in * g->w_in, out_plane = g->h_out * g->w_out;
+    const int64_t in_plane = g->h_in * g->w_in, out_plane = g->h_out * g->w_out, sw = g->sw;
     const float div = (float)(g->kh * g->kw);
+    /* Windows that do not overlap (kernel <= stride) add into distinct positions, so the
+     * interior may run (ky, kx) outside the columns; overlapping ones keep the order. */
+    const int disjoint = g->kw <= g->sw && g->kh <= g->sh;
+    int64_t a, b;
+    pool_inner_cols(g, &a, &b);
+    if (!disjoint) a = b = g->w_out;
     for (int64_t q = q0; q < q1; q++) {
         const float *dy = dout + q * out_plane;
         float *dx = dinp + q * in_plane;
-        for (int64_t oy = 0; oy < g->h_out; oy++)
+        for (int64_t oy = 0; oy < g->h_out; oy++) {
+            int64_t ky0, ky1;
+            pool_inner_rows(g, oy, &ky0, &ky1);
             for (int64_t ox = 0; ox < g->w_out; ox++) {
+                if (ox == a && a < b) {
+                    for (int64_t o0 = a; o0 < b; o0 += POOL_ROW) {
+                        const int64_t m = b - o0 < POOL_ROW ? b - o0 : POOL_ROW;
+                        float d[POOL_ROW];
+                        for (int64_t i = 0; i < m; i++) d[i] = dy[oy * g->w_out + o0 + i] / div;
+                        for (int64_t ky = ky0; ky < ky1; ky++)
+                            for (int64_t kx = 0; kx < g->kw; kx++) {
+                                float *dst = dx + (oy * g->sh - g->ph + ky) * g->w_in + o0 * sw - g->pw + kx;
+                                for (int64_t i = 0; i < m; i++) dst[i * sw] = dst[i * sw] + d[i];
+                            }
+                    }
+                    ox = b - 1;
+                    continue;
+                }
                 const float d = dy[oy * g->w_out + ox] / div;
                 for (int64_t ky = 0; ky < g->kh; ky++) {
                     const int64_t iy = oy * g->sh - g->ph + ky;
@@ -106,6 +240,7 @@ static void avgpool2d_backward(float *dinp, const float *dout, int64_t q0, int64
                     }
                 }
             }
+        }
     }
 }
 
@@ -147,8 +282,7 @@ typedef struct pool_ctx {
     const remat_conv_geom *g;
 } pool_ctx;
 
-static void pool_part(void *ctx, int64_t q0, int64_t q1) {
-    const pool_ctx *c = ctx;
+REMAT_ACT_INLINE void pool_body(const pool_ctx *c, int64_t q0, int64_t q1) {
     switch (c->kind) {
     case POOL_MAX_FWD: maxpool2d_forward(c->y, c->x, q0, q1, c->g, 0); break;
     case POOL_MAX_FWD16: maxpool2d_forward(c->y, c->x, q0, q1, c->g, 1); break;
@@ -159,6 +293,10 @@ static void pool_part(void *ctx, int64_t q0, int64_t q1) {
     case POOL_BWD16: pool2d_backward_bf16(c->y, c->x, c->inp, q0, q1, c->g); break;
     }
 }
+
+/* Per-path copies (elem_kernel.h): the interior loops vectorised at each path's width,
+ * the same IEEE operations per output. */
+REMAT_ELEM_CLONES(pool_part, (void *ctx, int64_t q0, int64_t q1), (ctx, q0, q1), pool_body((const pool_ctx *)ctx, q0, q1))
 
 /* Below this many window reads a part stays on the calling thread. */
 #define POOL_MIN_PER_THREAD ((int64_t)1 << 15)
