@@ -2,7 +2,10 @@
 // path the CPU supports gives, bit for bit, the fmaf() chain its contract defines, on
 // widths around every tile edge (16/64/128 columns), row strides wider than the width,
 // repeated and empty lists, and adversarial values (signed zeros, subnormals, products
-// that underflow, inf and NaN); and the operand checks (finite, nonzero count, list).
+// that underflow, inf and NaN); the panel's nonzero lists (sparse_gemm.c's) on every path
+// against a direct reference (widths 1..16, K blocks across the 16-row edges, all-zero and
+// single-nonzero columns, -0, NaN, inf, subnormals); and the operand checks (finite,
+// nonzero count, list).
 // Paths the CPU lacks are reported as skipped, not passed.
 #include <gtest/gtest.h>
 
@@ -65,6 +68,60 @@ TEST(SparseChain, EveryPathIsTheFmafChain) {
                 ASSERT_TRUE(SameBits(c, want)) << remat_ref_simd_name((remat_simd)p) << " w=" << w << " n=" << n;
             }
     }
+}
+
+// A panel value: mostly +-0 at the given density, else adversarial (NaN and inf listed).
+float PanelValue(uint64_t key, uint64_t i, double density) {
+    const double u = remat_rng_uniform(26, 4, key, i);
+    if (u >= density) return remat_rng_uniform(26, 5, key, i) < 0.5 ? 0.0f : -0.0f;
+    const double v = remat_rng_uniform(26, 6, key, i);
+    if (v < 0.05) return std::nanf("");
+    if (v < 0.10) return -std::numeric_limits<float>::infinity();
+    if (v < 0.20) return 1e-45f;  // the smallest subnormal: nonzero
+    return Adversarial(key, i) == 0.0f ? 1.0f : Adversarial(key, i);
+}
+
+TEST(SparseChain, PanelListsOnEveryPath) {
+    const int64_t ld = 37, ls = 64;
+    int64_t checked = 0;
+    for (int p = 0; p < REMAT_SIMD_COUNT; p++) {
+        if (!remat_ref_simd_supported((remat_simd)p)) {
+            std::printf("[  SKIPPED ] path %s: not supported by this CPU\n", remat_ref_simd_name((remat_simd)p));
+            continue;
+        }
+        const remat_sparse_lists_fn fn = remat_sparse_lists_for((remat_simd)p);
+        for (int64_t cols = 1; cols <= 16; cols++)
+            for (int64_t kc : {1, 7, 15, 16, 17, 31, 33, 48, 63, 64})
+                for (double dens : {0.0, 0.02, 0.15, 0.6, 1.0}) {
+                    const uint64_t key = (uint64_t)(cols * 1000 + kc * 10) + (uint64_t)(dens * 7);
+                    // Columns past cols hold nonzeros (not to be read into any list).
+                    std::vector<float> panel((size_t)(kc * ld + 16));
+                    for (size_t i = 0; i < panel.size(); i++) panel[i] = PanelValue(key, i, dens);
+                    if (dens == 0.02 && kc > 3) panel[(size_t)((kc - 1) * ld)] = -0.5f;  // a single late entry
+                    std::vector<int32_t> idx((size_t)(16 * ls), -7), cnt(16, -7);
+                    std::vector<float> val((size_t)(16 * ls), 9.0f);
+                    const int64_t total = fn(idx.data(), val.data(), cnt.data(), panel.data(), ld, cols, kc, ls);
+                    int64_t want_total = 0;
+                    for (int64_t r = 0; r < cols; r++) {
+                        int64_t m = 0;
+                        for (int64_t k = 0; k < kc; k++) {
+                            const float x = panel[(size_t)(k * ld + r)];
+                            if (x == 0.0f) continue;  // +-0 left out; NaN compares unequal: listed
+                            ASSERT_LT(m, cnt[(size_t)r]) << remat_ref_simd_name((remat_simd)p) << " cols " << cols;
+                            ASSERT_EQ(idx[(size_t)(r * ls + m)], k);
+                            ASSERT_EQ(std::memcmp(&val[(size_t)(r * ls + m)], &x, sizeof x), 0);
+                            m++;
+                        }
+                        ASSERT_EQ(cnt[(size_t)r], m) << remat_ref_simd_name((remat_simd)p) << " cols " << cols
+                                                     << " kc " << kc << " density " << dens << " column " << r;
+                        want_total += m;
+                    }
+                    for (int64_t r = cols; r < 16; r++) ASSERT_EQ(cnt[(size_t)r], -7);  // untouched
+                    ASSERT_EQ(total, want_total);
+                    checked++;
+                }
+    }
+    EXPECT_GT(checked, 0);
 }
 
 TEST(SparseChain, CurrentPathEntryPoint) {

@@ -6,6 +6,10 @@
 #include <math.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 static void chain_scalar(float *c, int64_t w, const float *rows, int64_t ld, const int32_t *idx, const float *val,
                          int64_t n) {
     for (int64_t e = 0; e < n; e++) {
@@ -56,4 +60,41 @@ int64_t remat_sparse_list(int32_t *idx, float *val, const float *x, int64_t n, i
         m += (float_bits(x[i]) & 0x7fffffffu) != 0;
     }
     return m;
+}
+
+/* Row by row, 16 columns at a time: a mask of the row's nonzero columns, then each set
+ * bit appended to its column's list. */
+static int64_t lists_portable(int32_t *idx, float *val, int32_t *cnt, const float *panel, int64_t ld, int64_t cols,
+                              int64_t kc, int64_t ls) {
+    for (int64_t r = 0; r < cols; r++) cnt[r] = 0;
+    const unsigned keep = cols >= 16 ? 0xffffu : (1u << cols) - 1u;
+    int64_t total = 0;
+    for (int64_t k = 0; k < kc; k++) {
+        const float *row = panel + k * ld;
+        unsigned m = 0;
+#if defined(__SSE2__)
+        const __m128 z = _mm_setzero_ps();
+        for (int64_t q = 0; q + 4 <= cols; q += 4)
+            m |= (unsigned)_mm_movemask_ps(_mm_cmpneq_ps(_mm_loadu_ps(row + q), z)) << q;
+        for (int64_t q = cols & ~(int64_t)3; q < cols; q++) m |= (unsigned)((float_bits(row[q]) & 0x7fffffffu) != 0) << q;
+#else
+        for (int64_t q = 0; q < cols; q++) m |= (unsigned)((float_bits(row[q]) & 0x7fffffffu) != 0) << q;
+#endif
+        m &= keep;
+        total += __builtin_popcount(m);
+        for (; m; m &= m - 1) {
+            const int r = __builtin_ctz(m);
+            idx[r * ls + cnt[r]] = (int32_t)k, val[r * ls + cnt[r]] = row[r];
+            cnt[r]++;
+        }
+    }
+    return total;
+}
+
+remat_sparse_lists_fn remat_sparse_lists_for(remat_simd p) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (p == REMAT_SIMD_AVX512) return remat_sparse_lists_avx512;
+#endif
+    (void)p;
+    return lists_portable;
 }

@@ -60,6 +60,21 @@ void remat_sparse_chain_avx2(float *c, int64_t w, const float *rows, int64_t ld,
 void remat_sparse_chain_avx512(float *c, int64_t w, const float *rows, int64_t ld, const int32_t *idx,
                                const float *val, int64_t n);
 
+/* The nonzero lists of the columns of a panel (its row k, k < kc, at panel + k * ld;
+ * columns r < cols, cols <= 16): column r's list at idx + r * ls and val + r * ls, the
+ * (k, panel[k * ld + r]) whose value is not +-0 (NaNs count as nonzero), k ascending;
+ * cnt[r] its length. Returns the sum of the lengths. ls >= kc rounded up to 16 (the
+ * SIMD kernels store whole vectors past a list's end, within its ls entries); reads
+ * panel[k * ld + r] for k < kc, r < cols only. Every path lists the same entries, bit
+ * for bit (values are moved, never computed). */
+typedef int64_t (*remat_sparse_lists_fn)(int32_t *idx, float *val, int32_t *cnt, const float *panel, int64_t ld,
+                                         int64_t cols, int64_t kc, int64_t ls);
+/* The kernel for path p (supported): AVX-512 transposes 16 x 16 blocks in registers and
+ * compresses each column (vcompressps); the others test 16 columns a row at a time. */
+remat_sparse_lists_fn remat_sparse_lists_for(remat_simd p);
+int64_t remat_sparse_lists_avx512(int32_t *idx, float *val, int32_t *cnt, const float *panel, int64_t ld,
+                                  int64_t cols, int64_t kc, int64_t ls);
+
 /* dst[k * ld + r] = src[r * rs + k] for r < rows, k < cols (AVX2 only: remat_ref_simd_supported;
  * moves floats, no arithmetic). */
 void remat_sparse_transpose_avx2(float *dst, int64_t ld, const float *src, int64_t rs, int64_t rows,

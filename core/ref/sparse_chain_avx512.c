@@ -1,6 +1,7 @@
 /* sparse_chain_avx512.c - the zero-skipping chain (sparse_chain.h) on AVX-512F: tiles
  * of 128 columns held in 8 zmm accumulators for the whole list, one _mm512_fmadd_ps per
- * lane and listed term, in list order; the last tile's vectors masked. Compiled for
+ * lane and listed term, in list order; the last tile's vectors masked. And the panel's
+ * nonzero lists: 16 x 16 blocks transposed in registers, each column compressed. Compiled for
  * AVX512F by a function attribute, called only where remat_ref_simd_supported(AVX512).
  */
 #include "core/ref/sparse_chain.h"
@@ -49,5 +50,57 @@ T512 void remat_sparse_chain_avx512(float *c, int64_t w, const float *rows, int6
     case 7: tile(c + j, rows + j, ld, idx, val, n, 7, last); break;
     default: tile(c + j, rows + j, ld, idx, val, n, 8, last); break;
     }
+}
+
+/* t[c] lane r <- t[r] lane c, r, c < 16 (unpack, shuffle within 128-bit lanes, then
+ * two rounds of 128-bit lane shuffles). */
+static inline T512 __attribute__((always_inline)) void transpose16(__m512 t[16]) {
+    __m512 a[16], b[16];
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; i++)
+        a[2 * i] = _mm512_unpacklo_ps(t[2 * i], t[2 * i + 1]), a[2 * i + 1] = _mm512_unpackhi_ps(t[2 * i], t[2 * i + 1]);
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) { /* b[4i + j], 128-bit lane L: rows 4i .. 4i + 3 of column 4L + j */
+        b[4 * i + 0] = _mm512_shuffle_ps(a[4 * i], a[4 * i + 2], 0x44);
+        b[4 * i + 1] = _mm512_shuffle_ps(a[4 * i], a[4 * i + 2], 0xee);
+        b[4 * i + 2] = _mm512_shuffle_ps(a[4 * i + 1], a[4 * i + 3], 0x44);
+        b[4 * i + 3] = _mm512_shuffle_ps(a[4 * i + 1], a[4 * i + 3], 0xee);
+    }
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; j++) {
+        const __m512 x0 = _mm512_shuffle_f32x4(b[j], b[4 + j], 0x88), x1 = _mm512_shuffle_f32x4(b[j], b[4 + j], 0xdd);
+        const __m512 y0 = _mm512_shuffle_f32x4(b[8 + j], b[12 + j], 0x88);
+        const __m512 y1 = _mm512_shuffle_f32x4(b[8 + j], b[12 + j], 0xdd);
+        t[j] = _mm512_shuffle_f32x4(x0, y0, 0x88), t[8 + j] = _mm512_shuffle_f32x4(x0, y0, 0xdd);
+        t[4 + j] = _mm512_shuffle_f32x4(x1, y1, 0x88), t[12 + j] = _mm512_shuffle_f32x4(x1, y1, 0xdd);
+    }
+}
+
+__attribute__((target("avx512f,popcnt"))) int64_t remat_sparse_lists_avx512(int32_t *idx, float *val, int32_t *cnt, const float *panel, int64_t ld,
+                                       int64_t cols, int64_t kc, int64_t ls) {
+    const __mmask16 cm = cols >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << cols) - 1u);
+    const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    int32_t n[16] = {0};
+    for (int64_t kb = 0; kb < kc; kb += 16) {
+        const int64_t kn = kc - kb < 16 ? kc - kb : 16;
+        __m512 t[16];
+#pragma GCC unroll 16
+        for (int k = 0; k < 16; k++)
+            t[k] = k < kn ? _mm512_maskz_loadu_ps(cm, panel + (kb + k) * ld) : _mm512_setzero_ps();
+        transpose16(t); /* t[r]: column r's values of rows kb .. kb + 15 (+0 past kc) */
+        const __m512i ks = _mm512_add_epi32(_mm512_set1_epi32((int32_t)kb), iota);
+#pragma GCC unroll 16
+        for (int r = 0; r < 16; r++) {
+            if (r >= cols) break;
+            /* not +-0: unordered (NaN) or unequal to 0 */
+            const __mmask16 m = _mm512_cmp_ps_mask(t[r], _mm512_setzero_ps(), _CMP_NEQ_UQ);
+            _mm512_storeu_ps(val + r * ls + n[r], _mm512_maskz_compress_ps(m, t[r]));
+            _mm512_storeu_si512((void *)(idx + r * ls + n[r]), _mm512_maskz_compress_epi32(m, ks));
+            n[r] += __builtin_popcount((unsigned)m);
+        }
+    }
+    int64_t total = 0;
+    for (int64_t r = 0; r < cols; r++) cnt[r] = n[r], total += n[r];
+    return total;
 }
 #endif

@@ -7,7 +7,8 @@
  * in chunks of at most SG_MC (the accumulator buffer acc[j][i], SG_PB x SG_MC floats,
  * held in L2 across K blocks); K in blocks of SG_KB rows: the block's B panel
  * (SG_KB x SG_PB, packed as the dense GEMM packs B) becomes the per-column nonzero lists
- * (SG_PB x SG_KB entries), then for each tile every column's list runs over the tile's
+ * (SG_PB x SG_KB entries; remat_sparse_lists_for: on AVX-512 16 x 16 transposes in
+ * registers and a compress per column), then for each tile every column's list runs over the tile's
  * SG_KB x tile block of wt (32 KiB at 128: in L1 while the columns run over it). K
  * blocks run in ascending order and each column's list is in k order, so every
  * element's chain is its k-ascending chain without B's zeros.
@@ -66,6 +67,7 @@ int remat_sparse_pick(const float *b, int64_t n_b, int64_t m, const float *a, in
 typedef struct sg_call {
     const remat_gemm_desc *d;
     remat_sparse_chain_fn chain;
+    remat_sparse_lists_fn lists;
     int64_t tile, cg, gs; /* rows per A tile; C's column groups */
     float *wt;            /* A transposed, per tile of rows: tile t's row k at wt + (t * K + k) * tile */
     int fast_tr;          /* AVX2 transposes for A (the AVX2 and AVX-512 paths) */
@@ -105,35 +107,6 @@ static float dense_element(const sg_call *s, int64_t i, int64_t j, float c) {
     return c;
 }
 
-/* Appends the nonzeros of panel rows k < kc (SG_PB floats apart; columns q0 + r, r <
- * min(count, 16)) to the lists of those columns: list q is idx/val + q * SG_KB, cnt[q]
- * entries. */
-static void panel_lists(int32_t *idx, float *val, int32_t *cnt, const float *panel, int64_t q0, int64_t count,
-                        int64_t kc) {
-    for (int64_t k = 0; k < kc; k++) {
-        const float *row = panel + k * SG_PB + q0;
-        unsigned m;
-#if defined(__SSE2__)
-        const __m128 z = _mm_setzero_ps();
-        m = (unsigned)_mm_movemask_ps(_mm_cmpneq_ps(_mm_loadu_ps(row), z)) |
-            (unsigned)_mm_movemask_ps(_mm_cmpneq_ps(_mm_loadu_ps(row + 4), z)) << 4 |
-            (unsigned)_mm_movemask_ps(_mm_cmpneq_ps(_mm_loadu_ps(row + 8), z)) << 8 |
-            (unsigned)_mm_movemask_ps(_mm_cmpneq_ps(_mm_loadu_ps(row + 12), z)) << 12;
-#else
-        m = 0;
-        for (int r = 0; r < SG_PW; r++) m |= (unsigned)(row[r] != 0.0f || row[r] != row[r]) << r;
-#endif
-        m &= count >= SG_PW ? 0xffffu : (1u << count) - 1u;
-        while (m) {
-            const int r = __builtin_ctz(m);
-            const int64_t q = q0 + r;
-            idx[q * SG_KB + cnt[q]] = (int32_t)k, val[q * SG_KB + cnt[q]] = row[r];
-            cnt[q]++;
-            m &= m - 1;
-        }
-    }
-}
-
 typedef struct sg_scratch {
     float *acc;   /* SG_PB x SG_MC */
     float *panel; /* SG_KB x SG_PB: B's block */
@@ -163,13 +136,13 @@ static void sparse_block(const sg_call *s, const sg_scratch *w, int64_t ic, int6
     memset(w->tot, 0, (size_t)nb * sizeof(int32_t));
     for (int64_t k0 = 0; k0 < d->K; k0 += SG_KB) {
         const int64_t kc = d->K - k0 < SG_KB ? d->K - k0 : SG_KB;
-        memset(w->cnt, 0, (size_t)nb * sizeof(int32_t));
         pack_b_panel(s, w->panel, SG_PB, jb, nb, k0, kc);
-        for (int64_t q0 = 0; q0 < nb; q0 += SG_PW)
-            panel_lists(w->idx, w->val, w->cnt, w->panel, q0, nb - q0 < SG_PW ? nb - q0 : SG_PW, kc);
         int64_t any = 0;
-        for (int64_t r = 0; r < nb; r++) any += w->cnt[r], w->tot[r] += w->cnt[r];
+        for (int64_t q0 = 0; q0 < nb; q0 += SG_PW)
+            any += s->lists(w->idx + q0 * SG_KB, w->val + q0 * SG_KB, w->cnt + q0, w->panel + q0, SG_PB,
+                            nb - q0 < SG_PW ? nb - q0 : SG_PW, kc, SG_KB);
         if (!any) continue;
+        for (int64_t r = 0; r < nb; r++) w->tot[r] += w->cnt[r];
         for (int64_t it = 0; it < mc; it += s->tile) {
             const int64_t tw = mc - it < s->tile ? mc - it : s->tile;
             const float *wt = s->wt + ((ic + it) / s->tile * d->K + k0) * s->tile;
@@ -257,6 +230,7 @@ static void sparse_pass(remat_simd p, const remat_gemm_desc *d) {
     sg_call s;
     s.d = d;
     s.chain = remat_sparse_chain_for(p);
+    s.lists = remat_sparse_lists_for(p);
     s.tile = p == REMAT_SIMD_AVX512 ? 128 : 64;
     s.fast_tr = p != REMAT_SIMD_SCALAR;
     s.cg = d->c_group > 0 ? d->c_group : d->N;
