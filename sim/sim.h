@@ -148,10 +148,15 @@ int remat_sim_times_warm(const remat_sim *s);
  * at another N are then read off the line through the two measured sizes
  * (sim/op_cost.h, rule 1b) instead of scaled by elements alone. */
 int remat_sim_has_probe(const remat_sim *s);
-/* Seconds of the recorded step outside its ops: the baseline's best warm step's time
- * minus the time of its ops (allocations, the batch, host work; sim/op_cost.h). */
+/* Seconds of a plain step at the recorded batch outside its ops: a step's time minus the
+ * time of its ops (allocations, the batch, host work; sim/op_cost.h), the least of the
+ * baseline's best warm step and the probe's plain steps at that batch
+ * (remat_trace.probe_steps). */
 double remat_sim_host_gap(const remat_sim *s);
-/* The host gap per allocation event of that step (0 when it had none). */
+/* What an allocation event more adds to it: measured by the probe's checkpointed steps
+ * against its plain ones (their least host gaps' difference per event more, within [0,
+ * the plain step's average]); without them, the host gap per event of the recorded step
+ * (0 when it had none). */
 double remat_sim_host_per_event(const remat_sim *s);
 /* Seconds outside its ops of predicted step `iter` with `events` allocation events:
  * the host gap, plus the host gap per event for each event more (or fewer) than the

@@ -453,6 +453,80 @@ TEST(OpCost, HostTimeScalesWithTheStepsEvents) {
     remat_sim_free(s);
 }
 
+// With the probe's step times (remat_trace.probe_steps), the host gap is the least of
+// the recording's and the probe's plain steps at the recorded batch, and an event more
+// costs what the probe's checkpointed steps measured per extra event (their least host
+// gap over the plain steps', per event more), kept within [0, the plain step's average].
+TEST(OpCost, ProbeStepsPriceTheHostTimeOfAnExtraEvent) {
+    Baseline b("tiny-3block-if", 3);
+    ASSERT_NE(b.sim, nullptr);
+    remat_error err{};
+    remat_trace &t = b.base.t;
+    for (int32_t i = 0; i < t.n_iters; i++) t.iters[i].step_time_s += 1.0; // a recorded host gap of about 1 s
+    const int32_t best = remat_op_cost_best_step(&t);
+    ASSERT_GE(best, 1);
+    const int64_t ev = t.iters[best].n_events;
+    // probe steps 0 and 1: copies of the recorded step (plain, at the recorded batch);
+    // step 2: checkpointed (a recomputation more), 40 events more
+    double ops = 0;
+    int64_t n_rec = 0;
+    for (int64_t i = 0; i < t.n_ops; i++)
+        if (t.ops[i].iter == best) ops += t.ops[i].t_end - t.ops[i].t_start, n_rec++;
+    ASSERT_GT(n_rec, 0);
+    const int64_t n0 = t.n_ops;
+    for (int step = 0; step < 3; step++)
+        for (int64_t i = 0; i < n0; i++) {
+            if (t.ops[i].iter != best) continue;
+            remat_op_record r = t.ops[i];
+            r.iter = step;
+            ASSERT_GE(remat_trace_add_probe_op(&t, &r, &err), 0);
+        }
+    remat_op_record rc = t.ops[0];
+    rc.iter = 2;
+    rc.phase = (uint8_t)REMAT_PHASE_RECOMPUTE;
+    rc.t_start = rc.t_end = 0; // takes no time: the step's ops are the plain ones'
+    ASSERT_GE(remat_trace_add_probe_op(&t, &rc, &err), 0);
+    t.probe_N = 4 * t.N; // a probe (here all at the recorded batch)
+    auto with_steps = [&](double gap0, double gap0b, double gap_ck, int64_t ev_ck) {
+        t.n_probe_steps = 0;
+        const remat_probe_step st[3] = {{ops + gap0, ev}, {ops + gap0b, ev}, {ops + gap_ck, ev_ck}};
+        for (int i = 0; i < 3; i++) EXPECT_GE(remat_trace_add_probe_step(&t, &st[i], &err), 0);
+        remat_sim_opts so = remat_sim_opts_default();
+        remat_sim *s = remat_sim_init(&t, &so, &err);
+        EXPECT_NE(s, nullptr) << err.msg;
+        return s;
+    };
+    // plain gaps 0.8 and 0.9 s (least 0.8, under the recording's 1 s), checkpointed 0.8 +
+    // 40 x 0.25 x the average: 0.25 of the average per event more
+    const double avg = 0.8 / (double)ev;
+    remat_sim *s = with_steps(0.9, 0.8, 0.8 + 40 * 0.25 * avg, ev + 40);
+    ASSERT_NE(s, nullptr);
+    EXPECT_NEAR(remat_sim_host_gap(s), 0.8, 1e-9);
+    EXPECT_NEAR(remat_sim_host_per_event(s), 0.25 * avg, 1e-12);
+    EXPECT_NEAR(remat_sim_host_time(s, best, ev + 10), 0.8 + 10 * 0.25 * avg, 1e-9);
+    remat_sim_free(s);
+    // noise: a checkpointed gap under the plain one is no cost; one over the average per
+    // event is the average
+    s = with_steps(0.8, 0.8, 0.7, ev + 40);
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(remat_sim_host_per_event(s), 0.0);
+    remat_sim_free(s);
+    s = with_steps(0.8, 0.8, 0.8 + 40 * 3 * avg, ev + 40);
+    ASSERT_NE(s, nullptr);
+    EXPECT_NEAR(remat_sim_host_per_event(s), avg, 1e-12);
+    remat_sim_free(s);
+    // probe gaps over the recording's: the recording's stands (the least), and its
+    // average per event without a checkpointed step
+    t.probe_ops[t.n_probe_ops - 1].phase = (uint8_t)REMAT_PHASE_FORWARD; // step 2 is plain now, with an op more
+    s = with_steps(1.5, 1.6, 1.7, ev);
+    ASSERT_NE(s, nullptr);
+    const double rec_gap = remat_sim_host_gap(s);
+    EXPECT_GT(rec_gap, 1.0 - 1e-6);
+    EXPECT_LT(rec_gap, 1.5);
+    EXPECT_NEAR(remat_sim_host_per_event(s), rec_gap / (double)ev, 1e-12);
+    remat_sim_free(s);
+}
+
 TEST(OpCost, SpikeCountsFromTheBaseline) {
     Baseline b("tiny-mlp-lif", 2);
     ASSERT_NE(b.sim, nullptr);

@@ -397,6 +397,66 @@ TEST(TraceH5, ProbeIsOptionalAndChecked) {
     remat_trace_free(&t);
 }
 
+// The probe's steps (/probe_steps: each warm step's time and events) are optional, read
+// back row for row, covered by the checksum, and refused when not one row per probe
+// step or with a bad value.
+TEST(TraceH5, ProbeStepsRoundTripAndChecked) {
+    Files files;
+    remat_error err = {};
+    remat_trace t, back;
+    make_trace(&t, 30, 9);
+    for (int i = 0; i < 6; i++) {
+        remat_op_record r = t.ops[i % t.n_ops];
+        r.iter = i / 3;  // two probe steps of three ops
+        r.t_end = r.t_start + 0.125 * (i + 1);
+        ASSERT_EQ(remat_trace_add_probe_op(&t, &r, &err), i);
+    }
+    t.probe_N = 2 * t.N;
+    std::string without = files.add("steps_without.h5");
+    write_ok(t, without);
+    ASSERT_EQ(read_trace(without, &back, &err), REMAT_OK) << err.msg;
+    EXPECT_EQ(back.n_probe_steps, 0);
+    remat_trace_free(&back);
+    const remat_probe_step steps[2] = {{0.0125, 40}, {0.0375, 58}};
+    for (int i = 0; i < 2; i++) ASSERT_EQ(remat_trace_add_probe_step(&t, &steps[i], &err), i);
+    std::string with = files.add("steps_with.h5");
+    write_ok(t, with);
+    ASSERT_EQ(read_trace(with, &back, &err), REMAT_OK) << err.msg;
+    ASSERT_EQ(back.n_probe_steps, 2);
+    for (int i = 0; i < 2; i++) {
+        EXPECT_EQ(memcmp(&back.probe_steps[i].step_time_s, &steps[i].step_time_s, 8), 0);
+        EXPECT_EQ(back.probe_steps[i].n_events, steps[i].n_events);
+    }
+    remat_trace_free(&back);
+    // a changed row is caught by the checksum; without it, a bad value by name
+    hid_t f = open_rw(with);
+    hid_t d = H5Dopen2(f, "/probe_steps/n_events", H5P_DEFAULT);
+    int64_t ev[2] = {40, -1};
+    ASSERT_GE(H5Dwrite(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, ev), 0);
+    H5Dclose(d);
+    H5Fclose(f);
+    {
+        SCOPED_TRACE("n_events changed");
+        expect_refused(with, "content_crc32");
+    }
+    f = open_rw(with);
+    ASSERT_GE(H5Adelete_by_name(f, "/", "content_crc32", H5P_DEFAULT), 0);
+    H5Fclose(f);
+    {
+        SCOPED_TRACE("n_events negative");
+        expect_refused(with, "/probe_steps/n_events: probe step 1 has -1 events, expected >= 0");
+    }
+    // one row more than the probe has steps
+    const remat_probe_step extra = {0.01, 40};
+    ASSERT_EQ(remat_trace_add_probe_step(&t, &extra, &err), 2);
+    write_ok(t, with);
+    {
+        SCOPED_TRACE("a row too many");
+        expect_refused(with, "/probe_steps: 3 rows, expected one per step of /probe_ops (2)");
+    }
+    remat_trace_free(&t);
+}
+
 TEST(TraceH5, RoundTripEmptyTrace) {
     Files files;
     std::string p = files.add("empty.h5");

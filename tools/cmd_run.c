@@ -207,8 +207,9 @@ static int probe_steps(double step_s) {
 
 /* One batch of the probe of a plain recording (remat_trace.probe_ops): `steps` steps of
  * model m at batch probe_n (ckpt: every block checkpointed), the ops of every warm one (all but the first) into trace,
- * their iter numbered on from the probe's records so far; *best_s the least warm step
- * time. Nothing is added when a step fails. */
+ * their iter numbered on from the probe's records so far, and each warm step's time and
+ * events (remat_trace.probe_steps); *best_s the least warm step time. Nothing is added
+ * when a step fails. */
 static remat_status run_probe(const remat_model *m, int64_t probe_n, int steps, int ckpt, remat_backend *be,
                               const remat_exec_opts *o, remat_trace *trace, double *best_s, remat_error *err) {
     remat_model mp;
@@ -238,6 +239,10 @@ static remat_status run_probe(const remat_model *m, int64_t probe_n, int steps, 
         remat_op_record r = tmp.ops[i];
         r.iter += iter0 - 1;
         if (remat_trace_add_probe_op(trace, &r, err) < 0) st = err->status;
+    }
+    for (int i = 1; st == REMAT_OK && i < steps; i++) { /* each warm step's time and events: the host time */
+        remat_probe_step ps = {res[i].step_time_s, res[i].events};
+        if (remat_trace_add_probe_step(trace, &ps, err) < 0) st = err->status;
     }
     remat_trace_free(&tmp);
     remat_plan_free(&pp);
@@ -472,6 +477,7 @@ static remat_status run_steps(run_cmd *c, const remat_tools_world *wd, run_state
             fprintf(stderr, "remat run: note: no probe in the trace (%s): simulate prices another batch size by "
                             "elements alone\n", pe.msg);
             r->trace.n_probe_ops = 0;
+            r->trace.n_probe_steps = 0;
             r->trace.probe_N = 0;
         }
     }

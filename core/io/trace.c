@@ -35,6 +35,7 @@ void remat_trace_free(remat_trace *t) {
     remat_xfree(t->ops);
     remat_xfree(t->iters);
     remat_xfree(t->probe_ops);
+    remat_xfree(t->probe_steps);
     remat_trace_init(t);
 }
 
@@ -56,6 +57,13 @@ int64_t remat_trace_add_probe_op(remat_trace *t, const remat_op_record *r, remat
     if (remat_grow((void **)&t->probe_ops, &t->cap_probe_ops, t->n_probe_ops + 1, sizeof *r, 256, INT64_MAX, err)) return -1;
     t->probe_ops[t->n_probe_ops] = *r;
     return t->n_probe_ops++;
+}
+
+int64_t remat_trace_add_probe_step(remat_trace *t, const remat_probe_step *s, remat_error *err) {
+    if (remat_grow((void **)&t->probe_steps, &t->cap_probe_steps, t->n_probe_steps + 1, sizeof *s, 64, INT64_MAX, err))
+        return -1;
+    t->probe_steps[t->n_probe_steps] = *s;
+    return t->n_probe_steps++;
 }
 
 int32_t remat_trace_add_iter(remat_trace *t, const remat_iter_summary *s, remat_error *err) {

@@ -86,6 +86,14 @@ typedef struct remat_iter_summary {
     int64_t first_event, n_events;      /* the iteration's slice of events */
 } remat_iter_summary;
 
+/* One warm step of the probe (optional group /probe_steps, row i for the probe's iter i):
+ * its time and its allocation events, so that the simulator can tell the host time of a
+ * step outside its ops, and what an extra allocation event adds to it (sim/sim.c). */
+typedef struct remat_probe_step {
+    double step_time_s;
+    int64_t n_events;
+} remat_probe_step;
+
 typedef struct remat_trace {
     int32_t schema_version;
     char *model_text;      /* owned; the model file's text */
@@ -128,6 +136,9 @@ typedef struct remat_trace {
      * plans, --probe-N 0). Its ops carry iter 0, 1, ... (the probe's warm steps). */
     int64_t probe_N;
     remat_op_record *probe_ops; int64_t n_probe_ops, cap_probe_ops;
+    /* the probe's warm steps, one per iter of probe_ops, in order (none in traces written
+     * before the group existed: the simulator then prices the host time as before) */
+    remat_probe_step *probe_steps; int64_t n_probe_steps, cap_probe_steps;
 } remat_trace;
 
 /* What a trace of remat run describes, for answers and figure titles (a recorded
@@ -144,6 +155,8 @@ int64_t remat_trace_add_op(remat_trace *t, const remat_op_record *r, remat_error
 int remat_trace_has_probe(const remat_trace *t);
 /* Appends a probe op record (remat_trace.probe_ops). */
 int64_t remat_trace_add_probe_op(remat_trace *t, const remat_op_record *r, remat_error *err);
+/* Appends a probe step (remat_trace.probe_steps). */
+int64_t remat_trace_add_probe_step(remat_trace *t, const remat_probe_step *s, remat_error *err);
 int32_t remat_trace_add_iter(remat_trace *t, const remat_iter_summary *s, remat_error *err);
 remat_status remat_trace_set_texts(remat_trace *t, const char *model_text, const char *plan_text, remat_error *err);
 

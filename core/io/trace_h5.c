@@ -58,6 +58,10 @@ static const field iter_fields[] = {
     F(remat_iter_summary, first_event, REMAT_H5_I64, 1, NULL),
     F(remat_iter_summary, n_events, REMAT_H5_I64, 1, NULL),
 };
+static const field probe_step_fields[] = {
+    F(remat_probe_step, step_time_s, REMAT_H5_F64, 1, "s"),
+    F(remat_probe_step, n_events, REMAT_H5_I64, 1, NULL),
+};
 #undef F
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -68,13 +72,15 @@ typedef struct table {
     size_t stride;
 } table;
 
-/* the fourth, /probe_ops, is optional: written when the trace holds a probe */
-enum { N_TABLES = 4, PROBE_TABLE = 3 };
+/* the fourth, /probe_ops, is optional: written when the trace holds a probe; the fifth,
+ * /probe_steps (its steps' times and events), with it when the probe recorded them */
+enum { N_TABLES = 5, PROBE_TABLE = 3, PROBE_STEP_TABLE = 4 };
 static const table tables[N_TABLES] = {
     {"/events", event_fields, COUNT(event_fields), sizeof(remat_event)},
     {"/ops", op_fields, COUNT(op_fields), sizeof(remat_op_record)},
     {"/iters", iter_fields, COUNT(iter_fields), sizeof(remat_iter_summary)},
     {"/probe_ops", op_fields, COUNT(op_fields), sizeof(remat_op_record)},
+    {"/probe_steps", probe_step_fields, COUNT(probe_step_fields), sizeof(remat_probe_step)},
 };
 
 /* Column f of n records (AoS at rec) into buf (packed), or back. */
@@ -131,8 +137,8 @@ static remat_status write_tables(hid_t f, const char *path, const remat_trace *t
     uint32_t crc = *crcp;
     void *buf = NULL;
     remat_status st = REMAT_OK;
-    const void *recs[N_TABLES] = {t->events, t->ops, t->iters, t->probe_ops};
-    int64_t counts[N_TABLES] = {t->n_events, t->n_ops, t->n_iters, t->n_probe_ops};
+    const void *recs[N_TABLES] = {t->events, t->ops, t->iters, t->probe_ops, t->probe_steps};
+    int64_t counts[N_TABLES] = {t->n_events, t->n_ops, t->n_iters, t->n_probe_ops, t->n_probe_steps};
     int64_t maxn = 0;
     for (int ti = 0; ti < N_TABLES; ti++)
         if (counts[ti] > maxn) maxn = counts[ti];
@@ -142,7 +148,8 @@ static remat_status write_tables(hid_t f, const char *path, const remat_trace *t
     }
     for (int ti = 0; ti < N_TABLES && st == REMAT_OK; ti++) {
         const table *tb = &tables[ti];
-        if (ti == PROBE_TABLE && (t->n_probe_ops <= 0 || t->probe_N <= 0)) continue;
+        if (ti >= PROBE_TABLE && (t->n_probe_ops <= 0 || t->probe_N <= 0)) continue;
+        if (ti == PROBE_STEP_TABLE && t->n_probe_steps <= 0) continue;
         for (int fi = 0; fi < tb->n_fields && st == REMAT_OK; fi++) {
             const field *fd = &tb->fields[fi];
             char dpath[128];
@@ -427,6 +434,27 @@ static remat_status check_iters(const char *path, const remat_trace *t, remat_er
     return REMAT_OK;
 }
 
+/* The probe's steps: one row per probe step (iter of /probe_ops), each time finite and
+ * >= 0, its events >= 0. */
+static remat_status check_probe_steps(const char *path, const remat_trace *t, remat_error *err) {
+    int64_t n_it = 0;
+    for (int64_t i = 0; i < t->n_probe_ops; i++)
+        if (t->probe_ops[i].iter + 1 > n_it) n_it = t->probe_ops[i].iter + 1;
+    if (t->n_probe_steps != n_it)
+        return BAD("%s: /probe_steps: %lld rows, expected one per step of /probe_ops (%lld)", path,
+                   (long long)t->n_probe_steps, (long long)n_it);
+    for (int64_t i = 0; i < t->n_probe_steps; i++) {
+        const remat_probe_step *s = &t->probe_steps[i];
+        if (!isfinite(s->step_time_s) || !(s->step_time_s >= 0))
+            return BAD("%s: /probe_steps/step_time_s: probe step %lld took %g s, expected a finite time >= 0", path,
+                       (long long)i, s->step_time_s);
+        if (s->n_events < 0)
+            return BAD("%s: /probe_steps/n_events: probe step %lld has %lld events, expected >= 0", path, (long long)i,
+                       (long long)s->n_events);
+    }
+    return REMAT_OK;
+}
+
 static remat_status check_events(const char *path, const remat_trace *t, remat_error *err) {
     int64_t n = t->n_events;
     int64_t *live = NULL;
@@ -442,14 +470,16 @@ static remat_status check_events(const char *path, const remat_trace *t, remat_e
     if ((st = check_ops(path, "/ops", t->ops, t->n_ops, t->T, err)) != REMAT_OK) return st;
     if (t->n_probe_ops > 0 && (st = check_ops(path, "/probe_ops", t->probe_ops, t->n_probe_ops, t->T, err)) != REMAT_OK)
         return st;
+    if (t->n_probe_steps > 0 && (st = check_probe_steps(path, t, err)) != REMAT_OK) return st;
     return check_iters(path, t, err);
 }
 
 static remat_status read_tables(hid_t f, const char *path, remat_trace *t, uint32_t *crc, remat_error *err) {
-    void **recs[N_TABLES] = {(void **)&t->events, (void **)&t->ops, (void **)&t->iters, (void **)&t->probe_ops};
+    void **recs[N_TABLES] = {(void **)&t->events, (void **)&t->ops, (void **)&t->iters, (void **)&t->probe_ops,
+                             (void **)&t->probe_steps};
     for (int ti = 0; ti < N_TABLES; ti++) {
         const table *tb = &tables[ti];
-        if (ti == PROBE_TABLE && !remat_h5_exists(f, tb->group)) continue; /* optional */
+        if (ti >= PROBE_TABLE && !remat_h5_exists(f, tb->group)) continue; /* optional */
         int64_t n = -1;
         const char *first = NULL;
         for (int fi = 0; fi < tb->n_fields; fi++) {
@@ -483,6 +513,7 @@ static remat_status read_tables(hid_t f, const char *path, remat_trace *t, uint3
                 if (ti == 1) t->n_ops = t->cap_ops = n;
                 if (ti == 2) t->n_iters = t->cap_iters = (int32_t)n;
                 if (ti == PROBE_TABLE) t->n_probe_ops = t->cap_probe_ops = n;
+                if (ti == PROBE_STEP_TABLE) t->n_probe_steps = t->cap_probe_steps = n;
             } else if (dims[0] != n) {
                 remat_xfree(col);
                 return BAD("%s: %s: %lld rows, but %s/%s has %lld (datasets of unequal length)", path, dpath,
