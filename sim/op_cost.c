@@ -34,7 +34,8 @@ struct remat_op_cost_model {
     cost_table tab[TAB_COUNT];
     cost_table probe; /* the trace's probe, keyed as TAB_SHAPE, its best step per batch (n 0: none) */
     int probe_at_rec;  /* 1: the probe's best step at the recorded batch beat the recording's */
-    cost_table ckpt;   /* the probe's checkpointed step (TAB_RAW keys; n 0: none) */
+    cost_table ckpt;   /* the probe's checkpointed steps, each op's least (TAB_RAW keys; n 0: none) */
+    cost_table plain_rec; /* the probe's plain steps at the recorded batch, each op's least (TAB_SHAPE keys) */
     double comp[REMAT_COMP_COUNT], decomp[REMAT_COMP_COUNT];
 };
 
@@ -168,12 +169,14 @@ static void step_totals(const remat_op_record *ops, int64_t n, int32_t n_it, int
 
 /* The probe's best steps: of its plain steps of one batch (the same elements in all), the
  * one whose ops took least, marked in keep[0..n_it) (as a measured step time is a run's
- * best step, not the sum of each op's least over the steps); of its checkpointed steps
- * (those with RECOMPUTE records), the one whose ops took least, in keep_ck. *at_rec: 1
- * when its best plain step of the recorded step's elements (rec_elems) took less than
- * rec_s, the recording's. */
+ * best step, not the sum of each op's least over the steps); its checkpointed steps
+ * (those with RECOMPUTE records) in keep_ck and its plain steps of the recorded step's
+ * elements (rec_elems) in keep_rec, all of them (the checkpointed ratios compare each
+ * op's least with its least). *at_rec: 1 when its best plain step of rec_elems took less
+ * than rec_s, the recording's. */
 static remat_status best_probe_steps(const remat_trace *base, int64_t rec_elems, double rec_s, uint8_t **keep,
-                                     uint8_t **keep_ck, int32_t *n_it, int *at_rec, remat_error *err) {
+                                     uint8_t **keep_ck, uint8_t **keep_rec, int32_t *n_it, int *at_rec,
+                                     remat_error *err) {
     int32_t n = 0;
     for (int64_t i = 0; i < base->n_probe_ops; i++)
         if (base->probe_ops[i].iter + 1 > n) n = base->probe_ops[i].iter + 1;
@@ -182,21 +185,22 @@ static remat_status best_probe_steps(const remat_trace *base, int64_t rec_elems,
     size_t cap = (size_t)(n ? n : 1);
     *keep = remat_xcalloc(cap, 1, err);
     *keep_ck = remat_xcalloc(cap, 1, err);
+    *keep_rec = remat_xcalloc(cap, 1, err);
     uint8_t *ck = remat_xcalloc(cap, 1, err);
     int64_t *elems = remat_xmalloc(cap * sizeof *elems, err);
     double *secs = remat_xmalloc(cap * sizeof *secs, err);
-    remat_status st = *keep && *keep_ck && ck && elems && secs ? REMAT_OK : REMAT_ERR_NOMEM;
+    remat_status st = *keep && *keep_ck && *keep_rec && ck && elems && secs ? REMAT_OK : REMAT_ERR_NOMEM;
     if (st == REMAT_OK) {
         step_totals(base->probe_ops, base->n_probe_ops, n, elems, secs);
         for (int64_t i = 0; i < base->n_probe_ops; i++)
             if (base->probe_ops[i].phase == REMAT_PHASE_RECOMPUTE && base->probe_ops[i].iter >= 0)
                 ck[base->probe_ops[i].iter] = 1;
-        int32_t best_ck = -1;
         for (int32_t i = 0; i < n; i++) {
             if (ck[i]) {
-                if (best_ck < 0 || secs[i] < secs[best_ck]) best_ck = i;
+                (*keep_ck)[i] = 1;
                 continue;
             }
+            if (elems[i] == rec_elems) (*keep_rec)[i] = 1;
             int best = 1;
             for (int32_t j = 0; j < n && best; j++)
                 if (j != i && !ck[j] && elems[j] == elems[i] && (secs[j] < secs[i] || (secs[j] == secs[i] && j < i)))
@@ -204,7 +208,6 @@ static remat_status best_probe_steps(const remat_trace *base, int64_t rec_elems,
             (*keep)[i] = (uint8_t)best;
             if (best && elems[i] == rec_elems && secs[i] < rec_s) *at_rec = 1;
         }
-        if (best_ck >= 0) (*keep_ck)[best_ck] = 1;
     }
     remat_xfree(ck);
     remat_xfree(elems);
@@ -212,7 +215,8 @@ static remat_status best_probe_steps(const remat_trace *base, int64_t rec_elems,
     if (st != REMAT_OK) {
         remat_xfree(*keep);
         remat_xfree(*keep_ck);
-        *keep = *keep_ck = NULL;
+        remat_xfree(*keep_rec);
+        *keep = *keep_ck = *keep_rec = NULL;
     }
     return st;
 }
@@ -243,17 +247,22 @@ remat_op_cost_model *remat_op_cost_init(const remat_trace *base, remat_error *er
         double rec_s = 0;
         for (int64_t i = 0; i < base->n_ops; i++)
             if (base->ops[i].iter == rec) rec_elems += base->ops[i].elems, rec_s += base->ops[i].t_end - base->ops[i].t_start;
-        uint8_t *keep_ck = NULL;
-        if (best_probe_steps(base, rec_elems, rec_s, &keep, &keep_ck, &n_it, &m->probe_at_rec, err) != REMAT_OK ||
+        uint8_t *keep_ck = NULL, *keep_rec = NULL;
+        if (best_probe_steps(base, rec_elems, rec_s, &keep, &keep_ck, &keep_rec, &n_it, &m->probe_at_rec, err) !=
+                REMAT_OK ||
             build_table(base->probe_ops, base->n_probe_ops, keep, n_it, TAB_SHAPE, &m->probe, err) != REMAT_OK ||
-            build_table(base->probe_ops, base->n_probe_ops, keep_ck, n_it, TAB_RAW, &m->ckpt, err) != REMAT_OK) {
+            build_table(base->probe_ops, base->n_probe_ops, keep_ck, n_it, TAB_RAW, &m->ckpt, err) != REMAT_OK ||
+            build_table(base->probe_ops, base->n_probe_ops, keep_rec, n_it, TAB_SHAPE, &m->plain_rec, err) !=
+                REMAT_OK) {
             remat_xfree(keep);
             remat_xfree(keep_ck);
+            remat_xfree(keep_rec);
             remat_op_cost_free(m);
             return NULL;
         }
         remat_xfree(keep);
         remat_xfree(keep_ck);
+        remat_xfree(keep_rec);
     }
     for (int c = 0; c < REMAT_COMP_COUNT; c++) {
         m->comp[c] = base->compress_s_per_elem[c] > 0 ? base->compress_s_per_elem[c] : 0;
@@ -267,6 +276,7 @@ void remat_op_cost_free(remat_op_cost_model *m) {
     for (int t = 0; t < TAB_COUNT; t++) remat_xfree(m->tab[t].g);
     remat_xfree(m->probe.g);
     remat_xfree(m->ckpt.g);
+    remat_xfree(m->plain_rec.g);
     remat_xfree(m);
 }
 
@@ -352,10 +362,12 @@ double remat_op_cost_predict(const remat_op_cost_model *m, const remat_op_record
     return remat_op_cost_predict_in(m, op, c, 0, rule);
 }
 
-/* The probe's checkpointed step against plain, for an op of a checkpointed block: its
- * seconds over the plain step's same op (a recomputation: the forward's), both at the
- * recorded size of the op's (kind, layer, phase); 1 when either is missing. Kept within
- * [0.5, 2]. */
+/* The probe's checkpointed steps against plain, for an op of a checkpointed block: its
+ * least seconds over them, over the least of the same op (a recomputation: the
+ * forward's) over the probe's plain steps at the recorded size (the like statistic: a
+ * ratio of one step's op to another step's carries both steps' noise; without such
+ * steps, the plain figure at that size), both at the recorded size of the op's (kind,
+ * layer, phase); 1 when either is missing. Kept within [0.5, 2]. */
 static double ckpt_ratio(const remat_op_cost_model *m, const remat_op_record *op) {
     cost_key k = make_key(op, TAB_RAW);
     k.k[3] = WILD;
@@ -367,6 +379,8 @@ static double ckpt_ratio(const remat_op_cost_model *m, const remat_op_record *op
     kp.k[2] = phase_key((int)kp.k[2]);
     const cost_group *g = find(&m->tab[TAB_SHAPE], &kp), *pg = m->probe_at_rec ? find(&m->probe, &kp) : NULL;
     if (pg && !isnan(pg->per_step)) g = pg;
+    const cost_group *lg = find(&m->plain_rec, &kp);
+    if (lg && !isnan(lg->per_step)) g = lg;
     if (!g || !(g->per_step > 0)) return 1;
     double r = c->per_step / g->per_step;
     return r < 0.5 ? 0.5 : r > 2 ? 2 : r;

@@ -395,6 +395,49 @@ TEST(OpCost, CheckpointedProbeStepScalesAPlansForwardAndRecompute) {
     remat_op_cost_free(m);
 }
 
+// With several checkpointed and plain probe steps at the recorded batch, an op's ratio
+// is its least over the checkpointed steps over its least over the plain ones (each op's
+// like statistic), not one step's op over another step's.
+TEST(OpCost, CheckpointedRatiosCompareEachOpsLeast) {
+    Trace t;
+    remat_error err{};
+    t.t.N = 2;
+    t.t.probe_N = 8;
+    auto rec = [&](remat_phase ph, double secs, int probe, int iter) {
+        remat_op_record r{};
+        r.op = (uint8_t)REMAT_OP_CONV_FWD;
+        r.layer = 1;
+        r.block = 0;
+        r.phase = (uint8_t)ph;
+        r.iter = iter;
+        r.t_steps = 1;
+        r.elems = 100;
+        r.t_end = secs;
+        if (probe) remat_trace_add_probe_op(&t.t, &r, &err);
+        else remat_trace_add_op(&t.t, &r, &err);
+    };
+    rec(REMAT_PHASE_FORWARD, 2.2, 0, 0);   // the recording
+    rec(REMAT_PHASE_FORWARD, 2.0, 1, 0);   // the probe's plain steps at the recorded batch: 2.0,
+    rec(REMAT_PHASE_FORWARD, 1.8, 1, 1);   // 1.8 s
+    rec(REMAT_PHASE_FORWARD, 1.5, 1, 2);   // checkpointed steps: forward 1.5, recomputation 1.4
+    rec(REMAT_PHASE_RECOMPUTE, 1.4, 1, 2); // (the step of least ops, 2.9 s),
+    rec(REMAT_PHASE_FORWARD, 1.3, 1, 3);   // forward 1.3, recomputation 1.7 (3.0 s)
+    rec(REMAT_PHASE_RECOMPUTE, 1.7, 1, 3);
+    remat_op_cost_model *m = remat_op_cost_init(&t.t, &err);
+    ASSERT_NE(m, nullptr);
+    remat_op_record q{};
+    q.op = REMAT_OP_CONV_FWD;
+    q.layer = 1;
+    q.phase = REMAT_PHASE_FORWARD;
+    q.t_steps = 1;
+    q.elems = 100;
+    EXPECT_NEAR(remat_op_cost_predict(m, &q, REMAT_COMP_NONE, nullptr), 1.8, 1e-12); // the probe's best plain step
+    EXPECT_NEAR(remat_op_cost_predict_in(m, &q, REMAT_COMP_NONE, 1, nullptr), 1.8 * (1.3 / 1.8), 1e-12);
+    q.phase = REMAT_PHASE_RECOMPUTE;
+    EXPECT_NEAR(remat_op_cost_predict_in(m, &q, REMAT_COMP_NONE, 1, nullptr), 1.8 * (1.4 / 1.8), 1e-12);
+    remat_op_cost_free(m);
+}
+
 // A recorded step's time outside its ops (allocations, the batch, host work) is part of
 // every predicted step: a second more of it in every recorded step, a second more in
 // the prediction.
