@@ -4,8 +4,9 @@
 // repeated and empty lists, and adversarial values (signed zeros, subnormals, products
 // that underflow, inf and NaN); the panel's nonzero lists (sparse_gemm.c's) on every path
 // against a direct reference (widths 1..16, K blocks across the 16-row edges, all-zero and
-// single-nonzero columns, -0, NaN, inf, subnormals); and the operand checks (finite,
-// nonzero count, list).
+// single-nonzero columns, -0, NaN, inf, subnormals); the transpose and the transposed add
+// on every path against loops (sizes around the 16-block edges, NaN payloads kept); and
+// the operand checks (finite, nonzero count, list).
 // Paths the CPU lacks are reported as skipped, not passed.
 #include <gtest/gtest.h>
 
@@ -120,6 +121,45 @@ TEST(SparseChain, PanelListsOnEveryPath) {
                     ASSERT_EQ(total, want_total);
                     checked++;
                 }
+    }
+    EXPECT_GT(checked, 0);
+}
+
+TEST(SparseChain, TransposeAndTransposedAddOnEveryPath) {
+    const int64_t sizes[] = {1, 3, 8, 15, 16, 17, 31, 33, 40};
+    int64_t checked = 0;
+    for (int p = 0; p < REMAT_SIMD_COUNT; p++) {
+        if (!remat_ref_simd_supported((remat_simd)p)) {
+            std::printf("[  SKIPPED ] path %s: not supported by this CPU\n", remat_ref_simd_name((remat_simd)p));
+            continue;
+        }
+        const remat_sparse_move_fn tr = remat_sparse_transpose_for((remat_simd)p);
+        const remat_sparse_move_fn add = remat_sparse_add_t_for((remat_simd)p);
+        for (int64_t rows : sizes)
+            for (int64_t cols : sizes) {
+                const uint64_t key = (uint64_t)(rows * 100 + cols);
+                const int64_t rs = cols + 5, ld = rows + 3;  // strides wider than the rows
+                std::vector<float> src((size_t)(rows * rs)), dst((size_t)(cols * ld), 7.0f), want = dst;
+                for (size_t i = 0; i < src.size(); i++) src[i] = i % 23 == 5 ? std::nanf("") : Adversarial(key, i);
+                for (int64_t r = 0; r < rows; r++)
+                    for (int64_t k = 0; k < cols; k++) want[(size_t)(k * ld + r)] = src[(size_t)(r * rs + k)];
+                tr(dst.data(), ld, src.data(), rs, rows, cols);
+                ASSERT_TRUE(SameBits(dst, want)) << remat_ref_simd_name((remat_simd)p) << " transpose " << rows << "x" << cols;
+                // Transposed add: d[r * ld2 + k] += s[k * rs2 + r] (s: cols x rs2 with rs2 >= rows).
+                const int64_t rs2 = rows + 2, ld2 = cols + 4;
+                std::vector<float> s2((size_t)(cols * rs2)), d2((size_t)(rows * ld2));
+                for (size_t i = 0; i < s2.size(); i++) s2[i] = Adversarial(key + 1, i);
+                for (size_t i = 0; i < d2.size(); i++) d2[i] = i % 19 == 3 ? -std::nanf("") : Adversarial(key + 2, i);
+                std::vector<float> want2 = d2;
+                for (int64_t r = 0; r < rows; r++)
+                    for (int64_t k = 0; k < cols; k++) {
+                        float &w = want2[(size_t)(r * ld2 + k)];
+                        w = w + s2[(size_t)(k * rs2 + r)];
+                    }
+                add(d2.data(), ld2, s2.data(), rs2, rows, cols);
+                ASSERT_TRUE(SameBits(d2, want2)) << remat_ref_simd_name((remat_simd)p) << " add_t " << rows << "x" << cols;
+                checked++;
+            }
     }
     EXPECT_GT(checked, 0);
 }

@@ -47,6 +47,7 @@ typedef struct dw_job {
     const remat_conv_geom *g;
     int64_t N, in_e, out_e, block_rows;
     remat_sparse_chain_fn chain;
+    remat_sparse_move_fn tr, add_t; /* dout's transpose; dweight's add of P_t^T */
 } dw_job;
 
 static int64_t dw_k(const remat_conv_geom *g) { return g->c_in * g->kh * g->kw; }
@@ -95,19 +96,6 @@ forward:;
     return c;
 }
 
-/* dw(o, k0 + i) = dw(o, k0 + i) + acc[i * c_out + o], i < kn, o < c_out: the dense
- * path's add, through a transposed copy in tmp (c_out * kn floats; NULL: directly). */
-static void dw_add_chunk(float *dw, int64_t K, const float *acc, int64_t c_out, int64_t k0, int64_t kn, float *tmp) {
-    if (tmp) remat_gemm_pack_strided(tmp, kn, kn, acc, 0, c_out, 1, kn, c_out);
-    for (int64_t o = 0; o < c_out; o++) {
-        float *w = dw + o * K + k0;
-        if (tmp)
-            for (int64_t i = 0; i < kn; i++) w[i] = w[i] + tmp[o * kn + i];
-        else
-            for (int64_t i = 0; i < kn; i++) w[i] = w[i] + acc[i * c_out + o];
-    }
-}
-
 /* One sample's part of a block: output rows [oy0, oy1) of sample n, its pixels at block
  * pixel q0 on; input rows [a, b) reach them, their lists at rs + rsb. */
 typedef struct dw_seg {
@@ -135,7 +123,7 @@ static void dw_rows(void *ctx, int64_t k0, int64_t k1) {
     int32_t *lidx = remat_xmalloc((size_t)(bp_max + 1) * sizeof(int32_t), NULL);
     float *lval = remat_xmalloc((size_t)(bp_max + 1) * sizeof(float), NULL);
     dw_seg *seg = remat_xmalloc((size_t)nseg_max * sizeof(dw_seg), NULL);
-    float *cbuf = one ? remat_xmalloc((size_t)(2 * DW_CHUNK_K * co_n) * sizeof(float), NULL) : NULL;
+    float *cbuf = one ? remat_xmalloc((size_t)(DW_CHUNK_K * co_n) * sizeof(float), NULL) : NULL;
     int32_t *oxmap = sw > 1 ? remat_xmalloc((size_t)(g->kw * win) * sizeof(int32_t), NULL) : NULL;
     if (oxmap) /* oxmap[kx * w_in + ix] = ox where ox * sw + kx * dw - pw = ix, ox < w_out; else -1 */
         for (int64_t kx = 0; kx < g->kw; kx++)
@@ -171,8 +159,7 @@ static void dw_rows(void *ctx, int64_t k0, int64_t k1) {
                     u->oy1 = u->oy0 + (r1 - r) < g->h_out ? u->oy0 + (r1 - r) : g->h_out;
                     u->q0 = q, u->rsb = rb;
                     /* dt[(q0 + i) * c_out + co] = dout_n(co, oy0 * wo + i) */
-                    remat_gemm_pack_strided(dt + q * co_n, co_n, co_n, j->dout + u->n * j->out_e + u->oy0 * wo, 0, P, 1,
-                                            co_n, (u->oy1 - u->oy0) * wo);
+                    j->tr(dt + q * co_n, co_n, j->dout + u->n * j->out_e + u->oy0 * wo, P, co_n, (u->oy1 - u->oy0) * wo);
                     u->a = u->oy0 * sh - g->ph, u->b = (u->oy1 - 1) * sh - g->ph + (g->kh - 1) * dh + 1;
                     if (u->a < 0) u->a = 0;
                     if (u->b > g->h_in) u->b = g->h_in;
@@ -238,38 +225,27 @@ static void dw_rows(void *ctx, int64_t k0, int64_t k1) {
                         if (acc[co] == 0.0f) acc[co] = dw_zero_sign(j, co, k);
             }
         }
-        if (one) dw_add_chunk(j->dw, K, accs, co_n, kc0, kc1 - kc0, cbuf + DW_CHUNK_K * co_n);
+        if (one) j->add_t(j->dw + kc0, K, accs, co_n, co_n, kc1 - kc0); /* dw(o, k) += accs[(k - kc0) * c_out + o] */
     }
 done:
     remat_xfree(dt), remat_xfree(cidx), remat_xfree(cval), remat_xfree(rs), remat_xfree(lidx), remat_xfree(lval);
     remat_xfree(seg), remat_xfree(cbuf), remat_xfree(oxmap);
 }
 
-/* dw(o, k) += pt[k * c_out + o] for rows o in [lo, hi), 64 columns at a time. */
+/* dw(o, k) += pt[k * c_out + o] for rows o in [lo, hi). */
 typedef struct dw_add_job {
     float *dw;
     const float *pt;
     int64_t c_out, K;
+    remat_sparse_move_fn add_t;
 } dw_add_job;
 static void dw_add_rows(void *ctx, int64_t lo, int64_t hi) {
     const dw_add_job *d = ctx;
-    float *tmp = remat_xmalloc((size_t)((hi - lo) * 64) * sizeof(float), NULL);
-    for (int64_t k0 = 0; k0 < d->K; k0 += 64) {
-        const int64_t kn = d->K - k0 < 64 ? d->K - k0 : 64;
-        if (tmp) remat_gemm_pack_strided(tmp, kn, kn, d->pt + k0 * d->c_out + lo, 0, d->c_out, 1, kn, hi - lo);
-        for (int64_t o = lo; o < hi; o++) {
-            float *w = d->dw + o * d->K + k0;
-            if (tmp)
-                for (int64_t i = 0; i < kn; i++) w[i] = w[i] + tmp[(o - lo) * kn + i];
-            else
-                for (int64_t i = 0; i < kn; i++) w[i] = w[i] + d->pt[(k0 + i) * d->c_out + o];
-        }
-    }
-    remat_xfree(tmp);
+    d->add_t(d->dw + lo * d->K, d->K, d->pt + lo, d->c_out, hi - lo, d->K);
 }
 
 void remat_ref_conv2d_dw_add_t(float *dweight, const float *pt, int64_t c_out, int64_t K) {
-    dw_add_job d = {dweight, pt, c_out, K};
+    dw_add_job d = {dweight, pt, c_out, K, remat_sparse_add_t_for(remat_ref_simd_get())};
     remat_ref_parallel_for(c_out, 1, 16, dw_add_rows, &d);
 }
 
@@ -296,7 +272,9 @@ int remat_ref_conv2d_dw_sparse(float *dweight, float *pw, const float *dout, con
     }
     for (int64_t n = 0; n < N; n++)
         if (!remat_floats_all_finite(dout + n * out_e, s->c_out * P, 1)) return 0;
-    dw_job j = {dweight, pw, dout, inp, s, N, in_e, out_e, rows, remat_sparse_chain_for(remat_ref_simd_get())};
+    const remat_simd p = remat_ref_simd_get();
+    dw_job j = {dweight, pw, dout, inp, s, N, in_e, out_e, rows, remat_sparse_chain_for(p), remat_sparse_transpose_for(p),
+                remat_sparse_add_t_for(p)};
     remat_ref_parallel_for(K, 1, 16, dw_rows, &j);
     if (rows < N * s->h_out) remat_ref_conv2d_dw_add_t(dweight, pw, s->c_out, K);
     return 1;

@@ -3,6 +3,8 @@
  */
 #include "core/ref/sparse_chain.h"
 
+#include "core/ref/gemm_kernel.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -97,4 +99,41 @@ remat_sparse_lists_fn remat_sparse_lists_for(remat_simd p) {
 #endif
     (void)p;
     return lists_portable;
+}
+
+static void transpose_portable(float *dst, int64_t ld, const float *src, int64_t rs, int64_t rows, int64_t cols) {
+    remat_gemm_pack_strided(dst, ld, rows, src, 0, rs, 1, rows, cols);
+}
+
+/* Through a transposed copy of up to 64 columns at a time (on the stack). */
+static void add_t_portable(float *dst, int64_t ld, const float *src, int64_t rs, int64_t rows, int64_t cols) {
+    float tmp[64 * 64];
+    for (int64_t r0 = 0; r0 < rows; r0 += 64) {
+        const int64_t rn = rows - r0 < 64 ? rows - r0 : 64;
+        for (int64_t k0 = 0; k0 < cols; k0 += 64) {
+            const int64_t kn = cols - k0 < 64 ? cols - k0 : 64;
+            remat_gemm_pack_strided(tmp, kn, kn, src + k0 * rs + r0, 0, rs, 1, kn, rn); /* tmp[r * kn + k] */
+            for (int64_t r = 0; r < rn; r++) {
+                float *d = dst + (r0 + r) * ld + k0;
+                for (int64_t k = 0; k < kn; k++) d[k] = d[k] + tmp[r * kn + k];
+            }
+        }
+    }
+}
+
+remat_sparse_move_fn remat_sparse_transpose_for(remat_simd p) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (p == REMAT_SIMD_AVX512) return remat_sparse_transpose_avx512;
+    if (p == REMAT_SIMD_AVX2) return remat_sparse_transpose_avx2;
+#endif
+    (void)p;
+    return transpose_portable;
+}
+
+remat_sparse_move_fn remat_sparse_add_t_for(remat_simd p) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (p == REMAT_SIMD_AVX512) return remat_sparse_add_t_avx512;
+#endif
+    (void)p;
+    return add_t_portable;
 }

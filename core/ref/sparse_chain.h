@@ -80,6 +80,18 @@ int64_t remat_sparse_lists_avx512(int32_t *idx, float *val, int32_t *cnt, const 
 void remat_sparse_transpose_avx2(float *dst, int64_t ld, const float *src, int64_t rs, int64_t rows,
                                  int64_t cols);
 
+/* The moves of the sparse kernels' layouts, for path p (supported): transpose,
+ * dst[k * ld + r] = src[r * rs + k], and transposed add, dst[r * ld + k] =
+ * dst[r * ld + k] + src[k * rs + r] (one float add per element, dst's value first), for
+ * r < rows, k < cols. AVX-512: 16 x 16 blocks in registers, edges masked; AVX2's
+ * transpose remat_sparse_transpose_avx2; the others through remat_gemm_pack_strided
+ * (gemm_kernel.h). Same bits on every path. */
+typedef void (*remat_sparse_move_fn)(float *dst, int64_t ld, const float *src, int64_t rs, int64_t rows, int64_t cols);
+remat_sparse_move_fn remat_sparse_transpose_for(remat_simd p);
+remat_sparse_move_fn remat_sparse_add_t_for(remat_simd p);
+void remat_sparse_transpose_avx512(float *dst, int64_t ld, const float *src, int64_t rs, int64_t rows, int64_t cols);
+void remat_sparse_add_t_avx512(float *dst, int64_t ld, const float *src, int64_t rs, int64_t rows, int64_t cols);
+
 /* 1 when none of x[i * stride], i < n, is an infinity or a NaN (stride >= 1). */
 int remat_floats_all_finite(const float *x, int64_t n, int64_t stride);
 /* How many of x[0 .. n) are not +-0 (NaNs count as nonzero). */

@@ -103,4 +103,49 @@ __attribute__((target("avx512f,popcnt"))) int64_t remat_sparse_lists_avx512(int3
     for (int64_t r = 0; r < cols; r++) cnt[r] = n[r], total += n[r];
     return total;
 }
+
+/* t[i] = the first 16 floats of src row i (rs apart) masked by m for i < n, else +0. */
+static inline T512 __attribute__((always_inline)) void rows_in(__m512 t[16], const float *src, int64_t rs, int64_t n,
+                                                               __mmask16 m) {
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; i++) t[i] = i < n ? _mm512_maskz_loadu_ps(m, src + i * rs) : _mm512_setzero_ps();
+}
+
+static inline __mmask16 lanes(int64_t n) { return n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1u); }
+
+T512 void remat_sparse_transpose_avx512(float *dst, int64_t ld, const float *src, int64_t rs, int64_t rows,
+                                        int64_t cols) {
+    for (int64_t r0 = 0; r0 < rows; r0 += 16) {
+        const int64_t rn = rows - r0 < 16 ? rows - r0 : 16;
+        for (int64_t k0 = 0; k0 < cols; k0 += 16) {
+            const int64_t kn = cols - k0 < 16 ? cols - k0 : 16;
+            __m512 t[16];
+            rows_in(t, src + r0 * rs + k0, rs, rn, lanes(kn));
+            transpose16(t);
+#pragma GCC unroll 16
+            for (int k = 0; k < 16; k++)
+                if (k < kn) _mm512_mask_storeu_ps(dst + (k0 + k) * ld + r0, lanes(rn), t[k]);
+        }
+    }
+}
+
+T512 void remat_sparse_add_t_avx512(float *dst, int64_t ld, const float *src, int64_t rs, int64_t rows,
+                                    int64_t cols) {
+    for (int64_t r0 = 0; r0 < rows; r0 += 16) {
+        const int64_t rn = rows - r0 < 16 ? rows - r0 : 16;
+        for (int64_t k0 = 0; k0 < cols; k0 += 16) {
+            const int64_t kn = cols - k0 < 16 ? cols - k0 : 16;
+            const __mmask16 km = lanes(kn);
+            __m512 t[16];
+            rows_in(t, src + k0 * rs + r0, rs, kn, lanes(rn)); /* t[k] lane r: src[(k0 + k) * rs + r0 + r] */
+            transpose16(t);
+#pragma GCC unroll 16
+            for (int r = 0; r < 16; r++)
+                if (r < rn) { /* dst's value first, as the scalar add (the NaN it keeps) */
+                    float *d = dst + (r0 + r) * ld + k0;
+                    _mm512_mask_storeu_ps(d, km, _mm512_add_ps(_mm512_maskz_loadu_ps(km, d), t[r]));
+                }
+        }
+    }
+}
 #endif

@@ -68,6 +68,7 @@ typedef struct sg_call {
     const remat_gemm_desc *d;
     remat_sparse_chain_fn chain;
     remat_sparse_lists_fn lists;
+    remat_sparse_move_fn tr; /* the accumulators' moves to and from C */
     int64_t tile, cg, gs; /* rows per A tile; C's column groups */
     float *wt;            /* A transposed, per tile of rows: tile t's row k at wt + (t * K + k) * tile */
     int fast_tr;          /* AVX2 transposes for A (the AVX2 and AVX-512 paths) */
@@ -116,14 +117,14 @@ typedef struct sg_scratch {
 } sg_scratch;
 
 /* acc[r * SG_MC + i] <-> C(ic + i, jb + r), r < nb, i < mc, run by run within C's
- * column groups (SIMD transposes: remat_gemm_pack_strided). */
+ * column groups (the path's transposes). */
 static void acc_move(const sg_call *s, float *acc, int64_t ic, int64_t mc, int64_t jb, int64_t nb, int store) {
     for (int64_t r = 0, n; r < nb; r += n) {
         const int64_t left = s->cg - (jb + r) % s->cg;
         n = nb - r < left ? nb - r : left;
         float *c = c_at(s, ic, jb + r);
-        if (store) remat_gemm_pack_strided(c, s->d->ldc, n, acc + r * SG_MC, 0, SG_MC, 1, n, mc);
-        else remat_gemm_pack_strided(acc + r * SG_MC, SG_MC, mc, c, 0, s->d->ldc, 1, mc, n);
+        if (store) s->tr(c, s->d->ldc, acc + r * SG_MC, SG_MC, n, mc);
+        else s->tr(acc + r * SG_MC, SG_MC, c, s->d->ldc, mc, n);
     }
 }
 
@@ -231,6 +232,7 @@ static void sparse_pass(remat_simd p, const remat_gemm_desc *d) {
     s.d = d;
     s.chain = remat_sparse_chain_for(p);
     s.lists = remat_sparse_lists_for(p);
+    s.tr = remat_sparse_transpose_for(p);
     s.tile = p == REMAT_SIMD_AVX512 ? 128 : 64;
     s.fast_tr = p != REMAT_SIMD_SCALAR;
     s.cg = d->c_group > 0 ? d->c_group : d->N;
