@@ -48,7 +48,8 @@ REMAT_ACT_INLINE int64_t window_argmax(const void *plane, const remat_conv_geom 
 #define POOL_ROW 128
 
 static void pool_inner_cols(const remat_conv_geom *g, int64_t *a, int64_t *b) {
-    int64_t lo = (g->pw + g->sw - 1) / g->sw, hi = g->w_in - g->kw + g->pw >= 0 ? (g->w_in - g->kw + g->pw) / g->sw + 1 : 0;
+    int64_t lo = (g->pw + g->sw - 1) / g->sw;
+    int64_t hi = g->w_in - g->kw + g->pw >= 0 ? (g->w_in - g->kw + g->pw) / g->sw + 1 : 0;
     if (hi > g->w_out) hi = g->w_out;
     if (lo > hi) lo = hi;
     *a = lo, *b = hi;
@@ -120,7 +121,7 @@ REMAT_ACT_INLINE void maxpool2d_forward(void *out, const void *inp, int64_t q0, 
     }
 }
 
-static void maxpool2d_backward(float *dinp, const float *dout, const float *inp, int64_t q0, int64_t q1,
+REMAT_ACT_INLINE void maxpool2d_backward(float *dinp, const float *dout, const float *inp, int64_t q0, int64_t q1,
                                const remat_conv_geom *g) {
     const int64_t in_plane = g->h_in * g->w_in, out_plane = g->h_out * g->w_out;
     int64_t a, b;
@@ -200,7 +201,8 @@ REMAT_ACT_INLINE void avgpool2d_forward(void *out, const void *inp, int64_t q0, 
     }
 }
 
-static void avgpool2d_backward(float *dinp, const float *dout, int64_t q0, int64_t q1, const remat_conv_geom *g) {
+REMAT_ACT_INLINE void avgpool2d_backward(float *dinp, const float *dout, int64_t q0, int64_t q1,
+                                         const remat_conv_geom *g) {
     const int64_t in_plane = g->h_in * g->w_in, out_plane = g->h_out * g->w_out, sw = g->sw;
     const float div = (float)(g->kh * g->kw);
     /* Windows that do not overlap (kernel <= stride) add into distinct positions, so the
@@ -246,8 +248,8 @@ static void avgpool2d_backward(float *dinp, const float *dout, int64_t q0, int64
 
 /* The bf16 backward of both poolings (inp == NULL: average), gathered per input element
  * in the float kernels' order of additions. */
-static void pool2d_backward_bf16(uint16_t *dinp, const uint16_t *dout, const uint16_t *inp, int64_t q0, int64_t q1,
-                                 const remat_conv_geom *g) {
+REMAT_ACT_INLINE void pool2d_backward_bf16(uint16_t *dinp, const uint16_t *dout, const uint16_t *inp, int64_t q0,
+                                           int64_t q1, const remat_conv_geom *g) {
     const int64_t ip = g->h_in * g->w_in, op = g->h_out * g->w_out;
     const float div = (float)(g->kh * g->kw);
     for (int64_t q = q0; q < q1; q++) {
@@ -296,7 +298,8 @@ REMAT_ACT_INLINE void pool_body(const pool_ctx *c, int64_t q0, int64_t q1) {
 
 /* Per-path copies (elem_kernel.h): the interior loops vectorised at each path's width,
  * the same IEEE operations per output. */
-REMAT_ELEM_CLONES(pool_part, (void *ctx, int64_t q0, int64_t q1), (ctx, q0, q1), pool_body((const pool_ctx *)ctx, q0, q1))
+REMAT_ELEM_CLONES(pool_part, (void *ctx, int64_t q0, int64_t q1), (ctx, q0, q1),
+                  pool_body((const pool_ctx *)ctx, q0, q1))
 
 /* Below this many window reads a part stays on the calling thread. */
 #define POOL_MIN_PER_THREAD ((int64_t)1 << 15)

@@ -1,6 +1,6 @@
 /* simd.h - which instruction-set path the reference backend's GEMM and element-wise
- * kernels (neuron, add, dropout) run, chosen at run time (the build targets baseline
- * x86-64; the AVX2 and AVX-512 code is compiled per function for its instruction sets
+ * kernels (neuron, add, dropout, batch norm, pooling) run, chosen at run time (the
+ * build targets baseline x86-64; the AVX2 and AVX-512 code is compiled per function for its instruction sets
  * and only called where the CPU has them).
  *
  * Every path gives the same bits (gemm_kernel.h: one fused multiply-add chain per
