@@ -1,10 +1,10 @@
 // kernel_order_test.cc - the fast paths of the reference backend's non-GEMM kernels
-// (batch norm's grouped sums, pooling's interior windows) against plain loops written
-// here in the contract's order (docs/determinism.md), bit for bit, on every SIMD path
-// this CPU runs, for float and bf16 storage: odd sizes (group and vector tails),
-// +-0, infinities, equal values (zero variance, pooling ties) and NaN (where a NaN
-// comes out, the other side must give a NaN there too; its payload is not part of the
-// contract).
+// (batch norm's grouped sums, pooling's interior windows, the optimisers' one pass)
+// against plain loops written here in the contract's order (docs/determinism.md), bit
+// for bit, on every SIMD path this CPU runs, for float and bf16 storage: odd sizes
+// (group and vector tails), +-0, infinities, equal values (zero variance, pooling ties)
+// and NaN (where a NaN comes out, the other side must give a NaN there too; its payload
+// is not part of the contract).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -318,6 +318,63 @@ TEST(KernelOrder, PoolingMatchesWindowLoops) {
                 EXPECT_TRUE(SameBits(("out bf16 " + at).c_str(), From16(got16), y16r));
             });
         }
+}
+
+// ---------------------------------------------------------------- optimisers
+
+// PyTorch's SGD (momentum buffer first, then the parameter) and single-tensor Adam,
+// element by element.
+TEST(KernelOrder, OptimisersMatchElementLoops) {
+    const int64_t n = 3 * 4096 + 37;
+    F p0 = Rand(n, 41, -1, 1), g = Rand(n, 42, -1, 1), b0 = Rand(n, 43, -1, 1), v0 = Rand(n, 44, 0, 1);
+    p0[3] = -0.0f, g[3] = 0.0f, g[5] = INFINITY, g[7] = NAN, b0[11] = -INFINITY;
+    const float lr = 0.05f, mom = 0.9f, b1 = 0.9f, b2 = 0.999f, eps = 1e-8f;
+    for (int mode = 0; mode < 3; mode++) {  // no momentum, first step, later step
+        F p = p0, b = b0;
+        for (int64_t i = 0; i < n; i++) {
+            if (mode == 0) {
+                const float t = lr * g[i];
+                p[i] = p[i] - t;
+                continue;
+            }
+            if (mode == 1) b[i] = g[i];
+            else {
+                const float t = mom * b[i];
+                b[i] = t + g[i];
+            }
+            const float t = lr * b[i];
+            p[i] = p[i] - t;
+        }
+        OnEveryPath([&](const char *path) {
+            F gp = p0, gb = b0;
+            remat_ref_sgd_update(gp.data(), mode ? gb.data() : nullptr, g.data(), lr, mom, mode == 1, n);
+            const std::string at = std::string(path) + " sgd mode " + std::to_string(mode);
+            EXPECT_TRUE(SameBits(("param " + at).c_str(), gp, p));
+            EXPECT_TRUE(SameBits(("buffer " + at).c_str(), gb, mode ? b : b0));
+        });
+    }
+    for (int step : {1, 7}) {
+        const double bc1 = 1.0 - std::pow((double)b1, (double)step), bc2 = 1.0 - std::pow((double)b2, (double)step);
+        const float step_size = (float)((double)lr / bc1), bc2s = (float)std::sqrt(bc2);
+        F p = p0, m = b0, v = v0;
+        for (int64_t i = 0; i < n; i++) {
+            const float m1 = m[i] * b1, m2 = (1.0f - b1) * g[i];
+            m[i] = m1 + m2;
+            const float gg = g[i] * g[i], v1 = v[i] * b2, v2 = (1.0f - b2) * gg;
+            v[i] = v1 + v2;
+            const float denom = std::sqrt(v[i]) / bc2s + eps;
+            const float upd = step_size * (m[i] / denom);
+            p[i] = p[i] - upd;
+        }
+        OnEveryPath([&](const char *path) {
+            F gp = p0, gm = b0, gv = v0;
+            remat_ref_adam_update(gp.data(), gm.data(), gv.data(), g.data(), lr, b1, b2, eps, step, n);
+            const std::string at = std::string(path) + " adam step " + std::to_string(step);
+            EXPECT_TRUE(SameBits(("param " + at).c_str(), gp, p));
+            EXPECT_TRUE(SameBits(("m " + at).c_str(), gm, m));
+            EXPECT_TRUE(SameBits(("v " + at).c_str(), gv, v));
+        });
+    }
 }
 
 }  // namespace

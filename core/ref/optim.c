@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/ref/elem_kernel.h"
 #include "core/ref/parallel.h"
 
 typedef struct sgd_call {
@@ -16,8 +17,10 @@ typedef struct sgd_call {
     int first_step;
 } sgd_call;
 
-static void sgd_part(void *ctx, int64_t lo, int64_t hi) {
-    const sgd_call *c = ctx;
+/* One pass over the elements: each element's momentum buffer, then its parameter from
+ * it (the same two operations per element as two passes, with one read of the buffer
+ * fewer). */
+REMAT_ELEM_INLINE void sgd_body(const sgd_call *c, int64_t lo, int64_t hi) {
     float *restrict p = c->p, *restrict b = c->b;
     const float *restrict g = c->g;
     const float lr = c->lr, momentum = c->momentum;
@@ -26,11 +29,22 @@ static void sgd_part(void *ctx, int64_t lo, int64_t hi) {
         return;
     }
     if (c->first_step)
-        for (int64_t i = lo; i < hi; i++) b[i] = g[i];
+        for (int64_t i = lo; i < hi; i++) {
+            const float bi = g[i];
+            b[i] = bi;
+            p[i] = p[i] - lr * bi;
+        }
     else
-        for (int64_t i = lo; i < hi; i++) b[i] = momentum * b[i] + g[i];
-    for (int64_t i = lo; i < hi; i++) p[i] = p[i] - lr * b[i];
+        for (int64_t i = lo; i < hi; i++) {
+            const float bi = momentum * b[i] + g[i];
+            b[i] = bi;
+            p[i] = p[i] - lr * bi;
+        }
 }
+
+/* Per-path copies (elem_kernel.h): the same IEEE operations per element on every path. */
+REMAT_ELEM_CLONES(sgd_part, (void *ctx, int64_t lo, int64_t hi), (ctx, lo, hi),
+                  sgd_body((const sgd_call *)ctx, lo, hi))
 
 void remat_ref_sgd_update(float *param, float *buf, const float *grad, float lr, float momentum, int first_step,
                           int64_t n) {
