@@ -300,8 +300,9 @@ def sec_exp17(d, d_avx2=None):
         "(effective GFLOP/s); sparse / dense and sparse / OpenBLAS are speed-ups (above 1: the zero-skipping "
         "forward is faster); \"bits\" compares the zero-skipping output with the dense one. Clock: %s. From "
         "these crossovers the automatic choice takes the zero-skipping product for inputs at most 25 %% "
-        "nonzero with 128 output channels per group (64 on the AVX2 path, whose tile is 64 rows: the second "
-        "table), 40 %% with 256, 50 %% with 512 or more (fewer: never)." % d.get("clock", "wall"),
+        "nonzero with 128 output channels per group (or 64 with at least 128 weights per output channel: "
+        "sew-resnet's 64-channel layers, not vgg-dvs's first, K = 18), 40 %% with 256, 50 %% with 512 or more "
+        "(fewer: never)." % d.get("clock", "wall"),
         provenance(d), table(["shape", "threads", "density", "dense GFLOP/s", "sparse GFLOP/s", "OpenBLAS GFLOP/s",
                               "sparse / dense", "sparse / OpenBLAS", "bits"], [cell(r) for r in d["rows"]]),
         commands(d)] + ([

@@ -206,7 +206,7 @@ TEST(ConvSparse, NonFiniteWeightsOrBiasTakeTheDensePath) {
 // The automatic choice: sparse for a 15 % spike input, dense for a dense one or too
 // few output channels; bf16 never.
 TEST(ConvSparse, AutoChoosesByDensity) {
-    const remat_conv_geom g = conv_geom(8, 8, 8, REMAT_SPARSE_MIN_ROWS, 3, 3, 1, 1, 1, 1);
+    const remat_conv_geom g = conv_geom(8, 8, 8, 128, 3, 3, 1, 1, 1, 1);
     const int64_t K = remat_test::conv_weight_elems(g), in_e = g.c_in * g.h_in * g.w_in;
     const F w = weights(K, false, 3), b = bias(g.c_out, 4);
     int64_t runs = remat_sparse_gemm_runs();
@@ -221,18 +221,29 @@ TEST(ConvSparse, AutoChoosesByDensity) {
     const F wn = weights(remat_test::conv_weight_elems(narrow), false, 7), bn = bias(narrow.c_out, 8);
     forward(narrow, sparse_in, wn, &bn, 1, REMAT_SPARSE_AUTO);
     EXPECT_EQ(remat_sparse_gemm_runs(), runs);
-    // the density limit grows with the output channels; the AVX2 path's from 64 rows (its tile)
+    // 64 rows a group: sparse from K = 128 (c_in 16: K = 144), dense below (c_in 8: 72)
+    const remat_conv_geom n64 = conv_geom(16, 8, 8, REMAT_SPARSE_MIN_ROWS, 3, 3, 1, 1, 1, 1);
+    const F x64 = input(16 * 64, 0.15, SPIKE, 9), w64 = weights(remat_test::conv_weight_elems(n64), false, 10);
+    runs = remat_sparse_gemm_runs();
+    EXPECT_TRUE(same_bits(forward(n64, x64, w64, nullptr, 1, REMAT_SPARSE_AUTO),
+                          forward(n64, x64, w64, nullptr, 1, REMAT_SPARSE_DENSE)));
+    EXPECT_EQ(remat_sparse_gemm_runs(), runs + 1);
+    const remat_conv_geom k72 = conv_geom(8, 8, 8, REMAT_SPARSE_MIN_ROWS, 3, 3, 1, 1, 1, 1);
+    forward(k72, sparse_in, weights(remat_test::conv_weight_elems(k72), false, 11), nullptr, 1, REMAT_SPARSE_AUTO);
+    EXPECT_EQ(remat_sparse_gemm_runs(), runs + 1);
+    runs = remat_sparse_gemm_runs();
+    // the density limit grows with the output channels (the same on every path)
     const remat_simd path = remat_ref_simd_get();
     for (int p = 0; p < REMAT_SIMD_COUNT; p++) {
         if (!remat_ref_simd_supported((remat_simd)p)) continue;
         remat_ref_simd_set((remat_simd)p);
-        const int64_t min_rows = p == REMAT_SIMD_AVX2 ? 64 : REMAT_SPARSE_MIN_ROWS;
-        EXPECT_EQ(remat_sparse_density(min_rows - 1), 0.0) << p;
-        EXPECT_EQ(remat_sparse_density(min_rows), REMAT_SPARSE_DENSITY) << p;
-        EXPECT_EQ(remat_sparse_density(REMAT_SPARSE_MIN_ROWS), REMAT_SPARSE_DENSITY) << p;
-        EXPECT_LT(remat_sparse_density(255), remat_sparse_density(256)) << p;
-        EXPECT_LT(remat_sparse_density(511), remat_sparse_density(512)) << p;
-        EXPECT_LE(remat_sparse_density(1 << 20), 0.5) << p;
+        EXPECT_EQ(remat_sparse_density(REMAT_SPARSE_MIN_ROWS - 1, 1000), 0.0) << p;
+        EXPECT_EQ(remat_sparse_density(REMAT_SPARSE_MIN_ROWS, REMAT_SPARSE_NARROW_K - 1), 0.0) << p;
+        EXPECT_EQ(remat_sparse_density(REMAT_SPARSE_MIN_ROWS, REMAT_SPARSE_NARROW_K), REMAT_SPARSE_DENSITY) << p;
+        EXPECT_EQ(remat_sparse_density(128, 1), REMAT_SPARSE_DENSITY) << p;
+        EXPECT_LT(remat_sparse_density(255, 9), remat_sparse_density(256, 9)) << p;
+        EXPECT_LT(remat_sparse_density(511, 9), remat_sparse_density(512, 9)) << p;
+        EXPECT_LE(remat_sparse_density(1 << 20, 9), 0.5) << p;
     }
     remat_ref_simd_set(path);
     std::vector<uint16_t> x16((size_t)in_e, 0), w16((size_t)K, 0x3f80), o16((size_t)(g.c_out * 64));

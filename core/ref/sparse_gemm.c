@@ -48,9 +48,11 @@ remat_sparse_mode remat_sparse_mode_set(remat_sparse_mode m) {
 
 remat_sparse_mode remat_sparse_mode_get(void) { return (remat_sparse_mode)__atomic_load_n(&g_mode, __ATOMIC_RELAXED); }
 
-double remat_sparse_density(int64_t m) {
-    const int64_t min_rows = remat_ref_simd_get() == REMAT_SIMD_AVX2 ? 64 : REMAT_SPARSE_MIN_ROWS;
-    return m >= 512 ? 0.50 : m >= 256 ? 0.40 : m >= min_rows ? REMAT_SPARSE_DENSITY : 0.0;
+double remat_sparse_density(int64_t m, int64_t k) {
+    if (m >= 512) return 0.50;
+    if (m >= 256) return 0.40;
+    if (m >= 128 || (m >= REMAT_SPARSE_MIN_ROWS && k >= REMAT_SPARSE_NARROW_K)) return REMAT_SPARSE_DENSITY;
+    return 0.0;
 }
 
 int remat_sparse_pick(const float *b, int64_t n_b, int64_t m, const float *a, int64_t n_a, const float *c,
@@ -58,7 +60,7 @@ int remat_sparse_pick(const float *b, int64_t n_b, int64_t m, const float *a, in
     const int mode = __atomic_load_n(&g_mode, __ATOMIC_RELAXED);
     if (mode == REMAT_SPARSE_DENSE || n_b <= 0) return 0;
     if (mode == REMAT_SPARSE_AUTO) {
-        const double limit = remat_sparse_density(m);
+        const double limit = m > 0 ? remat_sparse_density(m, n_a / m) : 0.0;
         if (limit <= 0.0 || (double)remat_floats_nonzero(b, n_b) > limit * (double)n_b) return 0;
     }
     return remat_floats_all_finite(a, n_a, 1) && (!c || remat_floats_all_finite(c, n_c, 1));

@@ -47,21 +47,25 @@ int64_t remat_sparse_gemm_runs(void);
 
 /* The choice of a conv's forward path (the choice changes no bit, only the speed):
  * REMAT_SPARSE_AUTO takes the sparse GEMM when at most a fraction
- * remat_sparse_density(m) of the n_b input values are nonzero, m the GEMM's rows
- * (output channels per group; fewer leave too few multiply-adds per listed input to
- * pay for the lists): REMAT_SPARSE_DENSITY (25 %) from REMAT_SPARSE_MIN_ROWS (128) rows
- * (on the AVX2 path, whose tile is 64 rows, from 64), 40 % from 256, 50 % from 512
- * (the crossovers bench/conv_bench measured in calls of 20 samples on each path,
- * bench/exp17_sparse_forward.py); 0 below (never). REMAT_SPARSE_DENSE / _FORCE
+ * remat_sparse_density(m, k) of the n_b input values are nonzero, m the GEMM's rows
+ * (output channels per group) and k = n_a / m (weights per output channel: K, times
+ * the groups). Fewer rows leave too few multiply-adds per listed input to pay for the
+ * lists: REMAT_SPARSE_DENSITY (25 %) from 128 rows, 40 % from 256, 50 % from 512, and
+ * from REMAT_SPARSE_MIN_ROWS (64) rows where k >= REMAT_SPARSE_NARROW_K (128): below
+ * that a pixel's list is too short for its fixed costs (vgg b1, K = 18: 0.7x at any
+ * density); 0 (never) otherwise. The crossovers bench/conv_bench measured in calls of
+ * 20 samples (bench/exp17_sparse_forward.py; sew l1, 64 rows and K = 576: 1.26x at
+ * 25 %, 1.17x at 35 % on AVX-512). REMAT_SPARSE_DENSE / _FORCE
  * always / never take the dense one (tests and benchmarks: remat_sparse_mode_set
  * returns the previous mode). Whatever the mode, the sparse GEMM is only taken where
  * it is exact: all n_a values of A finite and all n_c starting values (the bias; NULL:
  * none) finite. */
 typedef enum { REMAT_SPARSE_AUTO = 0, REMAT_SPARSE_DENSE = 1, REMAT_SPARSE_FORCE = 2 } remat_sparse_mode;
 #define REMAT_SPARSE_DENSITY 0.25
-#define REMAT_SPARSE_MIN_ROWS 128
+#define REMAT_SPARSE_MIN_ROWS 64
+#define REMAT_SPARSE_NARROW_K 128
 remat_sparse_mode remat_sparse_mode_set(remat_sparse_mode m);
-double remat_sparse_density(int64_t m); /* on the current path (simd.h) */
+double remat_sparse_density(int64_t m, int64_t k);
 /* The mode now (the conv's zero-skipping weight gradient, conv_sparse_dw.h, follows it
  * too, with its own density threshold). */
 remat_sparse_mode remat_sparse_mode_get(void);
