@@ -17,7 +17,9 @@
  * same inputs, two ways: the dense implicit GEMM and the zero-skipping one
  * (core/ref/conv_sparse_dw.h), bits compared the same way. REMAT_CLOCK=thread-cpu
  * times the one-thread rows of both tables by the calling thread's CPU time (a shared
- * machine's other jobs excluded).
+ * machine's other jobs excluded). With `threads` in place of `only`: the thread table
+ * alone (thread_table: each pass's 1 -> 2 thread gain by thread CPU time, which the
+ * load of a shared machine does not distort).
  *
  * Shapes: the convolutions of the Spiking VGG (CIFAR10-DVS, 48 x 48) and of
  * SEW-ResNet (ImageNet, 224 x 224). For each, 1 and 2 threads, forward and backward
@@ -50,6 +52,7 @@
 #include "core/base/clock.h"
 #include "core/base/rng.h"
 #include "core/base/status.h"
+#include "core/ref/parallel.h"
 #include "core/ref/ref_kernels.h"
 #include "core/ref/simd.h"
 #include "core/ref/sparse_gemm.h"
@@ -263,12 +266,111 @@ static int sparse_dw_table(const char *spec, int reps, int64_t t_steps, int64_t 
     return bad ? 1 : 0;
 }
 
+/* The thread table: per shape, density and phase (forward; weight gradient alone; input
+ * gradient alone), the call at 1 thread and at 2, timed by thread CPU time through the
+ * parallel loop's accounting (core/ref/parallel.h): at 1 thread the caller's CPU time
+ * (cpu1); at 2 threads the serial part (the caller's CPU time outside the parallel
+ * parts), the parts' CPU time summed (busy) and the critical path on 2 free cores,
+ * serial + each call's longest part (crit). gain = cpu1 / crit, the 2nd thread's gain
+ * that the machine's load does not distort (wall: the same by the wall clock, noisy on
+ * a shared machine); work = (serial + busy) / cpu1, the extra work threads cost
+ * (duplicated packing, thread starts); idle = crit - (serial + busy) / 2, the time one
+ * of the two cores waits. Each number is the best of reps calls; the 2-thread results
+ * are compared with the 1-thread ones bit for bit (exit 1 on a difference). */
+typedef struct phase_cost {
+    double cpu, wall, serial, busy, crit;
+} phase_cost;
+
+static void thread_phase(int phase, float *o, float *dx, float *dw, const float *x, const float *w, const float *dy,
+                         float *ws, int64_t t_steps, int64_t n_per_t, const remat_conv_geom *g) {
+    const int64_t rows = t_steps * n_per_t;
+    if (phase == 0) remat_ref_conv2d_forward(o, x, w, NULL, NULL, rows, g);
+    else if (phase == 1) remat_ref_conv2d_backward(NULL, dw, NULL, dy, x, NULL, ws, t_steps, n_per_t, g);
+    else remat_ref_conv2d_backward(dx, NULL, NULL, dy, x, w, ws, t_steps, n_per_t, g);
+}
+
+static int thread_table(const char *spec, int reps, int64_t t_steps, int64_t n_per_t, const char *only_shape,
+                        const char *only_pass) {
+    static const char *phase_name[3] = {"fwd", "dW", "dinp"};
+    const int64_t rows = t_steps * n_per_t;
+    printf("\nthreads: 1 -> 2 threads by thread CPU time (T = %lld, %lld samples; ms, best of %d; "
+           "gain = cpu1 / crit, wall = the wall-clock gain)\n",
+           (long long)t_steps, (long long)n_per_t, reps);
+    printf("%-26s %6s %4s %8s %8s %8s %8s %8s %6s %6s %5s %5s\n", "shape", "dens", "pass", "cpu1", "serial", "busy",
+           "crit", "idle", "gain", "wall", "work", "bits");
+    int bad = 0;
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        if (only_shape && !strstr(shapes[si].name, only_shape)) continue;
+        const remat_conv_geom g = geom(&shapes[si]);
+        const int64_t K = g.c_in * g.kh * g.kw, P = g.h_out * g.w_out, in_e = g.c_in * g.h_in * g.w_in;
+        const int64_t out_e = g.c_out * P, wn = g.c_out * K;
+        float *w = fill(wn, 2), *dy = fill(rows * out_e, 3);
+        float *o[2] = {fill(rows * out_e, 4), fill(rows * out_e, 4)}, *dx[2] = {fill(rows * in_e, 6), fill(rows * in_e, 6)};
+        float *dw[2] = {fill(wn, 8), fill(wn, 8)}, *ws = fill(remat_ref_conv2d_backward_ws_elems(&g), 11);
+        double dens;
+        int pooled;
+        for (const char *d = spec; next_density(&d, &dens, &pooled);) {
+            float *xs = fill(rows * in_e, 1);
+            if (dens < 1.0) spikes(xs, rows * in_e, dens, pooled, 20);
+            for (int phase = 0; phase < 3; phase++) {
+                if (only_pass && strcmp(only_pass, phase_name[phase])) continue;
+                phase_cost best[2];
+                for (int ti = 0; ti < 2; ti++) {
+                    best[ti] = (phase_cost){1e30, 1e30, 1e30, 1e30, 1e30};
+                    remat_ref_set_threads(ti + 1);
+                    for (int r = 0; r < reps; r++) {
+                        memset(dx[ti], 0, (size_t)(rows * in_e) * 4), memset(dw[ti], 0, (size_t)wn * 4);
+                        remat_ref_parallel_stats_on(1);
+                        const double w0 = remat_now_s(), c0 = remat_thread_cpu_s();
+                        thread_phase(phase, o[ti], dx[ti], dw[ti], xs, w, dy, ws, t_steps, n_per_t, &g);
+                        const double c = remat_thread_cpu_s() - c0, wall = remat_now_s() - w0;
+                        const remat_par_stats st = remat_ref_parallel_stats();
+                        remat_ref_parallel_stats_on(0);
+                        const double serial = c - st.first_s;
+                        const phase_cost pc = {c, wall, serial, st.busy_s, serial + st.max_s};
+                        best[ti].cpu = fmin(best[ti].cpu, pc.cpu), best[ti].wall = fmin(best[ti].wall, pc.wall);
+                        best[ti].serial = fmin(best[ti].serial, pc.serial), best[ti].busy = fmin(best[ti].busy, pc.busy);
+                        best[ti].crit = fmin(best[ti].crit, pc.crit);
+                    }
+                }
+                const int same = phase == 0   ? !memcmp(o[0], o[1], (size_t)(rows * out_e) * 4)
+                                 : phase == 1 ? !memcmp(dw[0], dw[1], (size_t)wn * 4)
+                                              : !memcmp(dx[0], dx[1], (size_t)(rows * in_e) * 4);
+                bad += !same;
+                const phase_cost *b = &best[1];
+                printf("%-26s %5.2f%c %4s %8.2f %8.2f %8.2f %8.2f %8.2f %6.2f %6.2f %5.2f %5s\n", shapes[si].name, dens,
+                       pooled ? 'p' : ' ', phase_name[phase], 1e3 * best[0].cpu, 1e3 * b->serial, 1e3 * b->busy,
+                       1e3 * b->crit, 1e3 * (b->crit - (b->serial + b->busy) / 2), best[0].cpu / b->crit,
+                       best[0].wall / b->wall, (b->serial + b->busy) / best[0].cpu, same ? "same" : "DIFF");
+                fflush(stdout);
+            }
+            free(xs);
+        }
+        free(w), free(dy), free(o[0]), free(o[1]), free(dx[0]), free(dx[1]), free(dw[0]), free(dw[1]), free(ws);
+    }
+    remat_ref_set_threads(1);
+    return bad ? 1 : 0;
+}
+
+static const char usage[] =
+    "usage: conv_bench [reps >= 1] [samples >= 1] [T >= 1] [density in (0, 1]] [densities, e.g. 0.15,0.47p [only | threads [shape [pass]]]]\n"
+    "  the conv shapes of vgg-dvs and sew-resnet18, ours against im2col + OpenBLAS, forward and backward, 1 and 2 threads;\n"
+    "  densities: then the forward and the weight gradient on spike-like inputs of each density (only: these tables alone);\n"
+    "  threads: instead, per shape, density (1: dense random) and pass (fwd, dW, dinp) the 1 -> 2 thread gain by thread\n"
+    "    CPU time (serial part, busy parts, critical path, idle core time), bits of 2 threads against 1 compared;\n"
+    "    shape: only the shapes whose name contains it (e.g. \"sew l4\"), pass: only fwd, dW or dinp;\n"
+    "    e.g. conv_bench 5 2 10 1 1,0.15 threads (vgg-dvs: T = 10, N = 2), conv_bench 5 1 4 1 1,0.15 threads (sew)\n";
+
 int main(int argc, char **argv) {
+    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        fputs(usage, stdout);
+        return 0;
+    }
     int reps = argc > 1 ? atoi(argv[1]) : 3;
     int64_t n_per_t = argc > 2 ? atoll(argv[2]) : 4, t_steps = argc > 3 ? atoll(argv[3]) : 1;
     const double density = argc > 4 ? atof(argv[4]) : 1.0;
     if (reps < 1 || n_per_t < 1 || t_steps < 1 || !(density > 0.0 && density <= 1.0)) {
-        fprintf(stderr, "usage: conv_bench [reps >= 1] [samples >= 1] [T >= 1] [density in (0, 1]] [densities, e.g. 0.15,0.47p [only]]\n");
+        fputs(usage, stderr);
         return 2;
     }
     const int64_t rows = n_per_t * t_steps;
@@ -276,6 +378,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "conv_bench: densities: '%s': expected fractions in [0, 1], e.g. 0.15,0.47p\n", argv[5]);
         return 2;
     }
+    if (argc > 6 && !strcmp(argv[6], "threads")) return thread_table(argv[5], reps, t_steps, n_per_t, argc > 7 ? argv[7] : NULL, argc > 8 ? argv[8] : NULL);
     if (argc > 6 && !strcmp(argv[6], "only")) {
         const int bad = sparse_table(argv[5], reps, rows);
         return sparse_dw_table(argv[5], reps, t_steps, n_per_t) | bad;

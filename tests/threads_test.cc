@@ -1,8 +1,10 @@
-// threads_test.cc - the kernels that run on the reference backend's threads besides the
-// GEMM (neurons, batch norm, add, dropout, pooling, the optimisers, zeroing: core/ref/parallel.h) give the bits of one
-// thread at 2, 3 and 5 threads, on every SIMD path this CPU runs, for float and bf16
-// storage. The sizes are large enough that every call is split (each part has at least
-// the kernel's minimum), and odd, so that parts end inside vectors and cache blocks.
+// threads_test.cc - the kernels that run on the reference backend's threads (neurons,
+// batch norm, add, dropout, pooling, the optimisers, zeroing, and the ways the GEMM and
+// the convolution split their work: core/ref/parallel.h) give the bits of one thread at
+// 2, 3 and 5 threads, on every SIMD path this CPU runs, for float and bf16 storage. The
+// sizes are large enough that every call is split (each part has at least the kernel's
+// minimum; the GEMM and conv cases check that with the parallel loop's accounting), and
+// odd, so that parts end inside vectors and cache blocks.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -12,8 +14,11 @@
 #include <vector>
 
 #include "core/base/bf16.h"
+#include "core/ref/gemm_kernel.h"
+#include "core/ref/parallel.h"
 #include "core/ref/ref_kernels.h"
 #include "core/ref/simd.h"
+#include "tests/testutil.h"
 
 namespace {
 
@@ -58,6 +63,87 @@ void expect_thread_invariant(const char *what, const Run &run) {
     }
     remat_ref_set_threads(1);
     remat_ref_simd_set(before);
+}
+
+// Runs fn at 2 threads with the parallel loop's accounting on: how many calls split.
+int64_t split_calls(const std::function<void()> &fn) {
+    remat_ref_set_threads(2);
+    remat_ref_parallel_stats_on(1);
+    fn();
+    const int64_t n = remat_ref_parallel_stats().split;
+    remat_ref_parallel_stats_on(0);
+    remat_ref_set_threads(1);
+    return n;
+}
+
+// GEMMs split along N in half tiles (64 x 147: the sew-resnet18 stem's weight gradient,
+// 5 column panels of 32), along N with an odd panel count, and along M.
+TEST(Threads, GemmSplits) {
+    struct Shape {
+        int64_t M, N, K;
+    };
+    for (const Shape &sh : {Shape{64, 147, 1000}, Shape{70, 203, 700}, Shape{301, 45, 400}}) {
+        const F a = uniform(sh.M * sh.K, -1, 1, 31), b = uniform(sh.K * sh.N, -1, 1, 32), c0 = uniform(sh.M * sh.N, -1, 1, 33);
+        for (remat_gemm_layout l : {REMAT_GEMM_NN, REMAT_GEMM_NT, REMAT_GEMM_TN}) {
+            const std::string what = "gemm " + std::to_string(sh.M) + "x" + std::to_string(sh.N) + "x" +
+                                     std::to_string(sh.K) + " layout " + std::to_string((int)l);
+            auto run = [&] {
+                F c = c0;
+                remat_gemm_typed(l, c.data(), 0, a.data(), 0, b.data(), 0, sh.M, sh.N, sh.K, 1);
+                std::string r;
+                append(&r, c);
+                return r;
+            };
+            EXPECT_GE(split_calls([&] { run(); }), 1) << what << ": never split";
+            expect_thread_invariant(what.c_str(), run);
+        }
+    }
+}
+
+// The convolution's input gradient, each way a dcol block is split (conv.c dinp_split):
+// by samples (4 samples of 8 x 8 per block), in two steps (the GEMM by columns, col2im
+// by channels: one sample of 23 x 25, 23 channels = blocks of 22 and 1), by channels
+// (3 samples of 7 x 7 against 198 rows); and the weight gradient of the sew-resnet18
+// stem's shape, smaller (3 -> 64, 7 x 7 / 2: the GEMM 64 x 147 split in half tiles).
+TEST(Threads, ConvBackwardSplits) {
+    using remat_test::conv_geom;
+    struct Case {
+        remat_conv_geom g;
+        int64_t T, N;
+        const char *what;
+    };
+    const Case cases[] = {{conv_geom(88, 8, 8, 128, 3, 1, 1), 1, 4, "conv dinp by samples"},
+                          {conv_geom(23, 23, 25, 64, 3, 1, 1), 1, 1, "conv dinp in two steps"},
+                          {conv_geom(66, 7, 7, 256, 3, 1, 1), 3, 1, "conv dinp by channels"},
+                          {conv_geom(3, 40, 37, 64, 7, 2, 3), 2, 2, "conv stem weight gradient"}};
+    for (const Case &c : cases) {
+        const remat_conv_geom &g = c.g;
+        const int64_t K = g.c_in * g.kh * g.kw, P = g.h_out * g.w_out, rows = c.T * c.N;
+        const int64_t ie = g.c_in * g.h_in * g.w_in, oe = g.c_out * P;
+        const F x = uniform(rows * ie, -1, 1, 41), w = uniform(g.c_out * K, -1, 1, 42), dy = uniform(rows * oe, -1, 1, 43);
+        const F dx0 = uniform(rows * ie, -0.5f, 0.5f, 44), dw0 = uniform(g.c_out * K, -0.25f, 0.25f, 45);
+        F ws((size_t)remat_ref_conv2d_backward_ws_elems(&g));
+        auto run = [&] {
+            F dx = dx0, dw = dw0, db(g.c_out, 0.5f);
+            remat_ref_conv2d_backward(dx.data(), dw.data(), db.data(), dy.data(), x.data(), w.data(), ws.data(), c.T, c.N,
+                                      &g);
+            std::string r;
+            append(&r, dx), append(&r, dw), append(&r, db);
+            return r;
+        };
+        EXPECT_GE(split_calls([&] { run(); }), 1) << c.what << ": never split";
+        expect_thread_invariant(c.what, run);
+        expect_thread_invariant((std::string(c.what) + " bf16").c_str(), [&] {
+            const H x16 = to16(x), w16 = to16(w), dy16 = to16(dy);
+            H dx = to16(dx0);
+            F dw = dw0, db(g.c_out, 0.5f);
+            remat_ref_conv2d_backward_bf16(dx.data(), dw.data(), db.data(), dy16.data(), x16.data(), w16.data(),
+                                           ws.data(), c.T, c.N, &g);
+            std::string r;
+            append(&r, dx), append(&r, dw), append(&r, db);
+            return r;
+        });
+    }
 }
 
 const int64_t kT = 3, kNf = 5 * 16384 + 77;  // neurons: parts of at least 16384

@@ -17,7 +17,8 @@
  *    time (CONV_DCOL_ROWS rows of k) and a few samples at a time (their columns side by
  *    side, CONV_DCOL_COLS): channel ci's rows only reach dinp's channel ci, and each
  *    element's chain does not depend on which rows or columns share the call (a
- *    block's channels are split over the threads, each part making and adding its own);
+ *    block is split over the threads by samples, or its GEMM by columns and its col2im
+ *    by channels: dinp_block);
  *  - weight gradient: P_t = sum over the step's samples n = 0 .. N-1 of
  *    dout_n col_n^T, one chain over (n, p) ascending from +0 (one GEMM whose K runs over
  *    the step's samples and pixels; for a small K its transpose col dout^T, the same
@@ -392,31 +393,83 @@ REMAT_ACT_INLINE void conv2d_forward(void *out, const void *inp, const void *wei
     }
 }
 
-/* One dcol block of the input gradient, split over the threads by its input channels
- * (parallel.h): a part computes the block's rows of its channels (the GEMM d's rows
- * c * khw .., on its own thread: remat_gemm_desc_run_rows) and then adds them into
- * those channels' planes of the block's samples (col2im). A channel's dcol rows and
- * its dinp planes are its own, so every thread count gives the same bits. */
+/* One dcol block of the input gradient (GEMM d: rows (c, ky, kx) of the block's cn
+ * channels, columns (sample, pixel) of its rn samples) and its col2im into dinp, split
+ * over the threads (parallel.h) one of three ways (dinp_split):
+ *  - by samples, where they divide into parts of nearly equal micro-tiles (within
+ *    DINP_SAMPLE_SLACK): a part computes its samples' columns of the block
+ *    (remat_gemm_desc_run_block, on its own thread: it packs only its own columns of
+ *    dout) and adds them into its samples' planes;
+ *  - else, where the block has more columns than rows, in two steps: the GEMM on the
+ *    threads (gemm.c splits its columns: each thread packs its own part of dout, not
+ *    the whole of it), then col2im by channel;
+ *  - else by channels: a part computes its channels' rows (packing all of dout) and
+ *    adds them into their planes.
+ * A sample's planes, and a channel's dcol rows and planes, are their own, and which
+ * thread computes a dcol element never changes its chain: every thread count gives the
+ * same bits. */
+#define DINP_SAMPLE_SLACK 1.1
 typedef struct dinp_block {
     remat_gemm_desc d;
     void *dinp;
     const remat_conv_geom *g;
-    int64_t base, rn; /* dinp element of sample r0's block channel 0; samples in the block */
+    int64_t base, cn, rn; /* dinp element of sample r0's block channel 0; channels, samples in the block */
     int b16;
 } dinp_block;
 
-static void dinp_part(void *ctx, int64_t lo, int64_t hi) {
-    const dinp_block *b = ctx;
+/* col2im of the block's channels [c0, c1) of its samples [r0, r1). */
+static void dinp_col2im(const dinp_block *b, int64_t c0, int64_t c1, int64_t r0, int64_t r1) {
     const remat_conv_geom *g = b->g;
     const int64_t khw = g->kh * g->kw, plane = g->h_in * g->w_in, in_e = g->c_in * plane, P = conv_p(g), ld = b->d.ldc;
-    remat_gemm_desc_run_rows(&b->d, lo * khw, hi * khw);
-    for (int64_t r = 0; r < b->rn; r++)
-        for (int64_t c = lo; c < hi; c++) {
+    for (int64_t r = r0; r < r1; r++)
+        for (int64_t c = c0; c < c1; c++) {
             const float *rows = (const float *)b->d.C + c * khw * ld + r * P;
             const int64_t e = b->base + r * in_e + c * plane;
             if (b->b16) col2im_plane_bf16((uint16_t *)b->dinp + e, rows, ld, g);
             else col2im_plane((float *)b->dinp + e, rows, ld, g);
         }
+}
+
+static void dinp_samples_part(void *ctx, int64_t lo, int64_t hi) {
+    const dinp_block *b = ctx;
+    const int64_t P = conv_p(b->g);
+    remat_gemm_desc_run_block(&b->d, 0, b->d.M, lo * P, hi * P);
+    dinp_col2im(b, 0, b->cn, lo, hi);
+}
+
+static void dinp_channels_part(void *ctx, int64_t lo, int64_t hi) {
+    const dinp_block *b = ctx;
+    const int64_t khw = b->g->kh * b->g->kw;
+    remat_gemm_desc_run_block(&b->d, lo * khw, hi * khw, 0, b->d.N);
+    dinp_col2im(b, lo, hi, 0, b->rn);
+}
+
+static void dinp_col2im_part(void *ctx, int64_t lo, int64_t hi) { dinp_col2im(ctx, lo, hi, 0, ((const dinp_block *)ctx)->rn); }
+
+/* Parts of at least some 2^21 multiply-adds (a thread start costs some 10^4 cycles). */
+#define DINP_MIN_FLOPS_PER_THREAD ((int64_t)1 << 21)
+
+/* Runs block b on the threads, the way the comment above dinp_block says. */
+static void dinp_split(const dinp_block *b) {
+    const remat_gemm_desc *d = &b->d;
+    const int64_t P = conv_p(b->g), khw = b->g->kh * b->g->kw, threads = remat_ref_get_threads();
+    const int64_t per_sample = d->M * P * (d->K > 0 ? d->K : 1);
+    const int64_t min_samples = DINP_MIN_FLOPS_PER_THREAD / per_sample + 1;
+    const int64_t parts = b->rn / min_samples < threads ? b->rn / min_samples : threads;
+    int mr, nr;
+    remat_gemm_current_tile(&mr, &nr);
+    /* the busiest part's column panels against an even share of the block's */
+    const int64_t panels = (d->N + nr - 1) / nr;
+    const int64_t part_panels = parts > 0 ? ((b->rn + parts - 1) / parts * P + nr - 1) / nr : panels;
+    if (threads == 1 || (parts >= 2 && (double)(part_panels * parts) <= DINP_SAMPLE_SLACK * (double)panels)) {
+        remat_ref_parallel_for(b->rn, 1, min_samples, dinp_samples_part, (void *)b);
+    } else if (d->N > d->M) {
+        remat_gemm_desc_run(d);
+        remat_ref_parallel_for(b->cn, 1, REMAT_REF_ELEM_MIN_PER_THREAD / (khw * d->N) + 1, dinp_col2im_part, (void *)b);
+    } else {
+        const int64_t per_channel = khw * d->N * (d->K > 0 ? d->K : 1);
+        remat_ref_parallel_for(b->cn, 1, DINP_MIN_FLOPS_PER_THREAD / per_channel + 1, dinp_channels_part, (void *)b);
+    }
 }
 
 /* dinp of samples [r0, r0 + rn) (rows of the call), group gi's channels (geometry s,
@@ -436,10 +489,8 @@ REMAT_ACT_INLINE void conv2d_dinp(void *dinp, const void *dout, const void *weig
         d.A = act_cat(weight, gi * s->c_out * K + c0 * khw, b16), d.a16 = b16, d.a_rs = 1, d.a_cs = K;
         d.pack_b = b16 ? pack_dout_b_bf16 : pack_dout_b_f32, d.pack_b_ctx = &pk;
         d.M = cn * khw, d.N = ld, d.K = s->c_out;
-        const dinp_block blk = {d, dinp, g, r0 * in_e + (ci0 + c0) * plane, rn, b16};
-        /* parts of at least some 2^21 multiply-adds (a thread start costs some 10^4 cycles) */
-        const int64_t per_channel = khw * ld * (s->c_out > 0 ? s->c_out : 1);
-        remat_ref_parallel_for(cn, 1, ((int64_t)1 << 21) / per_channel + 1, dinp_part, (void *)&blk);
+        const dinp_block blk = {d, dinp, g, r0 * in_e + (ci0 + c0) * plane, cn, rn, b16};
+        dinp_split(&blk);
     }
 }
 

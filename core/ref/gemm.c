@@ -536,8 +536,13 @@ static void gemm_blocked(const gemm_args *g, int64_t m0, int64_t m1, int64_t n0,
 }
 
 /* Splits the output over threads (parallel.h): along M when it is the longer side, else
- * along N, in whole micro-tiles, each part at least GEMM_MIN_FLOPS_PER_THREAD
- * multiply-adds. Which thread computes an element never changes its value. */
+ * along N (so that the operand each part packs whole is the smaller one), each part at
+ * least GEMM_MIN_FLOPS_PER_THREAD multiply-adds; along M in whole micro-tiles, along N
+ * in half tiles where the kernel has a half-width tile (tile_half): a part ending
+ * half-way through a column panel runs its last panel on that kernel, so a narrow N
+ * splits evenly (the conv weight gradient of 64 x 147: 5 panels of 32 columns, 3:2 in
+ * whole panels, 2.5:2.5 in halves). Which thread computes an element never changes
+ * its value. */
 typedef struct gemm_split {
     const gemm_args *g;
     int split_m;
@@ -554,7 +559,8 @@ static void gemm_run(const gemm_args *g) {
     const gemm_split s = {g, g->M >= g->N};
     const int64_t other = (s.split_m ? g->N : g->M) * (g->K > 0 ? g->K : 1);
     const int64_t min_items = (GEMM_MIN_FLOPS_PER_THREAD + other - 1) / other;
-    remat_ref_parallel_for(s.split_m ? g->M : g->N, s.split_m ? g->kn->mr : g->kn->nr, min_items, gemm_part,
+    const int64_t n_align = g->kn->tile_half ? g->kn->nr / 2 : g->kn->nr;
+    remat_ref_parallel_for(s.split_m ? g->M : g->N, s.split_m ? g->kn->mr : n_align, min_items, gemm_part,
                            (void *)&s);
 }
 
@@ -645,9 +651,11 @@ void remat_gemm_desc_run_with(const remat_gemm_kernel *k, const remat_gemm_desc 
 
 void remat_gemm_desc_run(const remat_gemm_desc *d) { gemm_desc_with(current_kernel(), d); }
 
-void remat_gemm_desc_run_rows(const remat_gemm_desc *d, int64_t m0, int64_t m1) {
+void remat_gemm_desc_run_block(const remat_gemm_desc *d, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
     const gemm_args g = desc_args(current_kernel(), d);
     if (m0 < 0) m0 = 0;
     if (m1 > g.M) m1 = g.M;
-    if (m0 < m1 && g.N > 0) gemm_blocked(&g, m0, m1, 0, g.N);
+    if (n0 < 0) n0 = 0;
+    if (n1 > g.N) n1 = g.N;
+    if (m0 < m1 && n0 < n1) gemm_blocked(&g, m0, m1, n0, n1);
 }

@@ -131,13 +131,13 @@ typedef struct remat_gemm_desc {
 /* The GEMM of d on the current path / on kernel k, remat_ref_get_threads() threads. */
 void remat_gemm_desc_run(const remat_gemm_desc *d);
 void remat_gemm_desc_run_with(const remat_gemm_kernel *k, const remat_gemm_desc *d);
-/* Rows [m0, m1) of d's GEMM on the current path, on the calling thread only (for a
- * caller that splits its work over threads itself: conv.c's input gradient). Which rows
- * share a call changes no element's chain. */
 /* The tile (MR x NR) of the current path's micro-kernel: for callers that choose between
  * two orientations of one product (conv.c's weight gradient); it changes no bit. */
 void remat_gemm_current_tile(int *mr, int *nr);
-void remat_gemm_desc_run_rows(const remat_gemm_desc *d, int64_t m0, int64_t m1);
+/* The block [m0, m1) x [n0, n1) of d's GEMM (clipped to M x N) on the current path, on
+ * the calling thread only (for a caller that splits its work over threads itself:
+ * conv.c's input gradient). Which elements share a call changes no element's chain. */
+void remat_gemm_desc_run_block(const remat_gemm_desc *d, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 
 #ifdef __cplusplus
 }

@@ -4,7 +4,9 @@
 #include "core/ref/parallel.h"
 
 #include <pthread.h>
+#include <string.h>
 
+#include "core/base/clock.h"
 #include "core/ref/ref_kernels.h"
 
 #define PAR_MAX_THREADS 64
@@ -13,12 +15,42 @@ typedef struct par_part {
     remat_ref_range_fn fn;
     void *ctx;
     int64_t lo, hi;
+    int timed;    /* stats on: cpu_s gets the part's thread CPU time */
+    double cpu_s;
 } par_part;
 
+static int g_stats_on = 0;
+static remat_par_stats g_stats;
+static __thread int t_depth = 0; /* remat_ref_parallel_for calls open on this thread */
+
+void remat_ref_parallel_stats_on(int on) {
+    memset(&g_stats, 0, sizeof g_stats);
+    __atomic_store_n(&g_stats_on, on ? 1 : 0, __ATOMIC_RELAXED);
+}
+
+remat_par_stats remat_ref_parallel_stats(void) { return g_stats; }
+
 static void *par_run(void *arg) {
-    const par_part *p = arg;
+    par_part *p = arg;
+    const double c0 = p->timed ? remat_thread_cpu_s() : 0.0;
+    t_depth++;
     p->fn(p->ctx, p->lo, p->hi);
+    t_depth--;
+    if (p->timed) p->cpu_s = remat_thread_cpu_s() - c0;
     return NULL;
+}
+
+static void stats_add(const par_part *parts, int64_t n) {
+    double mx = 0.0;
+    g_stats.calls++;
+    g_stats.split += n > 1;
+    g_stats.parts += n;
+    g_stats.first_s += parts[0].cpu_s;
+    for (int64_t t = 0; t < n; t++) {
+        g_stats.busy_s += parts[t].cpu_s;
+        if (parts[t].cpu_s > mx) mx = parts[t].cpu_s;
+    }
+    g_stats.max_s += mx;
 }
 
 void remat_ref_parallel_for(int64_t n, int64_t align, int64_t min_items, remat_ref_range_fn fn, void *ctx) {
@@ -29,8 +61,11 @@ void remat_ref_parallel_for(int64_t n, int64_t align, int64_t min_items, remat_r
     if (threads > PAR_MAX_THREADS) threads = PAR_MAX_THREADS;
     if (threads > n / min_items) threads = n / min_items;
     if (threads > units) threads = units;
+    const int timed = t_depth == 0 && __atomic_load_n(&g_stats_on, __ATOMIC_RELAXED);
     if (threads <= 1) {
-        fn(ctx, 0, n);
+        par_part one = {fn, ctx, 0, n, timed, 0.0};
+        par_run(&one);
+        if (timed) stats_add(&one, 1);
         return;
     }
     par_part parts[PAR_MAX_THREADS];
@@ -38,7 +73,7 @@ void remat_ref_parallel_for(int64_t n, int64_t align, int64_t min_items, remat_r
     int started[PAR_MAX_THREADS];
     for (int64_t t = 0; t < threads; t++) {
         int64_t lo = units * t / threads * align, hi = units * (t + 1) / threads * align;
-        parts[t] = (par_part){fn, ctx, lo, hi < n ? hi : n};
+        parts[t] = (par_part){fn, ctx, lo, hi < n ? hi : n, timed, 0.0};
     }
     for (int64_t t = 1; t < threads; t++) started[t] = pthread_create(&tids[t], NULL, par_run, &parts[t]) == 0;
     par_run(&parts[0]);
@@ -46,4 +81,5 @@ void remat_ref_parallel_for(int64_t n, int64_t align, int64_t min_items, remat_r
         if (started[t]) pthread_join(tids[t], NULL);
         else par_run(&parts[t]);
     }
+    if (timed) stats_add(parts, threads);
 }

@@ -15,6 +15,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Elements per part at least for the element-wise kernels (add, dropout, the
  * optimisers, zeroing): below it a second thread costs more than it saves. */
 #define REMAT_REF_ELEM_MIN_PER_THREAD 32768
@@ -22,5 +26,28 @@
 typedef void (*remat_ref_range_fn)(void *ctx, int64_t lo, int64_t hi);
 
 void remat_ref_parallel_for(int64_t n, int64_t align, int64_t min_items, remat_ref_range_fn fn, void *ctx);
+
+/* The threads' busy time, for benchmarks (bench/conv_bench's threads table): while on,
+ * every outermost remat_ref_parallel_for call times each of its parts by the thread CPU
+ * time of the thread that runs it (what other jobs of a shared machine take is not
+ * counted) and adds them up here. A caller that also times itself by its own thread CPU
+ * time (c) gets its serial part, c - first_s, and the step's critical path on as many
+ * cores as threads, (c - first_s) + max_s: a measure of the thread gain that the
+ * machine's load does not distort. One calling thread at a time; off by default (one
+ * relaxed load per call). remat_ref_parallel_stats_on resets the sums. */
+typedef struct remat_par_stats {
+    int64_t calls, split; /* outermost calls; those of them run as 2 or more parts */
+    int64_t parts;        /* parts run, over all calls */
+    double first_s;       /* CPU seconds of part 0 (the calling thread's share), summed */
+    double busy_s;        /* CPU seconds of every part, summed */
+    double max_s;         /* CPU seconds of each call's longest part, summed */
+} remat_par_stats;
+
+void remat_ref_parallel_stats_on(int on);
+remat_par_stats remat_ref_parallel_stats(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
