@@ -272,13 +272,14 @@ F PoolInput(int64_t n, unsigned seed) {
 }
 
 // The shipped models' poolings (2x2 stride 2; 3x3 stride 2 padding 1), overlapping
-// windows, padding wider than the stride, non-square kernels, odd sizes, rows longer
-// than one chunk of interior columns.
+// windows, windows narrower than the stride, padding wider than the stride, non-square
+// kernels, odd sizes, rows longer than one chunk of interior columns.
 const remat_conv_geom kPoolGeoms[] = {
     PoolGeom(3, 8, 8, 2, 2, 2, 2, 0, 0),   PoolGeom(2, 9, 11, 2, 2, 2, 2, 0, 0), PoolGeom(2, 13, 15, 3, 3, 2, 2, 1, 1),
     PoolGeom(2, 7, 9, 3, 3, 1, 1, 1, 1),   PoolGeom(1, 6, 10, 2, 3, 1, 2, 1, 1), PoolGeom(2, 5, 300, 3, 3, 2, 2, 1, 1),
     PoolGeom(1, 4, 290, 2, 2, 2, 2, 0, 0), PoolGeom(1, 3, 3, 3, 3, 1, 1, 1, 1),  PoolGeom(2, 10, 9, 4, 3, 3, 2, 2, 1),
-    PoolGeom(1, 1, 1, 1, 1, 1, 1, 0, 0),
+    PoolGeom(1, 1, 1, 1, 1, 1, 1, 0, 0),   PoolGeom(2, 9, 13, 2, 2, 3, 3, 0, 0), PoolGeom(1, 7, 11, 1, 1, 2, 2, 0, 0),
+    PoolGeom(1, 6, 9, 3, 3, 3, 3, 1, 1),
 };
 
 TEST(KernelOrder, PoolingMatchesWindowLoops) {

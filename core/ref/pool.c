@@ -64,8 +64,8 @@ static void pool_inner_rows(const remat_conv_geom *g, int64_t oy, int64_t *ky0, 
 /* Max pooling over the chunk of m <= POOL_ROW interior columns from o0 of row oy: the
  * first maximum's value in acc (and, with idx, its position in the plane). */
 REMAT_ACT_INLINE void max_row(float *restrict acc, int64_t *restrict idx, const void *plane, const remat_conv_geom *g,
-                              int64_t oy, int64_t o0, int64_t m, int64_t ky0, int64_t ky1, const int b16) {
-    const int64_t sw = g->sw;
+                              int64_t oy, int64_t o0, int64_t m, int64_t ky0, int64_t ky1, const int64_t sw,
+                              const int b16) {
     int first = 1;
     for (int64_t ky = ky0; ky < ky1; ky++)
         for (int64_t kx = 0; kx < g->kw; kx++) {
@@ -93,7 +93,7 @@ REMAT_ACT_INLINE void max_row(float *restrict acc, int64_t *restrict idx, const 
 }
 
 REMAT_ACT_INLINE void maxpool2d_forward(void *out, const void *inp, int64_t q0, int64_t q1, const remat_conv_geom *g,
-                                        const int b16) {
+                                        const int64_t sw, const int b16) {
     const int64_t in_plane = g->h_in * g->w_in, out_plane = g->h_out * g->w_out;
     int64_t a, b;
     pool_inner_cols(g, &a, &b);
@@ -109,7 +109,7 @@ REMAT_ACT_INLINE void maxpool2d_forward(void *out, const void *inp, int64_t q0, 
                     for (int64_t o0 = ia; o0 < ib; o0 += POOL_ROW) {
                         const int64_t m = ib - o0 < POOL_ROW ? ib - o0 : POOL_ROW;
                         float acc[POOL_ROW];
-                        max_row(acc, NULL, plane, g, oy, o0, m, ky0, ky1, b16);
+                        max_row(acc, NULL, plane, g, oy, o0, m, ky0, ky1, sw, b16);
                         for (int64_t i = 0; i < m; i++) act_st(o, oy * g->w_out + o0 + i, acc[i], b16);
                     }
                     ox = ib - 1;
@@ -122,7 +122,7 @@ REMAT_ACT_INLINE void maxpool2d_forward(void *out, const void *inp, int64_t q0, 
 }
 
 REMAT_ACT_INLINE void maxpool2d_backward(float *dinp, const float *dout, const float *inp, int64_t q0, int64_t q1,
-                               const remat_conv_geom *g) {
+                                         const remat_conv_geom *g, const int64_t sw) {
     const int64_t in_plane = g->h_in * g->w_in, out_plane = g->h_out * g->w_out;
     int64_t a, b;
     pool_inner_cols(g, &a, &b);
@@ -139,7 +139,7 @@ REMAT_ACT_INLINE void maxpool2d_backward(float *dinp, const float *dout, const f
                         const int64_t m = ib - o0 < POOL_ROW ? ib - o0 : POOL_ROW;
                         float acc[POOL_ROW];
                         int64_t idx[POOL_ROW];
-                        max_row(acc, idx, plane, g, oy, o0, m, ky0, ky1, 0);
+                        max_row(acc, idx, plane, g, oy, o0, m, ky0, ky1, sw, 0);
                         for (int64_t i = 0; i < m; i++) dx[idx[i]] = dx[idx[i]] + dy[oy * g->w_out + o0 + i];
                     }
                     ox = ib - 1;
@@ -167,8 +167,8 @@ REMAT_ACT_INLINE float avg_window(const void *plane, const remat_conv_geom *g, i
 }
 
 REMAT_ACT_INLINE void avgpool2d_forward(void *out, const void *inp, int64_t q0, int64_t q1, const remat_conv_geom *g,
-                                        const int b16) {
-    const int64_t in_plane = g->h_in * g->w_in, out_plane = g->h_out * g->w_out, sw = g->sw;
+                                        const int64_t sw, const int b16) {
+    const int64_t in_plane = g->h_in * g->w_in, out_plane = g->h_out * g->w_out;
     const float div = (float)(g->kh * g->kw);
     int64_t a, b;
     pool_inner_cols(g, &a, &b);
@@ -202,8 +202,8 @@ REMAT_ACT_INLINE void avgpool2d_forward(void *out, const void *inp, int64_t q0, 
 }
 
 REMAT_ACT_INLINE void avgpool2d_backward(float *dinp, const float *dout, int64_t q0, int64_t q1,
-                                         const remat_conv_geom *g) {
-    const int64_t in_plane = g->h_in * g->w_in, out_plane = g->h_out * g->w_out, sw = g->sw;
+                                         const remat_conv_geom *g, const int64_t sw) {
+    const int64_t in_plane = g->h_in * g->w_in, out_plane = g->h_out * g->w_out;
     const float div = (float)(g->kh * g->kw);
     /* Windows that do not overlap (kernel <= stride) add into distinct positions, so the
      * interior may run (ky, kx) outside the columns; overlapping ones keep the order. */
@@ -223,11 +223,14 @@ REMAT_ACT_INLINE void avgpool2d_backward(float *dinp, const float *dout, int64_t
                         const int64_t m = b - o0 < POOL_ROW ? b - o0 : POOL_ROW;
                         float d[POOL_ROW];
                         for (int64_t i = 0; i < m; i++) d[i] = dy[oy * g->w_out + o0 + i] / div;
-                        for (int64_t ky = ky0; ky < ky1; ky++)
-                            for (int64_t kx = 0; kx < g->kw; kx++) {
-                                float *dst = dx + (oy * g->sh - g->ph + ky) * g->w_in + o0 * sw - g->pw + kx;
-                                for (int64_t i = 0; i < m; i++) dst[i * sw] = dst[i * sw] + d[i];
-                            }
+                        for (int64_t ky = ky0; ky < ky1; ky++) {
+                            float *dst = dx + (oy * g->sh - g->ph + ky) * g->w_in + o0 * sw - g->pw;
+                            if (g->kw == sw) /* the windows tile the row: one contiguous run */
+                                for (int64_t j = 0; j < m * sw; j++) dst[j] = dst[j] + d[j / sw];
+                            else
+                                for (int64_t kx = 0; kx < g->kw; kx++)
+                                    for (int64_t i = 0; i < m; i++) dst[i * sw + kx] = dst[i * sw + kx] + d[i];
+                        }
                     }
                     ox = b - 1;
                     continue;
@@ -284,17 +287,31 @@ typedef struct pool_ctx {
     const remat_conv_geom *g;
 } pool_ctx;
 
+/* sw == 2 (every shipped pooling) as a constant: GCC then loads the interior's stride-2
+ * columns as whole vectors and splits them, instead of element by element. */
+#define POOL_SW(call)                        \
+    do {                                     \
+        if (c->g->sw == 2) {                 \
+            const int64_t sw = 2;            \
+            call;                            \
+        } else {                             \
+            const int64_t sw = c->g->sw;     \
+            call;                            \
+        }                                    \
+    } while (0)
+
 REMAT_ACT_INLINE void pool_body(const pool_ctx *c, int64_t q0, int64_t q1) {
     switch (c->kind) {
-    case POOL_MAX_FWD: maxpool2d_forward(c->y, c->x, q0, q1, c->g, 0); break;
-    case POOL_MAX_FWD16: maxpool2d_forward(c->y, c->x, q0, q1, c->g, 1); break;
-    case POOL_MAX_BWD: maxpool2d_backward(c->y, c->x, c->inp, q0, q1, c->g); break;
-    case POOL_AVG_FWD: avgpool2d_forward(c->y, c->x, q0, q1, c->g, 0); break;
-    case POOL_AVG_FWD16: avgpool2d_forward(c->y, c->x, q0, q1, c->g, 1); break;
-    case POOL_AVG_BWD: avgpool2d_backward(c->y, c->x, q0, q1, c->g); break;
+    case POOL_MAX_FWD: POOL_SW(maxpool2d_forward(c->y, c->x, q0, q1, c->g, sw, 0)); break;
+    case POOL_MAX_FWD16: POOL_SW(maxpool2d_forward(c->y, c->x, q0, q1, c->g, sw, 1)); break;
+    case POOL_MAX_BWD: POOL_SW(maxpool2d_backward(c->y, c->x, c->inp, q0, q1, c->g, sw)); break;
+    case POOL_AVG_FWD: POOL_SW(avgpool2d_forward(c->y, c->x, q0, q1, c->g, sw, 0)); break;
+    case POOL_AVG_FWD16: POOL_SW(avgpool2d_forward(c->y, c->x, q0, q1, c->g, sw, 1)); break;
+    case POOL_AVG_BWD: POOL_SW(avgpool2d_backward(c->y, c->x, q0, q1, c->g, sw)); break;
     case POOL_BWD16: pool2d_backward_bf16(c->y, c->x, c->inp, q0, q1, c->g); break;
     }
 }
+#undef POOL_SW
 
 /* Per-path copies (elem_kernel.h): the interior loops vectorised at each path's width,
  * the same IEEE operations per output. */
