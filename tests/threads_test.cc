@@ -7,6 +7,7 @@
 // odd, so that parts end inside vectors and cache blocks.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -144,6 +145,30 @@ TEST(Threads, ConvBackwardSplits) {
             return r;
         });
     }
+}
+
+// The operand checks over the threads (parallel.h): runs of len floats, stride apart,
+// split at any element; what lies between the runs is not read.
+TEST(Threads, OperandScans) {
+    const int64_t runs = 3, len = 5 * ((int64_t)1 << 17) + 9, stride = len + 1000;
+    F x = uniform(runs * stride, -1, 1, 51);
+    int64_t want = 0;
+    for (int64_t i = 0; i < runs * stride; i++) {
+        if (i % 3 == 0) x[i] = (i % 2) ? -0.0f : 0.0f;
+        if (i % stride < len) want += x[i] != 0.0f;
+    }
+    x[len + 10] = INFINITY;  // in the gap after run 0
+    for (int t : {1, 2, 3, 5}) {
+        remat_ref_set_threads(t);
+        EXPECT_EQ(remat_ref_floats_nonzero_runs(x.data(), runs, len, stride), want) << t << " threads";
+        EXPECT_TRUE(remat_ref_floats_all_finite_runs(x.data(), runs, len, stride)) << t << " threads";
+        F y = x;
+        y[2 * stride + len - 1] = NAN;  // the last element of the last run
+        EXPECT_FALSE(remat_ref_floats_all_finite_runs(y.data(), runs, len, stride)) << t << " threads";
+        EXPECT_EQ(remat_ref_floats_nonzero_runs(y.data(), runs, len, stride), want + (x[2 * stride + len - 1] == 0.0f))
+            << t << " threads";
+    }
+    remat_ref_set_threads(1);
 }
 
 const int64_t kT = 3, kNf = 5 * 16384 + 77;  // neurons: parts of at least 16384

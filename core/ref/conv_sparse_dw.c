@@ -266,12 +266,10 @@ int remat_ref_conv2d_dw_sparse(float *dweight, float *pw, const float *dout, con
          * either way, outweighs the skipped terms (measured 0.93x at 15 %) */
         if (N * P < DW_MIN_PIXELS) return 0;
         /* the input's density first: a dense input pays no scan of dout */
-        int64_t nz = 0;
-        for (int64_t n = 0; n < N; n++) nz += remat_floats_nonzero(inp + n * in_e, s->c_in * plane);
+        const int64_t nz = remat_ref_floats_nonzero_runs(inp, N, s->c_in * plane, in_e); /* threaded */
         if ((double)nz > REMAT_CONV_DW_SPARSE_DENSITY * (double)(N * s->c_in * plane)) return 0;
     }
-    for (int64_t n = 0; n < N; n++)
-        if (!remat_floats_all_finite(dout + n * out_e, s->c_out * P, 1)) return 0;
+    if (!remat_ref_floats_all_finite_runs(dout, N, s->c_out * P, out_e)) return 0; /* threaded */
     const remat_simd p = remat_ref_simd_get();
     dw_job j = {dweight, pw, dout, inp, s, N, in_e, out_e, rows, remat_sparse_chain_for(p), remat_sparse_transpose_for(p),
                 remat_sparse_add_t_for(p)};

@@ -8,6 +8,7 @@
 
 #include "core/base/clock.h"
 #include "core/ref/ref_kernels.h"
+#include "core/ref/sparse_chain.h"
 
 #define PAR_MAX_THREADS 64
 
@@ -82,4 +83,41 @@ void remat_ref_parallel_for(int64_t n, int64_t align, int64_t min_items, remat_r
         else par_run(&parts[t]);
     }
     if (timed) stats_add(parts, threads);
+}
+
+/* ---- the operand checks over the threads ------------------------------------------- */
+
+typedef struct scan_job {
+    const float *x;
+    int64_t len, stride;
+    int finite;    /* 1: all finite (bad set on a non-finite), 0: count nonzeros */
+    int64_t count; /* nonzeros, or 1 where a part met a non-finite value (atomic adds) */
+} scan_job;
+
+static void scan_part(void *ctx, int64_t lo, int64_t hi) {
+    scan_job *j = ctx;
+    int64_t m = 0;
+    for (int64_t i = lo, n; i < hi; i += n) {
+        const int64_t r = i / j->len, off = i % j->len;
+        n = j->len - off < hi - i ? j->len - off : hi - i;
+        const float *x = j->x + r * j->stride + off;
+        if (j->finite) m |= !remat_floats_all_finite(x, n, 1);
+        else m += remat_floats_nonzero(x, n);
+    }
+    if (m) __atomic_fetch_add(&j->count, m, __ATOMIC_RELAXED);
+}
+
+static int64_t scan_runs(const float *x, int64_t runs, int64_t len, int64_t stride, int finite) {
+    scan_job j = {x, len, stride, finite, 0};
+    if (runs <= 0 || len <= 0) return 0;
+    remat_ref_parallel_for(runs * len, 16, REMAT_REF_SCAN_MIN_PER_THREAD, scan_part, &j);
+    return __atomic_load_n(&j.count, __ATOMIC_RELAXED);
+}
+
+int64_t remat_ref_floats_nonzero_runs(const float *x, int64_t runs, int64_t len, int64_t stride) {
+    return scan_runs(x, runs, len, stride, 0);
+}
+
+int remat_ref_floats_all_finite_runs(const float *x, int64_t runs, int64_t len, int64_t stride) {
+    return scan_runs(x, runs, len, stride, 1) == 0;
 }

@@ -27,6 +27,14 @@ typedef void (*remat_ref_range_fn)(void *ctx, int64_t lo, int64_t hi);
 
 void remat_ref_parallel_for(int64_t n, int64_t align, int64_t min_items, remat_ref_range_fn fn, void *ctx);
 
+/* The operand checks of sparse_chain.h over `runs` runs of len floats, stride apart
+ * (x + r * stride, r < runs), split over the threads (parts of at least
+ * REMAT_REF_SCAN_MIN_PER_THREAD floats): how many are not +-0, and whether all are
+ * finite. Integer counts and flags: the same answer for every split. */
+#define REMAT_REF_SCAN_MIN_PER_THREAD ((int64_t)1 << 18)
+int64_t remat_ref_floats_nonzero_runs(const float *x, int64_t runs, int64_t len, int64_t stride);
+int remat_ref_floats_all_finite_runs(const float *x, int64_t runs, int64_t len, int64_t stride);
+
 /* The threads' busy time, for benchmarks (bench/conv_bench's threads table): while on,
  * every outermost remat_ref_parallel_for call times each of its parts by the thread CPU
  * time of the thread that runs it (what other jobs of a shared machine take is not

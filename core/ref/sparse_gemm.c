@@ -61,9 +61,9 @@ int remat_sparse_pick(const float *b, int64_t n_b, int64_t m, const float *a, in
     if (mode == REMAT_SPARSE_DENSE || n_b <= 0) return 0;
     if (mode == REMAT_SPARSE_AUTO) {
         const double limit = m > 0 ? remat_sparse_density(m, n_a / m) : 0.0;
-        if (limit <= 0.0 || (double)remat_floats_nonzero(b, n_b) > limit * (double)n_b) return 0;
+        if (limit <= 0.0 || (double)remat_ref_floats_nonzero_runs(b, 1, n_b, n_b) > limit * (double)n_b) return 0;
     }
-    return remat_floats_all_finite(a, n_a, 1) && (!c || remat_floats_all_finite(c, n_c, 1));
+    return remat_ref_floats_all_finite_runs(a, 1, n_a, n_a) && (!c || remat_floats_all_finite(c, n_c, 1));
 }
 
 typedef struct sg_call {
