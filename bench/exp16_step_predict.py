@@ -9,9 +9,13 @@ batch size, or for a plan's overhead.
 
 --final runs the three sets of docs/benchmarks.md section 16 one after the other, each
 saved under its own name (FINAL below): the five small models recorded at N=2 and asked
-N=4..32 (3 rounds, 5 steps), the two conv models at their own small batch (2 rounds, 3
+N=4..32 (5 rounds, 12 steps), the two conv models at their own small batch (2 rounds, 3
 steps), both at one thread, and the small models again at --threads 2 (the wall clock:
-REMAT_CLOCK=thread-cpu applies to one thread only). Example, on a quiet machine:
+REMAT_CLOCK=thread-cpu applies to one thread only). The small models' steps (0.2 to 100
+ms) warm over several steps: the best of a 5-step run's last 4 was 0 to 23 % above the
+best of a 12-step run's last 11 (by CPU time, 5 models, 5 rounds), as noisy as that, so
+they are measured over 12 steps, about as many warm steps as the probe's best step is
+chosen from. Example, on a quiet machine:
 
   python3 bench/exp16_step_predict.py --final && python3 bench/make_doc.py
 
@@ -59,8 +63,8 @@ SMALL = "mlp-lif:2:4,8,16,32;resnet-bn:2:4,8,16,32;3block-if:2:4,8,16,32;tiny-vg
         "tiny-sew-resnet:2:4,8,16,32"
 CONV = "sew-resnet18:1:2,4;vgg-dvs:2:4"
 # (saved as, models, threads, rounds, iters): the sets of section 16
-FINAL = [("exp16_after_small", SMALL, 1, 3, 5), ("exp16_after_conv", CONV, 1, 2, 3),
-         ("exp16_after_t2", SMALL, 2, 3, 5)]
+FINAL = [("exp16_after_small", SMALL, 1, 5, 12), ("exp16_after_conv", CONV, 1, 2, 3),
+         ("exp16_after_t2", SMALL, 2, 5, 12)]
 
 
 def run_set(entries, rounds, threads, iters, save_as):
@@ -114,7 +118,8 @@ def run_set(entries, rounds, threads, iters, save_as):
         po, mo = C.med(pov), C.med(mov)
         diff = C.med([a - b for a, b in zip(pov, mov)])
         rows.append({"model": name, "recorded_N": n0, "asked_N": n0, "config": "overhead", "kind": "plan overhead",
-                     "predicted_pct": po, "measured_pct": mo, "error_points": diff})
+                     "predicted_pct": po, "measured_pct": mo, "error_points": diff,
+                 "rounds_predicted_pct": pov, "rounds_measured_pct": mov})
         print("%-13s ckpt/block overhead predicted %+.1f %% measured %+.1f %% (%+.1f points)" % (name, po, mo, diff),
               flush=True)
     # REMAT_CLOCK=thread-cpu times one thread only: above, remat keeps the wall clock

@@ -1510,11 +1510,14 @@ def sec_exp15_sparse_dw(d, d2=None):
         ([provenance(d2)] if d2 else []) + [commands(d)])
 
 
-def sec_exp16(after=None, after_conv=None, after_t2=None, probe=None, probe_conv=None, before=None):
+def sec_exp16(after=None, after_conv=None, after_t2=None, probe=None, probe_conv=None, before=None, s3=None,
+              base=None):
     """Section 16: predicted against measured step time for rescaled N and a plan's overhead. after,
     after_conv, after_t2: the current simulator (bench/exp16_step_predict.py --final: the small models, the
     conv models, the small models at 2 threads); probe, probe_conv: with the first probe alone (one batch
-    at 4N, the host time the same at every plan), quiet machine; before: before any probe."""
+    at 4N, the host time the same at every plan), quiet machine; before: before any probe; s3: (small,
+    conv, t2) of session 3's code (016c724, host time at the average per event, 5-step measurements),
+    quiet machine; base: (small, t2) of that code's binary run just before `after` (the same load)."""
     if not (after or probe):
         return None
     parts = ["## 16. Step-time predictions: rescaled batch and plan overhead",
@@ -1531,6 +1534,16 @@ def sec_exp16(after=None, after_conv=None, after_t2=None, probe=None, probe_conv
         cols.append(("before the probe", exp16_summary(before["rows"])))
     if probe:
         cols.append(("probe at 4N", exp16_summary(probe["rows"] + (probe_conv["rows"] if probe_conv else []))))
+    s3 = s3 or (None, None, None)
+    if s3[0]:
+        cols.append(("016c724, 1 thread", exp16_summary(s3[0]["rows"] + (s3[1]["rows"] if s3[1] else []))))
+    if s3[2]:
+        cols.append(("016c724, 2 threads", exp16_summary(s3[2]["rows"])))
+    base = base or (None, None)
+    if base[0]:
+        cols.append(("016c724 beside now, 1 thread (small)", exp16_summary(base[0]["rows"])))
+    if base[1]:
+        cols.append(("016c724 beside now, 2 threads", exp16_summary(base[1]["rows"])))
     if after:
         cols.append(("now, 1 thread", exp16_summary(after["rows"] + (after_conv["rows"] if after_conv else []))))
     if after_t2:
@@ -1546,7 +1559,7 @@ def sec_exp16(after=None, after_conv=None, after_t2=None, probe=None, probe_conv
     parts.append("Figures in % of the measured step time; the overhead row in points of the plain step. "
                  "*Before the probe*: op times scaled with the elements they touch. *Probe at 4N*: the trace's "
                  "probe (3 steps at 4N), each op on the line through its two measured sizes, the recording's "
-                 "host time between ops added as it was (quiet machine, wall clock). *Now*: the probe runs, when "
+                 "host time between ops added as it was (quiet machine, wall clock). *016c724* and *now*: the probe runs, when "
                  "its steps are quick (at most 2 s a batch), more warm steps at the recorded batch (whose best "
                  "step replaces the recording's when it took less: a small step warms over several steps) and "
                  "a batch at 16N, each op on the piecewise line through its measured sizes, and steps at the "
@@ -1554,8 +1567,20 @@ def sec_exp16(after=None, after_conv=None, after_t2=None, probe=None, probe_conv
                  "checkpointed blocks (for this section's plan, every block checkpointed, the prediction is "
                  "thus close to the probe's own measurement of it: other plans are not benchmarked); the host "
                  "time outside the ops is priced per allocation event, so a plan's extra frees and "
-                 "re-allocations add theirs (docs/simulator.md). *Now* records once per round (recorded and "
-                 "measured under the same load); the earlier columns recorded once per model.")
+                 "re-allocations add theirs (docs/simulator.md). *016c724*: that code (the host time of an event "
+                 "more at the recorded step's average, a checkpointed op's ratio one step's against another's), "
+                 "3 rounds, measured as the best of 5-step runs' last 4, on a quiet machine by the wall clock. *Now*, "
+                 "besides: the probe also keeps its steps' times, so the host gap is the least of the recording's and the probe's "
+                 "plain steps, and an event more costs what the probe's checkpointed steps measured per extra "
+                 "event (about 0.6x the average on the tiny models); a checkpointed op's ratio is its least over "
+                 "the probe's checkpointed steps over its least over the plain ones; 5 rounds, the small models "
+                 "measured as the best of 12-step runs' last 11. *016c724 beside now*: the binary of 016c724 "
+                 "run with now's settings (5 rounds, 12 steps) just before *now*, under the same load. Every "
+                 "column from *016c724* on records once per round (recorded and measured under the same load); "
+                 "the earlier columns recorded once per model. Each set's clock and load averages are in its "
+                 "own table below: a busy machine's rounds scatter (a 0.3 ms step's measured overhead ranged "
+                 "over 23 to 75 % in six rounds at load 2 to 6), so read the overhead row of a busy run as "
+                 "the noise's as much as the model's.")
     if after:
         parts.append(exp16_set(after, "### Now, one thread\n\n"))
     if after_conv:
@@ -1569,7 +1594,12 @@ def sec_exp16(after=None, after_conv=None, after_t2=None, probe=None, probe_conv
                                 "average above 1.5) and were timed by the wall clock, which counts what those "
                                 "jobs took: its errors are the machine's as much as the model's; rerun on a "
                                 "quiet machine before reading them." if busy else "") + "\n\n"))
-    for x, t in ((probe, "### With the probe at 4N alone, quiet machine\n\n"),
+    for x, t in ((base[0], "### 016c724 beside now, one thread (the same settings and load)\n\n"),
+                 (base[1], "### 016c724 beside now, two threads\n\n"),
+                 (s3[0], "### 016c724, one thread, quiet machine\n\n"),
+                 (s3[1], "### 016c724, one thread: the conv models\n\n"),
+                 (s3[2], "### 016c724, two threads\n\n"),
+                 (probe, "### With the probe at 4N alone, quiet machine\n\n"),
                  (probe_conv, "### With the probe at 4N alone: the conv models\n\n"),
                  (before, "### Before the probe\n\n")):
         if x:
@@ -1625,7 +1655,9 @@ def main():
             sec_exp8(d8, load("exp8_conv_speed_avx2")), sec_exp17(load("exp17_sparse_forward"), load("exp17_sparse_forward_avx2")), sec_exp9(d9), sec_exp10(d10), sec_gemm(d0), sec_exp11(d11), sec_exp12(d12), sec_exp12b(d12b),
             sec_exp13(d13), sec_exp15(d15, d15w, load("exp15_profile_workspace_dcol")), sec_exp15_sparse_dw(load("exp15_sparse_dw"), load("exp15_sparse_dw_t2")), sec_exp15_session3(load("exp15_profile_s3")),
             sec_exp16(load("exp16_after_small"), load("exp16_after_conv"), load("exp16_after_t2"), load("exp16_quiet_small"),
-                      load("exp16_quiet_conv"), load("exp16_step_predict_before"))]
+                      load("exp16_quiet_conv"), load("exp16_step_predict_before"),
+                      (load("exp16_s3_small"), load("exp16_s3_conv"), load("exp16_s3_t2")),
+                      (load("exp16_base_small"), load("exp16_base_t2")))]
     missing = [n for n, s in zip(["1", "2", "3", "4", "5", "6", "7", "7b", "8", "8b", "9", "10", "0", "11", "12", "12b", "13", "15",
                                   "16"], secs)
                if s is None]
