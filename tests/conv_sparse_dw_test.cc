@@ -127,6 +127,9 @@ std::vector<Geo> geometries() {
         {"2x3 kernel, strides 1x2", conv_geom(3, 7, 13, 4, 2, 3, 1, 2, 0, 1), 3, 1},
         {"130 outputs, two bands", conv_geom(3, 20, 16, 130, 3, 1, 1), 2, 2},
         {"1x1 stride 2", conv_geom(8, 7, 7, 16, 1, 2, 0), 1, 2},
+        // 130 x 64 floats of dout an output row: a step of 32 rows is 2 blocks (31 + 1 rows
+        // of 256 Ki floats); K = 36 is two chunks of rows; 2 tiles of output channels
+        {"several blocks and chunks", conv_geom(4, 16, 64, 130, 3, 1, 1), 1, 2},
     };
 }
 

@@ -30,7 +30,8 @@ extern "C" {
  * forward conv's switch too), the sparse path runs where at most this share of the
  * group's input values (the step's N samples) is nonzero, each input pixel is read at
  * least once (h_out w_out kh kw >= h_in w_in; not a 1x1 conv of stride 2) and the step
- * has at least 128 output pixels (N h_out w_out: below, adding P_t dominates); DENSE:
+ * has at least 128 output pixels (N h_out w_out: below, adding P_t dominates) and the
+ * conv at least 32 rows k = (ci, ky, kx) (vgg-dvs's first layer, K = 18: 0.8x); DENSE:
  * never; FORCE: whenever dout is finite (tests, benchmarks). Measured with conv_bench:
  * 1.6-2.1x at 15 % on the larger vgg / sew shapes, 1.2-1.3x at 30 %, 0.6-0.96x at
  * 47 % (pooled spikes). No bit depends on the choice. */
