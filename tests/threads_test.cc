@@ -12,6 +12,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/base/bf16.h"
@@ -168,6 +169,52 @@ TEST(Threads, OperandScans) {
         EXPECT_EQ(remat_ref_floats_nonzero_runs(y.data(), runs, len, stride), want + (x[2 * stride + len - 1] == 0.0f))
             << t << " threads";
     }
+    remat_ref_set_threads(1);
+}
+
+// The pool (parallel.c): every part runs once whatever the thread count (growing and
+// shrinking), with calls made at once from two threads (one gets the pool, the other
+// starts threads of its own) and from inside a part.
+struct CoverJob {
+    std::vector<int> *hits;
+    int nested;
+};
+void cover_part(void *ctx, int64_t lo, int64_t hi) {
+    CoverJob *j = static_cast<CoverJob *>(ctx);
+    for (int64_t i = lo; i < hi; i++) (*j->hits)[(size_t)i]++;
+    if (j->nested) {
+        std::vector<int> inner(1000, 0);
+        CoverJob k{&inner, 0};
+        remat_ref_parallel_for(1000, 1, 1, cover_part, &k);
+        for (int v : inner)
+            if (v != 1) (*j->hits)[(size_t)lo] += 100;  // shows as a bad count below
+    }
+}
+bool covered_once(int64_t n, int nested) {
+    std::vector<int> hits((size_t)n, 0);
+    CoverJob j{&hits, nested};
+    remat_ref_parallel_for(n, 3, 1, cover_part, &j);
+    for (int v : hits)
+        if (v != 1) return false;
+    return true;
+}
+
+TEST(Threads, PoolRunsEveryPartOnce) {
+    for (int t : {2, 5, 2, 3, 1, 4}) {
+        remat_ref_set_threads(t);
+        for (int64_t n : {1, 2, 7, 1000, 100003}) EXPECT_TRUE(covered_once(n, 0)) << t << " threads, n " << n;
+        EXPECT_TRUE(covered_once(5000, 1)) << t << " threads, nested";
+    }
+    remat_ref_set_threads(3);
+    int bad[2] = {0, 0};
+    std::thread a([&] {
+        for (int r = 0; r < 200; r++) bad[0] += !covered_once(10000 + r, r % 3 == 0);
+    });
+    std::thread b([&] {
+        for (int r = 0; r < 200; r++) bad[1] += !covered_once(777 + r, r % 5 == 0);
+    });
+    a.join(), b.join();
+    EXPECT_EQ(bad[0] + bad[1], 0);
     remat_ref_set_threads(1);
 }
 

@@ -1,6 +1,10 @@
-/* parallel.c - remat_ref_parallel_for (parallel.h): one pthread per part but the first,
- * joined before returning; the GEMM (gemm.c) and the other kernels split their work
- * through it. */
+/* parallel.c - remat_ref_parallel_for (parallel.h): part 0 on the calling thread, the
+ * others on a pool of worker threads started on first use and kept (a step makes
+ * about a thousand calls: starting a thread for each cost its start, a cold stack and
+ * a fresh malloc arena every time), all finished before returning; the GEMM (gemm.c)
+ * and the other kernels split their work through it. One call uses the pool at a time:
+ * a call made while another holds it (from another thread, or from inside a part)
+ * starts threads of its own, as does a part whose worker cannot start. */
 #include "core/ref/parallel.h"
 
 #include <pthread.h>
@@ -54,6 +58,85 @@ static void stats_add(const par_part *parts, int64_t n) {
     g_stats.max_s += mx;
 }
 
+/* ---- the pool ----------------------------------------------------------------
+ * Worker w (1 ..) runs part w of each round it is given: the caller publishes the
+ * parts and a new round number under g_pool_mu, broadcasts, runs part 0, then waits
+ * until every worker with a part has reported. Workers sleep on a condition variable
+ * between rounds (no spinning: the machine may be shared). */
+static pthread_mutex_t g_pool_call = PTHREAD_MUTEX_INITIALIZER; /* held by the call using the pool */
+static pthread_mutex_t g_pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_pool_go = PTHREAD_COND_INITIALIZER, g_pool_done = PTHREAD_COND_INITIALIZER;
+static par_part *g_pool_parts;   /* this round's parts */
+static int64_t g_pool_nparts;    /* parts in this round */
+static uint64_t g_pool_round;    /* rounds published */
+static int64_t g_pool_left;      /* parts of this round not yet finished by a worker */
+static int64_t g_pool_workers;   /* workers started: ids 1 .. g_pool_workers */
+static uint64_t g_pool_born[PAR_MAX_THREADS]; /* the last round published before worker w started */
+
+static void *pool_worker(void *arg) {
+    const int64_t w = (int64_t)(intptr_t)arg;
+    pthread_mutex_lock(&g_pool_mu);
+    uint64_t seen = g_pool_born[w];
+    for (;;) {
+        while (g_pool_round == seen) pthread_cond_wait(&g_pool_go, &g_pool_mu);
+        seen = g_pool_round;
+        if (w >= g_pool_nparts) continue;
+        par_part *p = &g_pool_parts[w];
+        pthread_mutex_unlock(&g_pool_mu);
+        par_run(p);
+        pthread_mutex_lock(&g_pool_mu);
+        if (--g_pool_left == 0) pthread_cond_signal(&g_pool_done);
+    }
+    return NULL;
+}
+
+/* A child of fork() has none of the workers: it starts its own. */
+static void pool_after_fork(void) {
+    pthread_mutex_init(&g_pool_call, NULL), pthread_mutex_init(&g_pool_mu, NULL);
+    pthread_cond_init(&g_pool_go, NULL), pthread_cond_init(&g_pool_done, NULL);
+    g_pool_workers = 0;
+}
+static pthread_once_t g_pool_once = PTHREAD_ONCE_INIT;
+static void pool_init(void) { pthread_atfork(NULL, NULL, pool_after_fork); }
+
+/* Starts workers up to want - 1 (called with g_pool_call held); returns how many run. */
+static int64_t pool_grow(int64_t want) {
+    pthread_once(&g_pool_once, pool_init);
+    while (g_pool_workers < want - 1) {
+        pthread_t tid;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        /* a worker seeing a round published before it existed would take it as its own */
+        pthread_mutex_lock(&g_pool_mu);
+        g_pool_born[g_pool_workers + 1] = g_pool_round;
+        const int ok = pthread_create(&tid, &attr, pool_worker, (void *)(intptr_t)(g_pool_workers + 1)) == 0;
+        pthread_mutex_unlock(&g_pool_mu);
+        pthread_attr_destroy(&attr);
+        if (!ok) break;
+        g_pool_workers++;
+    }
+    return g_pool_workers;
+}
+
+/* Parts [0, threads) on the pool; 0 when the pool is taken (the caller starts threads). */
+static int pool_run(par_part *parts, int64_t threads) {
+    if (pthread_mutex_trylock(&g_pool_call) != 0) return 0;
+    const int64_t workers = pool_grow(threads), pooled = workers + 1 < threads ? workers + 1 : threads;
+    pthread_mutex_lock(&g_pool_mu);
+    g_pool_parts = parts, g_pool_nparts = pooled, g_pool_left = pooled - 1;
+    g_pool_round++;
+    pthread_cond_broadcast(&g_pool_go);
+    pthread_mutex_unlock(&g_pool_mu);
+    par_run(&parts[0]);
+    for (int64_t t = pooled; t < threads; t++) par_run(&parts[t]); /* workers that could not start */
+    pthread_mutex_lock(&g_pool_mu);
+    while (g_pool_left > 0) pthread_cond_wait(&g_pool_done, &g_pool_mu);
+    pthread_mutex_unlock(&g_pool_mu);
+    pthread_mutex_unlock(&g_pool_call);
+    return 1;
+}
+
 void remat_ref_parallel_for(int64_t n, int64_t align, int64_t min_items, remat_ref_range_fn fn, void *ctx) {
     if (n <= 0) return;
     if (align < 1) align = 1;
@@ -75,6 +158,10 @@ void remat_ref_parallel_for(int64_t n, int64_t align, int64_t min_items, remat_r
     for (int64_t t = 0; t < threads; t++) {
         int64_t lo = units * t / threads * align, hi = units * (t + 1) / threads * align;
         parts[t] = (par_part){fn, ctx, lo, hi < n ? hi : n, timed, 0.0};
+    }
+    if (t_depth == 0 && pool_run(parts, threads)) {
+        if (timed) stats_add(parts, threads);
+        return;
     }
     for (int64_t t = 1; t < threads; t++) started[t] = pthread_create(&tids[t], NULL, par_run, &parts[t]) == 0;
     par_run(&parts[0]);

@@ -4,8 +4,10 @@
  * remat_ref_parallel_for(n, align, min_items, fn, ctx) runs fn(ctx, lo, hi) over
  * contiguous parts [lo, hi) that cover [0, n) once: at most remat_ref_get_threads()
  * parts, each boundary a multiple of align, none smaller than min_items (fewer parts
- * where n is small: starting a thread costs more than it saves). Part 0 runs on the
- * calling thread; a thread that cannot start has its part run there too. A kernel
+ * where n is small: waking a thread costs more than it saves). Part 0 runs on the
+ * calling thread, the others on a pool of workers kept between calls (parallel.c; a
+ * call made while another uses the pool, or from inside a part, starts threads of its
+ * own); a thread that cannot start has its part run on the caller. A kernel
  * passes only work whose elements are independent (a neuron, a channel, an element):
  * which thread computes an element never changes its value, so every thread count
  * gives the same bits (tests/threads_test.cc).
