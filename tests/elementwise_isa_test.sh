@@ -28,7 +28,7 @@ fail() { echo "FAIL: $*"; fails=$((fails+1)); }
 # (name.constprop.N) included.
 body() { awk -v f="$1" '/^[0-9a-f]+ <.*>:$/ { keep = ($2 ~ "^<" f "(\\.[a-z]+\\.[0-9]+)*>:$") } keep' "$tmp/dis"; }
 
-for k in neuron_fwd_f32 neuron_bwd_f32 dropout_mask_f32 dropout_apply_f32_part add_f32_part bn_forward_part bn_backward_part pool_part sgd_part; do
+for k in neuron_fwd_f32 neuron_bwd_f32 dropout_mask_f32 dropout_apply_f32_part add_f32_part bn_forward_part bn_backward_part pool_part sgd_part fill_part; do
   for p in scalar avx2 avx512; do
     b=$(body "${k}_$p")
     if [ -z "$b" ]; then fail "${k}_$p: not in the binary"; continue; fi

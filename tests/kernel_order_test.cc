@@ -1,10 +1,10 @@
 // kernel_order_test.cc - the fast paths of the reference backend's non-GEMM kernels
-// (batch norm's grouped sums, pooling's interior windows, the optimisers' one pass)
-// against plain loops written here in the contract's order (docs/determinism.md), bit
-// for bit, on every SIMD path this CPU runs, for float and bf16 storage: odd sizes
-// (group and vector tails), +-0, infinities, equal values (zero variance, pooling ties)
-// and NaN (where a NaN comes out, the other side must give a NaN there too; its payload
-// is not part of the contract).
+// (batch norm's grouped sums, pooling's interior windows, the optimisers' one pass, the
+// fills' per-path copies) against plain loops written here in the contract's order
+// (docs/determinism.md), bit for bit, on every SIMD path this CPU runs, for float and
+// bf16 storage: odd sizes (group and vector tails), +-0, infinities, equal values (zero
+// variance, pooling ties) and NaN (where a NaN comes out, the other side must give a NaN
+// there too; its payload is not part of the contract).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/base/bf16.h"
+#include "core/base/rng.h"
 #include "core/ref/ref_kernels.h"
 #include "core/ref/simd.h"
 
@@ -376,6 +377,44 @@ TEST(KernelOrder, OptimisersMatchElementLoops) {
             EXPECT_TRUE(SameBits(("v " + at).c_str(), gv, v));
         });
     }
+}
+
+// ---------------------------------------------------------------- fills
+
+// Element i of every fill is its own draw, remat_rng_uniform(seed, stream, key, i):
+// the same on every path and thread count.
+TEST(KernelOrder, FillsMatchElementLoops) {
+    const int64_t n = 5 * 32768 + 19;
+    const uint64_t seed = 7, stream = 3, key = 11;
+    F uni(n), ber(n), cnt(n);
+    for (int64_t i = 0; i < n; i++) {
+        const float u = remat_rng_uniform(seed, stream, key, (uint64_t)i);
+        const float span = 0.5f - -1.5f, t = span * u;
+        uni[i] = -1.5f + t;
+        ber[i] = u < 0.3f ? 1.0f : 0.0f;
+        cnt[i] = remat_count_of_uniform(u, 5);
+    }
+    OnEveryPath([&](const char *path) {
+        for (int threads : {1, 3}) {
+            remat_ref_set_threads(threads);
+            const std::string at = std::string(path) + " threads " + std::to_string(threads);
+            F a(n), b(n), c(n);
+            H a16(n), b16(n), c16(n);
+            remat_ref_fill_uniform(a.data(), n, -1.5f, 0.5f, seed, stream, key);
+            remat_ref_fill_bernoulli(b.data(), n, 0.3f, seed, stream, key);
+            remat_ref_fill_counts(c.data(), n, 5, seed, stream, key);
+            remat_ref_fill_uniform_bf16(a16.data(), n, -1.5f, 0.5f, seed, stream, key);
+            remat_ref_fill_bernoulli_bf16(b16.data(), n, 0.3f, seed, stream, key);
+            remat_ref_fill_counts_bf16(c16.data(), n, 5, seed, stream, key);
+            EXPECT_TRUE(SameBits(("uniform " + at).c_str(), a, uni));
+            EXPECT_TRUE(SameBits(("bernoulli " + at).c_str(), b, ber));
+            EXPECT_TRUE(SameBits(("counts " + at).c_str(), c, cnt));
+            EXPECT_TRUE(SameBits(("uniform bf16 " + at).c_str(), From16(a16), From16(To16(uni))));
+            EXPECT_TRUE(SameBits(("bernoulli bf16 " + at).c_str(), From16(b16), ber));
+            EXPECT_TRUE(SameBits(("counts bf16 " + at).c_str(), From16(c16), cnt));
+        }
+        remat_ref_set_threads(1);
+    });
 }
 
 }  // namespace
