@@ -19,6 +19,22 @@ import subprocess
 import sys
 import time
 
+
+def answer_help(argv=None, doc=None):
+    """-h / --help anywhere in argv: print the script's docstring (its usage and what it
+    measures) and exit 0 before anything runs. Every experiment script imports this module
+    first, and importing it calls this for the script being run (its __main__ docstring)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if "-h" not in argv and "--help" not in argv:
+        return
+    if doc is None:
+        doc = getattr(sys.modules.get("__main__"), "__doc__", None)
+    print((doc or "no usage text").strip())
+    sys.exit(0)
+
+
+answer_help()
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "bench", "results")
 WORK = os.path.join(RESULTS, "work")  # generated model/plan/trace files (not committed)

@@ -9,6 +9,9 @@ import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 args = [a for a in sys.argv[1:]]
+if "-h" in args or "--help" in args:
+    print(__doc__.strip() + "\n\nEvery other option is exp4_pytorch.py's (python3 bench/exp4_pytorch.py --help).")
+    sys.exit(0)
 if "--rounds" not in args:
     args += ["--rounds", "2"]
 os.execv(sys.executable, [sys.executable, os.path.join(here, "exp4_pytorch.py"), "--models",

@@ -64,6 +64,9 @@ def peak(path, it=None):
 
 
 def main():
+    if len(sys.argv) < 2 or "-h" in sys.argv or "--help" in sys.argv:
+        print(__doc__.strip())
+        sys.exit(0 if len(sys.argv) >= 2 else 2)
     path = sys.argv[1]
     it = int(sys.argv[sys.argv.index("--iter") + 1]) if "--iter" in sys.argv else None
     top = int(sys.argv[sys.argv.index("--top") + 1]) if "--top" in sys.argv else 12
