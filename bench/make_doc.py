@@ -1402,41 +1402,88 @@ def sec_exp15(d, dw=None, dw2=None):
     return "\n\n".join(parts)
 
 
-def sec_exp15_session3(d):
-    """Section 15c: the profile of section 15 again, this tree against main before the zero-skipping
-    convolution and the small-K / threaded input-gradient changes (bdcc621), side by side."""
+def exp15_before_after(d, heading, changed, perf_caption, perf_rows, left):
+    """A section 15 profile of this tree beside an older binary (d from exp15_profile.py --compare-bin):
+    the tables under `heading`, then what changed, the perf shares after it, and what is left."""
     s = sec_exp15(d)
     if not s:
         return None
-    s = s.replace("## 15. Profile of conv SNN steps", "### 15c. The same profile, before and after the zero-skipping "
-                  "convolution", 1)
-    return s + "\n\n" + (
-        "What changed between `other` and `this`: a float conv whose input is mostly exact zeros (after a "
+    s = s.replace("## 15. Profile of conv SNN steps", heading, 1)
+    return "\n\n".join([s, "What changed between `other` and `this`: " + changed,
+                         perf_caption + "\n\n" + table(["function", "share"], perf_rows), "What is left: " + left])
+
+
+def sec_exp15_session3(d):
+    """Section 15c: the profile of section 15 again, this tree against main before the zero-skipping
+    convolution and the small-K / threaded input-gradient changes (bdcc621), side by side."""
+    return exp15_before_after(
+        d, "### 15c. The same profile, before and after the zero-skipping convolution",
+        "a float conv whose input is mostly exact zeros (after a "
         "spiking neuron or an average pool of spikes) skips them in its forward (`core/ref/sparse_gemm.c`: at "
-        "most 25 %% nonzero with 128 output channels per group, 40 %% with 256, 50 %% with 512) and in its "
-        "weight gradient (`core/ref/conv_sparse_dw.c`: at most 30 %%), with the dense product's bits "
+        "most 25 % nonzero with 128 output channels per group, 40 % with 256, 50 % with 512) and in its "
+        "weight gradient (`core/ref/conv_sparse_dw.c`: at most 30 %), with the dense product's bits "
         "(docs/determinism.md); the weight gradient of a conv with a small K (vgg-dvs's first layer) is the "
         "transposed GEMM; the input gradient's col2im runs on the threads. The input gradient itself stays "
-        "the dense product: its operand, the output gradient, has no zeros to skip.") + "\n\n" + (
+        "the dense product: its operand, the output gradient, has no zeros to skip.",
         "Where the CPU time of a plain vgg-dvs step (N=2, one thread) goes by function after this change, from "
         "`perf record -g remat run --model vgg-dvs-N2.json --iters 2 --threads 1 --no-input-grad` (2026-12-01 "
         "22:46 UTC, this machine, load 1.5; shares of samples, the two steps and the model's setup; section 15 has "
-        "the same table before):\n\n" + table(
-            ["function", "share"],
-            [["GEMM micro-kernel (tile_avx512): the dense forwards, every input gradient, the dense weight gradients",
-              "29.9 %"],
-             ["zero-skipping chains and their drivers (remat_sparse_chain_avx512, sparse_part, dw_rows, "
-              "dw_add_rows, the nonzero lists and operand checks)", "25.7 %"],
-             ["conv packers (pack_col_b, pack_dout_b, pack_colt_b, remat_gemm_pack_strided)", "11.0 %"],
-             ["batch norm, neurons, pooling, add, SGD", "11.7 %"],
-             ["the kernel clearing fresh pages and page faults (clear_page_erms, exc_page_fault, ...)", "7.4 %"],
-             ["GEMM driver (macro_block, pack_a)", "4.7 %"],
-             ["memset", "2.2 %"],
-             ["col2im", "1.9 %"]]) +
-        "\n\nWhat is left: the input gradient (a dense product, now the largest single part), the "
+        "the same table before):",
+        [["GEMM micro-kernel (tile_avx512): the dense forwards, every input gradient, the dense weight gradients",
+          "29.9 %"],
+         ["zero-skipping chains and their drivers (remat_sparse_chain_avx512, sparse_part, dw_rows, "
+          "dw_add_rows, the nonzero lists and operand checks)", "25.7 %"],
+         ["conv packers (pack_col_b, pack_dout_b, pack_colt_b, remat_gemm_pack_strided)", "11.0 %"],
+         ["batch norm, neurons, pooling, add, SGD", "11.7 %"],
+         ["the kernel clearing fresh pages and page faults (clear_page_erms, exc_page_fault, ...)", "7.4 %"],
+         ["GEMM driver (macro_block, pack_a)", "4.7 %"],
+         ["memset", "2.2 %"],
+         ["col2im", "1.9 %"]],
+        "the input gradient (a dense product, now the largest single part), the "
         "zero-skipping chains' packing and list building (about as long as the chains). The fresh pages are "
         "mostly the setup's and the first step's: a run of 4 steps faults 1.4 k pages more than a run of 2 "
         "(84.8 k), about 720 a step.")
+
+
+def sec_exp15_session4(d):
+    """Section 15d: the profile again, this tree against main before the faster lists, the threaded
+    input gradient, the worker pool and the vectorised batch norm / pooling (016c724), side by side."""
+    return exp15_before_after(
+        d, "### 15d. The same profile, before and after the second round (lists, threads, batch norm, pooling)",
+        "the zero-skipping forward builds its nonzero lists with in-register 16 x 16 transposes and one "
+        "compress per column (AVX-512), moves its accumulators and the weight gradient's operands with SIMD "
+        "transposes, and runs from 64 output channels per group where each channel has at least 128 weights "
+        "(sew-resnet18's 64-channel layers now skip zeros); the sparse weight gradient cuts the output gradient "
+        "into blocks of at most 2 MiB and runs its chains over L1-sized pieces; the input gradient's blocks "
+        "split over the threads by samples, or by columns then col2im by channels, instead of every thread "
+        "packing all of the output gradient; narrow GEMMs split in half panels (16 columns); the operand scans "
+        "of the zero-skipping paths run on the threads; the parallel loop hands its parts to worker threads "
+        "kept between calls (a step makes about a thousand calls) instead of starting a thread for each; batch "
+        "norm sums 8 channels side by side (each channel's order unchanged), pooling's interior windows are "
+        "vectorised, SGD with momentum is one pass, the fills run on the threads. Every change keeps the bits "
+        "(tests/threads_test, conv_sparse_test, conv_sparse_dw_test, sparse_chain_test, kernel_order_test). "
+        "Read this run's one-thread vgg-dvs rows as noise: the machine's host was busy (the same PyTorch step "
+        "took 1.5x as long as the night before, at the same load average), and this tree's plain step there "
+        "took 2x what `remat run` measured for it in section 7b minutes earlier; the sew-resnet18 rows and the "
+        "two-thread rows agree with section 7b.",
+        "Where the CPU time of a plain vgg-dvs step (N=2, one thread) goes by function after this change, from "
+        "`perf record -F 999 -g remat run --model vgg-dvs-N2.json --iters 2 --threads 1 --no-input-grad` "
+        "(2026-12-02 01:09 UTC, this machine, load 2.0; shares of samples, the two steps and the model's setup; "
+        "section 15c has the same table before):",
+        [["GEMM micro-kernel (tile_avx512): the dense forwards, every input gradient, the dense weight gradients",
+          "33.3 %"],
+         ["zero-skipping chains and their drivers (remat_sparse_chain_avx512 15.2 %, dw_rows, transposes, "
+          "lists, operand scans)", "27.3 %"],
+         ["conv packers (pack_col_b, pack_dout_b, pack_colt_b, remat_gemm_pack_strided)", "9.6 %"],
+         ["batch norm, neurons, pooling, add, SGD, fills", "9.9 %"],
+         ["the kernel: fresh pages, page faults, scheduling", "6.5 %"],
+         ["GEMM driver (macro_block, pack_a)", "6.0 %"],
+         ["col2im", "2.3 %"],
+         ["memset (the executor zeroing gradient buffers)", "2.2 %"]],
+        "the dense input gradient (a third of the step in the GEMM micro-kernel, already within a few per cent "
+        "of OpenBLAS, section 0), the zero-skipping weight gradient's per-row lists (short lists: its chains run "
+        "at about half the forward's rate), the forward's im2col panel packing (3.7 %), and the executor's "
+        "zeroing of gradient buffers before kernels add into them.")
 
 
 def exp16_summary(rows):
@@ -1576,8 +1623,8 @@ def sec_exp16(after=None, after_conv=None, after_t2=None, probe=None, probe_conv
                  "the probe's checkpointed steps over its least over the plain ones; 5 rounds, the small models "
                  "measured as the best of 12-step runs' last 11. *016c724 beside now*: the binary of 016c724 "
                  "with now's settings (5 rounds, 12 steps, thread CPU time at one thread), run right before a "
-                 "*now* run of the same settings under the same busy machine (load 5 to 7, its tables below; "
-                 "that *now* run gave, at one thread on the small models, median / worst 2.3 / 5.4 % same size, "
+                 "run of this tree with the same settings under the same busy machine (load 5 to 7, its tables "
+                 "below; that run of this tree, since replaced by the *now* columns of a quieter machine, gave, at one thread on the small models, median / worst 2.3 / 5.4 % same size, "
                  "2.3 / 8.6 % with the plan, 2.6 / 11.1 % at a larger N, 2.4 / 7.3 points of overhead; at two "
                  "threads 2.8 / 12.7 %, 4.3 / 19.2 %, 6.4 / 52.4 %, 3.1 / 25.3 points): compare it with that, "
                  "not with a quiet run. Every "
@@ -1658,13 +1705,13 @@ def main():
             sec_exp4_conv(d4c, load("exp4_pytorch_conv_t2"), (load("exp4_pytorch_conv_avx2"),
                                                                load("exp4_pytorch_conv_avx2_t2"))),
             sec_exp8(d8, load("exp8_conv_speed_avx2")), sec_exp17(load("exp17_sparse_forward"), load("exp17_sparse_forward_avx2")), sec_exp9(d9), sec_exp10(d10), sec_gemm(d0), sec_exp11(d11), sec_exp12(d12), sec_exp12b(d12b),
-            sec_exp13(d13), sec_exp15(d15, d15w, load("exp15_profile_workspace_dcol")), sec_exp15_sparse_dw(load("exp15_sparse_dw"), load("exp15_sparse_dw_t2")), sec_exp15_session3(load("exp15_profile_s3")),
+            sec_exp13(d13), sec_exp15(d15, d15w, load("exp15_profile_workspace_dcol")), sec_exp15_sparse_dw(load("exp15_sparse_dw"), load("exp15_sparse_dw_t2")), sec_exp15_session3(load("exp15_profile_s3")), sec_exp15_session4(load("exp15_profile_s4")),
             sec_exp16(load("exp16_after_small"), load("exp16_after_conv"), load("exp16_after_t2"), load("exp16_quiet_small"),
                       load("exp16_quiet_conv"), load("exp16_step_predict_before"),
                       (load("exp16_s3_small"), load("exp16_s3_conv"), load("exp16_s3_t2")),
                       (load("exp16_base_small"), load("exp16_base_t2")))]
     missing = [n for n, s in zip(["1", "2", "3", "4", "5", "6", "7", "7b", "8", "8b", "9", "10", "0", "11", "12", "12b", "13", "15",
-                                  "16"], secs)
+                                  "15b", "15c", "15d", "16"], secs)
                if s is None]
     if missing:
         head.append("Sections without results yet: %s." % ", ".join(missing))

@@ -137,23 +137,22 @@ enum { TRUST_SAME, TRUST_PLAN, TRUST_LARGER_PROBE, TRUST_SMALLER_PROBE, TRUST_N_
 
 #define EXP16_SHIPPED                                                                                        \
     "bench/exp16_step_predict.py --final: mlp-lif, resnet-bn, 3block-if, tiny-vgg-dvs, tiny-sew-resnet, vgg-dvs "   \
-    "recorded at N=2, sew-resnet18 at N=1, one thread, by each run's thread CPU time on a 2-core Intel Xeon with "   \
-    "AVX-512 shared with other jobs (load 4.7 to 7.0); at --threads 2, by the wall clock at load 5 to 7, the small " \
-    "models were off by more (worst 13 % at the same size, 19 % with the plan, 52 % at a larger batch, 25 points "   \
-    "of overhead: the other jobs' time); docs/benchmarks.md section 16"
+    "recorded at N=2, sew-resnet18 at N=1, one thread, by the wall clock on a 2-core Intel Xeon with AVX-512 at "   \
+    "load 1.0 to 1.4; at --threads 2 the small models were off by more (worst 3 % at the same size, 8 % with the "  \
+    "plan, 24 % at a larger batch, 15 points of overhead); docs/benchmarks.md section 16"
 
 static const step_trust STEP_TRUST[TRUST_COUNT] = {
     [TRUST_SAME] = {"same size as recorded, no plan",
-                    "a median 2.4 %, at worst 6 % (-6 to +2 %, 7 models; the worst: sew-resnet18 and resnet-bn)",
+                    "a median 1.5 %, at worst 8 % (-4 to +8 %, 7 models; the worst: vgg-dvs and resnet-bn)",
                     EXP16_SHIPPED},
     [TRUST_PLAN] = {"a plan at the recorded size",
-                    "a median 2.3 %, at worst 9 % (every block checkpointed, 7 models: the plan the trace's probe "
+                    "a median 4.2 %, at worst 7 % (every block checkpointed, 7 models: the plan the trace's probe "
                     "runs itself; other plans are priced by its per-op ratios, not measured); the plan's overhead "
-                    "over plain a median 3.1 points, at worst 7.3 points from the measured one (3block-if; 5.4 on "
-                    "vgg-dvs, within 3.5 on the others)",
+                    "over plain a median 2.1 points, at worst 8.3 points from the measured one (sew-resnet18; "
+                    "within 3.7 on the others)",
                     EXP16_SHIPPED},
     [TRUST_LARGER_PROBE] = {"a larger batch than recorded, from a trace with a probe",
-                            "a median 2.9 %, at worst 11 % (-11 to +6 %) at 2 to 16 times the recorded N (the probe "
+                            "a median 3.0 %, at worst 13 % (-13 to +7 %) at 2 to 16 times the recorded N (the probe "
                             "measured 4N and, where its steps were quick, 16N; past the largest measured size an "
                             "op's last segment is extended)",
                             EXP16_SHIPPED},
